@@ -1,0 +1,18 @@
+// Runs every *.test.ts under src with node's own test runner (TypeScript through tsx).
+// Node 20's --test takes no globs, so the files are listed here.
+import { spawnSync } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+
+function findTests(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return findTests(path);
+    return entry.name.endsWith(".test.ts") ? [path] : [];
+  });
+}
+
+const only = process.argv.slice(2);
+const files = only.length > 0 ? only : findTests("src").sort();
+const result = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=2", ...files], { stdio: "inherit" });
+process.exit(result.status ?? 1);

@@ -1,0 +1,104 @@
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import Fastify, { type FastifyInstance, type HTTPMethods } from "fastify";
+import { requireApiKey } from "./auth/auth.hook.js";
+import { customerRoutes } from "./customers/customer.routes.js";
+import { Customer, CustomerListItem, CustomerPage } from "./customers/customer.schema.js";
+import { ApiError } from "./errors/errors.js";
+import { grantRoutes } from "./grants/grant.routes.js";
+import { Grant, GrantList, RevokedGrant } from "./grants/grant.schema.js";
+import { ErrorBody } from "./http/common.schema.js";
+import { renderError } from "./http/error.handler.js";
+import { validatorCompiler } from "./http/validation.js";
+import { newId } from "./ids.js";
+import type { Services } from "./services.js";
+
+export const API_PREFIX = "/api/v1";
+// Grant bodies are a few hundred bytes; anything near this is not a real request.
+const BODY_LIMIT_BYTES = 16 * 1024;
+const ALL_METHODS: HTTPMethods[] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+
+export interface AppOptions {
+  /** pino options, or false for no logs (tests). */
+  logger?: boolean | { level: string };
+}
+
+/** Builds the HTTP application over the services. It never listens: server.ts does. */
+export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ?? { level: services.config.logLevel },
+    genReqId: () => newId("req"),
+    // Request ids are ours: one sent by a client is not trusted.
+    requestIdHeader: false,
+    trustProxy: services.config.trustProxy,
+    bodyLimit: BODY_LIMIT_BYTES,
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setErrorHandler(renderError(services.clock));
+  app.setNotFoundHandler(() => {
+    throw new ApiError("route_not_found", "No such route. The API lives under /api/v1; see /api/v1/docs.");
+  });
+  // Only JSON is accepted; text/plain would otherwise reach validation as a string.
+  app.removeContentTypeParser("text/plain");
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("Request-Id", request.id);
+  });
+
+  for (const schema of [ErrorBody, CustomerListItem, CustomerPage, Customer, Grant, GrantList, RevokedGrant]) app.addSchema(schema);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "Warden entitlement and access API",
+        version: "1.0.0",
+        description:
+          "Check whether an email address holds a tool and why, list customers, and grant or revoke free access. Every request carries Authorization: Bearer <API_KEY>.",
+      },
+      servers: [{ url: "/" }],
+      components: { securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "wk_test_… or wk_live_…" } } },
+      security: [{ apiKey: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: `${API_PREFIX}/docs`, staticCSP: true });
+  app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+
+  // Every path the API serves answers 405 (with Allow) to the methods it does not serve.
+  const methodsByPath = new Map<string, Set<string>>();
+  app.addHook("onRoute", (route) => {
+    if (!route.url.startsWith(`${API_PREFIX}/tools`)) return;
+    const methods = methodsByPath.get(route.url) ?? new Set<string>();
+    for (const m of [route.method].flat()) methods.add(m);
+    methodsByPath.set(route.url, methods);
+  });
+
+  await app.register(
+    async (api) => {
+      requireApiKey(api, services);
+      await api.register(customerRoutes, { services });
+      await api.register(grantRoutes, { services });
+    },
+    { prefix: API_PREFIX },
+  );
+
+  await app.register(async (fallback) => {
+    for (const [url, served] of methodsByPath) {
+      const allow = [...served].join(", ");
+      fallback.route({
+        method: ALL_METHODS.filter((m) => !served.has(m)),
+        url,
+        schema: { hide: true },
+        handler: async (_request, reply) => {
+          reply.header("Allow", allow);
+          throw new ApiError("method_not_allowed", `This path does not answer that method. Allowed: ${allow}.`);
+        },
+      });
+    }
+  });
+
+  return app;
+}

@@ -1,0 +1,103 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { Clock } from "../clock.js";
+import type { Db } from "../db/database.js";
+import type { Env } from "../db/schema.js";
+import { ApiError } from "../errors/errors.js";
+import { newId, randomBase62 } from "../ids.js";
+import type { LimitsService } from "../limits/limits.service.js";
+import type { ServicePlan } from "../workspaces/workspace.types.js";
+import { findKeyByHash, insertKey, listKeyOwners } from "./key.store.js";
+
+const KEY_SHAPE = /^wk_(test|live)_[0-9A-Za-z]{32}$/;
+
+/** What an authenticated request acts as: one workspace in one environment. */
+export interface Principal {
+  keyId: string;
+  workspaceId: string;
+  workspaceSlug: string;
+  plan: ServicePlan;
+  env: Env;
+  ownerIds: string[];
+}
+
+// SHA-256 is enough for keys with 190 random bits (decisions.md): nobody can search
+// that space, so a slow password hash would only cost time on every request.
+function hashKey(key: string): string {
+  return createHash("sha256").update(key).digest("hex");
+}
+
+export async function createApiKey(db: Db, clock: Clock, input: { workspaceId: string; env: Env; name: string | null }): Promise<{ id: string; key: string }> {
+  const key = `wk_${input.env}_${randomBase62(32)}`;
+  const id = newId("key");
+  await insertKey(db, { id, workspaceId: input.workspaceId, env: input.env, name: input.name, hash: hashKey(key), createdAt: clock.now() });
+  return { id, key };
+}
+
+export interface AuthenticateInput {
+  authorization: string | undefined;
+  /** The workspace slug that the request's Host names, or null when it names none. */
+  hostSlug: string | null;
+  source: string;
+}
+
+const failed = (message: string) => new ApiError("authentication_failed", message);
+
+/**
+ * Resolves the bearer key of a request. Every call reads the key and its owners from
+ * the database, so a revocation or suspension by any process applies to the next request.
+ */
+export async function authenticate(db: Db, clock: Clock, limits: LimitsService, input: AuthenticateInput): Promise<Principal> {
+  const now = clock.now();
+  await limits.assertSourceNotBlocked(db, input.source, now);
+
+  const header = input.authorization;
+  if (header === undefined || header.trim() === "") {
+    throw failed("No API key. Send the header Authorization: Bearer <API_KEY>.");
+  }
+  const match = /^Bearer (\S+)$/.exec(header);
+  const presented = match?.[1];
+
+  const wrongKey = async (message: string): Promise<never> => {
+    throw (await limits.countWrongKey(db, input.source, now)) ?? failed(message);
+  };
+
+  if (presented === undefined || !KEY_SHAPE.test(presented)) {
+    return wrongKey("Malformed API key. Keys look like wk_test_… or wk_live_… followed by 32 letters and digits.");
+  }
+  const hash = hashKey(presented);
+  const stored = await findKeyByHash(db, hash);
+  // The row was found by its hash; comparing the hashes again in constant time keeps
+  // the final decision free of timing differences whatever the index lookup does.
+  if (!stored || !timingSafeEqual(Buffer.from(stored.hash, "hex"), Buffer.from(hash, "hex"))) {
+    return wrongKey("Invalid API key.");
+  }
+  if (stored.revokedAt !== null) return wrongKey("This API key has been revoked.");
+
+  const owners = await listKeyOwners(db, stored.workspaceId);
+  if (owners.some((owner) => owner.suspended)) {
+    throw failed("This API key's workspace is suspended.");
+  }
+  if (input.hostSlug !== null && input.hostSlug !== stored.workspaceSlug) {
+    throw failed("This API key does not belong to the workspace at this address.");
+  }
+  await limits.countKeyRequest(db, stored.id, now);
+
+  return {
+    keyId: stored.id,
+    workspaceId: stored.workspaceId,
+    workspaceSlug: stored.workspaceSlug,
+    plan: stored.workspacePlan,
+    env: stored.env,
+    ownerIds: owners.map((owner) => owner.id),
+  };
+}
+
+/** The workspace slug named by a Host, when it is `<slug>.<domain>`; otherwise null. */
+export function slugFromHost(hostname: string, domain: string | null): string | null {
+  if (domain === null) return null;
+  const host = hostname.toLowerCase();
+  const suffix = `.${domain}`;
+  if (!host.endsWith(suffix)) return null;
+  const label = host.slice(0, -suffix.length);
+  return /^[a-z0-9-]+$/.test(label) ? label : null;
+}

@@ -1,0 +1,41 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { principalOf } from "../auth/auth.hook.js";
+import { commonErrors, ToolParams } from "../http/common.schema.js";
+import type { Services } from "../services.js";
+import { CustomerParams, ListCustomersQuery } from "./customer.schema.js";
+import { listCustomers, retrieveCustomer } from "./customer.service.js";
+
+export const customerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
+  app.get(
+    "/tools/:tool/customers",
+    {
+      schema: {
+        operationId: "listCustomers",
+        summary: "List customers",
+        description:
+          "Everyone who holds the tool or has signed in to it, newest first: the newest 2,000 of each kind. A customer beyond them can still be found with Retrieve a customer.",
+        tags: ["Customers"],
+        params: ToolParams,
+        querystring: ListCustomersQuery,
+        response: { 200: { $ref: "CustomerPage" }, ...commonErrors },
+      },
+    },
+    async (request) => listCustomers({ services, principal: principalOf(request) }, request.params.tool, request.query),
+  );
+
+  app.get(
+    "/tools/:tool/customers/:email",
+    {
+      schema: {
+        operationId: "retrieveCustomer",
+        summary: "Retrieve a customer",
+        description:
+          "Whether the address holds the tool now, and how. Gmail spellings with or without dots find the same person; an address with no account still answers for a licence bought under it.",
+        tags: ["Customers"],
+        params: CustomerParams,
+        response: { 200: { $ref: "Customer" }, ...commonErrors },
+      },
+    },
+    async (request) => retrieveCustomer({ services, principal: principalOf(request) }, request.params.tool, request.params.email),
+  );
+};

@@ -1,0 +1,169 @@
+import { toIso } from "../clock.js";
+import type { Executor } from "../db/database.js";
+import type { Env, ProductKind } from "../db/schema.js";
+import { notFound } from "../errors/errors.js";
+import type { RequestContext } from "../services.js";
+import { findTool, listBundlesNaming, listBundleTools } from "../workspaces/workspace.store.js";
+import { type CursorContext, decodeCursor, encodeCursor } from "./cursor.js";
+import type { Customer, CustomerListItem, ListCustomersQuery } from "./customer.schema.js";
+import {
+  type CustomerRow,
+  demoteExpiredHolders,
+  findCustomerRow,
+  findKindBoundary,
+  type KindWindow,
+  listCustomerPage,
+  loadDeviceActivity,
+  loadSources,
+  type ToolScope,
+  upsertCustomerRow,
+} from "./customer.store.js";
+import { computeEntitlement } from "./entitlement.js";
+import { findPeopleByIds, findPersonByEmail } from "./person.store.js";
+
+/** Each kind of customer (holders, signed-in non-holders) is listed up to its newest 2,000. */
+export const LISTED_PER_KIND = 2_000;
+
+export async function toolScope(ex: Executor, workspaceId: string, env: Env, toolId: string): Promise<ToolScope> {
+  return { workspaceId, env, toolId, bundleIds: await listBundlesNaming(ex, workspaceId, toolId) };
+}
+
+/**
+ * Brings a person's customer row for one tool up to date with their sources. Every
+ * write of a licence, subscription, grant or sign-in calls this in the same transaction,
+ * so the list index never disagrees with the sources it summarises.
+ */
+export async function syncCustomer(ex: Executor, scope: ToolScope, personId: string, now: number, signedInAt?: number): Promise<CustomerRow | null> {
+  const existing = await findCustomerRow(ex, scope, personId);
+  const sources = (await loadSources(ex, scope, [personId])).get(personId);
+  if (!sources) return null;
+  const entitlement = computeEntitlement(sources, now);
+  const signedIn = existing?.signedIn === true || signedInAt !== undefined;
+  const starts = [existing?.since, entitlement.firstHeldAt, signedInAt].filter((t): t is number => t !== undefined && t !== null);
+  if (starts.length === 0) return null;
+  const row: CustomerRow = {
+    personId,
+    since: Math.min(...starts),
+    signedIn,
+    kind: entitlement.entitled ? "holder" : signedIn ? "member" : "none",
+    heldUntil: entitlement.entitled ? entitlement.heldUntil : null,
+  };
+  await upsertCustomerRow(ex, scope, row);
+  return row;
+}
+
+/** The tools a product covers: the tool itself, or every tool a bundle names. */
+export async function toolsOfProduct(ex: Executor, workspaceId: string, kind: ProductKind, productId: string): Promise<string[]> {
+  return kind === "tool" ? [productId] : listBundleTools(ex, workspaceId, productId);
+}
+
+/** Syncs a person's rows for every tool a product covers. */
+export async function syncCustomerForProduct(
+  ex: Executor,
+  target: { workspaceId: string; env: Env; productKind: ProductKind; productId: string },
+  personId: string,
+  now: number,
+): Promise<void> {
+  for (const toolId of await toolsOfProduct(ex, target.workspaceId, target.productKind, target.productId)) {
+    await syncCustomer(ex, await toolScope(ex, target.workspaceId, target.env, toolId), personId, now);
+  }
+}
+
+/** The tool in the caller's workspace, or 404 whether it is missing or another workspace's. */
+export async function requireToolScope(ex: Executor, principal: RequestContext["principal"], toolId: string): Promise<ToolScope> {
+  const tool = await findTool(ex, principal.workspaceId, toolId);
+  if (!tool) throw notFound(`No tool "${toolId}" in this workspace.`);
+  return toolScope(ex, principal.workspaceId, principal.env, toolId);
+}
+
+const isoOrNull = (ms: number | null) => (ms === null ? null : toIso(ms));
+
+export async function retrieveCustomer(ctx: RequestContext, toolId: string, email: string): Promise<Customer> {
+  const { db, clock, limits } = ctx.services;
+  const scope = await requireToolScope(db, ctx.principal, toolId);
+  // Counted before the read, as the specification requires: an unknown address costs a lookup too.
+  await limits.countLookup(db, ctx.principal, clock.now());
+  const now = clock.now();
+  const person = await findPersonByEmail(db, scope.workspaceId, scope.env, email);
+  const sources = person ? (await loadSources(db, scope, [person.id])).get(person.id) : undefined;
+  const known =
+    person !== null &&
+    sources !== undefined &&
+    (person.signedInAt !== null || sources.licences.length + sources.subscriptions.length + sources.grants.length > 0);
+  if (!person || !sources || !known) throw notFound(`No customer with that address for tool "${toolId}".`);
+
+  const entitlement = computeEntitlement(sources, now);
+  const subscription = entitlement.subscription;
+  return {
+    email: person.email,
+    account: person.signedInAt !== null,
+    entitled: entitlement.entitled,
+    via: entitlement.via,
+    paid_at: isoOrNull(entitlement.paidAt),
+    plan: entitlement.plan,
+    subscription: subscription
+      ? {
+          status: subscription.status,
+          periodEnd: toIso(subscription.periodEnd),
+          cancelAtPeriodEnd: subscription.cancelAtPeriodEnd,
+          cancelAt: isoOrNull(subscription.cancelAt),
+        }
+      : null,
+    trial: entitlement.trial ? { endsAt: toIso(entitlement.trial.endsAt), active: entitlement.trial.active } : null,
+  };
+}
+
+export interface CustomerPageResult {
+  data: CustomerListItem[];
+  has_more: boolean;
+  next_cursor: string | null;
+}
+
+export async function listCustomers(ctx: RequestContext, toolId: string, query: ListCustomersQuery): Promise<CustomerPageResult> {
+  const { db, clock, limits, cursorKey } = ctx.services;
+  const limit = query.limit ?? 50;
+  const scope = await requireToolScope(db, ctx.principal, toolId);
+  const cursorContext: CursorContext = {
+    workspaceId: scope.workspaceId,
+    env: scope.env,
+    toolId,
+    filter: query.entitled === undefined ? "all" : query.entitled ? "entitled" : "not_entitled",
+  };
+  const after = query.cursor === undefined ? null : decodeCursor(cursorKey, cursorContext, query.cursor);
+
+  let now = clock.now();
+  await limits.countListPage(db, ctx.principal, now);
+  await limits.assertRowsLeft(db, ctx.principal, now);
+
+  await demoteExpiredHolders(db, scope, now);
+  const kinds = query.entitled === undefined ? (["holder", "member"] as const) : query.entitled ? (["holder"] as const) : (["member"] as const);
+  const windows: KindWindow[] = [];
+  for (const kind of kinds) windows.push({ kind, boundary: await findKindBoundary(db, scope, kind, LISTED_PER_KIND) });
+  const rows = await listCustomerPage(db, scope, { windows, after, limit: limit + 1 });
+  const page = rows.slice(0, limit);
+  const ids = page.map((r) => r.personId);
+
+  const [people, sources, activity] = [await findPeopleByIds(db, ids), await loadSources(db, scope, ids), await loadDeviceActivity(db, scope, ids)];
+  now = clock.now();
+  const data = page.map((row): CustomerListItem => {
+    const person = people.get(row.personId);
+    const personSources = sources.get(row.personId);
+    if (!person || !personSources) throw new Error(`customer row without its person ${row.personId}`);
+    const entitlement = computeEntitlement(personSources, now);
+    const devices = activity.get(row.personId);
+    return {
+      email: person.email,
+      account: person.signedInAt !== null,
+      entitled: entitlement.entitled,
+      via: entitlement.via,
+      since: toIso(row.since),
+      last_active_at: isoOrNull(devices?.lastActiveAt ?? null),
+      devices: devices?.devices ?? 0,
+    };
+  });
+  await limits.countRowsRead(db, ctx.principal, data.length, now);
+
+  const last = page[page.length - 1];
+  const hasMore = rows.length > limit;
+  return { data, has_more: hasMore, next_cursor: hasMore && last ? encodeCursor(cursorKey, cursorContext, last) : null };
+}

@@ -1,0 +1,291 @@
+import { sql } from "kysely";
+import type { Executor } from "../db/database.js";
+import type { CustomerKind, Env, PlansTable } from "../db/schema.js";
+import type { GrantSource, LicenceSource, PlanInfo, Sources, SubscriptionSource } from "./entitlement.js";
+
+export interface ToolScope {
+  workspaceId: string;
+  env: Env;
+  toolId: string;
+  /** Bundles that name the tool; their licences and subscriptions cover it. */
+  bundleIds: readonly string[];
+}
+
+type PlanColumns = Pick<PlansTable, "name" | "billing" | "amount_cents" | "currency" | "interval"> & { plan_id: string | null };
+
+function toPlan(row: { plan_id: string | null; p_name: string | null } & Partial<Record<string, unknown>>): PlanInfo | null {
+  if (row.plan_id === null || row.p_name === null) return null;
+  const r = row as unknown as PlanColumns & { p_name: string };
+  return {
+    id: r.plan_id as string,
+    name: r.p_name,
+    billing: r.billing,
+    amountCents: r.amount_cents === null ? null : Number(r.amount_cents),
+    currency: r.currency,
+    interval: r.interval,
+  };
+}
+
+/** Licences and subscriptions for the tool itself or for a bundle that names it. */
+function coversTool(alias: "l" | "s", scope: ToolScope) {
+  const kind = sql.ref(`${alias}.product_kind`);
+  const id = sql.ref(`${alias}.product_id`);
+  const direct = sql<boolean>`(${kind} = 'tool' and ${id} = ${scope.toolId})`;
+  if (scope.bundleIds.length === 0) return direct;
+  return sql<boolean>`(${direct} or (${kind} = 'bundle' and ${id} in (${sql.join(scope.bundleIds)})))`;
+}
+
+/** Every source of access for these people and this tool, in a few indexed queries. */
+export async function loadSources(ex: Executor, scope: ToolScope, personIds: readonly string[]): Promise<Map<string, Sources>> {
+  const result = new Map<string, Sources>(personIds.map((id) => [id, { licences: [], subscriptions: [], grants: [] }]));
+  if (personIds.length === 0) return result;
+
+  const licences = await ex
+    .selectFrom("licences as l")
+    .leftJoin("plans as p", (join) =>
+      join
+        .onRef("p.workspace_id", "=", "l.workspace_id")
+        .onRef("p.product_kind", "=", "l.product_kind")
+        .onRef("p.product_id", "=", "l.product_id")
+        .onRef("p.id", "=", "l.plan_id"),
+    )
+    .leftJoin("licences as team", "team.id", "l.team_licence_id")
+    .leftJoin("subscriptions as ts", (join) =>
+      join.onRef("ts.workspace_id", "=", "l.workspace_id").onRef("ts.env", "=", "l.env").onRef("ts.id", "=", "l.team_subscription_id"),
+    )
+    .select([
+      "l.id",
+      "l.person_id",
+      "l.status",
+      "l.purchased_at",
+      "l.seats",
+      "l.created_at",
+      "l.plan_id",
+      "l.team_subscription_id",
+      "team.status as team_status",
+      "ts.status as ts_status",
+      "ts.ended_at as ts_ended_at",
+      "p.name as p_name",
+      "p.billing",
+      "p.amount_cents",
+      "p.currency",
+      "p.interval",
+    ])
+    .where("l.person_id", "in", personIds)
+    .where(coversTool("l", scope))
+    .execute();
+  for (const r of licences) {
+    const source: LicenceSource = {
+      id: r.id,
+      status: r.status,
+      purchasedAt: Number(r.purchased_at),
+      seats: r.seats,
+      teamLicenceStatus: r.team_status,
+      teamSubscriptionRunning:
+        r.team_subscription_id === null ? null : r.ts_status !== null && r.ts_ended_at === null && ["trialing", "active", "past_due"].includes(r.ts_status),
+      plan: toPlan(r),
+      createdAt: Number(r.created_at),
+    };
+    result.get(r.person_id)?.licences.push(source);
+  }
+
+  const subscriptions = await ex
+    .selectFrom("subscriptions as s")
+    .leftJoin("plans as p", (join) =>
+      join
+        .onRef("p.workspace_id", "=", "s.workspace_id")
+        .onRef("p.product_kind", "=", "s.product_kind")
+        .onRef("p.product_id", "=", "s.product_id")
+        .onRef("p.id", "=", "s.plan_id"),
+    )
+    .select([
+      "s.id",
+      "s.person_id",
+      "s.status",
+      "s.current_period_start",
+      "s.current_period_end",
+      "s.cancel_at_period_end",
+      "s.cancel_at",
+      "s.ended_at",
+      "s.seats",
+      "s.created_at",
+      "s.plan_id",
+      "p.name as p_name",
+      "p.billing",
+      "p.amount_cents",
+      "p.currency",
+      "p.interval",
+    ])
+    .where("s.person_id", "in", personIds)
+    .where(coversTool("s", scope))
+    .execute();
+  for (const r of subscriptions) {
+    const source: SubscriptionSource = {
+      id: r.id,
+      status: r.status,
+      periodStart: Number(r.current_period_start),
+      periodEnd: Number(r.current_period_end),
+      cancelAtPeriodEnd: r.cancel_at_period_end === 1,
+      cancelAt: r.cancel_at === null ? null : Number(r.cancel_at),
+      endedAt: r.ended_at === null ? null : Number(r.ended_at),
+      seats: r.seats,
+      plan: toPlan(r),
+      createdAt: Number(r.created_at),
+    };
+    result.get(r.person_id)?.subscriptions.push(source);
+  }
+
+  const grants = await ex
+    .selectFrom("grants")
+    .select(["id", "person_id", "kind", "starts_at", "ends_at", "revoked_at", "created_at"])
+    .where("person_id", "in", personIds)
+    .where("tool_id", "=", scope.toolId)
+    .execute();
+  for (const r of grants) {
+    const source: GrantSource = {
+      id: r.id,
+      kind: r.kind,
+      startsAt: Number(r.starts_at),
+      endsAt: r.ends_at === null ? null : Number(r.ends_at),
+      revokedAt: r.revoked_at === null ? null : Number(r.revoked_at),
+      createdAt: Number(r.created_at),
+    };
+    result.get(r.person_id)?.grants.push(source);
+  }
+  return result;
+}
+
+export interface CustomerRow {
+  personId: string;
+  since: number;
+  signedIn: boolean;
+  kind: CustomerKind;
+  heldUntil: number | null;
+}
+
+export async function findCustomerRow(ex: Executor, scope: ToolScope, personId: string): Promise<CustomerRow | null> {
+  const row = await ex
+    .selectFrom("customers")
+    .select(["person_id", "since", "signed_in", "kind", "held_until"])
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("tool_id", "=", scope.toolId)
+    .where("person_id", "=", personId)
+    .executeTakeFirst();
+  return row
+    ? {
+        personId: row.person_id,
+        since: Number(row.since),
+        signedIn: row.signed_in === 1,
+        kind: row.kind,
+        heldUntil: row.held_until === null ? null : Number(row.held_until),
+      }
+    : null;
+}
+
+export async function upsertCustomerRow(ex: Executor, scope: ToolScope, row: CustomerRow): Promise<void> {
+  const values = { since: row.since, signed_in: row.signedIn ? 1 : 0, kind: row.kind, held_until: row.heldUntil };
+  await ex
+    .insertInto("customers")
+    .values({ workspace_id: scope.workspaceId, env: scope.env, tool_id: scope.toolId, person_id: row.personId, ...values })
+    .onConflict((oc) => oc.columns(["workspace_id", "env", "tool_id", "person_id"]).doUpdateSet(values))
+    .execute();
+}
+
+/** Holders whose timed access has run out become members (signed in) or drop out of the list. */
+export async function demoteExpiredHolders(ex: Executor, scope: ToolScope, now: number): Promise<void> {
+  await ex
+    .updateTable("customers")
+    .set({ kind: sql<CustomerKind>`case when signed_in = 1 then 'member' else 'none' end` })
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("tool_id", "=", scope.toolId)
+    .where("kind", "=", "holder")
+    .where("held_until", "is not", null)
+    .where("held_until", "<=", now)
+    .execute();
+}
+
+export interface ListPosition {
+  since: number;
+  personId: string;
+}
+
+/** The oldest row still among the newest `cap` of a kind, or null when the kind has fewer. */
+export async function findKindBoundary(ex: Executor, scope: ToolScope, kind: CustomerKind, cap: number): Promise<ListPosition | null> {
+  const row = await ex
+    .selectFrom("customers")
+    .select(["since", "person_id"])
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("tool_id", "=", scope.toolId)
+    .where("kind", "=", kind)
+    .orderBy("since", "desc")
+    .orderBy("person_id", "desc")
+    .limit(1)
+    .offset(cap - 1)
+    .executeTakeFirst();
+  return row ? { since: Number(row.since), personId: row.person_id } : null;
+}
+
+export interface KindWindow {
+  kind: CustomerKind;
+  /** The oldest position of the kind that is still listed; null when all of it is. */
+  boundary: ListPosition | null;
+}
+
+/**
+ * One page newest first across the given kinds, after `after`, each kind cut at its
+ * boundary: a keyset walk of the list index. With the boundaries no query reads past
+ * the newest 2,000 rows of a kind, however many customers the tool has.
+ */
+export async function listCustomerPage(
+  ex: Executor,
+  scope: ToolScope,
+  options: { windows: KindWindow[]; after: ListPosition | null; limit: number },
+): Promise<(ListPosition & { kind: CustomerKind })[]> {
+  const { after, windows } = options;
+  let query = ex
+    .selectFrom("customers")
+    .select(["since", "person_id", "kind"])
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("tool_id", "=", scope.toolId)
+    .where(
+      sql<boolean>`(${sql.join(
+        windows.map(({ kind, boundary }) =>
+          boundary ? sql`(kind = ${kind} and (since, person_id) >= (${boundary.since}, ${boundary.personId}))` : sql`kind = ${kind}`,
+        ),
+        sql` or `,
+      )})`,
+    );
+  if (after) query = query.where(sql<boolean>`(since, person_id) < (${after.since}, ${after.personId})`);
+  const rows = await query.orderBy("since", "desc").orderBy("person_id", "desc").limit(options.limit).execute();
+  return rows.map((r) => ({ since: Number(r.since), personId: r.person_id, kind: r.kind }));
+}
+
+export interface DeviceActivity {
+  devices: number;
+  lastActiveAt: number | null;
+}
+
+/** Devices signed in or activated, and the last check-in of any of them, per person. */
+export async function loadDeviceActivity(ex: Executor, scope: ToolScope, personIds: readonly string[]): Promise<Map<string, DeviceActivity>> {
+  const result = new Map<string, DeviceActivity>();
+  if (personIds.length === 0) return result;
+  const rows = await ex
+    .selectFrom("devices")
+    .select((eb) => [
+      "person_id",
+      eb.fn.count<number>("id").filterWhere("signed_out_at", "is", null).as("devices"),
+      eb.fn.max("last_active_at").as("last_active_at"),
+    ])
+    .where("person_id", "in", personIds)
+    .where("tool_id", "=", scope.toolId)
+    .groupBy("person_id")
+    .execute();
+  for (const r of rows) {
+    result.set(r.person_id, { devices: Number(r.devices), lastActiveAt: r.last_active_at === null ? null : Number(r.last_active_at) });
+  }
+  return result;
+}

@@ -1,0 +1,76 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import SQLite from "better-sqlite3";
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Transaction } from "kysely";
+import pg from "pg";
+import { migrations } from "./migrations/index.js";
+import type { Database } from "./schema.js";
+
+export type Dialect = "sqlite" | "postgres";
+export type Db = Kysely<Database>;
+export type Trx = Transaction<Database>;
+/** Either a database handle or an open transaction: what every store function takes first. */
+export type Executor = Db | Trx;
+
+export interface Storage {
+  db: Db;
+  dialect: Dialect;
+  close(): Promise<void>;
+}
+
+export interface StorageOptions {
+  /** postgres://… or null for SQLite. */
+  databaseUrl: string | null;
+  /** SQLite file, or ":memory:". Ignored for PostgreSQL. */
+  sqliteFile?: string;
+  dataDir?: string;
+  /** PostgreSQL schema to use (tests give each file its own). */
+  pgSchema?: string;
+  poolSize?: number;
+}
+
+// node-pg returns int8 as a string because it can exceed 2^53; our int8 columns hold
+// epoch milliseconds and counts, far below that, so they are read as numbers.
+const INT8_OID = 20;
+const pgTypes = {
+  getTypeParser: ((oid: number, format?: "text" | "binary") =>
+    oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+export function openStorage(options: StorageOptions): Storage {
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.poolSize ?? 10,
+      types: pgTypes,
+      ...(options.pgSchema ? { options: `-c search_path=${options.pgSchema}` } : {}),
+    });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, dialect: "postgres", close: () => db.destroy() };
+  }
+  let file = options.sqliteFile;
+  if (!file) {
+    const dir = options.dataDir ?? "./data";
+    mkdirSync(dir, { recursive: true });
+    file = join(dir, "warden.sqlite");
+  }
+  const sqlite = new SQLite(file);
+  // WAL lets readers go on while one writer commits; the busy timeout makes a second
+  // process wait for the write lock instead of failing at once.
+  sqlite.pragma("journal_mode = WAL");
+  sqlite.pragma("busy_timeout = 5000");
+  sqlite.pragma("synchronous = NORMAL");
+  sqlite.pragma("foreign_keys = ON");
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { db, dialect: "sqlite", close: () => db.destroy() };
+}
+
+/** Brings the schema up to date; forward only, each migration in its own transaction. */
+export async function migrateToLatest(db: Db): Promise<void> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === "Error")?.migrationName ?? "unknown";
+    throw new Error(`database migration ${failed} failed: ${String(error)}`, { cause: error });
+  }
+}

@@ -1,0 +1,7 @@
+import type { Migration } from "kysely";
+import * as initial from "./001-initial.js";
+
+// Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
+export const migrations: Record<string, Migration> = {
+  "001-initial": initial,
+};

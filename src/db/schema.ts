@@ -1,0 +1,209 @@
+// Glossary of the stored model (types of the rows; they never leave store modules):
+// - owner: a person who owns workspaces; suspending one silences every key they own.
+// - workspace: a vendor's tenant, with its slug (its address) and service plan.
+// - tool / bundle / plan: what a workspace sells; they exist in both environments.
+// - env: "test" or "live"; everything about customers is kept per environment.
+// - person: an address known to a workspace environment (normalised for matching).
+// - licence, subscription, grant (kind grant or trial), device: the sources of access.
+// - customer: one row per (tool, person) that has ever held the tool or signed in to it;
+//   it keeps `since` and the current kind so that listing is an index walk.
+// - counter: a windowed count for a limit.
+// Times are epoch milliseconds (bigint); booleans are 0/1 integers, the same on
+// SQLite and PostgreSQL.
+
+export type Env = "test" | "live";
+export type ProductKind = "tool" | "bundle";
+export type CustomerKind = "holder" | "member" | "none";
+
+export interface OwnersTable {
+  id: string;
+  email: string;
+  email_norm: string;
+  suspended_at: number | null;
+  created_at: number;
+}
+
+export interface WorkspacesTable {
+  id: string;
+  slug: string;
+  name: string;
+  plan: "hobby" | "pro";
+  created_at: number;
+}
+
+export interface WorkspaceOwnersTable {
+  workspace_id: string;
+  owner_id: string;
+}
+
+export interface ToolsTable {
+  workspace_id: string;
+  id: string;
+  name: string;
+  created_at: number;
+}
+
+export interface BundlesTable {
+  workspace_id: string;
+  id: string;
+  name: string;
+  created_at: number;
+}
+
+export interface BundleToolsTable {
+  workspace_id: string;
+  bundle_id: string;
+  tool_id: string;
+}
+
+export interface PlansTable {
+  workspace_id: string;
+  product_kind: ProductKind;
+  product_id: string;
+  id: string;
+  name: string;
+  billing: "one_time" | "subscription";
+  amount_cents: number | null;
+  currency: string;
+  interval: "month" | "year" | null;
+  is_default: number;
+  created_at: number;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  workspace_id: string;
+  env: Env;
+  name: string | null;
+  hash: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface SettingsTable {
+  name: string;
+  value: string;
+}
+
+export interface CountersTable {
+  scope: string;
+  window_end: number;
+  count: number;
+}
+
+export interface PeopleTable {
+  id: string;
+  workspace_id: string;
+  env: Env;
+  email: string;
+  email_norm: string;
+  signed_in_at: number | null;
+  created_at: number;
+}
+
+export interface LicencesTable {
+  id: string;
+  workspace_id: string;
+  env: Env;
+  person_id: string;
+  product_kind: ProductKind;
+  product_id: string;
+  plan_id: string | null;
+  status: "active" | "suspended" | "revoked";
+  purchased_at: number;
+  amount_cents: number | null;
+  currency: string | null;
+  payment_intent: string | null;
+  checkout_session: string | null;
+  seats: number | null;
+  team_licence_id: string | null;
+  team_subscription_id: string | null;
+  created_at: number;
+}
+
+export interface SubscriptionsTable {
+  workspace_id: string;
+  env: Env;
+  id: string;
+  person_id: string;
+  product_kind: ProductKind;
+  product_id: string;
+  plan_id: string | null;
+  status: string;
+  current_period_start: number;
+  current_period_end: number;
+  cancel_at_period_end: number;
+  cancel_at: number | null;
+  ended_at: number | null;
+  seats: number | null;
+  created_at: number;
+}
+
+export interface GrantsTable {
+  id: string;
+  workspace_id: string;
+  env: Env;
+  tool_id: string;
+  person_id: string;
+  kind: "grant" | "trial";
+  starts_at: number;
+  ends_at: number | null;
+  revoked_at: number | null;
+  note: string | null;
+  created_at: number;
+}
+
+export interface DevicesTable {
+  id: string;
+  workspace_id: string;
+  env: Env;
+  tool_id: string;
+  person_id: string;
+  licence_id: string | null;
+  name: string;
+  platform: string | null;
+  created_at: number;
+  last_active_at: number | null;
+  signed_out_at: number | null;
+}
+
+export interface CustomersTable {
+  workspace_id: string;
+  env: Env;
+  tool_id: string;
+  person_id: string;
+  since: number;
+  signed_in: number;
+  kind: CustomerKind;
+  held_until: number | null;
+}
+
+export interface IdempotencyKeysTable {
+  workspace_id: string;
+  env: Env;
+  key: string;
+  request_hash: string;
+  status: number;
+  response_body: string;
+  created_at: number;
+}
+
+export interface Database {
+  owners: OwnersTable;
+  workspaces: WorkspacesTable;
+  workspace_owners: WorkspaceOwnersTable;
+  tools: ToolsTable;
+  bundles: BundlesTable;
+  bundle_tools: BundleToolsTable;
+  plans: PlansTable;
+  api_keys: ApiKeysTable;
+  settings: SettingsTable;
+  counters: CountersTable;
+  people: PeopleTable;
+  licences: LicencesTable;
+  subscriptions: SubscriptionsTable;
+  grants: GrantsTable;
+  devices: DevicesTable;
+  customers: CustomersTable;
+  idempotency_keys: IdempotencyKeysTable;
+}

@@ -1,0 +1,99 @@
+// The one catalogue of errors. Every failure a client can see has a code here; the code
+// decides the HTTP status and the specification's error type in one exhaustive switch,
+// and `renderError` (in error.handler.ts) is the only place that writes an error body.
+
+export type ErrorType = "invalid_request_error" | "authentication_error" | "plan_limit_error" | "not_found" | "rate_limit_error" | "api_error";
+
+export type ErrorCode =
+  | "invalid_parameter"
+  | "malformed_body"
+  | "unsupported_media_type"
+  | "body_too_large"
+  | "method_not_allowed"
+  | "idempotency_mismatch"
+  | "authentication_failed"
+  | "plan_limit"
+  | "not_found"
+  | "route_not_found"
+  | "rate_limited"
+  | "internal";
+
+export function statusOf(code: ErrorCode): number {
+  switch (code) {
+    case "invalid_parameter":
+    case "malformed_body":
+    case "idempotency_mismatch":
+      return 400;
+    case "authentication_failed":
+      return 401;
+    case "plan_limit":
+      return 403;
+    case "not_found":
+    case "route_not_found":
+      return 404;
+    case "method_not_allowed":
+      return 405;
+    case "body_too_large":
+      return 413;
+    case "unsupported_media_type":
+      return 415;
+    case "rate_limited":
+      return 429;
+    case "internal":
+      return 500;
+  }
+}
+
+export function typeOf(code: ErrorCode): ErrorType {
+  switch (code) {
+    case "invalid_parameter":
+    case "malformed_body":
+    case "unsupported_media_type":
+    case "body_too_large":
+    case "method_not_allowed":
+    case "idempotency_mismatch":
+      return "invalid_request_error";
+    case "authentication_failed":
+      return "authentication_error";
+    case "plan_limit":
+      return "plan_limit_error";
+    case "not_found":
+    case "route_not_found":
+      return "not_found";
+    case "rate_limited":
+      return "rate_limit_error";
+    case "internal":
+      return "api_error";
+  }
+}
+
+/** Rate-limit facts for the Retry-After and RateLimit-* headers of a 429. */
+export interface RateLimitInfo {
+  limit: number;
+  remaining: number;
+  /** Epoch milliseconds when the window resets. */
+  resetAt: number;
+}
+
+/** An expected failure that a client is told about. Bugs stay ordinary exceptions. */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly param: string | undefined;
+  readonly rateLimit: RateLimitInfo | undefined;
+
+  constructor(code: ErrorCode, message: string, options: { param?: string; rateLimit?: RateLimitInfo } = {}) {
+    super(message);
+    this.name = "ApiError";
+    this.code = code;
+    this.param = options.param;
+    this.rateLimit = options.rateLimit;
+  }
+}
+
+export function invalidParameter(param: string, message: string): ApiError {
+  return new ApiError("invalid_parameter", message, { param });
+}
+
+export function notFound(message: string): ApiError {
+  return new ApiError("not_found", message);
+}

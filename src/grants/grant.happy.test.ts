@@ -1,0 +1,65 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { DAY_MS } from "../clock.js";
+import { DIALECTS, seedWorkspace, testApi, testServices } from "../test-support/harness.js";
+
+for (const dialect of DIALECTS) {
+  describe(`grants (${dialect})`, () => {
+    test("create, list, retrieve and revoke a grant", async () => {
+      const { services, clock } = await testServices(dialect);
+      const ws = await seedWorkspace(services);
+      const api = await testApi(services);
+
+      const created = await api.request({
+        method: "POST",
+        url: `/api/v1/tools/${ws.tool}/grants`,
+        key: ws.testKey,
+        payload: { email: "Ada.Lovelace@gmail.com", days: 30, note: "beta tester" },
+      });
+      assert.equal(created.statusCode, 201, created.body);
+      const grant = created.json();
+      assert.match(grant.id, /^gr_[0-9A-Za-z]{24}$/);
+      assert.equal(grant.tool, ws.tool);
+      assert.equal(grant.email, "Ada.Lovelace@gmail.com");
+      assert.equal(grant.kind, "grant");
+      assert.equal(grant.live, true);
+      assert.equal(grant.revoked_at, null);
+      assert.equal(grant.note, "beta tester");
+      assert.equal(Date.parse(grant.ends_at) - Date.parse(grant.starts_at), 30 * DAY_MS);
+
+      const customer = await api.request({ url: `/api/v1/tools/${ws.tool}/customers/${encodeURIComponent("adalovelace@googlemail.com")}`, key: ws.testKey });
+      assert.equal(customer.statusCode, 200, customer.body);
+      assert.deepEqual(customer.json(), {
+        email: "Ada.Lovelace@gmail.com",
+        account: false,
+        entitled: true,
+        via: "grant",
+        paid_at: null,
+        plan: null,
+        subscription: null,
+        trial: null,
+      });
+
+      const list = await api.request({ url: `/api/v1/tools/${ws.tool}/grants?email=ada.lovelace%40gmail.com`, key: ws.testKey });
+      assert.equal(list.statusCode, 200);
+      assert.deepEqual(
+        list.json().data.map((g: { id: string }) => g.id),
+        [grant.id],
+      );
+
+      clock.advance(1000);
+      const revoked = await api.request({ method: "DELETE", url: `/api/v1/tools/${ws.tool}/grants/${grant.id}`, key: ws.testKey });
+      assert.equal(revoked.statusCode, 200, revoked.body);
+      assert.deepEqual(revoked.json(), { id: grant.id, tool: ws.tool, revoked_at: new Date(clock.now()).toISOString(), live: false });
+
+      clock.advance(1000);
+      const again = await api.request({ method: "DELETE", url: `/api/v1/tools/${ws.tool}/grants/${grant.id}`, key: ws.testKey });
+      assert.equal(again.statusCode, 200);
+      assert.equal(again.json().revoked_at, revoked.json().revoked_at);
+
+      const after = await api.request({ url: `/api/v1/tools/${ws.tool}/customers/ada.lovelace%40gmail.com`, key: ws.testKey });
+      assert.equal(after.json().entitled, false);
+      assert.equal(after.json().via, null);
+    });
+  });
+}

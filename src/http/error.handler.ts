@@ -1,0 +1,79 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import type { Clock } from "../clock.js";
+import { ApiError, type ErrorCode, statusOf, typeOf } from "../errors/errors.js";
+
+interface FastifyValidationError {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** Names the parameter an Ajv error is about: `days`, `email`, `limit`, `Idempotency-Key`… */
+function paramOf(error: FastifyValidationError): string | undefined {
+  const missing = error.params.missingProperty ?? error.params.additionalProperty;
+  if (typeof missing === "string") return missing;
+  const path = error.instancePath.replace(/^\//, "").split("/")[0];
+  return path ? decodeURIComponent(path.replace(/~1/g, "/").replace(/~0/g, "~")) : undefined;
+}
+
+function describeValidation(part: string | undefined, error: FastifyValidationError, param: string | undefined): string {
+  const where = part === "querystring" ? "query parameter" : part === "params" ? "path parameter" : part === "headers" ? "header" : "body field";
+  if (error.keyword === "additionalProperties") return `Unknown ${where} "${param}".`;
+  if (error.keyword === "required") return `Missing required ${where} "${param}".`;
+  if (param === "note" && error.keyword === "pattern") return 'The body field "note" must not contain a NUL character.';
+  if (param === undefined) return part === "body" ? "The request body must be a JSON object." : `Invalid ${where}: ${error.message ?? "not valid"}.`;
+  return `Invalid ${where} "${param}": ${error.message ?? "not valid"}.`;
+}
+
+/** Turns anything thrown into one of the catalogue's errors; unknown throws become `internal`. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  const fe = error as Partial<FastifyError> & { validation?: FastifyValidationError[] };
+  const first = fe.validation?.[0];
+  if (first) {
+    const param = paramOf(first);
+    const paramName = param && fe.validationContext === "headers" ? headerName(param) : param;
+    return new ApiError("invalid_parameter", describeValidation(fe.validationContext, first, paramName), paramName ? { param: paramName } : {});
+  }
+  const byFastifyCode: Partial<Record<string, [ErrorCode, string]>> = {
+    FST_ERR_CTP_INVALID_MEDIA_TYPE: ["unsupported_media_type", "Content-Type must be application/json."],
+    FST_ERR_CTP_BODY_TOO_LARGE: ["body_too_large", "The request body is too large."],
+    FST_ERR_CTP_EMPTY_JSON_BODY: ["malformed_body", "The request body is empty; send a JSON object."],
+    FST_ERR_CTP_INVALID_JSON_BODY: ["malformed_body", "The request body is not valid JSON."],
+    FST_ERR_CTP_INVALID_CONTENT_LENGTH: ["malformed_body", "Content-Length does not match the body."],
+  };
+  const known = fe.code ? byFastifyCode[fe.code] : undefined;
+  if (known) return new ApiError(known[0], known[1]);
+  if (error instanceof SyntaxError || (fe.statusCode === 400 && typeof fe.code === "string" && fe.code.startsWith("FST_ERR_CTP"))) {
+    return new ApiError("malformed_body", "The request body is not valid JSON.");
+  }
+  return new ApiError("internal", "internal");
+}
+
+function headerName(lower: string): string {
+  return lower.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase());
+}
+
+/** The one place that writes an error answer. 5xx answers never carry the cause. */
+export function renderError(clock: Clock) {
+  return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const apiError = toApiError(error);
+    const status = statusOf(apiError.code);
+    let message = apiError.message;
+    if (status >= 500) {
+      request.log.error({ err: error }, "request failed");
+      message = `The service failed; retry. Request id ${request.id}.`;
+    }
+    if (apiError.rateLimit) {
+      const { limit, remaining, resetAt } = apiError.rateLimit;
+      const seconds = Math.max(1, Math.ceil((resetAt - clock.now()) / 1000));
+      reply.header("Retry-After", String(seconds));
+      reply.header("RateLimit-Limit", String(limit));
+      reply.header("RateLimit-Remaining", String(remaining));
+      reply.header("RateLimit-Reset", String(seconds));
+    }
+    const body = { error: { type: typeOf(apiError.code), message, ...(apiError.param ? { param: apiError.param } : {}) } };
+    return reply.status(status).header("content-type", "application/json; charset=utf-8").send(JSON.stringify(body));
+  };
+}

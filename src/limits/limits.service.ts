@@ -1,0 +1,180 @@
+import { DAY_MS, MINUTE_MS } from "../clock.js";
+import type { Limits } from "../config.js";
+import type { Executor } from "../db/database.js";
+import type { Env } from "../db/schema.js";
+import { ApiError } from "../errors/errors.js";
+import { incrementCounter, readCounter } from "./counter.store.js";
+
+// Window shapes. Per-minute limits use fixed minutes (never more than the limit in any
+// calendar minute; decisions.md allows it). "Per day" is the UTC day, except lookups,
+// whose day is the 24 hours from the first lookup in it (the specification says so).
+type Window = "minute" | "utc-day" | "anchored-day";
+
+function windowEndFor(window: Window, now: number): number {
+  switch (window) {
+    case "minute":
+      return Math.floor(now / MINUTE_MS) * MINUTE_MS + MINUTE_MS;
+    case "utc-day":
+      return Math.floor(now / DAY_MS) * DAY_MS + DAY_MS;
+    case "anchored-day":
+      return now + DAY_MS;
+  }
+}
+
+interface Quota {
+  scope: string;
+  limit: number;
+  window: Window;
+  what: string;
+}
+
+/** Counts `by` against each quota (in order) and refuses with 429 once one is exceeded. */
+async function count(ex: Executor, quotas: Quota[], by: number, now: number): Promise<void> {
+  for (const quota of quotas) {
+    const state = await incrementCounter(ex, quota.scope, by, now, windowEndFor(quota.window, now));
+    if (state.count > quota.limit) {
+      throw new ApiError("rate_limited", `Too many requests: ${quota.what} (${quota.limit}). Retry after the window resets.`, {
+        rateLimit: { limit: quota.limit, remaining: 0, resetAt: state.windowEnd },
+      });
+    }
+  }
+}
+
+/** Who a quota is charged to: the workspace environment and every owner of the workspace. */
+export interface QuotaSubject {
+  workspaceId: string;
+  env: Env;
+  ownerIds: readonly string[];
+}
+
+export class LimitsService {
+  constructor(private readonly limits: Readonly<Limits>) {}
+
+  /** 600 requests a minute per key; counted on its own, whatever the request then does. */
+  countKeyRequest(ex: Executor, keyId: string, now: number): Promise<void> {
+    return count(
+      ex,
+      [{ scope: `key-requests:${keyId}`, limit: this.limits.keyRequestsPerMin, window: "minute", what: "requests per minute for this key" }],
+      1,
+      now,
+    );
+  }
+
+  /** Refuses a source address that has already sent too many wrong keys this minute. */
+  async assertSourceNotBlocked(ex: Executor, source: string, now: number): Promise<void> {
+    const state = await readCounter(ex, `wrong-keys:${source}`, now);
+    if (state.count >= this.limits.wrongKeysPerMin) {
+      throw new ApiError("rate_limited", "Too many wrong API keys from this address; retry after the minute resets.", {
+        rateLimit: { limit: this.limits.wrongKeysPerMin, remaining: 0, resetAt: state.windowEnd },
+      });
+    }
+  }
+
+  /** Records a wrong key; answers whether the address is now over its limit. */
+  async countWrongKey(ex: Executor, source: string, now: number): Promise<ApiError | null> {
+    const state = await incrementCounter(ex, `wrong-keys:${source}`, 1, now, windowEndFor("minute", now));
+    if (state.count <= this.limits.wrongKeysPerMin) return null;
+    return new ApiError("rate_limited", "Too many wrong API keys from this address; retry after the minute resets.", {
+      rateLimit: { limit: this.limits.wrongKeysPerMin, remaining: 0, resetAt: state.windowEnd },
+    });
+  }
+
+  countListPage(ex: Executor, subject: QuotaSubject, now: number): Promise<void> {
+    return count(
+      ex,
+      [
+        {
+          scope: `list-pages:${subject.workspaceId}:${subject.env}`,
+          limit: this.limits.listPagesPerMin,
+          window: "minute",
+          what: "list pages per minute for this workspace",
+        },
+      ],
+      1,
+      now,
+    );
+  }
+
+  /**
+   * Rows read by lists. A page is refused when the day's rows are already used up;
+   * it is charged for the rows it returns (at least one) after the read, so the last
+   * page of a day may go past the figure by less than one page.
+   */
+  async assertRowsLeft(ex: Executor, subject: QuotaSubject, now: number): Promise<void> {
+    for (const quota of this.rowQuotas(subject)) {
+      const state = await readCounter(ex, quota.scope, now);
+      if (state.count >= quota.limit) {
+        throw new ApiError("rate_limited", `Too many requests: ${quota.what} (${quota.limit}).`, {
+          rateLimit: { limit: quota.limit, remaining: 0, resetAt: state.windowEnd },
+        });
+      }
+    }
+  }
+
+  async countRowsRead(ex: Executor, subject: QuotaSubject, rows: number, now: number): Promise<void> {
+    for (const quota of this.rowQuotas(subject)) {
+      await incrementCounter(ex, quota.scope, Math.max(1, rows), now, windowEndFor(quota.window, now));
+    }
+  }
+
+  private rowQuotas(subject: QuotaSubject): Quota[] {
+    const limit = this.limits.rowsReadPerDay;
+    return [
+      { scope: `rows-read:${subject.workspaceId}:${subject.env}`, limit, window: "utc-day", what: "rows read by lists today for this workspace" },
+      ...subject.ownerIds.map((owner) => ({
+        scope: `rows-read-owner:${owner}:${subject.env}`,
+        limit,
+        window: "utc-day" as const,
+        what: "rows read by lists today across the owner's workspaces",
+      })),
+    ];
+  }
+
+  /** Retrieve-a-customer and list-grants lookups, counted before the read. */
+  countLookup(ex: Executor, subject: QuotaSubject, now: number): Promise<void> {
+    const limit = this.limits.lookupsPerDay;
+    return count(
+      ex,
+      [
+        { scope: `lookups:${subject.workspaceId}:${subject.env}`, limit, window: "anchored-day", what: "customer lookups per day for this workspace" },
+        ...subject.ownerIds.map((owner) => ({
+          scope: `lookups-owner:${owner}:${subject.env}`,
+          limit,
+          window: "anchored-day" as const,
+          what: "customer lookups per day across the owner's workspaces",
+        })),
+      ],
+      1,
+      now,
+    );
+  }
+
+  /** A grant: one per tool per day, and one addition for the workspace and its owners. */
+  countGrantCreation(ex: Executor, subject: QuotaSubject, toolId: string, now: number): Promise<void> {
+    const additions = this.limits.additionsPerDay;
+    return count(
+      ex,
+      [
+        {
+          scope: `grants:${subject.workspaceId}:${subject.env}:${toolId}`,
+          limit: this.limits.grantsPerToolPerDay,
+          window: "utc-day",
+          what: "grants per day for this tool",
+        },
+        { scope: `additions:${subject.workspaceId}:${subject.env}`, limit: additions, window: "utc-day", what: "additions per day for this workspace" },
+        ...subject.ownerIds.map((owner) => ({
+          scope: `additions-owner:${owner}:${subject.env}`,
+          limit: additions,
+          window: "utc-day" as const,
+          what: "additions per day across the owner's workspaces",
+        })),
+      ],
+      1,
+      now,
+    );
+  }
+
+  get hobbyPasses(): number {
+    return this.limits.hobbyPasses;
+  }
+}

@@ -1,0 +1,118 @@
+// Test workspaces: every storage test runs once per database engine, each test with its
+// own services (own clock, own limits) and its own workspace over a per-file database.
+import { after } from "node:test";
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
+import pg from "pg";
+import { buildApp } from "../app.js";
+import { ManualClock } from "../clock.js";
+import { type Config, type Limits, parseConfig } from "../config.js";
+import { type Dialect, openStorage, type Storage } from "../db/database.js";
+import { randomBase62 } from "../ids.js";
+import { createServices, type Services } from "../services.js";
+import { createKey, createOwner, createTool, createWorkspace } from "../workspaces/workspace.service.js";
+import { checkAgainstOpenApi } from "./openapi-check.js";
+
+export const PG_URL = "postgres://postgres@127.0.0.1:5432/test";
+export const DIALECTS: Dialect[] = ["sqlite", "postgres"];
+
+const storages = new Map<Dialect, Promise<Storage>>();
+const cleanups: (() => Promise<void>)[] = [];
+after(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+});
+
+/** One database per test file and engine: a private SQLite in memory, or a private PostgreSQL schema. */
+export function storageFor(dialect: Dialect): Promise<Storage> {
+  let storage = storages.get(dialect);
+  if (!storage) {
+    storage = openTestStorage(dialect);
+    storages.set(dialect, storage);
+  }
+  return storage;
+}
+
+async function openTestStorage(dialect: Dialect): Promise<Storage> {
+  if (dialect === "sqlite") {
+    const storage = openStorage({ databaseUrl: null, sqliteFile: ":memory:" });
+    cleanups.push(() => storage.close());
+    return storage;
+  }
+  const schema = `t_${process.pid}_${randomBase62(8).toLowerCase()}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const storage = openStorage({ databaseUrl: PG_URL, pgSchema: schema, poolSize: 4 });
+  cleanups.push(async () => {
+    await storage.close();
+    const dropper = new pg.Client({ connectionString: PG_URL });
+    await dropper.connect();
+    await dropper.query(`drop schema ${schema} cascade`);
+    await dropper.end();
+  });
+  return storage;
+}
+
+export interface TestEnv {
+  services: Services;
+  clock: ManualClock;
+  config: Config;
+}
+
+export async function testServices(dialect: Dialect, env: Record<string, string> = {}): Promise<TestEnv> {
+  const storage = await storageFor(dialect);
+  const clock = new ManualClock();
+  const config = parseConfig({ WARDEN_DOMAIN: "warden.test", ...env });
+  // The storage outlives the services: the file's cleanup closes it.
+  const services = await createServices(config, { clock, storage: { ...storage, close: async () => {} } });
+  return { services, clock, config };
+}
+
+export interface Workspace {
+  slug: string;
+  workspaceId: string;
+  ownerEmail: string;
+  tool: string;
+  testKey: string;
+  liveKey: string;
+}
+
+export const unique = (prefix: string) => `${prefix}-${randomBase62(10).toLowerCase()}`;
+
+/** A fresh owner, workspace, tool and a test and a live key. */
+export async function seedWorkspace(services: Services, options: { plan?: "hobby" | "pro" } = {}): Promise<Workspace> {
+  const { db, clock } = services;
+  const ownerEmail = `${unique("owner")}@example.com`;
+  await createOwner(db, clock, { email: ownerEmail });
+  const slug = unique("ws");
+  const workspace = await createWorkspace(db, clock, { slug, name: "Test workspace", ownerEmail, plan: options.plan ?? "pro" });
+  const tool = "tabmaster";
+  await createTool(db, clock, { workspace: slug, id: tool, name: "Tab Master" });
+  const testKey = (await createKey(db, clock, { workspace: slug, env: "test" })).key;
+  const liveKey = (await createKey(db, clock, { workspace: slug, env: "live" })).key;
+  return { slug, workspaceId: workspace.id, ownerEmail, tool, testKey, liveKey };
+}
+
+/** An app whose every answer is checked against the OpenAPI document it serves. */
+export interface TestApi {
+  app: FastifyInstance;
+  request(options: InjectOptions & { key?: string }): Promise<LightMyRequestResponse>;
+}
+
+export async function testApi(services: Services): Promise<TestApi> {
+  const app = await buildApp(services, { logger: false });
+  await app.ready();
+  cleanups.push(() => app.close());
+  return {
+    app,
+    async request(options) {
+      const { key, ...rest } = options;
+      const headers = { ...(rest.headers ?? {}), ...(key ? { authorization: `Bearer ${key}` } : {}) };
+      const response = await app.inject({ ...rest, headers });
+      await checkAgainstOpenApi(app, rest.method ?? "GET", String(rest.url), response);
+      return response;
+    },
+  };
+}
+
+export type { Limits };

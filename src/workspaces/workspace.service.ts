@@ -1,0 +1,177 @@
+// Operator use cases behind `warden admin`: owners, workspaces, tools, bundles, plans
+// and keys. Each checks its input and answers a clear error; nothing is half-written.
+import { createApiKey } from "../auth/key.service.js";
+import { revokeKey as revokeKeyRow } from "../auth/key.store.js";
+import type { Clock } from "../clock.js";
+import { isEmailShape, normaliseEmail } from "../customers/email.js";
+import type { Db } from "../db/database.js";
+import type { Env, ProductKind } from "../db/schema.js";
+import { invalidParameter, notFound } from "../errors/errors.js";
+import { newId } from "../ids.js";
+import {
+  bundleExists,
+  findOwnerByEmail,
+  findPlan,
+  findTool,
+  findWorkspaceBySlug,
+  insertBundle,
+  insertOwner,
+  insertPlan,
+  insertTool,
+  insertWorkspace,
+  setOwnerSuspended,
+} from "./workspace.store.js";
+import type { Bundle, Owner, Plan, ServicePlan, Tool, Workspace } from "./workspace.types.js";
+
+const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+// Tool, bundle and plan ids appear in URLs and in event data (`<tool>:<plan>`), so no colon.
+const PRODUCT_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+function requireText(param: string, value: string, max = 200): string {
+  const trimmed = value.trim();
+  if (trimmed === "" || trimmed.length > max || trimmed.includes("\u0000")) {
+    throw invalidParameter(param, `${param} must be 1 to ${max} characters.`);
+  }
+  return trimmed;
+}
+
+function requireProductId(param: string, value: string): string {
+  if (!PRODUCT_ID.test(value)) throw invalidParameter(param, `${param} must be 1 to 64 letters, digits, '_', '-' or '.', starting with a letter or digit.`);
+  return value;
+}
+
+export function requireEnv(value: string): Env {
+  if (value !== "test" && value !== "live") throw invalidParameter("env", "env must be test or live.");
+  return value;
+}
+
+export async function requireWorkspace(db: Db, slug: string): Promise<Workspace> {
+  const workspace = await findWorkspaceBySlug(db, slug);
+  if (!workspace) throw notFound(`No workspace with slug "${slug}".`);
+  return workspace;
+}
+
+async function requireOwner(db: Db, email: string): Promise<Owner> {
+  const owner = await findOwnerByEmail(db, normaliseEmail(email));
+  if (!owner) throw notFound(`No owner with email "${email}".`);
+  return owner;
+}
+
+export async function createOwner(db: Db, clock: Clock, input: { email: string }): Promise<Owner> {
+  if (!isEmailShape(input.email)) throw invalidParameter("email", "email must be an email address.");
+  if (await findOwnerByEmail(db, normaliseEmail(input.email))) throw invalidParameter("email", `An owner with email "${input.email}" exists already.`);
+  const owner: Owner = { id: newId("own"), email: input.email, suspendedAt: null, createdAt: clock.now() };
+  await insertOwner(db, owner, normaliseEmail(input.email));
+  return owner;
+}
+
+export async function setOwnerSuspension(db: Db, clock: Clock, input: { email: string; suspended: boolean }): Promise<Owner> {
+  const owner = await requireOwner(db, input.email);
+  const suspendedAt = input.suspended ? (owner.suspendedAt ?? clock.now()) : null;
+  await setOwnerSuspended(db, owner.id, suspendedAt);
+  return { ...owner, suspendedAt };
+}
+
+export async function createWorkspace(db: Db, clock: Clock, input: { slug: string; name: string; ownerEmail: string; plan?: string }): Promise<Workspace> {
+  if (!SLUG.test(input.slug)) throw invalidParameter("slug", "slug must be 1 to 63 lower-case letters, digits or '-', not starting or ending with '-'.");
+  const plan = (input.plan ?? "hobby") as ServicePlan;
+  if (plan !== "hobby" && plan !== "pro") throw invalidParameter("plan", "plan must be hobby or pro.");
+  const name = requireText("name", input.name);
+  const owner = await requireOwner(db, input.ownerEmail);
+  if (await findWorkspaceBySlug(db, input.slug)) throw invalidParameter("slug", `A workspace with slug "${input.slug}" exists already.`);
+  const workspace: Workspace = { id: newId("ws"), slug: input.slug, name, plan, createdAt: clock.now() };
+  await db.transaction().execute((trx) => insertWorkspace(trx, workspace, [owner.id]));
+  return workspace;
+}
+
+export async function createTool(db: Db, clock: Clock, input: { workspace: string; id: string; name: string }): Promise<Tool> {
+  const workspace = await requireWorkspace(db, input.workspace);
+  const tool: Tool = { id: requireProductId("id", input.id), name: requireText("name", input.name), createdAt: clock.now() };
+  if (await findTool(db, workspace.id, tool.id)) throw invalidParameter("id", `Tool "${tool.id}" exists already in this workspace.`);
+  await insertTool(db, workspace.id, tool);
+  return tool;
+}
+
+export async function createBundle(db: Db, clock: Clock, input: { workspace: string; id: string; name: string; toolIds: string[] }): Promise<Bundle> {
+  const workspace = await requireWorkspace(db, input.workspace);
+  const id = requireProductId("id", input.id);
+  const toolIds = [...new Set(input.toolIds.map((t) => t.trim()).filter((t) => t !== ""))];
+  if (toolIds.length === 0) throw invalidParameter("tools", "A bundle names at least one tool.");
+  for (const toolId of toolIds) {
+    if (!(await findTool(db, workspace.id, toolId))) throw invalidParameter("tools", `No tool "${toolId}" in this workspace.`);
+  }
+  if (await bundleExists(db, workspace.id, id)) throw invalidParameter("id", `Bundle "${id}" exists already in this workspace.`);
+  const bundle: Bundle = { id, name: requireText("name", input.name), toolIds, createdAt: clock.now() };
+  await db.transaction().execute((trx) => insertBundle(trx, workspace.id, bundle));
+  return bundle;
+}
+
+export interface CreatePlanInput {
+  workspace: string;
+  tool?: string;
+  bundle?: string;
+  id: string;
+  name: string;
+  billing: string;
+  amountCents?: number;
+  currency?: string;
+  interval?: string;
+  isDefault?: boolean;
+}
+
+export async function createPlan(db: Db, clock: Clock, input: CreatePlanInput): Promise<Plan> {
+  const workspace = await requireWorkspace(db, input.workspace);
+  if ((input.tool === undefined) === (input.bundle === undefined)) throw invalidParameter("tool", "Give exactly one of --tool or --bundle.");
+  const productKind: ProductKind = input.tool !== undefined ? "tool" : "bundle";
+  const productId = input.tool ?? input.bundle ?? "";
+  if (productKind === "tool" ? !(await findTool(db, workspace.id, productId)) : !(await bundleExists(db, workspace.id, productId))) {
+    throw notFound(`No ${productKind} "${productId}" in this workspace.`);
+  }
+  if (input.billing !== "one_time" && input.billing !== "subscription") throw invalidParameter("billing", "billing must be one_time or subscription.");
+  const interval = input.interval ?? null;
+  if (input.billing === "subscription" && interval !== "month" && interval !== "year") {
+    throw invalidParameter("interval", "A subscription plan needs --interval month or year.");
+  }
+  if (input.billing === "one_time" && interval !== null) throw invalidParameter("interval", "A one_time plan has no interval.");
+  const currency = (input.currency ?? "eur").toLowerCase();
+  if (!/^[a-z]{3}$/.test(currency)) throw invalidParameter("currency", "currency must be a three-letter code such as eur.");
+  const amountCents = input.amountCents ?? null;
+  if (amountCents !== null && (!Number.isSafeInteger(amountCents) || amountCents < 0)) {
+    throw invalidParameter("amount-cents", "amount-cents must be a whole number of minor units, 0 or more.");
+  }
+  const id = requireProductId("id", input.id);
+  if (await findPlan(db, workspace.id, productKind, productId, id))
+    throw invalidParameter("id", `Plan "${id}" exists already for ${productKind} "${productId}".`);
+  const plan: Plan = {
+    productKind,
+    productId,
+    id,
+    name: requireText("name", input.name),
+    billing: input.billing,
+    amountCents,
+    currency,
+    interval: interval as Plan["interval"],
+    isDefault: input.isDefault ?? false,
+    createdAt: clock.now(),
+  };
+  await db.transaction().execute((trx) => insertPlan(trx, workspace.id, plan));
+  return plan;
+}
+
+export async function createKey(
+  db: Db,
+  clock: Clock,
+  input: { workspace: string; env: string; name?: string },
+): Promise<{ id: string; key: string; workspace: string; env: Env }> {
+  const workspace = await requireWorkspace(db, input.workspace);
+  const env = requireEnv(input.env);
+  const name = input.name === undefined ? null : requireText("name", input.name);
+  const created = await createApiKey(db, clock, { workspaceId: workspace.id, env, name });
+  return { ...created, workspace: workspace.slug, env };
+}
+
+export async function revokeKey(db: Db, clock: Clock, input: { id: string }): Promise<{ id: string; revokedAt: number }> {
+  const revoked = await revokeKeyRow(db, input.id, clock.now());
+  if (!revoked) throw notFound(`No API key "${input.id}".`);
+  return revoked;
+}

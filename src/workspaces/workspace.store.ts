@@ -1,0 +1,138 @@
+import type { Executor } from "../db/database.js";
+import type { ProductKind } from "../db/schema.js";
+import type { Bundle, Owner, Plan, Tool, Workspace } from "./workspace.types.js";
+
+export async function insertOwner(ex: Executor, owner: Owner, emailNorm: string): Promise<void> {
+  await ex
+    .insertInto("owners")
+    .values({ id: owner.id, email: owner.email, email_norm: emailNorm, suspended_at: owner.suspendedAt, created_at: owner.createdAt })
+    .execute();
+}
+
+export async function findOwnerByEmail(ex: Executor, emailNorm: string): Promise<Owner | null> {
+  const row = await ex.selectFrom("owners").selectAll().where("email_norm", "=", emailNorm).executeTakeFirst();
+  return row ? { id: row.id, email: row.email, suspendedAt: row.suspended_at, createdAt: Number(row.created_at) } : null;
+}
+
+export async function setOwnerSuspended(ex: Executor, ownerId: string, suspendedAt: number | null): Promise<void> {
+  await ex.updateTable("owners").set({ suspended_at: suspendedAt }).where("id", "=", ownerId).execute();
+}
+
+export async function insertWorkspace(ex: Executor, workspace: Workspace, ownerIds: readonly string[]): Promise<void> {
+  await ex
+    .insertInto("workspaces")
+    .values({ id: workspace.id, slug: workspace.slug, name: workspace.name, plan: workspace.plan, created_at: workspace.createdAt })
+    .execute();
+  for (const ownerId of ownerIds) {
+    await ex.insertInto("workspace_owners").values({ workspace_id: workspace.id, owner_id: ownerId }).execute();
+  }
+}
+
+export async function findWorkspaceBySlug(ex: Executor, slug: string): Promise<Workspace | null> {
+  const row = await ex.selectFrom("workspaces").selectAll().where("slug", "=", slug).executeTakeFirst();
+  return row ? { id: row.id, slug: row.slug, name: row.name, plan: row.plan, createdAt: Number(row.created_at) } : null;
+}
+
+export async function listOwnerIds(ex: Executor, workspaceId: string): Promise<string[]> {
+  const rows = await ex.selectFrom("workspace_owners").select("owner_id").where("workspace_id", "=", workspaceId).orderBy("owner_id").execute();
+  return rows.map((r) => r.owner_id);
+}
+
+export async function insertTool(ex: Executor, workspaceId: string, tool: Tool): Promise<void> {
+  await ex.insertInto("tools").values({ workspace_id: workspaceId, id: tool.id, name: tool.name, created_at: tool.createdAt }).execute();
+}
+
+export async function findTool(ex: Executor, workspaceId: string, toolId: string): Promise<Tool | null> {
+  const row = await ex
+    .selectFrom("tools")
+    .select(["id", "name", "created_at"])
+    .where("workspace_id", "=", workspaceId)
+    .where("id", "=", toolId)
+    .executeTakeFirst();
+  return row ? { id: row.id, name: row.name, createdAt: Number(row.created_at) } : null;
+}
+
+export async function insertBundle(ex: Executor, workspaceId: string, bundle: Bundle): Promise<void> {
+  await ex.insertInto("bundles").values({ workspace_id: workspaceId, id: bundle.id, name: bundle.name, created_at: bundle.createdAt }).execute();
+  await ex
+    .insertInto("bundle_tools")
+    .values(bundle.toolIds.map((toolId) => ({ workspace_id: workspaceId, bundle_id: bundle.id, tool_id: toolId })))
+    .execute();
+}
+
+export async function bundleExists(ex: Executor, workspaceId: string, bundleId: string): Promise<boolean> {
+  const row = await ex.selectFrom("bundles").select("id").where("workspace_id", "=", workspaceId).where("id", "=", bundleId).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The bundles that name a tool: a licence or subscription for one of them covers the tool. */
+export async function listBundlesNaming(ex: Executor, workspaceId: string, toolId: string): Promise<string[]> {
+  const rows = await ex.selectFrom("bundle_tools").select("bundle_id").where("workspace_id", "=", workspaceId).where("tool_id", "=", toolId).execute();
+  return rows.map((r) => r.bundle_id);
+}
+
+export async function listBundleTools(ex: Executor, workspaceId: string, bundleId: string): Promise<string[]> {
+  const rows = await ex
+    .selectFrom("bundle_tools")
+    .select("tool_id")
+    .where("workspace_id", "=", workspaceId)
+    .where("bundle_id", "=", bundleId)
+    .orderBy("tool_id")
+    .execute();
+  return rows.map((r) => r.tool_id);
+}
+
+export async function insertPlan(ex: Executor, workspaceId: string, plan: Plan): Promise<void> {
+  if (plan.isDefault) {
+    // One default plan per product: the new one takes over.
+    await ex
+      .updateTable("plans")
+      .set({ is_default: 0 })
+      .where("workspace_id", "=", workspaceId)
+      .where("product_kind", "=", plan.productKind)
+      .where("product_id", "=", plan.productId)
+      .execute();
+  }
+  await ex
+    .insertInto("plans")
+    .values({
+      workspace_id: workspaceId,
+      product_kind: plan.productKind,
+      product_id: plan.productId,
+      id: plan.id,
+      name: plan.name,
+      billing: plan.billing,
+      amount_cents: plan.amountCents,
+      currency: plan.currency,
+      interval: plan.interval,
+      is_default: plan.isDefault ? 1 : 0,
+      created_at: plan.createdAt,
+    })
+    .execute();
+}
+
+/** A product's plan by id, or its default plan when `planId` is null. */
+export async function findPlan(ex: Executor, workspaceId: string, productKind: ProductKind, productId: string, planId: string | null): Promise<Plan | null> {
+  let query = ex
+    .selectFrom("plans")
+    .selectAll()
+    .where("workspace_id", "=", workspaceId)
+    .where("product_kind", "=", productKind)
+    .where("product_id", "=", productId);
+  query = planId === null ? query.where("is_default", "=", 1) : query.where("id", "=", planId);
+  const row = await query.executeTakeFirst();
+  return row
+    ? {
+        productKind: row.product_kind,
+        productId: row.product_id,
+        id: row.id,
+        name: row.name,
+        billing: row.billing,
+        amountCents: row.amount_cents === null ? null : Number(row.amount_cents),
+        currency: row.currency,
+        interval: row.interval,
+        isDefault: row.is_default === 1,
+        createdAt: Number(row.created_at),
+      }
+    : null;
+}

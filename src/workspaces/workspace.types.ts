@@ -1,0 +1,44 @@
+import type { ProductKind } from "../db/schema.js";
+
+export interface Owner {
+  id: string;
+  email: string;
+  suspendedAt: number | null;
+  createdAt: number;
+}
+
+export type ServicePlan = "hobby" | "pro";
+
+export interface Workspace {
+  id: string;
+  slug: string;
+  name: string;
+  plan: ServicePlan;
+  createdAt: number;
+}
+
+export interface Tool {
+  id: string;
+  name: string;
+  createdAt: number;
+}
+
+export interface Bundle {
+  id: string;
+  name: string;
+  toolIds: string[];
+  createdAt: number;
+}
+
+export interface Plan {
+  productKind: ProductKind;
+  productId: string;
+  id: string;
+  name: string;
+  billing: "one_time" | "subscription";
+  amountCents: number | null;
+  currency: string;
+  interval: "month" | "year" | null;
+  isDefault: boolean;
+  createdAt: number;
+}
