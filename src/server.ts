@@ -1,0 +1,28 @@
+import type { FastifyInstance } from "fastify";
+import { buildApp } from "./app.js";
+import { systemClock } from "./clock.js";
+import type { Config } from "./config.js";
+import { createServices } from "./services.js";
+
+/** Starts `warden serve`: listens, and on SIGINT/SIGTERM stops taking requests, drains, closes the database. */
+export async function startServer(config: Readonly<Config>): Promise<FastifyInstance> {
+  const services = await createServices(config, { clock: systemClock });
+  const app = await buildApp(services);
+  app.addHook("onClose", async () => {
+    await services.close();
+  });
+  const shutdown = (signal: string) => {
+    app.log.info({ signal }, "shutting down");
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        app.log.error({ err: error }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGINT", shutdown);
+  process.once("SIGTERM", shutdown);
+  await app.listen({ port: config.port, host: config.host });
+  return app;
+}
