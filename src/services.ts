@@ -27,7 +27,7 @@ export interface RequestContext {
 export async function createServices(config: Readonly<Config>, options: { clock: Clock; storage?: Storage }): Promise<Services> {
   const storage = options.storage ?? openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
-    await migrateToLatest(storage.db);
+    await migrateToLatest(storage.db, storage.dialect);
     const cursorSecret = await ensureSetting(storage.db, "cursor_hmac_key", () => randomBytes(32).toString("base64"));
     return {
       config,

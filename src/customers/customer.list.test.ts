@@ -3,8 +3,7 @@ import { describe, test } from "node:test";
 import { DAY_MS } from "../clock.js";
 import { insertGrant } from "../grants/grant.store.js";
 import { newId } from "../ids.js";
-import type { Services } from "../services.js";
-import { DIALECTS, seedWorkspace, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
+import { DIALECTS, seedWorkspace, type TestApi, type TestEnv, testApi, testServices, type Workspace } from "../test-support/harness.js";
 import { createTool } from "../workspaces/workspace.service.js";
 import { syncCustomer, toolScope } from "./customer.service.js";
 import { ensurePerson, markPersonSignedIn } from "./person.store.js";
@@ -18,8 +17,8 @@ interface Row {
 }
 
 /** Many holders at once through the same stores the API writes with, one second apart. */
-async function seedHolders(services: Services, ws: Workspace, count: number, prefix: string): Promise<string[]> {
-  const { db, clock } = services;
+async function seedHolders({ services, clock }: TestEnv, ws: Workspace, count: number, prefix: string): Promise<string[]> {
+  const { db } = services;
   const emails: string[] = [];
   await db.transaction().execute(async (trx) => {
     const scope = await toolScope(trx, ws.workspaceId, "test", ws.tool);
@@ -48,8 +47,8 @@ async function seedHolders(services: Services, ws: Workspace, count: number, pre
   return emails;
 }
 
-async function signIn(services: Services, ws: Workspace, email: string): Promise<void> {
-  const { db, clock } = services;
+async function signIn({ services, clock }: TestEnv, ws: Workspace, email: string): Promise<void> {
+  const { db } = services;
   clock.advance(1000);
   const now = clock.now();
   const person = await ensurePerson(db, ws.workspaceId, "test", email, now);
@@ -80,11 +79,12 @@ const grantFor = (api: TestApi, ws: Workspace, email: string, days?: number) =>
 for (const dialect of DIALECTS) {
   describe(`list customers (${dialect})`, () => {
     test("pages newest first through holders and signed-in non-holders, each once", async () => {
-      const { services } = await testServices(dialect);
+      const env = await testServices(dialect);
+      const { services } = env;
       const ws = await seedWorkspace(services);
       const api = await testApi(services);
-      const holders = await seedHolders(services, ws, 5, "holder");
-      await signIn(services, ws, "member@example.com");
+      const holders = await seedHolders(env, ws, 5, "holder");
+      await signIn(env, ws, "member@example.com");
       // Known through an ended grant, never signed in: neither kind, so not listed.
       const revoked = (await grantFor(api, ws, "gone@example.com")).json();
       await api.request({ method: "DELETE", url: `/api/v1/tools/${ws.tool}/grants/${revoked.id}`, key: ws.testKey });
@@ -110,10 +110,11 @@ for (const dialect of DIALECTS) {
     });
 
     test("default page is 50 rows and the last page has next_cursor null", async () => {
-      const { services } = await testServices(dialect);
+      const env = await testServices(dialect);
+      const { services } = env;
       const ws = await seedWorkspace(services);
       const api = await testApi(services);
-      await seedHolders(services, ws, 51, "p");
+      await seedHolders(env, ws, 51, "p");
       const first = (await api.request({ url: `/api/v1/tools/${ws.tool}/customers`, key: ws.testKey })).json();
       assert.equal(first.data.length, 50);
       assert.equal(first.has_more, true);
@@ -123,11 +124,12 @@ for (const dialect of DIALECTS) {
     });
 
     test("a timed grant leaves the holders when it ends, with no job run", async () => {
-      const { services, clock } = await testServices(dialect);
+      const env = await testServices(dialect);
+      const { services, clock } = env;
       const ws = await seedWorkspace(services);
       const api = await testApi(services);
       assert.equal((await grantFor(api, ws, "timed@example.com", 2)).statusCode, 201);
-      await signIn(services, ws, "timed@example.com");
+      await signIn(env, ws, "timed@example.com");
       assert.deepEqual(
         (await walk(api, ws, "entitled=true")).rows.map((r) => r.email),
         ["timed@example.com"],
@@ -145,7 +147,8 @@ for (const dialect of DIALECTS) {
     });
 
     test("since is when the person first held the tool or signed in, and does not move", async () => {
-      const { services, clock } = await testServices(dialect);
+      const env = await testServices(dialect);
+      const { services, clock } = env;
       const ws = await seedWorkspace(services);
       const api = await testApi(services);
       const firstGrantAt = new Date(clock.now()).toISOString();
@@ -161,11 +164,12 @@ for (const dialect of DIALECTS) {
     });
 
     test("only the newest 2,000 holders are listed; older ones are still found one by one", async () => {
-      const { services } = await testServices(dialect);
+      const env = await testServices(dialect);
+      const { services } = env;
       const ws = await seedWorkspace(services);
       const api = await testApi(services);
-      const holders = await seedHolders(services, ws, 2003, "h");
-      await signIn(services, ws, "member@example.com");
+      const holders = await seedHolders(env, ws, 2003, "h");
+      await signIn(env, ws, "member@example.com");
 
       const listed = await walk(api, ws, "entitled=true&limit=500");
       assert.equal(listed.rows.length, 2000);
@@ -185,11 +189,12 @@ for (const dialect of DIALECTS) {
     });
 
     test("a cursor that was altered, or belongs to another filter or tool, is refused", async () => {
-      const { services } = await testServices(dialect);
+      const env = await testServices(dialect);
+      const { services } = env;
       const ws = await seedWorkspace(services);
       const api = await testApi(services);
       await createTool(services.db, services.clock, { workspace: ws.slug, id: "other", name: "Other" });
-      await seedHolders(services, ws, 3, "c");
+      await seedHolders(env, ws, 3, "c");
       const page = (await api.request({ url: `/api/v1/tools/${ws.tool}/customers?limit=1`, key: ws.testKey })).json();
       const cursor: string = page.next_cursor;
       const [payload, mac] = cursor.split(".");

@@ -1,5 +1,8 @@
 // Test workspaces: every storage test runs once per database engine, each test with its
 // own services (own clock, own limits) and its own workspace over a per-file database.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after } from "node:test";
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
 import pg from "pg";
@@ -31,26 +34,47 @@ export function storageFor(dialect: Dialect): Promise<Storage> {
   return storage;
 }
 
+async function runOnPg(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A private PostgreSQL schema, dropped when the file's tests end. */
+async function createPgSchema(): Promise<string> {
+  const schema = `t_${process.pid}_${randomBase62(8).toLowerCase()}`;
+  await runOnPg(`create schema ${schema}`);
+  cleanups.push(() => runOnPg(`drop schema ${schema} cascade`));
+  return schema;
+}
+
 async function openTestStorage(dialect: Dialect): Promise<Storage> {
   if (dialect === "sqlite") {
     const storage = openStorage({ databaseUrl: null, sqliteFile: ":memory:" });
     cleanups.push(() => storage.close());
     return storage;
   }
-  const schema = `t_${process.pid}_${randomBase62(8).toLowerCase()}`;
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  await admin.end();
-  const storage = openStorage({ databaseUrl: PG_URL, pgSchema: schema, poolSize: 4 });
-  cleanups.push(async () => {
-    await storage.close();
-    const dropper = new pg.Client({ connectionString: PG_URL });
-    await dropper.connect();
-    await dropper.query(`drop schema ${schema} cascade`);
-    await dropper.end();
-  });
+  const storage = openStorage({ databaseUrl: PG_URL, pgSchema: await createPgSchema(), poolSize: 4 });
+  cleanups.push(() => storage.close());
   return storage;
+}
+
+/**
+ * Environment variables that point a separate process (the CLI, `warden serve`) at a
+ * database of its own: a fresh SQLite data folder, or a private PostgreSQL schema.
+ */
+export async function privateDatabaseEnv(dialect: Dialect): Promise<Record<string, string>> {
+  if (dialect === "sqlite") {
+    const dir = await mkdtemp(join(tmpdir(), "warden-test-"));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    return { WARDEN_DATA_DIR: dir };
+  }
+  const schema = await createPgSchema();
+  return { DATABASE_URL: `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}` };
 }
 
 export interface TestEnv {

@@ -1,0 +1,179 @@
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { pathToFileURL } from "node:url";
+import { main } from "./cli.js";
+import { DIALECTS, privateDatabaseEnv, unique } from "./test-support/harness.js";
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function warden(env: Record<string, string>, ...argv: string[]): Promise<Run> {
+  let stdout = "";
+  let stderr = "";
+  const code = await main(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env });
+  return { code, stdout, stderr };
+}
+
+async function wardenJson(env: Record<string, string>, ...argv: string[]): Promise<Record<string, unknown>> {
+  const run = await warden(env, ...argv, "--json");
+  assert.equal(run.code, 0, `${argv.join(" ")}: ${run.stderr}`);
+  return JSON.parse(run.stdout);
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+const children: ChildProcess[] = [];
+after(() => {
+  for (const child of children) child.kill("SIGTERM");
+});
+
+/** `warden serve` as a user starts it, in its own process, on a free port. */
+async function serve(env: Record<string, string>): Promise<string> {
+  const port = await freePort();
+  const cli = pathToFileURL(join(import.meta.dirname, "cli.ts")).href;
+  const script = `const { main } = await import(${JSON.stringify(cli)}); process.exitCode = await main(["serve"]);`;
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+    env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: "warn" },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  children.push(child);
+  let stderr = "";
+  child.stderr?.on("data", (chunk) => (stderr += String(chunk)));
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200; i++) {
+    try {
+      await fetch(`${base}/api/v1/openapi.json`);
+      return base;
+    } catch {
+      if (child.exitCode !== null) throw new Error(`warden serve exited: ${stderr}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  throw new Error(`warden serve did not start: ${stderr}`);
+}
+
+for (const dialect of DIALECTS) {
+  describe(`warden CLI (${dialect})`, () => {
+    test("sets up a workspace with --json output", async () => {
+      const env = await privateDatabaseEnv(dialect);
+      const email = `${unique("o")}@example.com`;
+      const slug = unique("ws");
+      assert.deepEqual(Object.keys(await wardenJson(env, "admin", "owner", "create", "--email", email)).sort(), ["email", "id"]);
+      const ws = await wardenJson(env, "admin", "workspace", "create", "--slug", slug, "--name", "Acme", "--owner", email);
+      assert.deepEqual({ slug: ws.slug, plan: ws.plan }, { slug, plan: "hobby" });
+      await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "tabs", "--name", "Tabs");
+      await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "notes", "--name", "Notes");
+      const bundle = await wardenJson(env, "admin", "bundle", "create", "--workspace", slug, "--id", "suite", "--name", "Suite", "--tools", "tabs,notes");
+      assert.deepEqual(bundle.tools, ["tabs", "notes"]);
+      const plan = await wardenJson(
+        env,
+        ...["admin", "plan", "create", "--workspace", slug, "--tool", "tabs", "--id", "pro", "--name", "Pro"],
+        ...["--billing", "subscription", "--amount-cents", "499", "--currency", "EUR", "--interval", "month", "--default"],
+      );
+      assert.deepEqual(plan, {
+        id: "pro",
+        tool: "tabs",
+        name: "Pro",
+        billing: "subscription",
+        amountCents: 499,
+        currency: "eur",
+        interval: "month",
+        default: true,
+      });
+      const key = await wardenJson(env, "admin", "key", "create", "--workspace", slug, "--env", "live");
+      assert.deepEqual(Object.keys(key).sort(), ["id", "key"]);
+      assert.match(String(key.id), /^key_[0-9A-Za-z]{24}$/);
+      assert.match(String(key.key), /^wk_live_[0-9A-Za-z]{32}$/);
+      const revoked = await wardenJson(env, "admin", "key", "revoke", "--id", String(key.id));
+      assert.equal(revoked.id, key.id);
+    });
+
+    test("refuses bad input with a message and a non-zero exit", async () => {
+      const env = await privateDatabaseEnv(dialect);
+      const email = `${unique("o")}@example.com`;
+      await wardenJson(env, "admin", "owner", "create", "--email", email);
+      const cases: [string[], number, RegExp][] = [
+        [["admin", "owner", "create", "--email", "not-an-address"], 1, /email must be an email address/],
+        [["admin", "owner", "create", "--email", email], 1, /exists already/],
+        [["admin", "owner", "create"], 2, /--email is required/],
+        [["admin", "owner", "create", "--email", email, "--bogus"], 2, /Unknown option/],
+        [["admin", "workspace", "create", "--slug", "Bad Slug", "--name", "x", "--owner", email], 1, /slug must be/],
+        [["admin", "workspace", "create", "--slug", unique("s"), "--name", "x", "--owner", "nobody@example.com"], 1, /No owner/],
+        [["admin", "workspace", "create", "--slug", unique("s"), "--name", "x", "--owner", email, "--plan", "gold"], 1, /plan must be hobby or pro/],
+        [["admin", "tool", "create", "--workspace", "missing", "--id", "t", "--name", "T"], 1, /No workspace/],
+        [["admin", "key", "create", "--workspace", "missing", "--env", "test"], 1, /No workspace/],
+        [["admin", "key", "revoke", "--id", "key_nope"], 1, /No API key/],
+        [["admin", "frobnicate"], 2, /Unknown command/],
+      ];
+      for (const [argv, code, message] of cases) {
+        const run = await warden(env, ...argv);
+        assert.equal(run.code, code, `${argv.join(" ")}: ${run.stderr}`);
+        assert.match(run.stderr, message, argv.join(" "));
+        assert.equal(run.stdout, "");
+      }
+      const json = await warden(env, "admin", "workspace", "create", "--slug", "Bad Slug", "--name", "x", "--owner", email, "--json");
+      assert.deepEqual(JSON.parse(json.stderr).error.param, "slug");
+      const key = await warden(env, "admin", "key", "create", "--workspace", unique("nope"), "--env", "staging");
+      assert.equal(key.code, 1);
+    });
+
+    test("a key revoked or an owner suspended while the server runs is refused on the next request", async () => {
+      const env = await privateDatabaseEnv(dialect);
+      const email = `${unique("o")}@example.com`;
+      const slug = unique("ws");
+      await wardenJson(env, "admin", "owner", "create", "--email", email);
+      await wardenJson(env, "admin", "workspace", "create", "--slug", slug, "--name", "Acme", "--owner", email, "--plan", "pro");
+      await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "tabs", "--name", "Tabs");
+      const key = await wardenJson(env, "admin", "key", "create", "--workspace", slug, "--env", "test");
+      const base = await serve(env);
+      const headers = { authorization: `Bearer ${key.key}`, "content-type": "application/json" };
+
+      // The README walk-through, over a real socket.
+      const created = await fetch(`${base}/api/v1/tools/tabs/grants`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ email: "ada.lovelace@gmail.com", days: 30, note: "beta tester" }),
+      });
+      assert.equal(created.status, 201);
+      const customer = await fetch(`${base}/api/v1/tools/tabs/customers/adalovelace%40gmail.com`, { headers });
+      assert.equal(customer.status, 200);
+      assert.deepEqual(((await customer.json()) as { via: string }).via, "grant");
+
+      await wardenJson(env, "admin", "owner", "suspend", "--email", email);
+      assert.equal((await fetch(`${base}/api/v1/tools/tabs/customers?limit=1`, { headers })).status, 401);
+      await wardenJson(env, "admin", "owner", "unsuspend", "--email", email);
+      assert.equal((await fetch(`${base}/api/v1/tools/tabs/customers?limit=1`, { headers })).status, 200);
+
+      await wardenJson(env, "admin", "key", "revoke", "--id", String(key.id));
+      const refused = await fetch(`${base}/api/v1/tools/tabs/customers?limit=1`, { headers });
+      assert.equal(refused.status, 401);
+      assert.equal(((await refused.json()) as { error: { type: string } }).error.type, "authentication_error");
+    });
+  });
+}
+
+test("a bad configuration value stops the command with a clear message", async () => {
+  const run = await warden({ WARDEN_LIMIT_LOOKUPS_PER_DAY: "lots" }, "admin", "owner", "create", "--email", "a@example.com");
+  assert.equal(run.code, 2);
+  assert.match(run.stderr, /WARDEN_LIMIT_LOOKUPS_PER_DAY must be a whole number/);
+});
+
+test("help lists every command", async () => {
+  const run = await warden({}, "help");
+  assert.equal(run.code, 0);
+  for (const word of ["serve", "admin owner create", "admin key revoke", "admin plan create"]) assert.ok(run.stdout.includes(word), word);
+});
