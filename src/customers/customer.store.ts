@@ -236,31 +236,40 @@ export interface KindWindow {
 
 /**
  * One page newest first across the given kinds, after `after`, each kind cut at its
- * boundary: a keyset walk of the list index. With the boundaries no query reads past
- * the newest 2,000 rows of a kind, however many customers the tool has.
+ * boundary. Each kind is its own keyset walk of the list index (a query over both kinds
+ * at once would read the tool's whole index range); with two kinds, the two walks of at
+ * most `limit` rows are merged by the database, so its own ordering decides ties.
  */
 export async function listCustomerPage(
   ex: Executor,
   scope: ToolScope,
   options: { windows: KindWindow[]; after: ListPosition | null; limit: number },
 ): Promise<(ListPosition & { kind: CustomerKind })[]> {
-  const { after, windows } = options;
-  let query = ex
-    .selectFrom("customers")
-    .select(["since", "person_id", "kind"])
-    .where("workspace_id", "=", scope.workspaceId)
-    .where("env", "=", scope.env)
-    .where("tool_id", "=", scope.toolId)
-    .where(
-      sql<boolean>`(${sql.join(
-        windows.map(({ kind, boundary }) =>
-          boundary ? sql`(kind = ${kind} and (since, person_id) >= (${boundary.since}, ${boundary.personId}))` : sql`kind = ${kind}`,
-        ),
-        sql` or `,
-      )})`,
-    );
-  if (after) query = query.where(sql<boolean>`(since, person_id) < (${after.since}, ${after.personId})`);
-  const rows = await query.orderBy("since", "desc").orderBy("person_id", "desc").limit(options.limit).execute();
+  const { after, limit } = options;
+  const walks = options.windows.map(({ kind, boundary }) => {
+    let query = ex
+      .selectFrom("customers")
+      .select(["since", "person_id", "kind"])
+      .where("workspace_id", "=", scope.workspaceId)
+      .where("env", "=", scope.env)
+      .where("tool_id", "=", scope.toolId)
+      .where("kind", "=", kind);
+    if (after) query = query.where(sql<boolean>`(since, person_id) < (${after.since}, ${after.personId})`);
+    if (boundary) query = query.where(sql<boolean>`(since, person_id) >= (${boundary.since}, ${boundary.personId})`);
+    return query.orderBy("since", "desc").orderBy("person_id", "desc").limit(limit);
+  });
+  const [first, ...others] = walks;
+  if (!first) return [];
+  let rows: { since: number; person_id: string; kind: CustomerKind }[];
+  if (others.length === 0) {
+    rows = await first.execute();
+  } else {
+    let merged = ex.selectFrom(first.as("w0")).selectAll();
+    others.forEach((walk, i) => {
+      merged = merged.unionAll(ex.selectFrom(walk.as(`w${i + 1}`)).selectAll());
+    });
+    rows = await ex.selectFrom(merged.as("m")).selectAll().orderBy("since", "desc").orderBy("person_id", "desc").limit(limit).execute();
+  }
   return rows.map((r) => ({ since: Number(r.since), personId: r.person_id, kind: r.kind }));
 }
 
