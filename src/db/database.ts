@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import SQLite from "better-sqlite3";
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Transaction } from "kysely";
+import { Kysely, type LogConfig, type LogEvent, Migrator, PostgresDialect, SqliteDialect, sql, type Transaction } from "kysely";
 import pg from "pg";
 import { migrations } from "./migrations/index.js";
 import type { Database } from "./schema.js";
@@ -27,6 +27,8 @@ export interface StorageOptions {
   /** PostgreSQL schema to use (tests give each file its own). */
   pgSchema?: string;
   poolSize?: number;
+  /** Called with every query that runs (tests use it to check query plans). */
+  onQuery?: (sql: string, parameters: readonly unknown[]) => void;
 }
 
 // node-pg returns int8 as a string because it can exceed 2^53; our int8 columns hold
@@ -37,6 +39,14 @@ const pgTypes = {
     oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
+function queryLogger(options: StorageOptions): LogConfig | undefined {
+  const { onQuery } = options;
+  if (!onQuery) return undefined;
+  return (event: LogEvent) => {
+    if (event.level === "query") onQuery(event.query.sql, event.query.parameters);
+  };
+}
+
 export function openStorage(options: StorageOptions): Storage {
   if (options.databaseUrl) {
     const pool = new pg.Pool({
@@ -45,7 +55,7 @@ export function openStorage(options: StorageOptions): Storage {
       types: pgTypes,
       ...(options.pgSchema ? { options: `-c search_path=${options.pgSchema}` } : {}),
     });
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: queryLogger(options) });
     return { db, dialect: "postgres", close: () => db.destroy() };
   }
   let file = options.sqliteFile;
@@ -61,7 +71,7 @@ export function openStorage(options: StorageOptions): Storage {
   sqlite.pragma("busy_timeout = 5000");
   sqlite.pragma("synchronous = NORMAL");
   sqlite.pragma("foreign_keys = ON");
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), log: queryLogger(options) });
   return { db, dialect: "sqlite", close: () => db.destroy() };
 }
 
