@@ -1,0 +1,53 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { testApi, testServices } from "../test-support/harness.js";
+import { openApiDocumentOf } from "../test-support/openapi-check.js";
+
+test("the OpenAPI 3.1 document is valid and describes exactly the five operations", async () => {
+  const { services } = await testServices("sqlite");
+  const api = await testApi(services);
+  const served = await api.request({ url: "/api/v1/openapi.json" });
+  assert.equal(served.statusCode, 200);
+  const doc = served.json();
+  assert.equal(doc.openapi, "3.1.0");
+  assert.deepEqual(doc, JSON.parse(JSON.stringify(await openApiDocumentOf(api.app))));
+
+  const operations = Object.entries(doc.paths as Record<string, Record<string, { operationId: string; responses: Record<string, unknown> }>>).flatMap(
+    ([path, methods]) => Object.entries(methods).map(([method, op]) => ({ path, method, op })),
+  );
+  assert.deepEqual(operations.map((o) => `${o.method.toUpperCase()} ${o.path} ${o.op.operationId}`).sort(), [
+    "DELETE /api/v1/tools/{tool}/grants/{id} revokeGrant",
+    "GET /api/v1/tools/{tool}/customers listCustomers",
+    "GET /api/v1/tools/{tool}/customers/{email} retrieveCustomer",
+    "GET /api/v1/tools/{tool}/grants listGrants",
+    "POST /api/v1/tools/{tool}/grants createGrant",
+  ]);
+  for (const { op } of operations) {
+    for (const status of ["400", "401", "404", "429", "500"]) {
+      assert.deepEqual(op.responses[status], {
+        description: "Every error answer has this shape",
+        content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+      });
+    }
+  }
+  assert.deepEqual(doc.security, [{ apiKey: [] }]);
+  assert.deepEqual(doc.components.schemas.CustomerPage.properties.next_cursor.anyOf[1], { type: "null" });
+});
+
+test("the reference page and its assets are served locally, with nothing fetched from elsewhere", async () => {
+  const { services } = await testServices("sqlite");
+  const api = await testApi(services);
+  const page = await api.app.inject({ url: "/api/v1/docs/" });
+  assert.equal(page.statusCode, 200);
+  assert.match(String(page.headers["content-type"]), /text\/html/);
+  const assets = [...page.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] as string);
+  assert.ok(assets.length > 0);
+  for (const asset of assets) {
+    assert.doesNotMatch(asset, /^(https?:)?\/\//, `external asset ${asset}`);
+    const url = new URL(asset, "http://localhost/api/v1/docs/").pathname;
+    const response = await api.app.inject({ url });
+    assert.equal(response.statusCode, 200, url);
+  }
+  const initializer = await api.app.inject({ url: "/api/v1/docs/static/swagger-initializer.js" });
+  assert.equal(initializer.statusCode, 200);
+});
