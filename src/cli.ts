@@ -5,6 +5,7 @@ import { parseArgs } from "node:util";
 import { systemClock } from "./clock.js";
 import { type Config, ConfigError, parseConfig } from "./config.js";
 import { ApiError, typeOf } from "./errors/errors.js";
+import { importFile } from "./import/import.service.js";
 import { startServer } from "./server.js";
 import { createServices, type Services } from "./services.js";
 import {
@@ -171,6 +172,19 @@ export const commands: Record<string, Command> = {
     async run({ db, clock }, v) {
       const revoked = await revokeKey(db, clock, { id: str(v, "id") });
       return { json: { id: revoked.id, revoked_at: new Date(revoked.revokedAt).toISOString() }, text: `Revoked ${revoked.id}.` };
+    },
+  },
+  "admin import": {
+    usage: "warden admin import --workspace S --env test|live FILE",
+    options: { workspace: { type: "string" }, env: { type: "string" } },
+    required: ["workspace", "env"],
+    positionals: 1,
+    async run({ db, clock }, v, [file]) {
+      const counts = await importFile(db, clock, { workspace: str(v, "workspace"), env: str(v, "env"), path: file as string });
+      const summary = Object.entries(counts)
+        .map(([kind, n]) => `${kind}: ${n}`)
+        .join(", ");
+      return { json: counts, text: `Imported ${summary}.` };
     },
   },
 };

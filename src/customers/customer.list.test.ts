@@ -3,6 +3,7 @@ import { describe, test } from "node:test";
 import { DAY_MS } from "../clock.js";
 import { insertGrant } from "../grants/grant.store.js";
 import { newId } from "../ids.js";
+import { importNdjson } from "../import/import.service.js";
 import { DIALECTS, seedWorkspace, type TestApi, type TestEnv, testApi, testServices, type Workspace } from "../test-support/harness.js";
 import { createTool } from "../workspaces/workspace.service.js";
 import { syncCustomer, toolScope } from "./customer.service.js";
@@ -160,6 +161,30 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(
         rows.map((r) => [r.email, r.since]),
         [["early@example.com", firstGrantAt]],
+      );
+    });
+
+    test("a team purchase's buyer, who holds nothing by it, is listed from when they signed in", async () => {
+      const env = await testServices(dialect);
+      const { services, clock } = env;
+      const ws = await seedWorkspace(services);
+      const api = await testApi(services);
+      const bought = new Date(clock.now() - 10 * DAY_MS).toISOString();
+      const signedIn = new Date(clock.now() - DAY_MS).toISOString();
+      await importNdjson(services.db, clock, {
+        workspace: ws.slug,
+        env: "test",
+        text: [
+          { type: "licence", email: "it@example.org", tool: ws.tool, seats: 3, purchased_at: bought },
+          { type: "account", email: "it@example.org", signed_in_at: signedIn, tools: [ws.tool] },
+        ]
+          .map((line) => JSON.stringify(line))
+          .join("\n"),
+      });
+      const rows = (await walk(api, ws, "entitled=false")).rows;
+      assert.deepEqual(
+        rows.map((r) => [r.email, r.since, r.entitled]),
+        [["it@example.org", signedIn, false]],
       );
     });
 

@@ -2,9 +2,9 @@ import { toIso } from "../clock.js";
 import type { Executor } from "../db/database.js";
 import type { Env, ProductKind } from "../db/schema.js";
 import { notFound } from "../errors/errors.js";
+import { decodeCursor, encodeCursor } from "../http/cursor.js";
 import type { RequestContext } from "../services.js";
 import { findTool, listBundlesNaming, listBundleTools } from "../workspaces/workspace.store.js";
-import { type CursorContext, decodeCursor, encodeCursor } from "./cursor.js";
 import type { Customer, CustomerListItem, ListCustomersQuery } from "./customer.schema.js";
 import {
   type CustomerRow,
@@ -123,13 +123,10 @@ export async function listCustomers(ctx: RequestContext, toolId: string, query: 
   const { db, clock, limits, cursorKey } = ctx.services;
   const limit = query.limit ?? 50;
   const scope = await requireToolScope(db, ctx.principal, toolId);
-  const cursorContext: CursorContext = {
-    workspaceId: scope.workspaceId,
-    env: scope.env,
-    toolId,
-    filter: query.entitled === undefined ? "all" : query.entitled ? "entitled" : "not_entitled",
-  };
-  const after = query.cursor === undefined ? null : decodeCursor(cursorKey, cursorContext, query.cursor);
+  const filter = query.entitled === undefined ? "all" : query.entitled ? "entitled" : "not_entitled";
+  const cursorContext = `customers|${scope.workspaceId}|${scope.env}|${toolId}|${filter}`;
+  const position = query.cursor === undefined ? null : decodeCursor(cursorKey, cursorContext, query.cursor);
+  const after = position && { since: position.at, personId: position.id };
 
   let now = clock.now();
   await limits.countListPage(db, ctx.principal, now);
@@ -165,5 +162,5 @@ export async function listCustomers(ctx: RequestContext, toolId: string, query: 
 
   const last = page[page.length - 1];
   const hasMore = rows.length > limit;
-  return { data, has_more: hasMore, next_cursor: hasMore && last ? encodeCursor(cursorKey, cursorContext, last) : null };
+  return { data, has_more: hasMore, next_cursor: hasMore && last ? encodeCursor(cursorKey, cursorContext, { at: last.since, id: last.personId }) : null };
 }

@@ -69,6 +69,7 @@ export interface Entitlement {
 
 // Stripe's statuses that still give access (decisions.md).
 const ENTITLING_STATUSES = new Set(["trialing", "active", "past_due"]);
+const NEVER_STARTED = new Set(["incomplete", "incomplete_expired"]);
 
 export function subscriptionRuns(s: Pick<SubscriptionSource, "status" | "endedAt">): boolean {
   return s.endedAt === null && ENTITLING_STATUSES.has(s.status);
@@ -128,7 +129,13 @@ export function computeEntitlement(sources: Sources, now: number): Entitlement {
     heldUntil = ends.includes(null) ? null : Math.max(...(ends as number[]));
   }
 
-  const starts = [...sources.licences.map((l) => l.purchasedAt), ...sources.subscriptions.map((s) => s.createdAt), ...sources.grants.map((g) => g.startsAt)];
+  // Only sources that gave access count for "first held": a team purchase entitles its
+  // buyer to nothing, and an incomplete subscription never started.
+  const starts = [
+    ...sources.licences.filter((l) => !isTeam(l.seats)).map((l) => l.purchasedAt),
+    ...sources.subscriptions.filter((s) => !isTeam(s.seats) && !NEVER_STARTED.has(s.status)).map((s) => s.createdAt),
+    ...sources.grants.map((g) => g.startsAt),
+  ];
 
   return {
     entitled: via !== null,

@@ -2,6 +2,8 @@ import { sql } from "kysely";
 import type { Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
 
+const RUNNING = ["trialing", "active", "past_due"];
+
 /**
  * Passes held now in a workspace environment (decisions.md): live grants and trials,
  * active or suspended licences (a team purchase itself is none; its seats are), and
@@ -18,13 +20,35 @@ export async function countPassesHeld(ex: Executor, workspaceId: string, env: En
     .where("starts_at", "<=", now)
     .where((eb) => eb.or([eb("ends_at", "is", null), eb("ends_at", ">", now)]))
     .limit(cap);
+  // A seat is a pass only while its team purchase still stands.
   const licences = ex
-    .selectFrom("licences")
+    .selectFrom("licences as l")
     .select(sql<number>`1`.as("one"))
-    .where("workspace_id", "=", workspaceId)
-    .where("env", "=", env)
-    .where("status", "in", ["active", "suspended"])
-    .where((eb) => eb.or([eb("seats", "is", null), eb("seats", "=", 0)]))
+    .where("l.workspace_id", "=", workspaceId)
+    .where("l.env", "=", env)
+    .where("l.status", "in", ["active", "suspended"])
+    .where((eb) => eb.or([eb("l.seats", "is", null), eb("l.seats", "=", 0)]))
+    .where((eb) =>
+      eb.or([
+        eb("l.team_licence_id", "is", null),
+        eb.exists(eb.selectFrom("licences as t").select("t.id").whereRef("t.id", "=", "l.team_licence_id").where("t.status", "in", ["active", "suspended"])),
+      ]),
+    )
+    .where((eb) =>
+      eb.or([
+        eb("l.team_subscription_id", "is", null),
+        eb.exists(
+          eb
+            .selectFrom("subscriptions as s")
+            .select("s.id")
+            .whereRef("s.workspace_id", "=", "l.workspace_id")
+            .whereRef("s.env", "=", "l.env")
+            .whereRef("s.id", "=", "l.team_subscription_id")
+            .where("s.ended_at", "is", null)
+            .where("s.status", "in", RUNNING),
+        ),
+      ]),
+    )
     .limit(cap);
   const subscriptions = ex
     .selectFrom("subscriptions")
@@ -32,7 +56,7 @@ export async function countPassesHeld(ex: Executor, workspaceId: string, env: En
     .where("workspace_id", "=", workspaceId)
     .where("env", "=", env)
     .where("ended_at", "is", null)
-    .where("status", "in", ["trialing", "active", "past_due"])
+    .where("status", "in", RUNNING)
     .where((eb) => eb.or([eb("seats", "is", null), eb("seats", "=", 0)]))
     .limit(cap);
   let total = 0;

@@ -1,0 +1,95 @@
+import type { Executor } from "../db/database.js";
+import type { Env, ProductKind } from "../db/schema.js";
+
+export type LicenceStatus = "active" | "suspended" | "revoked";
+
+export interface Licence {
+  id: string;
+  workspaceId: string;
+  env: Env;
+  personId: string;
+  productKind: ProductKind;
+  productId: string;
+  planId: string | null;
+  status: LicenceStatus;
+  purchasedAt: number;
+  amountCents: number | null;
+  currency: string | null;
+  paymentIntent: string | null;
+  checkoutSession: string | null;
+  /** A team purchase when above 0: it entitles its buyer to nothing; its seats are licences. */
+  seats: number | null;
+  teamLicenceId: string | null;
+  teamSubscriptionId: string | null;
+  createdAt: number;
+}
+
+export async function insertLicence(ex: Executor, licence: Licence): Promise<void> {
+  await ex
+    .insertInto("licences")
+    .values({
+      id: licence.id,
+      workspace_id: licence.workspaceId,
+      env: licence.env,
+      person_id: licence.personId,
+      product_kind: licence.productKind,
+      product_id: licence.productId,
+      plan_id: licence.planId,
+      status: licence.status,
+      purchased_at: licence.purchasedAt,
+      amount_cents: licence.amountCents,
+      currency: licence.currency,
+      payment_intent: licence.paymentIntent,
+      checkout_session: licence.checkoutSession,
+      seats: licence.seats,
+      team_licence_id: licence.teamLicenceId,
+      team_subscription_id: licence.teamSubscriptionId,
+      created_at: licence.createdAt,
+    })
+    .execute();
+}
+
+/**
+ * A licence by id in any workspace: licence ids are unique across the service, so a
+ * caller that must not reuse one needs to see other workspaces' too.
+ */
+export async function findLicenceById(ex: Executor, id: string): Promise<Licence | null> {
+  const r = await ex.selectFrom("licences").selectAll().where("id", "=", id).executeTakeFirst();
+  if (!r) return null;
+  return {
+    id: r.id,
+    workspaceId: r.workspace_id,
+    env: r.env,
+    personId: r.person_id,
+    productKind: r.product_kind,
+    productId: r.product_id,
+    planId: r.plan_id,
+    status: r.status,
+    purchasedAt: Number(r.purchased_at),
+    amountCents: r.amount_cents === null ? null : Number(r.amount_cents),
+    currency: r.currency,
+    paymentIntent: r.payment_intent,
+    checkoutSession: r.checkout_session,
+    seats: r.seats === null ? null : Number(r.seats),
+    teamLicenceId: r.team_licence_id,
+    teamSubscriptionId: r.team_subscription_id,
+    createdAt: Number(r.created_at),
+  };
+}
+
+/** Seats in use of a team licence or team subscription: a revoked seat frees its place. */
+export async function countSeats(
+  ex: Executor,
+  scope: { workspaceId: string; env: Env },
+  team: { teamLicenceId: string } | { teamSubscriptionId: string },
+): Promise<number> {
+  let query = ex
+    .selectFrom("licences")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("status", "!=", "revoked");
+  query = "teamLicenceId" in team ? query.where("team_licence_id", "=", team.teamLicenceId) : query.where("team_subscription_id", "=", team.teamSubscriptionId);
+  const row = await query.executeTakeFirstOrThrow();
+  return Number(row.n);
+}
