@@ -13,6 +13,18 @@ import { renderError } from "./http/error.handler.js";
 import { validatorCompiler } from "./http/validation.js";
 import { newId } from "./ids.js";
 import type { Services } from "./services.js";
+import { webhookRoutes } from "./webhooks/webhook.routes.js";
+import {
+  CreatedWebhookEndpoint,
+  Delivery,
+  DeliveryPage,
+  Queued,
+  SentExample,
+  WebhookEndpoint,
+  WebhookEndpointList,
+  WebhookEvent,
+  WebhookEventPage,
+} from "./webhooks/webhook.schema.js";
 
 export const API_PREFIX = "/api/v1";
 // Grant bodies are a few hundred bytes; anything near this is not a real request.
@@ -33,7 +45,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     requestIdHeader: false,
     trustProxy: services.config.trustProxy,
     bodyLimit: BODY_LIMIT_BYTES,
-    routerOptions: { ignoreTrailingSlash: true },
+    // An address may be 254 characters, and it is a path parameter of retrieve-a-customer.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
+    // Errors Fastify raises before routing (a malformed URL) take the same shape as ours.
+    frameworkErrors: renderError(services.clock),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
@@ -47,7 +62,26 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     reply.header("Request-Id", request.id);
   });
 
-  for (const schema of [ErrorBody, CustomerListItem, CustomerPage, Customer, Grant, GrantList, RevokedGrant]) app.addSchema(schema);
+  for (const schema of [
+    ErrorBody,
+    CustomerListItem,
+    CustomerPage,
+    Customer,
+    Grant,
+    GrantList,
+    RevokedGrant,
+    WebhookEndpoint,
+    CreatedWebhookEndpoint,
+    WebhookEndpointList,
+    Queued,
+    WebhookEvent,
+    WebhookEventPage,
+    Delivery,
+    DeliveryPage,
+    SentExample,
+  ]) {
+    app.addSchema(schema);
+  }
 
   await app.register(swagger, {
     openapi: {
@@ -70,7 +104,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   // Every path the API serves answers 405 (with Allow) to the methods it does not serve.
   const methodsByPath = new Map<string, Set<string>>();
   app.addHook("onRoute", (route) => {
-    if (!route.url.startsWith(`${API_PREFIX}/tools`)) return;
+    if (!route.url.startsWith(`${API_PREFIX}/tools`) && !route.url.startsWith(`${API_PREFIX}/webhooks`)) return;
     const methods = methodsByPath.get(route.url) ?? new Set<string>();
     for (const m of [route.method].flat()) methods.add(m);
     methodsByPath.set(route.url, methods);
@@ -81,6 +115,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       requireApiKey(api, services);
       await api.register(customerRoutes, { services });
       await api.register(grantRoutes, { services });
+      await api.register(webhookRoutes, { services });
     },
     { prefix: API_PREFIX },
   );

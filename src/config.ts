@@ -22,13 +22,22 @@ export interface Config {
   dataDir: string;
   /** Workspace addresses are `<slug>.<domain>`; null means Host names no workspace. */
   domain: string | null;
-  /** Trust the left-most X-Forwarded-For address as the client's (only behind a proxy you run). */
-  trustProxy: boolean;
+  /**
+   * Which hops of X-Forwarded-For to believe (Fastify's trustProxy), or false for none:
+   * the client is the address that the proxies you run appended.
+   */
+  trustProxy: false | TrustProxy;
   logLevel: string;
+  /** Seals webhook secrets at rest; null means a development key kept in the data folder. */
+  secretKey: string | null;
+  /** Allow webhook endpoints on loopback and private networks (local development, tests). */
+  allowPrivateWebhooks: boolean;
+  /** Run the webhook delivery worker inside `warden serve` (one or more processes may). */
+  deliveryWorker: boolean;
   limits: Readonly<Limits>;
 }
 
-export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
+const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   keyRequestsPerMin: 600,
   wrongKeysPerMin: 30,
   listPagesPerMin: 30,
@@ -65,11 +74,23 @@ function readInteger(env: Env, name: string, fallback: number, min: number, max:
   return value;
 }
 
-function readBoolean(env: Env, name: string): boolean {
+/** Fastify's trust function: whether the address `hop` steps from the socket is a proxy of ours. */
+export type TrustProxy = (address: string, hop: number) => boolean;
+
+// Trusting every hop would take the left-most X-Forwarded-For entry, which the client
+// writes itself when the proxy appends to the header (nginx, most load balancers):
+// anyone could pick a fresh source address per request and dodge the wrong-key limit.
+// So `true` means the one proxy you run, and a chain of them is given as a number of
+// hops. A function, because Fastify 5 reads a bare number as "trust nothing".
+function readTrustProxy(env: Env): false | TrustProxy {
+  const name = "WARDEN_TRUST_PROXY";
   const raw = env[name];
-  if (raw === undefined || raw === "" || raw === "0" || raw === "false") return false;
-  if (raw === "1" || raw === "true") return true;
-  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+  if (raw === undefined || raw === "" || raw === "false") return false;
+  const hops = raw === "true" ? 1 : /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(hops >= 0 && hops <= 10)) throw new ConfigError(`${name} must be true, false or a number of proxies (0 to 10), got "${raw}"`);
+  if (hops === 0) return false;
+  const trust: TrustProxy = (_address, hop) => hop < hops;
+  return trust;
 }
 
 function readDatabaseUrl(env: Env): string | null {
@@ -90,6 +111,20 @@ function readDomain(env: Env): string | null {
   return raw;
 }
 
+function readFlag(env: Env, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === "" || raw === "0" || raw === "false") return false;
+  if (raw === "1" || raw === "true") return true;
+  throw new ConfigError(`${name} must be 1/true or 0/false, got "${raw}"`);
+}
+
+function readSecretKey(env: Env): string | null {
+  const raw = env.WARDEN_SECRET_KEY;
+  if (raw === undefined || raw === "") return null;
+  if (raw.length < 32) throw new ConfigError("WARDEN_SECRET_KEY must be at least 32 characters (e.g. openssl rand -base64 32)");
+  return raw;
+}
+
 export function parseConfig(env: Env): Readonly<Config> {
   const limits = {} as Limits;
   for (const [key, variable] of Object.entries(LIMIT_VARIABLES) as [keyof Limits, string][]) {
@@ -101,8 +136,11 @@ export function parseConfig(env: Env): Readonly<Config> {
     databaseUrl: readDatabaseUrl(env),
     dataDir: env.WARDEN_DATA_DIR || "./data",
     domain: readDomain(env),
-    trustProxy: readBoolean(env, "WARDEN_TRUST_PROXY"),
+    trustProxy: readTrustProxy(env),
     logLevel: env.LOG_LEVEL || "info",
+    secretKey: readSecretKey(env),
+    allowPrivateWebhooks: readFlag(env, "WARDEN_ALLOW_PRIVATE_WEBHOOKS"),
+    deliveryWorker: env.WARDEN_DELIVERY_WORKER === undefined || env.WARDEN_DELIVERY_WORKER === "" ? true : readFlag(env, "WARDEN_DELIVERY_WORKER"),
     limits: Object.freeze(limits),
   });
 }

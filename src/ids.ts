@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
@@ -14,7 +14,7 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-export type IdPrefix = "gr" | "lic" | "key" | "evt" | "ep" | "dlv" | "ws" | "own" | "psn" | "pln" | "dev" | "sub" | "req";
+export type IdPrefix = "gr" | "lic" | "key" | "evt" | "ep" | "dlv" | "att" | "ws" | "own" | "psn" | "pln" | "dev" | "sub" | "req";
 
 /** Prefixed ids as decided in decisions.md: `gr_` + 24 base62 characters (142 bits). */
 export function newId(prefix: IdPrefix): string {
@@ -23,4 +23,19 @@ export function newId(prefix: IdPrefix): string {
 
 export function isId(prefix: IdPrefix, value: string): boolean {
   return new RegExp(`^${prefix}_[0-9A-Za-z]{24}$`).test(value);
+}
+
+/**
+ * An id derived from the fact it names, so that the same fact reported twice (by the
+ * payment processor and by the dashboard) gets the same id: base62 of a SHA-256.
+ */
+export function derivedId(prefix: IdPrefix, fact: string): string {
+  const digest = createHash("sha256").update(fact).digest();
+  let value = BigInt(`0x${digest.toString("hex")}`);
+  let out = "";
+  for (let i = 0; i < 24; i++) {
+    out += BASE62[Number(value % 62n)];
+    value /= 62n;
+  }
+  return `${prefix}_${out}`;
 }

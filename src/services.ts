@@ -1,10 +1,13 @@
 import { randomBytes } from "node:crypto";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import type { Principal } from "./auth/key.service.js";
 import type { Clock } from "./clock.js";
 import type { Config } from "./config.js";
 import { type Db, type Dialect, migrateToLatest, openStorage, type Storage } from "./db/database.js";
 import { ensureSetting } from "./db/settings.store.js";
 import { LimitsService } from "./limits/limits.service.js";
+import { SecretBox } from "./webhooks/secret-box.js";
 
 /** Everything the use cases need, built once and handed to routes and commands. */
 export interface Services {
@@ -15,6 +18,9 @@ export interface Services {
   limits: LimitsService;
   /** HMAC key for list cursors, shared by every process through the database. */
   cursorKey: Buffer;
+  /** Seals secrets at rest under WARDEN_SECRET_KEY. */
+  secretBox: SecretBox;
+  signals: Signals;
   close(): Promise<void>;
 }
 
@@ -22,6 +28,44 @@ export interface Services {
 export interface RequestContext {
   services: Services;
   principal: Principal;
+}
+
+/** In-process nudges: an event was written, so the delivery worker should look now rather than at its next poll. */
+export class Signals {
+  private readonly deliveryListeners = new Set<() => void>();
+
+  onDelivery(listener: () => void): () => void {
+    this.deliveryListeners.add(listener);
+    return () => this.deliveryListeners.delete(listener);
+  }
+
+  wakeDelivery(): void {
+    for (const listener of this.deliveryListeners) listener();
+  }
+}
+
+/**
+ * Without WARDEN_SECRET_KEY a key is made once and kept in the data folder, so a local
+ * start just works. Production sets WARDEN_SECRET_KEY (the README says so): a key beside
+ * the database it protects protects little, and several processes must share one key.
+ */
+async function loadDevelopmentSecretKey(dataDir: string): Promise<string> {
+  const file = join(dataDir, "secret.key");
+  try {
+    return (await readFile(file, "utf8")).trim();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+  await mkdir(dataDir, { recursive: true });
+  const key = randomBytes(32).toString("base64");
+  try {
+    await writeFile(file, `${key}\n`, { mode: 0o600, flag: "wx" });
+    return key;
+  } catch (error) {
+    // Another process made it first: use theirs.
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return (await readFile(file, "utf8")).trim();
+    throw error;
+  }
 }
 
 export async function createServices(config: Readonly<Config>, options: { clock: Clock; storage?: Storage }): Promise<Services> {
@@ -36,6 +80,8 @@ export async function createServices(config: Readonly<Config>, options: { clock:
       clock: options.clock,
       limits: new LimitsService(config.limits),
       cursorKey: Buffer.from(cursorSecret, "base64"),
+      secretBox: new SecretBox(config.secretKey ?? (await loadDevelopmentSecretKey(config.dataDir))),
+      signals: new Signals(),
       close: () => storage.close(),
     };
   } catch (error) {

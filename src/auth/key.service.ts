@@ -33,7 +33,7 @@ export async function createApiKey(db: Db, clock: Clock, input: { workspaceId: s
   return { id, key };
 }
 
-export interface AuthenticateInput {
+interface AuthenticateInput {
   authorization: string | undefined;
   /** The workspace slug that the request's Host names, or null when it names none. */
   hostSlug: string | null;
@@ -54,7 +54,8 @@ export async function authenticate(db: Db, clock: Clock, limits: LimitsService, 
   if (header === undefined || header.trim() === "") {
     throw failed("No API key. Send the header Authorization: Bearer <API_KEY>.");
   }
-  const match = /^Bearer (\S+)$/.exec(header);
+  // The auth scheme is case-insensitive in HTTP (RFC 9110 §11.1); the key itself is not.
+  const match = /^Bearer (\S+)$/i.exec(header);
   const presented = match?.[1];
 
   const wrongKey = async (message: string): Promise<never> => {

@@ -2,7 +2,7 @@ import type { Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
 import type { ServicePlan } from "../workspaces/workspace.types.js";
 
-export interface StoredKey {
+interface StoredKey {
   id: string;
   hash: string;
   env: Env;
@@ -12,7 +12,7 @@ export interface StoredKey {
   workspacePlan: ServicePlan;
 }
 
-export interface KeyOwner {
+interface KeyOwner {
   id: string;
   suspended: boolean;
 }

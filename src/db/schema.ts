@@ -8,6 +8,9 @@
 // - customer: one row per (tool, person) that has ever held the tool or signed in to it;
 //   it keeps `since` and the current kind so that listing is an index walk.
 // - counter: a windowed count for a limit.
+// - event: a fact reported to the vendor, stored whether or not anyone listens.
+// - webhook endpoint: a vendor URL with its signing secret (sealed) and event choice.
+// - delivery: one event owed to one endpoint, with its attempts (the delivery log).
 // Times are epoch milliseconds (bigint); booleans are 0/1 integers, the same on
 // SQLite and PostgreSQL.
 
@@ -188,6 +191,63 @@ export interface IdempotencyKeysTable {
   created_at: number;
 }
 
+export interface EventsTable {
+  workspace_id: string;
+  env: Env;
+  id: string;
+  type: string;
+  body: string;
+  example: number;
+  created_at: number;
+}
+
+export interface WebhookEndpointsTable {
+  id: string;
+  workspace_id: string;
+  env: Env;
+  url: string;
+  event_types: string | null;
+  secret_sealed: string;
+  enabled: number;
+  disabled_reason: string | null;
+  disabled_at: number | null;
+  last_success_at: number | null;
+  failing_since: number | null;
+  created_at: number;
+  removed_at: number | null;
+}
+
+export type DeliveryStatus = "pending" | "succeeded" | "failed";
+
+export interface DeliveriesTable {
+  id: string;
+  workspace_id: string;
+  env: Env;
+  endpoint_id: string;
+  event_id: string;
+  status: DeliveryStatus;
+  attempts: number;
+  one_shot: number;
+  next_attempt_at: number | null;
+  locked_until: number | null;
+  locked_by: string | null;
+  last_attempt_at: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: number;
+}
+
+export interface DeliveryAttemptsTable {
+  id: string;
+  delivery_id: string;
+  attempted_at: number;
+  duration_ms: number;
+  status_code: number | null;
+  response_body: string | null;
+  error: string | null;
+  manual: number;
+}
+
 export interface Database {
   owners: OwnersTable;
   workspaces: WorkspacesTable;
@@ -206,4 +266,8 @@ export interface Database {
   devices: DevicesTable;
   customers: CustomersTable;
   idempotency_keys: IdempotencyKeysTable;
+  events: EventsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  deliveries: DeliveriesTable;
+  delivery_attempts: DeliveryAttemptsTable;
 }

@@ -2,11 +2,12 @@
 // decides the HTTP status and the specification's error type in one exhaustive switch,
 // and `renderError` (in error.handler.ts) is the only place that writes an error body.
 
-export type ErrorType = "invalid_request_error" | "authentication_error" | "plan_limit_error" | "not_found" | "rate_limit_error" | "api_error";
+type ErrorType = "invalid_request_error" | "authentication_error" | "plan_limit_error" | "not_found" | "rate_limit_error" | "api_error";
 
 export type ErrorCode =
   | "invalid_parameter"
   | "malformed_body"
+  | "malformed_request"
   | "unsupported_media_type"
   | "body_too_large"
   | "method_not_allowed"
@@ -22,6 +23,7 @@ export function statusOf(code: ErrorCode): number {
   switch (code) {
     case "invalid_parameter":
     case "malformed_body":
+    case "malformed_request":
     case "idempotency_mismatch":
       return 400;
     case "authentication_failed":
@@ -48,6 +50,7 @@ export function typeOf(code: ErrorCode): ErrorType {
   switch (code) {
     case "invalid_parameter":
     case "malformed_body":
+    case "malformed_request":
     case "unsupported_media_type":
     case "body_too_large":
     case "method_not_allowed":
@@ -68,7 +71,7 @@ export function typeOf(code: ErrorCode): ErrorType {
 }
 
 /** Rate-limit facts for the Retry-After and RateLimit-* headers of a 429. */
-export interface RateLimitInfo {
+interface RateLimitInfo {
   limit: number;
   remaining: number;
   /** Epoch milliseconds when the window resets. */

@@ -42,11 +42,18 @@ export function toApiError(error: unknown): ApiError {
     FST_ERR_CTP_EMPTY_JSON_BODY: ["malformed_body", "The request body is empty; send a JSON object."],
     FST_ERR_CTP_INVALID_JSON_BODY: ["malformed_body", "The request body is not valid JSON."],
     FST_ERR_CTP_INVALID_CONTENT_LENGTH: ["malformed_body", "Content-Length does not match the body."],
+    FST_ERR_BAD_URL: ["malformed_request", "The URL cannot be decoded: check its percent-encoding."],
+    FST_ERR_MAX_PARAM_LENGTH: ["malformed_request", "A part of the URL path is too long."],
   };
   const known = fe.code ? byFastifyCode[fe.code] : undefined;
   if (known) return new ApiError(known[0], known[1]);
   if (error instanceof SyntaxError || (fe.statusCode === 400 && typeof fe.code === "string" && fe.code.startsWith("FST_ERR_CTP"))) {
     return new ApiError("malformed_body", "The request body is not valid JSON.");
+  }
+  // Any other complaint of Fastify's about the request is the client's fault, not a
+  // service failure: answering 500 would invite a retry that fails the same way.
+  if (typeof fe.code === "string" && fe.code.startsWith("FST_ERR") && typeof fe.statusCode === "number" && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return new ApiError("malformed_request", "The request is not valid HTTP for this API.");
   }
   return new ApiError("internal", "internal");
 }
@@ -55,9 +62,14 @@ function headerName(lower: string): string {
   return lower.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase());
 }
 
-/** The one place that writes an error answer. 5xx answers never carry the cause. */
+/**
+ * The one place that writes an error answer. 5xx answers never carry the cause. Also
+ * fit for Fastify's `frameworkErrors`, which answers before any hook has run: hence the
+ * Request-Id set here as well.
+ */
 export function renderError(clock: Clock) {
   return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    reply.header("Request-Id", request.id);
     const apiError = toApiError(error);
     const status = statusOf(apiError.code);
     let message = apiError.message;

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import type { Executor } from "../db/database.js";
 
-export interface CounterState {
+interface CounterState {
   count: number;
   /** Epoch milliseconds at which the current window closes. */
   windowEnd: number;

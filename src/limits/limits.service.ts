@@ -28,8 +28,16 @@ interface Quota {
   what: string;
 }
 
-/** Counts `by` against each quota (in order) and refuses with 429 once one is exceeded. */
+/**
+ * Counts `by` against each quota (in order) and refuses with 429 once one is exceeded.
+ * All or nothing: a request refused by its owner's quota must not use up its
+ * workspace's, so several quotas are counted in one transaction that the refusal rolls back.
+ */
 async function count(ex: Executor, quotas: Quota[], by: number, now: number): Promise<void> {
+  if (quotas.length > 1 && !ex.isTransaction) {
+    await ex.transaction().execute((trx) => count(trx, quotas, by, now));
+    return;
+  }
   for (const quota of quotas) {
     const state = await incrementCounter(ex, quota.scope, by, now, windowEndFor(quota.window, now));
     if (state.count > quota.limit) {
@@ -41,7 +49,7 @@ async function count(ex: Executor, quotas: Quota[], by: number, now: number): Pr
 }
 
 /** Who a quota is charged to: the workspace environment and every owner of the workspace. */
-export interface QuotaSubject {
+interface QuotaSubject {
   workspaceId: string;
   env: Env;
   ownerIds: readonly string[];
@@ -168,6 +176,26 @@ export class LimitsService {
           window: "utc-day" as const,
           what: "additions per day across the owner's workspaces",
         })),
+      ],
+      1,
+      now,
+    );
+  }
+
+  /**
+   * Example webhook events, sent through the service or signed by the command-line tool:
+   * both ways share one count, and past it both refuse until the next UTC day.
+   */
+  countExampleEvent(ex: Executor, subject: Pick<QuotaSubject, "workspaceId" | "env">, now: number): Promise<void> {
+    return count(
+      ex,
+      [
+        {
+          scope: `example-events:${subject.workspaceId}:${subject.env}`,
+          limit: this.limits.exampleEventsPerDay,
+          window: "utc-day",
+          what: "example events per day for this workspace",
+        },
       ],
       1,
       now,

@@ -17,6 +17,7 @@ import { checkAgainstOpenApi } from "./openapi-check.js";
 
 export const PG_URL = "postgres://postgres@127.0.0.1:5432/test";
 export const DIALECTS: Dialect[] = ["sqlite", "postgres"];
+const TEST_SECRET_KEY = "test-secret-key-0123456789abcdefghijklmnop";
 
 const storages = new Map<Dialect, Promise<Storage>>();
 const cleanups: (() => Promise<void>)[] = [];
@@ -86,7 +87,7 @@ export interface TestEnv {
 export async function testServices(dialect: Dialect, env: Record<string, string> = {}): Promise<TestEnv> {
   const storage = await storageFor(dialect);
   const clock = new ManualClock();
-  const config = parseConfig({ WARDEN_DOMAIN: "warden.test", ...env });
+  const config = parseConfig({ WARDEN_DOMAIN: "warden.test", WARDEN_SECRET_KEY: TEST_SECRET_KEY, WARDEN_ALLOW_PRIVATE_WEBHOOKS: "1", ...env });
   // The storage outlives the services: the file's cleanup closes it.
   const services = await createServices(config, { clock, storage: { ...storage, close: async () => {} } });
   return { services, clock, config };

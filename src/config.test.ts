@@ -1,0 +1,92 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { ConfigError, parseConfig } from "./config.js";
+
+describe("config", () => {
+  test("the default limits are the specified figures", () => {
+    assert.deepEqual(parseConfig({}).limits, {
+      keyRequestsPerMin: 600,
+      wrongKeysPerMin: 30,
+      listPagesPerMin: 30,
+      rowsReadPerDay: 300_000,
+      lookupsPerDay: 20_000,
+      grantsPerToolPerDay: 1_000,
+      additionsPerDay: 20_000,
+      hobbyPasses: 100,
+      exampleEventsPerDay: 100,
+    });
+  });
+
+  test("every limit can be lowered through its variable", () => {
+    const limits = parseConfig({
+      WARDEN_LIMIT_KEY_REQUESTS_PER_MIN: "1",
+      WARDEN_LIMIT_WRONG_KEYS_PER_MIN: "2",
+      WARDEN_LIMIT_LIST_PAGES_PER_MIN: "3",
+      WARDEN_LIMIT_ROWS_READ_PER_DAY: "4",
+      WARDEN_LIMIT_LOOKUPS_PER_DAY: "5",
+      WARDEN_LIMIT_GRANTS_PER_TOOL_PER_DAY: "6",
+      WARDEN_LIMIT_ADDITIONS_PER_DAY: "7",
+      WARDEN_LIMIT_HOBBY_PASSES: "8",
+      WARDEN_LIMIT_EXAMPLE_EVENTS_PER_DAY: "9",
+    }).limits;
+    assert.deepEqual(Object.values(limits), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+
+  test("other defaults", () => {
+    const config = parseConfig({});
+    assert.equal(config.port, 8080);
+    assert.equal(config.host, "127.0.0.1");
+    assert.equal(config.databaseUrl, null);
+    assert.equal(config.domain, null);
+    assert.equal(config.trustProxy, false);
+    assert.ok(Object.isFrozen(config));
+    assert.ok(Object.isFrozen(config.limits));
+  });
+
+  test("bad values are refused with the variable's name", () => {
+    for (const [name, value] of [
+      ["WARDEN_LIMIT_LOOKUPS_PER_DAY", "-1"],
+      ["WARDEN_LIMIT_LOOKUPS_PER_DAY", "1.5"],
+      ["WARDEN_LIMIT_LOOKUPS_PER_DAY", "lots"],
+      ["PORT", "70000"],
+      ["DATABASE_URL", "mysql://x"],
+      ["WARDEN_DOMAIN", ".warden.test"],
+      ["WARDEN_DOMAIN", "warden test"],
+      ["WARDEN_TRUST_PROXY", "yes"],
+      ["WARDEN_TRUST_PROXY", "11"],
+    ] as const) {
+      assert.throws(
+        () => parseConfig({ [name]: value }),
+        (error: unknown) => error instanceof ConfigError && error.message.includes(name),
+        `${name}=${value}`,
+      );
+    }
+  });
+
+  test("WARDEN_DOMAIN is kept lower-case", () => {
+    assert.equal(parseConfig({ WARDEN_DOMAIN: " Warden.Example.COM " }).domain, "warden.example.com");
+  });
+
+  test("WARDEN_TRUST_PROXY=true believes only the hop that the one proxy appended", () => {
+    for (const off of ["", "false", "0"]) assert.equal(parseConfig({ WARDEN_TRUST_PROXY: off }).trustProxy, false);
+    const one = parseConfig({ WARDEN_TRUST_PROXY: "true" }).trustProxy;
+    assert.ok(one);
+    // Hop 0 is the socket (the proxy), hop 1 the address it appended, hop 2 the client's own claim.
+    assert.deepEqual(
+      [0, 1, 2].map((hop) => one("10.0.0.1", hop)),
+      [true, false, false],
+    );
+    const oneByNumber = parseConfig({ WARDEN_TRUST_PROXY: "1" }).trustProxy;
+    assert.ok(oneByNumber);
+    assert.deepEqual(
+      [0, 1, 2].map((hop) => oneByNumber("10.0.0.1", hop)),
+      [true, false, false],
+    );
+    const two = parseConfig({ WARDEN_TRUST_PROXY: "2" }).trustProxy;
+    assert.ok(two);
+    assert.deepEqual(
+      [0, 1, 2].map((hop) => two("10.0.0.1", hop)),
+      [true, true, false],
+    );
+  });
+});

@@ -1,0 +1,69 @@
+import type { Executor } from "../db/database.js";
+import type { Env } from "../db/schema.js";
+
+export interface StoredEvent {
+  workspaceId: string;
+  env: Env;
+  id: string;
+  type: string;
+  /** The exact JSON text that is signed and sent. */
+  body: string;
+  example: boolean;
+  createdAt: number;
+}
+
+/** Writes the event unless one with its id exists; answers whether this call wrote it. */
+export async function insertEventOnce(ex: Executor, event: StoredEvent): Promise<boolean> {
+  const inserted = await ex
+    .insertInto("events")
+    .values({
+      workspace_id: event.workspaceId,
+      env: event.env,
+      id: event.id,
+      type: event.type,
+      body: event.body,
+      example: event.example ? 1 : 0,
+      created_at: event.createdAt,
+    })
+    .onConflict((oc) => oc.columns(["workspace_id", "env", "id"]).doNothing())
+    .returning("id")
+    .executeTakeFirst();
+  return inserted !== undefined;
+}
+
+const toEvent = (r: { workspace_id: string; env: Env; id: string; type: string; body: string; example: number; created_at: number }): StoredEvent => ({
+  workspaceId: r.workspace_id,
+  env: r.env,
+  id: r.id,
+  type: r.type,
+  body: r.body,
+  example: r.example === 1,
+  createdAt: Number(r.created_at),
+});
+
+export async function findEvent(ex: Executor, workspaceId: string, env: Env, id: string): Promise<StoredEvent | null> {
+  const row = await ex.selectFrom("events").selectAll().where("workspace_id", "=", workspaceId).where("env", "=", env).where("id", "=", id).executeTakeFirst();
+  return row ? toEvent(row) : null;
+}
+
+export interface Position {
+  createdAt: number;
+  id: string;
+}
+
+/** Events newest first, after a keyset position. */
+export async function listEventsPage(
+  ex: Executor,
+  workspaceId: string,
+  env: Env,
+  options: { after: Position | null; limit: number; type?: string },
+): Promise<StoredEvent[]> {
+  let query = ex.selectFrom("events").selectAll().where("workspace_id", "=", workspaceId).where("env", "=", env);
+  if (options.type) query = query.where("type", "=", options.type);
+  const { after } = options;
+  if (after) {
+    query = query.where((eb) => eb.or([eb("created_at", "<", after.createdAt), eb.and([eb("created_at", "=", after.createdAt), eb("id", "<", after.id)])]));
+  }
+  const rows = await query.orderBy("created_at", "desc").orderBy("id", "desc").limit(options.limit).execute();
+  return rows.map(toEvent);
+}

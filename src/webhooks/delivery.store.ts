@@ -1,0 +1,315 @@
+import type { Executor } from "../db/database.js";
+import type { DeliveryStatus, Env } from "../db/schema.js";
+import { newId } from "../ids.js";
+
+export interface Delivery {
+  id: string;
+  workspaceId: string;
+  env: Env;
+  endpointId: string;
+  eventId: string;
+  status: DeliveryStatus;
+  attempts: number;
+  oneShot: boolean;
+  nextAttemptAt: number | null;
+  lastAttemptAt: number | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  createdAt: number;
+}
+
+/** A claimed delivery with what it takes to send it. */
+export interface DueDelivery {
+  id: string;
+  endpointId: string;
+  eventId: string;
+  attempts: number;
+  oneShot: boolean;
+  url: string;
+  secretSealed: string;
+  body: string;
+  createdAt: number;
+}
+
+export interface Attempt {
+  id: string;
+  deliveryId: string;
+  attemptedAt: number;
+  durationMs: number;
+  statusCode: number | null;
+  responseBody: string | null;
+  error: string | null;
+  manual: boolean;
+}
+
+const num = (v: number | null) => (v === null ? null : Number(v));
+
+export async function insertDeliveries(
+  ex: Executor,
+  event: { workspaceId: string; env: Env; id: string },
+  endpointIds: readonly string[],
+  now: number,
+): Promise<void> {
+  if (endpointIds.length === 0) return;
+  await ex
+    .insertInto("deliveries")
+    .values(
+      endpointIds.map((endpointId) => ({
+        id: newId("dlv"),
+        workspace_id: event.workspaceId,
+        env: event.env,
+        endpoint_id: endpointId,
+        event_id: event.id,
+        status: "pending" as const,
+        attempts: 0,
+        one_shot: 0,
+        next_attempt_at: now,
+        locked_until: null,
+        locked_by: null,
+        last_attempt_at: null,
+        last_status_code: null,
+        last_error: null,
+        created_at: now,
+      })),
+    )
+    .execute();
+}
+
+/**
+ * Claims up to `limit` due deliveries for this process with a lease until `leaseUntil`.
+ * On PostgreSQL the candidate rows are locked with SKIP LOCKED, so concurrent workers
+ * in other processes take different rows; SQLite has one writer at a time anyway.
+ * Endpoints in `busyEndpoints` (this process is already sending to them) are skipped,
+ * which keeps each endpoint's deliveries in order and one slow endpoint to itself.
+ */
+export async function claimDueDeliveries(
+  ex: Executor,
+  options: { workerId: string; now: number; leaseUntil: number; limit: number; busyEndpoints: readonly string[]; skipLocked: boolean },
+): Promise<DueDelivery[]> {
+  const { now } = options;
+  let candidates = ex
+    .selectFrom("deliveries")
+    .select("id")
+    .where("status", "=", "pending")
+    .where("next_attempt_at", "<=", now)
+    .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<=", now)]));
+  if (options.busyEndpoints.length > 0) candidates = candidates.where("endpoint_id", "not in", options.busyEndpoints);
+  candidates = candidates.orderBy("next_attempt_at").orderBy("created_at").limit(options.limit);
+  if (options.skipLocked) candidates = candidates.forUpdate().skipLocked();
+
+  const claimed = await ex
+    .updateTable("deliveries")
+    .set({ locked_until: options.leaseUntil, locked_by: options.workerId })
+    .where("id", "in", candidates)
+    .returning("id")
+    .execute();
+  if (claimed.length === 0) return [];
+  const rows = await ex
+    .selectFrom("deliveries as d")
+    .innerJoin("webhook_endpoints as e", "e.id", "d.endpoint_id")
+    .innerJoin("events as v", (join) => join.onRef("v.workspace_id", "=", "d.workspace_id").onRef("v.env", "=", "d.env").onRef("v.id", "=", "d.event_id"))
+    .select(["d.id", "d.endpoint_id", "d.event_id", "d.attempts", "d.one_shot", "d.created_at", "e.url", "e.secret_sealed", "v.body"])
+    .where(
+      "d.id",
+      "in",
+      claimed.map((c) => c.id),
+    )
+    .orderBy("d.created_at")
+    .orderBy("d.id")
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    endpointId: r.endpoint_id,
+    eventId: r.event_id,
+    attempts: r.attempts,
+    oneShot: r.one_shot === 1,
+    url: r.url,
+    secretSealed: r.secret_sealed,
+    body: r.body,
+    createdAt: Number(r.created_at),
+  }));
+}
+
+/**
+ * Extends this worker's lease on a delivery just before it is sent; false when the lease
+ * ran out and another worker has taken the delivery (then this one must not send it).
+ */
+export async function renewLease(ex: Executor, deliveryId: string, workerId: string, leaseUntil: number): Promise<boolean> {
+  const result = await ex
+    .updateTable("deliveries")
+    .set({ locked_until: leaseUntil })
+    .where("id", "=", deliveryId)
+    .where("locked_by", "=", workerId)
+    .where("status", "=", "pending")
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export async function insertAttempt(ex: Executor, attempt: Attempt): Promise<void> {
+  await ex
+    .insertInto("delivery_attempts")
+    .values({
+      id: attempt.id,
+      delivery_id: attempt.deliveryId,
+      attempted_at: attempt.attemptedAt,
+      duration_ms: attempt.durationMs,
+      status_code: attempt.statusCode,
+      response_body: attempt.responseBody,
+      error: attempt.error,
+      manual: attempt.manual ? 1 : 0,
+    })
+    .execute();
+}
+
+/** Releases a delivery after an attempt: done, failed, or due again at `nextAttemptAt`. */
+export async function finishAttempt(
+  ex: Executor,
+  deliveryId: string,
+  outcome: { status: DeliveryStatus; nextAttemptAt: number | null; attemptedAt: number; statusCode: number | null; error: string | null },
+): Promise<void> {
+  await ex
+    .updateTable("deliveries")
+    .set((eb) => ({
+      status: outcome.status,
+      attempts: eb("attempts", "+", 1),
+      one_shot: 0,
+      next_attempt_at: outcome.nextAttemptAt,
+      locked_until: null,
+      locked_by: null,
+      last_attempt_at: outcome.attemptedAt,
+      last_status_code: outcome.statusCode,
+      last_error: outcome.error,
+    }))
+    .where("id", "=", deliveryId)
+    .execute();
+}
+
+/** Every pending delivery of an endpoint fails at once (the endpoint was disabled or removed). */
+export async function failPendingDeliveries(ex: Executor, endpointId: string, reason: string): Promise<void> {
+  await ex
+    .updateTable("deliveries")
+    .set({ status: "failed", next_attempt_at: null, locked_until: null, last_error: reason })
+    .where("endpoint_id", "=", endpointId)
+    .where("status", "=", "pending")
+    .execute();
+}
+
+/** Queues one manual attempt now for each given failed or succeeded delivery. */
+export async function queueResends(ex: Executor, deliveryIds: readonly string[], now: number): Promise<void> {
+  if (deliveryIds.length === 0) return;
+  await ex
+    .updateTable("deliveries")
+    .set({ status: "pending", one_shot: 1, next_attempt_at: now, locked_until: null })
+    .where("id", "in", deliveryIds)
+    .where("status", "!=", "pending")
+    .execute();
+}
+
+type DeliveryRow = {
+  id: string;
+  workspace_id: string;
+  env: Env;
+  endpoint_id: string;
+  event_id: string;
+  status: DeliveryStatus;
+  attempts: number;
+  one_shot: number;
+  next_attempt_at: number | null;
+  last_attempt_at: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: number;
+};
+
+const DELIVERY_COLUMNS = [
+  "id",
+  "workspace_id",
+  "env",
+  "endpoint_id",
+  "event_id",
+  "status",
+  "attempts",
+  "one_shot",
+  "next_attempt_at",
+  "last_attempt_at",
+  "last_status_code",
+  "last_error",
+  "created_at",
+] as const;
+
+function toDelivery(r: DeliveryRow): Delivery {
+  return {
+    id: r.id,
+    workspaceId: r.workspace_id,
+    env: r.env,
+    endpointId: r.endpoint_id,
+    eventId: r.event_id,
+    status: r.status,
+    attempts: r.attempts,
+    oneShot: r.one_shot === 1,
+    nextAttemptAt: num(r.next_attempt_at),
+    lastAttemptAt: num(r.last_attempt_at),
+    lastStatusCode: r.last_status_code,
+    lastError: r.last_error,
+    createdAt: Number(r.created_at),
+  };
+}
+
+export async function findDelivery(ex: Executor, workspaceId: string, env: Env, id: string): Promise<Delivery | null> {
+  const row = await ex
+    .selectFrom("deliveries")
+    .select(DELIVERY_COLUMNS)
+    .where("id", "=", id)
+    .where("workspace_id", "=", workspaceId)
+    .where("env", "=", env)
+    .executeTakeFirst();
+  return row ? toDelivery(row) : null;
+}
+
+export interface DeliveryFilter {
+  endpointId?: string;
+  eventId?: string;
+  status?: DeliveryStatus;
+  /** Only deliveries created at or after this time. */
+  since?: number;
+}
+
+/** Deliveries newest first, after a keyset position. */
+export async function listDeliveriesPage(
+  ex: Executor,
+  workspaceId: string,
+  env: Env,
+  filter: DeliveryFilter,
+  options: { after: { createdAt: number; id: string } | null; limit: number },
+): Promise<Delivery[]> {
+  let query = ex.selectFrom("deliveries").select(DELIVERY_COLUMNS).where("workspace_id", "=", workspaceId).where("env", "=", env);
+  if (filter.endpointId) query = query.where("endpoint_id", "=", filter.endpointId);
+  if (filter.eventId) query = query.where("event_id", "=", filter.eventId);
+  if (filter.status) query = query.where("status", "=", filter.status);
+  if (filter.since !== undefined) query = query.where("created_at", ">=", filter.since);
+  const { after } = options;
+  if (after) {
+    query = query.where((eb) => eb.or([eb("created_at", "<", after.createdAt), eb.and([eb("created_at", "=", after.createdAt), eb("id", "<", after.id)])]));
+  }
+  const rows = await query.orderBy("created_at", "desc").orderBy("id", "desc").limit(options.limit).execute();
+  return rows.map(toDelivery);
+}
+
+export async function listAttempts(ex: Executor, deliveryIds: readonly string[]): Promise<Map<string, Attempt[]>> {
+  const result = new Map<string, Attempt[]>(deliveryIds.map((id) => [id, []]));
+  if (deliveryIds.length === 0) return result;
+  const rows = await ex.selectFrom("delivery_attempts").selectAll().where("delivery_id", "in", deliveryIds).orderBy("attempted_at").orderBy("id").execute();
+  for (const r of rows) {
+    result.get(r.delivery_id)?.push({
+      id: r.id,
+      deliveryId: r.delivery_id,
+      attemptedAt: Number(r.attempted_at),
+      durationMs: r.duration_ms,
+      statusCode: r.status_code,
+      responseBody: r.response_body,
+      error: r.error,
+      manual: r.manual === 1,
+    });
+  }
+  return result;
+}

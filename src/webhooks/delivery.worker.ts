@@ -1,0 +1,197 @@
+import type { FastifyBaseLogger } from "fastify";
+import { newId, randomBase62 } from "../ids.js";
+import type { Services } from "../services.js";
+import { nextAttemptAfter } from "./delivery.schedule.js";
+import { claimDueDeliveries, type DueDelivery, failPendingDeliveries, finishAttempt, insertAttempt, renewLease } from "./delivery.store.js";
+import { recordEndpointFailure, recordEndpointSuccess, setEndpointEnabled } from "./endpoint.store.js";
+import { postWebhook, type SendResult } from "./sender.js";
+import { webhookHeaders } from "./signature.js";
+
+/** decisions.md: disabled after 5 days (120 h) without success since the first failure. */
+export const DISABLE_AFTER_FAILING_MS = 120 * 3_600_000;
+
+export interface DeliveryWorkerOptions {
+  /** Endpoints sent to at once by this process. */
+  concurrency: number;
+  pollIntervalMs: number;
+  leaseMs: number;
+  timeoutMs: number;
+  allowPrivate: boolean;
+}
+
+export const DEFAULT_WORKER_OPTIONS: DeliveryWorkerOptions = {
+  concurrency: 32,
+  pollIntervalMs: 250,
+  leaseMs: 60_000,
+  timeoutMs: 15_000,
+  allowPrivate: false,
+};
+
+/**
+ * Sends due deliveries. Work is claimed from the database with a lease, so any number of
+ * processes can run a worker; a process killed mid-attempt loses nothing, its lease runs
+ * out and the delivery is claimed again. Each endpoint's deliveries go one at a time in
+ * order of creation, different endpoints concurrently, so a slow or dead endpoint only
+ * ever waits on itself.
+ */
+export class DeliveryWorker {
+  private readonly workerId = `wkr_${randomBase62(12)}`;
+  private readonly busy = new Set<string>();
+  private readonly chains = new Set<Promise<void>>();
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private wakeUp: (() => void) | null = null;
+
+  constructor(
+    private readonly services: Services,
+    private readonly log: FastifyBaseLogger,
+    private readonly options: DeliveryWorkerOptions,
+  ) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** Stops claiming and waits for the attempts under way to be recorded. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake();
+    await this.loop;
+    await Promise.all(this.chains);
+  }
+
+  /** Looks for work at once (called after an event is written in this process). */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  /** Claims everything due now, sends it, and resolves when every attempt is recorded. */
+  async drain(): Promise<void> {
+    while ((await this.dispatch()) > 0) await Promise.all(this.chains);
+    await Promise.all(this.chains);
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let claimed = 0;
+      try {
+        claimed = await this.dispatch();
+      } catch (error) {
+        this.log.error({ err: error }, "claiming deliveries failed");
+      }
+      if (!this.running) break;
+      if (claimed === 0 || this.busy.size >= this.options.concurrency) await this.sleep();
+    }
+  }
+
+  private sleep(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, this.options.pollIntervalMs);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeUp = () => {
+        this.wakeUp = null;
+        done();
+      };
+    });
+  }
+
+  /** Claims due deliveries for idle endpoints and starts one chain per endpoint. */
+  private async dispatch(): Promise<number> {
+    const room = this.options.concurrency - this.busy.size;
+    if (room <= 0) return 0;
+    const { db, dialect, clock } = this.services;
+    const now = clock.now();
+    const due = await claimDueDeliveries(db, {
+      workerId: this.workerId,
+      now,
+      leaseUntil: now + this.options.leaseMs,
+      limit: room * 4,
+      busyEndpoints: [...this.busy],
+      skipLocked: dialect === "postgres",
+    });
+    const byEndpoint = new Map<string, DueDelivery[]>();
+    for (const delivery of due) {
+      const list = byEndpoint.get(delivery.endpointId) ?? [];
+      list.push(delivery);
+      byEndpoint.set(delivery.endpointId, list);
+    }
+    for (const [endpointId, deliveries] of byEndpoint) {
+      this.busy.add(endpointId);
+      const chain = this.sendInOrder(deliveries).finally(() => {
+        this.busy.delete(endpointId);
+        this.chains.delete(chain);
+        this.wake();
+      });
+      this.chains.add(chain);
+    }
+    return due.length;
+  }
+
+  private async sendInOrder(deliveries: DueDelivery[]): Promise<void> {
+    for (const delivery of deliveries) {
+      try {
+        const { clock } = this.services;
+        if (!(await renewLease(this.services.db, delivery.id, this.workerId, clock.now() + this.options.leaseMs))) continue;
+        const stillEnabled = await this.attempt(delivery);
+        if (!stillEnabled) return;
+      } catch (error) {
+        // The lease runs out and the delivery is claimed again: nothing is lost.
+        this.log.error({ err: error, delivery: delivery.id }, "delivery attempt could not be recorded");
+      }
+    }
+  }
+
+  /** One attempt, recorded with its outcome; answers false when it disabled the endpoint. */
+  private async attempt(delivery: DueDelivery): Promise<boolean> {
+    const { db, clock, secretBox } = this.services;
+    const attemptedAt = clock.now();
+    const secret = secretBox.open(delivery.secretSealed);
+    // Every attempt keeps the event id as webhook-id and is signed afresh with the current time.
+    const headers = webhookHeaders(secret, delivery.eventId, Math.floor(attemptedAt / 1000), delivery.body);
+    const result: SendResult = await postWebhook(delivery.url, headers, delivery.body, {
+      timeoutMs: this.options.timeoutMs,
+      allowPrivate: this.options.allowPrivate,
+      now: () => clock.now(),
+    });
+    const finishedAt = clock.now();
+    const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+
+    return db.transaction().execute(async (trx) => {
+      await insertAttempt(trx, {
+        id: newId("att"),
+        deliveryId: delivery.id,
+        attemptedAt,
+        durationMs: result.durationMs,
+        statusCode: result.statusCode,
+        responseBody: result.responseBody,
+        error: result.error,
+        manual: delivery.oneShot,
+      });
+      if (ok) {
+        await finishAttempt(trx, delivery.id, { status: "succeeded", nextAttemptAt: null, attemptedAt, statusCode: result.statusCode, error: null });
+        await recordEndpointSuccess(trx, delivery.endpointId, finishedAt);
+        return true;
+      }
+      const next = delivery.oneShot ? null : nextAttemptAfter(delivery.attempts + 1, finishedAt, result.retryAfterMs);
+      const error = result.error ?? `HTTP ${result.statusCode}`;
+      await finishAttempt(trx, delivery.id, {
+        status: next === null ? "failed" : "pending",
+        nextAttemptAt: next,
+        attemptedAt,
+        statusCode: result.statusCode,
+        error,
+      });
+      const failingSince = await recordEndpointFailure(trx, delivery.endpointId, finishedAt);
+      const reason = result.statusCode === 410 ? "gone" : finishedAt - failingSince >= DISABLE_AFTER_FAILING_MS ? "failing" : null;
+      if (reason === null) return true;
+      await setEndpointEnabled(trx, delivery.endpointId, false, reason, finishedAt);
+      await failPendingDeliveries(trx, delivery.endpointId, `endpoint disabled (${reason})`);
+      return false;
+    });
+  }
+}

@@ -1,0 +1,145 @@
+import type { Executor } from "../db/database.js";
+import type { Env } from "../db/schema.js";
+
+export interface Endpoint {
+  id: string;
+  workspaceId: string;
+  env: Env;
+  url: string;
+  /** null means every event type. */
+  eventTypes: string[] | null;
+  secretSealed: string;
+  enabled: boolean;
+  disabledReason: string | null;
+  disabledAt: number | null;
+  lastSuccessAt: number | null;
+  failingSince: number | null;
+  createdAt: number;
+}
+
+type Row = {
+  id: string;
+  workspace_id: string;
+  env: Env;
+  url: string;
+  event_types: string | null;
+  secret_sealed: string;
+  enabled: number;
+  disabled_reason: string | null;
+  disabled_at: number | null;
+  last_success_at: number | null;
+  failing_since: number | null;
+  created_at: number;
+};
+
+const num = (v: number | null) => (v === null ? null : Number(v));
+
+function toEndpoint(r: Row): Endpoint {
+  return {
+    id: r.id,
+    workspaceId: r.workspace_id,
+    env: r.env,
+    url: r.url,
+    eventTypes: r.event_types === null ? null : (JSON.parse(r.event_types) as string[]),
+    secretSealed: r.secret_sealed,
+    enabled: r.enabled === 1,
+    disabledReason: r.disabled_reason,
+    disabledAt: num(r.disabled_at),
+    lastSuccessAt: num(r.last_success_at),
+    failingSince: num(r.failing_since),
+    createdAt: Number(r.created_at),
+  };
+}
+
+const COLUMNS = [
+  "id",
+  "workspace_id",
+  "env",
+  "url",
+  "event_types",
+  "secret_sealed",
+  "enabled",
+  "disabled_reason",
+  "disabled_at",
+  "last_success_at",
+  "failing_since",
+  "created_at",
+] as const;
+
+export async function insertEndpoint(ex: Executor, endpoint: Endpoint): Promise<void> {
+  await ex
+    .insertInto("webhook_endpoints")
+    .values({
+      id: endpoint.id,
+      workspace_id: endpoint.workspaceId,
+      env: endpoint.env,
+      url: endpoint.url,
+      event_types: endpoint.eventTypes === null ? null : JSON.stringify(endpoint.eventTypes),
+      secret_sealed: endpoint.secretSealed,
+      enabled: endpoint.enabled ? 1 : 0,
+      disabled_reason: null,
+      disabled_at: null,
+      last_success_at: null,
+      failing_since: null,
+      created_at: endpoint.createdAt,
+      removed_at: null,
+    })
+    .execute();
+}
+
+/** The workspace environment's endpoints that have not been removed, oldest first. */
+export async function listEndpoints(ex: Executor, workspaceId: string, env: Env): Promise<Endpoint[]> {
+  const rows = await ex
+    .selectFrom("webhook_endpoints")
+    .select(COLUMNS)
+    .where("workspace_id", "=", workspaceId)
+    .where("env", "=", env)
+    .where("removed_at", "is", null)
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
+  return rows.map(toEndpoint);
+}
+
+export async function findEndpoint(ex: Executor, workspaceId: string, env: Env, id: string): Promise<Endpoint | null> {
+  const row = await ex
+    .selectFrom("webhook_endpoints")
+    .select(COLUMNS)
+    .where("id", "=", id)
+    .where("workspace_id", "=", workspaceId)
+    .where("env", "=", env)
+    .where("removed_at", "is", null)
+    .executeTakeFirst();
+  return row ? toEndpoint(row) : null;
+}
+
+export async function findEndpointsByIds(ex: Executor, ids: readonly string[]): Promise<Map<string, Endpoint>> {
+  if (ids.length === 0) return new Map();
+  const rows = await ex.selectFrom("webhook_endpoints").select(COLUMNS).where("id", "in", ids).execute();
+  return new Map(rows.map((r) => [r.id, toEndpoint(r)]));
+}
+
+/** Removal keeps the row, so the delivery log still names the endpoint. */
+export async function markEndpointRemoved(ex: Executor, id: string, now: number): Promise<void> {
+  await ex.updateTable("webhook_endpoints").set({ removed_at: now, enabled: 0 }).where("id", "=", id).execute();
+}
+
+export async function setEndpointEnabled(ex: Executor, id: string, enabled: boolean, reason: string | null, now: number): Promise<void> {
+  await ex
+    .updateTable("webhook_endpoints")
+    .set(enabled ? { enabled: 1, disabled_reason: null, disabled_at: null, failing_since: null } : { enabled: 0, disabled_reason: reason, disabled_at: now })
+    .where("id", "=", id)
+    .execute();
+}
+
+/** Any success clears the endpoint's failing streak (decisions.md). */
+export async function recordEndpointSuccess(ex: Executor, id: string, now: number): Promise<void> {
+  await ex.updateTable("webhook_endpoints").set({ last_success_at: now, failing_since: null }).where("id", "=", id).execute();
+}
+
+/** Starts the failing streak at the first failure after the last success; answers its start. */
+export async function recordEndpointFailure(ex: Executor, id: string, now: number): Promise<number> {
+  await ex.updateTable("webhook_endpoints").set({ failing_since: now }).where("id", "=", id).where("failing_since", "is", null).execute();
+  const row = await ex.selectFrom("webhook_endpoints").select("failing_since").where("id", "=", id).executeTakeFirstOrThrow();
+  return Number(row.failing_since ?? now);
+}

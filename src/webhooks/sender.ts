@@ -1,0 +1,155 @@
+import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { BlockList, isIP, type LookupFunction } from "node:net";
+
+// What a delivery attempt may connect to. Without WARDEN_ALLOW_PRIVATE_WEBHOOKS a
+// vendor could point an endpoint at the service's own network (cloud metadata, the
+// database), so loopback, private, link-local and other non-public ranges are refused,
+// checked on the address actually connected to (a DNS answer cannot slip past).
+const PRIVATE = new BlockList();
+for (const [net, prefix] of [
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
+  ["192.0.0.0", 24],
+  ["192.168.0.0", 16],
+  ["198.18.0.0", 15],
+  ["224.0.0.0", 4],
+  ["240.0.0.0", 4],
+] as const) {
+  PRIVATE.addSubnet(net, prefix, "ipv4");
+}
+for (const [net, prefix] of [
+  ["::", 128],
+  ["::1", 128],
+  ["fc00::", 7],
+  ["fe80::", 10],
+  ["ff00::", 8],
+  ["64:ff9b::", 96],
+] as const) {
+  PRIVATE.addSubnet(net, prefix, "ipv6");
+}
+
+export function isPrivateAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return PRIVATE.check(address, "ipv4");
+  if (family === 6) {
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+    return mapped ? PRIVATE.check(mapped, "ipv4") : PRIVATE.check(address, "ipv6");
+  }
+  return true;
+}
+
+const guardedLookup: LookupFunction = (hostname, options, callback) => {
+  dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+    if (error) return callback(error, "", 0);
+    const allowed = addresses.filter((a) => !isPrivateAddress(a.address));
+    if (allowed.length === 0) {
+      return callback(Object.assign(new Error(`${hostname} resolves only to private addresses`), { code: "EPRIVATE" }), "", 0);
+    }
+    if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, allowed);
+    const first = allowed[0] as LookupAddress;
+    callback(null, first.address, first.family);
+  });
+};
+
+export interface SendResult {
+  statusCode: number | null;
+  /** The first 4 KiB of the answer, as text. */
+  responseBody: string | null;
+  error: string | null;
+  durationMs: number;
+  /** From Retry-After on a 429 or 503. */
+  retryAfterMs: number | null;
+}
+
+export interface SendOptions {
+  timeoutMs: number;
+  allowPrivate: boolean;
+  now: () => number;
+}
+
+export const RESPONSE_BODY_LIMIT = 4096;
+
+function parseRetryAfter(value: string | undefined, now: number): number | null {
+  if (!value) return null;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.max(0, date - now);
+}
+
+/**
+ * One POST of a signed body. Never throws: every outcome, including a refused address,
+ * a timeout or a reset, comes back as a result to record. Redirects are not followed
+ * (a 3xx is a failure), and at most 4 KiB of the answer is read.
+ */
+export function postWebhook(url: string, headers: Record<string, string>, body: string, options: SendOptions): Promise<SendResult> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (result: Omit<SendResult, "durationMs">) => {
+      if (settled) return;
+      settled = true;
+      resolve({ ...result, durationMs: elapsed() });
+    };
+    const fail = (error: string) => finish({ statusCode: null, responseBody: null, error, retryAfterMs: null });
+
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      return fail("invalid endpoint URL");
+    }
+    const host = target.hostname.replace(/^\[|\]$/g, "");
+    if (!options.allowPrivate && isIP(host) !== 0 && isPrivateAddress(host)) {
+      return fail(`refused: ${host} is a private address (set WARDEN_ALLOW_PRIVATE_WEBHOOKS=1 to allow)`);
+    }
+    const send = target.protocol === "https:" ? httpsRequest : httpRequest;
+    const payload = Buffer.from(body, "utf8");
+    const request = send(
+      target,
+      {
+        method: "POST",
+        headers: { ...headers, "content-length": String(payload.length), "user-agent": "Warden-Webhooks/1" },
+        ...(options.allowPrivate ? {} : { lookup: guardedLookup }),
+        timeout: options.timeoutMs,
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        const done = () => {
+          const statusCode = response.statusCode ?? 0;
+          const retryAfterMs = statusCode === 429 || statusCode === 503 ? parseRetryAfter(response.headers["retry-after"], options.now()) : null;
+          finish({ statusCode, responseBody: Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString("utf8"), error: null, retryAfterMs });
+        };
+        response.on("data", (chunk: Buffer) => {
+          if (size < RESPONSE_BODY_LIMIT) chunks.push(chunk);
+          size += chunk.length;
+          if (size >= RESPONSE_BODY_LIMIT) {
+            done();
+            response.destroy();
+          }
+        });
+        response.on("end", done);
+        response.on("error", done);
+      },
+    );
+    // The whole attempt, not just each socket read, is bounded by the timeout.
+    const timer = setTimeout(() => {
+      request.destroy();
+      fail(`timeout after ${options.timeoutMs} ms`);
+    }, options.timeoutMs);
+    request.on("close", () => clearTimeout(timer));
+    request.on("timeout", () => {
+      request.destroy();
+      fail(`timeout after ${options.timeoutMs} ms`);
+    });
+    request.on("error", (error: NodeJS.ErrnoException) => fail(error.code ? `${error.code}: ${error.message}` : error.message));
+    request.end(payload);
+  });
+}

@@ -1,0 +1,125 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { IsoDate, Nullable } from "../http/common.schema.js";
+
+export const WebhookEndpoint = Type.Object(
+  {
+    id: Type.String({ description: "ep_ followed by 24 letters and digits" }),
+    url: Type.String(),
+    events: Nullable(Type.Array(Type.String(), { description: "Event types sent; null for all" })),
+    enabled: Type.Boolean(),
+    disabled_reason: Nullable(Type.String({ description: "gone (the endpoint answered 410), failing (5 days without success), or manual" })),
+    disabled_at: Nullable(IsoDate),
+    last_success_at: Nullable(IsoDate),
+    failing_since: Nullable(IsoDate),
+    created_at: IsoDate,
+  },
+  { $id: "WebhookEndpoint", additionalProperties: false },
+);
+
+export const CreatedWebhookEndpoint = Type.Object(
+  {
+    endpoint: Type.Ref("WebhookEndpoint"),
+    secret: Type.String({ description: "Signing secret, whsec_…; shown here and revealable later" }),
+  },
+  { $id: "CreatedWebhookEndpoint", additionalProperties: false },
+);
+
+export const WebhookEndpointList = Type.Object({ data: Type.Array(Type.Ref("WebhookEndpoint")) }, { $id: "WebhookEndpointList", additionalProperties: false });
+
+export const CreateEndpointBody = Type.Object(
+  {
+    url: Type.String({ minLength: 1, maxLength: 2048, description: "http:// or https:// URL" }),
+    events: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { minItems: 1, maxItems: 16, description: "Event types to send; all when absent" })),
+  },
+  { additionalProperties: false },
+);
+
+export const EndpointParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
+
+export const RecoverBody = Type.Object(
+  { since: Type.Union([Type.Literal("hour"), Type.Literal("day"), Type.Literal("week"), Type.Literal("month")]) },
+  { additionalProperties: false },
+);
+
+export const Queued = Type.Object({ queued: Type.Integer({ minimum: 0 }) }, { $id: "Queued", additionalProperties: false });
+
+export const WebhookEvent = Type.Object(
+  {
+    id: Type.String(),
+    type: Type.String(),
+    created: Type.Integer({ description: "Epoch seconds" }),
+    livemode: Type.Boolean(),
+    data: Type.Record(Type.String(), Type.Unknown()),
+  },
+  { $id: "WebhookEvent", additionalProperties: false },
+);
+
+export const WebhookEventPage = Type.Object(
+  { data: Type.Array(Type.Ref("WebhookEvent")), has_more: Type.Boolean(), next_cursor: Nullable(Type.String()) },
+  { $id: "WebhookEventPage", additionalProperties: false },
+);
+
+const Attempt = Type.Object(
+  {
+    attempted_at: IsoDate,
+    duration_ms: Type.Integer(),
+    status_code: Nullable(Type.Integer()),
+    response_body: Nullable(Type.String({ description: "The first 4 KiB of the answer" })),
+    error: Nullable(Type.String({ description: "The network error, when there was no answer" })),
+    manual: Type.Boolean({ description: "A resend asked for by the vendor" }),
+  },
+  { additionalProperties: false },
+);
+
+export const Delivery = Type.Object(
+  {
+    id: Type.String(),
+    endpoint: Type.String(),
+    event: Type.String(),
+    status: Type.Union([Type.Literal("pending"), Type.Literal("succeeded"), Type.Literal("failed")]),
+    attempts: Type.Array(Attempt),
+    next_attempt_at: Nullable(IsoDate),
+    created_at: IsoDate,
+  },
+  { $id: "Delivery", additionalProperties: false },
+);
+
+export const DeliveryPage = Type.Object(
+  { data: Type.Array(Type.Ref("Delivery")), has_more: Type.Boolean(), next_cursor: Nullable(Type.String()) },
+  { $id: "DeliveryPage", additionalProperties: false },
+);
+
+export const PageQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  },
+  { additionalProperties: false },
+);
+
+export const EventsQuery = Type.Composite([PageQuery, Type.Object({ type: Type.Optional(Type.String({ maxLength: 64 })) })], { additionalProperties: false });
+
+export const DeliveriesQuery = Type.Composite(
+  [
+    PageQuery,
+    Type.Object({
+      endpoint: Type.Optional(Type.String({ maxLength: 64 })),
+      event: Type.Optional(Type.String({ maxLength: 64 })),
+      status: Type.Optional(Type.Union([Type.Literal("pending"), Type.Literal("succeeded"), Type.Literal("failed")])),
+    }),
+  ],
+  { additionalProperties: false },
+);
+
+export const ExampleBody = Type.Object({ type: Type.String({ maxLength: 64, description: "One of the six event types" }) }, { additionalProperties: false });
+
+export const SentExample = Type.Object(
+  { event: Type.Ref("WebhookEvent"), deliveries: Type.Integer({ minimum: 0, description: "Endpoints it was queued for" }) },
+  { $id: "SentExample", additionalProperties: false },
+);
+
+export type WebhookEndpoint = Static<typeof WebhookEndpoint>;
+export type Delivery = Static<typeof Delivery>;
+export type WebhookEvent = Static<typeof WebhookEvent>;
+export type DeliveriesQuery = Static<typeof DeliveriesQuery>;
+export type EventsQuery = Static<typeof EventsQuery>;

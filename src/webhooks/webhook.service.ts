@@ -1,0 +1,256 @@
+import { isIP } from "node:net";
+import { DAY_MS, toIso } from "../clock.js";
+import { invalidParameter, notFound } from "../errors/errors.js";
+import { emitEvent } from "../events/event.service.js";
+import { listEventsPage } from "../events/event.store.js";
+import { isEventType } from "../events/event-types.js";
+import { exampleEvent } from "../events/examples.js";
+import { decodeCursor, encodeCursor } from "../http/cursor.js";
+import { newId } from "../ids.js";
+import type { RequestContext } from "../services.js";
+import { failPendingDeliveries, findDelivery, listAttempts, listDeliveriesPage, queueResends, type Delivery as StoredDelivery } from "./delivery.store.js";
+import { type Endpoint, findEndpoint, insertEndpoint, listEndpoints as listEndpointRows, markEndpointRemoved, setEndpointEnabled } from "./endpoint.store.js";
+import { isPrivateAddress } from "./sender.js";
+import { newWebhookSecret } from "./signature.js";
+import type { DeliveriesQuery, Delivery, EventsQuery, WebhookEndpoint, WebhookEvent } from "./webhook.schema.js";
+
+const RECOVER_WINDOWS = { hour: 3_600_000, day: DAY_MS, week: 7 * DAY_MS, month: 30 * DAY_MS } as const;
+const iso = (ms: number | null) => (ms === null ? null : toIso(ms));
+
+export function presentEndpoint(e: Endpoint): WebhookEndpoint {
+  return {
+    id: e.id,
+    url: e.url,
+    events: e.eventTypes,
+    enabled: e.enabled,
+    disabled_reason: e.disabledReason,
+    disabled_at: iso(e.disabledAt),
+    last_success_at: iso(e.lastSuccessAt),
+    failing_since: iso(e.failingSince),
+    created_at: toIso(e.createdAt),
+  };
+}
+
+function checkUrl(raw: string, allowPrivate: boolean): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw invalidParameter("url", "url must be an absolute http:// or https:// URL.");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw invalidParameter("url", "url must use http or https.");
+  if (url.username || url.password) throw invalidParameter("url", "url must not carry a user name or password; deliveries are signed instead.");
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  if (!allowPrivate && (host === "localhost" || host.endsWith(".localhost") || (isIP(host) !== 0 && isPrivateAddress(host)))) {
+    throw invalidParameter("url", "url points at a private or loopback address; set WARDEN_ALLOW_PRIVATE_WEBHOOKS=1 to allow that (local development only).");
+  }
+  return url.toString();
+}
+
+function checkEventTypes(types: string[] | undefined): string[] | null {
+  if (types === undefined) return null;
+  for (const type of types) if (!isEventType(type)) throw invalidParameter("events", `Unknown event type "${type}".`);
+  return [...new Set(types)];
+}
+
+async function requireEndpoint(ctx: RequestContext, id: string): Promise<Endpoint> {
+  const endpoint = await findEndpoint(ctx.services.db, ctx.principal.workspaceId, ctx.principal.env, id);
+  if (!endpoint) throw notFound(`No webhook endpoint "${id}".`);
+  return endpoint;
+}
+
+export async function addEndpoint(ctx: RequestContext, input: { url: string; events?: string[] }): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+  const { db, clock, secretBox, config } = ctx.services;
+  const secret = newWebhookSecret();
+  const endpoint: Endpoint = {
+    id: newId("ep"),
+    workspaceId: ctx.principal.workspaceId,
+    env: ctx.principal.env,
+    url: checkUrl(input.url, config.allowPrivateWebhooks),
+    eventTypes: checkEventTypes(input.events),
+    secretSealed: secretBox.seal(secret),
+    enabled: true,
+    disabledReason: null,
+    disabledAt: null,
+    lastSuccessAt: null,
+    failingSince: null,
+    createdAt: clock.now(),
+  };
+  await insertEndpoint(db, endpoint);
+  return { endpoint: presentEndpoint(endpoint), secret };
+}
+
+export async function listEndpoints(ctx: RequestContext): Promise<{ data: WebhookEndpoint[] }> {
+  const rows = await listEndpointRows(ctx.services.db, ctx.principal.workspaceId, ctx.principal.env);
+  return { data: rows.map(presentEndpoint) };
+}
+
+export async function getEndpoint(ctx: RequestContext, id: string): Promise<WebhookEndpoint> {
+  return presentEndpoint(await requireEndpoint(ctx, id));
+}
+
+export async function revealSecret(ctx: RequestContext, id: string): Promise<{ secret: string }> {
+  const endpoint = await requireEndpoint(ctx, id);
+  return { secret: ctx.services.secretBox.open(endpoint.secretSealed) };
+}
+
+export async function removeEndpoint(ctx: RequestContext, id: string): Promise<WebhookEndpoint> {
+  const { db, clock } = ctx.services;
+  const endpoint = await requireEndpoint(ctx, id);
+  await db.transaction().execute(async (trx) => {
+    await markEndpointRemoved(trx, id, clock.now());
+    await failPendingDeliveries(trx, id, "endpoint removed");
+  });
+  return presentEndpoint({ ...endpoint, enabled: false });
+}
+
+export async function setEnabled(ctx: RequestContext, id: string, enabled: boolean): Promise<WebhookEndpoint> {
+  const { db, clock } = ctx.services;
+  await requireEndpoint(ctx, id);
+  await db.transaction().execute(async (trx) => {
+    await setEndpointEnabled(trx, id, enabled, enabled ? null : "manual", clock.now());
+    if (!enabled) await failPendingDeliveries(trx, id, "endpoint disabled (manual)");
+  });
+  return presentEndpoint(await requireEndpoint(ctx, id));
+}
+
+/** Queues one new attempt for every failed delivery of the endpoint created in the window. */
+export async function recoverEndpoint(ctx: RequestContext, id: string, since: keyof typeof RECOVER_WINDOWS): Promise<{ queued: number }> {
+  const { db, clock } = ctx.services;
+  const endpoint = await requireEndpoint(ctx, id);
+  if (!endpoint.enabled) throw invalidParameter("id", "The endpoint is disabled; enable it before recovering its deliveries.");
+  const now = clock.now();
+  const ids: string[] = [];
+  let after: { createdAt: number; id: string } | null = null;
+  for (;;) {
+    const page = await listDeliveriesPage(
+      db,
+      ctx.principal.workspaceId,
+      ctx.principal.env,
+      { endpointId: id, status: "failed", since: now - RECOVER_WINDOWS[since] },
+      { after, limit: 500 },
+    );
+    ids.push(...page.map((d) => d.id));
+    const last = page[page.length - 1];
+    if (!last || page.length < 500) break;
+    after = { createdAt: last.createdAt, id: last.id };
+  }
+  await queueResends(db, ids, now);
+  ctx.services.signals.wakeDelivery();
+  return { queued: ids.length };
+}
+
+async function presentDeliveries(ctx: RequestContext, rows: StoredDelivery[]): Promise<Delivery[]> {
+  const attempts = await listAttempts(
+    ctx.services.db,
+    rows.map((r) => r.id),
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    endpoint: r.endpointId,
+    event: r.eventId,
+    status: r.status,
+    attempts: (attempts.get(r.id) ?? []).map((a) => ({
+      attempted_at: toIso(a.attemptedAt),
+      duration_ms: a.durationMs,
+      status_code: a.statusCode,
+      response_body: a.responseBody,
+      error: a.error,
+      manual: a.manual,
+    })),
+    next_attempt_at: iso(r.nextAttemptAt),
+    created_at: toIso(r.createdAt),
+  }));
+}
+
+export async function getDelivery(ctx: RequestContext, id: string): Promise<Delivery> {
+  const row = await findDelivery(ctx.services.db, ctx.principal.workspaceId, ctx.principal.env, id);
+  if (!row) throw notFound(`No delivery "${id}".`);
+  const [delivery] = await presentDeliveries(ctx, [row]);
+  return delivery as Delivery;
+}
+
+/** One manual attempt now, with the same webhook-id; not a new schedule. */
+export async function resendDelivery(ctx: RequestContext, id: string): Promise<Delivery> {
+  const { db, clock } = ctx.services;
+  const row = await findDelivery(db, ctx.principal.workspaceId, ctx.principal.env, id);
+  if (!row) throw notFound(`No delivery "${id}".`);
+  if (row.status === "pending") throw invalidParameter("id", "This delivery is still being attempted; resend it once it has succeeded or failed.");
+  await queueResends(db, [id], clock.now());
+  ctx.services.signals.wakeDelivery();
+  return getDelivery(ctx, id);
+}
+
+export async function listDeliveries(
+  ctx: RequestContext,
+  query: DeliveriesQuery,
+): Promise<{ data: Delivery[]; has_more: boolean; next_cursor: string | null }> {
+  const { db, cursorKey } = ctx.services;
+  const limit = query.limit ?? 20;
+  const context = `deliveries|${ctx.principal.workspaceId}|${ctx.principal.env}|${query.endpoint ?? ""}|${query.event ?? ""}|${query.status ?? ""}`;
+  const position = query.cursor === undefined ? null : decodeCursor(cursorKey, context, query.cursor);
+  const rows = await listDeliveriesPage(
+    db,
+    ctx.principal.workspaceId,
+    ctx.principal.env,
+    { endpointId: query.endpoint, eventId: query.event, status: query.status },
+    { after: position && { createdAt: position.at, id: position.id }, limit: limit + 1 },
+  );
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  const hasMore = rows.length > limit;
+  return {
+    data: await presentDeliveries(ctx, page),
+    has_more: hasMore,
+    next_cursor: hasMore && last ? encodeCursor(cursorKey, context, { at: last.createdAt, id: last.id }) : null,
+  };
+}
+
+export async function listEvents(ctx: RequestContext, query: EventsQuery): Promise<{ data: WebhookEvent[]; has_more: boolean; next_cursor: string | null }> {
+  const { db, cursorKey } = ctx.services;
+  const limit = query.limit ?? 20;
+  const context = `events|${ctx.principal.workspaceId}|${ctx.principal.env}|${query.type ?? ""}`;
+  const position = query.cursor === undefined ? null : decodeCursor(cursorKey, context, query.cursor);
+  const rows = await listEventsPage(db, ctx.principal.workspaceId, ctx.principal.env, {
+    after: position && { createdAt: position.at, id: position.id },
+    limit: limit + 1,
+    type: query.type,
+  });
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  const hasMore = rows.length > limit;
+  return {
+    data: page.map((e) => JSON.parse(e.body) as WebhookEvent),
+    has_more: hasMore,
+    next_cursor: hasMore && last ? encodeCursor(cursorKey, context, { at: last.createdAt, id: last.id }) : null,
+  };
+}
+
+/**
+ * An example event through the service: stored, delivered to every enabled endpoint of
+ * the environment with its own secret, logged and retried like any event. Counted
+ * against the workspace's example events for the day (shared with the CLI's local sends).
+ */
+export async function sendExample(ctx: RequestContext, type: string): Promise<{ event: WebhookEvent; deliveries: number }> {
+  if (!isEventType(type)) throw invalidParameter("type", `Unknown event type "${type}".`);
+  const { db, clock, limits } = ctx.services;
+  const result = await db.transaction().execute(async (trx) => {
+    const now = clock.now();
+    await limits.countExampleEvent(trx, ctx.principal, now);
+    const example = exampleEvent(type, { livemode: ctx.principal.env === "live", now });
+    const endpoints = (await listEndpointRows(trx, ctx.principal.workspaceId, ctx.principal.env)).filter((e) => e.enabled).map((e) => e.id);
+    await emitEvent(trx, {
+      workspaceId: ctx.principal.workspaceId,
+      env: ctx.principal.env,
+      id: example.id,
+      type,
+      data: example.data,
+      createdAt: now,
+      example: true,
+      endpointIds: endpoints,
+    });
+    return { event: example as unknown as WebhookEvent, deliveries: endpoints.length };
+  });
+  ctx.services.signals.wakeDelivery();
+  return result;
+}
