@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
@@ -23,19 +23,4 @@ export function newId(prefix: IdPrefix): string {
 
 export function isId(prefix: IdPrefix, value: string): boolean {
   return new RegExp(`^${prefix}_[0-9A-Za-z]{24}$`).test(value);
-}
-
-/**
- * An id derived from the fact it names, so that the same fact reported twice (by the
- * payment processor and by the dashboard) gets the same id: base62 of a SHA-256.
- */
-export function derivedId(prefix: IdPrefix, fact: string): string {
-  const digest = createHash("sha256").update(fact).digest();
-  let value = BigInt(`0x${digest.toString("hex")}`);
-  let out = "";
-  for (let i = 0; i < 24; i++) {
-    out += BASE62[Number(value % 62n)];
-    value /= 62n;
-  }
-  return `${prefix}_${out}`;
 }

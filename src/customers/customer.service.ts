@@ -57,18 +57,6 @@ export async function toolsOfProduct(ex: Executor, workspaceId: string, kind: Pr
   return kind === "tool" ? [productId] : listBundleTools(ex, workspaceId, productId);
 }
 
-/** Syncs a person's rows for every tool a product covers. */
-export async function syncCustomerForProduct(
-  ex: Executor,
-  target: { workspaceId: string; env: Env; productKind: ProductKind; productId: string },
-  personId: string,
-  now: number,
-): Promise<void> {
-  for (const toolId of await toolsOfProduct(ex, target.workspaceId, target.productKind, target.productId)) {
-    await syncCustomer(ex, await toolScope(ex, target.workspaceId, target.env, toolId), personId, now);
-  }
-}
-
 /** The tool in the caller's workspace, or 404 whether it is missing or another workspace's. */
 export async function requireToolScope(ex: Executor, principal: RequestContext["principal"], toolId: string): Promise<ToolScope> {
   const tool = await findTool(ex, principal.workspaceId, toolId);

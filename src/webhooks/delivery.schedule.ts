@@ -6,7 +6,6 @@ const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 
 export const RETRY_DELAYS_MS: readonly number[] = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 14 * HOUR, 20 * HOUR, 24 * HOUR];
-export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 const JITTER = 0.2;
 
 /**

@@ -113,12 +113,6 @@ export async function findEndpoint(ex: Executor, workspaceId: string, env: Env, 
   return row ? toEndpoint(row) : null;
 }
 
-export async function findEndpointsByIds(ex: Executor, ids: readonly string[]): Promise<Map<string, Endpoint>> {
-  if (ids.length === 0) return new Map();
-  const rows = await ex.selectFrom("webhook_endpoints").select(COLUMNS).where("id", "in", ids).execute();
-  return new Map(rows.map((r) => [r.id, toEndpoint(r)]));
-}
-
 /** Removal keeps the row, so the delivery log still names the endpoint. */
 export async function markEndpointRemoved(ex: Executor, id: string, now: number): Promise<void> {
   await ex.updateTable("webhook_endpoints").set({ removed_at: now, enabled: 0 }).where("id", "=", id).execute();

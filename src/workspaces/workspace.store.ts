@@ -33,11 +33,6 @@ export async function findWorkspaceBySlug(ex: Executor, slug: string): Promise<W
   return row ? { id: row.id, slug: row.slug, name: row.name, plan: row.plan, createdAt: Number(row.created_at) } : null;
 }
 
-export async function listOwnerIds(ex: Executor, workspaceId: string): Promise<string[]> {
-  const rows = await ex.selectFrom("workspace_owners").select("owner_id").where("workspace_id", "=", workspaceId).orderBy("owner_id").execute();
-  return rows.map((r) => r.owner_id);
-}
-
 export async function insertTool(ex: Executor, workspaceId: string, tool: Tool): Promise<void> {
   await ex.insertInto("tools").values({ workspace_id: workspaceId, id: tool.id, name: tool.name, created_at: tool.createdAt }).execute();
 }
