@@ -1,11 +1,8 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
-import { join } from "node:path";
-import { after, describe, test } from "node:test";
-import { pathToFileURL } from "node:url";
+import { describe, test } from "node:test";
 import { main } from "./cli.js";
 import { DIALECTS, privateDatabaseEnv, unique } from "./test-support/harness.js";
+import { startWarden } from "./test-support/serve.js";
 
 interface Run {
   code: number;
@@ -24,46 +21,6 @@ async function wardenJson(env: Record<string, string>, ...argv: string[]): Promi
   const run = await warden(env, ...argv, "--json");
   assert.equal(run.code, 0, `${argv.join(" ")}: ${run.stderr}`);
   return JSON.parse(run.stdout);
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
-}
-
-const children: ChildProcess[] = [];
-after(() => {
-  for (const child of children) child.kill("SIGTERM");
-});
-
-/** `warden serve` as a user starts it, in its own process, on a free port. */
-async function serve(env: Record<string, string>): Promise<string> {
-  const port = await freePort();
-  const cli = pathToFileURL(join(import.meta.dirname, "cli.ts")).href;
-  const script = `const { main } = await import(${JSON.stringify(cli)}); process.exitCode = await main(["serve"]);`;
-  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
-    env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: "warn" },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  children.push(child);
-  let stderr = "";
-  child.stderr?.on("data", (chunk) => (stderr += String(chunk)));
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
-    try {
-      await fetch(`${base}/api/v1/openapi.json`);
-      return base;
-    } catch {
-      if (child.exitCode !== null) throw new Error(`warden serve exited: ${stderr}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  throw new Error(`warden serve did not start: ${stderr}`);
 }
 
 for (const dialect of DIALECTS) {
@@ -139,7 +96,7 @@ for (const dialect of DIALECTS) {
       await wardenJson(env, "admin", "workspace", "create", "--slug", slug, "--name", "Acme", "--owner", email, "--plan", "pro");
       await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "tabs", "--name", "Tabs");
       const key = await wardenJson(env, "admin", "key", "create", "--workspace", slug, "--env", "test");
-      const base = await serve(env);
+      const base = (await startWarden(env)).baseUrl;
       const headers = { authorization: `Bearer ${key.key}`, "content-type": "application/json" };
 
       // The README walk-through, over a real socket.

@@ -1,23 +1,16 @@
-// `warden`: the operator's command line. It parses arguments and calls the same use
-// cases as the HTTP API; every command prints JSON with --json and exits non-zero on
-// bad input with a clear message.
+// `warden`: the service's command line. It parses arguments and calls the same use cases
+// as the HTTP API (admin commands, on the database) or the API itself (webhook commands,
+// with an API key). Every command prints JSON with --json and exits non-zero on bad
+// input with a clear message.
 import { parseArgs } from "node:util";
+import { adminCommands } from "./cli/admin.commands.js";
+import { CliError, type Command, type Values } from "./cli/command.js";
+import { webhookCommands } from "./cli/webhook.commands.js";
 import { systemClock } from "./clock.js";
 import { type Config, ConfigError, parseConfig } from "./config.js";
 import { ApiError, typeOf } from "./errors/errors.js";
-import { importFile } from "./import/import.service.js";
 import { startServer } from "./server.js";
 import { createServices, type Services } from "./services.js";
-import {
-  createBundle,
-  createKey,
-  createOwner,
-  createPlan,
-  createTool,
-  createWorkspace,
-  revokeKey,
-  setOwnerSuspension,
-} from "./workspaces/workspace.service.js";
 
 export interface CliIo {
   stdout: (text: string) => void;
@@ -31,171 +24,17 @@ const processIo: CliIo = {
   env: process.env,
 };
 
-type OptionSpec = Record<string, { type: "string" | "boolean"; multiple?: boolean }>;
-
-interface Command {
-  usage: string;
-  options: OptionSpec;
-  /** Names of options that must be given. */
-  required?: string[];
-  positionals?: number;
-  run(services: Services, values: Record<string, string | boolean | undefined>, positionals: string[]): Promise<{ json: unknown; text: string }>;
-}
-
-class UsageError extends Error {}
-
-const str = (values: Record<string, string | boolean | undefined>, name: string) => values[name] as string;
-const optStr = (values: Record<string, string | boolean | undefined>, name: string) => values[name] as string | undefined;
-
-function parseAmount(raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw)) throw new ApiError("invalid_parameter", "--amount-cents must be a whole number.", { param: "amount-cents" });
-  return Number(raw);
-}
-
-export const commands: Record<string, Command> = {
-  "admin owner create": {
-    usage: "warden admin owner create --email E",
-    options: { email: { type: "string" } },
-    required: ["email"],
-    async run({ db, clock }, v) {
-      const owner = await createOwner(db, clock, { email: str(v, "email") });
-      return { json: { id: owner.id, email: owner.email }, text: `Created owner ${owner.email} (${owner.id}).` };
-    },
-  },
-  "admin owner suspend": {
-    usage: "warden admin owner suspend --email E",
-    options: { email: { type: "string" } },
-    required: ["email"],
-    async run({ db, clock }, v) {
-      const owner = await setOwnerSuspension(db, clock, { email: str(v, "email"), suspended: true });
-      return { json: { id: owner.id, email: owner.email, suspended: true }, text: `Suspended ${owner.email}: every key of their workspaces now answers 401.` };
-    },
-  },
-  "admin owner unsuspend": {
-    usage: "warden admin owner unsuspend --email E",
-    options: { email: { type: "string" } },
-    required: ["email"],
-    async run({ db, clock }, v) {
-      const owner = await setOwnerSuspension(db, clock, { email: str(v, "email"), suspended: false });
-      return { json: { id: owner.id, email: owner.email, suspended: false }, text: `Lifted the suspension of ${owner.email}.` };
-    },
-  },
-  "admin workspace create": {
-    usage: "warden admin workspace create --slug S --name N --owner E [--plan hobby|pro]",
-    options: { slug: { type: "string" }, name: { type: "string" }, owner: { type: "string" }, plan: { type: "string" } },
-    required: ["slug", "name", "owner"],
-    async run({ db, clock }, v) {
-      const ws = await createWorkspace(db, clock, { slug: str(v, "slug"), name: str(v, "name"), ownerEmail: str(v, "owner"), plan: optStr(v, "plan") });
-      return { json: { id: ws.id, slug: ws.slug, name: ws.name, plan: ws.plan }, text: `Created workspace ${ws.slug} (${ws.plan}).` };
-    },
-  },
-  "admin tool create": {
-    usage: "warden admin tool create --workspace S --id TOOL --name N",
-    options: { workspace: { type: "string" }, id: { type: "string" }, name: { type: "string" } },
-    required: ["workspace", "id", "name"],
-    async run({ db, clock }, v) {
-      const tool = await createTool(db, clock, { workspace: str(v, "workspace"), id: str(v, "id"), name: str(v, "name") });
-      return { json: { id: tool.id, name: tool.name, workspace: str(v, "workspace") }, text: `Created tool ${tool.id}.` };
-    },
-  },
-  "admin plan create": {
-    usage:
-      "warden admin plan create --workspace S (--tool TOOL | --bundle B) --id PLAN --name N --billing one_time|subscription [--amount-cents N] [--currency eur] [--interval month|year] [--default]",
-    options: {
-      workspace: { type: "string" },
-      tool: { type: "string" },
-      bundle: { type: "string" },
-      id: { type: "string" },
-      name: { type: "string" },
-      billing: { type: "string" },
-      "amount-cents": { type: "string" },
-      currency: { type: "string" },
-      interval: { type: "string" },
-      default: { type: "boolean" },
-    },
-    required: ["workspace", "id", "name", "billing"],
-    async run({ db, clock }, v) {
-      const plan = await createPlan(db, clock, {
-        workspace: str(v, "workspace"),
-        tool: optStr(v, "tool"),
-        bundle: optStr(v, "bundle"),
-        id: str(v, "id"),
-        name: str(v, "name"),
-        billing: str(v, "billing"),
-        amountCents: parseAmount(optStr(v, "amount-cents")),
-        currency: optStr(v, "currency"),
-        interval: optStr(v, "interval"),
-        isDefault: v.default === true,
-      });
-      const json = {
-        id: plan.id,
-        [plan.productKind]: plan.productId,
-        name: plan.name,
-        billing: plan.billing,
-        amountCents: plan.amountCents,
-        currency: plan.currency,
-        interval: plan.interval,
-        default: plan.isDefault,
-      };
-      return { json, text: `Created plan ${plan.id} for ${plan.productKind} ${plan.productId}.` };
-    },
-  },
-  "admin bundle create": {
-    usage: "warden admin bundle create --workspace S --id B --name N --tools t1,t2",
-    options: { workspace: { type: "string" }, id: { type: "string" }, name: { type: "string" }, tools: { type: "string" } },
-    required: ["workspace", "id", "name", "tools"],
-    async run({ db, clock }, v) {
-      const bundle = await createBundle(db, clock, {
-        workspace: str(v, "workspace"),
-        id: str(v, "id"),
-        name: str(v, "name"),
-        toolIds: str(v, "tools").split(","),
-      });
-      return { json: { id: bundle.id, name: bundle.name, tools: bundle.toolIds }, text: `Created bundle ${bundle.id} of ${bundle.toolIds.join(", ")}.` };
-    },
-  },
-  "admin key create": {
-    usage: "warden admin key create --workspace S --env test|live [--name N]",
-    options: { workspace: { type: "string" }, env: { type: "string" }, name: { type: "string" } },
-    required: ["workspace", "env"],
-    async run({ db, clock }, v) {
-      const key = await createKey(db, clock, { workspace: str(v, "workspace"), env: str(v, "env"), name: optStr(v, "name") });
-      // The key itself is shown this once; only its hash is stored.
-      return { json: { id: key.id, key: key.key }, text: `${JSON.stringify({ id: key.id, key: key.key })}\nKeep the key now: it is not shown again.` };
-    },
-  },
-  "admin key revoke": {
-    usage: "warden admin key revoke --id KEY_ID",
-    options: { id: { type: "string" } },
-    required: ["id"],
-    async run({ db, clock }, v) {
-      const revoked = await revokeKey(db, clock, { id: str(v, "id") });
-      return { json: { id: revoked.id, revoked_at: new Date(revoked.revokedAt).toISOString() }, text: `Revoked ${revoked.id}.` };
-    },
-  },
-  "admin import": {
-    usage: "warden admin import --workspace S --env test|live FILE",
-    options: { workspace: { type: "string" }, env: { type: "string" } },
-    required: ["workspace", "env"],
-    positionals: 1,
-    async run({ db, clock }, v, [file]) {
-      const counts = await importFile(db, clock, { workspace: str(v, "workspace"), env: str(v, "env"), path: file as string });
-      const summary = Object.entries(counts)
-        .map(([kind, n]) => `${kind}: ${n}`)
-        .join(", ");
-      return { json: counts, text: `Imported ${summary}.` };
-    },
-  },
-};
+const commands: Record<string, Command> = { ...adminCommands, ...webhookCommands };
 
 function helpText(): string {
   return [
-    "warden: the Warden entitlement service and its operator commands",
+    "warden: the Warden entitlement service and its command line",
     "",
     "  warden serve                         start the HTTP API (PORT, HOST, DATABASE_URL, WARDEN_DOMAIN)",
     ...Object.values(commands).map((c) => `  ${c.usage}`),
     "",
+    "admin commands work on the database (DATABASE_URL or ./data); events, endpoints and deliveries",
+    "talk to a running service: --api-key or WARDEN_API_KEY, --base-url or WARDEN_BASE_URL.",
     "Every command takes --json for machine-readable output.",
   ].join("\n");
 }
@@ -207,6 +46,20 @@ function findCommand(argv: string[]): { name: string; rest: string[] } | null {
     if (commands[name]) return { name, rest: argv.slice(words) };
   }
   return null;
+}
+
+class UsageError extends Error {}
+
+function parseCommandLine(command: Command, rest: string[]): { values: Values; positionals: string[] } {
+  const parsed = parseArgs({ args: rest, options: { ...command.options, json: { type: "boolean" } }, allowPositionals: true, strict: true });
+  const values = parsed.values as Values;
+  for (const name of command.required ?? []) {
+    if (typeof values[name] !== "string" || values[name] === "") throw new UsageError(`--${name} is required.`);
+  }
+  const [min, max] = Array.isArray(command.positionals) ? command.positionals : [command.positionals ?? 0, command.positionals ?? 0];
+  if (parsed.positionals.length < min) throw new UsageError("Missing arguments.");
+  if (parsed.positionals.length > max) throw new UsageError(`Unexpected arguments: ${parsed.positionals.slice(max).join(" ")}.`);
+  return { values, positionals: parsed.positionals };
 }
 
 export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
@@ -237,30 +90,31 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
   if (!found) return fail(2, { type: "invalid_request_error", message: `Unknown command "${argv.join(" ")}".\n\n${helpText()}` });
   const command = commands[found.name] as Command;
 
-  let values: Record<string, string | boolean | undefined>;
-  let positionals: string[];
+  let parsed: { values: Values; positionals: string[] };
   try {
-    const parsed = parseArgs({ args: found.rest, options: { ...command.options, json: { type: "boolean" } }, allowPositionals: true, strict: true });
-    values = parsed.values as Record<string, string | boolean | undefined>;
-    positionals = parsed.positionals;
-    for (const name of command.required ?? []) {
-      if (typeof values[name] !== "string" || values[name] === "") throw new UsageError(`--${name} is required.`);
-    }
-    if (positionals.length !== (command.positionals ?? 0)) throw new UsageError(`Unexpected arguments: ${positionals.join(" ")}.`);
+    parsed = parseCommandLine(command, found.rest);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     return fail(2, { type: "invalid_request_error", message: `${message}\nUsage: ${command.usage}` });
   }
 
-  const services = await createServices(config, { clock: systemClock });
+  let services: Services | null = null;
   try {
-    const result = await command.run(services, values, positionals);
+    const result = await command.run({
+      ...parsed,
+      env: io.env,
+      services: async () => {
+        services ??= await createServices(config, { clock: systemClock });
+        return services;
+      },
+    });
     io.stdout(json ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
-    return 0;
+    return result.exitCode ?? 0;
   } catch (error) {
-    if (!(error instanceof ApiError)) throw error;
-    return fail(1, { type: typeOf(error.code), message: error.message, ...(error.param ? { param: error.param } : {}) });
+    if (error instanceof ApiError) return fail(1, { type: typeOf(error.code), message: error.message, ...(error.param ? { param: error.param } : {}) });
+    if (error instanceof CliError) return fail(1, { type: error.type, message: error.message, ...(error.param ? { param: error.param } : {}) });
+    throw error;
   } finally {
-    await services.close();
+    await (services as Services | null)?.close();
   }
 }

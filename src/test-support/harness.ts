@@ -69,13 +69,11 @@ async function openTestStorage(dialect: Dialect): Promise<Storage> {
  * database of its own: a fresh SQLite data folder, or a private PostgreSQL schema.
  */
 export async function privateDatabaseEnv(dialect: Dialect): Promise<Record<string, string>> {
-  if (dialect === "sqlite") {
-    const dir = await mkdtemp(join(tmpdir(), "warden-test-"));
-    cleanups.push(() => rm(dir, { recursive: true, force: true }));
-    return { WARDEN_DATA_DIR: dir };
-  }
+  const dir = await mkdtemp(join(tmpdir(), "warden-test-"));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  if (dialect === "sqlite") return { WARDEN_DATA_DIR: dir };
   const schema = await createPgSchema();
-  return { DATABASE_URL: `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}` };
+  return { WARDEN_DATA_DIR: dir, DATABASE_URL: `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}` };
 }
 
 export interface TestEnv {

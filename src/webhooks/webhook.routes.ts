@@ -190,6 +190,6 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
         response: { 202: Type.Ref("SentExample"), ...errors },
       },
     },
-    async (request, reply) => reply.status(202).send(await sendExample(ctx(request), request.body.type)),
+    async (request, reply) => reply.status(202).send(await sendExample(ctx(request), request.body.type, request.body.deliver ?? true)),
   );
 };

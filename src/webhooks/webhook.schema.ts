@@ -111,7 +111,17 @@ export const DeliveriesQuery = Type.Composite(
   { additionalProperties: false },
 );
 
-export const ExampleBody = Type.Object({ type: Type.String({ maxLength: 64, description: "One of the six event types" }) }, { additionalProperties: false });
+export const ExampleBody = Type.Object(
+  {
+    type: Type.String({ maxLength: 64, description: "One of the six event types" }),
+    deliver: Type.Optional(
+      Type.Boolean({
+        description: "false: count it and answer the example without storing or delivering it, for `warden events send --url` to sign and send locally",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 export const SentExample = Type.Object(
   { event: Type.Ref("WebhookEvent"), deliveries: Type.Integer({ minimum: 0, description: "Endpoints it was queued for" }) },

@@ -231,13 +231,14 @@ export async function listEvents(ctx: RequestContext, query: EventsQuery): Promi
  * the environment with its own secret, logged and retried like any event. Counted
  * against the workspace's example events for the day (shared with the CLI's local sends).
  */
-export async function sendExample(ctx: RequestContext, type: string): Promise<{ event: WebhookEvent; deliveries: number }> {
+export async function sendExample(ctx: RequestContext, type: string, deliver = true): Promise<{ event: WebhookEvent; deliveries: number }> {
   if (!isEventType(type)) throw invalidParameter("type", `Unknown event type "${type}".`);
   const { db, clock, limits } = ctx.services;
   const result = await db.transaction().execute(async (trx) => {
     const now = clock.now();
     await limits.countExampleEvent(trx, ctx.principal, now);
     const example = exampleEvent(type, { livemode: ctx.principal.env === "live", now });
+    if (!deliver) return { event: example as unknown as WebhookEvent, deliveries: 0 };
     const endpoints = (await listEndpointRows(trx, ctx.principal.workspaceId, ctx.principal.env)).filter((e) => e.enabled).map((e) => e.id);
     await emitEvent(trx, {
       workspaceId: ctx.principal.workspaceId,

@@ -1,0 +1,43 @@
+import type { Services } from "../services.js";
+
+export type Values = Record<string, string | boolean | undefined>;
+export type CliEnv = Readonly<Record<string, string | undefined>>;
+
+export interface CommandContext {
+  values: Values;
+  positionals: string[];
+  env: CliEnv;
+  /** Opens the database on first use (only admin commands need it). */
+  services(): Promise<Services>;
+}
+
+export interface CommandResult {
+  json: unknown;
+  text: string;
+  /** Non-zero when the command ran but its outcome is a failure (a receiver's error status). */
+  exitCode?: number;
+}
+
+export interface Command {
+  usage: string;
+  options: Record<string, { type: "string" | "boolean" }>;
+  /** Names of options that must be given. */
+  required?: string[];
+  /** How many positional arguments: exactly this many, or [min, max]. */
+  positionals?: number | [number, number];
+  run(context: CommandContext): Promise<CommandResult>;
+}
+
+/** A failure reported by the service (or by the command) in the API's error shape. */
+export class CliError extends Error {
+  constructor(
+    readonly type: string,
+    message: string,
+    readonly param?: string,
+  ) {
+    super(message);
+  }
+}
+
+export const str = (values: Values, name: string) => values[name] as string;
+export const optStr = (values: Values, name: string) => values[name] as string | undefined;

@@ -1,0 +1,177 @@
+import assert from "node:assert/strict";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { Webhook } from "standardwebhooks";
+import { main } from "../cli.js";
+import { DIALECTS, privateDatabaseEnv, unique } from "../test-support/harness.js";
+import { startWarden } from "../test-support/serve.js";
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+const servers: Server[] = [];
+after(() => {
+  for (const server of servers) server.close();
+});
+
+/** A receiver as a vendor would write it, answering `status` to every POST. */
+async function receiver(status = 200): Promise<{ url: string; received: Received[] }> {
+  const received: Received[] = [];
+  const server = createServer((request, response) => {
+    let body = "";
+    request.on("data", (chunk) => {
+      body += String(chunk);
+    });
+    request.on("end", () => {
+      received.push({ headers: request.headers, body });
+      response.writeHead(status).end("ok");
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (typeof address !== "object" || !address) throw new Error("no address");
+  return { url: `http://127.0.0.1:${address.port}/hook`, received };
+}
+
+function verify(secret: string, message: Received): Record<string, unknown> {
+  return new Webhook(secret).verify(message.body, {
+    "webhook-id": String(message.headers["webhook-id"]),
+    "webhook-timestamp": String(message.headers["webhook-timestamp"]),
+    "webhook-signature": String(message.headers["webhook-signature"]),
+  }) as Record<string, unknown>;
+}
+
+async function run(env: Record<string, string>, ...argv: string[]) {
+  let stdout = "";
+  let stderr = "";
+  const code = await main(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env });
+  return { code, stdout, stderr, json: () => JSON.parse(stdout) };
+}
+
+async function waitFor(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(check(), what);
+}
+
+/** A running service with a workspace, and the environment a vendor's shell would have. */
+async function setUp(dialect: (typeof DIALECTS)[number], extra: Record<string, string> = {}) {
+  const db = await privateDatabaseEnv(dialect);
+  const configHome = await mkdtemp(join(tmpdir(), "warden-config-"));
+  after(() => rm(configHome, { recursive: true, force: true }));
+  const serverEnv = { ...db, WARDEN_SECRET_KEY: "cli-test-secret-key-0123456789abcdef", WARDEN_ALLOW_PRIVATE_WEBHOOKS: "1", ...extra };
+  const email = `${unique("o")}@example.com`;
+  const slug = unique("ws");
+  assert.equal((await run(serverEnv, "admin", "owner", "create", "--email", email)).code, 0);
+  assert.equal((await run(serverEnv, "admin", "workspace", "create", "--slug", slug, "--name", "Acme", "--owner", email)).code, 0);
+  const key = (await run(serverEnv, "admin", "key", "create", "--workspace", slug, "--env", "test", "--json")).json().key as string;
+  const warden = await startWarden(serverEnv);
+  return { env: { XDG_CONFIG_HOME: configHome, WARDEN_API_KEY: key, WARDEN_BASE_URL: warden.baseUrl } };
+}
+
+test("events list and events secret work offline; the secret is made once per machine", async () => {
+  const configHome = await mkdtemp(join(tmpdir(), "warden-config-"));
+  after(() => rm(configHome, { recursive: true, force: true }));
+  const env = { XDG_CONFIG_HOME: configHome };
+  const list = await run(env, "events", "list", "--json");
+  assert.deepEqual(
+    list.json().data.map((t: { type: string }) => t.type),
+    ["purchase.completed", "subscription.started", "subscription.cancelled", "payment.refunded", "payment.disputed", "dispute.closed"],
+  );
+  const first = await run(env, "events", "secret");
+  assert.match(first.stdout.trim(), /^whsec_[A-Za-z0-9+/]{32}$/);
+  assert.equal((await run(env, "events", "secret")).stdout, first.stdout);
+  assert.equal((await readFile(join(configHome, "warden", "dev-webhook-secret"), "utf8")).trim(), first.stdout.trim());
+});
+
+for (const dialect of DIALECTS) {
+  describe(`warden events, endpoints and deliveries (${dialect})`, () => {
+    test("events send --url signs locally with the development secret or --secret; the receiver's status decides the exit", async () => {
+      const { env } = await setUp(dialect);
+      const hook = await receiver();
+      const sent = await run(env, "events", "send", "purchase.completed", "--url", hook.url);
+      assert.equal(sent.code, 0, sent.stderr);
+      assert.match(sent.stdout, /HTTP 200/);
+      const devSecret = (await run(env, "events", "secret")).stdout.trim();
+      const payload = verify(devSecret, hook.received[0] as Received);
+      assert.equal(payload.type, "purchase.completed");
+      assert.equal(payload.livemode, false);
+
+      const own = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+      assert.equal((await run(env, "events", "send", "dispute.closed", "--url", hook.url, "--secret", own)).code, 0);
+      assert.equal(verify(own, hook.received[1] as Received).type, "dispute.closed");
+      assert.throws(() => verify(devSecret, hook.received[1] as Received));
+
+      const failing = await receiver(500);
+      const refused = await run(env, "events", "send", "payment.refunded", "--url", failing.url, "--json");
+      assert.equal(refused.code, 1);
+      assert.equal(refused.json().status, 500);
+
+      const unknown = await run(env, "events", "send", "payment.lost", "--url", hook.url);
+      assert.equal(unknown.code, 1);
+      assert.match(unknown.stderr, /Unknown event type/);
+      const noKey = await run({ XDG_CONFIG_HOME: env.XDG_CONFIG_HOME }, "events", "send", "payment.refunded", "--url", hook.url);
+      assert.equal(noKey.code, 1);
+      assert.match(noKey.stderr, /API key/);
+    });
+
+    test("endpoints add/list/remove, events sent through the service, and deliveries list", async () => {
+      const { env } = await setUp(dialect);
+      const hook = await receiver();
+      const added = await run(env, "endpoints", "add", hook.url, "--events", "payment.refunded,dispute.closed", "--json");
+      assert.equal(added.code, 0, added.stderr);
+      const endpoint = added.json();
+      assert.match(endpoint.secret, /^whsec_/);
+      assert.deepEqual(endpoint.events, ["payment.refunded", "dispute.closed"]);
+
+      const listed = await run(env, "endpoints", "list");
+      assert.match(listed.stdout, new RegExp(`${endpoint.id} +${hook.url.replace(/[/.]/g, "\\$&")} +enabled`));
+
+      const through = await run(env, "events", "send", "payment.refunded", "--json");
+      assert.equal(through.code, 0, through.stderr);
+      assert.equal(through.json().deliveries, 1);
+      await waitFor(() => hook.received.length === 1, "the service delivered the example");
+      const delivered = hook.received[0] as Received;
+      assert.equal(verify(endpoint.secret, delivered).id, through.json().event.id);
+      assert.equal(delivered.headers["webhook-id"], through.json().event.id);
+
+      let deliveries = { data: [] as { status: string; event: string }[] };
+      for (let i = 0; i < 100 && deliveries.data[0]?.status !== "succeeded"; i++) {
+        deliveries = (await run(env, "deliveries", "list", "--endpoint", endpoint.id, "--json")).json();
+        if (deliveries.data[0]?.status !== "succeeded") await new Promise((r) => setTimeout(r, 25));
+      }
+      assert.deepEqual(
+        deliveries.data.map((d) => [d.event, d.status]),
+        [[through.json().event.id, "succeeded"]],
+      );
+
+      const bad = await run(env, "deliveries", "recover", "--endpoint", endpoint.id, "--since", "year");
+      assert.equal(bad.code, 1);
+      assert.match(bad.stderr, /hour, day, week or month/);
+      const recovered = await run(env, "deliveries", "recover", "--endpoint", endpoint.id, "--since", "day", "--json");
+      assert.deepEqual(recovered.json(), { queued: 0 });
+
+      assert.equal((await run(env, "endpoints", "remove", endpoint.id)).code, 0);
+      assert.match((await run(env, "endpoints", "list")).stdout, /No endpoints/);
+      const gone = await run(env, "endpoints", "remove", endpoint.id);
+      assert.equal(gone.code, 1);
+      assert.match(gone.stderr, /No webhook endpoint/);
+    });
+
+    test("example events are limited per workspace per day, both ways together", async () => {
+      const { env } = await setUp(dialect, { WARDEN_LIMIT_EXAMPLE_EVENTS_PER_DAY: "2" });
+      const hook = await receiver();
+      assert.equal((await run(env, "events", "send", "purchase.completed", "--url", hook.url)).code, 0);
+      assert.equal((await run(env, "events", "send", "purchase.completed")).code, 0);
+      const refused = await run(env, "events", "send", "purchase.completed", "--url", hook.url, "--json");
+      assert.equal(refused.code, 1);
+      assert.equal(JSON.parse(refused.stderr).error.type, "rate_limit_error");
+      assert.equal(hook.received.length, 1);
+    });
+  });
+}

@@ -1,0 +1,65 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { after } from "node:test";
+import { pathToFileURL } from "node:url";
+
+const running = new Set<ChildProcess>();
+after(() => {
+  for (const child of running) child.kill("SIGKILL");
+});
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+export interface RunningWarden {
+  baseUrl: string;
+  child: ChildProcess;
+  /** SIGKILL, and wait until the process is gone. */
+  kill(): Promise<void>;
+}
+
+/** `warden serve` as a user starts it, in its own process, on a free port. */
+export async function startWarden(env: Record<string, string>): Promise<RunningWarden> {
+  const port = await freePort();
+  const cli = pathToFileURL(join(import.meta.dirname, "..", "cli.ts")).href;
+  const script = `const { main } = await import(${JSON.stringify(cli)}); process.exitCode = await main(["serve"]);`;
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+    env: { ...process.env, LOG_LEVEL: "warn", ...env, PORT: String(port) },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  running.add(child);
+  child.on("exit", () => running.delete(child));
+  let stderr = "";
+  child.stderr?.on("data", (chunk) => {
+    stderr += String(chunk);
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 400; i++) {
+    try {
+      await fetch(`${baseUrl}/api/v1/openapi.json`);
+      return {
+        baseUrl,
+        child,
+        kill: () =>
+          new Promise((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) return resolve();
+            child.once("exit", () => resolve());
+            child.kill("SIGKILL");
+          }),
+      };
+    } catch {
+      if (child.exitCode !== null) throw new Error(`warden serve exited: ${stderr}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  child.kill("SIGKILL");
+  throw new Error(`warden serve did not start: ${stderr}`);
+}
