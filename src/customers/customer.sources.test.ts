@@ -5,35 +5,13 @@ import { describe, test } from "node:test";
 import { DAY_MS, toIso } from "../clock.js";
 import { importNdjson } from "../import/import.service.js";
 import type { Services } from "../services.js";
-import { DIALECTS, seedWorkspace, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
-import { createBundle, createPlan, createTool } from "../workspaces/workspace.service.js";
+import { DIALECTS, seedCatalogue, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
 
 const HOUR_MS = 3_600_000;
 
 const LIFETIME = { id: "lifetime", name: "Lifetime", billing: "one_time", amountCents: 4900, currency: "eur", interval: null };
 const MONTHLY = { id: "monthly", name: "Monthly", billing: "subscription", amountCents: 500, currency: "eur", interval: "month" };
 const SUITE = { id: "suite-lifetime", name: "Suite for life", billing: "one_time", amountCents: 9900, currency: "eur", interval: null };
-
-/** The seeded workspace plus a second tool, a bundle of both, a third tool outside it, and plans. */
-async function seedProducts(services: Services): Promise<Workspace> {
-  const { db, clock } = services;
-  const ws = await seedWorkspace(services);
-  await createTool(db, clock, { workspace: ws.slug, id: "linkkeeper", name: "Link Keeper" });
-  await createTool(db, clock, { workspace: ws.slug, id: "notepad", name: "Notepad" });
-  await createBundle(db, clock, { workspace: ws.slug, id: "suite", name: "Suite", toolIds: ["tabmaster", "linkkeeper"] });
-  await createPlan(db, clock, { workspace: ws.slug, tool: "tabmaster", id: "lifetime", name: "Lifetime", billing: "one_time", amountCents: 4900 });
-  await createPlan(db, clock, {
-    workspace: ws.slug,
-    tool: "tabmaster",
-    id: "monthly",
-    name: "Monthly",
-    billing: "subscription",
-    amountCents: 500,
-    interval: "month",
-  });
-  await createPlan(db, clock, { workspace: ws.slug, bundle: "suite", id: "suite-lifetime", name: "Suite for life", billing: "one_time", amountCents: 9900 });
-  return ws;
-}
 
 async function load(services: Services, ws: Workspace, lines: object[], env: "test" | "live" = "test") {
   return importNdjson(services.db, services.clock, { workspace: ws.slug, env, text: lines.map((l) => JSON.stringify(l)).join("\n") });
@@ -54,7 +32,7 @@ for (const dialect of DIALECTS) {
   describe(`customers from every source (${dialect})`, () => {
     test("a bundle licence covers each tool the bundle names, and no other", async () => {
       const { services, clock } = await testServices(dialect);
-      const ws = await seedProducts(services);
+      const ws = await seedCatalogue(services);
       const api = await testApi(services);
       const bought = clock.now() - 10 * DAY_MS;
       await load(services, ws, [{ type: "licence", email: "grace@example.com", bundle: "suite", plan: "suite-lifetime", purchased_at: toIso(bought) }]);
@@ -86,7 +64,7 @@ for (const dialect of DIALECTS) {
 
     test("a licence bought under an address with no account answers with account false, then true once it signs in", async () => {
       const { services, clock } = await testServices(dialect);
-      const ws = await seedProducts(services);
+      const ws = await seedCatalogue(services);
       const api = await testApi(services);
       const bought = clock.now() - 3 * DAY_MS;
       await load(services, ws, [{ type: "licence", email: "Ada.Lovelace@gmail.com", tool: "tabmaster", plan: "lifetime", purchased_at: toIso(bought) }]);
@@ -109,7 +87,7 @@ for (const dialect of DIALECTS) {
 
     test("Gmail spellings with or without dots find one person; a +tag is another address", async () => {
       const { services, clock } = await testServices(dialect);
-      const ws = await seedProducts(services);
+      const ws = await seedCatalogue(services);
       const api = await testApi(services);
       await load(services, ws, [
         { type: "grant", email: "Ada.Lovelace@gmail.com", tool: "tabmaster", starts_at: toIso(clock.now() - DAY_MS) },
@@ -134,7 +112,7 @@ for (const dialect of DIALECTS) {
 
     test("subscriptions follow Stripe's statuses, and one that lapsed is still shown", async () => {
       const { services, clock } = await testServices(dialect);
-      const ws = await seedProducts(services);
+      const ws = await seedCatalogue(services);
       const api = await testApi(services);
       const now = clock.now();
       const period = { current_period_start: toIso(now - 40 * DAY_MS), current_period_end: toIso(now - 10 * DAY_MS) };
@@ -198,7 +176,7 @@ for (const dialect of DIALECTS) {
 
     test("a trial is shown with active false once it has ended", async () => {
       const { services, clock } = await testServices(dialect);
-      const ws = await seedProducts(services);
+      const ws = await seedCatalogue(services);
       const api = await testApi(services);
       const starts = clock.now() - DAY_MS;
       const ends = clock.now() + 2 * DAY_MS;
@@ -226,7 +204,7 @@ for (const dialect of DIALECTS) {
 
     test("grants: timed, expired, revoked and until revoked", async () => {
       const { services, clock } = await testServices(dialect);
-      const ws = await seedProducts(services);
+      const ws = await seedCatalogue(services);
       const api = await testApi(services);
       const now = clock.now();
       const base = { type: "grant", tool: "tabmaster", starts_at: toIso(now - 10 * DAY_MS), note: "imported" };
@@ -257,7 +235,7 @@ for (const dialect of DIALECTS) {
 
     test("team seats: the buyer holds nothing, each seat follows its team purchase", async () => {
       const { services, clock } = await testServices(dialect);
-      const ws = await seedProducts(services);
+      const ws = await seedCatalogue(services);
       const api = await testApi(services);
       const now = clock.now();
       const teamLicence = "lic_TeamTeamTeamTeamTeam0001";
@@ -322,7 +300,7 @@ for (const dialect of DIALECTS) {
 
     test("list customers shows account, devices, last activity and since from imported accounts and devices", async () => {
       const { services, clock } = await testServices(dialect);
-      const ws = await seedProducts(services);
+      const ws = await seedCatalogue(services);
       const api = await testApi(services);
       const now = clock.now();
       const ago = (ms: number) => toIso(now - ms);
@@ -396,7 +374,7 @@ for (const dialect of DIALECTS) {
 
     test("an address known to nothing answers 404", async () => {
       const { services, clock } = await testServices(dialect);
-      const ws = await seedProducts(services);
+      const ws = await seedCatalogue(services);
       const api = await testApi(services);
       await load(services, ws, [{ type: "grant", email: "known@example.com", tool: "tabmaster", starts_at: toIso(clock.now()) }]);
       const unknown = await customer(api, ws.testKey, "tabmaster", "stranger@example.com");
@@ -408,7 +386,7 @@ for (const dialect of DIALECTS) {
 
     test("test and live data are kept apart", async () => {
       const { services, clock } = await testServices(dialect);
-      const ws = await seedProducts(services);
+      const ws = await seedCatalogue(services);
       const api = await testApi(services);
       const now = clock.now();
       await load(services, ws, [

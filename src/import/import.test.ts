@@ -10,32 +10,11 @@ import { DAY_MS, toIso } from "../clock.js";
 import { ApiError } from "../errors/errors.js";
 import { randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
-import { DIALECTS, seedWorkspace, testApi, testServices, unique, type Workspace } from "../test-support/harness.js";
-import { createBundle, createPlan, createTool } from "../workspaces/workspace.service.js";
+import { DIALECTS, seedCatalogue, testApi, testServices, unique } from "../test-support/harness.js";
 import { ImportRejected, importNdjson, type LineProblem } from "./import.service.js";
 
 const NOW = "2026-11-21T12:00:00.000Z";
 const PAST = "2026-11-01T00:00:00.000Z";
-
-/** The seeded workspace plus what the README's examples name: a bundle of two tools and plans. */
-async function seedProducts(services: Services): Promise<Workspace> {
-  const { db, clock } = services;
-  const ws = await seedWorkspace(services);
-  await createTool(db, clock, { workspace: ws.slug, id: "linkkeeper", name: "Link Keeper" });
-  await createBundle(db, clock, { workspace: ws.slug, id: "suite", name: "Suite", toolIds: ["tabmaster", "linkkeeper"] });
-  await createPlan(db, clock, { workspace: ws.slug, tool: "tabmaster", id: "lifetime", name: "Lifetime", billing: "one_time", amountCents: 4900 });
-  await createPlan(db, clock, {
-    workspace: ws.slug,
-    tool: "tabmaster",
-    id: "monthly",
-    name: "Monthly",
-    billing: "subscription",
-    amountCents: 500,
-    interval: "month",
-  });
-  await createPlan(db, clock, { workspace: ws.slug, bundle: "suite", id: "suite-lifetime", name: "Suite for life", billing: "one_time", amountCents: 9900 });
-  return ws;
-}
 
 const ndjson = (lines: (object | string)[]) => lines.map((l) => (typeof l === "string" ? l : JSON.stringify(l))).join("\n");
 
@@ -80,7 +59,7 @@ for (const dialect of DIALECTS) {
   describe(`warden admin import (${dialect})`, () => {
     test("the README's example lines import as documented", async () => {
       const { services } = await testServices(dialect);
-      const ws = await seedProducts(services);
+      const ws = await seedCatalogue(services);
       const api = await testApi(services);
       const readme = await readFile(new URL("./README.md", import.meta.url), "utf8");
       const block = /```ndjson\n([\s\S]*?)```/.exec(readme)?.[1];
@@ -111,7 +90,7 @@ for (const dialect of DIALECTS) {
     test("writes each kind and returns counts; ids given are kept, others made", async () => {
       const { services } = await testServices(dialect);
       const team = licenceId();
-      const ws = await seedProducts(services);
+      const ws = await seedCatalogue(services);
       const scope = { workspaceId: ws.workspaceId, env: "test" as const };
       const counts = await importNdjson(services.db, services.clock, {
         workspace: ws.slug,
@@ -199,7 +178,7 @@ for (const dialect of DIALECTS) {
     test("every bad line is reported with its number and reason, and nothing is written", async () => {
       const { services } = await testServices(dialect);
       const team = licenceId();
-      const ws = await seedProducts(services);
+      const ws = await seedCatalogue(services);
       const seat = (extra: object) => ({ type: "licence", email: "seat@example.org", purchased_at: PAST, ...extra });
       const period = { current_period_start: PAST, current_period_end: "2026-12-01T00:00:00Z" };
       const lines: (object | string)[] = [
@@ -328,7 +307,7 @@ for (const dialect of DIALECTS) {
       const { services } = await testServices(dialect);
       const team = licenceId();
       const plain = licenceId();
-      const ws = await seedProducts(services);
+      const ws = await seedCatalogue(services);
       const run = (lines: object[], env = "test") => importNdjson(services.db, services.clock, { workspace: ws.slug, env, text: ndjson(lines) });
       const seat = (email: string, team: object, extra: object = {}) => ({ type: "licence", email, purchased_at: PAST, ...team, ...extra });
       const period = { current_period_start: PAST, current_period_end: "2026-12-01T00:00:00Z" };
@@ -379,7 +358,7 @@ for (const dialect of DIALECTS) {
       );
 
       // Licence ids are unique across workspaces; subscription ids only within one environment.
-      const other = await seedProducts(services);
+      const other = await seedCatalogue(services);
       const elsewhere = await rejected(
         importNdjson(services.db, services.clock, {
           workspace: other.slug,
@@ -402,7 +381,7 @@ for (const dialect of DIALECTS) {
 
     test("the workspace, the environment and an empty file are refused before any line", async () => {
       const { services } = await testServices(dialect);
-      const ws = await seedProducts(services);
+      const ws = await seedCatalogue(services);
       const text = ndjson([grantLine]);
       await assert.rejects(importNdjson(services.db, services.clock, { workspace: unique("ghost"), env: "test", text }), (e: unknown) => {
         assert.ok(e instanceof ApiError);
@@ -424,7 +403,7 @@ for (const dialect of DIALECTS) {
 
     test("an account line lists the person for each of its tools from its sign-in", async () => {
       const { services, clock } = await testServices(dialect);
-      const ws = await seedProducts(services);
+      const ws = await seedCatalogue(services);
       const api = await testApi(services);
       const signedIn = clock.now() - 7 * DAY_MS;
       await importNdjson(services.db, services.clock, {

@@ -12,7 +12,7 @@ import { type Config, type Limits, parseConfig } from "../config.js";
 import { type Dialect, openStorage, type Storage } from "../db/database.js";
 import { randomBase62 } from "../ids.js";
 import { createServices, type Services } from "../services.js";
-import { createKey, createOwner, createTool, createWorkspace } from "../workspaces/workspace.service.js";
+import { createBundle, createKey, createOwner, createPlan, createTool, createWorkspace } from "../workspaces/workspace.service.js";
 import { checkAgainstOpenApi } from "./openapi-check.js";
 
 export const PG_URL = "postgres://postgres@127.0.0.1:5432/test";
@@ -114,6 +114,31 @@ export async function seedWorkspace(services: Services, options: { plan?: "hobby
   const testKey = (await createKey(db, clock, { workspace: slug, env: "test" })).key;
   const liveKey = (await createKey(db, clock, { workspace: slug, env: "live" })).key;
   return { slug, workspaceId: workspace.id, ownerEmail, tool, testKey, liveKey };
+}
+
+/**
+ * A fresh workspace with a catalogue: tools tabmaster, linkkeeper and notepad; bundle
+ * "suite" of the first two; plans lifetime (one-time) and monthly (subscription) for
+ * tabmaster, and suite-lifetime for the bundle.
+ */
+export async function seedCatalogue(services: Services): Promise<Workspace> {
+  const { db, clock } = services;
+  const ws = await seedWorkspace(services);
+  await createTool(db, clock, { workspace: ws.slug, id: "linkkeeper", name: "Link Keeper" });
+  await createTool(db, clock, { workspace: ws.slug, id: "notepad", name: "Notepad" });
+  await createBundle(db, clock, { workspace: ws.slug, id: "suite", name: "Suite", toolIds: ["tabmaster", "linkkeeper"] });
+  await createPlan(db, clock, { workspace: ws.slug, tool: "tabmaster", id: "lifetime", name: "Lifetime", billing: "one_time", amountCents: 4900 });
+  await createPlan(db, clock, {
+    workspace: ws.slug,
+    tool: "tabmaster",
+    id: "monthly",
+    name: "Monthly",
+    billing: "subscription",
+    amountCents: 500,
+    interval: "month",
+  });
+  await createPlan(db, clock, { workspace: ws.slug, bundle: "suite", id: "suite-lifetime", name: "Suite for life", billing: "one_time", amountCents: 9900 });
+  return ws;
 }
 
 /** An app whose every answer is checked against the OpenAPI document it serves. */
