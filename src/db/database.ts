@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import SQLite from "better-sqlite3";
-import { Kysely, type LogConfig, type LogEvent, Migrator, PostgresDialect, SqliteDialect, sql, type Transaction } from "kysely";
+import { Kysely, type LogConfig, type SqliteDatabase, type LogEvent, Migrator, PostgresDialect, SqliteDialect, sql, type Transaction } from "kysely";
 import pg from "pg";
 import { migrations } from "./migrations/index.js";
 import type { Database } from "./schema.js";
@@ -47,6 +47,26 @@ function queryLogger(options: StorageOptions): LogConfig | undefined {
   };
 }
 
+/**
+ * Kysely prepares every query anew; SQLite then parses and plans the same text again
+ * and again. Warden's queries are a few hundred distinct texts, so each is prepared
+ * once and reused (better-sqlite3 statements are reusable, and calls are synchronous).
+ */
+function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string) {
+      let statement = statements.get(sql);
+      if (!statement) {
+        statement = sqlite.prepare(sql);
+        if (statements.size < 1000) statements.set(sql, statement);
+      }
+      return statement;
+    },
+  };
+}
+
 export function openStorage(options: StorageOptions): Storage {
   if (options.databaseUrl) {
     const pool = new pg.Pool({
@@ -71,7 +91,7 @@ export function openStorage(options: StorageOptions): Storage {
   sqlite.pragma("busy_timeout = 5000");
   sqlite.pragma("synchronous = NORMAL");
   sqlite.pragma("foreign_keys = ON");
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), log: queryLogger(options) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }), log: queryLogger(options) });
   return { db, dialect: "sqlite", close: () => db.destroy() };
 }
 
