@@ -89,4 +89,20 @@ describe("config", () => {
       [true, true, false],
     );
   });
+
+  test("webhook settings: secret key length, private webhooks, the delivery worker and its lease", () => {
+    const defaults = parseConfig({});
+    assert.deepEqual([defaults.secretKey, defaults.allowPrivateWebhooks, defaults.deliveryWorker, defaults.deliveryLeaseMs], [null, false, true, 60_000]);
+    const set = parseConfig({
+      WARDEN_SECRET_KEY: "k".repeat(32),
+      WARDEN_ALLOW_PRIVATE_WEBHOOKS: "1",
+      WARDEN_DELIVERY_WORKER: "0",
+      WARDEN_DELIVERY_LEASE_MS: "2000",
+    });
+    assert.deepEqual([set.secretKey, set.allowPrivateWebhooks, set.deliveryWorker, set.deliveryLeaseMs], ["k".repeat(32), true, false, 2000]);
+    assert.throws(() => parseConfig({ WARDEN_SECRET_KEY: "short" }), /at least 32 characters/);
+    assert.throws(() => parseConfig({ WARDEN_ALLOW_PRIVATE_WEBHOOKS: "yes" }), /WARDEN_ALLOW_PRIVATE_WEBHOOKS/);
+    assert.throws(() => parseConfig({ WARDEN_DELIVERY_LEASE_MS: "999" }), /WARDEN_DELIVERY_LEASE_MS must be between 1000 and 3600000/);
+    assert.throws(() => parseConfig({ WARDEN_DELIVERY_LEASE_MS: "3600001" }), /WARDEN_DELIVERY_LEASE_MS/);
+  });
 });

@@ -34,6 +34,12 @@ export interface Config {
   allowPrivateWebhooks: boolean;
   /** Run the webhook delivery worker inside `warden serve` (one or more processes may). */
   deliveryWorker: boolean;
+  /**
+   * How long a claimed delivery stays this process's (WARDEN_DELIVERY_LEASE_MS): after a
+   * crash, the time before another process sends what it had claimed. Longer than the
+   * 15 s attempt timeout, or a slow attempt may be sent twice (at least once either way).
+   */
+  deliveryLeaseMs: number;
   limits: Readonly<Limits>;
 }
 
@@ -141,6 +147,7 @@ export function parseConfig(env: Env): Readonly<Config> {
     secretKey: readSecretKey(env),
     allowPrivateWebhooks: readFlag(env, "WARDEN_ALLOW_PRIVATE_WEBHOOKS"),
     deliveryWorker: env.WARDEN_DELIVERY_WORKER === undefined || env.WARDEN_DELIVERY_WORKER === "" ? true : readFlag(env, "WARDEN_DELIVERY_WORKER"),
+    deliveryLeaseMs: readInteger(env, "WARDEN_DELIVERY_LEASE_MS", 60_000, 1_000, 3_600_000),
     limits: Object.freeze(limits),
   });
 }

@@ -9,7 +9,9 @@ import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from "./webhooks/delivery.work
 export async function startServer(config: Readonly<Config>): Promise<FastifyInstance> {
   const services = await createServices(config, { clock: systemClock });
   const app = await buildApp(services);
-  const worker = config.deliveryWorker ? new DeliveryWorker(services, app.log, { ...DEFAULT_WORKER_OPTIONS, allowPrivate: config.allowPrivateWebhooks }) : null;
+  const worker = config.deliveryWorker
+    ? new DeliveryWorker(services, app.log, { ...DEFAULT_WORKER_OPTIONS, allowPrivate: config.allowPrivateWebhooks, leaseMs: config.deliveryLeaseMs })
+    : null;
   const unsubscribe = worker ? services.signals.onDelivery(() => worker.wake()) : null;
   // Resources are released in reverse order: stop sending, then close the database.
   app.addHook("onClose", async () => {

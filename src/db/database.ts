@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import SQLite from "better-sqlite3";
-import { Kysely, type LogConfig, type SqliteDatabase, type LogEvent, Migrator, PostgresDialect, SqliteDialect, sql, type Transaction } from "kysely";
+import { Kysely, type LogConfig, type LogEvent, Migrator, PostgresDialect, type SqliteDatabase, SqliteDialect, sql, type Transaction } from "kysely";
 import pg from "pg";
 import { migrations } from "./migrations/index.js";
 import type { Database } from "./schema.js";
@@ -95,12 +95,29 @@ export function openStorage(options: StorageOptions): Storage {
   return { db, dialect: "sqlite", close: () => db.destroy() };
 }
 
+/**
+ * Whether every migration is recorded already. Checked first because Kysely's migrator
+ * introspects every schema of the database, which is slow and, while another process
+ * drops a schema, can fail; a started service usually finds nothing to do.
+ */
+async function isUpToDate(db: Db, schema: string | undefined): Promise<boolean> {
+  const table = schema ? sql.table(`${schema}.kysely_migration`) : sql.table("kysely_migration");
+  try {
+    const applied = await sql<{ name: string }>`select name from ${table}`.execute(db);
+    const names = new Set(applied.rows.map((r) => r.name));
+    return Object.keys(migrations).every((name) => names.has(name));
+  } catch {
+    return false;
+  }
+}
+
 /** Brings the schema up to date; forward only, each migration in its own transaction. */
 export async function migrateToLatest(db: Db, dialect: Dialect): Promise<void> {
   // Kysely looks for its bookkeeping tables in any schema unless told which; with
   // several schemas in one database (one per test file, or per tenant) it must be ours.
   const migrationTableSchema =
     dialect === "postgres" ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema : undefined;
+  if (await isUpToDate(db, migrationTableSchema)) return;
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, ...(migrationTableSchema ? { migrationTableSchema } : {}) });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {

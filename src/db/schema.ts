@@ -14,6 +14,8 @@
 // Times are epoch milliseconds (bigint); booleans are 0/1 integers, the same on
 // SQLite and PostgreSQL.
 
+import type { Generated } from "kysely";
+
 export type Env = "test" | "live";
 export type ProductKind = "tool" | "bundle";
 export type CustomerKind = "holder" | "member" | "none";
@@ -235,6 +237,8 @@ export interface DeliveriesTable {
   last_status_code: number | null;
   last_error: string | null;
   created_at: number;
+  /** Creation order, assigned by the database (migration 003). */
+  seq: Generated<number>;
 }
 
 export interface DeliveryAttemptsTable {
@@ -246,6 +250,8 @@ export interface DeliveryAttemptsTable {
   response_body: string | null;
   error: string | null;
   manual: number;
+  /** Creation order, assigned by the database (migration 003). */
+  seq: Generated<number>;
 }
 
 export interface Database {

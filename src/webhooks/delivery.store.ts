@@ -81,6 +81,8 @@ export async function insertDeliveries(
  * in other processes take different rows; SQLite has one writer at a time anyway.
  * Endpoints in `busyEndpoints` (this process is already sending to them) are skipped,
  * which keeps each endpoint's deliveries in order and one slow endpoint to itself.
+ * A disabled or removed endpoint's deliveries stay where they are: a resend or an
+ * event written while it was being disabled waits for it to be enabled again.
  */
 export async function claimDueDeliveries(
   ex: Executor,
@@ -92,9 +94,11 @@ export async function claimDueDeliveries(
     .select("id")
     .where("status", "=", "pending")
     .where("next_attempt_at", "<=", now)
-    .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<=", now)]));
+    .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<=", now)]))
+    // A subquery rather than a join, so that FOR UPDATE locks delivery rows only.
+    .where("endpoint_id", "in", (eb) => eb.selectFrom("webhook_endpoints").select("id").where("enabled", "=", 1).where("removed_at", "is", null));
   if (options.busyEndpoints.length > 0) candidates = candidates.where("endpoint_id", "not in", options.busyEndpoints);
-  candidates = candidates.orderBy("next_attempt_at").orderBy("created_at").limit(options.limit);
+  candidates = candidates.orderBy("next_attempt_at").orderBy("seq").limit(options.limit);
   if (options.skipLocked) candidates = candidates.forUpdate().skipLocked();
 
   const claimed = await ex
@@ -114,8 +118,8 @@ export async function claimDueDeliveries(
       "in",
       claimed.map((c) => c.id),
     )
-    .orderBy("d.created_at")
-    .orderBy("d.id")
+    // Each endpoint's deliveries are sent in this order: creation.
+    .orderBy("d.seq")
     .execute();
   return rows.map((r) => ({
     id: r.id,
@@ -161,13 +165,21 @@ export async function insertAttempt(ex: Executor, attempt: Attempt): Promise<voi
     .execute();
 }
 
-/** Releases a delivery after an attempt: done, failed, or due again at `nextAttemptAt`. */
+/**
+ * Releases a delivery after this worker's attempt: done, failed, or due again at
+ * `nextAttemptAt`. A failure changes nothing (answers false) when the delivery is no
+ * longer this worker's pending one: its lease ran out and another worker took it, it was
+ * resent, or its endpoint was disabled meanwhile; settling it then would cut across the
+ * other worker's attempt or revive a delivery that was failed on purpose. A success is
+ * recorded whatever happened meanwhile: the receiver has the event.
+ */
 export async function finishAttempt(
   ex: Executor,
   deliveryId: string,
+  workerId: string,
   outcome: { status: DeliveryStatus; nextAttemptAt: number | null; attemptedAt: number; statusCode: number | null; error: string | null },
-): Promise<void> {
-  await ex
+): Promise<boolean> {
+  let query = ex
     .updateTable("deliveries")
     .set((eb) => ({
       status: outcome.status,
@@ -180,7 +192,21 @@ export async function finishAttempt(
       last_status_code: outcome.statusCode,
       last_error: outcome.error,
     }))
-    .where("id", "=", deliveryId)
+    .where("id", "=", deliveryId);
+  if (outcome.status !== "succeeded") query = query.where("locked_by", "=", workerId).where("status", "=", "pending");
+  const result = await query.executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Gives back deliveries this worker claimed but will not send (it is stopping), so any worker can take them now. */
+export async function releaseLeases(ex: Executor, deliveryIds: readonly string[], workerId: string): Promise<void> {
+  if (deliveryIds.length === 0) return;
+  await ex
+    .updateTable("deliveries")
+    .set({ locked_until: null, locked_by: null })
+    .where("id", "in", deliveryIds)
+    .where("locked_by", "=", workerId)
+    .where("status", "=", "pending")
     .execute();
 }
 
@@ -199,7 +225,8 @@ export async function queueResends(ex: Executor, deliveryIds: readonly string[],
   if (deliveryIds.length === 0) return;
   await ex
     .updateTable("deliveries")
-    .set({ status: "pending", one_shot: 1, next_attempt_at: now, locked_until: null })
+    // locked_by is cleared too: an attempt still in flight from before must not settle the resend.
+    .set({ status: "pending", one_shot: 1, next_attempt_at: now, locked_until: null, locked_by: null })
     .where("id", "in", deliveryIds)
     .where("status", "!=", "pending")
     .execute();
@@ -298,7 +325,7 @@ export async function listDeliveriesPage(
 export async function listAttempts(ex: Executor, deliveryIds: readonly string[]): Promise<Map<string, Attempt[]>> {
   const result = new Map<string, Attempt[]>(deliveryIds.map((id) => [id, []]));
   if (deliveryIds.length === 0) return result;
-  const rows = await ex.selectFrom("delivery_attempts").selectAll().where("delivery_id", "in", deliveryIds).orderBy("attempted_at").orderBy("id").execute();
+  const rows = await ex.selectFrom("delivery_attempts").selectAll().where("delivery_id", "in", deliveryIds).orderBy("seq").execute();
   for (const r of rows) {
     result.get(r.delivery_id)?.push({
       id: r.id,

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { newId, randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
 import { nextAttemptAfter } from "./delivery.schedule.js";
-import { claimDueDeliveries, type DueDelivery, failPendingDeliveries, finishAttempt, insertAttempt, renewLease } from "./delivery.store.js";
+import { claimDueDeliveries, type DueDelivery, failPendingDeliveries, finishAttempt, insertAttempt, releaseLeases, renewLease } from "./delivery.store.js";
 import { recordEndpointFailure, recordEndpointSuccess, setEndpointEnabled } from "./endpoint.store.js";
 import { postWebhook, type SendResult } from "./sender.js";
 import { webhookHeaders } from "./signature.js";
@@ -14,7 +14,8 @@ export interface DeliveryWorkerOptions {
   /** Endpoints sent to at once by this process. */
   concurrency: number;
   pollIntervalMs: number;
-  leaseMs: number;
+  /** How long a claim holds; the configuration's (WARDEN_DELIVERY_LEASE_MS, 60 s) when not given. */
+  leaseMs?: number;
   timeoutMs: number;
   allowPrivate: boolean;
 }
@@ -22,7 +23,6 @@ export interface DeliveryWorkerOptions {
 export const DEFAULT_WORKER_OPTIONS: DeliveryWorkerOptions = {
   concurrency: 32,
   pollIntervalMs: 250,
-  leaseMs: 60_000,
   timeoutMs: 15_000,
   allowPrivate: false,
 };
@@ -38,25 +38,35 @@ export class DeliveryWorker {
   private readonly workerId = `wkr_${randomBase62(12)}`;
   private readonly busy = new Set<string>();
   private readonly chains = new Set<Promise<void>>();
+  private readonly leaseMs: number;
   private running = false;
+  private stopping = false;
   private loop: Promise<void> | null = null;
   private wakeUp: (() => void) | null = null;
+  private woken = false;
 
   constructor(
     private readonly services: Services,
     private readonly log: FastifyBaseLogger,
     private readonly options: DeliveryWorkerOptions,
-  ) {}
+  ) {
+    this.leaseMs = options.leaseMs ?? services.config.deliveryLeaseMs;
+  }
 
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.stopping = false;
     this.loop = this.run();
   }
 
-  /** Stops claiming and waits for the attempts under way to be recorded. */
+  /**
+   * Stops claiming and waits for the attempts under way to be recorded; what was claimed
+   * but not yet sent is given back at once rather than held until the lease runs out.
+   */
   async stop(): Promise<void> {
     this.running = false;
+    this.stopping = true;
     this.wake();
     await this.loop;
     await Promise.all(this.chains);
@@ -64,7 +74,9 @@ export class DeliveryWorker {
 
   /** Looks for work at once (called after an event is written in this process). */
   wake(): void {
-    this.wakeUp?.();
+    // Remembered when the loop is not asleep (it is claiming), so it looks once more.
+    if (this.wakeUp) this.wakeUp();
+    else this.woken = true;
   }
 
   /** Claims everything due now, sends it, and resolves when every attempt is recorded. */
@@ -88,6 +100,10 @@ export class DeliveryWorker {
 
   private sleep(): Promise<void> {
     return new Promise((resolve) => {
+      if (this.woken) {
+        this.woken = false;
+        return resolve();
+      }
       const timer = setTimeout(done, this.options.pollIntervalMs);
       function done() {
         clearTimeout(timer);
@@ -95,6 +111,7 @@ export class DeliveryWorker {
       }
       this.wakeUp = () => {
         this.wakeUp = null;
+        this.woken = false;
         done();
       };
     });
@@ -103,13 +120,14 @@ export class DeliveryWorker {
   /** Claims due deliveries for idle endpoints and starts one chain per endpoint. */
   private async dispatch(): Promise<number> {
     const room = this.options.concurrency - this.busy.size;
-    if (room <= 0) return 0;
+    if (room <= 0 || this.stopping) return 0;
+    this.woken = false;
     const { db, dialect, clock } = this.services;
     const now = clock.now();
     const due = await claimDueDeliveries(db, {
       workerId: this.workerId,
       now,
-      leaseUntil: now + this.options.leaseMs,
+      leaseUntil: now + this.leaseMs,
       limit: room * 4,
       busyEndpoints: [...this.busy],
       skipLocked: dialect === "postgres",
@@ -133,10 +151,18 @@ export class DeliveryWorker {
   }
 
   private async sendInOrder(deliveries: DueDelivery[]): Promise<void> {
-    for (const delivery of deliveries) {
+    for (const [index, delivery] of deliveries.entries()) {
+      if (this.stopping) {
+        await releaseLeases(
+          this.services.db,
+          deliveries.slice(index).map((d) => d.id),
+          this.workerId,
+        ).catch((error: unknown) => this.log.error({ err: error }, "giving back claimed deliveries failed"));
+        return;
+      }
       try {
         const { clock } = this.services;
-        if (!(await renewLease(this.services.db, delivery.id, this.workerId, clock.now() + this.options.leaseMs))) continue;
+        if (!(await renewLease(this.services.db, delivery.id, this.workerId, clock.now() + this.leaseMs))) continue;
         const stillEnabled = await this.attempt(delivery);
         if (!stillEnabled) return;
       } catch (error) {
@@ -146,22 +172,48 @@ export class DeliveryWorker {
     }
   }
 
-  /** One attempt, recorded with its outcome; answers false when it disabled the endpoint. */
-  private async attempt(delivery: DueDelivery): Promise<boolean> {
-    const { db, clock, secretBox } = this.services;
-    const attemptedAt = clock.now();
-    const secret = secretBox.open(delivery.secretSealed);
-    // Every attempt keeps the event id as webhook-id and is signed afresh with the current time.
-    const headers = webhookHeaders(secret, delivery.eventId, Math.floor(attemptedAt / 1000), delivery.body);
-    const result: SendResult = await postWebhook(delivery.url, headers, delivery.body, {
+  /** Signs and sends; whatever goes wrong comes back as a result to record, never a throw. */
+  private async send(delivery: DueDelivery, attemptedAt: number): Promise<SendResult> {
+    const { clock, secretBox } = this.services;
+    let headers: Record<string, string>;
+    try {
+      const secret = secretBox.open(delivery.secretSealed);
+      // Every attempt keeps the event id as webhook-id and is signed afresh with the current time.
+      headers = webhookHeaders(secret, delivery.eventId, Math.floor(attemptedAt / 1000), delivery.body);
+    } catch (error) {
+      // A WARDEN_SECRET_KEY changed since the endpoint was added, say: recorded as the
+      // attempt's error (and retried) rather than thrown until the lease runs out, forever.
+      this.log.error({ err: error, delivery: delivery.id }, "could not sign a delivery");
+      return {
+        statusCode: null,
+        responseBody: null,
+        error: "could not sign: the endpoint's secret cannot be opened with WARDEN_SECRET_KEY",
+        durationMs: 0,
+        retryAfterMs: null,
+      };
+    }
+    return postWebhook(delivery.url, headers, delivery.body, {
       timeoutMs: this.options.timeoutMs,
       allowPrivate: this.options.allowPrivate,
       now: () => clock.now(),
     });
+  }
+
+  /** One attempt, recorded with its outcome; answers false when it disabled the endpoint. */
+  private async attempt(delivery: DueDelivery): Promise<boolean> {
+    const { db, clock } = this.services;
+    const attemptedAt = clock.now();
+    const result = await this.send(delivery, attemptedAt);
     const finishedAt = clock.now();
     const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
 
     return db.transaction().execute(async (trx) => {
+      // The endpoint row first, as disabling and removing do before touching its
+      // deliveries: one lock order, so that on PostgreSQL two workers settling attempts
+      // to one endpoint while it answers 410 cannot deadlock.
+      const failingSince = ok ? null : await recordEndpointFailure(trx, delivery.endpointId, finishedAt);
+      if (ok) await recordEndpointSuccess(trx, delivery.endpointId, finishedAt);
+      // Logged even when the delivery is no longer ours to settle: the request went out.
       await insertAttempt(trx, {
         id: newId("att"),
         deliveryId: delivery.id,
@@ -172,21 +224,24 @@ export class DeliveryWorker {
         error: result.error,
         manual: delivery.oneShot,
       });
-      if (ok) {
-        await finishAttempt(trx, delivery.id, { status: "succeeded", nextAttemptAt: null, attemptedAt, statusCode: result.statusCode, error: null });
-        await recordEndpointSuccess(trx, delivery.endpointId, finishedAt);
+      if (failingSince === null) {
+        await finishAttempt(trx, delivery.id, this.workerId, {
+          status: "succeeded",
+          nextAttemptAt: null,
+          attemptedAt,
+          statusCode: result.statusCode,
+          error: null,
+        });
         return true;
       }
       const next = delivery.oneShot ? null : nextAttemptAfter(delivery.attempts + 1, finishedAt, result.retryAfterMs);
-      const error = result.error ?? `HTTP ${result.statusCode}`;
-      await finishAttempt(trx, delivery.id, {
+      await finishAttempt(trx, delivery.id, this.workerId, {
         status: next === null ? "failed" : "pending",
         nextAttemptAt: next,
         attemptedAt,
         statusCode: result.statusCode,
-        error,
+        error: result.error ?? `HTTP ${result.statusCode}`,
       });
-      const failingSince = await recordEndpointFailure(trx, delivery.endpointId, finishedAt);
       const reason = result.statusCode === 410 ? "gone" : finishedAt - failingSince >= DISABLE_AFTER_FAILING_MS ? "failing" : null;
       if (reason === null) return true;
       await setEndpointEnabled(trx, delivery.endpointId, false, reason, finishedAt);

@@ -116,6 +116,10 @@ export function postWebhook(url: string, headers: Record<string, string>, body: 
       {
         method: "POST",
         headers: { ...headers, "content-length": String(payload.length), "user-agent": "Warden-Webhooks/1" },
+        // A fresh connection per attempt: Node 20's global agent keeps sockets alive, and a
+        // receiver that has since closed its idle socket (most do after a few seconds) made
+        // the next attempt fail with "socket hang up" without ever reaching it.
+        agent: false,
         ...(options.allowPrivate ? {} : { lookup: guardedLookup }),
         timeout: options.timeoutMs,
       },

@@ -176,6 +176,9 @@ export async function resendDelivery(ctx: RequestContext, id: string): Promise<D
   const row = await findDelivery(db, ctx.principal.workspaceId, ctx.principal.env, id);
   if (!row) throw notFound(`No delivery "${id}".`);
   if (row.status === "pending") throw invalidParameter("id", "This delivery is still being attempted; resend it once it has succeeded or failed.");
+  const endpoint = await findEndpoint(db, ctx.principal.workspaceId, ctx.principal.env, row.endpointId);
+  // The worker sends nothing to a disabled endpoint: the resend would wait, unseen, for it to be enabled.
+  if (!endpoint?.enabled) throw invalidParameter("id", "This delivery's endpoint is disabled or removed; enable it before resending.");
   await queueResends(db, [id], clock.now());
   ctx.services.signals.wakeDelivery();
   return getDelivery(ctx, id);

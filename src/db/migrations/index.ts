@@ -1,9 +1,11 @@
 import type { Migration } from "kysely";
 import * as initial from "./001-initial.js";
 import * as webhooks from "./002-webhooks.js";
+import * as deliveryOrder from "./003-delivery-order.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
   "001-initial": initial,
   "002-webhooks": webhooks,
+  "003-delivery-order": deliveryOrder,
 };

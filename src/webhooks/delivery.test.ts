@@ -1,0 +1,608 @@
+import assert from "node:assert/strict";
+import type { ServerResponse } from "node:http";
+import { describe, test } from "node:test";
+import { Webhook as StandardWebhook } from "standardwebhooks";
+import { Webhook as SvixWebhook } from "svix";
+import { MINUTE_MS, toIso } from "../clock.js";
+import { emitEvent } from "../events/event.service.js";
+import { EVENT_TYPES, type EventType } from "../events/event-types.js";
+import { exampleEvent } from "../events/examples.js";
+import type { Services } from "../services.js";
+import { DIALECTS, seedWorkspace, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
+import { answer, type Handler, type ReceivedRequest, startReceiver, testWorker } from "../test-support/webhooks.js";
+import { RETRY_DELAYS_MS } from "./delivery.schedule.js";
+import { claimDueDeliveries, finishAttempt, renewLease } from "./delivery.store.js";
+import { setEndpointEnabled } from "./endpoint.store.js";
+import { isPrivateAddress, postWebhook } from "./sender.js";
+import type { Delivery, WebhookEndpoint } from "./webhook.schema.js";
+
+const SECOND_MS = 1000;
+const HOUR_MS = 60 * MINUTE_MS;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function setup(dialect: (typeof DIALECTS)[number]) {
+  const env = await testServices(dialect);
+  // Receivers verify the signature's timestamp against their own clock.
+  env.clock.set(Date.now());
+  const ws = await seedWorkspace(env.services);
+  const api = await testApi(env.services);
+  return { ...env, ws, api };
+}
+
+async function addEndpoint(api: TestApi, key: string, url: string, events?: EventType[]): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+  const response = await api.request({ method: "POST", url: "/api/v1/webhooks/endpoints", key, payload: events ? { url, events } : { url } });
+  assert.equal(response.statusCode, 201, response.body);
+  return response.json() as { endpoint: WebhookEndpoint; secret: string };
+}
+
+/** Emits a realistic event of `type` now, in its own transaction; answers its id. */
+async function emit(services: Services, ws: Workspace, type: EventType = "payment.refunded", data: Record<string, unknown> = {}): Promise<string> {
+  const example = exampleEvent(type, { livemode: false, now: services.clock.now() });
+  await services.db.transaction().execute((trx) =>
+    emitEvent(trx, {
+      workspaceId: ws.workspaceId,
+      env: "test",
+      id: example.id,
+      type,
+      data: { ...example.data, ...data },
+      createdAt: services.clock.now(),
+    }),
+  );
+  return example.id;
+}
+
+async function deliveriesOf(api: TestApi, key: string, query: string): Promise<Delivery[]> {
+  const response = await api.request({ url: `/api/v1/webhooks/deliveries?limit=100&${query}`, key });
+  assert.equal(response.statusCode, 200, response.body);
+  return (response.json() as { data: Delivery[] }).data;
+}
+
+async function onlyDelivery(api: TestApi, key: string, eventId: string): Promise<Delivery> {
+  const [delivery, ...more] = await deliveriesOf(api, key, `event=${eventId}`);
+  assert.ok(delivery);
+  assert.equal(more.length, 0);
+  return delivery;
+}
+
+async function endpointOf(api: TestApi, key: string, id: string): Promise<WebhookEndpoint> {
+  return (await api.request({ url: `/api/v1/webhooks/endpoints/${id}`, key })).json() as WebhookEndpoint;
+}
+
+function signedHeaders(request: ReceivedRequest): Record<string, string> {
+  return Object.fromEntries(["webhook-id", "webhook-timestamp", "webhook-signature"].map((name) => [name, String(request.headers[name])]));
+}
+
+/** Holds every request open without answering (a receiver that hangs). */
+function hang(held: ServerResponse[]): Handler {
+  return (_request, response) => {
+    held.push(response);
+  };
+}
+
+for (const dialect of DIALECTS) {
+  describe(`signed delivery (${dialect})`, () => {
+    test("a real delivery verifies with standardwebhooks and svix and carries the stored body byte for byte", async () => {
+      const { services, clock, ws, api } = await setup(dialect);
+      const receiver = await startReceiver();
+      const { secret } = await addEndpoint(api, ws.testKey, receiver.url);
+      const other = await addEndpoint(api, ws.testKey, "https://hooks.example.com/other");
+      const eventId = await emit(services, ws, "payment.refunded", { email: "zoë@exämple.com" });
+      await testWorker(services).drain();
+
+      const [request, ...more] = receiver.received;
+      assert.ok(request);
+      assert.equal(more.length, 0);
+      const row = await services.db.selectFrom("events").select("body").where("id", "=", eventId).executeTakeFirstOrThrow();
+      assert.ok(request.body.equals(Buffer.from(row.body, "utf8")), "the body sent is the stored body");
+      assert.equal(request.method, "POST");
+      assert.equal(request.headers["content-type"], "application/json");
+      assert.equal(request.headers["content-length"], String(request.body.length));
+      assert.equal(request.headers["webhook-id"], eventId);
+      assert.equal(request.headers["webhook-timestamp"], String(Math.floor(clock.now() / 1000)));
+      assert.match(String(request.headers["webhook-signature"]), /^v1,[A-Za-z0-9+/]{43}=$/);
+
+      const expected = JSON.parse(row.body) as Record<string, unknown>;
+      for (const Webhook of [StandardWebhook, SvixWebhook]) {
+        const receiverSide = new Webhook(secret);
+        assert.deepEqual(receiverSide.verify(request.body.toString("utf8"), signedHeaders(request)), expected);
+        assert.deepEqual(receiverSide.verify(request.body, signedHeaders(request)), expected);
+        const tampered = request.body.toString("utf8").replace('"amount":2900', '"amount":29000');
+        assert.notEqual(tampered, request.body.toString("utf8"));
+        assert.throws(() => receiverSide.verify(tampered, signedHeaders(request)), /signature/i, `${Webhook.name}: tampered body`);
+        assert.throws(() => receiverSide.verify(request.body, { ...signedHeaders(request), "webhook-id": "evt_other" }), /signature/i);
+        assert.throws(() => new Webhook(other.secret).verify(request.body, signedHeaders(request)), /signature/i, "another endpoint's secret");
+      }
+
+      // Signed with a timestamp six minutes old: refused. Four minutes: accepted.
+      for (const [ageMs, valid] of [
+        [6 * MINUTE_MS, false],
+        [4 * MINUTE_MS, true],
+      ] as const) {
+        clock.set(Date.now() - ageMs);
+        await emit(services, ws);
+        await testWorker(services).drain();
+        const late = receiver.received.at(-1) as ReceivedRequest;
+        for (const Webhook of [StandardWebhook, SvixWebhook]) {
+          const verify = () => new Webhook(secret).verify(late.body, signedHeaders(late));
+          if (valid) verify();
+          else assert.throws(verify, /timestamp too old/i, Webhook.name);
+        }
+      }
+    });
+  });
+
+  describe(`durable delivery (${dialect})`, () => {
+    test("an endpoint that chose some event types receives only those, in order of creation", async () => {
+      const { services, ws, api } = await setup(dialect);
+      const some = await startReceiver();
+      const all = await startReceiver();
+      await addEndpoint(api, ws.testKey, some.url, ["payment.refunded", "dispute.closed"]);
+      await addEndpoint(api, ws.testKey, all.url);
+      const ids = new Map<string, EventType>();
+      for (const type of EVENT_TYPES) ids.set(await emit(services, ws, type), type);
+      await testWorker(services).drain();
+      const typesOf = (r: ReceivedRequest) => (JSON.parse(r.body.toString()) as { type: string }).type;
+      assert.deepEqual(some.received.map(typesOf), ["payment.refunded", "dispute.closed"]);
+      assert.deepEqual(all.received.map(typesOf), EVENT_TYPES);
+      assert.deepEqual(all.ids(), [...ids.keys()]);
+    });
+
+    test("several events to one endpoint arrive in creation order, even within one millisecond", async () => {
+      const { services, ws, api } = await setup(dialect);
+      const receiver = await startReceiver();
+      await addEndpoint(api, ws.testKey, receiver.url);
+      const created: string[] = [];
+      // Six in one transaction (one state change reporting several facts), six more alone,
+      // all at the same clock reading.
+      await services.db.transaction().execute(async (trx) => {
+        for (const type of EVENT_TYPES) {
+          const example = exampleEvent(type, { livemode: false, now: services.clock.now() });
+          await emitEvent(trx, { workspaceId: ws.workspaceId, env: "test", id: example.id, type, data: example.data, createdAt: services.clock.now() });
+          created.push(example.id);
+        }
+      });
+      for (const type of EVENT_TYPES) created.push(await emit(services, ws, type));
+      await testWorker(services).drain();
+      assert.deepEqual(receiver.ids(), created);
+    });
+
+    test("a receiver that fails in every way then succeeds: retried on the schedule, every attempt logged", async () => {
+      const { services, clock, ws, api } = await setup(dialect);
+      const receiver = await startReceiver();
+      const { endpoint } = await addEndpoint(api, ws.testKey, receiver.url);
+      const worker = testWorker(services, { timeoutMs: 300 });
+      const held: ServerResponse[] = [];
+      const eventId = await emit(services, ws);
+      const firstFailure = clock.now();
+
+      // What the receiver does on each attempt, what the attempt logs (an error only when
+      // there was no answer), and the delay the next attempt must follow.
+      const steps: { before?: () => Promise<void>; handle: Handler; status: number | null; error: RegExp | null; delay?: [number, number] }[] = [
+        { handle: answer(500, "boom"), status: 500, error: null, delay: [5 * SECOND_MS, 6 * SECOND_MS] },
+        { before: () => receiver.stop(), handle: answer(200), status: null, error: /ECONNREFUSED/, delay: [5 * MINUTE_MS, 6 * MINUTE_MS] },
+        { before: () => receiver.restart(), handle: hang(held), status: null, error: /timeout after 300 ms/, delay: [30 * MINUTE_MS, 36 * MINUTE_MS] },
+        // Retry-After lengthens (2.5 h after a 2 h step), to at most twice the step (10 h after 5 h)...
+        { handle: answer(503, "", { "retry-after": "9000" }), status: 503, error: null, delay: [2.5 * HOUR_MS, 2.5 * HOUR_MS] },
+        { handle: answer(429, "", { "retry-after": "86400" }), status: 429, error: null, delay: [10 * HOUR_MS, 10 * HOUR_MS] },
+        // ...and never shortens.
+        { handle: answer(429, "", { "retry-after": "1" }), status: 429, error: null, delay: [10 * HOUR_MS, 12 * HOUR_MS] },
+        // A redirect is a failure and is not followed.
+        { handle: answer(302, "", { location: `${receiver.url}/moved` }), status: 302, error: null, delay: [14 * HOUR_MS, 16.8 * HOUR_MS] },
+        { handle: answer(200, "x".repeat(10 * 1024)), status: 200, error: null },
+      ];
+      let due = clock.now();
+      for (const [index, step] of steps.entries()) {
+        await step.before?.();
+        receiver.handle = step.handle;
+        if (index > 0) {
+          // Not a moment early.
+          clock.set(due - 1);
+          await worker.drain();
+          assert.equal((await onlyDelivery(api, ws.testKey, eventId)).attempts.length, index, `attempt ${index + 1} sent early`);
+          clock.set(due);
+        }
+        await worker.drain();
+        const delivery = await onlyDelivery(api, ws.testKey, eventId);
+        assert.equal(delivery.attempts.length, index + 1, `attempt ${index + 1}`);
+        const attempt = delivery.attempts[index];
+        assert.ok(attempt);
+        assert.equal(attempt.attempted_at, toIso(clock.now()));
+        assert.equal(attempt.status_code, step.status, `attempt ${index + 1} status`);
+        if (step.error) assert.match(attempt.error ?? "", step.error, `attempt ${index + 1} error`);
+        else assert.equal(attempt.error, null);
+        if (step.delay) {
+          assert.equal(delivery.status, "pending");
+          due = Date.parse(delivery.next_attempt_at ?? "");
+          const [min, max] = step.delay;
+          const delay = due - clock.now();
+          assert.ok(delay >= min && delay <= max, `attempt ${index + 1}: next after ${delay} ms, expected ${min}..${max}`);
+          const failing = await endpointOf(api, ws.testKey, endpoint.id);
+          assert.deepEqual([failing.enabled, failing.failing_since], [true, toIso(firstFailure)]);
+        }
+      }
+      for (const response of held) response.destroy();
+
+      const delivery = await onlyDelivery(api, ws.testKey, eventId);
+      assert.deepEqual([delivery.status, delivery.next_attempt_at], ["succeeded", null]);
+      assert.deepEqual(
+        delivery.attempts.map((a) => a.status_code),
+        [500, null, null, 503, 429, 429, 302, 200],
+      );
+      const [failed500, refused, timedOut] = delivery.attempts;
+      assert.equal(failed500?.response_body, "boom");
+      assert.equal(refused?.response_body, null);
+      assert.ok((timedOut?.duration_ms ?? 0) >= 250, `timeout attempt took ${timedOut?.duration_ms} ms`);
+      const success = delivery.attempts.at(-1);
+      assert.equal(success?.response_body, "x".repeat(4096), "the answer is cut to its first 4 KiB");
+      for (const a of delivery.attempts) {
+        assert.ok(Number.isInteger(a.duration_ms) && a.duration_ms >= 0);
+        assert.equal(a.manual, false);
+      }
+      // Seven requests reached the receiver (the refused one did not), all with the event
+      // id as webhook-id, each signed afresh with its own timestamp, none at the redirect.
+      assert.equal(receiver.received.length, 7);
+      assert.deepEqual(new Set(receiver.ids()), new Set([eventId]));
+      assert.equal(new Set(receiver.received.map((r) => r.headers["webhook-timestamp"])).size, 7);
+      assert.deepEqual(new Set(receiver.received.map((r) => `${r.method} ${r.path}`)), new Set(["POST /hook"]));
+
+      const healthy = await endpointOf(api, ws.testKey, endpoint.id);
+      assert.deepEqual([healthy.enabled, healthy.failing_since, healthy.last_success_at], [true, null, toIso(clock.now())]);
+      assert.deepEqual(worker.errors, []);
+    });
+
+    test("after the tenth failed attempt, about 75.6 hours after the first, the delivery has failed", async () => {
+      const { services, clock, ws, api } = await setup(dialect);
+      const receiver = await startReceiver(answer(500));
+      const { endpoint } = await addEndpoint(api, ws.testKey, receiver.url);
+      const worker = testWorker(services);
+      const eventId = await emit(services, ws);
+      const first = clock.now();
+      for (let attempt = 1; attempt <= 10; attempt++) {
+        await worker.drain();
+        const delivery = await onlyDelivery(api, ws.testKey, eventId);
+        assert.equal(delivery.attempts.length, attempt);
+        if (attempt < 10) {
+          assert.equal(delivery.status, "pending");
+          clock.set(Date.parse(delivery.next_attempt_at ?? ""));
+        } else {
+          assert.deepEqual([delivery.status, delivery.next_attempt_at], ["failed", null]);
+        }
+      }
+      const span = clock.now() - first;
+      const schedule = RETRY_DELAYS_MS.reduce((a, b) => a + b, 0);
+      assert.equal(schedule, 75 * HOUR_MS + 35 * MINUTE_MS + 5 * SECOND_MS);
+      assert.ok(span >= schedule && span <= schedule * 1.2, `last attempt ${span / HOUR_MS} h after the first`);
+      clock.advance(48 * HOUR_MS);
+      await worker.drain();
+      assert.equal(receiver.received.length, 10);
+      // 75.6 hours of failures is short of the five days that disable an endpoint.
+      assert.equal((await endpointOf(api, ws.testKey, endpoint.id)).enabled, true);
+    });
+
+    test("410 Gone disables the endpoint at once and fails what it still owed", async () => {
+      const { services, ws, api } = await setup(dialect);
+      const gone = await startReceiver(answer(410));
+      const fine = await startReceiver();
+      const { endpoint } = await addEndpoint(api, ws.testKey, gone.url);
+      await addEndpoint(api, ws.testKey, fine.url);
+      const ids = [await emit(services, ws), await emit(services, ws), await emit(services, ws)];
+      await testWorker(services).drain();
+      assert.equal(gone.received.length, 1);
+      assert.deepEqual(fine.ids(), ids);
+      const disabled = await endpointOf(api, ws.testKey, endpoint.id);
+      assert.deepEqual([disabled.enabled, disabled.disabled_reason, disabled.disabled_at !== null], [false, "gone", true]);
+      const owed = await deliveriesOf(api, ws.testKey, `endpoint=${endpoint.id}`);
+      assert.deepEqual(owed.map((d) => d.status).sort(), ["failed", "failed", "failed"]);
+      assert.deepEqual(owed.map((d) => d.attempts.map((a) => a.status_code)).sort(), [[], [], [410]]);
+
+      const later = await emit(services, ws);
+      await testWorker(services).drain();
+      assert.equal(gone.received.length, 1);
+      assert.deepEqual(await deliveriesOf(api, ws.testKey, `event=${later}&endpoint=${endpoint.id}`), []);
+      assert.equal(fine.received.length, 4);
+    });
+
+    test("five days (120 h) of failures disable an endpoint; enabled again, its failed deliveries are recovered", async () => {
+      const { services, clock, ws, api } = await setup(dialect);
+      const receiver = await startReceiver(answer(503));
+      const { endpoint } = await addEndpoint(api, ws.testKey, receiver.url);
+      const worker = testWorker(services);
+      const start = clock.now();
+      const ids = [await emit(services, ws)];
+      await worker.drain();
+      clock.set(start + 120 * HOUR_MS - 1);
+      ids.push(await emit(services, ws));
+      await worker.drain();
+      const stillOn = await endpointOf(api, ws.testKey, endpoint.id);
+      assert.deepEqual([stillOn.enabled, stillOn.failing_since], [true, toIso(start)]);
+
+      clock.set(start + 120 * HOUR_MS);
+      ids.push(await emit(services, ws));
+      await worker.drain();
+      const off = await endpointOf(api, ws.testKey, endpoint.id);
+      assert.deepEqual([off.enabled, off.disabled_reason, off.disabled_at], [false, "failing", toIso(clock.now())]);
+      const owed = await deliveriesOf(api, ws.testKey, `endpoint=${endpoint.id}`);
+      assert.deepEqual(
+        owed.map((d) => d.status),
+        ["failed", "failed", "failed"],
+      );
+      const sent = receiver.received.length;
+      clock.advance(HOUR_MS);
+      await emit(services, ws);
+      await worker.drain();
+      assert.equal(receiver.received.length, sent, "nothing goes to a disabled endpoint");
+
+      const on = await api.request({ method: "POST", url: `/api/v1/webhooks/endpoints/${endpoint.id}/enable`, key: ws.testKey });
+      assert.deepEqual([(on.json() as WebhookEndpoint).enabled, (on.json() as WebhookEndpoint).failing_since], [true, null]);
+      receiver.handle = answer(200);
+      const recovered = await api.request({
+        method: "POST",
+        url: `/api/v1/webhooks/endpoints/${endpoint.id}/recover`,
+        key: ws.testKey,
+        payload: { since: "week" },
+      });
+      assert.deepEqual(recovered.json(), { queued: 3 });
+      await worker.drain();
+      assert.deepEqual(receiver.ids().slice(sent), ids);
+      const done = await deliveriesOf(api, ws.testKey, `endpoint=${endpoint.id}`);
+      assert.deepEqual(
+        done.map((d) => d.status),
+        ["succeeded", "succeeded", "succeeded"],
+      );
+      assert.equal((await endpointOf(api, ws.testKey, endpoint.id)).last_success_at, toIso(clock.now()));
+    });
+
+    test("any success clears the failing streak", async () => {
+      const { services, clock, ws, api } = await setup(dialect);
+      const receiver = await startReceiver(answer(500));
+      const { endpoint } = await addEndpoint(api, ws.testKey, receiver.url);
+      const worker = testWorker(services);
+      const start = clock.now();
+      await emit(services, ws);
+      await worker.drain();
+      clock.set(start + 100 * HOUR_MS);
+      receiver.handle = answer(200);
+      await emit(services, ws);
+      await worker.drain();
+      const healed = await endpointOf(api, ws.testKey, endpoint.id);
+      assert.deepEqual([healed.failing_since, healed.last_success_at], [null, toIso(clock.now())]);
+
+      receiver.handle = answer(500);
+      clock.set(start + 200 * HOUR_MS);
+      await emit(services, ws);
+      await worker.drain();
+      clock.set(start + 319 * HOUR_MS);
+      await emit(services, ws);
+      await worker.drain();
+      const failing = await endpointOf(api, ws.testKey, endpoint.id);
+      assert.deepEqual([failing.enabled, failing.failing_since], [true, toIso(start + 200 * HOUR_MS)]);
+    });
+
+    test("a slow endpoint does not delay another endpoint's deliveries", async () => {
+      const { services, ws, api } = await setup(dialect);
+      const slow = await startReceiver(async (_request, response) => {
+        await sleep(2_000);
+        response.end("late");
+      });
+      const fast = await startReceiver();
+      await addEndpoint(api, ws.testKey, slow.url);
+      await addEndpoint(api, ws.testKey, fast.url);
+      const worker = testWorker(services, { pollIntervalMs: 20 });
+      const started = performance.now();
+      const ids = [await emit(services, ws), await emit(services, ws), await emit(services, ws)];
+      worker.start();
+      try {
+        await fast.waitFor(() => fast.received.length === 3, 1_500);
+        // An event written while the slow endpoint is still busy with the first.
+        ids.push(await emit(services, ws));
+        worker.wake();
+        await fast.waitFor(() => fast.received.length === 4, 1_000);
+        const elapsed = performance.now() - started;
+        assert.ok(elapsed < 1_500, `the fast endpoint waited ${Math.round(elapsed)} ms`);
+        assert.deepEqual(fast.ids(), ids);
+        assert.equal(slow.received.length, 1, "the slow endpoint is still on its first delivery");
+      } finally {
+        const stopped = worker.stop();
+        await slow.stop();
+        await stopped;
+      }
+      // What the worker had claimed for the slow endpoint but not sent is given back at once.
+      const leased = await services.db
+        .selectFrom("deliveries")
+        .select("id")
+        .where("workspace_id", "=", ws.workspaceId)
+        .where("locked_by", "is not", null)
+        .execute();
+      assert.deepEqual(leased, []);
+      assert.deepEqual(worker.errors, []);
+    });
+
+    test("two workers draining the same storage at once deliver each delivery once", async () => {
+      const { services, ws, api } = await setup(dialect);
+      const receivers = await Promise.all(
+        [0, 1, 2].map(() =>
+          startReceiver(async (_request, response) => {
+            await sleep(Math.random() * 5);
+            response.end("ok");
+          }),
+        ),
+      );
+      for (const receiver of receivers) await addEndpoint(api, ws.testKey, receiver.url);
+      const ids: string[] = [];
+      for (let i = 0; i < 15; i++) ids.push(await emit(services, ws));
+      const workers = [testWorker(services, { concurrency: 2 }), testWorker(services, { concurrency: 2 })];
+      await Promise.all(workers.map((w) => w.drain()));
+      for (const receiver of receivers) {
+        assert.deepEqual([...receiver.ids()].sort(), [...ids].sort(), "each event exactly once per endpoint");
+      }
+      const all = await deliveriesOf(api, ws.testKey, "");
+      assert.equal(all.length, 45);
+      for (const d of all) assert.deepEqual([d.status, d.attempts.length], ["succeeded", 1]);
+      for (const w of workers) assert.deepEqual(w.errors, []);
+    });
+  });
+
+  describe(`delivery leases (${dialect})`, () => {
+    test("a worker whose lease ran out does not settle a delivery another worker has taken", async () => {
+      const { services, clock, ws, api } = await setup(dialect);
+      const receiver = await startReceiver();
+      await addEndpoint(api, ws.testKey, receiver.url);
+      const eventId = await emit(services, ws);
+      const claim = (workerId: string) =>
+        claimDueDeliveries(services.db, {
+          workerId,
+          now: clock.now(),
+          leaseUntil: clock.now() + 1_000,
+          limit: 10,
+          busyEndpoints: [],
+          skipLocked: dialect === "postgres",
+        });
+      const lockedBy = async () =>
+        (await services.db.selectFrom("deliveries").select("locked_by").where("event_id", "=", eventId).executeTakeFirstOrThrow()).locked_by;
+      const [stale] = await claim("wkr_stale");
+      assert.ok(stale);
+      // Held: no other worker may take it.
+      assert.deepEqual(await claim("wkr_other"), []);
+      await testWorker(services).drain();
+      assert.equal(receiver.received.length, 0);
+
+      // The lease runs out (the process hung): another worker takes it over.
+      clock.advance(1_000);
+      const [taken] = await claim("wkr_other");
+      assert.equal(taken?.id, stale.id);
+      assert.equal(await renewLease(services.db, stale.id, "wkr_stale", clock.now() + 1_000), false);
+      // The first worker's attempt comes back failed, late: the delivery stays the other's.
+      const failure = { status: "pending" as const, nextAttemptAt: clock.now() + 5_000, attemptedAt: clock.now(), statusCode: 500, error: "HTTP 500" };
+      assert.equal(await finishAttempt(services.db, stale.id, "wkr_stale", failure), false);
+      assert.equal(await lockedBy(), "wkr_other");
+      const success = { status: "succeeded" as const, nextAttemptAt: null, attemptedAt: clock.now(), statusCode: 200, error: null };
+      assert.equal(await finishAttempt(services.db, stale.id, "wkr_other", success), true);
+      // A failure arriving after the success changes nothing either.
+      assert.equal(await finishAttempt(services.db, stale.id, "wkr_other", failure), false);
+      const row = await services.db.selectFrom("deliveries").selectAll().where("id", "=", stale.id).executeTakeFirstOrThrow();
+      assert.deepEqual([row.status, row.attempts, row.locked_by, row.next_attempt_at], ["succeeded", 1, null, null]);
+    });
+
+    test("a delivery left pending for a disabled endpoint waits for it to be enabled again", async () => {
+      const { services, clock, ws, api } = await setup(dialect);
+      const receiver = await startReceiver();
+      const { endpoint } = await addEndpoint(api, ws.testKey, receiver.url);
+      const eventId = await emit(services, ws);
+      // As when an event commits while the endpoint is being disabled: its delivery stays pending.
+      await setEndpointEnabled(services.db, endpoint.id, false, "manual", clock.now());
+      await testWorker(services).drain();
+      assert.equal(receiver.received.length, 0);
+      await api.request({ method: "POST", url: `/api/v1/webhooks/endpoints/${endpoint.id}/enable`, key: ws.testKey });
+      await testWorker(services).drain();
+      assert.deepEqual(receiver.ids(), [eventId]);
+    });
+
+    test("an endpoint secret that cannot be opened is logged as a failed attempt, not retried blindly", async () => {
+      const { services, ws, api } = await setup(dialect);
+      const receiver = await startReceiver();
+      await addEndpoint(api, ws.testKey, receiver.url);
+      const eventId = await emit(services, ws);
+      // The same database, read by a process started with another WARDEN_SECRET_KEY.
+      const other = await testServices(dialect, { WARDEN_SECRET_KEY: "another-secret-key-0123456789abcdefghijkl" });
+      other.clock.set(services.clock.now());
+      const worker = testWorker(other.services);
+      await worker.drain();
+      assert.equal(receiver.received.length, 0);
+      const delivery = await onlyDelivery(api, ws.testKey, eventId);
+      assert.equal(delivery.status, "pending");
+      assert.match(delivery.attempts[0]?.error ?? "", /could not sign/);
+      assert.equal(worker.errors.length, 1);
+    });
+  });
+
+  describe(`delivery safety (${dialect})`, () => {
+    test("without WARDEN_ALLOW_PRIVATE_WEBHOOKS nothing connects to a loopback address, by name or number", async () => {
+      const { services, ws, api } = await setup(dialect);
+      const receiver = await startReceiver();
+      const urls = [
+        `http://localhost:${receiver.port}/hook`,
+        `http://127.0.0.1:${receiver.port}/hook`,
+        `http://[::ffff:127.0.0.1]:${receiver.port}/hook`,
+        `http://[::1]:${receiver.port}/hook`,
+      ];
+      // Added while private addresses were allowed, sent by a worker that refuses them.
+      for (const url of urls) await addEndpoint(api, ws.testKey, url);
+      const eventId = await emit(services, ws);
+      await testWorker(services, { allowPrivate: false }).drain();
+      assert.equal(receiver.connections, 0);
+      const refused = await deliveriesOf(api, ws.testKey, `event=${eventId}`);
+      assert.equal(refused.length, urls.length);
+      for (const d of refused) {
+        assert.equal(d.status, "pending");
+        assert.deepEqual(
+          d.attempts.map((a) => a.status_code),
+          [null],
+        );
+        assert.match(d.attempts[0]?.error ?? "", /private/);
+      }
+    });
+
+    test("an answer body is read up to 4 KiB and no further", async () => {
+      const { services, ws, api } = await setup(dialect);
+      const endless = await startReceiver((_request, response) => {
+        response.writeHead(200, { "content-type": "text/plain" });
+        const timer = setInterval(() => {
+          if (response.destroyed) clearInterval(timer);
+          else response.write("y".repeat(1024));
+        }, 1);
+      });
+      await addEndpoint(api, ws.testKey, endless.url);
+      const eventId = await emit(services, ws);
+      await testWorker(services, { timeoutMs: 5_000 }).drain();
+      const delivery = await onlyDelivery(api, ws.testKey, eventId);
+      assert.equal(delivery.status, "succeeded");
+      const [attempt] = delivery.attempts;
+      assert.equal(attempt?.response_body, "y".repeat(4096));
+      assert.ok((attempt?.duration_ms ?? Infinity) < 2_000, `read for ${attempt?.duration_ms} ms`);
+    });
+  });
+}
+
+describe("sender", () => {
+  test("private, loopback, link-local and other non-public addresses are recognised", () => {
+    for (const address of [
+      "127.0.0.1",
+      "10.1.2.3",
+      "172.16.0.1",
+      "192.168.0.1",
+      "169.254.169.254",
+      "100.64.0.1",
+      "0.0.0.0",
+      "::1",
+      "::",
+      "fd12::1",
+      "fe80::1",
+      "::ffff:10.0.0.1",
+      "::ffff:7f00:1",
+      "not-an-ip",
+    ]) {
+      assert.equal(isPrivateAddress(address), true, address);
+    }
+    for (const address of ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "::ffff:8.8.8.8"]) assert.equal(isPrivateAddress(address), false, address);
+  });
+
+  test("no redirect is followed, whatever its kind", async () => {
+    const receiver = await startReceiver();
+    for (const status of [301, 302, 303, 307, 308]) {
+      receiver.handle = answer(status, "", { location: `${receiver.url}/moved` });
+      const result = await postWebhook(receiver.url, { "content-type": "application/json" }, "{}", { timeoutMs: 2_000, allowPrivate: true, now: Date.now });
+      assert.deepEqual([result.statusCode, result.error], [status, null]);
+    }
+    assert.deepEqual(new Set(receiver.received.map((r) => r.path)), new Set(["/hook"]));
+  });
+
+  test("a refused address is reported without a connection, and the call never throws", async () => {
+    const receiver = await startReceiver();
+    for (const url of [`http://localhost:${receiver.port}/`, `http://127.0.0.1:${receiver.port}/`, "not a url", "http://nonexistent.invalid/"]) {
+      const result = await postWebhook(url, {}, "{}", { timeoutMs: 2_000, allowPrivate: false, now: Date.now });
+      assert.equal(result.statusCode, null, url);
+      assert.ok(result.error, url);
+    }
+    assert.equal(receiver.connections, 0);
+  });
+});
