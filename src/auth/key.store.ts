@@ -1,4 +1,5 @@
 import type { Executor } from "../db/database.js";
+import { prepared } from "../db/prepared.js";
 import type { Env } from "../db/schema.js";
 import type { ServicePlan } from "../workspaces/workspace.types.js";
 
@@ -27,13 +28,27 @@ export async function insertKey(
     .execute();
 }
 
-export async function findKeyByHash(ex: Executor, hash: string): Promise<StoredKey | null> {
-  const row = await ex
+// Both run on every authenticated request: prepared once, never cached (a revocation
+// or suspension must apply to the very next request, in every process).
+const selectKeyByHash = prepared((ex, p) =>
+  ex
     .selectFrom("api_keys as k")
     .innerJoin("workspaces as w", "w.id", "k.workspace_id")
     .select(["k.id", "k.hash", "k.env", "k.revoked_at", "w.id as workspace_id", "w.slug", "w.plan"])
-    .where("k.hash", "=", hash)
-    .executeTakeFirst();
+    .where("k.hash", "=", p<string>(0)),
+);
+
+const selectKeyOwners = prepared((ex, p) =>
+  ex
+    .selectFrom("workspace_owners as wo")
+    .innerJoin("owners as o", "o.id", "wo.owner_id")
+    .select(["o.id", "o.suspended_at"])
+    .where("wo.workspace_id", "=", p<string>(0))
+    .orderBy("o.id"),
+);
+
+export async function findKeyByHash(ex: Executor, hash: string): Promise<StoredKey | null> {
+  const [row] = await selectKeyByHash(ex, [hash]);
   if (!row) return null;
   return {
     id: row.id,
@@ -47,13 +62,7 @@ export async function findKeyByHash(ex: Executor, hash: string): Promise<StoredK
 }
 
 export async function listKeyOwners(ex: Executor, workspaceId: string): Promise<KeyOwner[]> {
-  const rows = await ex
-    .selectFrom("workspace_owners as wo")
-    .innerJoin("owners as o", "o.id", "wo.owner_id")
-    .select(["o.id", "o.suspended_at"])
-    .where("wo.workspace_id", "=", workspaceId)
-    .orderBy("o.id")
-    .execute();
+  const rows = await selectKeyOwners(ex, [workspaceId]);
   return rows.map((r) => ({ id: r.id, suspended: r.suspended_at !== null }));
 }
 

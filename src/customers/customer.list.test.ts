@@ -22,7 +22,7 @@ async function seedHolders({ services, clock }: TestEnv, ws: Workspace, count: n
   const { db } = services;
   const emails: string[] = [];
   await db.transaction().execute(async (trx) => {
-    const scope = await toolScope(trx, ws.workspaceId, "test", ws.tool);
+    const scope = toolScope(ws.workspaceId, "test", ws.tool);
     for (let i = 0; i < count; i++) {
       clock.advance(1000);
       const now = clock.now();
@@ -54,7 +54,7 @@ async function signIn({ services, clock }: TestEnv, ws: Workspace, email: string
   const now = clock.now();
   const person = await ensurePerson(db, ws.workspaceId, "test", email, now);
   await markPersonSignedIn(db, person.id, now);
-  await syncCustomer(db, await toolScope(db, ws.workspaceId, "test", ws.tool), person.id, now, now);
+  await syncCustomer(db, toolScope(ws.workspaceId, "test", ws.tool), person.id, now, now);
 }
 
 async function walk(api: TestApi, ws: Workspace, query: string): Promise<{ rows: Row[]; pages: number }> {

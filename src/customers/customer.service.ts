@@ -4,7 +4,7 @@ import type { Env, ProductKind } from "../db/schema.js";
 import { notFound } from "../errors/errors.js";
 import { decodeCursor, encodeCursor } from "../http/cursor.js";
 import type { RequestContext } from "../services.js";
-import { findTool, listBundlesNaming, listBundleTools } from "../workspaces/workspace.store.js";
+import { findTool, listBundleTools } from "../workspaces/workspace.store.js";
 import type { Customer, CustomerListItem, ListCustomersQuery } from "./customer.schema.js";
 import {
   type CustomerRow,
@@ -24,8 +24,8 @@ import { findPeopleByIds, findPersonByEmail } from "./person.store.js";
 /** Each kind of customer (holders, signed-in non-holders) is listed up to its newest 2,000. */
 export const LISTED_PER_KIND = 2_000;
 
-export async function toolScope(ex: Executor, workspaceId: string, env: Env, toolId: string): Promise<ToolScope> {
-  return { workspaceId, env, toolId, bundleIds: await listBundlesNaming(ex, workspaceId, toolId) };
+export function toolScope(workspaceId: string, env: Env, toolId: string): ToolScope {
+  return { workspaceId, env, toolId };
 }
 
 /**
@@ -61,7 +61,7 @@ export async function toolsOfProduct(ex: Executor, workspaceId: string, kind: Pr
 export async function requireToolScope(ex: Executor, principal: RequestContext["principal"], toolId: string): Promise<ToolScope> {
   const tool = await findTool(ex, principal.workspaceId, toolId);
   if (!tool) throw notFound(`No tool "${toolId}" in this workspace.`);
-  return toolScope(ex, principal.workspaceId, principal.env, toolId);
+  return toolScope(principal.workspaceId, principal.env, toolId);
 }
 
 const isoOrNull = (ms: number | null) => (ms === null ? null : toIso(ms));

@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import type { Executor } from "../db/database.js";
+import { type Placeholder, prepared } from "../db/prepared.js";
 import type { CustomerKind, Env, PlansTable } from "../db/schema.js";
 import type { GrantSource, LicenceSource, PlanInfo, Sources, SubscriptionSource } from "./entitlement.js";
 
@@ -7,8 +8,6 @@ export interface ToolScope {
   workspaceId: string;
   env: Env;
   toolId: string;
-  /** Bundles that name the tool; their licences and subscriptions cover it. */
-  bundleIds: readonly string[];
 }
 
 type PlanColumns = Pick<PlansTable, "name" | "billing" | "amount_cents" | "currency" | "interval"> & { plan_id: string | null };
@@ -27,20 +26,16 @@ function toPlan(row: { plan_id: string | null; p_name: string | null } & Partial
 }
 
 /** Licences and subscriptions for the tool itself or for a bundle that names it. */
-function coversTool(alias: "l" | "s", scope: ToolScope) {
+function coversTool(alias: "l" | "s", scope: SourceScope) {
   const kind = sql.ref(`${alias}.product_kind`);
   const id = sql.ref(`${alias}.product_id`);
-  const direct = sql<boolean>`(${kind} = 'tool' and ${id} = ${scope.toolId})`;
-  if (scope.bundleIds.length === 0) return direct;
-  return sql<boolean>`(${direct} or (${kind} = 'bundle' and ${id} in (${sql.join(scope.bundleIds)})))`;
+  return sql<boolean>`((${kind} = 'tool' and ${id} = ${scope.toolId}) or (${kind} = 'bundle' and ${id} in (select bundle_id from bundle_tools where workspace_id = ${scope.workspaceId} and tool_id = ${scope.toolId})))`;
 }
 
-/** Every source of access for these people and this tool, in a few indexed queries. */
-export async function loadSources(ex: Executor, scope: ToolScope, personIds: readonly string[]): Promise<Map<string, Sources>> {
-  const result = new Map<string, Sources>(personIds.map((id) => [id, { licences: [], subscriptions: [], grants: [] }]));
-  if (personIds.length === 0) return result;
+type SourceScope = Pick<ToolScope, "workspaceId" | "toolId">;
 
-  const licences = await ex
+function licencesQuery(ex: Executor, scope: SourceScope, personIds: readonly string[]) {
+  return ex
     .selectFrom("licences as l")
     .leftJoin("plans as p", (join) =>
       join
@@ -72,24 +67,11 @@ export async function loadSources(ex: Executor, scope: ToolScope, personIds: rea
       "p.interval",
     ])
     .where("l.person_id", "in", personIds)
-    .where(coversTool("l", scope))
-    .execute();
-  for (const r of licences) {
-    const source: LicenceSource = {
-      id: r.id,
-      status: r.status,
-      purchasedAt: Number(r.purchased_at),
-      seats: r.seats,
-      teamLicenceStatus: r.team_status,
-      teamSubscriptionRunning:
-        r.team_subscription_id === null ? null : r.ts_status !== null && r.ts_ended_at === null && ["trialing", "active", "past_due"].includes(r.ts_status),
-      plan: toPlan(r),
-      createdAt: Number(r.created_at),
-    };
-    result.get(r.person_id)?.licences.push(source);
-  }
+    .where(coversTool("l", scope));
+}
 
-  const subscriptions = await ex
+function subscriptionsQuery(ex: Executor, scope: SourceScope, personIds: readonly string[]) {
+  return ex
     .selectFrom("subscriptions as s")
     .leftJoin("plans as p", (join) =>
       join
@@ -117,8 +99,47 @@ export async function loadSources(ex: Executor, scope: ToolScope, personIds: rea
       "p.interval",
     ])
     .where("s.person_id", "in", personIds)
-    .where(coversTool("s", scope))
-    .execute();
+    .where(coversTool("s", scope));
+}
+
+function grantsQuery(ex: Executor, scope: SourceScope, personIds: readonly string[]) {
+  return ex
+    .selectFrom("grants")
+    .select(["id", "person_id", "kind", "starts_at", "ends_at", "revoked_at", "created_at"])
+    .where("person_id", "in", personIds)
+    .where("tool_id", "=", scope.toolId);
+}
+
+// Retrieve-a-customer asks for one person: the same queries, prepared once.
+const oneScope = (p: Placeholder): SourceScope => ({ workspaceId: p<string>(0), toolId: p<string>(1) });
+const licencesOfOne = prepared((ex, p) => licencesQuery(ex, oneScope(p), [p<string>(2)]));
+const subscriptionsOfOne = prepared((ex, p) => subscriptionsQuery(ex, oneScope(p), [p<string>(2)]));
+const grantsOfOne = prepared((ex, p) => grantsQuery(ex, oneScope(p), [p<string>(2)]));
+
+/** Every source of access for these people and this tool, in a few indexed queries. */
+export async function loadSources(ex: Executor, scope: ToolScope, personIds: readonly string[]): Promise<Map<string, Sources>> {
+  const result = new Map<string, Sources>(personIds.map((id) => [id, { licences: [], subscriptions: [], grants: [] }]));
+  if (personIds.length === 0) return result;
+
+  const [first] = personIds;
+  const one = personIds.length === 1 && first !== undefined;
+  const licences = one ? await licencesOfOne(ex, [scope.workspaceId, scope.toolId, first]) : await licencesQuery(ex, scope, personIds).execute();
+  for (const r of licences) {
+    const source: LicenceSource = {
+      id: r.id,
+      status: r.status,
+      purchasedAt: Number(r.purchased_at),
+      seats: r.seats,
+      teamLicenceStatus: r.team_status,
+      teamSubscriptionRunning:
+        r.team_subscription_id === null ? null : r.ts_status !== null && r.ts_ended_at === null && ["trialing", "active", "past_due"].includes(r.ts_status),
+      plan: toPlan(r),
+      createdAt: Number(r.created_at),
+    };
+    result.get(r.person_id)?.licences.push(source);
+  }
+
+  const subscriptions = one ? await subscriptionsOfOne(ex, [scope.workspaceId, scope.toolId, first]) : await subscriptionsQuery(ex, scope, personIds).execute();
   for (const r of subscriptions) {
     const source: SubscriptionSource = {
       id: r.id,
@@ -135,12 +156,7 @@ export async function loadSources(ex: Executor, scope: ToolScope, personIds: rea
     result.get(r.person_id)?.subscriptions.push(source);
   }
 
-  const grants = await ex
-    .selectFrom("grants")
-    .select(["id", "person_id", "kind", "starts_at", "ends_at", "revoked_at", "created_at"])
-    .where("person_id", "in", personIds)
-    .where("tool_id", "=", scope.toolId)
-    .execute();
+  const grants = one ? await grantsOfOne(ex, [scope.workspaceId, scope.toolId, first]) : await grantsQuery(ex, scope, personIds).execute();
   for (const r of grants) {
     const source: GrantSource = {
       id: r.id,

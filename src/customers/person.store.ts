@@ -1,4 +1,5 @@
 import type { Executor } from "../db/database.js";
+import { prepared } from "../db/prepared.js";
 import type { Env } from "../db/schema.js";
 import { newId } from "../ids.js";
 import { normaliseEmail } from "./email.js";
@@ -9,14 +10,17 @@ export interface Person {
   signedInAt: number | null;
 }
 
-export async function findPersonByEmail(ex: Executor, workspaceId: string, env: Env, email: string): Promise<Person | null> {
-  const row = await ex
+const selectPerson = prepared((ex, p) =>
+  ex
     .selectFrom("people")
     .select(["id", "email", "signed_in_at"])
-    .where("workspace_id", "=", workspaceId)
-    .where("env", "=", env)
-    .where("email_norm", "=", normaliseEmail(email))
-    .executeTakeFirst();
+    .where("workspace_id", "=", p<string>(0))
+    .where("env", "=", p<Env>(1))
+    .where("email_norm", "=", p<string>(2)),
+);
+
+export async function findPersonByEmail(ex: Executor, workspaceId: string, env: Env, email: string): Promise<Person | null> {
+  const [row] = await selectPerson(ex, [workspaceId, env, normaliseEmail(email)]);
   return row ? { id: row.id, email: row.email, signedInAt: row.signed_in_at === null ? null : Number(row.signed_in_at) } : null;
 }
 
@@ -41,4 +45,16 @@ export async function findPeopleByIds(ex: Executor, ids: readonly string[]): Pro
   if (ids.length === 0) return new Map();
   const rows = await ex.selectFrom("people").select(["id", "email", "signed_in_at"]).where("id", "in", ids).execute();
   return new Map(rows.map((r) => [r.id, { id: r.id, email: r.email, signedInAt: r.signed_in_at === null ? null : Number(r.signed_in_at) }]));
+}
+
+/** A person of this workspace environment by id (a purchase's `warden_account`), or null. */
+export async function findPersonById(ex: Executor, workspaceId: string, env: Env, id: string): Promise<Person | null> {
+  const row = await ex
+    .selectFrom("people")
+    .select(["id", "email", "signed_in_at"])
+    .where("id", "=", id)
+    .where("workspace_id", "=", workspaceId)
+    .where("env", "=", env)
+    .executeTakeFirst();
+  return row ? { id: row.id, email: row.email, signedInAt: row.signed_in_at === null ? null : Number(row.signed_in_at) } : null;
 }

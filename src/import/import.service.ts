@@ -566,7 +566,7 @@ async function writeAll(trx: Executor, workspaceId: string, env: Env, now: numbe
   for (const { toolId, personId, signedInAt } of touched.values()) {
     let scope = scopes.get(toolId);
     if (!scope) {
-      scope = await toolScope(trx, workspaceId, env, toolId);
+      scope = toolScope(workspaceId, env, toolId);
       scopes.set(toolId, scope);
     }
     await syncCustomer(trx, scope, personId, now, signedInAt);

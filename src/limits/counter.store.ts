@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import type { Executor } from "../db/database.js";
+import { prepared } from "../db/prepared.js";
 
 interface CounterState {
   count: number;
@@ -13,8 +14,9 @@ interface CounterState {
  * counter's row until the surrounding transaction ends, so counts are exact across
  * processes, and a rolled-back transaction takes its increment with it.
  */
-export async function incrementCounter(ex: Executor, scope: string, by: number, now: number, nextWindowEnd: number): Promise<CounterState> {
-  const row = await ex
+const upsertCounter = prepared((ex, p) => {
+  const [scope, by, now, nextWindowEnd] = [p<string>(0), p<number>(1), p<number>(2), p<number>(3)];
+  return ex
     .insertInto("counters")
     .values({ scope, window_end: nextWindowEnd, count: by })
     .onConflict((oc) =>
@@ -23,14 +25,20 @@ export async function incrementCounter(ex: Executor, scope: string, by: number, 
         window_end: sql<number>`case when counters.window_end <= ${now} then ${nextWindowEnd} else counters.window_end end`,
       }),
     )
-    .returning(["count", "window_end"])
-    .executeTakeFirstOrThrow();
+    .returning(["count", "window_end"]);
+});
+
+export async function incrementCounter(ex: Executor, scope: string, by: number, now: number, nextWindowEnd: number): Promise<CounterState> {
+  const [row] = await upsertCounter(ex, [scope, by, now, nextWindowEnd]);
+  if (!row) throw new Error(`counter ${scope} was not written`);
   return { count: Number(row.count), windowEnd: Number(row.window_end) };
 }
 
 /** Reads a counter without changing it; a closed window reads as zero. */
+const selectCounter = prepared((ex, p) => ex.selectFrom("counters").select(["count", "window_end"]).where("scope", "=", p<string>(0)));
+
 export async function readCounter(ex: Executor, scope: string, now: number): Promise<CounterState> {
-  const row = await ex.selectFrom("counters").select(["count", "window_end"]).where("scope", "=", scope).executeTakeFirst();
+  const [row] = await selectCounter(ex, [scope]);
   if (!row || Number(row.window_end) <= now) return { count: 0, windowEnd: now };
   return { count: Number(row.count), windowEnd: Number(row.window_end) };
 }

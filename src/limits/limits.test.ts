@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
-import { type KyselyPlugin, sql } from "kysely";
+import { sql } from "kysely";
 import pg from "pg";
 import { DAY_MS, ManualClock, MINUTE_MS } from "../clock.js";
 import { parseConfig } from "../config.js";
@@ -72,6 +72,24 @@ async function privateStorage(dialect: Dialect): Promise<Storage> {
     await dropper.end();
   });
   return storage;
+}
+
+async function failAdditionCounts(services: Services, dialect: Dialect, fail: boolean): Promise<void> {
+  const statements =
+    dialect === "sqlite"
+      ? fail
+        ? [
+            `create trigger fail_additions_insert before insert on counters when new.scope like 'additions:%' begin select raise(abort, 'could not extend file'); end`,
+            `create trigger fail_additions_update before update on counters when new.scope like 'additions:%' begin select raise(abort, 'could not extend file'); end`,
+          ]
+        : ["drop trigger fail_additions_insert", "drop trigger fail_additions_update"]
+      : fail
+        ? [
+            `create function fail_additions() returns trigger language plpgsql as $$ begin if new.scope like 'additions:%' then raise exception 'could not extend file'; end if; return new; end $$`,
+            "create trigger fail_additions before insert or update on counters for each row execute function fail_additions()",
+          ]
+        : ["drop trigger fail_additions on counters", "drop function fail_additions()"];
+  for (const statement of statements) await sql.raw(statement).execute(services.db);
 }
 
 for (const dialect of DIALECTS) {
@@ -458,24 +476,13 @@ for (const dialect of DIALECTS) {
 
     test("a failing additions counter stops the grant after its idempotency claim, and nothing stays", async () => {
       const storage = await privateStorage(dialect);
-      let failing = false;
-      // Fails only the statements that count additions, deep inside the grant's transaction.
-      const failAdditions: KyselyPlugin = {
-        transformQuery(args) {
-          if (failing && JSON.stringify(args.node).includes('"additions:')) throw new Error('insert into "counters" failed: could not extend file');
-          return args.node;
-        },
-        transformResult: async (args) => args.result,
-      };
       const clock = new ManualClock();
-      const services = await createServices(parseConfig({ WARDEN_DOMAIN: "warden.test" }), {
-        clock,
-        storage: { ...storage, db: storage.db.withPlugin(failAdditions) },
-      });
+      const services = await createServices(parseConfig({ WARDEN_DOMAIN: "warden.test" }), { clock, storage });
       const ws = await seedWorkspace(services);
       const api = await testApi(services);
 
-      failing = true;
+      // The database itself refuses the statements that count additions, deep inside the grant's transaction.
+      await failAdditionCounts(services, dialect, true);
       const refused = await postGrant(api, ws.testKey, ws.tool, { email: "a@example.com" }, { "idempotency-key": "k1" });
       assert.equal(refused.statusCode, 500, refused.body);
       assert.equal(refused.json().error.type, "api_error");
@@ -485,7 +492,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(people, []);
 
       // Nothing of the failed attempt remains: the key takes a different body afresh.
-      failing = false;
+      await failAdditionCounts(services, dialect, false);
       const retried = await postGrant(api, ws.testKey, ws.tool, { email: "b@example.com" }, { "idempotency-key": "k1" });
       assert.equal(retried.statusCode, 201, retried.body);
       assert.equal(await grantRows(services, ws.workspaceId), 1);

@@ -1,4 +1,5 @@
 import type { Executor } from "../db/database.js";
+import { prepared } from "../db/prepared.js";
 import type { ProductKind } from "../db/schema.js";
 import type { Bundle, Owner, Plan, Tool, Workspace } from "./workspace.types.js";
 
@@ -33,17 +34,21 @@ export async function findWorkspaceBySlug(ex: Executor, slug: string): Promise<W
   return row ? { id: row.id, slug: row.slug, name: row.name, plan: row.plan, createdAt: Number(row.created_at) } : null;
 }
 
+export async function findWorkspaceById(ex: Executor, id: string): Promise<Workspace | null> {
+  const row = await ex.selectFrom("workspaces").selectAll().where("id", "=", id).executeTakeFirst();
+  return row ? { id: row.id, slug: row.slug, name: row.name, plan: row.plan, createdAt: Number(row.created_at) } : null;
+}
+
 export async function insertTool(ex: Executor, workspaceId: string, tool: Tool): Promise<void> {
   await ex.insertInto("tools").values({ workspace_id: workspaceId, id: tool.id, name: tool.name, created_at: tool.createdAt }).execute();
 }
 
+const selectTool = prepared((ex, p) =>
+  ex.selectFrom("tools").select(["id", "name", "created_at"]).where("workspace_id", "=", p<string>(0)).where("id", "=", p<string>(1)),
+);
+
 export async function findTool(ex: Executor, workspaceId: string, toolId: string): Promise<Tool | null> {
-  const row = await ex
-    .selectFrom("tools")
-    .select(["id", "name", "created_at"])
-    .where("workspace_id", "=", workspaceId)
-    .where("id", "=", toolId)
-    .executeTakeFirst();
+  const [row] = await selectTool(ex, [workspaceId, toolId]);
   return row ? { id: row.id, name: row.name, createdAt: Number(row.created_at) } : null;
 }
 
@@ -58,12 +63,6 @@ export async function insertBundle(ex: Executor, workspaceId: string, bundle: Bu
 export async function bundleExists(ex: Executor, workspaceId: string, bundleId: string): Promise<boolean> {
   const row = await ex.selectFrom("bundles").select("id").where("workspace_id", "=", workspaceId).where("id", "=", bundleId).executeTakeFirst();
   return row !== undefined;
-}
-
-/** The bundles that name a tool: a licence or subscription for one of them covers the tool. */
-export async function listBundlesNaming(ex: Executor, workspaceId: string, toolId: string): Promise<string[]> {
-  const rows = await ex.selectFrom("bundle_tools").select("bundle_id").where("workspace_id", "=", workspaceId).where("tool_id", "=", toolId).execute();
-  return rows.map((r) => r.bundle_id);
 }
 
 export async function listBundleTools(ex: Executor, workspaceId: string, bundleId: string): Promise<string[]> {

@@ -1,0 +1,41 @@
+import type { Compilable, CompiledQuery, InferResult } from "kysely";
+import type { Executor } from "./database.js";
+
+// Kysely builds and compiles a query's syntax tree on every call: on the hot paths that
+// was a third of a request's CPU. A prepared query is built and compiled once per
+// dialect with placeholder values, then run with the caller's values in their slots.
+// Only for queries whose shape does not depend on their arguments.
+
+const MARK = "\u0000warden-slot:";
+
+type Slot = { arg: number } | { value: unknown };
+
+/** `p<T>(i)`: the i-th argument, typed for the builder. */
+export type Placeholder = <T>(index: number) => T;
+
+const placeholder: Placeholder = <T>(index: number) => `${MARK}${index}` as unknown as T;
+
+interface Template {
+  compiled: CompiledQuery;
+  slots: Slot[];
+}
+
+export function prepared<Q extends Compilable<unknown>>(build: (ex: Executor, p: Placeholder) => Q) {
+  // One template per dialect: the adapter is shared by a database and its transactions.
+  const templates = new WeakMap<object, Template>();
+  return async (ex: Executor, args: readonly unknown[]): Promise<InferResult<Q>> => {
+    const adapter = ex.getExecutor().adapter;
+    let template = templates.get(adapter);
+    if (!template) {
+      const compiled = build(ex, placeholder).compile();
+      const slots = compiled.parameters.map((value): Slot =>
+        typeof value === "string" && value.startsWith(MARK) ? { arg: Number(value.slice(MARK.length)) } : { value },
+      );
+      template = { compiled, slots };
+      templates.set(adapter, template);
+    }
+    const parameters = template.slots.map((slot) => ("arg" in slot ? args[slot.arg] : slot.value));
+    const result = await ex.executeQuery({ ...template.compiled, parameters });
+    return result.rows as InferResult<Q>;
+  };
+}
