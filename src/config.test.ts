@@ -105,4 +105,13 @@ describe("config", () => {
     assert.throws(() => parseConfig({ WARDEN_DELIVERY_LEASE_MS: "999" }), /WARDEN_DELIVERY_LEASE_MS must be between 1000 and 3600000/);
     assert.throws(() => parseConfig({ WARDEN_DELIVERY_LEASE_MS: "3600001" }), /WARDEN_DELIVERY_LEASE_MS/);
   });
+
+  test("the Stripe API address: unset is Stripe's own; else an http(s) origin", () => {
+    assert.equal(parseConfig({}).stripeApiUrl, null);
+    assert.equal(parseConfig({ WARDEN_STRIPE_API_URL: "http://127.0.0.1:12111" }).stripeApiUrl, "http://127.0.0.1:12111");
+    assert.equal(parseConfig({ WARDEN_STRIPE_API_URL: "https://stripe.internal/" }).stripeApiUrl, "https://stripe.internal");
+    assert.throws(() => parseConfig({ WARDEN_STRIPE_API_URL: "stripe" }), /WARDEN_STRIPE_API_URL must be a URL/);
+    assert.throws(() => parseConfig({ WARDEN_STRIPE_API_URL: "ftp://x" }), /http\(s\) address/);
+    assert.throws(() => parseConfig({ WARDEN_STRIPE_API_URL: "http://x/v1" }), /no path/);
+  });
 });

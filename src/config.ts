@@ -40,6 +40,11 @@ export interface Config {
    * 15 s attempt timeout, or a slow attempt may be sent twice (at least once either way).
    */
   deliveryLeaseMs: number;
+  /**
+   * Where the `stripe` client sends its API calls (WARDEN_STRIPE_API_URL): null for
+   * Stripe's own API; a local stand-in in tests, or stripe-mock in development.
+   */
+  stripeApiUrl: string | null;
   limits: Readonly<Limits>;
 }
 
@@ -117,6 +122,21 @@ function readDomain(env: Env): string | null {
   return raw;
 }
 
+function readStripeApiUrl(env: Env): string | null {
+  const raw = env.WARDEN_STRIPE_API_URL;
+  if (raw === undefined || raw === "") return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`WARDEN_STRIPE_API_URL must be a URL such as http://127.0.0.1:12111, got "${raw}"`);
+  }
+  if ((url.protocol !== "http:" && url.protocol !== "https:") || (url.pathname !== "/" && url.pathname !== "")) {
+    throw new ConfigError(`WARDEN_STRIPE_API_URL must be an http(s) address with no path, got "${raw}"`);
+  }
+  return url.origin;
+}
+
 function readFlag(env: Env, name: string): boolean {
   const raw = env[name];
   if (raw === undefined || raw === "" || raw === "0" || raw === "false") return false;
@@ -148,6 +168,7 @@ export function parseConfig(env: Env): Readonly<Config> {
     allowPrivateWebhooks: readFlag(env, "WARDEN_ALLOW_PRIVATE_WEBHOOKS"),
     deliveryWorker: env.WARDEN_DELIVERY_WORKER === undefined || env.WARDEN_DELIVERY_WORKER === "" ? true : readFlag(env, "WARDEN_DELIVERY_WORKER"),
     deliveryLeaseMs: readInteger(env, "WARDEN_DELIVERY_LEASE_MS", 60_000, 1_000, 3_600_000),
+    stripeApiUrl: readStripeApiUrl(env),
     limits: Object.freeze(limits),
   });
 }

@@ -1,5 +1,6 @@
+import type { Selectable } from "kysely";
 import type { Executor } from "../db/database.js";
-import type { Env, ProductKind } from "../db/schema.js";
+import type { Env, LicencesTable, ProductKind } from "../db/schema.js";
 
 export type LicenceStatus = "active" | "suspended" | "revoked";
 
@@ -49,13 +50,15 @@ export async function insertLicence(ex: Executor, licence: Licence): Promise<voi
     .execute();
 }
 
-/**
- * A licence by id in any workspace: licence ids are unique across the service, so a
- * caller that must not reuse one needs to see other workspaces' too.
- */
-export async function findLicenceById(ex: Executor, id: string): Promise<Licence | null> {
-  const r = await ex.selectFrom("licences").selectAll().where("id", "=", id).executeTakeFirst();
-  if (!r) return null;
+/** A licence as stored, with what only payments write. */
+export interface StoredLicence extends Licence {
+  /** When it was refunded in full (which revoked it); null otherwise. */
+  refundedAt: number | null;
+}
+
+type LicenceRow = Selectable<LicencesTable>;
+
+function toLicence(r: LicenceRow): StoredLicence {
   return {
     id: r.id,
     workspaceId: r.workspace_id,
@@ -74,7 +77,61 @@ export async function findLicenceById(ex: Executor, id: string): Promise<Licence
     teamLicenceId: r.team_licence_id,
     teamSubscriptionId: r.team_subscription_id,
     createdAt: Number(r.created_at),
+    refundedAt: r.refunded_at === null ? null : Number(r.refunded_at),
   };
+}
+
+/**
+ * A licence by id in any workspace: licence ids are unique across the service, so a
+ * caller that must not reuse one needs to see other workspaces' too.
+ */
+export async function findLicenceById(ex: Executor, id: string): Promise<StoredLicence | null> {
+  const r = await ex.selectFrom("licences").selectAll().where("id", "=", id).executeTakeFirst();
+  return r ? toLicence(r) : null;
+}
+
+type Scope = { workspaceId: string; env: Env };
+
+/** The licence a payment bought (not a seat: seats carry no payment). */
+export async function findLicenceByPaymentIntent(ex: Executor, scope: Scope, paymentIntent: string): Promise<StoredLicence | null> {
+  const r = await ex
+    .selectFrom("licences")
+    .selectAll()
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("payment_intent", "=", paymentIntent)
+    .orderBy("created_at")
+    .executeTakeFirst();
+  return r ? toLicence(r) : null;
+}
+
+export async function findLicenceByCheckoutSession(ex: Executor, scope: Scope, checkoutSession: string): Promise<StoredLicence | null> {
+  const r = await ex
+    .selectFrom("licences")
+    .selectAll()
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("checkout_session", "=", checkoutSession)
+    .executeTakeFirst();
+  return r ? toLicence(r) : null;
+}
+
+export async function setLicenceStatus(ex: Executor, id: string, status: LicenceStatus, refundedAt?: number): Promise<void> {
+  await ex
+    .updateTable("licences")
+    .set(refundedAt === undefined ? { status } : { status, refunded_at: refundedAt })
+    .where("id", "=", id)
+    .execute();
+}
+
+export type Team = { teamLicenceId: string } | { teamSubscriptionId: string };
+
+/** The seats of a team purchase that are handed out (not revoked), oldest first. */
+export async function listSeats(ex: Executor, scope: Scope, team: Team): Promise<StoredLicence[]> {
+  let query = ex.selectFrom("licences").selectAll().where("workspace_id", "=", scope.workspaceId).where("env", "=", scope.env).where("status", "!=", "revoked");
+  query = "teamLicenceId" in team ? query.where("team_licence_id", "=", team.teamLicenceId) : query.where("team_subscription_id", "=", team.teamSubscriptionId);
+  const rows = await query.orderBy("created_at").orderBy("id").execute();
+  return rows.map(toLicence);
 }
 
 /** Seats in use of a team licence or team subscription: a revoked seat frees its place. */

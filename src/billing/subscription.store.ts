@@ -1,5 +1,6 @@
+import type { Selectable, Updateable } from "kysely";
 import type { Executor } from "../db/database.js";
-import type { Env, ProductKind } from "../db/schema.js";
+import type { Env, ProductKind, SubscriptionsTable } from "../db/schema.js";
 
 /** The payment processor's statuses (Stripe's), kept as given. */
 export type SubscriptionStatus = "incomplete" | "incomplete_expired" | "trialing" | "active" | "past_due" | "canceled" | "unpaid" | "paused";
@@ -24,7 +25,19 @@ export interface Subscription {
   createdAt: number;
 }
 
-export async function insertSubscription(ex: Executor, subscription: Subscription): Promise<void> {
+/** A subscription as stored, with what only the payment processor's reports write. */
+export interface StoredSubscription extends Subscription {
+  /** The processor's time of the state last applied; null for one never reported by it (imported). */
+  processorAt: number | null;
+  /** UTC day (YYYY-MM-DD) of the last subscription.cancelled with immediately false. */
+  cancelNotifiedDay: string | null;
+  /** The buyer's person id when bought signed in: the events' user_id. */
+  accountPersonId: string | null;
+}
+
+type Scope = { workspaceId: string; env: Env };
+
+export async function insertSubscription(ex: Executor, subscription: Subscription & Partial<StoredSubscription>): Promise<void> {
   await ex
     .insertInto("subscriptions")
     .values({
@@ -43,19 +56,14 @@ export async function insertSubscription(ex: Executor, subscription: Subscriptio
       ended_at: subscription.endedAt,
       seats: subscription.seats,
       created_at: subscription.createdAt,
+      processor_at: subscription.processorAt ?? null,
+      cancel_notified_day: subscription.cancelNotifiedDay ?? null,
+      account_person_id: subscription.accountPersonId ?? null,
     })
     .execute();
 }
 
-export async function findSubscription(ex: Executor, scope: { workspaceId: string; env: Env }, id: string): Promise<Subscription | null> {
-  const r = await ex
-    .selectFrom("subscriptions")
-    .selectAll()
-    .where("workspace_id", "=", scope.workspaceId)
-    .where("env", "=", scope.env)
-    .where("id", "=", id)
-    .executeTakeFirst();
-  if (!r) return null;
+function toSubscription(r: Selectable<SubscriptionsTable>): StoredSubscription {
   return {
     workspaceId: r.workspace_id,
     env: r.env,
@@ -72,5 +80,46 @@ export async function findSubscription(ex: Executor, scope: { workspaceId: strin
     endedAt: r.ended_at === null ? null : Number(r.ended_at),
     seats: r.seats === null ? null : Number(r.seats),
     createdAt: Number(r.created_at),
+    processorAt: r.processor_at === null ? null : Number(r.processor_at),
+    cancelNotifiedDay: r.cancel_notified_day,
+    accountPersonId: r.account_person_id,
   };
+}
+
+export async function findSubscription(ex: Executor, scope: Scope, id: string): Promise<StoredSubscription | null> {
+  const r = await ex
+    .selectFrom("subscriptions")
+    .selectAll()
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return r ? toSubscription(r) : null;
+}
+
+/** Subscriptions with this processor id in any workspace environment (ids are unique per environment only). */
+export async function findSubscriptionsById(ex: Executor, id: string): Promise<StoredSubscription[]> {
+  const rows = await ex.selectFrom("subscriptions").selectAll().where("id", "=", id).execute();
+  return rows.map(toSubscription);
+}
+
+export type SubscriptionPatch = Partial<
+  Pick<
+    StoredSubscription,
+    "status" | "currentPeriodStart" | "currentPeriodEnd" | "cancelAtPeriodEnd" | "cancelAt" | "endedAt" | "processorAt" | "cancelNotifiedDay"
+  >
+>;
+
+export async function updateSubscription(ex: Executor, scope: Scope, id: string, patch: SubscriptionPatch): Promise<void> {
+  const set: Updateable<SubscriptionsTable> = {};
+  if (patch.status !== undefined) set.status = patch.status;
+  if (patch.currentPeriodStart !== undefined) set.current_period_start = patch.currentPeriodStart;
+  if (patch.currentPeriodEnd !== undefined) set.current_period_end = patch.currentPeriodEnd;
+  if (patch.cancelAtPeriodEnd !== undefined) set.cancel_at_period_end = patch.cancelAtPeriodEnd ? 1 : 0;
+  if (patch.cancelAt !== undefined) set.cancel_at = patch.cancelAt;
+  if (patch.endedAt !== undefined) set.ended_at = patch.endedAt;
+  if (patch.processorAt !== undefined) set.processor_at = patch.processorAt;
+  if (patch.cancelNotifiedDay !== undefined) set.cancel_notified_day = patch.cancelNotifiedDay;
+  if (Object.keys(set).length === 0) return;
+  await ex.updateTable("subscriptions").set(set).where("workspace_id", "=", scope.workspaceId).where("env", "=", scope.env).where("id", "=", id).execute();
 }

@@ -1,7 +1,12 @@
 // `warden admin …`: the operator's commands. They work directly on the database named
 // by DATABASE_URL (or the SQLite file), with the same use cases as the HTTP API.
+import { closeTestDispute, openTestDispute } from "../billing/dispute.service.js";
+import { refundLicence } from "../billing/licence.service.js";
+import { assignSeat, unassignSeat } from "../billing/seat.service.js";
+import { cancelSubscription } from "../billing/subscription.service.js";
 import { ApiError } from "../errors/errors.js";
 import { importFile } from "../import/import.service.js";
+import { connectStripe } from "../stripe/stripe-account.service.js";
 import {
   createBundle,
   createKey,
@@ -162,6 +167,96 @@ export const adminCommands: Record<string, Command> = {
         .map(([kind, n]) => `${kind}: ${n}`)
         .join(", ");
       return { json: counts, text: `Imported ${summary}.` };
+    },
+  },
+  "admin stripe connect": {
+    usage: "warden admin stripe connect --workspace S --env test|live --webhook-secret whsec_… [--secret-key sk_…]",
+    options: { workspace: { type: "string" }, env: { type: "string" }, "webhook-secret": { type: "string" }, "secret-key": { type: "string" } },
+    required: ["workspace", "env", "webhook-secret"],
+    async run({ values: v, services }) {
+      const connection = await connectStripe(await services(), {
+        workspace: str(v, "workspace"),
+        env: str(v, "env"),
+        webhookSecret: str(v, "webhook-secret"),
+        secretKey: optStr(v, "secret-key"),
+      });
+      return {
+        json: connection,
+        text: `Connected ${connection.workspace} (${connection.env}) to Stripe. Point a Stripe webhook endpoint at https://<your Warden host>${connection.webhook_path}.`,
+      };
+    },
+  },
+  "admin licence refund": {
+    usage: "warden admin licence refund --id LIC",
+    options: { id: { type: "string" } },
+    required: ["id"],
+    async run({ values: v, services }) {
+      const result = await refundLicence(await services(), { id: str(v, "id") });
+      const text = result.refunded_now
+        ? `Refunded ${result.id}: revoked, payment.refunded sent.`
+        : `${result.id} was refunded already (${result.refunded_at}).`;
+      return { json: result, text };
+    },
+  },
+  "admin subscription cancel": {
+    usage: "warden admin subscription cancel --id SUB [--now] [--workspace S --env test|live]",
+    options: { id: { type: "string" }, now: { type: "boolean" }, workspace: { type: "string" }, env: { type: "string" } },
+    required: ["id"],
+    async run({ values: v, services }) {
+      const result = await cancelSubscription(await services(), {
+        id: str(v, "id"),
+        now: v.now === true,
+        workspace: optStr(v, "workspace"),
+        env: optStr(v, "env"),
+      });
+      const text = result.ended ? `Ended ${result.id} at ${result.ends_at}.` : `${result.id} is set to end at ${result.ends_at}.`;
+      return { json: result, text };
+    },
+  },
+  "admin dispute open": {
+    usage: "warden admin dispute open --licence LIC   (test environment only)",
+    options: { licence: { type: "string" } },
+    required: ["licence"],
+    async run({ values: v, services }) {
+      const dispute = await openTestDispute(await services(), { licence: str(v, "licence") });
+      return { json: dispute, text: `Opened dispute ${dispute.id} on ${dispute.licence}: the licence is suspended.` };
+    },
+  },
+  "admin dispute close": {
+    usage: "warden admin dispute close --id D --status won|lost|warning_closed   (test environment only)",
+    options: { id: { type: "string" }, status: { type: "string" } },
+    required: ["id", "status"],
+    async run({ values: v, services }) {
+      const dispute = await closeTestDispute(await services(), { id: str(v, "id"), status: str(v, "status") });
+      return { json: dispute, text: `Closed dispute ${dispute.id}: ${dispute.status}.` };
+    },
+  },
+  "admin seats assign": {
+    usage: "warden admin seats assign --team LIC|SUB --email E [--workspace S --env test|live]",
+    options: { team: { type: "string" }, email: { type: "string" }, workspace: { type: "string" }, env: { type: "string" } },
+    required: ["team", "email"],
+    async run({ values: v, services }) {
+      const seat = await assignSeat(await services(), {
+        team: str(v, "team"),
+        email: str(v, "email"),
+        workspace: optStr(v, "workspace"),
+        env: optStr(v, "env"),
+      });
+      return { json: seat, text: `${seat.email} holds seat ${seat.seat} of ${seat.team} (${seat.seats_in_use} of ${seat.seats} in use).` };
+    },
+  },
+  "admin seats unassign": {
+    usage: "warden admin seats unassign --team LIC|SUB --email E [--workspace S --env test|live]",
+    options: { team: { type: "string" }, email: { type: "string" }, workspace: { type: "string" }, env: { type: "string" } },
+    required: ["team", "email"],
+    async run({ values: v, services }) {
+      const seat = await unassignSeat(await services(), {
+        team: str(v, "team"),
+        email: str(v, "email"),
+        workspace: optStr(v, "workspace"),
+        env: optStr(v, "env"),
+      });
+      return { json: seat, text: `Took back seat ${seat.seat} from ${seat.email} (${seat.seats_in_use} of ${seat.seats} in use).` };
     },
   },
 };

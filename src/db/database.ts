@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import SQLite from "better-sqlite3";
-import { Kysely, type LogConfig, type LogEvent, Migrator, PostgresDialect, type SqliteDatabase, SqliteDialect, sql, type Transaction } from "kysely";
+import { Kysely, type LogConfig, type LogEvent, PostgresDialect, type SqliteDatabase, SqliteDialect, sql, type Transaction } from "kysely";
 import pg from "pg";
 import { migrations } from "./migrations/index.js";
 import type { Database } from "./schema.js";
@@ -95,33 +95,51 @@ export function openStorage(options: StorageOptions): Storage {
   return { db, dialect: "sqlite", close: () => db.destroy() };
 }
 
-/**
- * Whether every migration is recorded already. Checked first because Kysely's migrator
- * introspects every schema of the database, which is slow and, while another process
- * drops a schema, can fail; a started service usually finds nothing to do.
- */
-async function isUpToDate(db: Db, schema: string | undefined): Promise<boolean> {
-  const table = schema ? sql.table(`${schema}.kysely_migration`) : sql.table("kysely_migration");
-  try {
-    const applied = await sql<{ name: string }>`select name from ${table}`.execute(db);
-    const names = new Set(applied.rows.map((r) => r.name));
-    return Object.keys(migrations).every((name) => names.has(name));
-  } catch {
-    return false;
-  }
+// Kysely's own Migrator introspects every table of every schema before it starts; on
+// PostgreSQL that fails when another process drops a schema at the same moment (tests
+// do, one schema per file), and it is slow. Warden's runner needs only its own table.
+const MIGRATION_LOCK = 7_294_061;
+
+async function appliedMigrations(ex: Executor): Promise<Set<string>> {
+  const rows = await sql<{ name: string }>`select name from warden_migrations`.execute(ex);
+  return new Set(rows.rows.map((r) => r.name));
 }
 
-/** Brings the schema up to date; forward only, each migration in its own transaction. */
+/**
+ * Brings the schema up to date: forward only, in name order, each migration in its own
+ * transaction together with its record. On PostgreSQL an advisory lock lets one process
+ * migrate while others that start at the same time wait, then find nothing to do.
+ */
 export async function migrateToLatest(db: Db, dialect: Dialect): Promise<void> {
-  // Kysely looks for its bookkeeping tables in any schema unless told which; with
-  // several schemas in one database (one per test file, or per tenant) it must be ours.
-  const migrationTableSchema =
-    dialect === "postgres" ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema : undefined;
-  if (await isUpToDate(db, migrationTableSchema)) return;
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, ...(migrationTableSchema ? { migrationTableSchema } : {}) });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) {
-    const failed = results?.find((r) => r.status === "Error")?.migrationName ?? "unknown";
-    throw new Error(`database migration ${failed} failed: ${String(error)}`, { cause: error });
+  const pending = async (ex: Executor) => {
+    const applied = await appliedMigrations(ex);
+    return Object.keys(migrations)
+      .sort()
+      .filter((name) => !applied.has(name));
+  };
+  const lock = async (trx: Trx) => {
+    if (dialect === "postgres") await sql`select pg_advisory_xact_lock(${MIGRATION_LOCK})`.execute(trx);
+  };
+  await db.transaction().execute(async (trx) => {
+    await lock(trx);
+    await sql`create table if not exists warden_migrations (name text primary key, applied_at bigint not null)`.execute(trx);
+  });
+  if ((await pending(db)).length === 0) return;
+  for (;;) {
+    const done = await db.transaction().execute(async (trx) => {
+      await lock(trx);
+      const [next] = await pending(trx);
+      if (next === undefined) return true;
+      const migration = migrations[next];
+      try {
+        await migration?.up(trx as unknown as Kysely<unknown>);
+      } catch (error) {
+        throw new Error(`database migration ${next} failed: ${String(error)}`, { cause: error });
+      }
+      // Bookkeeping for operators, not domain time: the wall clock is right here.
+      await sql`insert into warden_migrations (name, applied_at) values (${next}, ${Date.now()})`.execute(trx);
+      return false;
+    });
+    if (done) return;
   }
 }

@@ -28,8 +28,8 @@ export function prepared<Q extends Compilable<unknown>>(build: (ex: Executor, p:
     let template = templates.get(adapter);
     if (!template) {
       const compiled = build(ex, placeholder).compile();
-      const slots = compiled.parameters.map((value): Slot =>
-        typeof value === "string" && value.startsWith(MARK) ? { arg: Number(value.slice(MARK.length)) } : { value },
+      const slots = compiled.parameters.map(
+        (value): Slot => (typeof value === "string" && value.startsWith(MARK) ? { arg: Number(value.slice(MARK.length)) } : { value }),
       );
       template = { compiled, slots };
       templates.set(adapter, template);

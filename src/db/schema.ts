@@ -11,6 +11,9 @@
 // - event: a fact reported to the vendor, stored whether or not anyone listens.
 // - webhook endpoint: a vendor URL with its signing secret (sealed) and event choice.
 // - delivery: one event owed to one endpoint, with its attempts (the delivery log).
+// - stripe account: a workspace environment's Stripe webhook secret and key (sealed).
+// - stripe event: a Stripe event already handled (or held back), by Stripe's event id.
+// - dispute: a buyer's dispute of a payment, open or closed.
 // Times are epoch milliseconds (bigint); booleans are 0/1 integers, the same on
 // SQLite and PostgreSQL.
 
@@ -124,6 +127,8 @@ export interface LicencesTable {
   team_licence_id: string | null;
   team_subscription_id: string | null;
   created_at: number;
+  /** When refunded in full (migration 004); a refund revokes the licence. */
+  refunded_at: number | null;
 }
 
 export interface SubscriptionsTable {
@@ -142,6 +147,12 @@ export interface SubscriptionsTable {
   ended_at: number | null;
   seats: number | null;
   created_at: number;
+  /** Stripe's time of the state last applied (migration 004): older events never overwrite it. */
+  processor_at: number | null;
+  /** UTC day (YYYY-MM-DD) of the last subscription.cancelled with immediately false. */
+  cancel_notified_day: string | null;
+  /** The buyer's person id when bought signed in: the events' user_id. */
+  account_person_id: string | null;
 }
 
 export interface GrantsTable {
@@ -254,6 +265,73 @@ export interface DeliveryAttemptsTable {
   seq: Generated<number>;
 }
 
+// Payments (migration 004).
+
+export interface StripeAccountsTable {
+  workspace_id: string;
+  env: Env;
+  webhook_secret_sealed: string;
+  secret_key_sealed: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface BillingLocksTable {
+  workspace_id: string;
+  env: Env;
+}
+
+export type StripeEventOutcome = "applied" | "ignored" | "deferred";
+
+export interface StripeEventsTable {
+  workspace_id: string;
+  env: Env;
+  id: string;
+  type: string;
+  stripe_created: number;
+  received_at: number;
+  outcome: StripeEventOutcome;
+  reason: string | null;
+  subscription_id: string | null;
+  payload: string | null;
+}
+
+export interface SubscriptionBuyersTable {
+  workspace_id: string;
+  env: Env;
+  subscription_id: string;
+  email: string | null;
+  account_person_id: string | null;
+  checkout_session: string;
+  created_at: number;
+}
+
+export interface SubscriptionPaymentsTable {
+  workspace_id: string;
+  env: Env;
+  payment_intent: string;
+  subscription_id: string;
+  created_at: number;
+}
+
+export interface DisputesTable {
+  workspace_id: string;
+  env: Env;
+  id: string;
+  licence_id: string | null;
+  subscription_id: string | null;
+  product_kind: ProductKind;
+  product_id: string;
+  payment_intent: string;
+  amount_cents: number;
+  currency: string;
+  reason: string;
+  status: string;
+  respond_by: number | null;
+  opened_at: number;
+  closed_at: number | null;
+}
+
 export interface Database {
   owners: OwnersTable;
   workspaces: WorkspacesTable;
@@ -276,4 +354,10 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
+  stripe_accounts: StripeAccountsTable;
+  billing_locks: BillingLocksTable;
+  stripe_events: StripeEventsTable;
+  subscription_buyers: SubscriptionBuyersTable;
+  subscription_payments: SubscriptionPaymentsTable;
+  disputes: DisputesTable;
 }

@@ -149,6 +149,7 @@ for (const dialect of DIALECTS) {
         teamLicenceId: null,
         teamSubscriptionId: null,
         createdAt: Date.parse(PAST),
+        refundedAt: null,
       });
       const seat = await services.db.selectFrom("licences").select(["id", "plan_id", "product_id"]).where("team_licence_id", "=", team).execute();
       assert.equal(seat.length, 1);

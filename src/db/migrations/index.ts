@@ -2,10 +2,12 @@ import type { Migration } from "kysely";
 import * as initial from "./001-initial.js";
 import * as webhooks from "./002-webhooks.js";
 import * as deliveryOrder from "./003-delivery-order.js";
+import * as payments from "./004-payments.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
   "001-initial": initial,
   "002-webhooks": webhooks,
   "003-delivery-order": deliveryOrder,
+  "004-payments": payments,
 };

@@ -1,0 +1,132 @@
+// Licence life cycle (the specification's Licence table): bought (purchase.completed),
+// refunded in full (revoked, payment.refunded). Disputes are in dispute.service.ts.
+// The `…In` functions run inside a payment transaction (billing.context.ts) and are
+// shared by Stripe's reports and the vendor's actions, so both apply the same change.
+import { toIso } from "../clock.js";
+import type { Env } from "../db/schema.js";
+import { invalidParameter, notFound } from "../errors/errors.js";
+import { newId } from "../ids.js";
+import type { Services } from "../services.js";
+import { refundAtStripe } from "../stripe/stripe-actions.js";
+import { type BillingTx, inBillingTransaction, syncHolders } from "./billing.context.js";
+import { emitLicencePurchased, emitLicenceRefunded } from "./billing.events.js";
+import type { PurchaseTerms } from "./catalogue.js";
+import { findLicenceByCheckoutSession, findLicenceById, insertLicence, listSeats, type StoredLicence, setLicenceStatus } from "./licence.store.js";
+
+export interface LicencePurchase {
+  terms: PurchaseTerms;
+  /** Who holds it: the signed-in buyer's account, else the person of the address at checkout. */
+  personId: string;
+  /** Address at checkout. */
+  email: string;
+  /** The buyer's account when bought signed in. */
+  accountPersonId: string | null;
+  purchasedAt: number;
+  amountCents: number | null;
+  currency: string | null;
+  paymentIntent: string | null;
+  checkoutSession: string;
+}
+
+/** A paid checkout becomes a licence (a team licence with seats) and purchase.completed, once per checkout. */
+export async function recordLicencePurchase(tx: BillingTx, purchase: LicencePurchase): Promise<{ licence: StoredLicence; created: boolean }> {
+  const existing = await findLicenceByCheckoutSession(tx.trx, tx, purchase.checkoutSession);
+  if (existing) return { licence: existing, created: false };
+  const licence: StoredLicence = {
+    id: newId("lic"),
+    workspaceId: tx.workspaceId,
+    env: tx.env,
+    personId: purchase.personId,
+    productKind: purchase.terms.productKind,
+    productId: purchase.terms.productId,
+    planId: purchase.terms.planId,
+    status: "active",
+    purchasedAt: purchase.purchasedAt,
+    amountCents: purchase.amountCents,
+    currency: purchase.currency,
+    paymentIntent: purchase.paymentIntent,
+    checkoutSession: purchase.checkoutSession,
+    seats: purchase.terms.seats,
+    teamLicenceId: null,
+    teamSubscriptionId: null,
+    createdAt: tx.now,
+    refundedAt: null,
+  };
+  await insertLicence(tx.trx, licence);
+  await emitLicencePurchased(tx, licence, { email: purchase.email, accountPersonId: purchase.accountPersonId });
+  await syncHolders(tx, licence, [licence.personId]);
+  return { licence, created: true };
+}
+
+/** The licence's holder and, for a team licence, every seat holder: whose access a change of it moves. */
+export async function holdersOfLicence(tx: BillingTx, licence: StoredLicence): Promise<string[]> {
+  const seats = licence.seats !== null && licence.seats > 0 ? await listSeats(tx.trx, tx, { teamLicenceId: licence.id }) : [];
+  return [licence.personId, ...seats.map((s) => s.personId)];
+}
+
+export type RefundOutcome = "refunded" | "already_refunded" | "revoked_by_dispute";
+
+/**
+ * A full refund: the licence is revoked and payment.refunded sent. A licence refunded
+ * already changes nothing and sends nothing new (the event's id is the payment's, so
+ * the second report of the same refund would be a no-op anyway).
+ */
+export async function refundLicenceIn(
+  tx: BillingTx,
+  licence: StoredLicence,
+  refund: { paymentIntent: string; amountCents: number; currency: string },
+): Promise<RefundOutcome> {
+  if (licence.refundedAt !== null) return "already_refunded";
+  if (licence.status === "revoked") return "revoked_by_dispute";
+  await setLicenceStatus(tx.trx, licence.id, "revoked", tx.now);
+  await emitLicenceRefunded(tx, licence, refund);
+  await syncHolders(tx, licence, await holdersOfLicence(tx, licence));
+  return "refunded";
+}
+
+export interface RefundResult {
+  id: string;
+  workspaceId: string;
+  env: Env;
+  status: "revoked";
+  refunded_at: string;
+  /** False when it had been refunded before (by Stripe or an earlier command). */
+  refunded_now: boolean;
+  /** Whether Stripe was asked to refund the payment (the environment has a secret key). */
+  at_stripe: boolean;
+}
+
+/**
+ * The vendor's refund (the specification's dashboard source): made at Stripe when the
+ * environment has a secret key, then the licence is revoked and payment.refunded sent
+ * with the id Stripe's own report of the refund will also derive.
+ */
+export async function refundLicence(services: Services, input: { id: string }): Promise<RefundResult> {
+  const found = await findLicenceById(services.db, input.id);
+  if (!found) throw notFound(`No licence "${input.id}".`);
+  if (found.teamLicenceId !== null || found.teamSubscriptionId !== null) {
+    throw invalidParameter("id", `Licence ${found.id} is a seat of a team purchase and carries no payment; refund the team purchase, or unassign the seat.`);
+  }
+  const { paymentIntent, amountCents, currency } = found;
+  if (paymentIntent === null || amountCents === null || currency === null) {
+    throw invalidParameter("id", `Licence ${found.id} has no recorded payment (payment intent, amount and currency) to refund.`);
+  }
+  // The money first: if Stripe refuses, nothing changes here.
+  const atStripe =
+    found.refundedAt === null && found.status !== "revoked" ? await refundAtStripe(services, found, { paymentIntent, licenceId: found.id }) : false;
+  return inBillingTransaction(services, found, async (tx) => {
+    const licence = (await findLicenceById(tx.trx, found.id)) ?? found;
+    const outcome = await refundLicenceIn(tx, licence, { paymentIntent, amountCents, currency });
+    if (outcome === "revoked_by_dispute") throw invalidParameter("id", `Licence ${licence.id} was revoked by a lost dispute; there is nothing to refund.`);
+    const refundedAt = outcome === "refunded" ? tx.now : (licence.refundedAt ?? tx.now);
+    return {
+      id: licence.id,
+      workspaceId: licence.workspaceId,
+      env: licence.env,
+      status: "revoked",
+      refunded_at: toIso(refundedAt),
+      refunded_now: outcome === "refunded",
+      at_stripe: atStripe,
+    };
+  });
+}

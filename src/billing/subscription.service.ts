@@ -1,0 +1,215 @@
+// Subscription life cycle (the specification's Subscription table), from the payment
+// processor's reports and from the vendor's cancellation:
+// - it starts (status active or trialing): purchase.completed and subscription.started, once;
+// - the buyer sets it to cancel: subscription.cancelled, immediately false, at most once
+//   per UTC day;
+// - it ends (deleted, a status that ends it, or the vendor's cancellation with --now):
+//   subscription.cancelled, immediately true, once; a team subscription's seats end with it.
+// Reports may arrive in any order and more than once: a report older than the stored
+// state changes nothing (the processor's time decides, not arrival), an ended
+// subscription stays ended, and every event's id is derived from its fact.
+import { toIso } from "../clock.js";
+import type { Env } from "../db/schema.js";
+import { invalidParameter, notFound } from "../errors/errors.js";
+import type { Services } from "../services.js";
+import { cancelAtStripe } from "../stripe/stripe-actions.js";
+import { requireEnv, requireWorkspace } from "../workspaces/workspace.service.js";
+import { type BillingTx, inBillingTransaction, syncHolders } from "./billing.context.js";
+import { emitSubscriptionEnded, emitSubscriptionSetToCancel, emitSubscriptionStarted, utcDay } from "./billing.events.js";
+import type { PurchaseTerms } from "./catalogue.js";
+import { listSeats } from "./licence.store.js";
+import {
+  findSubscription,
+  findSubscriptionsById,
+  insertSubscription,
+  type StoredSubscription,
+  type SubscriptionPatch,
+  updateSubscription,
+} from "./subscription.store.js";
+
+/** Statuses in which a subscription has begun (the specification: active or trialing). */
+const STARTED = new Set(["active", "trialing"]);
+
+/** What the processor reports about a subscription at one moment. */
+export interface SubscriptionReport {
+  id: string;
+  /** A creation report never overwrites what is stored: whatever is stored is at least as new. */
+  kind: "created" | "updated" | "deleted";
+  /** The processor's time of this state (its event's creation), epoch milliseconds. */
+  at: number;
+  status: string;
+  periodStart: number;
+  periodEnd: number;
+  cancelAtPeriodEnd: boolean;
+  cancelAt: number | null;
+  /** When it ended, for a report of a status that ends it; else null. */
+  endedAt: number | null;
+  startedAt: number;
+  /**
+   * Whether this report is the change that set it to cancel, as the processor's list of
+   * changed fields tells; null when it gave none (then the stored state decides).
+   */
+  setToCancel: boolean | null;
+}
+
+/** Who bought a subscription Warden has not stored yet, and what. */
+export interface NewSubscription {
+  terms: PurchaseTerms;
+  personId: string;
+  accountPersonId: string | null;
+}
+
+const scheduledToCancel = (s: { cancelAtPeriodEnd: boolean; cancelAt: number | null }) => s.cancelAtPeriodEnd || s.cancelAt !== null;
+
+async function reload(tx: BillingTx, id: string): Promise<StoredSubscription> {
+  const sub = await findSubscription(tx.trx, tx, id);
+  if (!sub) throw new Error(`subscription ${id} vanished`);
+  return sub;
+}
+
+/** The buyer and, for a team subscription, every seat holder. */
+async function holdersOf(tx: BillingTx, sub: StoredSubscription): Promise<string[]> {
+  const seats = sub.seats !== null && sub.seats > 0 ? await listSeats(tx.trx, tx, { teamSubscriptionId: sub.id }) : [];
+  return [sub.personId, ...seats.map((s) => s.personId)];
+}
+
+/** subscription.cancelled (immediately false) under the once-a-day rule, and the day remembered. */
+async function notifySetToCancel(tx: BillingTx, sub: StoredSubscription, day: string): Promise<void> {
+  const sent = await emitSubscriptionSetToCancel(tx, sub, day);
+  if (sent && (sub.cancelNotifiedDay === null || day > sub.cancelNotifiedDay)) {
+    await updateSubscription(tx.trx, tx, sub.id, { cancelNotifiedDay: day });
+  }
+}
+
+/**
+ * Applies one report. `buyer` is needed only when the subscription is not stored yet
+ * (the caller holds the report back until the buyer is known).
+ */
+export async function applySubscriptionReport(tx: BillingTx, report: SubscriptionReport, buyer: NewSubscription | null): Promise<"applied" | "stale"> {
+  const before = await findSubscription(tx.trx, tx, report.id);
+  let newer = true;
+  if (!before) {
+    if (!buyer) throw new Error(`subscription ${report.id} is new and its buyer is unknown`);
+    await insertSubscription(tx.trx, {
+      workspaceId: tx.workspaceId,
+      env: tx.env,
+      id: report.id,
+      personId: buyer.personId,
+      productKind: buyer.terms.productKind,
+      productId: buyer.terms.productId,
+      planId: buyer.terms.planId,
+      status: report.status,
+      currentPeriodStart: report.periodStart,
+      currentPeriodEnd: report.periodEnd,
+      cancelAtPeriodEnd: report.cancelAtPeriodEnd,
+      cancelAt: report.cancelAt,
+      endedAt: report.endedAt,
+      seats: buyer.terms.seats,
+      createdAt: report.startedAt,
+      processorAt: report.at,
+      cancelNotifiedDay: null,
+      accountPersonId: buyer.accountPersonId,
+    });
+  } else {
+    newer = report.kind !== "created" && (before.processorAt === null || report.at >= before.processorAt);
+    const patch: SubscriptionPatch = {};
+    // An ended subscription stays ended (the specification's table has no way out of it).
+    if (before.endedAt === null) {
+      if (newer) {
+        Object.assign(patch, {
+          status: report.status,
+          currentPeriodStart: report.periodStart,
+          currentPeriodEnd: report.periodEnd,
+          cancelAtPeriodEnd: report.cancelAtPeriodEnd,
+          cancelAt: report.cancelAt,
+          processorAt: report.at,
+        });
+      }
+      // The end applies even from a report older than the stored state: nothing comes after it.
+      if (report.endedAt !== null) {
+        Object.assign(patch, { status: report.status, endedAt: report.endedAt, processorAt: Math.max(report.at, before.processorAt ?? 0) });
+      }
+    }
+    await updateSubscription(tx.trx, tx, report.id, patch);
+  }
+  const after = await reload(tx, report.id);
+
+  if ((before === null || before.status === "incomplete") && after.endedAt === null && STARTED.has(after.status)) {
+    await emitSubscriptionStarted(tx, after);
+  }
+  if (newer && after.endedAt === null && scheduledToCancel(after)) {
+    const setNow = report.setToCancel ?? (before !== null && !scheduledToCancel(before));
+    if (setNow) await notifySetToCancel(tx, after, utcDay(report.at));
+  }
+  if (after.endedAt !== null) await emitSubscriptionEnded(tx, after);
+  await syncHolders(tx, after, await holdersOf(tx, after));
+  return newer || (before?.endedAt === null && after.endedAt !== null) ? "applied" : "stale";
+}
+
+export interface CancelResult {
+  id: string;
+  workspaceId: string;
+  env: Env;
+  status: string;
+  cancel_at_period_end: boolean;
+  /** When access ends (or ended). */
+  ends_at: string;
+  ended: boolean;
+  /** Whether Stripe cancelled it too (a secret key is connected and Stripe holds it). */
+  at_stripe: boolean;
+}
+
+/** A subscription by the processor's id, in the named workspace environment when given. */
+export async function requireSubscription(services: Services, input: { id: string; workspace?: string; env?: string }): Promise<StoredSubscription> {
+  let found = await findSubscriptionsById(services.db, input.id);
+  if (input.workspace !== undefined) {
+    const workspace = await requireWorkspace(services.db, input.workspace);
+    found = found.filter((s) => s.workspaceId === workspace.id);
+  }
+  if (input.env !== undefined) {
+    const env = requireEnv(input.env);
+    found = found.filter((s) => s.env === env);
+  }
+  const [sub, ...others] = found;
+  if (!sub) throw notFound(`No subscription "${input.id}".`);
+  if (others.length > 0)
+    throw invalidParameter("id", `Subscription ${input.id} exists in more than one workspace environment; name it with --workspace and --env.`);
+  return sub;
+}
+
+/**
+ * The vendor's cancellation (the specification's dashboard source), made at Stripe too
+ * when the environment has a secret key. Without `now` it is
+ * set to end at the period's end (subscription.cancelled, immediately false, once a UTC
+ * day); with `now` it ends at once (immediately true) and a team's seats end with it.
+ */
+export async function cancelSubscription(services: Services, input: { id: string; now: boolean; workspace?: string; env?: string }): Promise<CancelResult> {
+  const found = await requireSubscription(services, input);
+  if (found.endedAt !== null) throw invalidParameter("id", `Subscription ${found.id} ended at ${toIso(found.endedAt)}.`);
+  // At Stripe first, so that it stops billing; if Stripe refuses, nothing changes here.
+  const atStripe = input.now || !scheduledToCancel(found) ? await cancelAtStripe(services, found, found.id, input.now) : false;
+  return inBillingTransaction(services, found, async (tx) => {
+    const sub = await reload(tx, found.id);
+    if (sub.endedAt !== null) throw invalidParameter("id", `Subscription ${sub.id} ended at ${toIso(sub.endedAt)}.`);
+    if (input.now) {
+      await updateSubscription(tx.trx, tx, sub.id, { status: "canceled", endedAt: tx.now });
+      const ended = await reload(tx, sub.id);
+      await emitSubscriptionEnded(tx, ended);
+      await syncHolders(tx, ended, await holdersOf(tx, ended));
+    } else if (!scheduledToCancel(sub)) {
+      await updateSubscription(tx.trx, tx, sub.id, { cancelAtPeriodEnd: true });
+      await notifySetToCancel(tx, await reload(tx, sub.id), utcDay(tx.now));
+    }
+    const after = await reload(tx, sub.id);
+    return {
+      id: after.id,
+      workspaceId: after.workspaceId,
+      env: after.env,
+      status: after.status,
+      cancel_at_period_end: after.cancelAtPeriodEnd,
+      ends_at: toIso(after.endedAt ?? after.cancelAt ?? after.currentPeriodEnd),
+      ended: after.endedAt !== null,
+      at_stripe: atStripe,
+    };
+  });
+}

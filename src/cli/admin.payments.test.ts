@@ -1,0 +1,183 @@
+// The payment commands end to end, as an operator runs them: `warden admin stripe
+// connect`, Stripe's signed events over a real socket to `warden serve`, then the
+// vendor's refund, test dispute, seat and cancellation commands, with the API's answers
+// and the event log read back over HTTP, on both engines.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import Stripe from "stripe";
+import { main } from "../cli.js";
+import { systemClock } from "../clock.js";
+import { parseConfig } from "../config.js";
+import { createServices } from "../services.js";
+import { DIALECTS, privateDatabaseEnv, unique } from "../test-support/harness.js";
+import { startWarden } from "../test-support/serve.js";
+import { chargeObject, paymentSession, stripeEvent, stripeId, subscriptionObject, subscriptionSession } from "../test-support/stripe.js";
+
+async function run(env: Record<string, string>, ...argv: string[]) {
+  let stdout = "";
+  let stderr = "";
+  const code = await main(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env });
+  return { code, stdout, stderr, json: () => JSON.parse(stdout) };
+}
+
+async function ok(env: Record<string, string>, ...argv: string[]) {
+  const result = await run(env, ...argv, "--json");
+  assert.equal(result.code, 0, `${argv.join(" ")}: ${result.stderr}`);
+  return result.json();
+}
+
+const DAY_MS = 86_400_000;
+
+for (const dialect of DIALECTS) {
+  describe(`warden admin payment commands (${dialect})`, () => {
+    test("connect Stripe, take its events over HTTP, refund, dispute, hand out seats and cancel from the command line", async () => {
+      const env = { ...(await privateDatabaseEnv(dialect)), WARDEN_SECRET_KEY: "payments-cli-test-key-0123456789abcdef" };
+      const owner = `${unique("o")}@example.com`;
+      const slug = unique("ws");
+      await ok(env, "admin", "owner", "create", "--email", owner);
+      await ok(env, "admin", "workspace", "create", "--slug", slug, "--name", "Acme", "--owner", owner, "--plan", "pro");
+      await ok(env, "admin", "tool", "create", "--workspace", slug, "--id", "tabs", "--name", "Tabs");
+      await ok(
+        env,
+        "admin",
+        "plan",
+        "create",
+        "--workspace",
+        slug,
+        "--tool",
+        "tabs",
+        "--id",
+        "life",
+        "--name",
+        "Life",
+        "--billing",
+        "one_time",
+        "--amount-cents",
+        "2900",
+      );
+      await ok(
+        env,
+        "admin",
+        "plan",
+        "create",
+        "--workspace",
+        slug,
+        "--tool",
+        "tabs",
+        "--id",
+        "monthly",
+        "--name",
+        "Monthly",
+        "--billing",
+        "subscription",
+        "--amount-cents",
+        "500",
+        "--interval",
+        "month",
+        "--default",
+      );
+      const key = (await ok(env, "admin", "key", "create", "--workspace", slug, "--env", "test")).key as string;
+      const webhookSecret = "whsec_cliTestSecret0123456789";
+      const connected = await ok(env, "admin", "stripe", "connect", "--workspace", slug, "--env", "test", "--webhook-secret", webhookSecret);
+      assert.deepEqual(connected, { workspace: slug, env: "test", webhook_path: `/processor/stripe/${slug}`, secret_key: false });
+      const badSecret = await run(env, "admin", "stripe", "connect", "--workspace", slug, "--env", "test", "--webhook-secret", "nope");
+      assert.equal(badSecret.code, 1);
+      assert.match(badSecret.stderr, /whsec_/);
+
+      const warden = await startWarden(env);
+      const now = Date.now();
+      const stripe = async (type: string, object: Record<string, unknown>) => {
+        const payload = JSON.stringify(stripeEvent(type, object, { now: Date.now() }));
+        const response = await fetch(`${warden.baseUrl}/processor/stripe/${slug}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "stripe-signature": Stripe.webhooks.generateTestHeaderString({ payload, secret: webhookSecret }) },
+          body: payload,
+        });
+        assert.equal(response.status, 200, await response.clone().text());
+        return (await response.json()) as { outcome: string };
+      };
+      const api = async (path: string) => {
+        const response = await fetch(`${warden.baseUrl}/api/v1${path}`, { headers: { authorization: `Bearer ${key}` } });
+        return { status: response.status, body: (await response.json()) as Record<string, unknown> & { data: Record<string, unknown>[] } };
+      };
+      const eventTypes = async () => (await api("/webhooks/events?limit=100")).body.data.map((e) => e.type as string).sort();
+
+      // A licence bought through Stripe, then disputed and refunded by the vendor.
+      const paymentIntent = stripeId("pi");
+      await stripe(
+        "checkout.session.completed",
+        paymentSession({ email: "ada@example.com", metadata: { warden_tool: "tabs", warden_plan: "life" }, paymentIntent, now }),
+      );
+      assert.equal((await api("/tools/tabs/customers/ada%40example.com")).body.via, "licence");
+
+      const services = await createServices(parseConfig(env), { clock: systemClock });
+      const licenceOf = (email: string) =>
+        services.db
+          .selectFrom("licences")
+          .innerJoin("people", "people.id", "licences.person_id")
+          .select("licences.id")
+          .where("people.email", "=", email)
+          .executeTakeFirstOrThrow();
+      const licence = (await licenceOf("ada@example.com")).id;
+
+      const opened = await ok(env, "admin", "dispute", "open", "--licence", licence);
+      assert.equal(opened.status, "needs_response");
+      assert.equal((await api("/tools/tabs/customers/ada%40example.com")).body.entitled, false);
+      assert.equal((await ok(env, "admin", "dispute", "close", "--id", opened.id, "--status", "warning_closed")).status, "warning_closed");
+      assert.equal((await api("/tools/tabs/customers/ada%40example.com")).body.entitled, true);
+      const badStatus = await run(env, "admin", "dispute", "close", "--id", opened.id, "--status", "maybe");
+      assert.equal(badStatus.code, 1);
+
+      const refunded = await ok(env, "admin", "licence", "refund", "--id", licence);
+      assert.equal(refunded.refunded_now, true);
+      assert.equal((await stripe("charge.refunded", chargeObject({ paymentIntent, amount: 4900, amountRefunded: 4900 }))).outcome, "applied");
+      assert.equal((await api("/tools/tabs/customers/ada%40example.com")).body.entitled, false);
+
+      // A team licence and its seats.
+      await stripe(
+        "checkout.session.completed",
+        paymentSession({ email: "it@example.org", metadata: { warden_tool: "tabs", warden_plan: "life", warden_seats: "1" }, now }),
+      );
+      const team = (await licenceOf("it@example.org")).id;
+      const seat = await ok(env, "admin", "seats", "assign", "--team", team, "--email", "alan@example.org");
+      assert.deepEqual([seat.seats_in_use, seat.seats], [1, 1]);
+      const full = await run(env, "admin", "seats", "assign", "--team", team, "--email", "barbara@example.org");
+      assert.equal(full.code, 1);
+      assert.match(full.stderr, /all in use/);
+      assert.equal((await api("/tools/tabs/customers/alan%40example.org")).body.via, "licence");
+      assert.equal((await ok(env, "admin", "seats", "unassign", "--team", team, "--email", "alan@example.org")).status, "revoked");
+      assert.equal((await api("/tools/tabs/customers/alan%40example.org")).body.entitled, false);
+
+      // A subscription, cancelled by the vendor: first at the period's end, then at once.
+      const sub = stripeId("sub");
+      const metadata = { warden_tool: "tabs" };
+      await stripe("checkout.session.completed", subscriptionSession({ email: "linus@example.com", subscription: sub, metadata, now }));
+      await stripe(
+        "customer.subscription.created",
+        subscriptionObject({ id: sub, status: "active", metadata, startedAt: now, periodStart: now, periodEnd: now + 30 * DAY_MS }),
+      );
+      assert.equal((await api("/tools/tabs/customers/linus%40example.com")).body.via, "subscription");
+      const scheduled = await ok(env, "admin", "subscription", "cancel", "--id", sub);
+      assert.deepEqual([scheduled.cancel_at_period_end, scheduled.ended], [true, false]);
+      const ended = await ok(env, "admin", "subscription", "cancel", "--id", sub, "--now", "--workspace", slug, "--env", "test");
+      assert.equal(ended.ended, true);
+      assert.equal((await api("/tools/tabs/customers/linus%40example.com")).body.entitled, false);
+      await services.close();
+
+      assert.deepEqual(await eventTypes(), [
+        "dispute.closed",
+        "payment.disputed",
+        "payment.refunded",
+        "purchase.completed",
+        "purchase.completed",
+        "purchase.completed",
+        "subscription.cancelled",
+        "subscription.cancelled",
+        "subscription.started",
+      ]);
+      const [started] = (await api("/webhooks/events?type=subscription.started")).body.data;
+      assert.equal((started?.data as { plan?: string } | undefined)?.plan, "monthly");
+      await warden.kill();
+    });
+  });
+}

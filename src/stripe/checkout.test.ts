@@ -1,0 +1,123 @@
+// Point 4 of the payments issue: the buy button's Checkout Session, created through the
+// `stripe` package against a local stand-in of Stripe's API (never the internet), and
+// the purchase that follows it tied back by the metadata, on both engines.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import type { Dialect } from "../db/database.js";
+import { DIALECTS, seedCatalogue, testApi, testServices } from "../test-support/harness.js";
+import { deliver, emittedEvents, paymentSession, stripeEvent } from "../test-support/stripe.js";
+import { startStripeApi } from "../test-support/stripe-api.js";
+import { connectStripe } from "./stripe-account.service.js";
+
+const SECRET_KEY = "sk_test_checkoutStandIn0123";
+const WEBHOOK_SECRET = "whsec_checkoutStandIn0123";
+
+async function setUp(dialect: Dialect) {
+  const stripeApi = await startStripeApi();
+  const { services, clock } = await testServices(dialect, { WARDEN_STRIPE_API_URL: stripeApi.url });
+  const ws = await seedCatalogue(services);
+  await connectStripe(services, { workspace: ws.slug, env: "test", webhookSecret: WEBHOOK_SECRET, secretKey: SECRET_KEY });
+  const api = await testApi(services);
+  const checkout = (body: Record<string, unknown>, options: { host?: string; tool?: string } = {}) =>
+    api.request({
+      method: "POST",
+      url: `/api/client/v1/tools/${options.tool ?? "tabmaster"}/checkout`,
+      headers: { host: options.host ?? `${ws.slug}.warden.test` },
+      payload: body,
+    });
+  return { services, clock, ws, api, stripeApi, checkout };
+}
+
+for (const dialect of DIALECTS) {
+  describe(`checkout for the buy button (${dialect})`, () => {
+    test("a one-time plan makes a payment-mode Checkout Session with Warden's metadata; paying it makes the licence", async () => {
+      const { services, clock, ws, api, stripeApi, checkout } = await setUp(dialect);
+      const response = await checkout({ plan: "lifetime", livemode: false, email: "ada@example.com", success_url: "https://tabmaster.example/thanks" });
+      assert.equal(response.statusCode, 200, response.body);
+      const answer = response.json() as { url: string; checkout_session: string };
+      assert.match(answer.checkout_session, /^cs_test_/);
+      assert.equal(answer.url, `https://checkout.stripe.com/c/pay/${answer.checkout_session}`);
+
+      const [call, ...more] = stripeApi.calls;
+      assert.equal(more.length, 0);
+      assert.equal(call?.headers.authorization, `Bearer ${SECRET_KEY}`);
+      assert.deepEqual(call?.form, {
+        mode: "payment",
+        "line_items[0][quantity]": "1",
+        "line_items[0][price_data][currency]": "eur",
+        "line_items[0][price_data][unit_amount]": "4900",
+        "line_items[0][price_data][product_data][name]": "Tab Master (Lifetime)",
+        success_url: "https://tabmaster.example/thanks",
+        customer_email: "ada@example.com",
+        "metadata[warden_tool]": "tabmaster",
+        "metadata[warden_plan]": "lifetime",
+        "payment_intent_data[metadata][warden_tool]": "tabmaster",
+        "payment_intent_data[metadata][warden_plan]": "lifetime",
+      });
+
+      // Stripe reports the paid session with the metadata it was given: the licence follows.
+      const session = paymentSession({
+        id: answer.checkout_session,
+        email: "ada@example.com",
+        metadata: { warden_tool: call?.form["metadata[warden_tool]"], warden_plan: call?.form["metadata[warden_plan]"] },
+        now: clock.now(),
+      });
+      assert.equal(await deliver(api, ws, WEBHOOK_SECRET, stripeEvent("checkout.session.completed", session, { now: clock.now() }), clock.now()), "applied");
+      const [purchase] = await emittedEvents(services, ws);
+      assert.equal(purchase?.type === "purchase.completed" && purchase.data.checkout_session, answer.checkout_session);
+    });
+
+    test("a subscription plan with seats makes a subscription-mode session whose subscription carries the metadata", async () => {
+      const { stripeApi, checkout } = await setUp(dialect);
+      const response = await checkout({
+        plan: "monthly",
+        seats: 5,
+        livemode: false,
+        success_url: "https://tabmaster.example/thanks",
+        cancel_url: "https://tabmaster.example/",
+      });
+      assert.equal(response.statusCode, 200, response.body);
+      const form = stripeApi.calls[0]?.form ?? {};
+      assert.equal(form.mode, "subscription");
+      assert.equal(form["line_items[0][quantity]"], "5");
+      assert.equal(form["line_items[0][price_data][unit_amount]"], "500");
+      assert.equal(form["line_items[0][price_data][recurring][interval]"], "month");
+      assert.equal(form.cancel_url, "https://tabmaster.example/");
+      assert.equal(form["metadata[warden_seats]"], "5");
+      assert.equal(form["subscription_data[metadata][warden_seats]"], "5");
+      assert.equal(form["subscription_data[metadata][warden_plan]"], "monthly");
+      assert.equal(form["payment_intent_data[metadata][warden_tool]"], undefined);
+    });
+
+    test("refusals: no workspace at the address, unknown tool or plan, a mode without a secret key, a bad body, Stripe's own refusal", async () => {
+      const { stripeApi, checkout } = await setUp(dialect);
+      const body = { plan: "lifetime", livemode: false, success_url: "https://tabmaster.example/thanks" };
+      const cases: [Record<string, unknown>, { host?: string; tool?: string }, number, string | undefined][] = [
+        [body, { host: "localhost" }, 404, undefined],
+        [body, { host: "nobody.warden.test" }, 404, undefined],
+        [body, { tool: "nothing" }, 404, undefined],
+        [{ ...body, plan: "gold" }, {}, 400, "plan"],
+        [{ ...body, livemode: true }, {}, 400, "livemode"],
+        [{ ...body, email: "not-an-address" }, {}, 400, "email"],
+        [{ ...body, seats: 0 }, {}, 400, "seats"],
+        [{ ...body, success_url: "javascript:alert(1)" }, {}, 400, "success_url"],
+        [{ ...body, extra: 1 }, {}, 400, "extra"],
+      ];
+      for (const [payload, options, status, param] of cases) {
+        const response = await checkout(payload, options);
+        assert.equal(response.statusCode, status, `${JSON.stringify(payload)} ${JSON.stringify(options)}: ${response.body}`);
+        if (param) assert.equal(response.json().error.param, param);
+      }
+      assert.equal(stripeApi.calls.length, 0);
+
+      stripeApi.failWith = { status: 400, error: { type: "invalid_request_error", message: "Not a valid URL", param: "success_url" } };
+      const refused = await checkout(body);
+      assert.equal(refused.statusCode, 400, refused.body);
+      assert.deepEqual(refused.json().error, { type: "invalid_request_error", message: "Stripe refused the checkout: Not a valid URL", param: "success_url" });
+      stripeApi.failWith = { status: 500, error: { type: "api_error", message: "Stripe is down" } };
+      const failed = await checkout(body);
+      assert.equal(failed.statusCode, 500, failed.body);
+      assert.doesNotMatch(failed.body, /Stripe is down/);
+    });
+  });
+}

@@ -1,0 +1,65 @@
+import type { Executor } from "../db/database.js";
+import type { Env, StripeEventOutcome } from "../db/schema.js";
+
+type Scope = { workspaceId: string; env: Env };
+
+/**
+ * Records a Stripe event as handled, in the transaction that applies it; answers false
+ * when it was handled before (a retry or a duplicate delivery), so it is applied once.
+ */
+export async function claimStripeEvent(
+  ex: Executor,
+  scope: Scope,
+  event: { id: string; type: string; stripeCreated: number; receivedAt: number },
+): Promise<boolean> {
+  const inserted = await ex
+    .insertInto("stripe_events")
+    .values({
+      workspace_id: scope.workspaceId,
+      env: scope.env,
+      id: event.id,
+      type: event.type,
+      stripe_created: event.stripeCreated,
+      received_at: event.receivedAt,
+      outcome: "applied",
+      reason: null,
+      subscription_id: null,
+      payload: null,
+    })
+    .onConflict((oc) => oc.columns(["workspace_id", "env", "id"]).doNothing())
+    .returning("id")
+    .executeTakeFirst();
+  return inserted !== undefined;
+}
+
+/** Settles how a handled event ended; a deferred one keeps its payload and the subscription it waits for. */
+export async function setStripeEventOutcome(
+  ex: Executor,
+  scope: Scope,
+  id: string,
+  outcome: { outcome: StripeEventOutcome; reason: string | null; subscriptionId?: string; payload?: string },
+): Promise<void> {
+  await ex
+    .updateTable("stripe_events")
+    .set({ outcome: outcome.outcome, reason: outcome.reason, subscription_id: outcome.subscriptionId ?? null, payload: outcome.payload ?? null })
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("id", "=", id)
+    .execute();
+}
+
+/** Events held back until the subscription's buyer is known, in Stripe's order. */
+export async function listDeferredEvents(ex: Executor, scope: Scope, subscriptionId: string): Promise<{ id: string; payload: string }[]> {
+  const rows = await ex
+    .selectFrom("stripe_events")
+    .select(["id", "payload"])
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("subscription_id", "=", subscriptionId)
+    .where("outcome", "=", "deferred")
+    .orderBy("stripe_created")
+    .orderBy("received_at")
+    .orderBy("id")
+    .execute();
+  return rows.map((r) => ({ id: r.id, payload: r.payload ?? "" }));
+}

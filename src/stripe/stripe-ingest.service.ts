@@ -1,0 +1,273 @@
+// Stripe's events in: verified against the workspace environment's signing secret with
+// the official `stripe` package, applied once per Stripe event id in one transaction
+// (under the payment lock, with the events they cause), whatever order they arrive in.
+// The mapping from Stripe's events to Warden's changes is in this folder's README.
+import Stripe from "stripe";
+import { type BillingTx, inBillingTransaction } from "../billing/billing.context.js";
+import { resolvePurchase } from "../billing/catalogue.js";
+import { closeDisputeIn, DISPUTE_OUTCOMES, type DisputedPayment, type DisputeReport, openDisputeIn } from "../billing/dispute.service.js";
+import { findDispute } from "../billing/dispute.store.js";
+import { recordLicencePurchase, refundLicenceIn } from "../billing/licence.service.js";
+import { findLicenceByPaymentIntent } from "../billing/licence.store.js";
+import { applySubscriptionReport, type NewSubscription } from "../billing/subscription.service.js";
+import { findSubscription } from "../billing/subscription.store.js";
+import { ensurePerson, findPersonById, type Person } from "../customers/person.store.js";
+import type { Env, StripeEventOutcome } from "../db/schema.js";
+import { invalidParameter, notFound } from "../errors/errors.js";
+import type { Services } from "../services.js";
+import { findWorkspaceBySlug } from "../workspaces/workspace.store.js";
+import { findStripeAccount } from "./stripe-account.store.js";
+import { claimStripeEvent, listDeferredEvents, setStripeEventOutcome } from "./stripe-event.store.js";
+import { findSubscriptionBuyer, findSubscriptionOfPayment, insertSubscriptionBuyer, insertSubscriptionPayment } from "./stripe-link.store.js";
+import {
+  isProblem,
+  readCharge,
+  readCheckoutSession,
+  readDispute,
+  readEvent,
+  readInvoicePayments,
+  readSubscription,
+  readWardenMetadata,
+  type StripeEvent,
+} from "./stripe-objects.js";
+
+/** Stripe's own default: a signature older than five minutes is refused (a replay). */
+const SIGNATURE_TOLERANCE_S = 300;
+
+export interface IngestResult {
+  event: string;
+  type: string;
+  /** duplicate: handled before (a retry); deferred: held until its subscription's buyer is known. */
+  outcome: StripeEventOutcome | "duplicate";
+  reason: string | null;
+}
+
+interface Handled {
+  outcome: StripeEventOutcome;
+  reason: string | null;
+  /** For a deferred event: the subscription it waits for. */
+  subscriptionId?: string;
+}
+
+const applied = (reason: string | null = null): Handled => ({ outcome: "applied", reason });
+const ignored = (reason: string): Handled => ({ outcome: "ignored", reason });
+
+/**
+ * Verifies and applies one delivery. A bad or stale signature, or a workspace or
+ * environment not connected to Stripe, is refused (400/404) and changes nothing. An
+ * event Warden cannot use is acknowledged with its reason, to be logged.
+ */
+export async function ingestStripeEvent(services: Services, input: { slug: string; rawBody: string; signature: string | undefined }): Promise<IngestResult> {
+  const workspace = await findWorkspaceBySlug(services.db, input.slug);
+  if (!workspace) throw notFound(`No workspace "${input.slug}".`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(input.rawBody);
+  } catch {
+    throw invalidParameter("body", "The body is not a Stripe event (not JSON).");
+  }
+  // `livemode` picks the secret; the signature then vouches for the whole body, livemode included.
+  const env: Env = (parsed as { livemode?: unknown } | null)?.livemode === true ? "live" : "test";
+  const account = await findStripeAccount(services.db, workspace.id, env);
+  if (!account) throw invalidParameter("livemode", `Stripe is not connected for the ${env} environment of this workspace (warden admin stripe connect).`);
+  try {
+    // The injected clock is the time of receipt, so the tolerance follows it in tests too.
+    Stripe.webhooks.constructEvent(
+      input.rawBody,
+      input.signature ?? "",
+      services.secretBox.open(account.webhookSecretSealed),
+      SIGNATURE_TOLERANCE_S,
+      undefined,
+      services.clock.now(),
+    );
+  } catch (error) {
+    const why = error instanceof Error ? error.message.split("\n")[0] : "it does not verify";
+    throw invalidParameter("Stripe-Signature", `The Stripe-Signature header does not verify: ${why}`);
+  }
+  const event = readEvent(parsed);
+  if (!event) throw invalidParameter("body", "The body is not a Stripe event.");
+
+  return inBillingTransaction(services, { workspaceId: workspace.id, env }, async (tx) => {
+    const claimed = await claimStripeEvent(tx.trx, tx, { id: event.id, type: event.type, stripeCreated: event.created, receivedAt: tx.now });
+    if (!claimed) return { event: event.id, type: event.type, outcome: "duplicate", reason: null };
+    const handled = await handle(tx, event);
+    if (handled.outcome !== "applied" || handled.reason !== null) {
+      await setStripeEventOutcome(tx.trx, tx, event.id, {
+        ...handled,
+        ...(handled.outcome === "deferred" ? { payload: input.rawBody } : {}),
+      });
+    }
+    return { event: event.id, type: event.type, outcome: handled.outcome, reason: handled.reason };
+  });
+}
+
+async function handle(tx: BillingTx, event: StripeEvent): Promise<Handled> {
+  switch (event.type) {
+    case "checkout.session.completed":
+    case "checkout.session.async_payment_succeeded":
+      return onCheckoutCompleted(tx, event);
+    case "customer.subscription.created":
+    case "customer.subscription.updated":
+    case "customer.subscription.deleted":
+    case "customer.subscription.paused":
+    case "customer.subscription.resumed":
+      return onSubscription(tx, event);
+    case "charge.refunded":
+      return onChargeRefunded(tx, event);
+    case "charge.dispute.created":
+      return onDisputeCreated(tx, event);
+    case "charge.dispute.closed":
+      return onDisputeClosed(tx, event);
+    case "invoice.paid":
+    case "invoice.payment_succeeded":
+      return onInvoicePaid(tx, event);
+    default:
+      return ignored(`Warden does not use ${event.type} events`);
+  }
+}
+
+/** The signed-in buyer named by `warden_account`, when that person exists in this environment. */
+async function accountOf(tx: BillingTx, personId: string | null): Promise<Person | null> {
+  return personId === null ? null : findPersonById(tx.trx, tx.workspaceId, tx.env, personId);
+}
+
+async function onCheckoutCompleted(tx: BillingTx, event: StripeEvent): Promise<Handled> {
+  const session = readCheckoutSession(event.object);
+  if (isProblem(session)) return ignored(session.problem);
+  const metadata = readWardenMetadata(session.metadata);
+
+  if (session.mode === "subscription") {
+    if (session.subscription === null) return ignored("subscription checkout without a subscription");
+    const account = isProblem(metadata) ? null : await accountOf(tx, metadata.accountPersonId);
+    await insertSubscriptionBuyer(
+      tx.trx,
+      tx,
+      { subscriptionId: session.subscription, email: session.email, accountPersonId: account?.id ?? null, checkoutSession: session.id },
+      tx.now,
+    );
+    // The subscription's own events may have come first and waited for their buyer.
+    const replayed = await replayDeferred(tx, session.subscription);
+    return applied(replayed > 0 ? `applied ${replayed} held-back subscription event${replayed === 1 ? "" : "s"}` : null);
+  }
+  if (session.mode !== "payment") return ignored(`checkout in ${session.mode ?? "unknown"} mode buys nothing`);
+  if (session.paymentStatus !== "paid" && session.paymentStatus !== "no_payment_required") {
+    return ignored(`payment is ${session.paymentStatus ?? "not complete"}; the licence follows checkout.session.async_payment_succeeded`);
+  }
+  if (isProblem(metadata)) return ignored(metadata.problem);
+  const terms = await resolvePurchase(tx, metadata, "one_time");
+  if (isProblem(terms)) return ignored(terms.problem);
+  const account = await accountOf(tx, metadata.accountPersonId);
+  const email = session.email ?? account?.email ?? null;
+  if (email === null) return ignored("checkout without the buyer's address");
+  const person = account ?? (await ensurePerson(tx.trx, tx.workspaceId, tx.env, email, tx.now));
+  const { created } = await recordLicencePurchase(tx, {
+    terms,
+    personId: person.id,
+    email,
+    accountPersonId: account?.id ?? null,
+    purchasedAt: event.created,
+    amountCents: session.amountTotal,
+    currency: session.currency,
+    paymentIntent: session.paymentIntent,
+    checkoutSession: session.id,
+  });
+  return applied(created ? null : "licence of this checkout exists already");
+}
+
+/** Who bought a subscription: its `warden_account`, else the checkout's account or address. */
+async function buyerOf(tx: BillingTx, subscriptionId: string, accountPersonId: string | null): Promise<Omit<NewSubscription, "terms"> | null> {
+  const account = await accountOf(tx, accountPersonId);
+  if (account) return { personId: account.id, accountPersonId: account.id };
+  const link = await findSubscriptionBuyer(tx.trx, tx, subscriptionId);
+  if (!link) return null;
+  const linked = await accountOf(tx, link.accountPersonId);
+  if (linked) return { personId: linked.id, accountPersonId: linked.id };
+  if (link.email === null) return null;
+  return { personId: (await ensurePerson(tx.trx, tx.workspaceId, tx.env, link.email, tx.now)).id, accountPersonId: null };
+}
+
+async function onSubscription(tx: BillingTx, event: StripeEvent): Promise<Handled> {
+  const read = readSubscription(event);
+  if (isProblem(read)) return ignored(read.problem);
+  const { report } = read;
+  if (await findSubscription(tx.trx, tx, report.id)) {
+    const result = await applySubscriptionReport(tx, report, null);
+    return applied(result === "stale" ? "older than the stored state" : null);
+  }
+  const metadata = readWardenMetadata(read.metadata);
+  if (isProblem(metadata)) return ignored(metadata.problem);
+  const terms = await resolvePurchase(tx, metadata, "subscription");
+  if (isProblem(terms)) return ignored(terms.problem);
+  const buyer = await buyerOf(tx, report.id, metadata.accountPersonId);
+  if (!buyer) return { outcome: "deferred", reason: "waiting for the checkout that names the buyer", subscriptionId: report.id };
+  await applySubscriptionReport(tx, report, { terms, ...buyer });
+  return applied();
+}
+
+/** Applies a subscription's held-back events in Stripe's order, now that its buyer is known. */
+async function replayDeferred(tx: BillingTx, subscriptionId: string): Promise<number> {
+  let count = 0;
+  for (const held of await listDeferredEvents(tx.trx, tx, subscriptionId)) {
+    const event = readEvent(JSON.parse(held.payload));
+    const handled = event ? await onSubscription(tx, event) : ignored("held-back event no longer reads as an event");
+    if (handled.outcome === "deferred") continue;
+    await setStripeEventOutcome(tx.trx, tx, held.id, handled);
+    if (handled.outcome === "applied") count += 1;
+  }
+  return count;
+}
+
+async function onChargeRefunded(tx: BillingTx, event: StripeEvent): Promise<Handled> {
+  const charge = readCharge(event.object);
+  if (isProblem(charge)) return ignored(charge.problem);
+  if (!charge.refundedInFull) return ignored(`partial refund (${charge.amountRefunded} of ${charge.amount}): the licence stands`);
+  if (charge.paymentIntent === null) return ignored("refunded charge without a payment intent");
+  const licence = await findLicenceByPaymentIntent(tx.trx, tx, charge.paymentIntent);
+  if (!licence) return ignored("no licence was bought with this payment (a subscription's refund sends no event)");
+  const outcome = await refundLicenceIn(tx, licence, { paymentIntent: charge.paymentIntent, amountCents: charge.amountRefunded, currency: charge.currency });
+  return applied(outcome === "refunded" ? null : outcome === "already_refunded" ? "refunded already" : "revoked by a lost dispute already");
+}
+
+/** The licence or subscription a payment was for. */
+async function paymentOf(tx: BillingTx, paymentIntent: string): Promise<DisputedPayment | null> {
+  const licence = await findLicenceByPaymentIntent(tx.trx, tx, paymentIntent);
+  if (licence) return { licence };
+  const subscriptionId = await findSubscriptionOfPayment(tx.trx, tx, paymentIntent);
+  const subscription = subscriptionId === null ? null : await findSubscription(tx.trx, tx, subscriptionId);
+  return subscription ? { subscription } : null;
+}
+
+async function openReported(tx: BillingTx, report: DisputeReport) {
+  const known = await findDispute(tx.trx, tx, report.id);
+  if (known) return known;
+  const payment = await paymentOf(tx, report.paymentIntent);
+  return payment ? openDisputeIn(tx, report, payment) : null;
+}
+
+async function onDisputeCreated(tx: BillingTx, event: StripeEvent): Promise<Handled> {
+  const report = readDispute(event.object);
+  if (isProblem(report)) return ignored(report.problem);
+  const dispute = await openReported(tx, report);
+  return dispute ? applied() : ignored("the disputed payment is neither a licence's nor a known subscription's");
+}
+
+async function onDisputeClosed(tx: BillingTx, event: StripeEvent): Promise<Handled> {
+  const report = readDispute(event.object);
+  if (isProblem(report)) return ignored(report.problem);
+  const outcome = DISPUTE_OUTCOMES.find((o) => o === report.status);
+  if (!outcome) return ignored(`dispute closed with status ${report.status}`);
+  // Closed before Warden heard it open (reordered): it opens and closes in one go.
+  const dispute = await openReported(tx, report);
+  if (!dispute) return ignored("the disputed payment is neither a licence's nor a known subscription's");
+  await closeDisputeIn(tx, dispute, outcome);
+  return applied();
+}
+
+async function onInvoicePaid(tx: BillingTx, event: StripeEvent): Promise<Handled> {
+  const invoice = readInvoicePayments(event.object);
+  if (isProblem(invoice)) return ignored(invoice.problem);
+  for (const paymentIntent of invoice.paymentIntents) {
+    await insertSubscriptionPayment(tx.trx, tx, { paymentIntent, subscriptionId: invoice.subscriptionId }, tx.now);
+  }
+  return applied();
+}

@@ -1,0 +1,221 @@
+// Reading Stripe's events into the facts Warden acts on. Pure functions over the parsed
+// JSON, read field by field rather than trusted to a type: a webhook endpoint's payloads
+// follow that endpoint's API version, so both the older shapes (a subscription's own
+// current_period_*, an invoice's payment_intent and subscription) and the current ones
+// (periods on the subscription items, invoice.parent and invoice.payments) are read.
+import type { DisputeReport } from "../billing/dispute.service.js";
+import type { SubscriptionReport } from "../billing/subscription.service.js";
+import type { ProductKind } from "../db/schema.js";
+
+type Obj = Record<string, unknown>;
+
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+const str = (o: Obj, key: string): string | null => (typeof o[key] === "string" && o[key] !== "" ? (o[key] as string) : null);
+const int = (o: Obj, key: string): number | null => (Number.isInteger(o[key]) ? (o[key] as number) : null);
+const obj = (o: Obj, key: string): Obj | null => (isObj(o[key]) ? (o[key] as Obj) : null);
+/** An id field that Stripe may have expanded into the object it names. */
+const idOf = (o: Obj, key: string): string | null => {
+  const v = o[key];
+  if (typeof v === "string" && v !== "") return v;
+  return isObj(v) && typeof v.id === "string" ? v.id : null;
+};
+const listData = (o: Obj | null, key: string): Obj[] => {
+  const list = o ? obj(o, key) : null;
+  return Array.isArray(list?.data) ? list.data.filter(isObj) : [];
+};
+const ms = (seconds: number) => seconds * 1000;
+
+export interface StripeEvent {
+  id: string;
+  type: string;
+  /** Stripe's `created`, epoch milliseconds. */
+  created: number;
+  livemode: boolean;
+  object: Obj;
+  /** The changed fields' earlier values, on *.updated events. */
+  previousAttributes: Obj | null;
+}
+
+/** The envelope of a verified event, or null when it is not shaped like one. */
+export function readEvent(value: unknown): StripeEvent | null {
+  if (!isObj(value)) return null;
+  const id = str(value, "id");
+  const type = str(value, "type");
+  const created = int(value, "created");
+  const data = obj(value, "data");
+  const object = data ? obj(data, "object") : null;
+  if (id === null || type === null || created === null || object === null || !data) return null;
+  return { id, type, created: ms(created), livemode: value.livemode === true, object, previousAttributes: obj(data, "previous_attributes") };
+}
+
+/** What Warden puts on the Checkout Session and the subscription it creates. */
+export interface WardenMetadata {
+  productKind: ProductKind;
+  productId: string;
+  planId: string | null;
+  seats: number | null;
+  /** The signed-in buyer's person id. */
+  accountPersonId: string | null;
+}
+
+export type Problem = { problem: string };
+
+export function readWardenMetadata(metadata: unknown): WardenMetadata | Problem {
+  const m = isObj(metadata) ? metadata : {};
+  const tool = str(m, "warden_tool");
+  const bundle = str(m, "warden_bundle");
+  if (tool === null && bundle === null) return { problem: "no warden_tool or warden_bundle metadata (not a checkout Warden created)" };
+  if (tool !== null && bundle !== null) return { problem: "both warden_tool and warden_bundle metadata" };
+  const rawSeats = str(m, "warden_seats");
+  let seats: number | null = null;
+  if (rawSeats !== null) {
+    if (!/^[1-9]\d{0,5}$/.test(rawSeats)) return { problem: `warden_seats "${rawSeats}" is not a whole number of seats` };
+    seats = Number(rawSeats);
+  }
+  return {
+    productKind: tool !== null ? "tool" : "bundle",
+    productId: (tool ?? bundle) as string,
+    planId: str(m, "warden_plan"),
+    seats,
+    accountPersonId: str(m, "warden_account"),
+  };
+}
+
+export interface CheckoutSession {
+  id: string;
+  mode: string | null;
+  paymentStatus: string | null;
+  email: string | null;
+  amountTotal: number | null;
+  currency: string | null;
+  paymentIntent: string | null;
+  subscription: string | null;
+  metadata: unknown;
+}
+
+export function readCheckoutSession(o: Obj): CheckoutSession | Problem {
+  const id = str(o, "id");
+  if (id === null) return { problem: "checkout session without an id" };
+  const details = obj(o, "customer_details");
+  return {
+    id,
+    mode: str(o, "mode"),
+    paymentStatus: str(o, "payment_status"),
+    email: (details ? str(details, "email") : null) ?? str(o, "customer_email"),
+    amountTotal: int(o, "amount_total"),
+    currency: str(o, "currency")?.toLowerCase() ?? null,
+    paymentIntent: idOf(o, "payment_intent"),
+    subscription: idOf(o, "subscription"),
+    metadata: o.metadata,
+  };
+}
+
+/** Statuses after which a subscription gives no more access: it has ended. */
+const ENDING_STATUSES = new Set(["canceled", "incomplete_expired", "unpaid"]);
+
+const scheduled = (o: Obj) => o.cancel_at_period_end === true || int(o, "cancel_at") !== null;
+
+export interface SubscriptionObject {
+  report: SubscriptionReport;
+  metadata: unknown;
+}
+
+export function readSubscription(event: StripeEvent): SubscriptionObject | Problem {
+  const o = event.object;
+  const id = str(o, "id");
+  const status = str(o, "status");
+  if (id === null || status === null) return { problem: "subscription without an id or status" };
+  const items = listData(o, "items");
+  const starts = [int(o, "current_period_start"), ...items.map((i) => int(i, "current_period_start"))].filter((t): t is number => t !== null);
+  const ends = [int(o, "current_period_end"), ...items.map((i) => int(i, "current_period_end"))].filter((t): t is number => t !== null);
+  const startedAt = int(o, "start_date") ?? int(o, "created");
+  if (startedAt === null) return { problem: `subscription ${id} without a start date` };
+  const periodStart = starts.length > 0 ? Math.min(...starts) : startedAt;
+  const periodEnd = ends.length > 0 ? Math.max(...ends) : periodStart;
+  const cancelAt = int(o, "cancel_at");
+
+  // Whether this event set it to cancel: Stripe lists the changed fields' earlier values.
+  let setToCancel: boolean | null = null;
+  const previous = event.previousAttributes;
+  if (previous) {
+    const touched = "cancel_at_period_end" in previous || "cancel_at" in previous;
+    setToCancel = touched && scheduled(o) && !scheduled({ ...o, ...previous });
+  }
+  const kind = event.type === "customer.subscription.created" ? "created" : event.type === "customer.subscription.deleted" ? "deleted" : "updated";
+  const ended = kind === "deleted" || ENDING_STATUSES.has(status);
+  return {
+    report: {
+      id,
+      kind,
+      at: event.created,
+      status,
+      periodStart: ms(periodStart),
+      periodEnd: ms(periodEnd),
+      cancelAtPeriodEnd: o.cancel_at_period_end === true,
+      cancelAt: cancelAt === null ? null : ms(cancelAt),
+      endedAt: ended ? (int(o, "ended_at") ?? int(o, "canceled_at") ?? event.created / 1000) * 1000 : null,
+      startedAt: ms(startedAt),
+      setToCancel,
+    },
+    metadata: o.metadata,
+  };
+}
+
+export interface Charge {
+  paymentIntent: string | null;
+  amount: number;
+  amountRefunded: number;
+  refundedInFull: boolean;
+  currency: string;
+}
+
+export function readCharge(o: Obj): Charge | Problem {
+  const amount = int(o, "amount");
+  const amountRefunded = int(o, "amount_refunded");
+  const currency = str(o, "currency");
+  if (amount === null || amountRefunded === null || currency === null) return { problem: "charge without amount, amount_refunded or currency" };
+  return {
+    paymentIntent: idOf(o, "payment_intent"),
+    amount,
+    amountRefunded,
+    refundedInFull: o.refunded === true || amountRefunded >= amount,
+    currency: currency.toLowerCase(),
+  };
+}
+
+export function readDispute(o: Obj): DisputeReport | Problem {
+  const id = str(o, "id");
+  const paymentIntent = idOf(o, "payment_intent");
+  const amount = int(o, "amount");
+  const currency = str(o, "currency");
+  if (id === null || paymentIntent === null || amount === null || currency === null)
+    return { problem: "dispute without id, payment_intent, amount or currency" };
+  const evidence = obj(o, "evidence_details");
+  const dueBy = evidence ? int(evidence, "due_by") : null;
+  return {
+    id,
+    paymentIntent,
+    amountCents: amount,
+    currency: currency.toLowerCase(),
+    reason: str(o, "reason") ?? "general",
+    status: str(o, "status") ?? "needs_response",
+    respondBy: dueBy === null ? null : ms(dueBy),
+  };
+}
+
+/** The subscription an invoice bills and the payment intents that paid it. */
+export function readInvoicePayments(o: Obj): { subscriptionId: string; paymentIntents: string[] } | Problem {
+  const parent = obj(o, "parent");
+  const details = parent ? obj(parent, "subscription_details") : null;
+  const subscriptionId = idOf(o, "subscription") ?? (details ? idOf(details, "subscription") : null);
+  if (subscriptionId === null) return { problem: "invoice of no subscription" };
+  const intents = [
+    idOf(o, "payment_intent"),
+    ...listData(o, "payments").map((p) => (obj(p, "payment") ? idOf(obj(p, "payment") as Obj, "payment_intent") : null)),
+  ];
+  const paymentIntents = [...new Set(intents.filter((p): p is string => p !== null))];
+  if (paymentIntents.length === 0) return { problem: "invoice names no payment intent" };
+  return { subscriptionId, paymentIntents };
+}
+
+export const isProblem = (v: object): v is Problem => "problem" in v;

@@ -1,0 +1,85 @@
+// A local stand-in for the few Stripe API endpoints Warden calls (create a Checkout
+// Session, refund a payment, update or cancel a subscription), so that the `stripe`
+// client is exercised for real (its request encoding, auth, error mapping) without the
+// internet: point WARDEN_STRIPE_API_URL at `url`.
+import { createServer, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after } from "node:test";
+import { randomBase62 } from "../ids.js";
+
+export interface StripeApiCall {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  /** The form-encoded body as Stripe's bracketed keys: `line_items[0][quantity]` → "1". */
+  form: Record<string, string>;
+}
+
+export interface StripeApiStandIn {
+  url: string;
+  calls: StripeApiCall[];
+  /** The next answers are this Stripe error instead of the object asked for. */
+  failWith: { status: number; error: { type: string; message: string; param?: string; code?: string } } | null;
+  /** Subscription ids Stripe does not hold (imported from another provider). */
+  unknownSubscriptions: Set<string>;
+}
+
+export async function startStripeApi(): Promise<StripeApiStandIn> {
+  const standIn: StripeApiStandIn = { url: "", calls: [], failWith: null, unknownSubscriptions: new Set() };
+  const server = createServer((request, response) => {
+    let body = "";
+    request.on("data", (chunk) => {
+      body += String(chunk);
+    });
+    request.on("end", () => {
+      const call: StripeApiCall = {
+        method: request.method ?? "",
+        path: request.url ?? "",
+        headers: request.headers,
+        form: Object.fromEntries(new URLSearchParams(body)),
+      };
+      standIn.calls.push(call);
+      const send = (status: number, json: unknown) =>
+        response.writeHead(status, { "content-type": "application/json", "request-id": `req_${randomBase62(14)}` }).end(JSON.stringify(json));
+      if (standIn.failWith) return send(standIn.failWith.status, { error: standIn.failWith.error });
+      const livemode = String(request.headers.authorization).startsWith("Bearer sk_live_");
+      if (call.method === "POST" && call.path === "/v1/checkout/sessions") {
+        const id = `cs_${livemode ? "live" : "test"}_${randomBase62(58)}`;
+        return send(200, {
+          id,
+          object: "checkout.session",
+          mode: call.form.mode,
+          livemode,
+          metadata: Object.fromEntries(
+            Object.entries(call.form)
+              .filter(([k]) => k.startsWith("metadata["))
+              .map(([k, v]) => [k.slice(9, -1), v]),
+          ),
+          url: `https://checkout.stripe.com/c/pay/${id}`,
+        });
+      }
+      if (call.method === "POST" && call.path === "/v1/refunds") {
+        return send(200, { id: `re_${randomBase62(24)}`, object: "refund", payment_intent: call.form.payment_intent, status: "succeeded", livemode });
+      }
+      const subscription = /^\/v1\/subscriptions\/([^/?]+)$/.exec(call.path)?.[1];
+      if (subscription && (call.method === "POST" || call.method === "DELETE")) {
+        if (standIn.unknownSubscriptions.has(subscription)) {
+          return send(404, {
+            error: { type: "invalid_request_error", code: "resource_missing", message: `No such subscription: '${subscription}'`, param: "id" },
+          });
+        }
+        const cancelled =
+          call.method === "DELETE" ? { status: "canceled" } : { status: "active", cancel_at_period_end: call.form.cancel_at_period_end === "true" };
+        return send(200, { id: subscription, object: "subscription", livemode, ...cancelled });
+      }
+      send(404, { error: { type: "invalid_request_error", message: `Unrecognized request URL (${call.method}: ${call.path}).` } });
+    });
+  });
+  after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  standIn.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return standIn;
+}
