@@ -78,7 +78,7 @@ export async function createServices(config: Readonly<Config>, options: { clock:
       db: storage.db,
       dialect: storage.dialect,
       clock: options.clock,
-      limits: new LimitsService(config.limits),
+      limits: new LimitsService(config.limits, storage.dialect),
       cursorKey: Buffer.from(cursorSecret, "base64"),
       secretBox: new SecretBox(config.secretKey ?? (await loadDevelopmentSecretKey(config.dataDir))),
       signals: new Signals(),
