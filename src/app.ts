@@ -3,6 +3,7 @@ import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyInstance, type HTTPMethods } from "fastify";
 import { requireApiKey } from "./auth/auth.hook.js";
+import { clientRoutes } from "./client/client.routes.js";
 import { customerRoutes } from "./customers/customer.routes.js";
 import { Customer, CustomerListItem, CustomerPage } from "./customers/customer.schema.js";
 import { ApiError } from "./errors/errors.js";
@@ -126,6 +127,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(stripeRoutes, { services });
   // The extension's buy button: a signed-out buyer asks, on the workspace's address.
   await app.register(checkoutRoutes, { services, prefix: "/api/client/v1" });
+  // The client API: sign-in by emailed code, device sessions, the access check.
+  await app.register(clientRoutes, { services, prefix: "/api/client/v1" });
 
   await app.register(async (fallback) => {
     for (const [url, served] of methodsByPath) {

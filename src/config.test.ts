@@ -14,6 +14,8 @@ describe("config", () => {
       additionsPerDay: 20_000,
       hobbyPasses: 100,
       exampleEventsPerDay: 100,
+      signInsPerAddressPerHour: 5,
+      signInsPerSourcePerHour: 30,
     });
   });
 
@@ -28,8 +30,10 @@ describe("config", () => {
       WARDEN_LIMIT_ADDITIONS_PER_DAY: "7",
       WARDEN_LIMIT_HOBBY_PASSES: "8",
       WARDEN_LIMIT_EXAMPLE_EVENTS_PER_DAY: "9",
+      WARDEN_LIMIT_SIGN_INS_PER_ADDRESS_PER_HOUR: "10",
+      WARDEN_LIMIT_SIGN_INS_PER_SOURCE_PER_HOUR: "11",
     }).limits;
-    assert.deepEqual(Object.values(limits), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.deepEqual(Object.values(limits), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
   });
 
   test("other defaults", () => {
@@ -54,6 +58,8 @@ describe("config", () => {
       ["WARDEN_DOMAIN", "warden test"],
       ["WARDEN_TRUST_PROXY", "yes"],
       ["WARDEN_TRUST_PROXY", "11"],
+      ["SMTP_URL", "mail.example.com"],
+      ["WARDEN_CLIENT_ORIGINS", "https://app.example.com/path"],
     ] as const) {
       assert.throws(
         () => parseConfig({ [name]: value }),

@@ -11,6 +11,8 @@ export interface Limits {
   additionsPerDay: number;
   hobbyPasses: number;
   exampleEventsPerDay: number;
+  signInsPerAddressPerHour: number;
+  signInsPerSourcePerHour: number;
 }
 
 export interface Config {
@@ -45,6 +47,15 @@ export interface Config {
    * Stripe's own API; a local stand-in in tests, or stripe-mock in development.
    */
   stripeApiUrl: string | null;
+  /** Where sign-in mail goes out (SMTP_URL, e.g. smtps://user:pass@mail.example.com); null writes it to the log and `<dataDir>/outbox/`. */
+  smtpUrl: string | null;
+  /** The From of sign-in mail (WARDEN_MAIL_FROM). */
+  mailFrom: string;
+  /**
+   * Web origins besides browser extensions' that may call the client API from a page
+   * (WARDEN_CLIENT_ORIGINS, comma-separated, e.g. https://app.example.com).
+   */
+  clientOrigins: readonly string[];
   limits: Readonly<Limits>;
 }
 
@@ -58,6 +69,8 @@ const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   additionsPerDay: 20_000,
   hobbyPasses: 100,
   exampleEventsPerDay: 100,
+  signInsPerAddressPerHour: 5,
+  signInsPerSourcePerHour: 30,
 });
 
 const LIMIT_VARIABLES: Record<keyof Limits, string> = {
@@ -70,6 +83,8 @@ const LIMIT_VARIABLES: Record<keyof Limits, string> = {
   additionsPerDay: "WARDEN_LIMIT_ADDITIONS_PER_DAY",
   hobbyPasses: "WARDEN_LIMIT_HOBBY_PASSES",
   exampleEventsPerDay: "WARDEN_LIMIT_EXAMPLE_EVENTS_PER_DAY",
+  signInsPerAddressPerHour: "WARDEN_LIMIT_SIGN_INS_PER_ADDRESS_PER_HOUR",
+  signInsPerSourcePerHour: "WARDEN_LIMIT_SIGN_INS_PER_SOURCE_PER_HOUR",
 };
 
 export class ConfigError extends Error {}
@@ -137,6 +152,31 @@ function readStripeApiUrl(env: Env): string | null {
   return url.origin;
 }
 
+function readSmtpUrl(env: Env): string | null {
+  const raw = env.SMTP_URL;
+  if (raw === undefined || raw === "") return null;
+  if (!/^smtps?:\/\/[^/]/.test(raw)) throw new ConfigError("SMTP_URL must be an smtp:// or smtps:// URL such as smtps://user:pass@mail.example.com");
+  return raw;
+}
+
+function readClientOrigins(env: Env): readonly string[] {
+  const name = "WARDEN_CLIENT_ORIGINS";
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") return Object.freeze([]);
+  const origins = raw.split(",").map((entry) => {
+    const value = entry.trim();
+    let url: URL | null = null;
+    try {
+      url = new URL(value);
+    } catch {}
+    if (!url || (url.protocol !== "https:" && url.protocol !== "http:") || url.origin !== value) {
+      throw new ConfigError(`${name} must list origins such as https://app.example.com (scheme, host and port only), got "${value}"`);
+    }
+    return value;
+  });
+  return Object.freeze(origins);
+}
+
 function readFlag(env: Env, name: string): boolean {
   const raw = env[name];
   if (raw === undefined || raw === "" || raw === "0" || raw === "false") return false;
@@ -169,6 +209,9 @@ export function parseConfig(env: Env): Readonly<Config> {
     deliveryWorker: env.WARDEN_DELIVERY_WORKER === undefined || env.WARDEN_DELIVERY_WORKER === "" ? true : readFlag(env, "WARDEN_DELIVERY_WORKER"),
     deliveryLeaseMs: readInteger(env, "WARDEN_DELIVERY_LEASE_MS", 60_000, 1_000, 3_600_000),
     stripeApiUrl: readStripeApiUrl(env),
+    smtpUrl: readSmtpUrl(env),
+    mailFrom: env.WARDEN_MAIL_FROM || "Warden <no-reply@localhost>",
+    clientOrigins: readClientOrigins(env),
     limits: Object.freeze(limits),
   });
 }

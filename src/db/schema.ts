@@ -181,6 +181,22 @@ export interface DevicesTable {
   created_at: number;
   last_active_at: number | null;
   signed_out_at: number | null;
+  /** SHA-256 of the device session token (migration 005); null for a device with no session. */
+  token_hash: string | null;
+}
+
+export interface SignInCodesTable {
+  id: string;
+  workspace_id: string;
+  env: Env;
+  tool_id: string;
+  email: string;
+  email_norm: string;
+  code_hash: string;
+  attempts: number;
+  created_at: number;
+  expires_at: number;
+  closed_at: number | null;
 }
 
 export interface CustomersTable {
@@ -348,6 +364,7 @@ export interface Database {
   subscriptions: SubscriptionsTable;
   grants: GrantsTable;
   devices: DevicesTable;
+  sign_in_codes: SignInCodesTable;
   customers: CustomersTable;
   idempotency_keys: IdempotencyKeysTable;
   events: EventsTable;

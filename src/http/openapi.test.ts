@@ -3,7 +3,7 @@ import { test } from "node:test";
 import { testApi, testServices } from "../test-support/harness.js";
 import { openApiDocumentOf } from "../test-support/openapi-check.js";
 
-test("the OpenAPI 3.1 document is valid and describes exactly the five vendor operations, apart from the webhook ones", async () => {
+test("the OpenAPI 3.1 document is valid and describes exactly the five vendor operations, apart from the webhook and client ones", async () => {
   const { services } = await testServices("sqlite");
   const api = await testApi(services);
   const served = await api.request({ url: "/api/v1/openapi.json" });
@@ -15,8 +15,16 @@ test("the OpenAPI 3.1 document is valid and describes exactly the five vendor op
   const operations = Object.entries(
     doc.paths as Record<string, Record<string, { operationId: string; tags: string[]; responses: Record<string, unknown> }>>,
   ).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ path, method, op })));
-  const vendor = operations.filter((o) => !o.op.tags.includes("Webhooks"));
+  const vendor = operations.filter((o) => !o.op.tags.includes("Webhooks") && !o.op.tags.includes("Client"));
   assert.ok(operations.filter((o) => o.op.tags.includes("Webhooks")).every((o) => o.path.startsWith("/api/v1/webhooks/")));
+  const client = operations.filter((o) => o.op.tags.includes("Client"));
+  assert.deepEqual(client.map((o) => `${o.method.toUpperCase()} ${o.path} ${o.op.operationId}`).sort(), [
+    "DELETE /api/client/v1/devices/{id} clientSignOutDevice",
+    "GET /api/client/v1/devices clientListDevices",
+    "GET /api/client/v1/tools/{tool}/access clientCheckAccess",
+    "POST /api/client/v1/sign-in clientSignIn",
+    "POST /api/client/v1/sign-in/verify clientVerifySignIn",
+  ]);
   assert.deepEqual(vendor.map((o) => `${o.method.toUpperCase()} ${o.path} ${o.op.operationId}`).sort(), [
     "DELETE /api/v1/tools/{tool}/grants/{id} revokeGrant",
     "GET /api/v1/tools/{tool}/customers listCustomers",

@@ -6,6 +6,8 @@ import type { Env } from "../db/schema.js";
 import { ApiError } from "../errors/errors.js";
 import { incrementCounter, readCounter } from "./counter.store.js";
 
+const HOUR_MS = 3_600_000;
+
 // Window shapes. Per-minute limits use fixed minutes (never more than the limit in any
 // calendar minute; decisions.md allows it). "Per day" is the UTC day, except lookups,
 // whose day is the 24 hours from the first lookup in it (the specification says so).
@@ -221,6 +223,33 @@ export class LimitsService {
       1,
       now,
     );
+  }
+
+  /**
+   * Sign-in codes requested through the client API: per address (normalised, per
+   * workspace environment) and per source address, each in fixed clock hours. A refused
+   * request counts nothing.
+   */
+  countSignInRequest(ex: Executor, subject: { workspaceId: string; env: Env; emailNorm: string; source: string }, now: number): Promise<void> {
+    const hourEnd = Math.floor(now / HOUR_MS) * HOUR_MS + HOUR_MS;
+    const quotas = [
+      {
+        scope: `sign-ins-address:${subject.workspaceId}:${subject.env}:${subject.emailNorm}`,
+        limit: this.limits.signInsPerAddressPerHour,
+        what: "sign-in codes per hour for this address",
+      },
+      { scope: `sign-ins-source:${subject.source}`, limit: this.limits.signInsPerSourcePerHour, what: "sign-in codes per hour from this network address" },
+    ];
+    return this.inCounterTransaction(ex, async (trx) => {
+      for (const quota of quotas) {
+        const state = await incrementCounter(trx, quota.scope, 1, now, hourEnd);
+        if (state.count > quota.limit) {
+          throw new ApiError("rate_limited", `Too many requests: ${quota.what} (${quota.limit}). Retry after the hour resets.`, {
+            rateLimit: { limit: quota.limit, remaining: 0, resetAt: state.windowEnd },
+          });
+        }
+      }
+    });
   }
 
   get hobbyPasses(): number {

@@ -511,7 +511,9 @@ for (const dialect of DIALECTS) {
       const delivery = await onlyDelivery(api, ws.testKey, eventId);
       assert.equal(delivery.status, "pending");
       assert.match(delivery.attempts[0]?.error ?? "", /could not sign/);
-      assert.equal(worker.errors.length, 1);
+      // The worker drains every due delivery of the file's database: count only this one's.
+      const about = (entry: unknown) => (entry as [{ delivery?: string }] | [])[0]?.delivery;
+      assert.equal(worker.errors.filter((entry) => about(entry) === delivery.id).length, 1);
     });
   });
 

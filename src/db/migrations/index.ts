@@ -3,6 +3,7 @@ import * as initial from "./001-initial.js";
 import * as webhooks from "./002-webhooks.js";
 import * as deliveryOrder from "./003-delivery-order.js";
 import * as payments from "./004-payments.js";
+import * as client from "./005-client.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   "002-webhooks": webhooks,
   "003-delivery-order": deliveryOrder,
   "004-payments": payments,
+  "005-client": client,
 };

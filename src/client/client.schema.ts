@@ -1,0 +1,92 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { Customer } from "../customers/customer.schema.js";
+import { IsoDate, Nullable } from "../http/common.schema.js";
+
+// The client API's contract: what a browser extension sends and reads.
+
+const Address = {
+  workspace: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 63,
+      pattern: "^[a-z0-9-]+$",
+      description: "The workspace's slug; may be left out on the workspace's own address (https://<workspace>.<domain>)",
+    }),
+  ),
+  tool: Type.String({ minLength: 1, maxLength: 64, description: "Tool id" }),
+  email: Type.String({ minLength: 3, maxLength: 254 }),
+  env: Type.Optional(
+    Type.Union([Type.Literal("test"), Type.Literal("live")], {
+      description: "Which environment to sign in to: live (the default) for a published extension, test for a development build",
+    }),
+  ),
+};
+
+export const SignInBody = Type.Object(Address, { additionalProperties: false });
+export type SignInBody = Static<typeof SignInBody>;
+
+export const SignInSent = Type.Object(
+  { sent: Type.Literal(true), expires_at: IsoDate },
+  { additionalProperties: false, description: "A code was mailed to the address; it expires at expires_at" },
+);
+
+export const VerifyBody = Type.Object(
+  {
+    ...Address,
+    code: Type.String({ pattern: "^[0-9]{6}$", description: "The 6-digit code from the mail" }),
+    device: Type.Object(
+      {
+        name: Type.String({ minLength: 1, maxLength: 100, description: "A name the person recognises, e.g. Work laptop" }),
+        platform: Type.String({ minLength: 1, maxLength: 50, description: "e.g. chrome-mac, firefox-windows" }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type VerifyBody = Static<typeof VerifyBody>;
+
+export const Device = Type.Object(
+  {
+    id: Type.String(),
+    tool: Type.String(),
+    name: Type.String(),
+    platform: Nullable(Type.String()),
+    created_at: IsoDate,
+    last_active_at: Nullable(IsoDate),
+    current: Type.Boolean({ description: "Whether this is the device making the request" }),
+  },
+  { additionalProperties: false },
+);
+
+export const DeviceList = Type.Object({ data: Type.Array(Device) }, { additionalProperties: false });
+
+export const Session = Type.Object(
+  {
+    token: Type.String({ description: "The device session token: send it as Authorization: Bearer <token>. Shown once." }),
+    email: Type.String(),
+    device: Device,
+  },
+  { additionalProperties: false },
+);
+
+export const Access = Type.Object(
+  {
+    entitled: Type.Boolean(),
+    via: Customer.properties.via,
+    plan: Customer.properties.plan,
+    trial: Customer.properties.trial,
+    subscription: Customer.properties.subscription,
+    recheck_after: Type.Integer({
+      minimum: 1,
+      maximum: 900,
+      description: "Seconds this answer may be kept; ask again after them (never more than 900, so a revocation locks within 15 minutes)",
+    }),
+  },
+  { additionalProperties: false },
+);
+export type Access = Static<typeof Access>;
+
+export const DeviceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
+
+export const SignedOut = Type.Object({ id: Type.String(), signed_out_at: IsoDate }, { additionalProperties: false });

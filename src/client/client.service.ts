@@ -1,0 +1,226 @@
+// The client API's use cases: sign-in by emailed code, device sessions, the access
+// check. Expected failures are ApiErrors; a wrong code is decided inside the
+// transaction and thrown after it commits, so the spent try is kept.
+import { createHash, randomInt, timingSafeEqual } from "node:crypto";
+import { slugFromHost } from "../auth/key.service.js";
+import { toIso } from "../clock.js";
+import { syncCustomer, toolScope } from "../customers/customer.service.js";
+import { loadSources } from "../customers/customer.store.js";
+import { insertDevice } from "../customers/device.store.js";
+import { isEmailShape, normaliseEmail } from "../customers/email.js";
+import { computeEntitlement } from "../customers/entitlement.js";
+import { ensurePerson, markPersonSignedIn } from "../customers/person.store.js";
+import type { Env } from "../db/schema.js";
+import { ApiError, invalidParameter, notFound } from "../errors/errors.js";
+import { newId, randomBase62 } from "../ids.js";
+import type { Services } from "../services.js";
+import { findTool, findWorkspaceBySlug } from "../workspaces/workspace.store.js";
+import type { Access, SignInBody, VerifyBody } from "./client.schema.js";
+import {
+  type DeviceSession,
+  type DeviceView,
+  findSessionByTokenHash,
+  listSignedInDevices,
+  setSessionToken,
+  signOutDevice,
+  touchDevice,
+} from "./device-session.store.js";
+import type { Mailer } from "./mailer.js";
+import { closeSignInCode, findOpenSignInCode, replaceSignInCode, takeSignInAttempt } from "./sign-in-code.store.js";
+
+const CODE_TTL_MS = 10 * 60_000;
+const MAX_CODE_ATTEMPTS = 5;
+/** The longest an access answer may be kept: a revocation locks within 15 minutes. */
+export const MAX_RECHECK_SECONDS = 900;
+// `wdt_` + 43 base62 characters: about 256 random bits, so SHA-256 is enough to store it.
+const TOKEN_SHAPE = /^wdt_[0-9A-Za-z]{43}$/;
+
+const sha256 = (value: string) => createHash("sha256").update(value, "utf8").digest("hex");
+// A code has a million values; salting with its row id keeps equal codes apart. Its
+// ten-minute life and five tries, not the hash, are what protect it.
+const hashCode = (id: string, code: string) => sha256(`${id}:${code}`);
+const sameHash = (a: string, b: string) => timingSafeEqual(Buffer.from(a, "hex"), Buffer.from(b, "hex"));
+
+interface Target {
+  workspaceId: string;
+  env: Env;
+  toolId: string;
+  toolName: string;
+  email: string;
+  emailNorm: string;
+}
+
+/** The workspace (from the body, else the Host), tool, environment and address a sign-in is for. */
+async function resolveTarget(services: Services, hostname: string, body: SignInBody): Promise<Target> {
+  const hostSlug = slugFromHost(hostname, services.config.domain);
+  if (hostSlug !== null && body.workspace !== undefined && body.workspace !== hostSlug) {
+    throw invalidParameter("workspace", `This address is workspace "${hostSlug}"'s; leave workspace out or ask at the right address.`);
+  }
+  const slug = body.workspace ?? hostSlug;
+  if (slug === null) throw invalidParameter("workspace", "Name the workspace (its slug), or ask at https://<workspace>.<domain>/api/client/v1.");
+  const workspace = await findWorkspaceBySlug(services.db, slug);
+  if (!workspace) throw notFound(`No workspace "${slug}".`);
+  const tool = await findTool(services.db, workspace.id, body.tool);
+  if (!tool) throw notFound(`No tool "${body.tool}" in this workspace.`);
+  if (!isEmailShape(body.email)) throw invalidParameter("email", "email must be an email address such as person@example.com.");
+  return { workspaceId: workspace.id, env: body.env ?? "live", toolId: tool.id, toolName: tool.name, email: body.email, emailNorm: normaliseEmail(body.email) };
+}
+
+export async function requestSignIn(services: Services, mailer: Mailer, input: { hostname: string; source: string; body: SignInBody }) {
+  const { db, clock, limits } = services;
+  const target = await resolveTarget(services, input.hostname, input.body);
+  const now = clock.now();
+  await limits.countSignInRequest(db, { workspaceId: target.workspaceId, env: target.env, emailNorm: target.emailNorm, source: input.source }, now);
+  const code = randomInt(0, 1_000_000).toString().padStart(6, "0");
+  const id = `sic_${randomBase62(24)}`;
+  await db.transaction().execute((trx) =>
+    replaceSignInCode(
+      trx,
+      {
+        id,
+        workspaceId: target.workspaceId,
+        env: target.env,
+        toolId: target.toolId,
+        email: target.email,
+        emailNorm: target.emailNorm,
+        codeHash: hashCode(id, code),
+        attempts: 0,
+        createdAt: now,
+        expiresAt: now + CODE_TTL_MS,
+      },
+      now,
+    ),
+  );
+  await mailer.send(
+    {
+      to: target.email,
+      subject: `${code} is your ${target.toolName} sign-in code`,
+      text: `Your sign-in code for ${target.toolName} is ${code}.\nIt works once, for 10 minutes.\n\nIf you did not ask to sign in, ignore this mail.`,
+    },
+    now,
+  );
+  return { sent: true as const, expires_at: toIso(now + CODE_TTL_MS) };
+}
+
+function deviceView(device: DeviceView, currentId: string) {
+  return {
+    id: device.id,
+    tool: device.toolId,
+    name: device.name,
+    platform: device.platform,
+    created_at: toIso(device.createdAt),
+    last_active_at: device.lastActiveAt === null ? null : toIso(device.lastActiveAt),
+    current: device.id === currentId,
+  };
+}
+
+export async function verifySignIn(services: Services, input: { hostname: string; body: VerifyBody }) {
+  const { db, clock } = services;
+  const { body } = input;
+  const target = await resolveTarget(services, input.hostname, body);
+  const now = clock.now();
+  const outcome = await db.transaction().execute(async (trx) => {
+    const open = await findOpenSignInCode(trx, target, MAX_CODE_ATTEMPTS, now);
+    if (!open || !(await takeSignInAttempt(trx, open.id, MAX_CODE_ATTEMPTS))) return "no_code" as const;
+    if (!sameHash(open.codeHash, hashCode(open.id, body.code))) return "wrong_code" as const;
+    if (!(await closeSignInCode(trx, open.id, now))) return "no_code" as const;
+
+    const person = await ensurePerson(trx, target.workspaceId, target.env, open.email, now);
+    await markPersonSignedIn(trx, person.id, now);
+    const device: DeviceView = {
+      id: newId("dev"),
+      toolId: target.toolId,
+      name: body.device.name,
+      platform: body.device.platform,
+      createdAt: now,
+      lastActiveAt: null,
+    };
+    await insertDevice(trx, {
+      ...device,
+      workspaceId: target.workspaceId,
+      env: target.env,
+      personId: person.id,
+      licenceId: null,
+      signedOutAt: null,
+    });
+    const token = `wdt_${randomBase62(43)}`;
+    await setSessionToken(trx, device.id, sha256(token));
+    // The sign-in makes the person a customer of the tool (a member, or a holder of what they already have).
+    await syncCustomer(trx, toolScope(target.workspaceId, target.env, target.toolId), person.id, now, now);
+    return { token, email: person.email, device: deviceView(device, device.id) };
+  });
+  if (outcome === "no_code") {
+    throw invalidParameter("code", "No code is waiting for this address: it expired, was used, or had 5 wrong tries. Ask for a new one.");
+  }
+  if (outcome === "wrong_code") throw invalidParameter("code", "That code is not right.");
+  return outcome;
+}
+
+/** The device session of a bearer token, or 401. Wrong tokens count against the source address like wrong API keys. */
+export async function authenticateDevice(
+  services: Services,
+  input: { hostname: string; source: string; authorization: string | undefined },
+): Promise<DeviceSession> {
+  const { db, clock, limits } = services;
+  if (!input.authorization) throw new ApiError("authentication_failed", "Send the device token as Authorization: Bearer <token>.");
+  const now = clock.now();
+  await limits.assertSourceNotBlocked(db, input.source, now);
+  const presented = input.authorization.startsWith("Bearer ") ? input.authorization.slice(7) : "";
+  const hash = sha256(presented);
+  const session = TOKEN_SHAPE.test(presented) ? await findSessionByTokenHash(db, hash) : null;
+  if (!session || !sameHash(session.tokenHash, hash)) {
+    const limited = await limits.countWrongKey(db, input.source, now);
+    throw limited ?? new ApiError("authentication_failed", "This device token is unknown or signed out: sign in again.");
+  }
+  const hostSlug = slugFromHost(input.hostname, services.config.domain);
+  if (hostSlug !== null && hostSlug !== session.workspaceSlug) throw new ApiError("authentication_failed", "This device token belongs to another workspace.");
+  return session;
+}
+
+/** Whether the device's person holds the tool now, and for how long the answer may be kept. */
+export async function checkAccess(services: Services, session: DeviceSession, toolId: string): Promise<Access> {
+  const { db, clock } = services;
+  if (toolId !== session.toolId) throw notFound(`This device is signed in to tool "${session.toolId}", not "${toolId}".`);
+  const now = clock.now();
+  const scope = toolScope(session.workspaceId, session.env, toolId);
+  const sources = (await loadSources(db, scope, [session.personId])).get(session.personId) ?? { licences: [], subscriptions: [], grants: [] };
+  const entitlement = computeEntitlement(sources, now);
+  await touchDevice(db, session.deviceId, now);
+  // Access that runs out by itself before the usual recheck is rechecked when it ends.
+  const untilEnd = entitlement.entitled && entitlement.heldUntil !== null ? Math.ceil((entitlement.heldUntil - now) / 1000) : MAX_RECHECK_SECONDS;
+  const subscription = entitlement.subscription;
+  return {
+    entitled: entitlement.entitled,
+    via: entitlement.via,
+    plan: entitlement.plan,
+    trial: entitlement.trial ? { endsAt: toIso(entitlement.trial.endsAt), active: entitlement.trial.active } : null,
+    subscription: subscription
+      ? {
+          status: subscription.status,
+          periodEnd: toIso(subscription.periodEnd),
+          cancelAtPeriodEnd: subscription.cancelAtPeriodEnd,
+          cancelAt: subscription.cancelAt === null ? null : toIso(subscription.cancelAt),
+        }
+      : null,
+    recheck_after: Math.max(1, Math.min(MAX_RECHECK_SECONDS, untilEnd)),
+  };
+}
+
+export async function listDevices(services: Services, session: DeviceSession) {
+  const devices = await listSignedInDevices(services.db, session);
+  return { data: devices.map((d) => deviceView(d, session.deviceId)) };
+}
+
+/** Signs out one of the person's devices (this one included); its token stops working at once. */
+export async function signOut(services: Services, session: DeviceSession, deviceId: string) {
+  const { db, clock } = services;
+  const now = clock.now();
+  const signedOut = await db.transaction().execute(async (trx) => {
+    const toolId = await signOutDevice(trx, session, deviceId, now);
+    if (toolId === null) return false;
+    await syncCustomer(trx, toolScope(session.workspaceId, session.env, toolId), session.personId, now);
+    return true;
+  });
+  if (!signedOut) throw notFound("No such signed-in device of yours.");
+  return { id: deviceId, signed_out_at: toIso(now) };
+}

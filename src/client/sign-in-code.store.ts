@@ -1,0 +1,94 @@
+import type { Executor } from "../db/database.js";
+import type { Env } from "../db/schema.js";
+
+export interface SignInCode {
+  id: string;
+  workspaceId: string;
+  env: Env;
+  toolId: string;
+  email: string;
+  emailNorm: string;
+  codeHash: string;
+  attempts: number;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** Closes every open code of the address (a newer one replaces them), then writes the new one. */
+export async function replaceSignInCode(ex: Executor, code: SignInCode, now: number): Promise<void> {
+  await ex
+    .updateTable("sign_in_codes")
+    .set({ closed_at: now })
+    .where("workspace_id", "=", code.workspaceId)
+    .where("env", "=", code.env)
+    .where("email_norm", "=", code.emailNorm)
+    .where("closed_at", "is", null)
+    .execute();
+  await ex
+    .insertInto("sign_in_codes")
+    .values({
+      id: code.id,
+      workspace_id: code.workspaceId,
+      env: code.env,
+      tool_id: code.toolId,
+      email: code.email,
+      email_norm: code.emailNorm,
+      code_hash: code.codeHash,
+      attempts: code.attempts,
+      created_at: code.createdAt,
+      expires_at: code.expiresAt,
+      closed_at: null,
+    })
+    .execute();
+}
+
+/** The address's open code that has not expired and has tries left, or null. */
+export async function findOpenSignInCode(
+  ex: Executor,
+  address: { workspaceId: string; env: Env; emailNorm: string },
+  maxAttempts: number,
+  now: number,
+): Promise<SignInCode | null> {
+  const row = await ex
+    .selectFrom("sign_in_codes")
+    .selectAll()
+    .where("workspace_id", "=", address.workspaceId)
+    .where("env", "=", address.env)
+    .where("email_norm", "=", address.emailNorm)
+    .where("closed_at", "is", null)
+    .where("expires_at", ">", now)
+    .where("attempts", "<", maxAttempts)
+    .orderBy("created_at", "desc")
+    .executeTakeFirst();
+  if (!row) return null;
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    env: row.env,
+    toolId: row.tool_id,
+    email: row.email,
+    emailNorm: row.email_norm,
+    codeHash: row.code_hash,
+    attempts: Number(row.attempts),
+    createdAt: Number(row.created_at),
+    expiresAt: Number(row.expires_at),
+  };
+}
+
+/** Takes one try of the code; false when none is left (a concurrent try took the last). */
+export async function takeSignInAttempt(ex: Executor, id: string, maxAttempts: number): Promise<boolean> {
+  const result = await ex
+    .updateTable("sign_in_codes")
+    .set((eb) => ({ attempts: eb("attempts", "+", 1) }))
+    .where("id", "=", id)
+    .where("attempts", "<", maxAttempts)
+    .where("closed_at", "is", null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Uses the code up; false when it was closed meanwhile (single use). */
+export async function closeSignInCode(ex: Executor, id: string, now: number): Promise<boolean> {
+  const result = await ex.updateTable("sign_in_codes").set({ closed_at: now }).where("id", "=", id).where("closed_at", "is", null).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
