@@ -1,0 +1,365 @@
+// Every scenario on one database engine: seed up to each size in turn, and at each size
+// start Warden afresh for each scenario (so that peak RSS and CPU profiles belong to one
+// scenario), measuring the bare node:http baseline under the same load settings just
+// before Warden's own run.
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { sql } from "kysely";
+import pg from "pg";
+import { type Dialect, migrateToLatest, openStorage, type Storage } from "../src/db/database.js";
+import { BENCH, emailOf, hash32 } from "./customer-mix.js";
+import { type ListWalkResult, measureListWalk } from "./list-walk.js";
+import { type DatabasePids, type Measured, measureLoad } from "./load.js";
+import type { LoadRequest } from "./load-worker.js";
+import { onInterrupt, type ServerProcess, startBaseline, startWarden } from "./processes.js";
+import { type BenchWorkspace, countLoadGrants, seedCustomers, setUpWorkspace, verifySeed } from "./seed.js";
+
+export interface Preset {
+  name: "smoke" | "default" | "full";
+  /** Customers at each scaling point; the last is the size of scenarios 1 to 3. */
+  sizes: number[];
+  connections: number;
+  durationSec: number;
+  warmupSec: number;
+  /** Seconds of the one-connection retrieve run at each size. */
+  singleSec: number;
+  listWalks: number;
+  listPageSize: number;
+  /** Wait for a quiet machine before each run and repeat disturbed runs (not for smoke runs). */
+  patient: boolean;
+}
+
+// Quotas high enough not to trip, through the documented variables: every request is
+// still counted, in the same transactions, against the same rows.
+export const BENCH_LIMITS: Record<string, number> = {
+  WARDEN_LIMIT_KEY_REQUESTS_PER_MIN: 1_000_000_000,
+  WARDEN_LIMIT_LOOKUPS_PER_DAY: 1_000_000_000,
+  WARDEN_LIMIT_LIST_PAGES_PER_MIN: 1_000_000_000,
+  WARDEN_LIMIT_ROWS_READ_PER_DAY: 1_000_000_000,
+  WARDEN_LIMIT_GRANTS_PER_TOOL_PER_DAY: 1_000_000_000,
+  WARDEN_LIMIT_ADDITIONS_PER_DAY: 1_000_000_000,
+};
+
+export const PG_URL = process.env.BENCH_PG_URL || "postgres://postgres@127.0.0.1:5432/test";
+
+export interface ScalingPoint {
+  customers: number;
+  /** Retrieve at the preset's connections. */
+  loaded: Measured;
+  /** Retrieve at one connection: the service time without queueing. */
+  single: Measured;
+}
+
+export interface GrantRun extends Measured {
+  ratio: number;
+  peakRssMb: number;
+  /** Grants stored by the load, read back after Warden stopped. */
+  stored: number;
+  /** 201 answers received (warm-up and measured run). */
+  acknowledged: number;
+  /** Counter values after the run: each must equal the grants created through the API. */
+  counters: Record<string, number>;
+  /** Every acknowledged grant is stored, and every stored grant was counted once on each quota. */
+  consistent: boolean;
+}
+
+export interface EngineResult {
+  engine: Dialect;
+  customers: number;
+  seeding: { customers: number; seconds: number; rows: Record<string, number> }[];
+  retrieveBodyBytes: number;
+  grantBodyBytes: number;
+  baselineRetrieve: Measured;
+  retrieve: Measured & { ratio: number; peakRssMb: number };
+  scaling: ScalingPoint[];
+  list: ListWalkResult & { peakRssMb: number };
+  baselineGrant: Measured;
+  grants: GrantRun;
+  profiles: string[];
+}
+
+interface Database {
+  storage(): Storage;
+  wardenUrl: string | null;
+  dataDir: string;
+  /** The PostgreSQL backends serving Warden, whose CPU counts as the database's. */
+  pids?: DatabasePids;
+  drop(): Promise<void>;
+}
+
+async function runOnPg(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+async function createDatabase(engine: Dialect, workDir: string): Promise<Database> {
+  const dataDir = join(workDir, engine);
+  mkdirSync(dataDir, { recursive: true });
+  if (engine === "sqlite") {
+    return {
+      storage: () => openStorage({ databaseUrl: null, dataDir }),
+      wardenUrl: null,
+      dataDir,
+      drop: async () => rmSync(dataDir, { recursive: true, force: true }),
+    };
+  }
+  const schema = `bench_${process.pid}_${Date.now().toString(36)}`;
+  await runOnPg(`create schema ${schema}`);
+  // Warden's connections carry this name, so that their backends' CPU is told apart from other work.
+  const applicationName = `warden_${schema}`;
+  const monitor = new pg.Pool({ connectionString: PG_URL, max: 1 });
+  return {
+    storage: () => openStorage({ databaseUrl: PG_URL, pgSchema: schema, poolSize: 2 }),
+    wardenUrl: `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}&application_name=${applicationName}`,
+    dataDir,
+    pids: async () =>
+      (await monitor.query<{ pid: number }>("select pid from pg_stat_activity where application_name = $1", [applicationName])).rows.map((r) => r.pid),
+    drop: async () => {
+      await monitor.end();
+      await runOnPg(`drop schema ${schema} cascade`);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** After a bulk load: PostgreSQL's statistics as autovacuum would have them within a minute; SQLite's WAL folded in. */
+async function settle(storage: Storage): Promise<void> {
+  if (storage.dialect === "postgres") {
+    for (const table of ["people", "licences", "subscriptions", "grants", "devices", "customers"]) await sql.raw(`analyze ${table}`).execute(storage.db);
+  } else {
+    await sql`pragma wal_checkpoint(TRUNCATE)`.execute(storage.db);
+  }
+}
+
+const log = (message: string) => process.stdout.write(`${message}\n`);
+
+/** Mean body size of Warden's answer to `count` random retrieve requests; fails on any non-200. */
+async function sampleRetrieveBodies(warden: ServerProcess, ws: BenchWorkspace, customers: number, count: number): Promise<number> {
+  let bytes = 0;
+  for (let n = 0; n < count; n++) {
+    const i = hash32(n, 99) % customers;
+    const response = await fetch(`${warden.url}/api/v1/tools/${BENCH.tool}/customers/${encodeURIComponent(emailOf(i))}`, {
+      headers: { authorization: `Bearer ${ws.key}` },
+    });
+    const body = await response.arrayBuffer();
+    if (response.status !== 200) throw new Error(`retrieve of customer ${i} answered ${response.status}: ${Buffer.from(body).toString()}`);
+    bytes += body.byteLength;
+  }
+  return Math.round(bytes / count);
+}
+
+async function sampleGrantBody(warden: ServerProcess, ws: BenchWorkspace): Promise<number> {
+  const response = await fetch(`${warden.url}/api/v1/tools/${BENCH.tool}/grants`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ws.key}`, "content-type": "application/json" },
+    body: JSON.stringify({ email: "grant.sample@bench.example.com", days: 30, note: "bench-sample" }),
+  });
+  const body = await response.arrayBuffer();
+  if (response.status !== 201) throw new Error(`create grant answered ${response.status}: ${Buffer.from(body).toString()}`);
+  return body.byteLength;
+}
+
+function assertAllOk(what: string, result: Measured): void {
+  const bad = Object.entries(result.statuses).filter(([status]) => !status.startsWith("2"));
+  if (bad.length > 0 || result.errors > 0 || result.ok === 0) {
+    throw new Error(`${what}: answers ${JSON.stringify(result.statuses)}, ${result.errors} errors, ${result.timeouts} timeouts`);
+  }
+}
+
+const summary = (m: Measured) =>
+  `${Math.round(m.reqPerSec)} req/s, p50 ${m.latencyMs.p50.toFixed(2)} ms, p99 ${m.latencyMs.p99.toFixed(2)} ms, CPU server ${Math.round(m.serverCpuPercent)}% / db ${Math.round(m.dbCpuPercent)}% / load ${Math.round(m.loadCpuPercent)}% / rest ${Math.round(m.otherCpuPercent)}%`;
+
+export async function runEngine(
+  engine: Dialect,
+  preset: Preset,
+  options: { workDir: string; wardenCommand: string; profileDir: string | null; keep: boolean },
+): Promise<EngineResult> {
+  const database = await createDatabase(engine, options.workDir);
+  const unregister = onInterrupt(() => (options.keep ? Promise.resolve() : database.drop()));
+  const profiles: string[] = [];
+  let wardenCount = 0;
+  const launchWarden = async (scenario: string): Promise<ServerProcess> => {
+    wardenCount += 1;
+    const cpuProfileDir = options.profileDir ? join(options.profileDir, `${engine}-${scenario}`) : undefined;
+    if (cpuProfileDir) profiles.push(cpuProfileDir);
+    return startWarden({
+      command: options.wardenCommand,
+      databaseUrl: database.wardenUrl,
+      dataDir: database.dataDir,
+      limits: BENCH_LIMITS,
+      logFile: join(options.workDir, `warden-${engine}-${wardenCount}-${scenario}.log`),
+      ...(cpuProfileDir ? { cpuProfileDir } : {}),
+    });
+  };
+  const load = (request: LoadRequest, key: string, connections = preset.connections, durationSec = preset.durationSec) => ({
+    key,
+    connections,
+    durationSec,
+    warmupSec: preset.warmupSec,
+    request,
+  });
+
+  try {
+    let storage = database.storage();
+    await migrateToLatest(storage.db, storage.dialect);
+    const ws = await setUpWorkspace(storage);
+    await storage.close();
+
+    const seedNow = Date.now();
+    const seeding: EngineResult["seeding"] = [];
+    const scaling: ScalingPoint[] = [];
+    let seeded = 0;
+    let last: Omit<EngineResult, "engine" | "seeding" | "scaling" | "profiles"> | null = null;
+
+    for (const size of preset.sizes) {
+      storage = database.storage();
+      const started = performance.now();
+      let shown = 0;
+      const rows = await seedCustomers(storage, ws, { from: seeded, to: size, now: seedNow }, (done) => {
+        if (done - shown >= 100_000 || done === size) {
+          log(`  [${engine}] seeded ${done.toLocaleString("en")} customers`);
+          shown = done;
+        }
+      });
+      seeded = size;
+      await settle(storage);
+      await verifySeed(
+        storage,
+        ws,
+        Array.from({ length: 50 }, (_, n) => hash32(n, size) % size),
+      );
+      await storage.close();
+      const seconds = (performance.now() - started) / 1000;
+      seeding.push({ customers: size, seconds, rows });
+      log(`  [${engine}] ${size.toLocaleString("en")} customers seeded and checked against syncCustomer in ${seconds.toFixed(1)} s`);
+
+      const isLast = size === preset.sizes[preset.sizes.length - 1];
+      const retrieve: LoadRequest = { kind: "retrieve", tool: BENCH.tool, customers: size };
+
+      // Scenarios 1 and 4: retrieve a customer, against the baseline at the largest size.
+      let warden = await launchWarden(`retrieve-${size}`);
+      let retrieveBodyBytes = 0;
+      let baselineRetrieve: Measured | null = null;
+      let loaded: Measured;
+      let peakRssMb: number;
+      try {
+        retrieveBodyBytes = await sampleRetrieveBodies(warden, ws, size, 200);
+        if (isLast) {
+          const baseline = await startBaseline({ bodyBytes: retrieveBodyBytes, status: 200, logFile: join(options.workDir, "baseline.log") });
+          try {
+            baselineRetrieve = await measureLoad(baseline, load(retrieve, ws.key), { patient: preset.patient });
+          } finally {
+            await baseline.stop();
+          }
+          assertAllOk("baseline", baselineRetrieve);
+          log(`  [${engine}] baseline node:http GET, ${retrieveBodyBytes} B body: ${summary(baselineRetrieve)}`);
+        }
+        loaded = await measureLoad(warden, load(retrieve, ws.key), { patient: preset.patient, pids: database.pids });
+        assertAllOk(`retrieve at ${size}`, loaded);
+        peakRssMb = warden.peakRssMb();
+        log(
+          `  [${engine}] retrieve at ${size.toLocaleString("en")} customers, ${preset.connections} connections: ${summary(loaded)}, peak RSS ${peakRssMb.toFixed(0)} MB`,
+        );
+      } finally {
+        await warden.stop();
+      }
+      // One connection, in a fresh process: the service time of one request.
+      warden = await launchWarden(`retrieve-single-${size}`);
+      let single: Measured;
+      try {
+        single = await measureLoad(warden, load(retrieve, ws.key, 1, preset.singleSec), { patient: preset.patient, pids: database.pids });
+        assertAllOk(`retrieve at ${size}, one connection`, single);
+        log(`  [${engine}] retrieve at ${size.toLocaleString("en")} customers, 1 connection: ${summary(single)}`);
+      } finally {
+        await warden.stop();
+      }
+      scaling.push({ customers: size, loaded, single });
+      if (!isLast || !baselineRetrieve) continue;
+
+      // Scenario 3: list customers, 500 rows a page, first page to last reachable page.
+      warden = await launchWarden("list");
+      let list: EngineResult["list"];
+      try {
+        const walk = await measureListWalk({
+          url: warden.url,
+          key: ws.key,
+          tool: BENCH.tool,
+          walks: preset.listWalks,
+          warmupWalks: 2,
+          pageSize: preset.listPageSize,
+        });
+        list = { ...walk, peakRssMb: warden.peakRssMb() };
+        log(
+          `  [${engine}] list walk: ${walk.rowsPerWalk} rows in ${walk.pagesPerWalk} pages, first page ${walk.firstPageMs.p50.toFixed(1)} ms, last ${walk.lastPageMs.p50.toFixed(1)} ms, whole walk ${walk.walkMs.p50.toFixed(0)} ms`,
+        );
+      } finally {
+        await warden.stop();
+      }
+
+      // Scenario 2: create a grant, each for a new address, counted and stored.
+      warden = await launchWarden("grants");
+      const note = `bench-load-${Date.now().toString(36)}`;
+      const grantRequest: LoadRequest = { kind: "grant", tool: BENCH.tool, note, tag: Date.now().toString(36) };
+      let grantBodyBytes: number;
+      let baselineGrant: Measured;
+      let grantLoad: Measured;
+      let grantRss: number;
+      try {
+        grantBodyBytes = await sampleGrantBody(warden, ws);
+        const baseline = await startBaseline({ bodyBytes: grantBodyBytes, status: 201, logFile: join(options.workDir, "baseline.log") });
+        try {
+          baselineGrant = await measureLoad(baseline, load({ ...grantRequest, note: "baseline" }, ws.key), { patient: preset.patient });
+        } finally {
+          await baseline.stop();
+        }
+        assertAllOk("baseline POST", baselineGrant);
+        log(`  [${engine}] baseline node:http POST, ${grantBodyBytes} B body: ${summary(baselineGrant)}`);
+        grantLoad = await measureLoad(warden, load(grantRequest, ws.key), { patient: preset.patient, pids: database.pids });
+        assertAllOk("create grant", grantLoad);
+        grantRss = warden.peakRssMb();
+      } finally {
+        await warden.stop();
+      }
+      // Read back after Warden has stopped: what it acknowledged is in the database.
+      storage = database.storage();
+      const check = await countLoadGrants(storage, ws, note);
+      await storage.close();
+      const acknowledged = grantLoad.warmupOk + grantLoad.ok;
+      const createdThroughApi = check.grants + 1; // and the sample grant
+      const consistent = check.grants >= acknowledged && Object.values(check.counters).every((count) => count === createdThroughApi);
+      const grants: GrantRun = {
+        ...grantLoad,
+        ratio: grantLoad.reqPerSec / baselineGrant.reqPerSec,
+        peakRssMb: grantRss,
+        stored: check.grants,
+        acknowledged,
+        counters: check.counters,
+        consistent,
+      };
+      log(
+        `  [${engine}] create grant: ${summary(grantLoad)}; ${acknowledged} acknowledged, ${check.grants} stored, counters ${JSON.stringify(check.counters)} ${consistent ? "(consistent)" : "(INCONSISTENT)"}`,
+      );
+
+      last = {
+        customers: size,
+        retrieveBodyBytes,
+        grantBodyBytes,
+        baselineRetrieve,
+        retrieve: { ...loaded, ratio: loaded.reqPerSec / baselineRetrieve.reqPerSec, peakRssMb },
+        list,
+        baselineGrant,
+        grants,
+      };
+    }
+    if (!last) throw new Error("no sizes to run");
+    return { engine, seeding, scaling, profiles, ...last };
+  } finally {
+    unregister();
+    if (!options.keep) await database.drop();
+  }
+}

@@ -1,0 +1,218 @@
+// Where a request's time goes, in process: every statement that retrieve-a-customer and
+// create-a-grant run, with its share of the time, and (on SQLite) what the cache of
+// prepared statements saves. It drives Warden's own app (buildApp over
+// createServices, as `warden serve` builds them) with app.inject, so the network and
+// the load generator are out of the picture. Used to explain the benchmark's misses;
+// it changes nothing in src/.
+//
+//   node --import tsx bench/query-census.ts [--customers 20000] [--engine sqlite|postgres] [--requests 2000] [--rounds 3]
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import SQLite from "better-sqlite3";
+import { Kysely, type LogEvent, PostgresDialect, SqliteDialect } from "kysely";
+import pg from "pg";
+import { buildApp } from "../src/app.js";
+import { systemClock } from "../src/clock.js";
+import { parseConfig } from "../src/config.js";
+import { type Dialect, migrateToLatest, type Storage } from "../src/db/database.js";
+import type { Database } from "../src/db/schema.js";
+import { createServices } from "../src/services.js";
+import { BENCH, emailOf } from "./customer-mix.js";
+import { BENCH_LIMITS, PG_URL } from "./engine-run.js";
+import { ROOT } from "./processes.js";
+import { type BenchWorkspace, seedCustomers, setUpWorkspace } from "./seed.js";
+
+interface Recorded {
+  sql: string;
+  ms: number;
+}
+
+/** better-sqlite3 with a prepared statement kept per SQL text, as openStorage keeps them since commit 721a240. */
+function cachingDatabase(sqlite: SQLite.Database) {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string) {
+      let statement = statements.get(sql);
+      if (!statement) {
+        statement = sqlite.prepare(sql);
+        statements.set(sql, statement);
+      }
+      return statement;
+    },
+  };
+}
+
+function openCensusStorage(engine: Dialect, where: string, options: { cacheStatements: boolean }, record: (r: Recorded) => void): Storage {
+  const log = (event: LogEvent) => {
+    if (event.level === "query") record({ sql: event.query.sql, ms: event.queryDurationMillis });
+  };
+  if (engine === "sqlite") {
+    const sqlite = new SQLite(join(where, "warden.sqlite"));
+    // As openStorage sets them.
+    sqlite.pragma("journal_mode = WAL");
+    sqlite.pragma("busy_timeout = 5000");
+    sqlite.pragma("synchronous = NORMAL");
+    sqlite.pragma("foreign_keys = ON");
+    const database = options.cacheStatements ? cachingDatabase(sqlite) : sqlite;
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }), log });
+    return { db, dialect: "sqlite", close: () => db.destroy() };
+  }
+  // int8 read as numbers, as openStorage does.
+  const types = {
+    getTypeParser: ((oid: number, format?: "text" | "binary") =>
+      oid === 20 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+  };
+  const pool = new pg.Pool({ connectionString: PG_URL, max: 10, types, options: `-c search_path=${where}` });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log });
+  return { db, dialect: "postgres", close: () => db.destroy() };
+}
+
+/** SQL text with its literal lists folded, so that `in (?, ?)` and `in (?)` count as one statement. */
+const shapeOf = (sql: string) => sql.replace(/\((?:\?|\$\d+)(?:, (?:\?|\$\d+))*\)/g, "(…)").replace(/\s+/g, " ");
+
+interface PathCensus {
+  requests: number;
+  usPerRequest: number;
+  statementsPerRequest: number;
+  /** Time inside the driver (prepare and run, or the round trip) per request, µs. */
+  driverUsPerRequest: number;
+  statements: { sql: string; perRequest: number; usEach: number }[];
+}
+
+async function census(
+  storage: Storage,
+  record: Recorded[],
+  ws: BenchWorkspace,
+  customers: number,
+  requests: number,
+  kind: "retrieve" | "grant",
+): Promise<PathCensus> {
+  const config = parseConfig(Object.fromEntries(Object.entries(BENCH_LIMITS).map(([k, v]) => [k, String(v)])));
+  const services = await createServices(config, { clock: systemClock, storage });
+  const app = await buildApp(services, { logger: false });
+  const headers = { authorization: `Bearer ${ws.key}` };
+  let n = 0;
+  const one = async () => {
+    n += 1;
+    const response =
+      kind === "retrieve"
+        ? await app.inject({ method: "GET", url: `/api/v1/tools/${BENCH.tool}/customers/${encodeURIComponent(emailOf((n * 7919) % customers))}`, headers })
+        : await app.inject({
+            method: "POST",
+            url: `/api/v1/tools/${BENCH.tool}/grants`,
+            headers,
+            payload: { email: `census.${Date.now().toString(36)}.${n}@bench.example.com`, days: 30 },
+          });
+    if (response.statusCode >= 300) throw new Error(`${kind} answered ${response.statusCode}: ${response.body}`);
+  };
+  for (let i = 0; i < Math.min(500, requests); i++) await one();
+  record.length = 0;
+  const started = performance.now();
+  for (let i = 0; i < requests; i++) await one();
+  const elapsed = performance.now() - started;
+  const byShape = new Map<string, { count: number; ms: number }>();
+  let driverMs = 0;
+  for (const r of record) {
+    const shape = shapeOf(r.sql);
+    const entry = byShape.get(shape) ?? { count: 0, ms: 0 };
+    entry.count += 1;
+    entry.ms += r.ms;
+    driverMs += r.ms;
+    byShape.set(shape, entry);
+  }
+  await app.close();
+  await services.close();
+  return {
+    requests,
+    usPerRequest: (elapsed * 1000) / requests,
+    statementsPerRequest: record.length / requests,
+    driverUsPerRequest: (driverMs * 1000) / requests,
+    statements: [...byShape]
+      .map(([sql, e]) => ({ sql, perRequest: e.count / requests, usEach: (e.ms * 1000) / e.count }))
+      .sort((a, b) => b.perRequest * b.usEach - a.perRequest * a.usEach),
+  };
+}
+
+function render(title: string, c: PathCensus): string {
+  const lines = [
+    `### ${title}`,
+    "",
+    `${c.requests} requests through app.inject, one at a time: **${c.usPerRequest.toFixed(0)} µs a request**, ${c.statementsPerRequest.toFixed(1)} statements a request, ${c.driverUsPerRequest.toFixed(0)} µs of them in the driver (${((c.driverUsPerRequest / c.usPerRequest) * 100).toFixed(0)}%); the rest is Kysely building and compiling queries, Fastify, and Warden's own code.`,
+    "",
+    "| Statement | Per request | µs each (driver) |",
+    "|---|---:|---:|",
+    ...c.statements.map((s) => `| \`${s.sql.length > 150 ? `${s.sql.slice(0, 150)}…` : s.sql}\` | ${s.perRequest.toFixed(2)} | ${s.usEach.toFixed(0)} |`),
+    "",
+  ];
+  return lines.join("\n");
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      customers: { type: "string", default: "20000" },
+      engine: { type: "string", default: "sqlite" },
+      requests: { type: "string", default: "2000" },
+      rounds: { type: "string", default: "3" },
+    },
+  });
+  const engine = values.engine as Dialect;
+  const customers = Number(values.customers);
+  const requests = Number(values.requests);
+  const rounds = Number(values.rounds);
+  const dir = join(ROOT, "bench", "tmp", `census-${Date.now().toString(36)}`);
+  mkdirSync(dir, { recursive: true });
+  const schema = `census_${process.pid}`;
+  const where = engine === "sqlite" ? dir : schema;
+  if (engine === "postgres") {
+    const client = new pg.Client({ connectionString: PG_URL });
+    await client.connect();
+    await client.query(`create schema ${schema}`);
+    await client.end();
+  }
+  const record: Recorded[] = [];
+  try {
+    let storage = openCensusStorage(engine, where, { cacheStatements: false }, () => {});
+    await migrateToLatest(storage.db, storage.dialect);
+    const ws = await setUpWorkspace(storage);
+    await seedCustomers(storage, ws, { from: 0, to: customers, now: Date.now() });
+    await storage.close();
+
+    // Variants alternate over several rounds and each keeps its best round: on a shared
+    // machine, other work only ever makes a round slower.
+    const out: string[] = [`## Query census: ${engine}, ${customers.toLocaleString("en")} customers`, ""];
+    const variants = engine === "sqlite" ? [false, true] : [false];
+    const best = new Map<string, { title: string; result: PathCensus }>();
+    for (let round = 1; round <= rounds; round++) {
+      for (const cacheStatements of variants) {
+        const label = cacheStatements ? "with the statement cache (as openStorage since 721a240)" : "without the statement cache (as before 721a240)";
+        for (const kind of ["retrieve", "grant"] as const) {
+          storage = openCensusStorage(engine, where, { cacheStatements }, (r) => record.push(r));
+          const result = await census(storage, record, ws, customers, kind === "retrieve" ? requests : Math.ceil(requests / 3), kind);
+          const title = `${kind === "retrieve" ? "Retrieve a customer" : "Create a grant"}, ${label}`;
+          const earlier = best.get(title);
+          if (!earlier || result.usPerRequest < earlier.result.usPerRequest) best.set(title, { title, result });
+          process.stdout.write(`round ${round}, ${kind} ${label}: ${result.usPerRequest.toFixed(0)} µs a request\n`);
+        }
+      }
+    }
+    out.push(`Best of ${rounds} rounds for each.`, "");
+    for (const { title, result } of best.values()) out.push(render(title, result));
+    process.stdout.write(`\n${out.join("\n")}\n`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    if (engine === "postgres") {
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      await client.query(`drop schema ${schema} cascade`);
+      await client.end();
+    }
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
