@@ -1,5 +1,5 @@
 import type { Executor } from "../db/database.js";
-import type { DeliveryStatus, Env } from "../db/schema.js";
+import type { DeliveriesTable, DeliveryStatus, Env } from "../db/schema.js";
 import { newId } from "../ids.js";
 
 export interface Delivery {
@@ -232,22 +232,6 @@ export async function queueResends(ex: Executor, deliveryIds: readonly string[],
     .execute();
 }
 
-type DeliveryRow = {
-  id: string;
-  workspace_id: string;
-  env: Env;
-  endpoint_id: string;
-  event_id: string;
-  status: DeliveryStatus;
-  attempts: number;
-  one_shot: number;
-  next_attempt_at: number | null;
-  last_attempt_at: number | null;
-  last_status_code: number | null;
-  last_error: string | null;
-  created_at: number;
-};
-
 const DELIVERY_COLUMNS = [
   "id",
   "workspace_id",
@@ -263,6 +247,8 @@ const DELIVERY_COLUMNS = [
   "last_error",
   "created_at",
 ] as const;
+
+type DeliveryRow = Pick<DeliveriesTable, (typeof DELIVERY_COLUMNS)[number]>;
 
 function toDelivery(r: DeliveryRow): Delivery {
   return {

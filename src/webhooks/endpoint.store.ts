@@ -1,5 +1,5 @@
 import type { Executor } from "../db/database.js";
-import type { Env } from "../db/schema.js";
+import type { Env, WebhookEndpointsTable } from "../db/schema.js";
 
 export interface Endpoint {
   id: string;
@@ -17,20 +17,7 @@ export interface Endpoint {
   createdAt: number;
 }
 
-type Row = {
-  id: string;
-  workspace_id: string;
-  env: Env;
-  url: string;
-  event_types: string | null;
-  secret_sealed: string;
-  enabled: number;
-  disabled_reason: string | null;
-  disabled_at: number | null;
-  last_success_at: number | null;
-  failing_since: number | null;
-  created_at: number;
-};
+type Row = Omit<WebhookEndpointsTable, "removed_at">;
 
 const num = (v: number | null) => (v === null ? null : Number(v));
 
