@@ -13,6 +13,7 @@ export interface Limits {
   exampleEventsPerDay: number;
   signInsPerAddressPerHour: number;
   signInsPerSourcePerHour: number;
+  devicesPerLicence: number;
 }
 
 export interface Config {
@@ -71,6 +72,7 @@ const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   exampleEventsPerDay: 100,
   signInsPerAddressPerHour: 5,
   signInsPerSourcePerHour: 30,
+  devicesPerLicence: 5,
 });
 
 const LIMIT_VARIABLES: Record<keyof Limits, string> = {
@@ -85,6 +87,7 @@ const LIMIT_VARIABLES: Record<keyof Limits, string> = {
   exampleEventsPerDay: "WARDEN_LIMIT_EXAMPLE_EVENTS_PER_DAY",
   signInsPerAddressPerHour: "WARDEN_LIMIT_SIGN_INS_PER_ADDRESS_PER_HOUR",
   signInsPerSourcePerHour: "WARDEN_LIMIT_SIGN_INS_PER_SOURCE_PER_HOUR",
+  devicesPerLicence: "WARDEN_LIMIT_DEVICES_PER_LICENCE",
 };
 
 export class ConfigError extends Error {}

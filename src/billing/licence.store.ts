@@ -150,3 +150,17 @@ export async function countSeats(
   const row = await query.executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+/** The licences a person holds in one workspace environment (bought, or seats handed to them), newest first. */
+export async function listLicencesOfPerson(ex: Executor, scope: Scope, personId: string): Promise<StoredLicence[]> {
+  const rows = await ex
+    .selectFrom("licences")
+    .selectAll()
+    .where("person_id", "=", personId)
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .orderBy("purchased_at", "desc")
+    .orderBy("id")
+    .execute();
+  return rows.map(toLicence);
+}

@@ -123,3 +123,17 @@ export async function updateSubscription(ex: Executor, scope: Scope, id: string,
   if (Object.keys(set).length === 0) return;
   await ex.updateTable("subscriptions").set(set).where("workspace_id", "=", scope.workspaceId).where("env", "=", scope.env).where("id", "=", id).execute();
 }
+
+/** The subscriptions a person bought in one workspace environment, newest first. */
+export async function listSubscriptionsOfPerson(ex: Executor, scope: Scope, personId: string): Promise<StoredSubscription[]> {
+  const rows = await ex
+    .selectFrom("subscriptions")
+    .selectAll()
+    .where("person_id", "=", personId)
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .orderBy("created_at", "desc")
+    .orderBy("id")
+    .execute();
+  return rows.map(toSubscription);
+}

@@ -16,7 +16,9 @@ import {
   createWorkspace,
   revokeKey,
   setOwnerSuspension,
+  updateTool,
 } from "../workspaces/workspace.service.js";
+import type { Tool } from "../workspaces/workspace.types.js";
 import { type Command, optStr, str } from "./command.js";
 
 function parseAmount(raw: string | undefined): number | undefined {
@@ -24,6 +26,9 @@ function parseAmount(raw: string | undefined): number | undefined {
   if (!/^\d+$/.test(raw)) throw new ApiError("invalid_parameter", "--amount-cents must be a whole number.", { param: "amount-cents" });
   return Number(raw);
 }
+
+const toolJson = (workspace: string, tool: Tool) => ({ id: tool.id, name: tool.name, workspace, trial_days: tool.trialDays });
+const trialText = (tool: Tool) => (tool.trialDays > 0 ? ` (a ${tool.trialDays}-day trial)` : " (no trial)");
 
 export const adminCommands: Record<string, Command> = {
   "admin owner create": {
@@ -67,13 +72,23 @@ export const adminCommands: Record<string, Command> = {
     },
   },
   "admin tool create": {
-    usage: "warden admin tool create --workspace S --id TOOL --name N",
-    options: { workspace: { type: "string" }, id: { type: "string" }, name: { type: "string" } },
+    usage: "warden admin tool create --workspace S --id TOOL --name N [--trial-days N]",
+    options: { workspace: { type: "string" }, id: { type: "string" }, name: { type: "string" }, "trial-days": { type: "string" } },
     required: ["workspace", "id", "name"],
     async run({ values: v, services }) {
       const { db, clock } = await services();
-      const tool = await createTool(db, clock, { workspace: str(v, "workspace"), id: str(v, "id"), name: str(v, "name") });
-      return { json: { id: tool.id, name: tool.name, workspace: str(v, "workspace") }, text: `Created tool ${tool.id}.` };
+      const tool = await createTool(db, clock, { workspace: str(v, "workspace"), id: str(v, "id"), name: str(v, "name"), trialDays: optStr(v, "trial-days") });
+      return { json: toolJson(str(v, "workspace"), tool), text: `Created tool ${tool.id}${trialText(tool)}.` };
+    },
+  },
+  "admin tool update": {
+    usage: "warden admin tool update --workspace S --id TOOL [--name N] [--trial-days N]",
+    options: { workspace: { type: "string" }, id: { type: "string" }, name: { type: "string" }, "trial-days": { type: "string" } },
+    required: ["workspace", "id"],
+    async run({ values: v, services }) {
+      const { db } = await services();
+      const tool = await updateTool(db, { workspace: str(v, "workspace"), id: str(v, "id"), name: optStr(v, "name"), trialDays: optStr(v, "trial-days") });
+      return { json: toolJson(str(v, "workspace"), tool), text: `Updated tool ${tool.id}${trialText(tool)}.` };
     },
   },
   "admin plan create": {

@@ -3,12 +3,33 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { commonErrors, ToolParams } from "../http/common.schema.js";
 import type { Services } from "../services.js";
-import { Access, DeviceList, DeviceParams, Session, SignedOut, SignInBody, SignInSent, VerifyBody } from "./client.schema.js";
+import { activateLicence } from "./activation.service.js";
+import {
+  Access,
+  ActivateBody,
+  AssignSeatBody,
+  DeviceList,
+  DeviceParams,
+  PurchaseList,
+  PurchaseParams,
+  SeatChange,
+  SeatList,
+  SeatParams,
+  Session,
+  SignedOut,
+  SignInBody,
+  SignInSent,
+  VerifyBody,
+} from "./client.schema.js";
 import { authenticateDevice, checkAccess, listDevices, requestSignIn, signOut, verifySignIn } from "./client.service.js";
 import { isAllowedClientOrigin } from "./cors.js";
 import { createMailer } from "./mailer.js";
+import { assignTeamSeat, listPurchases, listTeamSeats, unassignTeamSeat } from "./purchase.service.js";
+import { startTrial } from "./trial.service.js";
 
 const DEVICE_AUTH = "Authenticated by the device token: Authorization: Bearer wdt_…";
+const SIGNED_IN_AUTH = "Authenticated by the device token of a sign-in (a device activated with a licence key cannot): Authorization: Bearer wdt_…";
+const withPlanLimit = { 403: { $ref: "Error" }, ...commonErrors };
 
 /**
  * The client API under /api/client/v1: what a browser extension calls. Sign-in takes no
@@ -112,5 +133,105 @@ export const clientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       },
     },
     async (request) => signOut(services, await session(request), request.params.id),
+  );
+
+  app.post(
+    "/tools/:tool/trial",
+    {
+      schema: {
+        operationId: "clientStartTrial",
+        summary: "Start the tool's trial",
+        description: `Starts the trial the tool offers, once per person (every spelling of a Gmail address is one person): 201 with the trial, a grant of kind trial. While it runs, asking again answers it with 200; after it ended, 400. ${SIGNED_IN_AUTH}`,
+        tags: ["Client"],
+        security: [],
+        params: ToolParams,
+        response: { 200: { $ref: "Grant" }, 201: { $ref: "Grant" }, ...withPlanLimit },
+      },
+    },
+    async (request, reply) => {
+      const result = await startTrial(services, await session(request), request.params.tool);
+      return reply.code(result.created ? 201 : 200).send(result.grant);
+    },
+  );
+
+  app.post(
+    "/tools/:tool/activate",
+    {
+      schema: {
+        operationId: "clientActivateLicence",
+        summary: "Activate a licence key on a device",
+        description: `Registers a device with a licence key instead of a sign-in and answers its session token, as verify does. At most ${services.limits.devicesPerLicence} devices per licence at once (403 plan_limit_error beyond; signing one out frees its place). Wrong keys count against the source address like wrong API keys.`,
+        tags: ["Client"],
+        security: [],
+        params: ToolParams,
+        body: ActivateBody,
+        response: { 200: Session, ...withPlanLimit },
+      },
+    },
+    async (request) => activateLicence(services, { hostname: request.hostname, source: request.ip, toolId: request.params.tool, body: request.body }),
+  );
+
+  app.get(
+    "/purchases",
+    {
+      schema: {
+        operationId: "clientListPurchases",
+        summary: "List my purchases",
+        description: `The person's licences (with the key that activates a device), seats handed to them, and subscriptions, newest first. A device activated with a licence key sees that licence only. ${DEVICE_AUTH}`,
+        tags: ["Client"],
+        security: [],
+        response: { 200: PurchaseList, ...commonErrors },
+      },
+    },
+    async (request) => listPurchases(services, await session(request)),
+  );
+
+  app.get(
+    "/purchases/:id/seats",
+    {
+      schema: {
+        operationId: "clientListSeats",
+        summary: "List a team purchase's seats",
+        description: `The seats handed out from a team licence or team subscription the person bought, oldest first. Only its buyer may. ${SIGNED_IN_AUTH}`,
+        tags: ["Client"],
+        security: [],
+        params: PurchaseParams,
+        response: { 200: SeatList, ...commonErrors },
+      },
+    },
+    async (request) => listTeamSeats(services, await session(request), request.params.id),
+  );
+
+  app.post(
+    "/purchases/:id/seats",
+    {
+      schema: {
+        operationId: "clientAssignSeat",
+        summary: "Hand out a seat",
+        description: `Gives a seat of the team purchase to an address: a licence of their own that follows the team's. Never more than bought (400 when all are in use); the same address again answers its seat. Only the buyer may. ${SIGNED_IN_AUTH}`,
+        tags: ["Client"],
+        security: [],
+        params: PurchaseParams,
+        body: AssignSeatBody,
+        response: { 200: SeatChange, ...withPlanLimit },
+      },
+    },
+    async (request) => assignTeamSeat(services, await session(request), request.params.id, request.body.email),
+  );
+
+  app.delete(
+    "/purchases/:id/seats/:seat",
+    {
+      schema: {
+        operationId: "clientUnassignSeat",
+        summary: "Take a seat back",
+        description: `Revokes the seat's licence (its holder loses access at their next check) and frees the seat. Only the buyer may. ${SIGNED_IN_AUTH}`,
+        tags: ["Client"],
+        security: [],
+        params: SeatParams,
+        response: { 200: SeatChange, ...commonErrors },
+      },
+    },
+    async (request) => unassignTeamSeat(services, await session(request), request.params.id, request.params.seat),
   );
 };

@@ -90,3 +90,71 @@ export type Access = Static<typeof Access>;
 export const DeviceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
 
 export const SignedOut = Type.Object({ id: Type.String(), signed_out_at: IsoDate }, { additionalProperties: false });
+
+export const ActivateBody = Type.Object(
+  {
+    workspace: Address.workspace,
+    key: Type.String({ minLength: 1, maxLength: 100, description: "The licence key its buyer sees in GET /purchases: wlk_ followed by 32 letters and digits" }),
+    device: VerifyBody.properties.device,
+  },
+  { additionalProperties: false },
+);
+export type ActivateBody = Static<typeof ActivateBody>;
+
+export const Purchase = Type.Object(
+  {
+    id: Type.String({ description: "A licence (lic_…) or the payment processor's subscription id" }),
+    kind: Type.Union([Type.Literal("licence"), Type.Literal("subscription")]),
+    product: Type.String({ description: "The tool or bundle bought" }),
+    product_kind: Type.Union([Type.Literal("tool"), Type.Literal("bundle")]),
+    plan: Nullable(Type.String()),
+    status: Type.String({ description: "A licence's active, suspended or revoked; a subscription's processor status" }),
+    purchased_at: IsoDate,
+    period_end: Nullable(IsoDate),
+    seats: Nullable(Type.Integer({ description: "A team purchase: seats bought, handed out with /purchases/{id}/seats" })),
+    seats_in_use: Nullable(Type.Integer()),
+    team: Nullable(Type.String({ description: "For a seat: the team purchase it belongs to" })),
+    key: Nullable(
+      Type.String({
+        description: "The licence key, to activate a device without signing in (POST /tools/{tool}/activate); null for subscriptions and team purchases",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type Purchase = Static<typeof Purchase>;
+
+export const PurchaseList = Type.Object({ data: Type.Array(Purchase) }, { additionalProperties: false });
+
+export const PurchaseParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false });
+export const SeatParams = Type.Object(
+  { id: Type.String({ minLength: 1, maxLength: 255 }), seat: Type.String({ minLength: 1, maxLength: 64 }) },
+  { additionalProperties: false },
+);
+export const AssignSeatBody = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }) }, { additionalProperties: false });
+
+export const Seat = Type.Object(
+  {
+    id: Type.String({ description: "The seat's licence id" }),
+    email: Type.String(),
+    assigned_at: IsoDate,
+  },
+  { additionalProperties: false },
+);
+
+export const SeatList = Type.Object(
+  { purchase: Type.String(), seats: Type.Integer(), seats_in_use: Type.Integer(), data: Type.Array(Seat) },
+  { additionalProperties: false },
+);
+
+export const SeatChange = Type.Object(
+  {
+    seat: Type.String({ description: "The seat's licence id" }),
+    purchase: Type.String(),
+    email: Type.String(),
+    status: Type.Union([Type.Literal("active"), Type.Literal("revoked")]),
+    seats: Type.Integer(),
+    seats_in_use: Type.Integer(),
+  },
+  { additionalProperties: false },
+);

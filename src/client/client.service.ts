@@ -10,6 +10,7 @@ import { insertDevice } from "../customers/device.store.js";
 import { isEmailShape, normaliseEmail } from "../customers/email.js";
 import { computeEntitlement } from "../customers/entitlement.js";
 import { ensurePerson, markPersonSignedIn } from "../customers/person.store.js";
+import type { Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
 import { ApiError, invalidParameter, notFound } from "../errors/errors.js";
 import { newId, randomBase62 } from "../ids.js";
@@ -32,14 +33,14 @@ const CODE_TTL_MS = 10 * 60_000;
 const MAX_CODE_ATTEMPTS = 5;
 /** The longest an access answer may be kept: a revocation locks within 15 minutes. */
 export const MAX_RECHECK_SECONDS = 900;
-// `wdt_` + 43 base62 characters: about 256 random bits, so SHA-256 is enough to store it.
+export const sha256 = (value: string) => createHash("sha256").update(value, "utf8").digest("hex");
+export // `wdt_` + 43 base62 characters: about 256 random bits, so SHA-256 is enough to store it.
 const TOKEN_SHAPE = /^wdt_[0-9A-Za-z]{43}$/;
 
-const sha256 = (value: string) => createHash("sha256").update(value, "utf8").digest("hex");
 // A code has a million values; salting with its row id keeps equal codes apart. Its
 // ten-minute life and five tries, not the hash, are what protect it.
 const hashCode = (id: string, code: string) => sha256(`${id}:${code}`);
-const sameHash = (a: string, b: string) => timingSafeEqual(Buffer.from(a, "hex"), Buffer.from(b, "hex"));
+export const sameHash = (a: string, b: string) => timingSafeEqual(Buffer.from(a, "hex"), Buffer.from(b, "hex"));
 
 interface Target {
   workspaceId: string;
@@ -50,18 +51,24 @@ interface Target {
   emailNorm: string;
 }
 
-/** The workspace (from the body, else the Host), tool, environment and address a sign-in is for. */
-async function resolveTarget(services: Services, hostname: string, body: SignInBody): Promise<Target> {
+/** The workspace (from the body, else the Host) and the tool a client request is for. */
+export async function resolveWorkspaceTool(services: Services, hostname: string, workspaceSlug: string | undefined, toolId: string) {
   const hostSlug = slugFromHost(hostname, services.config.domain);
-  if (hostSlug !== null && body.workspace !== undefined && body.workspace !== hostSlug) {
+  if (hostSlug !== null && workspaceSlug !== undefined && workspaceSlug !== hostSlug) {
     throw invalidParameter("workspace", `This address is workspace "${hostSlug}"'s; leave workspace out or ask at the right address.`);
   }
-  const slug = body.workspace ?? hostSlug;
+  const slug = workspaceSlug ?? hostSlug;
   if (slug === null) throw invalidParameter("workspace", "Name the workspace (its slug), or ask at https://<workspace>.<domain>/api/client/v1.");
   const workspace = await findWorkspaceBySlug(services.db, slug);
   if (!workspace) throw notFound(`No workspace "${slug}".`);
-  const tool = await findTool(services.db, workspace.id, body.tool);
-  if (!tool) throw notFound(`No tool "${body.tool}" in this workspace.`);
+  const tool = await findTool(services.db, workspace.id, toolId);
+  if (!tool) throw notFound(`No tool "${toolId}" in this workspace.`);
+  return { workspace, tool };
+}
+
+/** The workspace, tool, environment and address a sign-in is for. */
+async function resolveTarget(services: Services, hostname: string, body: SignInBody): Promise<Target> {
+  const { workspace, tool } = await resolveWorkspaceTool(services, hostname, body.workspace, body.tool);
   if (!isEmailShape(body.email)) throw invalidParameter("email", "email must be an email address such as person@example.com.");
   return { workspaceId: workspace.id, env: body.env ?? "live", toolId: tool.id, toolName: tool.name, email: body.email, emailNorm: normaliseEmail(body.email) };
 }
@@ -102,7 +109,7 @@ export async function requestSignIn(services: Services, mailer: Mailer, input: {
   return { sent: true as const, expires_at: toIso(now + CODE_TTL_MS) };
 }
 
-function deviceView(device: DeviceView, currentId: string) {
+export function deviceView(device: DeviceView, currentId: string) {
   return {
     id: device.id,
     tool: device.toolId,
@@ -112,6 +119,39 @@ function deviceView(device: DeviceView, currentId: string) {
     last_active_at: device.lastActiveAt === null ? null : toIso(device.lastActiveAt),
     current: device.id === currentId,
   };
+}
+
+/** A new device of the person with its session token (shown once, stored hashed). */
+export async function openDeviceSession(
+  trx: Executor,
+  input: { workspaceId: string; env: Env; toolId: string; personId: string; licenceId: string | null; device: { name: string; platform: string }; now: number },
+) {
+  const device: DeviceView = {
+    id: newId("dev"),
+    toolId: input.toolId,
+    name: input.device.name,
+    platform: input.device.platform,
+    createdAt: input.now,
+    lastActiveAt: null,
+  };
+  await insertDevice(trx, {
+    ...device,
+    workspaceId: input.workspaceId,
+    env: input.env,
+    personId: input.personId,
+    licenceId: input.licenceId,
+    signedOutAt: null,
+  });
+  const token = `wdt_${randomBase62(43)}`;
+  await setSessionToken(trx, device.id, sha256(token));
+  return { token, device: deviceView(device, device.id) };
+}
+
+/** Some actions are the person's own, not a device's activated with a licence key. */
+export function requireSignedIn(session: DeviceSession, action: string): void {
+  if (session.licenceId !== null) {
+    throw new ApiError("authentication_failed", `This device was activated with a licence key; sign in with your email address to ${action}.`);
+  }
 }
 
 export async function verifySignIn(services: Services, input: { hostname: string; body: VerifyBody }) {
@@ -127,27 +167,18 @@ export async function verifySignIn(services: Services, input: { hostname: string
 
     const person = await ensurePerson(trx, target.workspaceId, target.env, open.email, now);
     await markPersonSignedIn(trx, person.id, now);
-    const device: DeviceView = {
-      id: newId("dev"),
-      toolId: target.toolId,
-      name: body.device.name,
-      platform: body.device.platform,
-      createdAt: now,
-      lastActiveAt: null,
-    };
-    await insertDevice(trx, {
-      ...device,
+    const opened = await openDeviceSession(trx, {
       workspaceId: target.workspaceId,
       env: target.env,
+      toolId: target.toolId,
       personId: person.id,
       licenceId: null,
-      signedOutAt: null,
+      device: body.device,
+      now,
     });
-    const token = `wdt_${randomBase62(43)}`;
-    await setSessionToken(trx, device.id, sha256(token));
     // The sign-in makes the person a customer of the tool (a member, or a holder of what they already have).
     await syncCustomer(trx, toolScope(target.workspaceId, target.env, target.toolId), person.id, now, now);
-    return { token, email: person.email, device: deviceView(device, device.id) };
+    return { ...opened, email: person.email };
   });
   if (outcome === "no_code") {
     throw invalidParameter("code", "No code is waiting for this address: it expired, was used, or had 5 wrong tries. Ask for a new one.");

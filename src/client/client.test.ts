@@ -4,82 +4,22 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
-import { SMTPServer } from "smtp-server";
+import { after, describe, test } from "node:test";
 import { toIso } from "../clock.js";
 import { importNdjson } from "../import/import.service.js";
+import { clientCalls, testMailbox } from "../test-support/client.js";
 import { DIALECTS, seedCatalogue, seedWorkspace, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
 
-interface ReceivedMail {
-  to: string[];
-  raw: string;
-}
-
-const inbox: ReceivedMail[] = [];
-const smtp = new SMTPServer({
-  disabledCommands: ["AUTH", "STARTTLS"],
-  authOptional: true,
-  logger: false,
-  onData(stream, session, callback) {
-    let raw = "";
-    stream.setEncoding("utf8");
-    stream.on("data", (chunk: string) => {
-      raw += chunk;
-    });
-    stream.on("end", () => {
-      inbox.push({ to: session.envelope.rcptTo.map((r) => r.address), raw });
-      callback();
-    });
-  },
-});
-let smtpUrl = "";
-before(async () => {
-  await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
-  smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
-});
-after(() => new Promise<void>((resolve) => smtp.close(() => resolve())));
-
-/** The code of the newest mail to the address. */
-function codeFor(address: string): string {
-  const mail = inbox.findLast((m) => m.to.some((to) => to.toLowerCase() === address.toLowerCase()));
-  const code = mail?.raw.match(/sign-in code for .* is (\d{6})\./)?.[1];
-  assert.ok(code, `no code mailed to ${address}`);
-  return code;
-}
-
-const DEVICE = { name: "Work laptop", platform: "chrome-mac" };
-
-async function askCode(api: TestApi, ws: Workspace, email: string) {
-  return api.request({ method: "POST", url: "/api/client/v1/sign-in", payload: { workspace: ws.slug, tool: ws.tool, email, env: "test" } });
-}
-
-async function verify(api: TestApi, ws: Workspace, email: string, code: string, device = DEVICE) {
-  return api.request({
-    method: "POST",
-    url: "/api/client/v1/sign-in/verify",
-    payload: { workspace: ws.slug, tool: ws.tool, email, env: "test", code, device },
-  });
-}
-
-/** Signs the address in on a new device; answers the device token. */
-async function signIn(api: TestApi, ws: Workspace, email: string, device = DEVICE): Promise<string> {
-  const asked = await askCode(api, ws, email);
-  assert.equal(asked.statusCode, 200, asked.body);
-  const verified = await verify(api, ws, email, codeFor(email), device);
-  assert.equal(verified.statusCode, 200, verified.body);
-  return verified.json().token;
-}
-
-const check = (api: TestApi, tool: string, token: string, headers: Record<string, string> = {}) =>
-  api.request({ url: `/api/client/v1/tools/${tool}/access`, headers: { authorization: `Bearer ${token}`, ...headers } });
+const mailbox = testMailbox();
+const codeFor = (address: string) => mailbox.codeFor(address);
+const { askCode, verify, signIn, check } = clientCalls(mailbox);
 
 for (const dialect of DIALECTS) {
   describe(`client sign-in (${dialect})`, () => {
     test("a code read from the SMTP server signs in; a grant made earlier and a licence bought signed-out apply", async () => {
-      const { services } = await testServices(dialect, { SMTP_URL: smtpUrl });
+      const { services } = await testServices(dialect, { SMTP_URL: mailbox.url });
       const ws = await seedCatalogue(services);
       const api = await testApi(services);
       const grantee = `ada.lovelace.${ws.slug}@gmail.com`;
@@ -129,7 +69,7 @@ for (const dialect of DIALECTS) {
     });
 
     test("five wrong codes void the code; a code expires after 10 minutes; a newer code replaces an older one", async () => {
-      const { services, clock } = await testServices(dialect, { SMTP_URL: smtpUrl });
+      const { services, clock } = await testServices(dialect, { SMTP_URL: mailbox.url });
       const ws = await seedWorkspace(services);
       const api = await testApi(services);
       const email = `tries-${ws.slug}@example.com`;
@@ -162,7 +102,7 @@ for (const dialect of DIALECTS) {
 
     test("sign-in requests are rate limited per address and per source address", async () => {
       const { services, clock } = await testServices(dialect, {
-        SMTP_URL: smtpUrl,
+        SMTP_URL: mailbox.url,
         WARDEN_LIMIT_SIGN_INS_PER_ADDRESS_PER_HOUR: "2",
         WARDEN_LIMIT_SIGN_INS_PER_SOURCE_PER_HOUR: "4",
       });
@@ -205,7 +145,7 @@ for (const dialect of DIALECTS) {
 
   describe(`client devices and the access check (${dialect})`, () => {
     test("the check answers the grant, sets last_active_at, and locks within 900 s of a revocation", async () => {
-      const { services, clock } = await testServices(dialect, { SMTP_URL: smtpUrl });
+      const { services, clock } = await testServices(dialect, { SMTP_URL: mailbox.url });
       const ws = await seedWorkspace(services);
       const api = await testApi(services);
       const email = `check-${ws.slug}@example.com`;
@@ -241,7 +181,7 @@ for (const dialect of DIALECTS) {
     });
 
     test("access that runs out sooner is rechecked when it ends", async () => {
-      const { services, clock } = await testServices(dialect, { SMTP_URL: smtpUrl });
+      const { services, clock } = await testServices(dialect, { SMTP_URL: mailbox.url });
       const ws = await seedWorkspace(services);
       const api = await testApi(services);
       const email = `soon-${ws.slug}@example.com`;
@@ -252,7 +192,7 @@ for (const dialect of DIALECTS) {
     });
 
     test("a person lists and signs out their devices; a token reads only its own workspace, environment and tool", async () => {
-      const { services, clock } = await testServices(dialect, { SMTP_URL: smtpUrl });
+      const { services, clock } = await testServices(dialect, { SMTP_URL: mailbox.url });
       const ws = await seedWorkspace(services);
       const other = await seedWorkspace(services);
       const api = await testApi(services);
@@ -306,7 +246,7 @@ for (const dialect of DIALECTS) {
 
 describe("client CORS", () => {
   test("extension origins may call the client API; other web origins only when configured", async () => {
-    const { services } = await testServices("sqlite", { SMTP_URL: smtpUrl, WARDEN_CLIENT_ORIGINS: "https://app.example.com" });
+    const { services } = await testServices("sqlite", { SMTP_URL: mailbox.url, WARDEN_CLIENT_ORIGINS: "https://app.example.com" });
     const api = await testApi(services);
     const preflight = (origin: string) =>
       api.request({

@@ -9,6 +9,8 @@ export interface DeviceSession {
   env: Env;
   toolId: string;
   personId: string;
+  /** The licence the device was activated with (no sign-in), or null for a signed-in device. */
+  licenceId: string | null;
   tokenHash: string;
 }
 
@@ -26,7 +28,16 @@ export async function findSessionByTokenHash(ex: Executor, tokenHash: string): P
   const row = await ex
     .selectFrom("devices")
     .innerJoin("workspaces", "workspaces.id", "devices.workspace_id")
-    .select(["devices.id", "devices.workspace_id", "workspaces.slug", "devices.env", "devices.tool_id", "devices.person_id", "devices.token_hash"])
+    .select([
+      "devices.id",
+      "devices.workspace_id",
+      "workspaces.slug",
+      "devices.env",
+      "devices.tool_id",
+      "devices.person_id",
+      "devices.licence_id",
+      "devices.token_hash",
+    ])
     .where("devices.token_hash", "=", tokenHash)
     .where("devices.signed_out_at", "is", null)
     .executeTakeFirst();
@@ -38,6 +49,7 @@ export async function findSessionByTokenHash(ex: Executor, tokenHash: string): P
     env: row.env,
     toolId: row.tool_id,
     personId: row.person_id,
+    licenceId: row.licence_id,
     tokenHash: row.token_hash,
   };
 }

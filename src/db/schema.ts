@@ -49,6 +49,8 @@ export interface ToolsTable {
   id: string;
   name: string;
   created_at: number;
+  /** Days of the trial a person may start once from the client (migration 006); 0 offers none. */
+  trial_days: Generated<number>;
 }
 
 export interface BundlesTable {
@@ -129,6 +131,9 @@ export interface LicencesTable {
   created_at: number;
   /** When refunded in full (migration 004); a refund revokes the licence. */
   refunded_at: number | null;
+  /** SHA-256 of the licence key and the key sealed (migration 006); null until the buyer first asks for it. */
+  key_hash: string | null;
+  key_sealed: string | null;
 }
 
 export interface SubscriptionsTable {

@@ -182,7 +182,6 @@ export class LimitsService {
 
   /** A grant: one per tool per day, and one addition for the workspace and its owners. */
   countGrantCreation(ex: Executor, subject: QuotaSubject, toolId: string, now: number): Promise<void> {
-    const additions = this.limits.additionsPerDay;
     return this.count(
       ex,
       [
@@ -192,17 +191,29 @@ export class LimitsService {
           window: "utc-day",
           what: "grants per day for this tool",
         },
-        { scope: `additions:${subject.workspaceId}:${subject.env}`, limit: additions, window: "utc-day", what: "additions per day for this workspace" },
-        ...subject.ownerIds.map((owner) => ({
-          scope: `additions-owner:${owner}:${subject.env}`,
-          limit: additions,
-          window: "utc-day" as const,
-          what: "additions per day across the owner's workspaces",
-        })),
+        ...this.additionQuotas(subject),
       ],
       1,
       now,
     );
+  }
+
+  /** A trial started from the client: a grant of kind trial, so one addition, but not one of the vendor's grants per tool. */
+  countAddition(ex: Executor, subject: QuotaSubject, now: number): Promise<void> {
+    return this.count(ex, this.additionQuotas(subject), 1, now);
+  }
+
+  private additionQuotas(subject: QuotaSubject): Quota[] {
+    const additions = this.limits.additionsPerDay;
+    return [
+      { scope: `additions:${subject.workspaceId}:${subject.env}`, limit: additions, window: "utc-day", what: "additions per day for this workspace" },
+      ...subject.ownerIds.map((owner) => ({
+        scope: `additions-owner:${owner}:${subject.env}`,
+        limit: additions,
+        window: "utc-day" as const,
+        what: "additions per day across the owner's workspaces",
+      })),
+    ];
   }
 
   /**
@@ -254,5 +265,9 @@ export class LimitsService {
 
   get hobbyPasses(): number {
     return this.limits.hobbyPasses;
+  }
+
+  get devicesPerLicence(): number {
+    return this.limits.devicesPerLicence;
   }
 }

@@ -20,6 +20,7 @@ import {
   insertTool,
   insertWorkspace,
   setOwnerSuspended,
+  updateToolRow,
 } from "./workspace.store.js";
 import type { Bundle, Owner, Plan, ServicePlan, Tool, Workspace } from "./workspace.types.js";
 
@@ -84,11 +85,40 @@ export async function createWorkspace(db: Db, clock: Clock, input: { slug: strin
   return workspace;
 }
 
-export async function createTool(db: Db, clock: Clock, input: { workspace: string; id: string; name: string }): Promise<Tool> {
+const MAX_TRIAL_DAYS = 365;
+
+function requireTrialDays(raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const days = /^\d{1,3}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(days <= MAX_TRIAL_DAYS)) throw invalidParameter("trial-days", `--trial-days must be a whole number from 0 (no trial) to ${MAX_TRIAL_DAYS}.`);
+  return days;
+}
+
+export async function createTool(db: Db, clock: Clock, input: { workspace: string; id: string; name: string; trialDays?: string }): Promise<Tool> {
   const workspace = await requireWorkspace(db, input.workspace);
-  const tool: Tool = { id: requireProductId("id", input.id), name: requireText("name", input.name), createdAt: clock.now() };
+  const tool: Tool = {
+    id: requireProductId("id", input.id),
+    name: requireText("name", input.name),
+    trialDays: requireTrialDays(input.trialDays, 0),
+    createdAt: clock.now(),
+  };
   if (await findTool(db, workspace.id, tool.id)) throw invalidParameter("id", `Tool "${tool.id}" exists already in this workspace.`);
   await insertTool(db, workspace.id, tool);
+  return tool;
+}
+
+/** Renames a tool or changes the trial it offers; a trial already started keeps its end. */
+export async function updateTool(db: Db, input: { workspace: string; id: string; name?: string; trialDays?: string }): Promise<Tool> {
+  const workspace = await requireWorkspace(db, input.workspace);
+  const found = await findTool(db, workspace.id, input.id);
+  if (!found) throw notFound(`No tool "${input.id}" in workspace "${workspace.slug}".`);
+  if (input.name === undefined && input.trialDays === undefined) throw invalidParameter("trial-days", "Give --name or --trial-days to change.");
+  const tool: Tool = {
+    ...found,
+    name: input.name === undefined ? found.name : requireText("name", input.name),
+    trialDays: requireTrialDays(input.trialDays, found.trialDays),
+  };
+  await updateToolRow(db, workspace.id, tool);
   return tool;
 }
 

@@ -40,16 +40,28 @@ export async function findWorkspaceById(ex: Executor, id: string): Promise<Works
 }
 
 export async function insertTool(ex: Executor, workspaceId: string, tool: Tool): Promise<void> {
-  await ex.insertInto("tools").values({ workspace_id: workspaceId, id: tool.id, name: tool.name, created_at: tool.createdAt }).execute();
+  await ex
+    .insertInto("tools")
+    .values({ workspace_id: workspaceId, id: tool.id, name: tool.name, trial_days: tool.trialDays, created_at: tool.createdAt })
+    .execute();
+}
+
+export async function updateToolRow(ex: Executor, workspaceId: string, tool: Tool): Promise<void> {
+  await ex
+    .updateTable("tools")
+    .set({ name: tool.name, trial_days: tool.trialDays })
+    .where("workspace_id", "=", workspaceId)
+    .where("id", "=", tool.id)
+    .execute();
 }
 
 const selectTool = prepared((ex, p) =>
-  ex.selectFrom("tools").select(["id", "name", "created_at"]).where("workspace_id", "=", p<string>(0)).where("id", "=", p<string>(1)),
+  ex.selectFrom("tools").select(["id", "name", "trial_days", "created_at"]).where("workspace_id", "=", p<string>(0)).where("id", "=", p<string>(1)),
 );
 
 export async function findTool(ex: Executor, workspaceId: string, toolId: string): Promise<Tool | null> {
   const [row] = await selectTool(ex, [workspaceId, toolId]);
-  return row ? { id: row.id, name: row.name, createdAt: Number(row.created_at) } : null;
+  return row ? { id: row.id, name: row.name, trialDays: Number(row.trial_days), createdAt: Number(row.created_at) } : null;
 }
 
 export async function insertBundle(ex: Executor, workspaceId: string, bundle: Bundle): Promise<void> {

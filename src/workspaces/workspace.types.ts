@@ -20,6 +20,8 @@ export interface Workspace {
 export interface Tool {
   id: string;
   name: string;
+  /** Days of the trial a signed-in person may start once; 0 offers none. */
+  trialDays: number;
   createdAt: number;
 }
 

@@ -4,6 +4,7 @@ import * as webhooks from "./002-webhooks.js";
 import * as deliveryOrder from "./003-delivery-order.js";
 import * as payments from "./004-payments.js";
 import * as client from "./005-client.js";
+import * as clientPurchases from "./006-client-purchases.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   "003-delivery-order": deliveryOrder,
   "004-payments": payments,
   "005-client": client,
+  "006-client-purchases": clientPurchases,
 };

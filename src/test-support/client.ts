@@ -1,0 +1,85 @@
+// The client API in tests: a real SMTP server on loopback that keeps every mail, so that
+// a test signs in with the code a person would read, and the calls an extension makes.
+import assert from "node:assert/strict";
+import type { AddressInfo } from "node:net";
+import { after, before } from "node:test";
+import { SMTPServer } from "smtp-server";
+import type { TestApi, Workspace } from "./harness.js";
+
+interface ReceivedMail {
+  to: string[];
+  raw: string;
+}
+
+export interface TestMailbox {
+  /** `smtp://127.0.0.1:<port>`, for SMTP_URL; set once the file's `before` ran. */
+  readonly url: string;
+  /** The sign-in code of the newest mail to the address. */
+  codeFor(address: string): string;
+}
+
+/** Starts the server before the file's tests and stops it after them. */
+export function testMailbox(): TestMailbox {
+  const inbox: ReceivedMail[] = [];
+  let url = "";
+  const smtp = new SMTPServer({
+    disabledCommands: ["AUTH", "STARTTLS"],
+    authOptional: true,
+    logger: false,
+    onData(stream, session, callback) {
+      let raw = "";
+      stream.setEncoding("utf8");
+      stream.on("data", (chunk: string) => {
+        raw += chunk;
+      });
+      stream.on("end", () => {
+        inbox.push({ to: session.envelope.rcptTo.map((r) => r.address), raw });
+        callback();
+      });
+    },
+  });
+  before(async () => {
+    await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
+    url = `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
+  });
+  after(() => new Promise<void>((resolve) => smtp.close(() => resolve())));
+  return {
+    get url() {
+      return url;
+    },
+    codeFor(address: string): string {
+      const mail = inbox.findLast((m) => m.to.some((to) => to.toLowerCase() === address.toLowerCase()));
+      const code = mail?.raw.match(/sign-in code for .* is (\d{6})\./)?.[1];
+      assert.ok(code, `no code mailed to ${address}`);
+      return code;
+    },
+  };
+}
+
+export const DEVICE = { name: "Work laptop", platform: "chrome-mac" };
+
+/** The calls an extension makes, in the test environment of the workspace's first tool. */
+export function clientCalls(mailbox: TestMailbox) {
+  const askCode = (api: TestApi, ws: Workspace, email: string) =>
+    api.request({ method: "POST", url: "/api/client/v1/sign-in", payload: { workspace: ws.slug, tool: ws.tool, email, env: "test" } });
+  const verify = (api: TestApi, ws: Workspace, email: string, code: string, device = DEVICE) =>
+    api.request({
+      method: "POST",
+      url: "/api/client/v1/sign-in/verify",
+      payload: { workspace: ws.slug, tool: ws.tool, email, env: "test", code, device },
+    });
+  return {
+    askCode,
+    verify,
+    /** Signs the address in on a new device; answers the device token. */
+    async signIn(api: TestApi, ws: Workspace, email: string, device = DEVICE): Promise<string> {
+      const asked = await askCode(api, ws, email);
+      assert.equal(asked.statusCode, 200, asked.body);
+      const verified = await verify(api, ws, email, mailbox.codeFor(email), device);
+      assert.equal(verified.statusCode, 200, verified.body);
+      return verified.json().token;
+    },
+    check: (api: TestApi, tool: string, token: string, headers: Record<string, string> = {}) =>
+      api.request({ url: `/api/client/v1/tools/${tool}/access`, headers: { authorization: `Bearer ${token}`, ...headers } }),
+  };
+}
