@@ -10,7 +10,7 @@ import { after, describe, test } from "node:test";
 import { toIso } from "../clock.js";
 import { importNdjson } from "../import/import.service.js";
 import { clientCalls, testMailbox } from "../test-support/client.js";
-import { DIALECTS, seedCatalogue, seedWorkspace, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
+import { DIALECTS, seedCatalogue, seedWorkspace, testApi, testServices } from "../test-support/harness.js";
 
 const mailbox = testMailbox();
 const codeFor = (address: string) => mailbox.codeFor(address);

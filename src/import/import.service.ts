@@ -13,11 +13,11 @@ import { syncCustomer, toolScope, toolsOfProduct } from "../customers/customer.s
 import type { ToolScope } from "../customers/customer.store.js";
 import { type Device, insertDevice } from "../customers/device.store.js";
 import { isEmailShape, normaliseEmail } from "../customers/email.js";
-import { ensurePerson, markPersonSignedIn } from "../customers/person.store.js";
+import { ensurePerson, findPersonByEmail, markPersonSignedIn } from "../customers/person.store.js";
 import type { Db, Executor } from "../db/database.js";
 import type { Env, ProductKind } from "../db/schema.js";
 import { ApiError, invalidParameter } from "../errors/errors.js";
-import { insertGrant, type StoredGrant } from "../grants/grant.store.js";
+import { insertGrant, listGrantsOf, type StoredGrant } from "../grants/grant.store.js";
 import { newId } from "../ids.js";
 import { requireEnv, requireWorkspace } from "../workspaces/workspace.service.js";
 import { bundleExists, findPlan, findTool } from "../workspaces/workspace.store.js";
@@ -179,6 +179,8 @@ class FileCheck {
   private readonly licences = new Map<string, number>();
   private readonly subscriptions = new Map<string, number>();
   private readonly teams = new Map<string, Team | null>();
+  /** Line of each trial by normalised address and tool: a person has one trial per tool. */
+  private readonly trials = new Map<string, number>();
 
   constructor(
     private readonly ex: Executor,
@@ -457,6 +459,17 @@ class FileCheck {
     };
   }
 
+  private async oneTrial(email: string, toolId: string): Promise<void> {
+    const key = `${normaliseEmail(email)} ${toolId}`;
+    const earlier = this.trials.get(key);
+    if (earlier !== undefined) return this.bad(`a second trial of ${toolId} for ${email} (line ${earlier} has one); a person has one trial per tool`);
+    this.trials.set(key, this.line);
+    const person = await findPersonByEmail(this.ex, this.workspaceId, this.env, email);
+    if (person && (await listGrantsOf(this.ex, toolId, person.id)).some((g) => g.kind === "trial")) {
+      this.bad(`${email} has a trial of ${toolId} already; a person has one trial per tool`);
+    }
+  }
+
   private async grant(line: GrantLine): Promise<Write | null> {
     await this.product("tool", line.tool);
     const startsAt = this.time("starts_at", line.starts_at);
@@ -466,6 +479,7 @@ class FileCheck {
     this.notFuture("revoked_at", revokedAt);
     if (endsAt !== null && endsAt <= startsAt) this.bad(`ends_at ${toIso(endsAt)} is not after starts_at ${toIso(startsAt)}`);
     this.notBefore("revoked_at", revokedAt, "starts_at", startsAt);
+    if (line.type === "trial") await this.oneTrial(line.email, line.tool);
     return {
       kind: "grant",
       email: line.email,

@@ -231,6 +231,8 @@ for (const dialect of DIALECTS) {
         /* 38 */ "",
         /* 39 */ { ...grantLine, email: "two@@example.com", tool: "ghost" },
         /* 40 */ { type: "grant", email: "g@example.com", tool: "tabmaster", starts_at: "2016-12-31T23:59:60Z" },
+        /* 41 */ { type: "trial", email: "Trial.Person@gmail.com", tool: "tabmaster", starts_at: PAST, ends_at: "2026-12-01T00:00:00Z" },
+        /* 42 */ { type: "trial", email: "trialperson@googlemail.com", tool: "tabmaster", starts_at: PAST, ends_at: "2026-12-01T00:00:00Z" },
       ];
       const error = await rejected(importNdjson(services.db, services.clock, { workspace: ws.slug, env: "test", text: ndjson(lines) }));
 
@@ -286,6 +288,7 @@ for (const dialect of DIALECTS) {
           line: 40,
           message: 'starts_at "2016-12-31T23:59:60Z" is not a time this service can read; write it like 2026-11-21T12:00:00.000Z',
         },
+        { line: 42, message: "a second trial of tabmaster for trialperson@googlemail.com (line 41 has one); a person has one trial per tool" },
       ];
       assert.deepEqual(error.problems, expected);
       assert.match(error.problems.find((p) => p.line === 3)?.message ?? "", /^not valid JSON: /);
@@ -294,7 +297,7 @@ for (const dialect of DIALECTS) {
       assert.equal(error.code, "invalid_parameter");
       assert.equal(error.param, "FILE");
       const [first, ...listed] = error.message.split("\n");
-      assert.equal(first, "FILE has 35 bad lines; nothing was imported.");
+      assert.equal(first, "FILE has 36 bad lines; nothing was imported.");
       assert.deepEqual(
         listed,
         expected.map((p) => `line ${p.line}: ${p.message}`),
@@ -378,6 +381,20 @@ for (const dialect of DIALECTS) {
         (await run([{ type: "subscription", id: "sub_team", email: "x@example.org", tool: "tabmaster", status: "active", ...period }], "live")).subscriptions,
         1,
       );
+    });
+
+    test("a person has one trial per tool: a trial already stored refuses another", async () => {
+      const { services } = await testServices(dialect);
+      const ws = await seedCatalogue(services);
+      const trial = { type: "trial", email: "once@example.com", tool: "tabmaster", starts_at: PAST, ends_at: "2026-12-01T00:00:00Z" };
+      await importNdjson(services.db, services.clock, { workspace: ws.slug, env: "test", text: ndjson([trial]) });
+      const error = await rejected(
+        importNdjson(services.db, services.clock, { workspace: ws.slug, env: "test", text: ndjson([{ ...trial, email: "ONCE@example.com" }]) }),
+      );
+      assert.deepEqual(error.problems, [{ line: 1, message: "ONCE@example.com has a trial of tabmaster already; a person has one trial per tool" }]);
+      // Another tool, or the live environment, is another trial.
+      await importNdjson(services.db, services.clock, { workspace: ws.slug, env: "live", text: ndjson([trial]) });
+      await importNdjson(services.db, services.clock, { workspace: ws.slug, env: "test", text: ndjson([{ ...trial, tool: "linkkeeper" }]) });
     });
 
     test("the workspace, the environment and an empty file are refused before any line", async () => {
