@@ -34,6 +34,12 @@ for (const dialect of DIALECTS) {
       assert.deepEqual({ slug: ws.slug, plan: ws.plan }, { slug, plan: "hobby" });
       await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "tabs", "--name", "Tabs");
       await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "notes", "--name", "Notes");
+      assert.deepEqual(await wardenJson(env, "admin", "tool", "update", "--workspace", slug, "--id", "tabs", "--trial-days", "14"), {
+        id: "tabs",
+        name: "Tabs",
+        workspace: slug,
+        trial_days: 14,
+      });
       const bundle = await wardenJson(env, "admin", "bundle", "create", "--workspace", slug, "--id", "suite", "--name", "Suite", "--tools", "tabs,notes");
       assert.deepEqual(bundle.tools, ["tabs", "notes"]);
       const plan = await wardenJson(
@@ -63,6 +69,9 @@ for (const dialect of DIALECTS) {
       const env = await privateDatabaseEnv(dialect);
       const email = `${unique("o")}@example.com`;
       await wardenJson(env, "admin", "owner", "create", "--email", email);
+      const slug = unique("ws");
+      await wardenJson(env, "admin", "workspace", "create", "--slug", slug, "--name", "Acme", "--owner", email);
+      await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "tabs", "--name", "Tabs");
       const cases: [string[], number, RegExp][] = [
         [["admin", "owner", "create", "--email", "not-an-address"], 1, /email must be an email address/],
         [["admin", "owner", "create", "--email", email], 1, /exists already/],
@@ -72,6 +81,12 @@ for (const dialect of DIALECTS) {
         [["admin", "workspace", "create", "--slug", unique("s"), "--name", "x", "--owner", "nobody@example.com"], 1, /No owner/],
         [["admin", "workspace", "create", "--slug", unique("s"), "--name", "x", "--owner", email, "--plan", "gold"], 1, /plan must be hobby or pro/],
         [["admin", "tool", "create", "--workspace", "missing", "--id", "t", "--name", "T"], 1, /No workspace/],
+        [["admin", "tool", "update", "--workspace", "missing", "--id", "t", "--trial-days", "7"], 1, /No workspace/],
+        [["admin", "tool", "update", "--workspace", slug, "--id", "nope", "--trial-days", "7"], 1, /No tool "nope"/],
+        [["admin", "tool", "update", "--workspace", slug, "--id", "tabs"], 1, /Give --name or --trial-days/],
+        [["admin", "tool", "update", "--workspace", slug, "--id", "tabs", "--trial-days=-1"], 1, /--trial-days must be a whole number from 0/],
+        [["admin", "tool", "update", "--workspace", slug, "--id", "tabs", "--trial-days", "366"], 1, /--trial-days must be a whole number from 0/],
+        [["admin", "tool", "create", "--workspace", slug, "--id", "t2", "--name", "T", "--trial-days", "2.5"], 1, /--trial-days must be/],
         [["admin", "key", "create", "--workspace", "missing", "--env", "test"], 1, /No workspace/],
         [["admin", "key", "revoke", "--id", "key_nope"], 1, /No API key/],
         [["admin", "frobnicate"], 2, /Unknown command/],

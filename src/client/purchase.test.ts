@@ -203,7 +203,10 @@ for (const dialect of DIALECTS) {
       const barbara = `barbara-${ws.slug}@example.org`;
       const first = await assign(team, alan);
       assert.equal(first.statusCode, 200, first.body);
-      assert.deepEqual({ ...first.json(), seat: undefined }, { seat: undefined, purchase: team, email: alan, status: "active", seats: 2, seats_in_use: 1 });
+      assert.deepEqual(
+        { ...(first.json() as object), seat: undefined },
+        { seat: undefined, purchase: team, email: alan, status: "active", seats: 2, seats_in_use: 1 },
+      );
       assert.equal((await assign(team, alan.toUpperCase())).json().seat, first.json().seat, "the same address keeps its seat");
       clock.advance(1000);
       assert.equal((await assign(team, barbara)).statusCode, 200);
