@@ -20,10 +20,16 @@ test("the OpenAPI 3.1 document is valid and describes exactly the five vendor op
   const client = operations.filter((o) => o.op.tags.includes("Client"));
   assert.deepEqual(client.map((o) => `${o.method.toUpperCase()} ${o.path} ${o.op.operationId}`).sort(), [
     "DELETE /api/client/v1/devices/{id} clientSignOutDevice",
+    "DELETE /api/client/v1/purchases/{id}/seats/{seat} clientUnassignSeat",
     "GET /api/client/v1/devices clientListDevices",
+    "GET /api/client/v1/purchases clientListPurchases",
+    "GET /api/client/v1/purchases/{id}/seats clientListSeats",
     "GET /api/client/v1/tools/{tool}/access clientCheckAccess",
+    "POST /api/client/v1/purchases/{id}/seats clientAssignSeat",
     "POST /api/client/v1/sign-in clientSignIn",
     "POST /api/client/v1/sign-in/verify clientVerifySignIn",
+    "POST /api/client/v1/tools/{tool}/activate clientActivateLicence",
+    "POST /api/client/v1/tools/{tool}/trial clientStartTrial",
   ]);
   assert.deepEqual(vendor.map((o) => `${o.method.toUpperCase()} ${o.path} ${o.op.operationId}`).sort(), [
     "DELETE /api/v1/tools/{tool}/grants/{id} revokeGrant",
