@@ -14,7 +14,6 @@ import { renderError } from "./http/error.handler.js";
 import { validatorCompiler } from "./http/validation.js";
 import { newId } from "./ids.js";
 import type { Services } from "./services.js";
-import { checkoutRoutes } from "./stripe/checkout.routes.js";
 import { stripeRoutes } from "./stripe/stripe.routes.js";
 import { webhookRoutes } from "./webhooks/webhook.routes.js";
 import {
@@ -125,9 +124,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
 
   // Stripe's webhooks authenticate by signature, not by API key.
   await app.register(stripeRoutes, { services });
-  // The extension's buy button: a signed-out buyer asks, on the workspace's address.
-  await app.register(checkoutRoutes, { services, prefix: "/api/client/v1" });
-  // The client API: sign-in by emailed code, device sessions, the access check.
+  // The client API: sign-in by emailed code, device sessions, the access check, the buy button.
   await app.register(clientRoutes, { services, prefix: "/api/client/v1" });
 
   await app.register(async (fallback) => {

@@ -3,6 +3,8 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { commonErrors, ToolParams } from "../http/common.schema.js";
 import type { Services } from "../services.js";
+import { CheckoutBody, CreatedCheckout } from "../stripe/checkout.schema.js";
+import { createCheckout } from "../stripe/checkout.service.js";
 import { activateLicence } from "./activation.service.js";
 import {
   Access,
@@ -233,5 +235,29 @@ export const clientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       },
     },
     async (request) => unassignTeamSeat(services, await session(request), request.params.id, request.params.seat),
+  );
+
+  app.post(
+    "/tools/:tool/checkout",
+    {
+      schema: {
+        operationId: "clientCreateCheckout",
+        summary: "Create a checkout for the buy button",
+        description:
+          "Answers a Stripe Checkout page for one of the tool's plans (seats for a team purchase), made with the workspace's Stripe key. Signed out, the purchase attaches to whoever later verifies the address; with a device token (Authorization: Bearer wdt_…) it is the signed-in person's.",
+        tags: ["Client"],
+        security: [],
+        params: ToolParams,
+        body: CheckoutBody,
+        response: { 200: CreatedCheckout, ...commonErrors },
+      },
+    },
+    async (request) =>
+      createCheckout(services, {
+        hostname: request.hostname,
+        toolId: request.params.tool,
+        body: request.body,
+        buyer: request.headers.authorization === undefined ? null : await session(request),
+      }),
   );
 };

@@ -29,6 +29,7 @@ test("the OpenAPI 3.1 document is valid and describes exactly the five vendor op
     "POST /api/client/v1/sign-in clientSignIn",
     "POST /api/client/v1/sign-in/verify clientVerifySignIn",
     "POST /api/client/v1/tools/{tool}/activate clientActivateLicence",
+    "POST /api/client/v1/tools/{tool}/checkout clientCreateCheckout",
     "POST /api/client/v1/tools/{tool}/trial clientStartTrial",
   ]);
   assert.deepEqual(vendor.map((o) => `${o.method.toUpperCase()} ${o.path} ${o.op.operationId}`).sort(), [

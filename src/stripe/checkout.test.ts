@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Dialect } from "../db/database.js";
+import { clientCalls, testMailbox } from "../test-support/client.js";
 import { DIALECTS, seedCatalogue, testApi, testServices } from "../test-support/harness.js";
 import { deliver, emittedEvents, paymentSession, stripeEvent } from "../test-support/stripe.js";
 import { startStripeApi } from "../test-support/stripe-api.js";
@@ -12,17 +13,20 @@ import { connectStripe } from "./stripe-account.service.js";
 const SECRET_KEY = "sk_test_checkoutStandIn0123";
 const WEBHOOK_SECRET = "whsec_checkoutStandIn0123";
 
+const mailbox = testMailbox();
+const { signIn } = clientCalls(mailbox);
+
 async function setUp(dialect: Dialect) {
   const stripeApi = await startStripeApi();
-  const { services, clock } = await testServices(dialect, { WARDEN_STRIPE_API_URL: stripeApi.url });
+  const { services, clock } = await testServices(dialect, { WARDEN_STRIPE_API_URL: stripeApi.url, SMTP_URL: mailbox.url });
   const ws = await seedCatalogue(services);
   await connectStripe(services, { workspace: ws.slug, env: "test", webhookSecret: WEBHOOK_SECRET, secretKey: SECRET_KEY });
   const api = await testApi(services);
-  const checkout = (body: Record<string, unknown>, options: { host?: string; tool?: string } = {}) =>
+  const checkout = (body: Record<string, unknown>, options: { host?: string; tool?: string; token?: string } = {}) =>
     api.request({
       method: "POST",
       url: `/api/client/v1/tools/${options.tool ?? "tabmaster"}/checkout`,
-      headers: { host: options.host ?? `${ws.slug}.warden.test` },
+      headers: { host: options.host ?? `${ws.slug}.warden.test`, ...(options.token ? { authorization: `Bearer ${options.token}` } : {}) },
       payload: body,
     });
   return { services, clock, ws, api, stripeApi, checkout };
@@ -89,11 +93,40 @@ for (const dialect of DIALECTS) {
       assert.equal(form["payment_intent_data[metadata][warden_tool]"], undefined);
     });
 
+    test("a signed-in buyer's checkout names their account and address; a device of another environment is refused", async () => {
+      const { services, ws, api, stripeApi, checkout } = await setUp(dialect);
+      const email = `buyer-${ws.slug}@example.com`;
+      const token = await signIn(api, ws, email);
+      const person = await services.db
+        .selectFrom("people")
+        .select("id")
+        .where("workspace_id", "=", ws.workspaceId)
+        .where("env", "=", "test")
+        .executeTakeFirstOrThrow();
+      const response = await checkout(
+        { workspace: ws.slug, plan: "lifetime", livemode: false, success_url: "https://tabmaster.example/thanks" },
+        { host: "localhost", token },
+      );
+      assert.equal(response.statusCode, 200, response.body);
+      const form = stripeApi.calls[0]?.form ?? {};
+      assert.equal(form.customer_email, email);
+      assert.equal(form["metadata[warden_account]"], person.id);
+      assert.equal(form["payment_intent_data[metadata][warden_account]"], person.id);
+
+      const live = await checkout({ plan: "lifetime", livemode: true, success_url: "https://tabmaster.example/thanks" }, { token });
+      assert.equal(live.statusCode, 400);
+      assert.equal(live.json().error.param, "livemode");
+      const forged = await checkout({ plan: "lifetime", livemode: false, success_url: "https://tabmaster.example/thanks" }, { token: `wdt_${"x".repeat(43)}` });
+      assert.equal(forged.statusCode, 401);
+      assert.equal(stripeApi.calls.length, 1);
+    });
+
     test("refusals: no workspace at the address, unknown tool or plan, a mode without a secret key, a bad body, Stripe's own refusal", async () => {
       const { stripeApi, checkout } = await setUp(dialect);
       const body = { plan: "lifetime", livemode: false, success_url: "https://tabmaster.example/thanks" };
       const cases: [Record<string, unknown>, { host?: string; tool?: string }, number, string | undefined][] = [
-        [body, { host: "localhost" }, 404, undefined],
+        [body, { host: "localhost" }, 400, "workspace"],
+        [{ ...body, workspace: "someone-else" }, {}, 400, "workspace"],
         [body, { host: "nobody.warden.test" }, 404, undefined],
         [body, { tool: "nothing" }, 404, undefined],
         [{ ...body, plan: "gold" }, {}, 400, "plan"],
