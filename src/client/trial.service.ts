@@ -2,7 +2,6 @@
 // a grant of kind `trial` (a pass, and an addition), so retrieve-a-customer shows it in
 // `trial` and list-grants lists it.
 
-import { listKeyOwners } from "../auth/key.store.js";
 import { DAY_MS, toIso } from "../clock.js";
 import { syncCustomer, toolScope } from "../customers/customer.service.js";
 import { grantLive } from "../customers/entitlement.js";
@@ -14,7 +13,7 @@ import { insertGrant, listGrantsOf, type StoredGrant } from "../grants/grant.sto
 import { countPassesHeld } from "../grants/pass.store.js";
 import { newId } from "../ids.js";
 import type { Services } from "../services.js";
-import { findTool, findWorkspaceById } from "../workspaces/workspace.store.js";
+import { findTool, findWorkspaceById, listOwnerIds } from "../workspaces/workspace.store.js";
 import { requireSignedIn } from "./client.service.js";
 import type { DeviceSession } from "./device-session.store.js";
 
@@ -38,10 +37,10 @@ export async function startTrial(services: Services, session: DeviceSession, too
     }
     const workspace = await findWorkspaceById(trx, session.workspaceId);
     if (!workspace) throw notFound("No such workspace.");
-    const owners = await listKeyOwners(trx, session.workspaceId);
+    const ownerIds = await listOwnerIds(trx, session.workspaceId);
     // Counted before the write, like a grant; the counter rows stay locked until commit,
     // which serialises trials of the workspace and keeps the pass count exact.
-    await limits.countAddition(trx, { workspaceId: session.workspaceId, env: session.env, ownerIds: owners.map((o) => o.id) }, now);
+    await limits.countAddition(trx, { workspaceId: session.workspaceId, env: session.env, ownerIds }, now);
     if (workspace.plan === "hobby") {
       const cap = limits.hobbyPasses;
       if ((await countPassesHeld(trx, session.workspaceId, session.env, now, cap)) >= cap) {

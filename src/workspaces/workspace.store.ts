@@ -142,3 +142,9 @@ export async function findPlan(ex: Executor, workspaceId: string, productKind: P
       }
     : null;
 }
+
+/** Ids of the workspace's owners, whose quotas a workspace's additions are charged to as well. */
+export async function listOwnerIds(ex: Executor, workspaceId: string): Promise<string[]> {
+  const rows = await ex.selectFrom("workspace_owners").select("owner_id").where("workspace_id", "=", workspaceId).orderBy("owner_id").execute();
+  return rows.map((r) => r.owner_id);
+}
