@@ -15,6 +15,14 @@ export type Placeholder = <T>(index: number) => T;
 
 const placeholder: Placeholder = <T>(index: number) => `${MARK}${index}` as unknown as T;
 
+// SQL texts of prepared queries, with the statement name each runs under on PostgreSQL.
+const statementNames = new Map<string, string>();
+
+/** The name a prepared query's SQL runs under as a named statement, or undefined for any other SQL. */
+export function preparedStatementName(sql: string): string | undefined {
+  return statementNames.get(sql);
+}
+
 interface Template {
   compiled: CompiledQuery;
   slots: Slot[];
@@ -32,6 +40,7 @@ export function prepared<Q extends Compilable<unknown>>(build: (ex: Executor, p:
         (value): Slot => (typeof value === "string" && value.startsWith(MARK) ? { arg: Number(value.slice(MARK.length)) } : { value }),
       );
       template = { compiled, slots };
+      if (!statementNames.has(compiled.sql)) statementNames.set(compiled.sql, `warden_${statementNames.size + 1}`);
       templates.set(adapter, template);
     }
     const parameters = template.slots.map((slot) => ("arg" in slot ? args[slot.arg] : slot.value));
