@@ -1,4 +1,4 @@
-import type { Compilable, CompiledQuery, InferResult } from "kysely";
+import type { Compilable, CompiledQuery, InferResult, RawBuilder } from "kysely";
 import type { Executor } from "./database.js";
 
 // Kysely builds and compiles a query's syntax tree on every call: on the hot paths that
@@ -29,13 +29,22 @@ interface Template {
 }
 
 export function prepared<Q extends Compilable<unknown>>(build: (ex: Executor, p: Placeholder) => Q) {
+  return preparedCompiled<InferResult<Q>>((ex) => build(ex, placeholder).compile());
+}
+
+/** `prepared` for SQL written out with Kysely's `sql` tag (statements the builder cannot express). */
+export function preparedRaw<R>(build: (p: Placeholder) => RawBuilder<R>) {
+  return preparedCompiled<R[]>((ex) => build(placeholder).compile(ex));
+}
+
+function preparedCompiled<Rows>(compile: (ex: Executor) => CompiledQuery) {
   // One template per dialect: the adapter is shared by a database and its transactions.
   const templates = new WeakMap<object, Template>();
-  return async (ex: Executor, args: readonly unknown[]): Promise<InferResult<Q>> => {
+  return async (ex: Executor, args: readonly unknown[]): Promise<Rows> => {
     const adapter = ex.getExecutor().adapter;
     let template = templates.get(adapter);
     if (!template) {
-      const compiled = build(ex, placeholder).compile();
+      const compiled = compile(ex);
       const slots = compiled.parameters.map(
         (value): Slot => (typeof value === "string" && value.startsWith(MARK) ? { arg: Number(value.slice(MARK.length)) } : { value }),
       );
@@ -45,6 +54,6 @@ export function prepared<Q extends Compilable<unknown>>(build: (ex: Executor, p:
     }
     const parameters = template.slots.map((slot) => ("arg" in slot ? args[slot.arg] : slot.value));
     const result = await ex.executeQuery({ ...template.compiled, parameters });
-    return result.rows as InferResult<Q>;
+    return result.rows as Rows;
   };
 }

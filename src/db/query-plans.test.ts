@@ -11,7 +11,8 @@ import { openStorage } from "./database.js";
 import type { Database } from "./schema.js";
 
 // A request may look rows up by index, never read a table whole (SQLite reports that
-// as SCAN). Only the page-sized results of the list's own subqueries may be scanned.
+// as SCAN). Only the page-sized results of the list's own subqueries may be scanned, and
+// the literal rows of a multi-row insert (`SCAN 3-ROW VALUES CLAUSE`), which are no table.
 const SUBQUERIES = new Set(["w0", "w1", "m", "t"]);
 const ALIASES: Record<string, keyof Database> = { k: "api_keys", l: "licences", s: "subscriptions", g: "grants" };
 
@@ -59,7 +60,7 @@ test("every query on the request path finds its rows through an index", async ()
       const found = /^SEARCH (\w+)/.exec(detail)?.[1];
       if (found) searched.add(ALIASES[found] ?? found);
       const table = /^SCAN (\w+)/.exec(detail)?.[1];
-      if (table && !SUBQUERIES.has(table)) scans.push(`${detail}\n    in: ${text}`);
+      if (table && !SUBQUERIES.has(table) && !/^SCAN \d+-ROW VALUES CLAUSE$/.test(detail)) scans.push(`${detail}\n    in: ${text}`);
     }
   }
   assert.deepEqual(scans, []);
