@@ -6,7 +6,7 @@ import { ApiError } from "../errors/errors.js";
 import { newId, randomBase62 } from "../ids.js";
 import type { LimitsService } from "../limits/limits.service.js";
 import type { ServicePlan } from "../workspaces/workspace.types.js";
-import { findKeyByHash, insertKey, listKeyOwners } from "./key.store.js";
+import { findKeyWithOwners, insertKey } from "./key.store.js";
 
 const KEY_SHAPE = /^wk_(test|live)_[0-9A-Za-z]{32}$/;
 
@@ -48,25 +48,22 @@ const failed = (message: string) => new ApiError("authentication_failed", messag
  */
 export async function authenticate(db: Db, clock: Clock, limits: LimitsService, input: AuthenticateInput): Promise<Principal> {
   const now = clock.now();
-  await limits.assertSourceNotBlocked(db, input.source, now);
-
-  const header = input.authorization;
-  if (header === undefined || header.trim() === "") {
-    throw failed("No API key. Send the header Authorization: Bearer <API_KEY>.");
-  }
-  // The auth scheme is case-insensitive in HTTP (RFC 9110 §11.1); the key itself is not.
-  const match = /^Bearer (\S+)$/i.exec(header);
-  const presented = match?.[1];
-
   const wrongKey = async (message: string): Promise<never> => {
     throw (await limits.countWrongKey(db, input.source, now)) ?? failed(message);
   };
 
+  // The auth scheme is case-insensitive in HTTP (RFC 9110 §11.1); the key itself is not.
+  const header = input.authorization;
+  const presented = header === undefined ? undefined : /^Bearer (\S+)$/i.exec(header)?.[1];
   if (presented === undefined || !KEY_SHAPE.test(presented)) {
+    await limits.assertSourceNotBlocked(db, input.source, now);
+    if (header === undefined || header.trim() === "") throw failed("No API key. Send the header Authorization: Bearer <API_KEY>.");
     return wrongKey("Malformed API key. Keys look like wk_test_… or wk_live_… followed by 32 letters and digits.");
   }
   const hash = hashKey(presented);
-  const stored = await findKeyByHash(db, hash);
+  // One round trip: the key, its owners, and the source address's wrong-key count.
+  const { key: stored, owners, source } = await findKeyWithOwners(db, hash, limits.wrongKeyScope(input.source));
+  limits.assertSourceCountNotBlocked(source, now);
   // The row was found by its hash; comparing the hashes again in constant time keeps
   // the final decision free of timing differences whatever the index lookup does.
   if (!stored || !timingSafeEqual(Buffer.from(stored.hash, "hex"), Buffer.from(hash, "hex"))) {
@@ -74,7 +71,6 @@ export async function authenticate(db: Db, clock: Clock, limits: LimitsService, 
   }
   if (stored.revokedAt !== null) return wrongKey("This API key has been revoked.");
 
-  const owners = await listKeyOwners(db, stored.workspaceId);
   if (owners.some((owner) => owner.suspended)) {
     throw failed("This API key's workspace is suspended.");
   }

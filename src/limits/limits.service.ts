@@ -87,19 +87,27 @@ export class LimitsService {
     );
   }
 
+  /** The counter of wrong keys sent from a source address. */
+  wrongKeyScope(source: string): string {
+    return `wrong-keys:${source}`;
+  }
+
   /** Refuses a source address that has already sent too many wrong keys this minute. */
   async assertSourceNotBlocked(ex: Executor, source: string, now: number): Promise<void> {
-    const state = await readCounter(ex, `wrong-keys:${source}`, now);
-    if (state.count >= this.limits.wrongKeysPerMin) {
-      throw new ApiError("rate_limited", "Too many wrong API keys from this address; retry after the minute resets.", {
-        rateLimit: { limit: this.limits.wrongKeysPerMin, remaining: 0, resetAt: state.windowEnd },
-      });
-    }
+    this.assertSourceCountNotBlocked(await readCounter(ex, this.wrongKeyScope(source), now), now);
+  }
+
+  /** The same, for the source's counter as read with the key (null when it has none). */
+  assertSourceCountNotBlocked(stored: CounterState | null, now: number): void {
+    if (stored === null || stored.windowEnd <= now || stored.count < this.limits.wrongKeysPerMin) return;
+    throw new ApiError("rate_limited", "Too many wrong API keys from this address; retry after the minute resets.", {
+      rateLimit: { limit: this.limits.wrongKeysPerMin, remaining: 0, resetAt: stored.windowEnd },
+    });
   }
 
   /** Records a wrong key; answers whether the address is now over its limit. */
   async countWrongKey(ex: Executor, source: string, now: number): Promise<ApiError | null> {
-    const [state] = await addToCounters(ex, this.dialect, [{ scope: `wrong-keys:${source}`, nextWindowEnd: windowEndFor("minute", now) }], 1, now);
+    const [state] = await addToCounters(ex, this.dialect, [{ scope: this.wrongKeyScope(source), nextWindowEnd: windowEndFor("minute", now) }], 1, now);
     if (!state) throw new Error("the wrong-key counter was not written");
     if (state.count <= this.limits.wrongKeysPerMin) return null;
     return new ApiError("rate_limited", "Too many wrong API keys from this address; retry after the minute resets.", {
