@@ -58,10 +58,16 @@ export class LimitsService {
    * statement (one transaction) that a refusal undoes.
    */
   private async count(ex: Executor, quotas: Quota[], by: number, now: number): Promise<void> {
+    const refusal = await this.countOrRefuse(ex, quotas, by, now);
+    if (refusal) throw refusal.error;
+  }
+
+  /** `count`, answering the refusal (and which quota made it) instead of throwing it. */
+  private async countOrRefuse(ex: Executor, quotas: Quota[], by: number, now: number): Promise<{ quota: Quota; error: ApiError } | null> {
     const increments = quotas.map((quota) => ({ scope: quota.scope, nextWindowEnd: windowEndOf(quota, now), limit: quota.limit }));
     for (let attempt = 1; ; attempt++) {
       const outcome = await incrementCountersWithin(ex, this.dialect, increments, by, now);
-      if (!outcome.refused) return;
+      if (!outcome.refused) return null;
       // The refusing statement undid itself: read the counts it saw, before this request's.
       const counted = outcome.states !== null;
       const states: CounterState[] = outcome.states ?? (await Promise.all(quotas.map((quota) => readCounter(ex, quota.scope, now))));
@@ -69,9 +75,10 @@ export class LimitsService {
       const quota = quotas[over];
       const state = states[over];
       if (quota && state) {
-        throw new ApiError("rate_limited", `Too many requests: ${quota.what} (${quota.limit}). ${quota.retry ?? "Retry after the window resets."}`, {
+        const error = new ApiError("rate_limited", `Too many requests: ${quota.what} (${quota.limit}). ${quota.retry ?? "Retry after the window resets."}`, {
           rateLimit: { limit: quota.limit, remaining: 0, resetAt: state.windowEnd },
         });
+        return { quota, error };
       }
       if (attempt >= COUNT_ATTEMPTS) throw new Error("a counter refused, and no quota was over when read back");
     }
@@ -79,12 +86,11 @@ export class LimitsService {
 
   /** 600 requests a minute per key; counted on its own, whatever the request then does. */
   countKeyRequest(ex: Executor, keyId: string, now: number): Promise<void> {
-    return this.count(
-      ex,
-      [{ scope: `key-requests:${keyId}`, limit: this.limits.keyRequestsPerMin, window: "minute", what: "requests per minute for this key" }],
-      1,
-      now,
-    );
+    return this.count(ex, [this.keyRequestQuota(keyId)], 1, now);
+  }
+
+  private keyRequestQuota(keyId: string): Quota {
+    return { scope: `key-requests:${keyId}`, limit: this.limits.keyRequestsPerMin, window: "minute", what: "requests per minute for this key" };
   }
 
   /** The counter of wrong keys sent from a source address. */
@@ -165,23 +171,29 @@ export class LimitsService {
     ];
   }
 
-  /** Retrieve-a-customer and list-grants lookups, counted before the read. */
-  countLookup(ex: Executor, subject: QuotaSubject, now: number): Promise<void> {
+  /**
+   * Retrieve-a-customer and list-grants lookups, counted before the read. When the key's
+   * request has not been counted yet (the route deferred it), it is counted in the same
+   * statement, first, so that a key over its limit is what a refusal names; a request
+   * refused by a lookup quota still counts against its key, as it would counted alone.
+   */
+  async countLookup(ex: Executor, subject: QuotaSubject & { keyId?: string; keyRequestCounted?: boolean }, now: number): Promise<void> {
     const limit = this.limits.lookupsPerDay;
-    return this.count(
-      ex,
-      [
-        { scope: `lookups:${subject.workspaceId}:${subject.env}`, limit, window: "anchored-day", what: "customer lookups per day for this workspace" },
-        ...subject.ownerIds.map((owner) => ({
-          scope: `lookups-owner:${owner}:${subject.env}`,
-          limit,
-          window: "anchored-day" as const,
-          what: "customer lookups per day across the owner's workspaces",
-        })),
-      ],
-      1,
-      now,
-    );
+    const lookups: Quota[] = [
+      { scope: `lookups:${subject.workspaceId}:${subject.env}`, limit, window: "anchored-day", what: "customer lookups per day for this workspace" },
+      ...subject.ownerIds.map((owner) => ({
+        scope: `lookups-owner:${owner}:${subject.env}`,
+        limit,
+        window: "anchored-day" as const,
+        what: "customer lookups per day across the owner's workspaces",
+      })),
+    ];
+    if (subject.keyId === undefined || subject.keyRequestCounted !== false) return this.count(ex, lookups, 1, now);
+    const key = this.keyRequestQuota(subject.keyId);
+    const refusal = await this.countOrRefuse(ex, [key, ...lookups], 1, now);
+    subject.keyRequestCounted = true;
+    if (refusal && refusal.quota !== key) await this.count(ex, [key], 1, now);
+    if (refusal) throw refusal.error;
   }
 
   /** A grant: one per tool per day, and one addition for the workspace and its owners. */
