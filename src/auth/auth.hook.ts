@@ -1,10 +1,15 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { renderError } from "../http/error.handler.js";
 import type { Services } from "../services.js";
 import { authenticate, type Principal, slugFromHost } from "./key.service.js";
 
 declare module "fastify" {
   interface FastifyRequest {
     principal: Principal | null;
+  }
+  interface FastifyContextConfig {
+    /** The route counts the key's request itself, with its lookups (see Principal.keyRequestCounted). */
+    countsKeyRequest?: boolean;
   }
 }
 
@@ -16,7 +21,24 @@ export function requireApiKey(app: FastifyInstance, services: Services): void {
       authorization: request.headers.authorization,
       hostSlug: slugFromHost(request.hostname, services.config.domain),
       source: request.ip,
+      deferKeyRequest: request.routeOptions.config.countsKeyRequest === true,
     });
+  });
+  // A route that was to count the key's request with its lookups may fail before it does
+  // (a missing tool, an invalid parameter): the request is counted here, before the answer,
+  // and a key over its limit answers 429 instead.
+  const render = renderError(services.clock);
+  app.setErrorHandler(async (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const principal = request.principal;
+    if (principal && !principal.keyRequestCounted) {
+      try {
+        await services.limits.countKeyRequest(services.db, principal.keyId, services.clock.now());
+        principal.keyRequestCounted = true;
+      } catch (countError) {
+        return render(countError, request, reply);
+      }
+    }
+    return render(error, request, reply);
   });
 }
 

@@ -6,7 +6,7 @@ import { ApiError } from "../errors/errors.js";
 import { newId, randomBase62 } from "../ids.js";
 import type { LimitsService } from "../limits/limits.service.js";
 import type { ServicePlan } from "../workspaces/workspace.types.js";
-import { findKeyByHash, insertKey, listKeyOwners } from "./key.store.js";
+import { findKeyWithOwners, insertKey } from "./key.store.js";
 
 const KEY_SHAPE = /^wk_(test|live)_[0-9A-Za-z]{32}$/;
 
@@ -18,6 +18,12 @@ export interface Principal {
   plan: ServicePlan;
   env: Env;
   ownerIds: string[];
+  /**
+   * Whether this request has been counted against the key's requests per minute. A route
+   * that counts lookups counts the key's request in the same statement (one round trip
+   * less); until it does, this is false.
+   */
+  keyRequestCounted: boolean;
 }
 
 // SHA-256 is enough for keys with 190 random bits (decisions.md): nobody can search
@@ -38,6 +44,8 @@ interface AuthenticateInput {
   /** The workspace slug that the request's Host names, or null when it names none. */
   hostSlug: string | null;
   source: string;
+  /** Leave the key's request to be counted with the route's own counters (`keyRequestCounted` false). */
+  deferKeyRequest?: boolean;
 }
 
 const failed = (message: string) => new ApiError("authentication_failed", message);
@@ -48,25 +56,22 @@ const failed = (message: string) => new ApiError("authentication_failed", messag
  */
 export async function authenticate(db: Db, clock: Clock, limits: LimitsService, input: AuthenticateInput): Promise<Principal> {
   const now = clock.now();
-  await limits.assertSourceNotBlocked(db, input.source, now);
-
-  const header = input.authorization;
-  if (header === undefined || header.trim() === "") {
-    throw failed("No API key. Send the header Authorization: Bearer <API_KEY>.");
-  }
-  // The auth scheme is case-insensitive in HTTP (RFC 9110 §11.1); the key itself is not.
-  const match = /^Bearer (\S+)$/i.exec(header);
-  const presented = match?.[1];
-
   const wrongKey = async (message: string): Promise<never> => {
     throw (await limits.countWrongKey(db, input.source, now)) ?? failed(message);
   };
 
+  // The auth scheme is case-insensitive in HTTP (RFC 9110 §11.1); the key itself is not.
+  const header = input.authorization;
+  const presented = header === undefined ? undefined : /^Bearer (\S+)$/i.exec(header)?.[1];
   if (presented === undefined || !KEY_SHAPE.test(presented)) {
+    await limits.assertSourceNotBlocked(db, input.source, now);
+    if (header === undefined || header.trim() === "") throw failed("No API key. Send the header Authorization: Bearer <API_KEY>.");
     return wrongKey("Malformed API key. Keys look like wk_test_… or wk_live_… followed by 32 letters and digits.");
   }
   const hash = hashKey(presented);
-  const stored = await findKeyByHash(db, hash);
+  // One round trip: the key, its owners, and the source address's wrong-key count.
+  const { key: stored, owners, source } = await findKeyWithOwners(db, hash, limits.wrongKeyScope(input.source));
+  limits.assertSourceCountNotBlocked(source, now);
   // The row was found by its hash; comparing the hashes again in constant time keeps
   // the final decision free of timing differences whatever the index lookup does.
   if (!stored || !timingSafeEqual(Buffer.from(stored.hash, "hex"), Buffer.from(hash, "hex"))) {
@@ -74,14 +79,13 @@ export async function authenticate(db: Db, clock: Clock, limits: LimitsService, 
   }
   if (stored.revokedAt !== null) return wrongKey("This API key has been revoked.");
 
-  const owners = await listKeyOwners(db, stored.workspaceId);
   if (owners.some((owner) => owner.suspended)) {
     throw failed("This API key's workspace is suspended.");
   }
   if (input.hostSlug !== null && input.hostSlug !== stored.workspaceSlug) {
     throw failed("This API key does not belong to the workspace at this address.");
   }
-  await limits.countKeyRequest(db, stored.id, now);
+  if (!input.deferKeyRequest) await limits.countKeyRequest(db, stored.id, now);
 
   return {
     keyId: stored.id,
@@ -90,6 +94,7 @@ export async function authenticate(db: Db, clock: Clock, limits: LimitsService, 
     plan: stored.workspacePlan,
     env: stored.env,
     ownerIds: owners.map((owner) => owner.id),
+    keyRequestCounted: !input.deferKeyRequest,
   };
 }
 

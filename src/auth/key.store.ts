@@ -1,5 +1,6 @@
+import { sql } from "kysely";
 import type { Executor } from "../db/database.js";
-import { prepared } from "../db/prepared.js";
+import { preparedRaw } from "../db/prepared.js";
 import type { Env } from "../db/schema.js";
 import type { ServicePlan } from "../workspaces/workspace.types.js";
 
@@ -28,42 +29,67 @@ export async function insertKey(
     .execute();
 }
 
-// Both run on every authenticated request: prepared once, never cached (a revocation
-// or suspension must apply to the very next request, in every process).
-const selectKeyByHash = prepared((ex, p) =>
-  ex
-    .selectFrom("api_keys as k")
-    .innerJoin("workspaces as w", "w.id", "k.workspace_id")
-    .select(["k.id", "k.hash", "k.env", "k.revoked_at", "w.id as workspace_id", "w.slug", "w.plan"])
-    .where("k.hash", "=", p<string>(0)),
+// Run on every authenticated request, never cached (a revocation or suspension must
+// apply to the very next request, in every process).
+// A request's key, its workspace's owners and the wrong-key count of the request's source
+// address, in one statement: each row is one owner (a key's workspace has at least one),
+// and the source's counter rides along even when no key matches.
+const selectKeyOwnersAndSource = preparedRaw<{
+  id: string | null;
+  hash: string | null;
+  env: Env | null;
+  revoked_at: number | null;
+  workspace_id: string | null;
+  slug: string | null;
+  plan: ServicePlan | null;
+  owner_id: string | null;
+  suspended_at: number | null;
+  source_count: number | null;
+  source_window_end: number | null;
+}>(
+  (p) => sql`select k.id, k.hash, k.env, k.revoked_at, w.id as workspace_id, w.slug, w.plan, o.id as owner_id, o.suspended_at,
+  c.count as source_count, c.window_end as source_window_end
+from (select cast(${p<string>(0)} as text) as hash, cast(${p<string>(1)} as text) as source_scope) as args
+left join counters as c on c.scope = args.source_scope
+left join api_keys as k on k.hash = args.hash
+left join workspaces as w on w.id = k.workspace_id
+left join workspace_owners as wo on wo.workspace_id = w.id
+left join owners as o on o.id = wo.owner_id
+order by o.id`,
 );
 
-const selectKeyOwners = prepared((ex, p) =>
-  ex
-    .selectFrom("workspace_owners as wo")
-    .innerJoin("owners as o", "o.id", "wo.owner_id")
-    .select(["o.id", "o.suspended_at"])
-    .where("wo.workspace_id", "=", p<string>(0))
-    .orderBy("o.id"),
-);
-
-export async function findKeyByHash(ex: Executor, hash: string): Promise<StoredKey | null> {
-  const [row] = await selectKeyByHash(ex, [hash]);
-  if (!row) return null;
-  return {
-    id: row.id,
-    hash: row.hash,
-    env: row.env,
-    revokedAt: row.revoked_at,
-    workspaceId: row.workspace_id,
-    workspaceSlug: row.slug,
-    workspacePlan: row.plan,
-  };
+export interface KeyLookup {
+  /** The key with that hash, or null. */
+  key: StoredKey | null;
+  owners: KeyOwner[];
+  /** The counter of `sourceScope` as stored (its window may have closed), or null. */
+  source: { count: number; windowEnd: number } | null;
 }
 
-export async function listKeyOwners(ex: Executor, workspaceId: string): Promise<KeyOwner[]> {
-  const rows = await selectKeyOwners(ex, [workspaceId]);
-  return rows.map((r) => ({ id: r.id, suspended: r.suspended_at !== null }));
+/** The key with this hash and its workspace's owners, with the counter `sourceScope`, in one round trip. */
+export async function findKeyWithOwners(ex: Executor, hash: string, sourceScope: string): Promise<KeyLookup> {
+  const rows = await selectKeyOwnersAndSource(ex, [hash, sourceScope]);
+  const [first] = rows;
+  const source =
+    first && first.source_count !== null && first.source_window_end !== null
+      ? { count: Number(first.source_count), windowEnd: Number(first.source_window_end) }
+      : null;
+  if (!first || first.id === null || first.hash === null || first.env === null || first.workspace_id === null || first.slug === null || first.plan === null) {
+    return { key: null, owners: [], source };
+  }
+  return {
+    key: {
+      id: first.id,
+      hash: first.hash,
+      env: first.env,
+      revokedAt: first.revoked_at === null ? null : Number(first.revoked_at),
+      workspaceId: first.workspace_id,
+      workspaceSlug: first.slug,
+      workspacePlan: first.plan,
+    },
+    owners: rows.flatMap((r) => (r.owner_id === null ? [] : [{ id: r.owner_id, suspended: r.suspended_at !== null }])),
+    source,
+  };
 }
 
 /** Revokes a key; answers false when no such key exists. Revoking twice keeps the first time. */

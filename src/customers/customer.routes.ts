@@ -26,6 +26,8 @@ export const customerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
   app.get(
     "/tools/:tool/customers/:email",
     {
+      // The key's request is counted with the lookup, in one statement (auth.hook.ts).
+      config: { countsKeyRequest: true },
       schema: {
         operationId: "retrieveCustomer",
         summary: "Retrieve a customer",

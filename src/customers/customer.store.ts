@@ -123,7 +123,13 @@ export async function loadSources(ex: Executor, scope: ToolScope, personIds: rea
 
   const [first] = personIds;
   const one = personIds.length === 1 && first !== undefined;
-  const licences = one ? await licencesOfOne(ex, [scope.workspaceId, scope.toolId, first]) : await licencesQuery(ex, scope, personIds).execute();
+  // The three queries do not depend on each other: on PostgreSQL they overlap on the
+  // pool's connections (one round trip of waiting instead of three).
+  const [licences, subscriptions, grants] = await Promise.all([
+    one ? licencesOfOne(ex, [scope.workspaceId, scope.toolId, first]) : licencesQuery(ex, scope, personIds).execute(),
+    one ? subscriptionsOfOne(ex, [scope.workspaceId, scope.toolId, first]) : subscriptionsQuery(ex, scope, personIds).execute(),
+    one ? grantsOfOne(ex, [scope.workspaceId, scope.toolId, first]) : grantsQuery(ex, scope, personIds).execute(),
+  ]);
   for (const r of licences) {
     const source: LicenceSource = {
       id: r.id,
@@ -139,7 +145,6 @@ export async function loadSources(ex: Executor, scope: ToolScope, personIds: rea
     result.get(r.person_id)?.licences.push(source);
   }
 
-  const subscriptions = one ? await subscriptionsOfOne(ex, [scope.workspaceId, scope.toolId, first]) : await subscriptionsQuery(ex, scope, personIds).execute();
   for (const r of subscriptions) {
     const source: SubscriptionSource = {
       id: r.id,
@@ -156,7 +161,6 @@ export async function loadSources(ex: Executor, scope: ToolScope, personIds: rea
     result.get(r.person_id)?.subscriptions.push(source);
   }
 
-  const grants = one ? await grantsOfOne(ex, [scope.workspaceId, scope.toolId, first]) : await grantsQuery(ex, scope, personIds).execute();
   for (const r of grants) {
     const source: GrantSource = {
       id: r.id,

@@ -1,4 +1,4 @@
-import type { Compilable, CompiledQuery, InferResult } from "kysely";
+import type { Compilable, CompiledQuery, InferResult, RawBuilder } from "kysely";
 import type { Executor } from "./database.js";
 
 // Kysely builds and compiles a query's syntax tree on every call: on the hot paths that
@@ -15,27 +15,45 @@ export type Placeholder = <T>(index: number) => T;
 
 const placeholder: Placeholder = <T>(index: number) => `${MARK}${index}` as unknown as T;
 
+// SQL texts of prepared queries, with the statement name each runs under on PostgreSQL.
+const statementNames = new Map<string, string>();
+
+/** The name a prepared query's SQL runs under as a named statement, or undefined for any other SQL. */
+export function preparedStatementName(sql: string): string | undefined {
+  return statementNames.get(sql);
+}
+
 interface Template {
   compiled: CompiledQuery;
   slots: Slot[];
 }
 
 export function prepared<Q extends Compilable<unknown>>(build: (ex: Executor, p: Placeholder) => Q) {
+  return preparedCompiled<InferResult<Q>>((ex) => build(ex, placeholder).compile());
+}
+
+/** `prepared` for SQL written out with Kysely's `sql` tag (statements the builder cannot express). */
+export function preparedRaw<R>(build: (p: Placeholder) => RawBuilder<R>) {
+  return preparedCompiled<R[]>((ex) => build(placeholder).compile(ex));
+}
+
+function preparedCompiled<Rows>(compile: (ex: Executor) => CompiledQuery) {
   // One template per dialect: the adapter is shared by a database and its transactions.
   const templates = new WeakMap<object, Template>();
-  return async (ex: Executor, args: readonly unknown[]): Promise<InferResult<Q>> => {
+  return async (ex: Executor, args: readonly unknown[]): Promise<Rows> => {
     const adapter = ex.getExecutor().adapter;
     let template = templates.get(adapter);
     if (!template) {
-      const compiled = build(ex, placeholder).compile();
+      const compiled = compile(ex);
       const slots = compiled.parameters.map(
         (value): Slot => (typeof value === "string" && value.startsWith(MARK) ? { arg: Number(value.slice(MARK.length)) } : { value }),
       );
       template = { compiled, slots };
+      if (!statementNames.has(compiled.sql)) statementNames.set(compiled.sql, `warden_${statementNames.size + 1}`);
       templates.set(adapter, template);
     }
     const parameters = template.slots.map((slot) => ("arg" in slot ? args[slot.arg] : slot.value));
     const result = await ex.executeQuery({ ...template.compiled, parameters });
-    return result.rows as InferResult<Q>;
+    return result.rows as Rows;
   };
 }

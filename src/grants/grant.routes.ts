@@ -9,6 +9,8 @@ export const grantRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
   app.get(
     "/tools/:tool/grants",
     {
+      // The key's request is counted with the lookup, in one statement (auth.hook.ts).
+      config: { countsKeyRequest: true },
       schema: {
         operationId: "listGrants",
         summary: "List grants",

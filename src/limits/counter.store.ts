@@ -1,37 +1,181 @@
 import { sql } from "kysely";
-import type { Executor } from "../db/database.js";
-import { prepared } from "../db/prepared.js";
+import type { Dialect, Executor } from "../db/database.js";
+import { prepared, preparedRaw } from "../db/prepared.js";
 
-interface CounterState {
+export interface CounterState {
   count: number;
   /** Epoch milliseconds at which the current window closes. */
   windowEnd: number;
 }
 
-/**
- * Adds `by` to a windowed counter and answers the new state, in one statement.
- * A window that has closed restarts at `by` with `nextWindowEnd`. The upsert locks the
- * counter's row until the surrounding transaction ends, so counts are exact across
- * processes, and a rolled-back transaction takes its increment with it.
- */
-const upsertCounter = prepared((ex, p) => {
-  const [scope, by, now, nextWindowEnd] = [p<string>(0), p<number>(1), p<number>(2), p<number>(3)];
-  return ex
-    .insertInto("counters")
-    .values({ scope, window_end: nextWindowEnd, count: by })
-    .onConflict((oc) =>
-      oc.column("scope").doUpdateSet({
-        count: sql<number>`case when counters.window_end <= ${now} then ${by} else counters.count + ${by} end`,
-        window_end: sql<number>`case when counters.window_end <= ${now} then ${nextWindowEnd} else counters.window_end end`,
-      }),
-    )
-    .returning(["count", "window_end"]);
-});
+/** One counter to add to: its scope, and where a window opened now would close. */
+export interface CounterIncrement {
+  scope: string;
+  nextWindowEnd: number;
+}
 
-export async function incrementCounter(ex: Executor, scope: string, by: number, now: number, nextWindowEnd: number): Promise<CounterState> {
-  const [row] = await upsertCounter(ex, [scope, by, now, nextWindowEnd]);
-  if (!row) throw new Error(`counter ${scope} was not written`);
-  return { count: Number(row.count), windowEnd: Number(row.window_end) };
+// Statements are prepared per number of counters (one to a few: a key, a workspace, its owners).
+function perRowCount<F>(make: (rows: number) => F): (rows: number) => F {
+  const made = new Map<number, F>();
+  return (rows) => {
+    let f = made.get(rows);
+    if (!f) {
+      f = make(rows);
+      made.set(rows, f);
+    }
+    return f;
+  };
+}
+
+/**
+ * Adds `by` to several windowed counters in one statement (arguments: by, now, then
+ * scope and next window end for each). A window that has closed restarts at `by`. The
+ * upsert locks the rows until the surrounding transaction ends, so counts are exact
+ * across processes, and a rolled-back transaction takes its increments with it.
+ */
+const upsertCounters = perRowCount((rows) =>
+  prepared((ex, p) =>
+    ex
+      .insertInto("counters")
+      .values(Array.from({ length: rows }, (_, i) => ({ scope: p<string>(2 + 2 * i), window_end: p<number>(3 + 2 * i), count: p<number>(0) })))
+      .onConflict((oc) =>
+        oc.column("scope").doUpdateSet({
+          count: sql<number>`case when counters.window_end <= ${p<number>(1)} then excluded.count else counters.count + excluded.count end`,
+          window_end: sql<number>`case when counters.window_end <= ${p<number>(1)} then excluded.window_end else counters.window_end end`,
+        }),
+      )
+      .returning(["scope", "count", "window_end"]),
+  ),
+);
+
+const REFUSED_MARK = "warden:over-limit";
+
+/**
+ * PostgreSQL, outside any transaction: the same upsert as one statement that is its own
+ * transaction (arguments: by, now, then scope, next window end and limit for each).
+ * All or nothing: when a counter would pass its limit, the statement fails on purpose
+ * (a cast of REFUSED_MARK that only a row over its limit evaluates), so PostgreSQL
+ * undoes every increment of it; concurrent statements wait on the row locks and then see
+ * the counts as they were. Its commit does not wait for the WAL flush (set_config local
+ * to the statement's transaction): every process sees the count at once, so limits stay
+ * exact; only a crash of the database server could forget the last milliseconds of counts.
+ */
+const upsertCountersAlone = perRowCount((rows) =>
+  preparedRaw<{ scope: string; count: number; window_end: number }>((p) => {
+    const values = Array.from(
+      { length: rows },
+      (_, i) => sql`(${p<string>(2 + 3 * i)}::text, ${p<number>(3 + 3 * i)}::bigint, ${p<number>(4 + 3 * i)}::bigint)`,
+    );
+    const now = sql`${p<number>(1)}::bigint`;
+    return sql`with v (scope, window_end, lim) as (values ${sql.join(values)}),
+up as (
+  insert into counters (scope, window_end, count)
+  select scope, window_end, ${p<number>(0)}::bigint from v order by scope
+  on conflict (scope) do update set
+    count = case when counters.window_end <= ${now} then excluded.count else counters.count + excluded.count end,
+    window_end = case when counters.window_end <= ${now} then excluded.window_end else counters.window_end end
+  returning scope, count, window_end
+)
+select up.scope, up.count, up.window_end,
+  set_config('synchronous_commit', 'off', true) as commit_mode,
+  case when up.count > v.lim then (${sql.lit(`${REFUSED_MARK}:`)} || up.scope)::bigint end as refused
+from up join v on v.scope = up.scope`;
+  }),
+);
+
+/** True for the failure `incrementCountersAlone` raises on purpose. */
+function isRefusal(error: unknown): boolean {
+  return error instanceof Error && (error as Error & { code?: unknown }).code === "22P02" && error.message.includes(REFUSED_MARK);
+}
+
+// Rows are locked in scope order, the same in every statement, so that two statements
+// counting overlapping scopes (two workspaces of one owner) cannot deadlock.
+const byScope = <T extends { scope: string }>(a: T, b: T) => (a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : 0);
+
+function statesInOrder(increments: readonly { scope: string }[], rows: { scope: string; count: number; window_end: number }[]): CounterState[] {
+  const byScopeRow = new Map(rows.map((r) => [r.scope, r]));
+  return increments.map(({ scope }) => {
+    const row = byScopeRow.get(scope);
+    if (!row) throw new Error(`counter ${scope} was not written`);
+    return { count: Number(row.count), windowEnd: Number(row.window_end) };
+  });
+}
+
+/** Adds `by` to each counter in one statement; answers their new states in the order given. */
+export async function incrementCounters(ex: Executor, increments: readonly CounterIncrement[], by: number, now: number): Promise<CounterState[]> {
+  const sorted = [...increments].sort(byScope);
+  const rows = await upsertCounters(sorted.length)(ex, [by, now, ...sorted.flatMap((c) => [c.scope, c.nextWindowEnd])]);
+  return statesInOrder(increments, rows);
+}
+
+/**
+ * What `incrementCountersWithin` did: counted (`refused` false, the new states), or
+ * refused and counted nothing, with the states when it saw them (null when the refusing
+ * statement undid itself before answering).
+ */
+export interface CountOutcome {
+  refused: boolean;
+  states: CounterState[] | null;
+}
+
+/**
+ * Adds `by` to each counter unless one would pass its limit, in which case nothing is
+ * added. Outside a transaction: one statement on PostgreSQL, a short transaction on
+ * SQLite (in process, where a statement costs microseconds).
+ */
+export async function incrementCountersWithin(
+  ex: Executor,
+  dialect: Dialect,
+  increments: readonly (CounterIncrement & { limit: number })[],
+  by: number,
+  now: number,
+): Promise<CountOutcome> {
+  const outcome = (states: CounterState[]): CountOutcome => ({
+    refused: states.some((state, i) => state.count > (increments[i]?.limit ?? 0)),
+    states,
+  });
+  // In a caller's transaction, the caller's refusal rolls the increments back. One
+  // counter alone on SQLite needs no transaction: a refused request adds to a count
+  // already past its limit, which uses no quota that another request could have had.
+  if (ex.isTransaction || (dialect === "sqlite" && increments.length === 1)) {
+    return outcome(await incrementCounters(ex, increments, by, now));
+  }
+  if (dialect === "sqlite") {
+    let refused: CountOutcome | null = null;
+    try {
+      return await ex.transaction().execute(async (trx) => {
+        const counted = outcome(await incrementCounters(trx, increments, by, now));
+        if (!counted.refused) return counted;
+        refused = counted;
+        throw new RefusedInTransaction();
+      });
+    } catch (error) {
+      if (error instanceof RefusedInTransaction && refused) return refused;
+      throw error;
+    }
+  }
+  const sorted = [...increments].sort(byScope);
+  try {
+    const rows = await upsertCountersAlone(sorted.length)(ex, [by, now, ...sorted.flatMap((c) => [c.scope, c.nextWindowEnd, c.limit])]);
+    return { refused: false, states: statesInOrder(increments, rows) };
+  } catch (error) {
+    if (isRefusal(error)) return { refused: true, states: null };
+    throw error;
+  }
+}
+
+class RefusedInTransaction extends Error {}
+
+/**
+ * Adds `by` to each counter with no limit to check (wrong keys, rows read), as one
+ * statement that is its own transaction; on PostgreSQL its commit does not wait for the
+ * WAL flush either (see upsertCountersAlone).
+ */
+export async function addToCounters(ex: Executor, dialect: Dialect, increments: readonly CounterIncrement[], by: number, now: number): Promise<CounterState[]> {
+  if (ex.isTransaction || dialect === "sqlite") return incrementCounters(ex, increments, by, now);
+  const sorted = [...increments].sort(byScope);
+  const rows = await upsertCountersAlone(sorted.length)(ex, [by, now, ...sorted.flatMap((c) => [c.scope, c.nextWindowEnd, Number.MAX_SAFE_INTEGER])]);
+  return statesInOrder(increments, rows);
 }
 
 /** Reads a counter without changing it; a closed window reads as zero. */

@@ -117,6 +117,32 @@ for (const dialect of DIALECTS) {
       assert.equal((await api.request({ url, key: ws.testKey })).statusCode, 200);
     });
 
+    test("lookups count the key's request in their own statement: every answer counts once, errors included", async () => {
+      const { services, clock } = await testServices(dialect, { WARDEN_LIMIT_KEY_REQUESTS_PER_MIN: "5", WARDEN_LIMIT_LOOKUPS_PER_DAY: "2" });
+      const ws = await seedWorkspace(services);
+      const api = await testApi(services);
+      const base = `/api/v1/tools/${ws.tool}`;
+
+      clock.advance(15_000);
+      assert.equal((await api.request({ url: `${base}/customers/a%40example.com`, key: ws.testKey })).statusCode, 404);
+      // A missing tool and an invalid parameter answer before any lookup is counted; the key's request still counts.
+      assert.equal((await api.request({ url: "/api/v1/tools/missing-tool/customers/a%40example.com", key: ws.testKey })).statusCode, 404);
+      assert.equal((await api.request({ url: `${base}/grants`, key: ws.testKey })).statusCode, 400);
+      assert.equal((await api.request({ url: `${base}/grants?email=a%40example.com`, key: ws.testKey })).statusCode, 200);
+      // Refused by the lookups quota: still one of the key's requests.
+      assertRateLimited(await api.request({ url: `${base}/customers/a%40example.com`, key: ws.testKey }), 2);
+      const refused = await api.request({ url: `${base}/customers/a%40example.com`, key: ws.testKey });
+      assertRateLimited(refused, 5);
+      assert.equal(refused.headers["retry-after"], "45");
+      assertRateLimited(await api.request({ url: "/api/v1/tools/missing-tool/customers/a%40example.com", key: ws.testKey }), 5);
+      assertRateLimited(await api.request({ url: `${base}/customers`, key: ws.testKey }), 5);
+      // The live key has requests and (per environment) lookups of its own.
+      assert.equal((await api.request({ url: `${base}/customers/a%40example.com`, key: ws.liveKey })).statusCode, 404);
+      clock.advance(45_000);
+      assertRateLimited(await api.request({ url: `${base}/customers/a%40example.com`, key: ws.testKey }), 2);
+      assert.equal((await api.request({ url: `${base}/customers`, key: ws.testKey })).statusCode, 200);
+    });
+
     test("list pages per minute per workspace, all keys of the environment together", async () => {
       const { services, clock } = await testServices(dialect, { WARDEN_LIMIT_LIST_PAGES_PER_MIN: "3" });
       const ws = await seedWorkspace(services);
