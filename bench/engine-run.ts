@@ -11,8 +11,9 @@ import { BENCH, emailOf, hash32 } from "./customer-mix.js";
 import { type ListWalkResult, measureListWalk } from "./list-walk.js";
 import { type DatabasePids, type Measured, measureLoad } from "./load.js";
 import type { LoadRequest } from "./load-worker.js";
-import { onInterrupt, type ServerProcess, startBaseline, startWarden } from "./processes.js";
+import { onInterrupt, runWardenCommand, type ServerProcess, startBaseline, startWarden } from "./processes.js";
 import { type BenchWorkspace, countLoadGrants, seedCustomers, setUpWorkspace, verifySeed } from "./seed.js";
+import { runWebhookScenario, type WebhookResult } from "./webhook-delivery.js";
 
 export interface Preset {
   name: "smoke" | "default" | "full";
@@ -25,9 +26,15 @@ export interface Preset {
   singleSec: number;
   listWalks: number;
   listPageSize: number;
+  /** Events of each webhook delivery run (scenario 5), each fanned out to 10 receivers. */
+  webhookEvents: number;
   /** Wait for a quiet machine before each run and repeat disturbed runs (not for smoke runs). */
   patient: boolean;
 }
+
+/** The issue's scenarios this run measures (6, both engines, is --engines). */
+export type Scenario = 1 | 2 | 3 | 4 | 5;
+export const SCENARIOS: readonly Scenario[] = [1, 2, 3, 4, 5];
 
 // Quotas high enough not to trip, through the documented variables: every request is
 // still counted, in the same transactions, against the same rows.
@@ -63,18 +70,22 @@ export interface GrantRun extends Measured {
   consistent: boolean;
 }
 
+/** One engine's figures; a scenario not selected (--scenarios) has none. */
 export interface EngineResult {
   engine: Dialect;
+  /** Customers in the workspace when scenarios 1 to 3 ran (0 when none of 1 to 4 was selected). */
   customers: number;
   seeding: { customers: number; seconds: number; rows: Record<string, number> }[];
-  retrieveBodyBytes: number;
-  grantBodyBytes: number;
-  baselineRetrieve: Measured;
-  retrieve: Measured & { ratio: number; peakRssMb: number };
+  retrieveBodyBytes?: number;
+  baselineRetrieve?: Measured;
+  retrieve?: Measured & { ratio: number; peakRssMb: number };
+  /** Scenario 4: retrieve at every size (empty when not selected). */
   scaling: ScalingPoint[];
-  list: ListWalkResult & { peakRssMb: number };
-  baselineGrant: Measured;
-  grants: GrantRun;
+  list?: ListWalkResult & { peakRssMb: number };
+  grantBodyBytes?: number;
+  baselineGrant?: Measured;
+  grants?: GrantRun;
+  webhooks?: WebhookResult;
   profiles: string[];
 }
 
@@ -177,21 +188,21 @@ const summary = (m: Measured) =>
 export async function runEngine(
   engine: Dialect,
   preset: Preset,
-  options: { workDir: string; wardenCommand: string; profileDir: string | null; keep: boolean },
+  options: { workDir: string; wardenCommand: string; profileDir: string | null; keep: boolean; scenarios: readonly Scenario[] },
 ): Promise<EngineResult> {
+  const wants = (scenario: Scenario) => options.scenarios.includes(scenario);
   const database = await createDatabase(engine, options.workDir);
   const unregister = onInterrupt(() => (options.keep ? Promise.resolve() : database.drop()));
   const profiles: string[] = [];
   let wardenCount = 0;
-  const launchWarden = async (scenario: string): Promise<ServerProcess> => {
+  const wardenOptions = { command: options.wardenCommand, databaseUrl: database.wardenUrl, dataDir: database.dataDir, limits: BENCH_LIMITS };
+  const launchWarden = async (scenario: string, env: Record<string, string> = {}): Promise<ServerProcess> => {
     wardenCount += 1;
     const cpuProfileDir = options.profileDir ? join(options.profileDir, `${engine}-${scenario}`) : undefined;
     if (cpuProfileDir) profiles.push(cpuProfileDir);
     return startWarden({
-      command: options.wardenCommand,
-      databaseUrl: database.wardenUrl,
-      dataDir: database.dataDir,
-      limits: BENCH_LIMITS,
+      ...wardenOptions,
+      env,
       logFile: join(options.workDir, `warden-${engine}-${wardenCount}-${scenario}.log`),
       ...(cpuProfileDir ? { cpuProfileDir } : {}),
     });
@@ -210,13 +221,13 @@ export async function runEngine(
     const ws = await setUpWorkspace(storage);
     await storage.close();
 
+    const result: EngineResult = { engine, customers: 0, seeding: [], scaling: [], profiles };
+    // Scenarios 1 to 4 need the customers; scenario 5 makes its own buyers.
+    const sizes = [1, 2, 3, 4].some((n) => wants(n as Scenario)) ? preset.sizes : [];
     const seedNow = Date.now();
-    const seeding: EngineResult["seeding"] = [];
-    const scaling: ScalingPoint[] = [];
     let seeded = 0;
-    let last: Omit<EngineResult, "engine" | "seeding" | "scaling" | "profiles"> | null = null;
 
-    for (const size of preset.sizes) {
+    for (const size of sizes) {
       storage = database.storage();
       const started = performance.now();
       let shown = 0;
@@ -235,129 +246,148 @@ export async function runEngine(
       );
       await storage.close();
       const seconds = (performance.now() - started) / 1000;
-      seeding.push({ customers: size, seconds, rows });
+      result.seeding.push({ customers: size, seconds, rows });
+      result.customers = size;
       log(`  [${engine}] ${size.toLocaleString("en")} customers seeded and checked against syncCustomer in ${seconds.toFixed(1)} s`);
 
-      const isLast = size === preset.sizes[preset.sizes.length - 1];
+      const isLast = size === sizes[sizes.length - 1];
       const retrieve: LoadRequest = { kind: "retrieve", tool: BENCH.tool, customers: size };
 
       // Scenarios 1 and 4: retrieve a customer, against the baseline at the largest size.
-      let warden = await launchWarden(`retrieve-${size}`);
-      let retrieveBodyBytes = 0;
-      let baselineRetrieve: Measured | null = null;
-      let loaded: Measured;
-      let peakRssMb: number;
-      try {
-        retrieveBodyBytes = await sampleRetrieveBodies(warden, ws, size, 200);
-        if (isLast) {
-          const baseline = await startBaseline({ bodyBytes: retrieveBodyBytes, status: 200, logFile: join(options.workDir, "baseline.log") });
-          try {
-            baselineRetrieve = await measureLoad(baseline, load(retrieve, ws.key), { patient: preset.patient });
-          } finally {
-            await baseline.stop();
+      if (wants(4) || (wants(1) && isLast)) {
+        let warden = await launchWarden(`retrieve-${size}`);
+        let loaded: Measured;
+        let peakRssMb: number;
+        try {
+          const retrieveBodyBytes = await sampleRetrieveBodies(warden, ws, size, 200);
+          if (wants(1) && isLast) {
+            const baseline = await startBaseline({ bodyBytes: retrieveBodyBytes, status: 200, logFile: join(options.workDir, "baseline.log") });
+            let baselineRetrieve: Measured;
+            try {
+              baselineRetrieve = await measureLoad(baseline, load(retrieve, ws.key), { patient: preset.patient });
+            } finally {
+              await baseline.stop();
+            }
+            assertAllOk("baseline", baselineRetrieve);
+            log(`  [${engine}] baseline node:http GET, ${retrieveBodyBytes} B body: ${summary(baselineRetrieve)}`);
+            result.baselineRetrieve = baselineRetrieve;
+            result.retrieveBodyBytes = retrieveBodyBytes;
           }
-          assertAllOk("baseline", baselineRetrieve);
-          log(`  [${engine}] baseline node:http GET, ${retrieveBodyBytes} B body: ${summary(baselineRetrieve)}`);
+          loaded = await measureLoad(warden, load(retrieve, ws.key), { patient: preset.patient, pids: database.pids });
+          assertAllOk(`retrieve at ${size}`, loaded);
+          peakRssMb = warden.peakRssMb();
+          log(
+            `  [${engine}] retrieve at ${size.toLocaleString("en")} customers, ${preset.connections} connections: ${summary(loaded)}, peak RSS ${peakRssMb.toFixed(0)} MB`,
+          );
+        } finally {
+          await warden.stop();
         }
-        loaded = await measureLoad(warden, load(retrieve, ws.key), { patient: preset.patient, pids: database.pids });
-        assertAllOk(`retrieve at ${size}`, loaded);
-        peakRssMb = warden.peakRssMb();
-        log(
-          `  [${engine}] retrieve at ${size.toLocaleString("en")} customers, ${preset.connections} connections: ${summary(loaded)}, peak RSS ${peakRssMb.toFixed(0)} MB`,
-        );
-      } finally {
-        await warden.stop();
+        if (result.baselineRetrieve && wants(1) && isLast) {
+          result.retrieve = { ...loaded, ratio: loaded.reqPerSec / result.baselineRetrieve.reqPerSec, peakRssMb };
+        }
+        if (wants(4)) {
+          // One connection, in a fresh process: the service time of one request.
+          warden = await launchWarden(`retrieve-single-${size}`);
+          let single: Measured;
+          try {
+            single = await measureLoad(warden, load(retrieve, ws.key, 1, preset.singleSec), { patient: preset.patient, pids: database.pids });
+            assertAllOk(`retrieve at ${size}, one connection`, single);
+            log(`  [${engine}] retrieve at ${size.toLocaleString("en")} customers, 1 connection: ${summary(single)}`);
+          } finally {
+            await warden.stop();
+          }
+          result.scaling.push({ customers: size, loaded, single });
+        }
       }
-      // One connection, in a fresh process: the service time of one request.
-      warden = await launchWarden(`retrieve-single-${size}`);
-      let single: Measured;
-      try {
-        single = await measureLoad(warden, load(retrieve, ws.key, 1, preset.singleSec), { patient: preset.patient, pids: database.pids });
-        assertAllOk(`retrieve at ${size}, one connection`, single);
-        log(`  [${engine}] retrieve at ${size.toLocaleString("en")} customers, 1 connection: ${summary(single)}`);
-      } finally {
-        await warden.stop();
-      }
-      scaling.push({ customers: size, loaded, single });
-      if (!isLast || !baselineRetrieve) continue;
+      if (!isLast) continue;
 
       // Scenario 3: list customers, 500 rows a page, first page to last reachable page.
-      warden = await launchWarden("list");
-      let list: EngineResult["list"];
-      try {
-        const walk = await measureListWalk({
-          url: warden.url,
-          key: ws.key,
-          tool: BENCH.tool,
-          walks: preset.listWalks,
-          warmupWalks: 2,
-          pageSize: preset.listPageSize,
-        });
-        list = { ...walk, peakRssMb: warden.peakRssMb() };
-        log(
-          `  [${engine}] list walk: ${walk.rowsPerWalk} rows in ${walk.pagesPerWalk} pages, first page ${walk.firstPageMs.p50.toFixed(1)} ms, last ${walk.lastPageMs.p50.toFixed(1)} ms, whole walk ${walk.walkMs.p50.toFixed(0)} ms`,
-        );
-      } finally {
-        await warden.stop();
+      if (wants(3)) {
+        const warden = await launchWarden("list");
+        try {
+          const walk = await measureListWalk({
+            url: warden.url,
+            key: ws.key,
+            tool: BENCH.tool,
+            walks: preset.listWalks,
+            warmupWalks: 2,
+            pageSize: preset.listPageSize,
+          });
+          result.list = { ...walk, peakRssMb: warden.peakRssMb() };
+          log(
+            `  [${engine}] list walk: ${walk.rowsPerWalk} rows in ${walk.pagesPerWalk} pages, first page ${walk.firstPageMs.p50.toFixed(1)} ms, last ${walk.lastPageMs.p50.toFixed(1)} ms, whole walk ${walk.walkMs.p50.toFixed(0)} ms`,
+          );
+        } finally {
+          await warden.stop();
+        }
       }
 
       // Scenario 2: create a grant, each for a new address, counted and stored.
-      warden = await launchWarden("grants");
-      const note = `bench-load-${Date.now().toString(36)}`;
-      const grantRequest: LoadRequest = { kind: "grant", tool: BENCH.tool, note, tag: Date.now().toString(36) };
-      let grantBodyBytes: number;
-      let baselineGrant: Measured;
-      let grantLoad: Measured;
-      let grantRss: number;
-      try {
-        grantBodyBytes = await sampleGrantBody(warden, ws);
-        const baseline = await startBaseline({ bodyBytes: grantBodyBytes, status: 201, logFile: join(options.workDir, "baseline.log") });
+      if (wants(2)) {
+        const warden = await launchWarden("grants");
+        const note = `bench-load-${Date.now().toString(36)}`;
+        const grantRequest: LoadRequest = { kind: "grant", tool: BENCH.tool, note, tag: Date.now().toString(36) };
+        let grantBodyBytes: number;
+        let baselineGrant: Measured;
+        let grantLoad: Measured;
+        let grantRss: number;
         try {
-          baselineGrant = await measureLoad(baseline, load({ ...grantRequest, note: "baseline" }, ws.key), { patient: preset.patient });
+          grantBodyBytes = await sampleGrantBody(warden, ws);
+          const baseline = await startBaseline({ bodyBytes: grantBodyBytes, status: 201, logFile: join(options.workDir, "baseline.log") });
+          try {
+            baselineGrant = await measureLoad(baseline, load({ ...grantRequest, note: "baseline" }, ws.key), { patient: preset.patient });
+          } finally {
+            await baseline.stop();
+          }
+          assertAllOk("baseline POST", baselineGrant);
+          log(`  [${engine}] baseline node:http POST, ${grantBodyBytes} B body: ${summary(baselineGrant)}`);
+          grantLoad = await measureLoad(warden, load(grantRequest, ws.key), { patient: preset.patient, pids: database.pids });
+          assertAllOk("create grant", grantLoad);
+          grantRss = warden.peakRssMb();
         } finally {
-          await baseline.stop();
+          await warden.stop();
         }
-        assertAllOk("baseline POST", baselineGrant);
-        log(`  [${engine}] baseline node:http POST, ${grantBodyBytes} B body: ${summary(baselineGrant)}`);
-        grantLoad = await measureLoad(warden, load(grantRequest, ws.key), { patient: preset.patient, pids: database.pids });
-        assertAllOk("create grant", grantLoad);
-        grantRss = warden.peakRssMb();
-      } finally {
-        await warden.stop();
+        // Read back after Warden has stopped: what it acknowledged is in the database.
+        storage = database.storage();
+        const check = await countLoadGrants(storage, ws, note);
+        await storage.close();
+        const acknowledged = grantLoad.warmupOk + grantLoad.ok;
+        const createdThroughApi = check.grants + 1; // and the sample grant
+        const consistent = check.grants >= acknowledged && Object.values(check.counters).every((count) => count === createdThroughApi);
+        result.grantBodyBytes = grantBodyBytes;
+        result.baselineGrant = baselineGrant;
+        result.grants = {
+          ...grantLoad,
+          ratio: grantLoad.reqPerSec / baselineGrant.reqPerSec,
+          peakRssMb: grantRss,
+          stored: check.grants,
+          acknowledged,
+          counters: check.counters,
+          consistent,
+        };
+        log(
+          `  [${engine}] create grant: ${summary(grantLoad)}; ${acknowledged} acknowledged, ${check.grants} stored, counters ${JSON.stringify(check.counters)} ${consistent ? "(consistent)" : "(INCONSISTENT)"}`,
+        );
       }
-      // Read back after Warden has stopped: what it acknowledged is in the database.
-      storage = database.storage();
-      const check = await countLoadGrants(storage, ws, note);
-      await storage.close();
-      const acknowledged = grantLoad.warmupOk + grantLoad.ok;
-      const createdThroughApi = check.grants + 1; // and the sample grant
-      const consistent = check.grants >= acknowledged && Object.values(check.counters).every((count) => count === createdThroughApi);
-      const grants: GrantRun = {
-        ...grantLoad,
-        ratio: grantLoad.reqPerSec / baselineGrant.reqPerSec,
-        peakRssMb: grantRss,
-        stored: check.grants,
-        acknowledged,
-        counters: check.counters,
-        consistent,
-      };
-      log(
-        `  [${engine}] create grant: ${summary(grantLoad)}; ${acknowledged} acknowledged, ${check.grants} stored, counters ${JSON.stringify(check.counters)} ${consistent ? "(consistent)" : "(INCONSISTENT)"}`,
-      );
-
-      last = {
-        customers: size,
-        retrieveBodyBytes,
-        grantBodyBytes,
-        baselineRetrieve,
-        retrieve: { ...loaded, ratio: loaded.reqPerSec / baselineRetrieve.reqPerSec, peakRssMb },
-        list,
-        baselineGrant,
-        grants,
-      };
     }
-    if (!last) throw new Error("no sizes to run");
-    return { engine, seeding, scaling, profiles, ...last };
+
+    // Scenario 5: webhook delivery, after the others (it adds buyers to the workspace).
+    if (wants(5)) {
+      result.webhooks = await runWebhookScenario({
+        engine,
+        ws,
+        workDir: options.workDir,
+        events: preset.webhookEvents,
+        latencySec: preset.durationSec,
+        patient: preset.patient,
+        storage: () => database.storage(),
+        launchWarden,
+        wardenCommand: (args) => runWardenCommand(wardenOptions, args),
+        ...(database.pids ? { pids: database.pids } : {}),
+        log,
+      });
+    }
+    return result;
   } finally {
     unregister();
     if (!options.keep) await database.drop();

@@ -174,6 +174,8 @@ export interface WardenOptions {
   logFile: string;
   /** Write a V8 CPU profile of the whole run into this folder (node --cpu-prof). */
   cpuProfileDir?: string;
+  /** More documented variables, e.g. WARDEN_DELIVERY_WORKER=0 or WARDEN_ALLOW_PRIVATE_WEBHOOKS=1. */
+  env?: Record<string, string>;
 }
 
 /**
@@ -188,20 +190,30 @@ export function snapshotWarden(into: string): string {
   return join(into, "bin", "warden.js");
 }
 
-/** `node bin/warden.js serve` (a snapshot of it), the installed command on the compiled code, as a user starts it. */
-export async function startWarden(options: WardenOptions): Promise<ServerProcess> {
-  const port = await freePort();
+function wardenEnv(options: Omit<WardenOptions, "logFile" | "cpuProfileDir">): Record<string, string> {
   const env: Record<string, string> = {
-    PORT: String(port),
-    HOST: "127.0.0.1",
     LOG_LEVEL: "warn",
     WARDEN_DATA_DIR: options.dataDir,
     WARDEN_SECRET_KEY: "bench-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
     ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
   };
   for (const [name, value] of Object.entries(options.limits)) env[name] = String(value);
+  return { ...env, ...options.env };
+}
+
+/** `node bin/warden.js serve` (a snapshot of it), the installed command on the compiled code, as a user starts it. */
+export async function startWarden(options: WardenOptions): Promise<ServerProcess> {
+  const port = await freePort();
+  const env = { ...wardenEnv(options), PORT: String(port), HOST: "127.0.0.1" };
   const profile = options.cpuProfileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
   return startServer("warden", [...profile, options.command, "serve"], env, port, "/api/v1/openapi.json", options.logFile);
+}
+
+/** One `warden …` command (e.g. `admin stripe connect`) with the server's environment, as an operator runs it; answers its --json output. */
+export function runWardenCommand(options: Omit<WardenOptions, "logFile" | "cpuProfileDir">, args: string[]): unknown {
+  const result = spawnSync(process.execPath, [options.command, ...args, "--json"], { cwd: ROOT, env: childEnv(wardenEnv(options)), encoding: "utf8" });
+  if (result.status !== 0) throw new Error(`warden ${args.slice(0, 3).join(" ")} failed (${result.status ?? result.signal}): ${result.stderr}`);
+  return JSON.parse(result.stdout);
 }
 
 /** The bare node:http server answering `bodyBytes` bytes with `status` to everything. */

@@ -1,7 +1,8 @@
 // The run's figures as a table (printed and written as Markdown) and as JSON, with the
 // issue's targets checked against them.
-import type { EngineResult, Preset } from "./engine-run.js";
+import type { EngineResult, Preset, Scenario } from "./engine-run.js";
 import type { Measured } from "./load.js";
+import { type DeliveryRun, type RunCpu, slower } from "./webhook-delivery.js";
 
 export interface RunInfo {
   startedAt: string;
@@ -12,6 +13,8 @@ export interface RunInfo {
   /** Files under src/ changed since that commit when the run started. */
   uncommitted: string[];
   profiled: boolean;
+  /** The scenarios measured (--scenarios). */
+  scenarios: readonly Scenario[];
 }
 
 export interface TargetCheck {
@@ -28,16 +31,18 @@ const customers = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M` : n >= 10
 
 export function checkTargets(engines: EngineResult[], preset: Preset): TargetCheck[] {
   const checks: TargetCheck[] = [];
-  const largest = preset.sizes[preset.sizes.length - 1] ?? 0;
   for (const e of engines) {
-    const minRatio = e.engine === "sqlite" ? 0.5 : 0.25;
-    const retrieveMet = e.retrieve.ratio >= minRatio && (e.engine !== "sqlite" || e.retrieve.latencyMs.p99 < 10);
-    checks.push({
-      target: e.engine === "sqlite" ? "Retrieve ≥ 0.5× baseline req/s, p99 < 10 ms" : "Retrieve ≥ 0.25× baseline req/s",
-      engine: e.engine,
-      measured: `${ratio(e.retrieve.ratio)}, p99 ${ms(e.retrieve.latencyMs.p99)} ms`,
-      met: retrieveMet,
-    });
+    const largest = lastPointSize(e);
+    if (e.retrieve) {
+      const minRatio = e.engine === "sqlite" ? 0.5 : 0.25;
+      const retrieveMet = e.retrieve.ratio >= minRatio && (e.engine !== "sqlite" || e.retrieve.latencyMs.p99 < 10);
+      checks.push({
+        target: e.engine === "sqlite" ? "Retrieve ≥ 0.5× baseline req/s, p99 < 10 ms" : "Retrieve ≥ 0.25× baseline req/s",
+        engine: e.engine,
+        measured: `${ratio(e.retrieve.ratio)}, p99 ${ms(e.retrieve.latencyMs.p99)} ms`,
+        met: retrieveMet,
+      });
+    }
     const first = e.scaling[0];
     const lastPoint = e.scaling[e.scaling.length - 1];
     if (first && lastPoint && lastPoint !== first) {
@@ -50,27 +55,56 @@ export function checkTargets(engines: EngineResult[], preset: Preset): TargetChe
         met: growth <= 1.3,
       });
     }
-    checks.push({
-      target: "Last list page within 1.5× of the first",
-      engine: e.engine,
-      measured: `${ratio(e.list.lastOverFirst)} (${ms(e.list.firstPageMs.p50)} → ${ms(e.list.lastPageMs.p50)} ms)`,
-      met: e.list.lastOverFirst <= 1.5,
-    });
-    checks.push({
-      target: "Peak RSS under the retrieve benchmark < 250 MB",
-      engine: e.engine,
-      measured: `${e.retrieve.peakRssMb.toFixed(0)} MB`,
-      met: e.retrieve.peakRssMb < 250,
-    });
-    checks.push({
-      target: "Every grant counted and stored",
-      engine: e.engine,
-      measured: `${int(e.grants.acknowledged)} acknowledged, ${int(e.grants.stored)} stored, counters ${Object.values(e.grants.counters).map(int).join("/")}`,
-      met: e.grants.consistent,
-    });
+    if (e.list) {
+      checks.push({
+        target: "Last list page within 1.5× of the first",
+        engine: e.engine,
+        measured: `${ratio(e.list.lastOverFirst)} (${ms(e.list.firstPageMs.p50)} → ${ms(e.list.lastPageMs.p50)} ms)`,
+        met: e.list.lastOverFirst <= 1.5,
+      });
+    }
+    if (e.retrieve) {
+      checks.push({
+        target: "Peak RSS under the retrieve benchmark < 250 MB",
+        engine: e.engine,
+        measured: `${e.retrieve.peakRssMb.toFixed(0)} MB`,
+        met: e.retrieve.peakRssMb < 250,
+      });
+    }
+    if (e.grants) {
+      checks.push({
+        target: "Every grant counted and stored",
+        engine: e.engine,
+        measured: `${int(e.grants.acknowledged)} acknowledged, ${int(e.grants.stored)} stored, counters ${Object.values(e.grants.counters).map(int).join("/")}`,
+        met: e.grants.consistent,
+      });
+    }
+    const w = e.webhooks;
+    if (w) {
+      checks.push({
+        target: "Webhook delivery ≥ 0.5× the plain client's events/s",
+        engine: e.engine,
+        measured: `${ratio(w.delivery.ratio)} (${int(w.delivery.eventsPerSec)} vs ${int(w.baseline.eventsPerSec)} events/s)`,
+        met: w.delivery.ratio >= 0.5,
+      });
+      checks.push({
+        target: "Webhook p50 from state change to receiver 2xx < 100 ms",
+        engine: e.engine,
+        measured: `p50 ${ms(w.latency.latencyMs.p50)} ms, p99 ${ms(w.latency.latencyMs.p99)} ms at ${int(w.latency.achievedRate)} events/s`,
+        met: w.latency.latencyMs.p50 < 100,
+      });
+      checks.push({
+        target: "A failing endpoint costs the healthy ones < 10% of their throughput",
+        engine: e.engine,
+        measured: `${slower(w.failing.cost)} (${int(w.failing.perHealthyReceiver)} vs ${int(w.failing.perReceiverAllHealthy)} deliveries/s per healthy receiver)`,
+        met: w.failing.cost < 0.1,
+      });
+    }
   }
   return checks;
 }
+
+const lastPointSize = (e: EngineResult) => e.scaling[e.scaling.length - 1]?.customers ?? e.customers;
 
 function loadRow(name: string, engine: string, m: Measured, extra: { ratio?: number; rssMb?: number } = {}): string {
   return `| ${name} | ${engine} | ${int(m.reqPerSec)} | ${ms(m.latencyMs.p50)} | ${ms(m.latencyMs.p99)} | ${extra.rssMb === undefined ? "" : extra.rssMb.toFixed(0)} | ${extra.ratio === undefined ? "" : ratio(extra.ratio)} | ${Math.round(m.serverCpuPercent)} / ${Math.round(m.dbCpuPercent)} / ${Math.round(m.loadCpuPercent)} / ${Math.round(m.otherCpuPercent)} |`;
@@ -81,45 +115,82 @@ export function renderMarkdown(info: RunInfo, engines: EngineResult[], checks: T
   const lines: string[] = [];
   lines.push(`# Warden benchmark: ${p.name} run of ${info.startedAt}`);
   lines.push("");
+  const { scenarios } = info;
+  if (scenarios.length < 5) lines.push(`Scenarios ${scenarios.join(", ")} only (--scenarios).`, "");
   lines.push(
     `${info.machine.cpus} × ${info.machine.cpuModel}, ${info.machine.memoryGb} GB; Node ${info.machine.node}; SQLite ${info.machine.sqlite}; ${info.machine.postgres ? `PostgreSQL ${info.machine.postgres}` : "no PostgreSQL"}. ` +
       `Commit ${info.commit}${info.uncommitted.length > 0 ? ` with ${info.uncommitted.length} uncommitted files under src/` : ""}. ${info.pinning}` +
       `${info.profiled ? " **Profiled run (node --cpu-prof): figures are lower than an unprofiled run's.**" : ""}`,
   );
   lines.push("");
-  lines.push(
-    `Load: autocannon, ${p.connections} connections, ${p.warmupSec} s warm-up then ${p.durationSec} s measured, each server in a fresh process. Latencies are from request to last byte. CPU is in % of one core during the measured run: the server under test, the PostgreSQL backends serving it, the load generator, and the rest of the machine (other work; a run disturbed by more than 25% is repeated, up to three times, keeping the least disturbed).`,
-  );
-  lines.push("");
-  lines.push("| Scenario | Engine | req/s | p50 ms | p99 ms | peak RSS MB | × baseline | CPU % server / db / load / rest |");
-  lines.push("|---|---|---:|---:|---:|---:|---:|---:|");
-  for (const e of engines) {
-    lines.push(loadRow(`Baseline node:http GET (${e.retrieveBodyBytes} B)`, e.engine, e.baselineRetrieve));
-  }
-  for (const e of engines) {
-    lines.push(loadRow(`1. Retrieve a customer (${customers(e.customers)})`, e.engine, e.retrieve, { ratio: e.retrieve.ratio, rssMb: e.retrieve.peakRssMb }));
-  }
-  for (const e of engines) {
-    lines.push(loadRow(`Baseline node:http POST (${e.grantBodyBytes} B)`, e.engine, e.baselineGrant));
-  }
-  for (const e of engines) {
-    lines.push(loadRow(`2. Create a grant (${customers(e.customers)})`, e.engine, e.grants, { ratio: e.grants.ratio, rssMb: e.grants.peakRssMb }));
-  }
-  lines.push("");
-  lines.push(`### 3. List customers (${p.listPageSize} rows a page, one request at a time, median of ${engines[0]?.list.walks ?? 0} walks)`);
-  lines.push("");
-  lines.push("| Engine | Customers | Rows walked | Pages | First page ms | Last page ms | Last / first | Whole walk ms | peak RSS MB |");
-  lines.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-  for (const e of engines) {
-    const l = e.list;
+  if (scenarios.some((n) => n <= 4)) {
     lines.push(
-      `| ${e.engine} | ${customers(e.customers)} | ${int(l.rowsPerWalk)} | ${l.pagesPerWalk} | ${ms(l.firstPageMs.p50)} | ${ms(l.lastPageMs.p50)} | ${ratio(l.lastOverFirst)} | ${ms(l.walkMs.p50)} | ${l.peakRssMb.toFixed(0)} |`,
+      `Load: autocannon, ${p.connections} connections, ${p.warmupSec} s warm-up then ${p.durationSec} s measured, each server in a fresh process. Latencies are from request to last byte. CPU is in % of one core during the measured run: the server under test, the PostgreSQL backends serving it, the load generator, and the rest of the machine (other work; a run disturbed by more than 25% is repeated, up to three times, keeping the least disturbed).`,
     );
+    lines.push("");
   }
+  const rows: string[] = [];
+  for (const e of engines) if (e.baselineRetrieve) rows.push(loadRow(`Baseline node:http GET (${e.retrieveBodyBytes} B)`, e.engine, e.baselineRetrieve));
+  for (const e of engines) {
+    if (e.retrieve) {
+      rows.push(loadRow(`1. Retrieve a customer (${customers(e.customers)})`, e.engine, e.retrieve, { ratio: e.retrieve.ratio, rssMb: e.retrieve.peakRssMb }));
+    }
+  }
+  for (const e of engines) if (e.baselineGrant) rows.push(loadRow(`Baseline node:http POST (${e.grantBodyBytes} B)`, e.engine, e.baselineGrant));
+  for (const e of engines) {
+    if (e.grants) rows.push(loadRow(`2. Create a grant (${customers(e.customers)})`, e.engine, e.grants, { ratio: e.grants.ratio, rssMb: e.grants.peakRssMb }));
+  }
+  if (rows.length > 0) {
+    lines.push("| Scenario | Engine | req/s | p50 ms | p99 ms | peak RSS MB | × baseline | CPU % server / db / load / rest |");
+    lines.push("|---|---|---:|---:|---:|---:|---:|---:|");
+    lines.push(...rows);
+    lines.push("");
+  }
+  const lists = engines.filter((e) => e.list);
+  if (lists.length > 0) {
+    lines.push(`### 3. List customers (${p.listPageSize} rows a page, one request at a time, median of ${lists[0]?.list?.walks ?? 0} walks)`);
+    lines.push("");
+    lines.push("| Engine | Customers | Rows walked | Pages | First page ms | Last page ms | Last / first | Whole walk ms | peak RSS MB |");
+    lines.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (const e of lists) {
+      const l = e.list;
+      if (!l) continue;
+      lines.push(
+        `| ${e.engine} | ${customers(e.customers)} | ${int(l.rowsPerWalk)} | ${l.pagesPerWalk} | ${ms(l.firstPageMs.p50)} | ${ms(l.lastPageMs.p50)} | ${ratio(l.lastOverFirst)} | ${ms(l.walkMs.p50)} | ${l.peakRssMb.toFixed(0)} |`,
+      );
+    }
+    lines.push("");
+  }
+  if (engines.some((e) => e.scaling.length > 0)) renderScaling(lines, engines, p.connections);
+  if (engines.some((e) => e.webhooks)) renderWebhooks(lines, engines);
+  lines.push("### Targets");
   lines.push("");
+  lines.push("| Target | Engine | Measured | Met |");
+  lines.push("|---|---|---|---|");
+  for (const c of checks) lines.push(`| ${c.target} | ${c.engine} | ${c.measured} | ${c.met === null ? "–" : c.met ? "yes" : "**no**"} |`);
+  lines.push("");
+  if (engines.some((e) => e.seeding.length > 0)) {
+    lines.push("### Seeding (not measured against any target)");
+    lines.push("");
+    lines.push("| Engine | Customers | Seconds | Rows added (people / licences / subscriptions / grants / devices / customers) |");
+    lines.push("|---|---:|---:|---|");
+    for (const e of engines) {
+      for (const s of e.seeding) {
+        const r = s.rows;
+        lines.push(
+          `| ${e.engine} | ${customers(s.customers)} | ${s.seconds.toFixed(1)} | ${[r.people, r.licences, r.subscriptions, r.grants, r.devices, r.customers].map((n) => int(n ?? 0)).join(" / ")} |`,
+        );
+      }
+    }
+    lines.push("");
+  }
+  return lines.join("\n");
+}
+
+function renderScaling(lines: string[], engines: EngineResult[], connections: number): void {
   lines.push(`### 4. Scaling: retrieve a customer as the workspace grows`);
   lines.push("");
-  lines.push(`| Engine | Customers | req/s (${p.connections} conn.) | p50 ms (${p.connections} conn.) | p99 ms | p50 ms (1 conn.) | p50 vs smallest |`);
+  lines.push(`| Engine | Customers | req/s (${connections} conn.) | p50 ms (${connections} conn.) | p99 ms | p50 ms (1 conn.) | p50 vs smallest |`);
   lines.push("|---|---:|---:|---:|---:|---:|---:|");
   for (const e of engines) {
     const first = e.scaling[0];
@@ -131,24 +202,57 @@ export function renderMarkdown(info: RunInfo, engines: EngineResult[], checks: T
     }
   }
   lines.push("");
-  lines.push("### Targets");
+}
+
+const cpuCell = (c: RunCpu) => `${Math.round(c.sender)} / ${Math.round(c.db)} / ${Math.round(c.receivers)} / ${Math.round(c.rest)}`;
+
+function deliveryRow(name: string, engine: string, r: DeliveryRun, extra: { ratio?: number; rssMb?: number } = {}): string {
+  return `| ${name} | ${engine} | ${r.receivers} | ${int(r.deliveriesPerSec)} | ${int(r.eventsPerSec)} | ${extra.ratio === undefined ? "" : ratio(extra.ratio)} | | | ${extra.rssMb === undefined ? "" : extra.rssMb.toFixed(0)} | ${cpuCell(r.cpu)} |`;
+}
+
+function renderWebhooks(lines: string[], engines: EngineResult[]): void {
+  const first = engines.find((e) => e.webhooks)?.webhooks;
+  if (!first) return;
+  lines.push(`### 5. Webhook delivery (${int(first.events)} events × ${first.receivers} receivers, ${first.concurrency} requests in flight)`);
   lines.push("");
-  lines.push("| Target | Engine | Measured | Met |");
-  lines.push("|---|---|---|---|");
-  for (const c of checks) lines.push(`| ${c.target} | ${c.engine} | ${c.measured} | ${c.met === null ? "–" : c.met ? "yes" : "**no**"} |`);
+  lines.push(
+    "Events are paid checkouts reported through Warden's Stripe endpoint (a licence and `purchase.completed` per report), written with the delivery worker off; " +
+      "a fresh Warden then delivers the backlog. The receivers (one process, pinned with the load) verify every signature with `standardwebhooks`; " +
+      "throughput runs from their first 2xx to their last. The latency run posts the reports at half the rate Warden delivered at, worker on, " +
+      "and times each delivery from the event's stored `created_at` to the receiver's 2xx. CPU is in % of one core: the sender (Warden or the plain client), " +
+      "PostgreSQL's backends, the receivers, the rest.",
+  );
   lines.push("");
-  lines.push("### Seeding (not measured against any target)");
-  lines.push("");
-  lines.push("| Engine | Customers | Seconds | Rows added (people / licences / subscriptions / grants / devices / customers) |");
-  lines.push("|---|---:|---:|---|");
+  lines.push(
+    "| Run | Engine | Receivers counted | deliveries/s | events/s | × plain client | p50 ms | p99 ms | peak RSS MB | CPU % sender / db / receivers / rest |",
+  );
+  lines.push("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const e of engines) {
-    for (const s of e.seeding) {
-      const r = s.rows;
-      lines.push(
-        `| ${e.engine} | ${customers(s.customers)} | ${s.seconds.toFixed(1)} | ${[r.people, r.licences, r.subscriptions, r.grants, r.devices, r.customers].map((n) => int(n ?? 0)).join(" / ")} |`,
-      );
-    }
+    const w = e.webhooks;
+    if (!w) continue;
+    lines.push(deliveryRow("Plain client, kept-alive connections", e.engine, w.baseline));
+    lines.push(deliveryRow("Plain client, a new connection per request", e.engine, w.baselineNewConnections));
+    lines.push(deliveryRow("Warden, 10 healthy receivers", e.engine, w.delivery, { ratio: w.delivery.ratio, rssMb: w.delivery.peakRssMb }));
+    lines.push(
+      deliveryRow(`Warden, one receiver answering 500 (${int(w.failing.failingAnswers)} times)`, e.engine, w.failing, {
+        ratio: w.failing.eventsPerSec / w.baseline.eventsPerSec,
+        rssMb: w.failing.peakRssMb,
+      }),
+    );
+    const l = w.latency;
+    lines.push(
+      `| Warden, state change → receiver 2xx at ${int(l.achievedRate)} events/s (${int(l.events)} events) | ${e.engine} | ${w.receivers} | | | | ${ms(l.latencyMs.p50)} | ${ms(l.latencyMs.p99)} | ${l.peakRssMb.toFixed(0)} | ${cpuCell(l.cpu)} |`,
+    );
   }
   lines.push("");
-  return lines.join("\n");
+  lines.push("| Engine | Body bytes | Writing the backlog through the Stripe endpoint | Per healthy receiver: all healthy → one failing |");
+  lines.push("|---|---:|---|---|");
+  for (const e of engines) {
+    const w = e.webhooks;
+    if (!w) continue;
+    lines.push(
+      `| ${e.engine} | ${w.bodyBytes} | ${int(w.ingest.events)} reports in ${w.ingest.seconds.toFixed(1)} s (${int(w.ingest.perSec)}/s, ${w.ingest.concurrency} at a time) | ${int(w.failing.perReceiverAllHealthy)} → ${int(w.failing.perHealthyReceiver)} deliveries/s (${slower(w.failing.cost)}) |`,
+    );
+  }
+  lines.push("");
 }

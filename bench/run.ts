@@ -4,7 +4,7 @@
 // Markdown and JSON under bench/results/ (smoke runs under bench/tmp/results/).
 //
 //   node --import tsx bench/run.ts [--size smoke|default|full] [--engines sqlite,postgres]
-//        [--sizes 10000,100000] [--duration S] [--profile] [--keep]
+//        [--sizes 10000,100000] [--duration S] [--scenarios 1,2,3,4,5] [--events N] [--profile] [--keep]
 //
 // The script runs Warden from the compiled code (bin/warden.js → dist/, copied at the
 // start so that a rebuild during the run changes nothing); the npm scripts build first.
@@ -15,13 +15,24 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { sql } from "kysely";
 import { type Dialect, openStorage } from "../src/db/database.js";
-import { type EngineResult, PG_URL, type Preset, runEngine } from "./engine-run.js";
+import { type EngineResult, PG_URL, type Preset, runEngine, SCENARIOS, type Scenario } from "./engine-run.js";
 import { pinning, pinSelfToLoadCore, ROOT, snapshotWarden } from "./processes.js";
 import { profileFiles, renderProfile, summariseProfile } from "./profile-summary.js";
 import { checkTargets, type RunInfo, renderMarkdown } from "./report.js";
 
 const PRESETS: Record<Preset["name"], Preset> = {
-  smoke: { name: "smoke", sizes: [1_000, 3_000], connections: 50, durationSec: 2, warmupSec: 1, singleSec: 1, listWalks: 3, listPageSize: 500, patient: false },
+  smoke: {
+    name: "smoke",
+    sizes: [1_000, 3_000],
+    connections: 50,
+    durationSec: 2,
+    warmupSec: 1,
+    singleSec: 1,
+    listWalks: 3,
+    listPageSize: 500,
+    webhookEvents: 500,
+    patient: false,
+  },
   default: {
     name: "default",
     sizes: [10_000, 100_000],
@@ -31,6 +42,7 @@ const PRESETS: Record<Preset["name"], Preset> = {
     singleSec: 4,
     listWalks: 20,
     listPageSize: 500,
+    webhookEvents: 20_000,
     patient: true,
   },
   full: {
@@ -42,6 +54,7 @@ const PRESETS: Record<Preset["name"], Preset> = {
     singleSec: 8,
     listWalks: 30,
     listPageSize: 500,
+    webhookEvents: 20_000,
     patient: true,
   },
 };
@@ -53,6 +66,8 @@ function parseOptions() {
       engines: { type: "string", default: "sqlite,postgres" },
       sizes: { type: "string" },
       duration: { type: "string" },
+      scenarios: { type: "string", default: SCENARIOS.join(",") },
+      events: { type: "string" },
       profile: { type: "boolean", default: false },
       keep: { type: "boolean", default: false },
     },
@@ -62,10 +77,14 @@ function parseOptions() {
   const preset: Preset = { ...base };
   if (values.sizes) preset.sizes = values.sizes.split(",").map((s) => Number(s.replaceAll("_", "")));
   if (values.duration) preset.durationSec = Number(values.duration);
+  if (values.events) preset.webhookEvents = Number(values.events.replaceAll("_", ""));
   if (preset.sizes.some((s) => !Number.isInteger(s) || s < 100) || !(preset.durationSec > 0)) throw new Error("bad --sizes or --duration");
+  if (!Number.isInteger(preset.webhookEvents) || preset.webhookEvents < 50) throw new Error("--events must be a whole number, at least 50");
   const engines = values.engines.split(",") as Dialect[];
   if (engines.some((e) => e !== "sqlite" && e !== "postgres")) throw new Error("--engines takes sqlite and/or postgres");
-  return { preset, engines, profile: values.profile, keep: values.keep };
+  const scenarios = values.scenarios.split(",").map(Number) as Scenario[];
+  if (scenarios.length === 0 || scenarios.some((n) => !SCENARIOS.includes(n))) throw new Error(`--scenarios takes some of ${SCENARIOS.join(",")}`);
+  return { preset, engines, scenarios, profile: values.profile, keep: values.keep };
 }
 
 const run = (command: string, args: string[]) => spawnSync(command, args, { cwd: ROOT, encoding: "utf8" }).stdout?.trim() ?? "";
@@ -84,7 +103,7 @@ async function versionOf(engine: Dialect): Promise<string | null> {
 }
 
 async function main(): Promise<void> {
-  const { preset, engines, profile, keep } = parseOptions();
+  const { preset, engines, scenarios, profile, keep } = parseOptions();
   pinSelfToLoadCore();
   if (!existsSync(join(ROOT, "dist", "cli.js"))) throw new Error("dist/ is missing: run `npm run build` first (the npm bench scripts do).");
   const startedAt = new Date().toISOString();
@@ -113,15 +132,16 @@ async function main(): Promise<void> {
     commit: run("git", ["rev-parse", "--short", "HEAD"]) || "unknown",
     uncommitted: run("git", ["status", "--porcelain", "--", "src"]).split("\n").filter(Boolean),
     profiled: profile,
+    scenarios,
   };
   process.stdout.write(
-    `Warden benchmark (${preset.name}): ${preset.sizes.map((s) => s.toLocaleString("en")).join(" → ")} customers on ${engines.join(" and ")}\n${info.pinning}\n`,
+    `Warden benchmark (${preset.name}), scenarios ${scenarios.join(", ")}: ${preset.sizes.map((s) => s.toLocaleString("en")).join(" → ")} customers, ${preset.webhookEvents.toLocaleString("en")} webhook events, on ${engines.join(" and ")}\n${info.pinning}\n`,
   );
 
   const results: EngineResult[] = [];
   for (const engine of engines) {
     process.stdout.write(`\n${engine}\n`);
-    results.push(await runEngine(engine, preset, { workDir, wardenCommand, profileDir, keep }));
+    results.push(await runEngine(engine, preset, { workDir, wardenCommand, profileDir, keep, scenarios }));
   }
 
   const checks = checkTargets(results, preset);
@@ -134,10 +154,12 @@ async function main(): Promise<void> {
 
   const outDir = preset.name === "smoke" ? join(ROOT, "bench", "tmp", "results") : join(ROOT, "bench", "results");
   mkdirSync(outDir, { recursive: true });
-  const base = join(outDir, `${stamp}-${preset.name}${profile ? "-profiled" : ""}`);
+  const partial = SCENARIOS.some((n) => !scenarios.includes(n));
+  const base = join(outDir, `${stamp}-${preset.name}${partial ? `-scenarios-${scenarios.join("")}` : ""}${profile ? "-profiled" : ""}`);
   writeFileSync(`${base}.json`, `${JSON.stringify({ info, results, targets: checks }, null, 2)}\n`);
   writeFileSync(`${base}.md`, markdown);
-  if (preset.name !== "smoke" && !profile) copyFileSync(`${base}.md`, join(outDir, "latest.md"));
+  // latest.md is the last complete, unprofiled measured run.
+  if (preset.name !== "smoke" && !profile && !partial) copyFileSync(`${base}.md`, join(outDir, "latest.md"));
   process.stdout.write(`\n${markdown}\nWritten ${base.slice(ROOT.length)}.{json,md}\n`);
 }
 
