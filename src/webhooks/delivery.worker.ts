@@ -9,6 +9,8 @@ import { webhookHeaders } from "./signature.js";
 
 /** decisions.md: disabled after 5 days (120 h) without success since the first failure. */
 export const DISABLE_AFTER_FAILING_MS = 120 * 3_600_000;
+/** Time to record an attempt after it ends, on top of its timeout, before a lease must be renewed. */
+const LEASE_MARGIN_MS = 5_000;
 
 export interface DeliveryWorkerOptions {
   /** Endpoints sent to at once by this process. */
@@ -140,7 +142,7 @@ export class DeliveryWorker {
     }
     for (const [endpointId, deliveries] of byEndpoint) {
       this.busy.add(endpointId);
-      const chain = this.sendInOrder(deliveries).finally(() => {
+      const chain = this.sendInOrder(deliveries, now + this.leaseMs).finally(() => {
         this.busy.delete(endpointId);
         this.chains.delete(chain);
         this.wake();
@@ -150,7 +152,13 @@ export class DeliveryWorker {
     return due.length;
   }
 
-  private async sendInOrder(deliveries: DueDelivery[]): Promise<void> {
+  /**
+   * Sends one endpoint's claimed deliveries in order. The claim leased them all until
+   * `leasedUntil`; a delivery's lease is renewed (one write, which also checks it is
+   * still ours) only when its attempt could outlast that, not before every attempt: a
+   * batch usually settles long before the claim's lease runs out.
+   */
+  private async sendInOrder(deliveries: DueDelivery[], leasedUntil: number): Promise<void> {
     for (const [index, delivery] of deliveries.entries()) {
       if (this.stopping) {
         await releaseLeases(
@@ -161,8 +169,11 @@ export class DeliveryWorker {
         return;
       }
       try {
-        const { clock } = this.services;
-        if (!(await renewLease(this.services.db, delivery.id, this.workerId, clock.now() + this.leaseMs))) continue;
+        const now = this.services.clock.now();
+        // An attempt takes at most the timeout; with a margin for recording it.
+        if (now + this.options.timeoutMs + LEASE_MARGIN_MS > leasedUntil) {
+          if (!(await renewLease(this.services.db, delivery.id, this.workerId, now + this.leaseMs))) continue;
+        }
         const stillEnabled = await this.attempt(delivery);
         if (!stillEnabled) return;
       } catch (error) {

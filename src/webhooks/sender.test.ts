@@ -1,0 +1,60 @@
+// The HTTP side of an attempt: kept-alive connections, and a receiver that drops a
+// kept-alive connection as it is reused (the attempt is made again on a new one).
+import assert from "node:assert/strict";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { after, describe, test } from "node:test";
+import { postWebhook } from "./sender.js";
+
+const options = { timeoutMs: 2_000, allowPrivate: true, now: () => Date.now() };
+
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+}
+
+describe("webhook sender", () => {
+  test("attempts to one receiver share a kept-alive connection", async () => {
+    const sockets = new Set<Socket>();
+    const server = createServer((request, response) => {
+      sockets.add(request.socket);
+      request.resume().on("end", () => response.end("ok"));
+    });
+    const url = await listen(server);
+    for (let i = 0; i < 5; i++) {
+      const result = await postWebhook(url, { "content-type": "application/json" }, `{"n":${i}}`, options);
+      assert.equal(result.statusCode, 200, result.error ?? "");
+      assert.equal(result.responseBody, "ok");
+    }
+    assert.equal(sockets.size, 1);
+    server.closeAllConnections();
+  });
+
+  test("a kept-alive connection dropped as it is reused is retried once on a new one; the receiver answers that", async () => {
+    const served = new Map<Socket, number>();
+    const server = createServer((request, response) => {
+      const count = (served.get(request.socket) ?? 0) + 1;
+      served.set(request.socket, count);
+      // The second request on a connection finds it gone, as when a receiver closes an idle socket at that moment.
+      if (count === 2) return request.socket.destroy();
+      request.resume().on("end", () => response.end("fresh"));
+    });
+    const url = await listen(server);
+    assert.equal((await postWebhook(url, {}, "{}", options)).statusCode, 200);
+    const second = await postWebhook(url, {}, "{}", options);
+    assert.equal(second.statusCode, 200, second.error ?? "");
+    assert.equal(second.responseBody, "fresh");
+    assert.equal(served.size, 2, "the retry came on a new connection");
+    server.closeAllConnections();
+  });
+
+  test("a connection refused on a first attempt is a failure, not retried", async () => {
+    const server = createServer();
+    const url = await listen(server);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const result = await postWebhook(url, {}, "{}", options);
+    assert.equal(result.statusCode, null);
+    assert.match(String(result.error), /ECONNREFUSED/);
+  });
+});
