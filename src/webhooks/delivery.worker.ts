@@ -11,6 +11,7 @@ import { webhookHeaders } from "./signature.js";
 export const DISABLE_AFTER_FAILING_MS = 120 * 3_600_000;
 /** Time to record an attempt after it ends, on top of its timeout, before a lease must be renewed. */
 const LEASE_MARGIN_MS = 5_000;
+const SUCCESS_WRITE_INTERVAL_MS = 1_000;
 
 export interface DeliveryWorkerOptions {
   /** Endpoints sent to at once by this process. */
@@ -39,6 +40,8 @@ export const DEFAULT_WORKER_OPTIONS: DeliveryWorkerOptions = {
 export class DeliveryWorker {
   private readonly workerId = `wkr_${randomBase62(12)}`;
   private readonly busy = new Set<string>();
+  /** When this worker last wrote each endpoint's success (see recordEndpointSuccess). */
+  private readonly successWritten = new Map<string, number>();
   private readonly chains = new Set<Promise<void>>();
   private readonly leaseMs: number;
   private running = false;
@@ -223,7 +226,18 @@ export class DeliveryWorker {
       // deliveries: one lock order, so that on PostgreSQL two workers settling attempts
       // to one endpoint while it answers 410 cannot deadlock.
       const failingSince = ok ? null : await recordEndpointFailure(trx, delivery.endpointId, finishedAt);
-      if (ok) await recordEndpointSuccess(trx, delivery.endpointId, finishedAt);
+      if (ok) {
+        // Under steady success the row is written once a second: a failure recorded by
+        // another process meanwhile is cleared within that second, far inside the 5 days
+        // that would disable the endpoint. A failure here always writes at once.
+        const written = this.successWritten.get(delivery.endpointId);
+        if (written === undefined || finishedAt - written >= SUCCESS_WRITE_INTERVAL_MS) {
+          await recordEndpointSuccess(trx, delivery.endpointId, finishedAt);
+          this.successWritten.set(delivery.endpointId, finishedAt);
+        }
+      } else {
+        this.successWritten.delete(delivery.endpointId);
+      }
       // Logged even when the delivery is no longer ours to settle: the request went out.
       await insertAttempt(trx, {
         id: newId("att"),

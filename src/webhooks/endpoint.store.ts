@@ -114,18 +114,9 @@ export async function setEndpointEnabled(ex: Executor, id: string, enabled: bool
 }
 
 /** Any success clears the endpoint's failing streak (decisions.md). */
-/**
- * A success clears the failing streak. `last_success_at` is shown to the operator, so a
- * second is fine enough: under steady success the row is written once a second at most,
- * not on every delivery (which made every delivery to an endpoint wait on its row lock).
- */
+/** A success clears the failing streak (the worker writes it at most once a second an endpoint). */
 export async function recordEndpointSuccess(ex: Executor, id: string, now: number): Promise<void> {
-  await ex
-    .updateTable("webhook_endpoints")
-    .set({ last_success_at: now, failing_since: null })
-    .where("id", "=", id)
-    .where((eb) => eb.or([eb("failing_since", "is not", null), eb("last_success_at", "is", null), eb("last_success_at", "<=", now - 1_000)]))
-    .execute();
+  await ex.updateTable("webhook_endpoints").set({ last_success_at: now, failing_since: null }).where("id", "=", id).execute();
 }
 
 /** Starts the failing streak at the first failure after the last success; answers its start. */
