@@ -42,7 +42,8 @@ const PRESETS: Record<Preset["name"], Preset> = {
     singleSec: 4,
     listWalks: 20,
     listPageSize: 500,
-    webhookEvents: 20_000,
+    // 5,000 keeps `npm run bench` to minutes; the issue's 20,000 is bench:full (or --events).
+    webhookEvents: 5_000,
     patient: true,
   },
   full: {
