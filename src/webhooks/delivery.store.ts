@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import type { Executor } from "../db/database.js";
 import type { DeliveriesTable, DeliveryStatus, Env } from "../db/schema.js";
 import { newId } from "../ids.js";
@@ -101,12 +102,25 @@ export async function claimDueDeliveries(
   candidates = candidates.orderBy("next_attempt_at").orderBy("seq").limit(options.limit);
   if (options.skipLocked) candidates = candidates.forUpdate().skipLocked();
 
-  const claimed = await ex
-    .updateTable("deliveries")
-    .set({ locked_until: options.leaseUntil, locked_by: options.workerId })
-    .where("id", "in", candidates)
-    .returning("id")
-    .execute();
+  const claim = (trx: Executor) =>
+    trx
+      .updateTable("deliveries")
+      .set({ locked_until: options.leaseUntil, locked_by: options.workerId })
+      .where("id", "in", candidates)
+      .returning("id")
+      .execute();
+  // PostgreSQL: the due deliveries are read in index order (deliveries_due) up to the
+  // limit, never collected and sorted. Statistics lag a burst of events: measured with a
+  // backlog of 100,000 and statistics from before it, the planner chose a bitmap scan of
+  // every pending row and a sort, 0.6 s a claim with the database's CPU saturated, where
+  // the index walk takes about 1 ms (its dead entries are marked by the first walk).
+  const claimed = options.skipLocked
+    ? await ex.transaction().execute(async (trx) => {
+        await sql`set local enable_sort = off`.execute(trx);
+        await sql`set local enable_bitmapscan = off`.execute(trx);
+        return claim(trx);
+      })
+    : await claim(ex);
   if (claimed.length === 0) return [];
   const rows = await ex
     .selectFrom("deliveries as d")

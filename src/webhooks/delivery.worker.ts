@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from "fastify";
+import type { Executor } from "../db/database.js";
 import { newId, randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
 import { nextAttemptAfter } from "./delivery.schedule.js";
@@ -12,6 +13,8 @@ export const DISABLE_AFTER_FAILING_MS = 120 * 3_600_000;
 /** Time to record an attempt after it ends, on top of its timeout, before a lease must be renewed. */
 const LEASE_MARGIN_MS = 5_000;
 const SUCCESS_WRITE_INTERVAL_MS = 1_000;
+/** How long before a streak could disable its endpoint the worker reads it from the database again. */
+const FAILING_RECHECK_MS = 3_600_000;
 
 export interface DeliveryWorkerOptions {
   /** Endpoints sent to at once by this process. */
@@ -42,6 +45,8 @@ export class DeliveryWorker {
   private readonly busy = new Set<string>();
   /** When this worker last wrote each endpoint's success (see recordEndpointSuccess). */
   private readonly successWritten = new Map<string, number>();
+  /** The failing streak's start as this worker last recorded it, per endpoint, until its next success. */
+  private readonly failingSince = new Map<string, number>();
   private readonly chains = new Set<Promise<void>>();
   private readonly leaseMs: number;
   private running = false;
@@ -213,6 +218,20 @@ export class DeliveryWorker {
     });
   }
 
+  /**
+   * Starts or continues the endpoint's failing streak; answers its start. A streak this
+   * worker already recorded is not written or read again while it is too young to
+   * disable the endpoint: a failing endpoint then costs what a healthy one does. Another
+   * process's success meanwhile can only make this worker late to disable, never early.
+   */
+  private async recordFailure(trx: Executor, endpointId: string, now: number): Promise<number> {
+    const known = this.failingSince.get(endpointId);
+    if (known !== undefined && now - known < DISABLE_AFTER_FAILING_MS - FAILING_RECHECK_MS) return known;
+    const since = await recordEndpointFailure(trx, endpointId, now);
+    this.failingSince.set(endpointId, since);
+    return since;
+  }
+
   /** One attempt, recorded with its outcome; answers false when it disabled the endpoint. */
   private async attempt(delivery: DueDelivery): Promise<boolean> {
     const { db, clock } = this.services;
@@ -225,8 +244,9 @@ export class DeliveryWorker {
       // The endpoint row first, as disabling and removing do before touching its
       // deliveries: one lock order, so that on PostgreSQL two workers settling attempts
       // to one endpoint while it answers 410 cannot deadlock.
-      const failingSince = ok ? null : await recordEndpointFailure(trx, delivery.endpointId, finishedAt);
+      const failingSince = ok ? null : await this.recordFailure(trx, delivery.endpointId, finishedAt);
       if (ok) {
+        this.failingSince.delete(delivery.endpointId);
         // Under steady success the row is written once a second: a failure recorded by
         // another process meanwhile is cleared within that second, far inside the 5 days
         // that would disable the endpoint. A failure here always writes at once.
