@@ -234,14 +234,15 @@ export class LimitsService {
 
   /**
    * Example webhook events, sent through the service or signed by the command-line tool:
-   * both ways share one count, and past it both refuse until the next UTC day.
+   * both ways share one count, and past it both refuse until the next UTC day. The
+   * specification counts them per workspace: test and live keys share the 100.
    */
-  countExampleEvent(ex: Executor, subject: Pick<QuotaSubject, "workspaceId" | "env">, now: number): Promise<void> {
+  countExampleEvent(ex: Executor, subject: Pick<QuotaSubject, "workspaceId">, now: number): Promise<void> {
     return this.count(
       ex,
       [
         {
-          scope: `example-events:${subject.workspaceId}:${subject.env}`,
+          scope: `example-events:${subject.workspaceId}`,
           limit: this.limits.exampleEventsPerDay,
           window: "utc-day",
           what: "example events per day for this workspace",
