@@ -19,9 +19,10 @@ after(() => {
   for (const server of servers) server.close();
 });
 
-/** A receiver as a vendor would write it, answering `status` to every POST. */
-async function receiver(status = 200): Promise<{ url: string; received: Received[] }> {
+/** A receiver as a vendor would write it, answering `status` to every POST (changeable through `answer`). */
+async function receiver(status = 200): Promise<{ url: string; received: Received[]; answer: { status: number } }> {
   const received: Received[] = [];
+  const answer = { status };
   const server = createServer((request, response) => {
     let body = "";
     request.on("data", (chunk) => {
@@ -29,14 +30,14 @@ async function receiver(status = 200): Promise<{ url: string; received: Received
     });
     request.on("end", () => {
       received.push({ headers: request.headers, body });
-      response.writeHead(status).end("ok");
+      response.writeHead(answer.status).end("ok");
     });
   });
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address();
   if (typeof address !== "object" || !address) throw new Error("no address");
-  return { url: `http://127.0.0.1:${address.port}/hook`, received };
+  return { url: `http://127.0.0.1:${address.port}/hook`, received, answer };
 }
 
 function verify(secret: string, message: Received): Record<string, unknown> {
@@ -161,6 +162,56 @@ for (const dialect of DIALECTS) {
       const gone = await run(env, "endpoints", "remove", endpoint.id);
       assert.equal(gone.code, 1);
       assert.match(gone.stderr, /No webhook endpoint/);
+    });
+
+    test("deliveries list --status and resend, with --api-key and --base-url instead of the environment", async () => {
+      const { env } = await setUp(dialect);
+      const flags = ["--api-key", env.WARDEN_API_KEY, "--base-url", env.WARDEN_BASE_URL];
+      const bare = { XDG_CONFIG_HOME: env.XDG_CONFIG_HOME };
+      const healthy = await receiver(200);
+      const failing = await receiver(500);
+      const good = (await run(bare, "endpoints", "add", healthy.url, ...flags, "--json")).json();
+      const bad = (await run(bare, "endpoints", "add", failing.url, ...flags, "--json")).json();
+      assert.match(good.id, /^ep_/);
+      const sent = await run(bare, "events", "send", "payment.disputed", ...flags, "--json");
+      assert.equal(sent.code, 0, sent.stderr);
+      await waitFor(() => healthy.received.length === 1 && failing.received.length === 1, "the first attempts reached both receivers");
+
+      const listOf = async (endpoint: string, status: string) => {
+        const listed = await run(bare, "deliveries", "list", "--endpoint", endpoint, "--status", status, ...flags, "--json");
+        assert.equal(listed.code, 0, listed.stderr);
+        return listed.json().data as { id: string; status: string; attempts: unknown[] }[];
+      };
+      const settled = async (endpoint: string, status: string) => {
+        let found = await listOf(endpoint, status);
+        for (let i = 0; i < 100 && found[0]?.attempts.length !== 1; i++) {
+          await new Promise((r) => setTimeout(r, 25));
+          found = await listOf(endpoint, status);
+        }
+        return found;
+      };
+      const [done] = await settled(good.id, "succeeded");
+      const [retrying] = await settled(bad.id, "pending");
+      assert.deepEqual([done?.attempts.length, retrying?.attempts.length], [1, 1], "a 500 leaves its delivery pending, its retry scheduled");
+      assert.deepEqual(await listOf(good.id, "pending"), []);
+      assert.deepEqual(await listOf(bad.id, "succeeded"), []);
+      assert.deepEqual(await listOf(bad.id, "failed"), []);
+
+      // A resend is one more attempt with the same webhook-id; not while retries are under way.
+      const resent = await run(bare, "deliveries", "resend", String(done?.id), ...flags);
+      assert.equal(resent.code, 0, resent.stderr);
+      await waitFor(() => healthy.received.length === 2, "the resend reached the receiver");
+      assert.equal(healthy.received[1]?.headers["webhook-id"], healthy.received[0]?.headers["webhook-id"]);
+      const busy = await run(bare, "deliveries", "resend", String(retrying?.id), ...flags);
+      assert.equal(busy.code, 1);
+      assert.match(busy.stderr, /still being attempted/);
+
+      const unknown = await run(bare, "deliveries", "resend", "dlv_000000000000000000000000", ...flags);
+      assert.equal(unknown.code, 1);
+      const badStatus = await run(bare, "deliveries", "list", "--status", "lost", ...flags);
+      assert.equal(badStatus.code, 1);
+      const wrongBase = await run(bare, "endpoints", "list", "--api-key", env.WARDEN_API_KEY, "--base-url", "http://127.0.0.1:9");
+      assert.equal(wrongBase.code, 1);
     });
 
     test("example events are limited per workspace per day, both ways together", async () => {

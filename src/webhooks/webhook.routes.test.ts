@@ -374,7 +374,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(worker.errors, []);
     });
 
-    test("past the daily limit example events answer 429 rate_limit_error until the next UTC day", async () => {
+    test("past the daily limit (test and live together) example events answer 429 rate_limit_error until the next UTC day", async () => {
       const { services, clock } = await testServices(dialect, { WARDEN_LIMIT_EXAMPLE_EVENTS_PER_DAY: "3" });
       const ws = await seedWorkspace(services);
       const api = await testApi(services);
@@ -393,11 +393,16 @@ for (const dialect of DIALECTS) {
       assert.equal((local.json() as { deliveries: number }).deliveries, 0);
       assert.equal((await sendExample(api, ws.testKey, "dispute.closed")).statusCode, 202);
       clock.set(Date.parse("2026-11-21T23:59:59.999Z"));
-      for (const deliver of [true, false]) {
+      // Per workspace: the live environment's key shares the test one's count.
+      for (const [key, deliver] of [
+        [ws.testKey, true],
+        [ws.testKey, false],
+        [ws.liveKey, true],
+      ] as const) {
         const refused = await api.request({
           method: "POST",
           url: "/api/v1/webhooks/examples",
-          key: ws.testKey,
+          key,
           payload: { type: "payment.disputed", deliver },
         });
         assert.equal(refused.statusCode, 429);
