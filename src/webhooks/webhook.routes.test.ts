@@ -177,6 +177,54 @@ for (const dialect of DIALECTS) {
   });
 
   describe(`resend and recover (${dialect})`, () => {
+    test("the delivery log pages by cursor, newest first, per endpoint and per status", async () => {
+      const { services, clock } = await testServices(dialect);
+      const ws = await seedWorkspace(services);
+      const api = await testApi(services);
+      const receiver = await startReceiver();
+      const first = (await addEndpoint(api, ws.testKey, receiver.url)).endpoint;
+      const second = (await addEndpoint(api, ws.testKey, receiver.url)).endpoint;
+      for (const type of ["purchase.completed", "payment.refunded", "dispute.closed"]) {
+        clock.advance(1000);
+        assert.equal((await sendExample(api, ws.testKey, type)).statusCode, 202);
+      }
+      const walk = async (query: string) => {
+        const seen: Delivery[] = [];
+        let cursor: string | null = null;
+        let pages = 0;
+        do {
+          const page = await api.request({ url: `/api/v1/webhooks/deliveries?limit=2${query}${cursor ? `&cursor=${cursor}` : ""}`, key: ws.testKey });
+          assert.equal(page.statusCode, 200, page.body);
+          const body = page.json() as { data: Delivery[]; has_more: boolean; next_cursor: string | null };
+          assert.equal(body.has_more, body.next_cursor !== null);
+          seen.push(...body.data);
+          cursor = body.next_cursor;
+          pages += 1;
+        } while (cursor !== null && pages < 10);
+        return { seen, pages };
+      };
+      const all = await walk("");
+      assert.equal(all.pages, 3);
+      assert.equal(new Set(all.seen.map((d) => d.id)).size, 6, "every delivery once");
+      assert.deepEqual(
+        all.seen.map((d) => d.id),
+        (await deliveries(api, ws.testKey)).map((d) => d.id),
+        "the pages walk the same order as one page",
+      );
+      const firstOnly = await walk(`&endpoint=${first.id}`);
+      assert.deepEqual([firstOnly.pages, firstOnly.seen.length], [2, 3]);
+      assert.ok(firstOnly.seen.every((d) => d.endpoint === first.id));
+      assert.equal((await walk(`&endpoint=${second.id}&status=succeeded`)).seen.length, 0);
+      await testWorker(services).drain();
+      assert.equal((await walk(`&endpoint=${second.id}&status=succeeded`)).seen.length, 3);
+      assert.equal((await walk("&status=pending")).seen.length, 0);
+
+      const page = (await api.request({ url: "/api/v1/webhooks/deliveries?limit=2", key: ws.testKey })).json() as { next_cursor: string };
+      const tampered = await api.request({ url: `/api/v1/webhooks/deliveries?limit=2&cursor=${page.next_cursor.slice(0, -2)}xx`, key: ws.testKey });
+      assert.equal(tampered.statusCode, 400);
+      assert.equal(errorOf(tampered).param, "cursor");
+    });
+
     test("resend: one manual attempt with the same webhook-id, refused while the delivery is pending", async () => {
       const { services, clock } = await testServices(dialect);
       clock.set(Date.now());
