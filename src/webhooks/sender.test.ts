@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { after, describe, test } from "node:test";
+import { DEFAULT_WORKER_OPTIONS } from "./delivery.worker.js";
 import { postWebhook } from "./sender.js";
 
 const options = { timeoutMs: 2_000, allowPrivate: true, now: () => Date.now() };
@@ -46,6 +47,20 @@ describe("webhook sender", () => {
     assert.equal(second.statusCode, 200, second.error ?? "");
     assert.equal(second.responseBody, "fresh");
     assert.equal(served.size, 2, "the retry came on a new connection");
+    server.closeAllConnections();
+  });
+
+  test("an attempt gets no answer for longer than its timeout: 15 s for warden serve's worker", async () => {
+    assert.equal(DEFAULT_WORKER_OPTIONS.timeoutMs, 15_000);
+    const server = createServer(() => {
+      // Never answers.
+    });
+    const url = await listen(server);
+    const started = Date.now();
+    const result = await postWebhook(url, {}, "{}", { ...options, timeoutMs: 300 });
+    assert.equal(result.statusCode, null);
+    assert.match(String(result.error), /timeout after 300 ms/);
+    assert.ok(Date.now() - started < 2_000);
     server.closeAllConnections();
   });
 
