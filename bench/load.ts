@@ -23,7 +23,7 @@ export interface Measured extends LoadResult {
 /** The processes of the database that serve the server under test (none for SQLite). */
 export type DatabasePids = () => Promise<number[]>;
 
-async function databaseCpu(pids: DatabasePids | undefined): Promise<Map<number, number>> {
+export async function databaseCpu(pids: DatabasePids | undefined): Promise<Map<number, number>> {
   const cpu = new Map<number, number>();
   for (const pid of pids ? await pids() : []) {
     try {

@@ -27,7 +27,7 @@ import Stripe from "stripe";
 import type { Storage } from "../src/db/database.js";
 import { DEFAULT_WORKER_OPTIONS } from "../src/webhooks/delivery.worker.js";
 import { BENCH } from "./customer-mix.js";
-import type { DatabasePids } from "./load.js";
+import { type DatabasePids, databaseCpu } from "./load.js";
 import { commandFor, machineCpuSeconds, onInterrupt, ROOT, readCpuSeconds, type ServerProcess, waitForQuietMachine } from "./processes.js";
 import type { BenchWorkspace } from "./seed.js";
 import type { ClientResult, ClientSpec } from "./webhook-client.js";
@@ -371,20 +371,11 @@ function throughput(records: ReceiverRecords, counted: number[], events: number,
 
 /** Samples the CPU of everything in a run, so that it can be told in % of one core afterwards. */
 async function cpuProbe(sender: () => number, receivers: Receivers, pids: DatabasePids | undefined) {
-  const db = async () => {
-    const cpu = new Map<number, number>();
-    for (const pid of pids ? await pids() : []) {
-      try {
-        cpu.set(pid, readCpuSeconds(pid));
-      } catch {}
-    }
-    return cpu;
-  };
   const take = async () => ({
     at: performance.now(),
     sender: sender(),
     receivers: readCpuSeconds(receivers.pid),
-    db: await db(),
+    db: await databaseCpu(pids),
     machine: machineCpuSeconds().busy,
   });
   const start = await take();
