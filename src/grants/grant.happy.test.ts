@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { DAY_MS } from "../clock.js";
+import { DAY_MS, MINUTE_MS } from "../clock.js";
+import { clientCalls, testMailbox } from "../test-support/client.js";
 import { DIALECTS, seedWorkspace, testApi, testServices } from "../test-support/harness.js";
+import { updateTool } from "../workspaces/workspace.service.js";
+
+const mailbox = testMailbox();
+const { signIn } = clientCalls(mailbox);
 
 for (const dialect of DIALECTS) {
   describe(`grants (${dialect})`, () => {
@@ -60,6 +65,39 @@ for (const dialect of DIALECTS) {
       const after = await api.request({ url: `/api/v1/tools/${ws.tool}/customers/ada.lovelace%40gmail.com`, key: ws.testKey });
       assert.equal(after.json().entitled, false);
       assert.equal(after.json().via, null);
+    });
+
+    test("lists an address's grants and trials newest first", async () => {
+      const { services, clock } = await testServices(dialect, { SMTP_URL: mailbox.url });
+      const ws = await seedWorkspace(services);
+      const api = await testApi(services);
+      await updateTool(services.db, { workspace: ws.slug, id: ws.tool, trialDays: "14" });
+      const email = `grace.${ws.slug}@example.com`;
+      const grant = async (note: string) => {
+        const created = await api.request({ method: "POST", url: `/api/v1/tools/${ws.tool}/grants`, key: ws.testKey, payload: { email, days: 30, note } });
+        assert.equal(created.statusCode, 201, created.body);
+        return created.json().id as string;
+      };
+
+      const oldest = await grant("first");
+      clock.advance(5 * MINUTE_MS);
+      const token = await signIn(api, ws, email);
+      const started = await api.request({ method: "POST", url: `/api/client/v1/tools/${ws.tool}/trial`, headers: { authorization: `Bearer ${token}` } });
+      assert.equal(started.statusCode, 201, started.body);
+      const trial = started.json().id as string;
+      clock.advance(5 * MINUTE_MS);
+      const newest = await grant("third");
+
+      const list = await api.request({ url: `/api/v1/tools/${ws.tool}/grants?email=${encodeURIComponent(email)}`, key: ws.testKey });
+      assert.equal(list.statusCode, 200, list.body);
+      assert.deepEqual(
+        list.json().data.map((g: { id: string; kind: string }) => [g.id, g.kind]),
+        [
+          [newest, "grant"],
+          [trial, "trial"],
+          [oldest, "grant"],
+        ],
+      );
     });
   });
 }
