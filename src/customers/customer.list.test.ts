@@ -48,6 +48,24 @@ async function seedHolders({ services, clock }: TestEnv, ws: Workspace, count: n
   return emails;
 }
 
+/** Many signed-in non-holders at once, as a sign-in records them, one second apart. */
+async function seedMembers({ services, clock }: TestEnv, ws: Workspace, count: number, prefix: string): Promise<string[]> {
+  const emails: string[] = [];
+  await services.db.transaction().execute(async (trx) => {
+    const scope = toolScope(ws.workspaceId, "test", ws.tool);
+    for (let i = 0; i < count; i++) {
+      clock.advance(1000);
+      const now = clock.now();
+      const email = `${prefix}${i}@example.com`;
+      const person = await ensurePerson(trx, ws.workspaceId, "test", email, now);
+      await markPersonSignedIn(trx, person.id, now);
+      await syncCustomer(trx, scope, person.id, now, now);
+      emails.push(email);
+    }
+  });
+  return emails;
+}
+
 async function signIn({ services, clock }: TestEnv, ws: Workspace, email: string): Promise<void> {
   const { db } = services;
   clock.advance(1000);
@@ -211,6 +229,40 @@ for (const dialect of DIALECTS) {
       const oldest = await api.request({ url: `/api/v1/tools/${ws.tool}/customers/h0%40example.com`, key: ws.testKey });
       assert.equal(oldest.statusCode, 200);
       assert.equal(oldest.json().entitled, true);
+    });
+
+    test("only the newest 2,000 signed-in non-holders are listed; older ones are still found one by one", async () => {
+      const env = await testServices(dialect);
+      const { services } = env;
+      const ws = await seedWorkspace(services);
+      const api = await testApi(services);
+      // One holder older and one newer than every member: a cap over both kinds together
+      // would drop the older holder, a cap per kind keeps it and drops the oldest member.
+      const [olderHolder] = await seedHolders(env, ws, 1, "old-holder");
+      const members = await seedMembers(env, ws, 2001, "m");
+      const [newerHolder] = await seedHolders(env, ws, 1, "new-holder");
+      const newestMembers = members.slice(1).reverse();
+
+      const listed = await walk(api, ws, "entitled=false&limit=500");
+      assert.equal(listed.pages, 4);
+      assert.deepEqual(
+        listed.rows.map((r) => r.email),
+        newestMembers,
+      );
+      assert.ok(listed.rows.every((r) => !r.entitled && r.via === null && r.account));
+
+      const mixed = await walk(api, ws, "limit=500");
+      assert.deepEqual(
+        mixed.rows.map((r) => r.email),
+        [newerHolder, ...newestMembers, olderHolder],
+      );
+
+      const oldest = await api.request({ url: `/api/v1/tools/${ws.tool}/customers/${encodeURIComponent(members[0] ?? "")}`, key: ws.testKey });
+      assert.equal(oldest.statusCode, 200, oldest.body);
+      assert.deepEqual(
+        { email: oldest.json().email, entitled: oldest.json().entitled, account: oldest.json().account },
+        { email: members[0], entitled: false, account: true },
+      );
     });
 
     test("a cursor that was altered, or belongs to another filter or tool, is refused", async () => {
