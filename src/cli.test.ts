@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { main } from "./cli.js";
+import { parseConfig } from "./config.js";
+import { openStorage } from "./db/database.js";
 import { DIALECTS, privateDatabaseEnv, unique } from "./test-support/harness.js";
 import { startWarden } from "./test-support/serve.js";
 
@@ -101,6 +103,67 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(JSON.parse(json.stderr).error.param, "slug");
       const key = await warden(env, "admin", "key", "create", "--workspace", unique("nope"), "--env", "staging");
       assert.equal(key.code, 1);
+    });
+
+    test("refuses a bad plan, bundle or suspension and writes nothing; a plan can be made for a bundle", async () => {
+      const env = await privateDatabaseEnv(dialect);
+      const email = `${unique("o")}@example.com`;
+      const slug = unique("ws");
+      await wardenJson(env, "admin", "owner", "create", "--email", email);
+      const ws = await wardenJson(env, "admin", "workspace", "create", "--slug", slug, "--name", "Acme", "--owner", email);
+      await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "tabs", "--name", "Tabs");
+      await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "notes", "--name", "Notes");
+      await wardenJson(env, "admin", "bundle", "create", "--workspace", slug, "--id", "suite", "--name", "Suite", "--tools", "tabs");
+      const plan = ["admin", "plan", "create", "--workspace", slug, "--id", "refused", "--name", "Refused"];
+      const bundle = ["admin", "bundle", "create", "--workspace", slug, "--name", "Refused"];
+      const cases: [string[], RegExp][] = [
+        [[...plan, "--tool", "tabs", "--bundle", "suite", "--billing", "one_time"], /exactly one of --tool or --bundle/],
+        [[...plan, "--billing", "one_time"], /exactly one of --tool or --bundle/],
+        [[...plan, "--tool", "tabs", "--billing", "monthly"], /billing must be one_time or subscription/],
+        [[...plan, "--tool", "tabs", "--billing", "subscription", "--interval", "week"], /needs --interval month or year/],
+        [[...plan, "--tool", "tabs", "--billing", "subscription"], /needs --interval month or year/],
+        [[...plan, "--tool", "tabs", "--billing", "one_time", "--interval", "month"], /one_time plan has no interval/],
+        [[...plan, "--tool", "tabs", "--billing", "one_time", "--currency", "euro"], /currency must be a three-letter code/],
+        [[...plan, "--tool", "tabs", "--billing", "one_time", "--currency", "e1r"], /currency must be a three-letter code/],
+        [[...plan, "--tool", "tabs", "--billing", "one_time", "--amount-cents=-500"], /--amount-cents must be a whole number/],
+        [[...plan, "--tool", "tabs", "--billing", "one_time", "--amount-cents", "4.99"], /--amount-cents must be a whole number/],
+        [[...plan, "--tool", "tabs", "--billing", "one_time", "--amount-cents", "99999999999999999999"], /amount-cents must be a whole number/],
+        [[...plan, "--bundle", "nosuch", "--billing", "one_time"], /No bundle "nosuch"/],
+        [[...bundle, "--id", "more", "--tools", "tabs,ghost"], /No tool "ghost"/],
+        [[...bundle, "--id", "more", "--tools", " , "], /names at least one tool/],
+        [[...bundle, "--id", "suite", "--tools", "notes"], /Bundle "suite" exists already/],
+        [["admin", "owner", "suspend", "--email", "nobody@example.com"], /No owner with email "nobody@example.com"/],
+      ];
+      for (const [argv, message] of cases) {
+        const run = await warden(env, ...argv);
+        assert.equal(run.code, 1, `${argv.join(" ")}: ${run.stderr}`);
+        assert.match(run.stderr, message, argv.join(" "));
+        assert.equal(run.stdout, "");
+      }
+      // An empty --tools never reaches the use case: the option counts as missing.
+      const empty = await warden(env, ...bundle, "--id", "more", "--tools", "");
+      assert.equal(empty.code, 2);
+      assert.match(empty.stderr, /--tools is required/);
+
+      const forBundle = ["admin", "plan", "create", "--workspace", slug, "--bundle", "suite", "--id", "life", "--name", "Life", "--billing", "one_time"];
+      const made = await wardenJson(env, ...forBundle);
+      assert.deepEqual({ bundle: made.bundle, tool: made.tool, id: made.id }, { bundle: "suite", tool: undefined, id: "life" });
+
+      const config = parseConfig(env);
+      const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+      try {
+        const { db } = storage;
+        const plans = await db.selectFrom("plans").select(["product_kind", "product_id", "id"]).where("workspace_id", "=", String(ws.id)).execute();
+        assert.deepEqual(plans, [{ product_kind: "bundle", product_id: "suite", id: "life" }]);
+        const bundles = await db.selectFrom("bundles").select(["id", "name"]).where("workspace_id", "=", String(ws.id)).execute();
+        assert.deepEqual(bundles, [{ id: "suite", name: "Suite" }]);
+        const bundleTools = await db.selectFrom("bundle_tools").select(["bundle_id", "tool_id"]).where("workspace_id", "=", String(ws.id)).execute();
+        assert.deepEqual(bundleTools, [{ bundle_id: "suite", tool_id: "tabs" }]);
+        const owners = await db.selectFrom("owners").select(["email", "suspended_at"]).execute();
+        assert.deepEqual(owners, [{ email, suspended_at: null }]);
+      } finally {
+        await storage.close();
+      }
     });
 
     test("a key revoked or an owner suspended while the server runs is refused on the next request", async () => {
