@@ -1,28 +1,35 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { CompiledQuery } from "kysely";
+import { CompiledQuery, sql } from "kysely";
 import { buildApp } from "../app.js";
 import { ManualClock } from "../clock.js";
 import { parseConfig } from "../config.js";
-import { createServices } from "../services.js";
-import { seedWorkspace } from "../test-support/harness.js";
+import { createServices, type Services } from "../services.js";
+import { createPgSchema, PG_URL, seedWorkspace } from "../test-support/harness.js";
 import { createBundle, createTool } from "../workspaces/workspace.service.js";
-import { openStorage } from "./database.js";
+import { openStorage, type StorageOptions } from "./database.js";
 import type { Database } from "./schema.js";
 
-// A request may look rows up by index, never read a table whole (SQLite reports that
-// as SCAN). Only the page-sized results of the list's own subqueries may be scanned, and
-// literal rows (`args`, the one row of arguments the key lookup joins from; a multi-row
-// insert's `SCAN 3-ROW VALUES CLAUSE`; a `SCAN CONSTANT ROW`), which are no table.
-const SUBQUERIES = new Set(["w0", "w1", "m", "t", "args"]);
-const ALIASES: Record<string, keyof Database> = { k: "api_keys", l: "licences", s: "subscriptions", g: "grants" };
+// The tables every request path below must reach through an index.
+const KEY_TABLES = ["customers", "people", "grants", "licences", "subscriptions", "counters", "api_keys"];
 
-test("every query on the request path finds its rows through an index", async () => {
+interface Recording {
+  services: Services;
+  /** Each distinct SQL text the requests ran, with the parameters of its last run. */
+  queries: Map<string, readonly unknown[]>;
+  close(): Promise<void>;
+}
+
+/**
+ * Runs the request path (grants made, looked up, listed and revoked; customers retrieved
+ * and listed with and without a cursor and filter) on a fresh database and records every
+ * query it ran, so each engine's test can ask its own planner about the same queries.
+ */
+async function recordRequestPath(storageOptions: Omit<StorageOptions, "onQuery">): Promise<Recording> {
   const queries = new Map<string, readonly unknown[]>();
   let recording = false;
   const storage = openStorage({
-    databaseUrl: null,
-    sqliteFile: ":memory:",
+    ...storageOptions,
     onQuery: (text, parameters) => {
       if (recording && !/^(explain|pragma)/i.test(text)) queries.set(text, parameters);
     },
@@ -51,22 +58,84 @@ test("every query on the request path finds its rows through an index", async ()
   await call("GET", `${base}/customers?entitled=false`);
   await call("DELETE", `${base}/grants/${grant.id}`);
   recording = false;
+  await app.close();
 
   assert.ok(queries.size > 15, `only ${queries.size} queries recorded`);
-  const scans: string[] = [];
-  const searched = new Set<string>();
-  for (const [text, parameters] of queries) {
-    const plan = await services.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${text}`, [...parameters]));
-    for (const { detail } of plan.rows) {
-      const found = /^SEARCH (\w+)/.exec(detail)?.[1];
-      if (found) searched.add(ALIASES[found] ?? found);
-      const table = /^SCAN (\w+)/.exec(detail)?.[1];
-      if (table && !SUBQUERIES.has(table) && !/^SCAN (\d+-ROW VALUES CLAUSE|CONSTANT ROW)$/.test(detail)) scans.push(`${detail}\n    in: ${text}`);
+  return { services, queries, close: () => storage.close() };
+}
+
+// A request may look rows up by index, never read a table whole (SQLite reports that
+// as SCAN). Only the page-sized results of the list's own subqueries may be scanned, and
+// literal rows (`args`, the one row of arguments the key lookup joins from; a multi-row
+// insert's `SCAN 3-ROW VALUES CLAUSE`; a `SCAN CONSTANT ROW`), which are no table.
+const SUBQUERIES = new Set(["w0", "w1", "m", "t", "args"]);
+const ALIASES: Record<string, keyof Database> = { k: "api_keys", l: "licences", s: "subscriptions", g: "grants" };
+
+test("every query on the request path finds its rows through an index (SQLite)", async () => {
+  const { services, queries, close } = await recordRequestPath({ databaseUrl: null, sqliteFile: ":memory:" });
+  try {
+    const scans: string[] = [];
+    const searched = new Set<string>();
+    for (const [text, parameters] of queries) {
+      const plan = await services.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${text}`, [...parameters]));
+      for (const { detail } of plan.rows) {
+        const found = /^SEARCH (\w+)/.exec(detail)?.[1];
+        if (found) searched.add(ALIASES[found] ?? found);
+        const table = /^SCAN (\w+)/.exec(detail)?.[1];
+        if (table && !SUBQUERIES.has(table) && !/^SCAN (\d+-ROW VALUES CLAUSE|CONSTANT ROW)$/.test(detail)) scans.push(`${detail}\n    in: ${text}`);
+      }
     }
+    assert.deepEqual(scans, []);
+    for (const table of KEY_TABLES) assert.ok(searched.has(table), `no plan read ${table}`);
+  } finally {
+    await close();
   }
-  assert.deepEqual(scans, []);
-  for (const table of ["customers", "people", "grants", "licences", "subscriptions", "counters", "api_keys"])
-    assert.ok(searched.has(table), `no plan read ${table}`);
-  await app.close();
-  await storage.close();
+});
+
+interface PgPlanNode {
+  "Node Type": string;
+  "Relation Name"?: string;
+  "Index Cond"?: string;
+  Plans?: PgPlanNode[];
+}
+
+const PG_INDEX_READS = new Set(["Index Scan", "Index Only Scan", "Bitmap Heap Scan"]);
+
+function* pgNodes(node: PgPlanNode): Generator<PgPlanNode> {
+  yield node;
+  for (const child of node.Plans ?? []) yield* pgNodes(child);
+}
+
+test("every query on the request path finds its rows through an index (PostgreSQL)", async () => {
+  const { services, queries, close } = await recordRequestPath({ databaseUrl: PG_URL, pgSchema: await createPgSchema(), poolSize: 2 });
+  try {
+    const scans: string[] = [];
+    const searched = new Set<string>();
+    // The test's tables hold a handful of rows, and for those PostgreSQL rightly prefers
+    // reading the whole table, so its plain plans say nothing about the index. With
+    // sequential scans priced out it still picks one when no index can serve the query,
+    // which is exactly the missing index this test looks for. An index walked from end to
+    // end with no condition (the other way to read a whole table) is refused as well.
+    await services.db.transaction().execute(async (trx) => {
+      await sql`set local enable_seqscan = off`.execute(trx);
+      for (const [text, parameters] of queries) {
+        // Transaction control and settings have no plan.
+        if (!/^\s*(select|insert|update|delete|with)\b/i.test(text)) continue;
+        const explained = await trx.executeQuery<{ "QUERY PLAN": { Plan: PgPlanNode }[] }>(CompiledQuery.raw(`explain (format json) ${text}`, [...parameters]));
+        const root = explained.rows[0]?.["QUERY PLAN"][0]?.Plan;
+        assert.ok(root, `no plan for ${text}`);
+        for (const node of pgNodes(root)) {
+          const type = node["Node Type"];
+          const table = node["Relation Name"];
+          const wholeIndex = (type === "Index Scan" || type === "Index Only Scan") && node["Index Cond"] === undefined;
+          if (type === "Seq Scan" || wholeIndex) scans.push(`${type} on ${table}\n    in: ${text}`);
+          else if (table && PG_INDEX_READS.has(type)) searched.add(table);
+        }
+      }
+    });
+    assert.deepEqual(scans, []);
+    for (const table of KEY_TABLES) assert.ok(searched.has(table), `no plan read ${table}`);
+  } finally {
+    await close();
+  }
 });

@@ -46,7 +46,7 @@ async function runOnPg(statement: string): Promise<void> {
 }
 
 /** A private PostgreSQL schema, dropped when the file's tests end. */
-async function createPgSchema(): Promise<string> {
+export async function createPgSchema(): Promise<string> {
   const schema = `t_${process.pid}_${randomBase62(8).toLowerCase()}`;
   await runOnPg(`create schema ${schema}`);
   cleanups.push(() => runOnPg(`drop schema ${schema} cascade`));
