@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, test } from "node:test";
+import { pathToFileURL } from "node:url";
+import { promisify } from "node:util";
+import SQLite from "better-sqlite3";
 import { ConfigError, parseConfig } from "./config.js";
 
 describe("config", () => {
@@ -122,4 +129,28 @@ describe("config", () => {
     assert.throws(() => parseConfig({ WARDEN_STRIPE_API_URL: "ftp://x" }), /http\(s\) address/);
     assert.throws(() => parseConfig({ WARDEN_STRIPE_API_URL: "http://x/v1" }), /no path/);
   });
+});
+
+test("with neither DATABASE_URL nor WARDEN_DATA_DIR the database is ./data/warden.sqlite of the working directory", async () => {
+  const cwd = await mkdtemp(join(tmpdir(), "warden-cwd-"));
+  try {
+    const { DATABASE_URL: _url, WARDEN_DATA_DIR: _dir, ...env } = process.env;
+    // A process of its own, as an operator runs the CLI: the default path is relative to
+    // the process's working directory, which a test must not change under its siblings.
+    const cli = pathToFileURL(join(import.meta.dirname, "cli.ts")).href;
+    const email = "default-location@example.com";
+    const script = `const { main } = await import(${JSON.stringify(cli)}); process.exitCode = await main(["admin", "owner", "create", "--email", ${JSON.stringify(email)}, "--json"]);`;
+    // tsx is resolved here: the temporary directory has no node_modules to find it in.
+    const tsx = import.meta.resolve("tsx");
+    await promisify(execFile)(process.execPath, ["--import", tsx, "--input-type=module", "-e", script], { cwd, env });
+
+    const database = new SQLite(join(cwd, "data", "warden.sqlite"), { readonly: true, fileMustExist: true });
+    try {
+      assert.deepEqual(database.prepare("select email from owners").all(), [{ email }]);
+    } finally {
+      database.close();
+    }
+  } finally {
+    await rm(cwd, { recursive: true, force: true });
+  }
 });
