@@ -159,7 +159,7 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(bundles, [{ id: "suite", name: "Suite" }]);
         const bundleTools = await db.selectFrom("bundle_tools").select(["bundle_id", "tool_id"]).where("workspace_id", "=", String(ws.id)).execute();
         assert.deepEqual(bundleTools, [{ bundle_id: "suite", tool_id: "tabs" }]);
-        const owners = await db.selectFrom("owners").select(["email", "suspended_at"]).execute();
+        const owners = await db.selectFrom("owners").select(["email", "suspended_at"]).where("email_norm", "in", [email, "nobody@example.com"]).execute();
         assert.deepEqual(owners, [{ email, suspended_at: null }]);
       } finally {
         await storage.close();
