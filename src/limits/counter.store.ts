@@ -27,9 +27,14 @@ function perRowCount<F>(make: (rows: number) => F): (rows: number) => F {
   };
 }
 
+/** One counter to add to, with its own amount (a batch adds several requests' counts in one row). */
+interface CounterAddition extends CounterIncrement {
+  by: number;
+}
+
 /**
- * Adds `by` to several windowed counters in one statement (arguments: by, now, then
- * scope and next window end for each). A window that has closed restarts at `by`. The
+ * Adds to several windowed counters in one statement (arguments: now, then scope, next
+ * window end and amount for each). A window that has closed restarts at the amount. The
  * upsert locks the rows until the surrounding transaction ends, so counts are exact
  * across processes, and a rolled-back transaction takes its increments with it.
  */
@@ -37,11 +42,11 @@ const upsertCounters = perRowCount((rows) =>
   prepared((ex, p) =>
     ex
       .insertInto("counters")
-      .values(Array.from({ length: rows }, (_, i) => ({ scope: p<string>(2 + 2 * i), window_end: p<number>(3 + 2 * i), count: p<number>(0) })))
+      .values(Array.from({ length: rows }, (_, i) => ({ scope: p<string>(1 + 3 * i), window_end: p<number>(2 + 3 * i), count: p<number>(3 + 3 * i) })))
       .onConflict((oc) =>
         oc.column("scope").doUpdateSet({
-          count: sql<number>`case when counters.window_end <= ${p<number>(1)} then excluded.count else counters.count + excluded.count end`,
-          window_end: sql<number>`case when counters.window_end <= ${p<number>(1)} then excluded.window_end else counters.window_end end`,
+          count: sql<number>`case when counters.window_end <= ${p<number>(0)} then excluded.count else counters.count + excluded.count end`,
+          window_end: sql<number>`case when counters.window_end <= ${p<number>(0)} then excluded.window_end else counters.window_end end`,
         }),
       )
       .returning(["scope", "count", "window_end"]),
@@ -52,7 +57,7 @@ const REFUSED_MARK = "warden:over-limit";
 
 /**
  * PostgreSQL, outside any transaction: the same upsert as one statement that is its own
- * transaction (arguments: by, now, then scope, next window end and limit for each).
+ * transaction (arguments: now, then scope, next window end, limit and amount for each).
  * All or nothing: when a counter would pass its limit, the statement fails on purpose
  * (a cast of REFUSED_MARK that only a row over its limit evaluates), so PostgreSQL
  * undoes every increment of it; concurrent statements wait on the row locks and then see
@@ -64,13 +69,13 @@ const upsertCountersAlone = perRowCount((rows) =>
   preparedRaw<{ scope: string; count: number; window_end: number }>((p) => {
     const values = Array.from(
       { length: rows },
-      (_, i) => sql`(${p<string>(2 + 3 * i)}::text, ${p<number>(3 + 3 * i)}::bigint, ${p<number>(4 + 3 * i)}::bigint)`,
+      (_, i) => sql`(${p<string>(1 + 4 * i)}::text, ${p<number>(2 + 4 * i)}::bigint, ${p<number>(3 + 4 * i)}::bigint, ${p<number>(4 + 4 * i)}::bigint)`,
     );
-    const now = sql`${p<number>(1)}::bigint`;
-    return sql`with v (scope, window_end, lim) as (values ${sql.join(values)}),
+    const now = sql`${p<number>(0)}::bigint`;
+    return sql`with v (scope, window_end, lim, by) as (values ${sql.join(values)}),
 up as (
   insert into counters (scope, window_end, count)
-  select scope, window_end, ${p<number>(0)}::bigint from v order by scope
+  select scope, window_end, by from v order by scope
   on conflict (scope) do update set
     count = case when counters.window_end <= ${now} then excluded.count else counters.count + excluded.count end,
     window_end = case when counters.window_end <= ${now} then excluded.window_end else counters.window_end end
@@ -83,7 +88,7 @@ from up join v on v.scope = up.scope`;
   }),
 );
 
-/** True for the failure `incrementCountersAlone` raises on purpose. */
+/** True for the failure `upsertCountersAlone` raises on purpose. */
 function isRefusal(error: unknown): boolean {
   return error instanceof Error && (error as Error & { code?: unknown }).code === "22P02" && error.message.includes(REFUSED_MARK);
 }
@@ -101,11 +106,19 @@ function statesInOrder(increments: readonly { scope: string }[], rows: { scope: 
   });
 }
 
+async function addEach(ex: Executor, additions: readonly CounterAddition[], now: number): Promise<CounterState[]> {
+  const sorted = [...additions].sort(byScope);
+  const rows = await upsertCounters(sorted.length)(ex, [now, ...sorted.flatMap((c) => [c.scope, c.nextWindowEnd, c.by])]);
+  return statesInOrder(additions, rows);
+}
+
 /** Adds `by` to each counter in one statement; answers their new states in the order given. */
-export async function incrementCounters(ex: Executor, increments: readonly CounterIncrement[], by: number, now: number): Promise<CounterState[]> {
-  const sorted = [...increments].sort(byScope);
-  const rows = await upsertCounters(sorted.length)(ex, [by, now, ...sorted.flatMap((c) => [c.scope, c.nextWindowEnd])]);
-  return statesInOrder(increments, rows);
+function incrementCounters(ex: Executor, increments: readonly CounterIncrement[], by: number, now: number): Promise<CounterState[]> {
+  return addEach(
+    ex,
+    increments.map((c) => ({ ...c, by })),
+    now,
+  );
 }
 
 /**
@@ -118,33 +131,32 @@ export interface CountOutcome {
   states: CounterState[] | null;
 }
 
+/** A counter to add to unless it would pass its limit. */
+export interface LimitedAddition extends CounterAddition {
+  limit: number;
+}
+
 /**
- * Adds `by` to each counter unless one would pass its limit, in which case nothing is
- * added. Outside a transaction: one statement on PostgreSQL, a short transaction on
+ * Adds to each counter its amount unless one would pass its limit, in which case nothing
+ * is added. Outside a transaction: one statement on PostgreSQL, a short transaction on
  * SQLite (in process, where a statement costs microseconds).
  */
-export async function incrementCountersWithin(
-  ex: Executor,
-  dialect: Dialect,
-  increments: readonly (CounterIncrement & { limit: number })[],
-  by: number,
-  now: number,
-): Promise<CountOutcome> {
+export async function addEachWithin(ex: Executor, dialect: Dialect, additions: readonly LimitedAddition[], now: number): Promise<CountOutcome> {
   const outcome = (states: CounterState[]): CountOutcome => ({
-    refused: states.some((state, i) => state.count > (increments[i]?.limit ?? 0)),
+    refused: states.some((state, i) => state.count > (additions[i]?.limit ?? 0)),
     states,
   });
   // In a caller's transaction, the caller's refusal rolls the increments back. One
   // counter alone on SQLite needs no transaction: a refused request adds to a count
   // already past its limit, which uses no quota that another request could have had.
-  if (ex.isTransaction || (dialect === "sqlite" && increments.length === 1)) {
-    return outcome(await incrementCounters(ex, increments, by, now));
+  if (ex.isTransaction || (dialect === "sqlite" && additions.length === 1)) {
+    return outcome(await addEach(ex, additions, now));
   }
   if (dialect === "sqlite") {
     let refused: CountOutcome | null = null;
     try {
       return await ex.transaction().execute(async (trx) => {
-        const counted = outcome(await incrementCounters(trx, increments, by, now));
+        const counted = outcome(await addEach(trx, additions, now));
         if (!counted.refused) return counted;
         refused = counted;
         throw new RefusedInTransaction();
@@ -154,10 +166,10 @@ export async function incrementCountersWithin(
       throw error;
     }
   }
-  const sorted = [...increments].sort(byScope);
+  const sorted = [...additions].sort(byScope);
   try {
-    const rows = await upsertCountersAlone(sorted.length)(ex, [by, now, ...sorted.flatMap((c) => [c.scope, c.nextWindowEnd, c.limit])]);
-    return { refused: false, states: statesInOrder(increments, rows) };
+    const rows = await upsertCountersAlone(sorted.length)(ex, [now, ...sorted.flatMap((c) => [c.scope, c.nextWindowEnd, c.limit, c.by])]);
+    return { refused: false, states: statesInOrder(additions, rows) };
   } catch (error) {
     if (isRefusal(error)) return { refused: true, states: null };
     throw error;
@@ -174,7 +186,7 @@ class RefusedInTransaction extends Error {}
 export async function addToCounters(ex: Executor, dialect: Dialect, increments: readonly CounterIncrement[], by: number, now: number): Promise<CounterState[]> {
   if (ex.isTransaction || dialect === "sqlite") return incrementCounters(ex, increments, by, now);
   const sorted = [...increments].sort(byScope);
-  const rows = await upsertCountersAlone(sorted.length)(ex, [by, now, ...sorted.flatMap((c) => [c.scope, c.nextWindowEnd, Number.MAX_SAFE_INTEGER])]);
+  const rows = await upsertCountersAlone(sorted.length)(ex, [now, ...sorted.flatMap((c) => [c.scope, c.nextWindowEnd, Number.MAX_SAFE_INTEGER, by])]);
   return statesInOrder(increments, rows);
 }
 

@@ -3,7 +3,8 @@ import type { Limits } from "../config.js";
 import type { Dialect, Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
 import { ApiError } from "../errors/errors.js";
-import { addToCounters, type CounterState, incrementCountersWithin, readCounter } from "./counter.store.js";
+import { CounterBatcher } from "./counter.batcher.js";
+import { addToCounters, type CounterState, readCounter } from "./counter.store.js";
 
 const HOUR_MS = 3_600_000;
 
@@ -46,10 +47,14 @@ interface QuotaSubject {
 }
 
 export class LimitsService {
+  private readonly batcher: CounterBatcher;
+
   constructor(
     private readonly limits: Readonly<Limits>,
     private readonly dialect: Dialect,
-  ) {}
+  ) {
+    this.batcher = new CounterBatcher(dialect);
+  }
 
   /**
    * Counts `by` against each quota and refuses with 429 (naming the first quota, in
@@ -66,7 +71,7 @@ export class LimitsService {
   private async countOrRefuse(ex: Executor, quotas: Quota[], by: number, now: number): Promise<{ quota: Quota; error: ApiError } | null> {
     const increments = quotas.map((quota) => ({ scope: quota.scope, nextWindowEnd: windowEndOf(quota, now), limit: quota.limit }));
     for (let attempt = 1; ; attempt++) {
-      const outcome = await incrementCountersWithin(ex, this.dialect, increments, by, now);
+      const outcome = await this.batcher.count(ex, increments, by, now);
       if (!outcome.refused) return null;
       // The refusing statement undid itself: read the counts it saw, before this request's.
       const counted = outcome.states !== null;
