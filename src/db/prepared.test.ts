@@ -1,0 +1,65 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { readCounter } from "../limits/counter.store.js";
+import { DIALECTS, testServices, unique } from "../test-support/harness.js";
+
+const NOW = Date.UTC(2026, 10, 23, 12, 0, 0);
+
+for (const dialect of DIALECTS) {
+  describe(`prepared queries (${dialect})`, () => {
+    test("outside a transaction they read what is committed; inside one, what it wrote", async () => {
+      const { services } = await testServices(dialect);
+      const scope = unique("prepared");
+      await services.db
+        .insertInto("counters")
+        .values({ scope, window_end: NOW + 60_000, count: 7 })
+        .execute();
+      assert.deepEqual(await readCounter(services.db, scope, NOW), { count: 7, windowEnd: NOW + 60_000 });
+      await services.db.transaction().execute(async (trx) => {
+        await trx.updateTable("counters").set({ count: 8 }).where("scope", "=", scope).execute();
+        assert.equal((await readCounter(trx, scope, NOW)).count, 8);
+      });
+      assert.equal((await readCounter(services.db, scope, NOW)).count, 8);
+    });
+  });
+}
+
+// SQLite has one connection: a prepared query outside any transaction runs on it at once,
+// synchronously, unless a transaction is open on it; then it must wait for the
+// transaction to end rather than run inside it (and see, or be undone with, its writes).
+test("SQLite: a prepared query waits for a transaction open on the connection, and never sees its writes", async () => {
+  const { services } = await testServices("sqlite");
+  const scope = unique("prepared");
+  let release = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let inserted = () => {};
+  const written = new Promise<void>((resolve) => {
+    inserted = resolve;
+  });
+  const transaction = services.db
+    .transaction()
+    .execute(async (trx) => {
+      await trx
+        .insertInto("counters")
+        .values({ scope, window_end: NOW + 60_000, count: 5 })
+        .execute();
+      inserted();
+      await held;
+      throw new Error("rolled back");
+    })
+    .catch((error: unknown) => error);
+
+  await written;
+  let answered = false;
+  const read = readCounter(services.db, scope, NOW).then((state) => {
+    answered = true;
+    return state;
+  });
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(answered, false, "the read ran while the transaction was open");
+  release();
+  assert.match(String(await transaction), /rolled back/);
+  assert.deepEqual(await read, { count: 0, windowEnd: NOW });
+});
