@@ -82,7 +82,9 @@ function makeDirectSqlite(sqlite: SQLite.Database, database: SqliteDatabase, onQ
     if (sqlite.inTransaction) return null;
     const started = onQuery ? performance.now() : 0;
     const statement = database.prepare(text) as unknown as SQLite.Statement;
-    const rows = statement.reader ? statement.all(parameters) : (statement.run(parameters), []);
+    let rows: unknown[] = [];
+    if (statement.reader) rows = statement.all(parameters);
+    else statement.run(parameters);
     onQuery?.(text, parameters, performance.now() - started);
     return rows;
   };

@@ -1,27 +1,18 @@
 import type { Dialect, Executor } from "../db/database.js";
+import { GroupCommit, type Waiting } from "../db/group-commit.js";
 import { addEachWithin, type CounterIncrement, type CountOutcome, type LimitedAddition } from "./counter.store.js";
 
-/** One request's counts, waiting for the batch it will be written with. */
-interface Pending {
+/** One request's counts. */
+interface Counts {
   increments: readonly (CounterIncrement & { limit: number })[];
   by: number;
   now: number;
-  resolve: (outcome: CountOutcome) => void;
-  reject: (error: unknown) => void;
 }
 
 // A statement has a row per distinct counter; past this many requests the rest wait for
 // the next batch, so that one statement stays small and one refusal re-counts few
 // requests one by one.
 const MAX_BATCH = 64;
-
-interface Queue {
-  waiting: Pending[];
-  /** A flush is due at the next check phase. */
-  scheduled: boolean;
-  /** A batch is being written. */
-  writing: boolean;
-}
 
 /**
  * Counts the limits of concurrent requests together: the requests that reach their
@@ -38,68 +29,37 @@ interface Queue {
  * Counts inside a caller's transaction are never batched: they must roll back with it.
  */
 export class CounterBatcher {
-  private readonly queues = new Map<Executor, Queue>();
+  private readonly groups = new Map<Executor, GroupCommit<Counts, CountOutcome>>();
 
   constructor(private readonly dialect: Dialect) {}
 
   count(ex: Executor, increments: readonly (CounterIncrement & { limit: number })[], by: number, now: number): Promise<CountOutcome> {
     if (ex.isTransaction) return addEachWithin(ex, this.dialect, eachBy(increments, by), now);
-    return new Promise((resolve, reject) => {
-      let queue = this.queues.get(ex);
-      if (!queue) {
-        queue = { waiting: [], scheduled: false, writing: false };
-        this.queues.set(ex, queue);
-      }
-      queue.waiting.push({ increments, by, now, resolve, reject });
-      this.schedule(ex, queue);
-    });
-  }
-
-  // One batch is written at a time per database handle; the requests that arrive
-  // meanwhile make the next batch (group commit). setImmediate, not a microtask: on
-  // SQLite a request runs all of its queries without yielding to I/O, so only the check
-  // phase after the poll phase sees every request that the poll phase started.
-  private schedule(ex: Executor, queue: Queue): void {
-    if (queue.scheduled || queue.writing || queue.waiting.length === 0) return;
-    queue.scheduled = true;
-    setImmediate(() => {
-      queue.scheduled = false;
-      void this.flush(ex, queue);
-    });
-  }
-
-  private async flush(ex: Executor, queue: Queue): Promise<void> {
-    const batch = queue.waiting.splice(0, MAX_BATCH);
-    queue.writing = true;
-    try {
-      await this.write(ex, batch);
-    } finally {
-      queue.writing = false;
-      this.schedule(ex, queue);
+    let group = this.groups.get(ex);
+    if (!group) {
+      group = new GroupCommit((batch) => this.write(ex, batch), MAX_BATCH);
+      this.groups.set(ex, group);
     }
+    return group.add({ increments, by, now });
   }
 
-  private async write(ex: Executor, batch: Pending[]): Promise<void> {
+  private async write(ex: Executor, batch: Waiting<Counts, CountOutcome>[]): Promise<void> {
     if (batch.length > 1) {
-      try {
-        const { additions, now } = merge(batch);
-        const outcome = await addEachWithin(ex, this.dialect, additions, now);
-        if (!outcome.refused && outcome.states) {
-          const counts = new Map(additions.map((addition, i) => [addition.scope, outcome.states?.[i]]));
-          // Each request is answered with the counts after the whole batch: as if it came last.
-          for (const p of batch) p.resolve({ refused: false, states: p.increments.map((c) => counts.get(c.scope) ?? { count: 0, windowEnd: now }) });
-          return;
-        }
-      } catch (error) {
-        for (const p of batch) p.reject(error);
+      const { additions, now } = merge(batch.map((w) => w.input));
+      const outcome = await addEachWithin(ex, this.dialect, additions, now);
+      if (!outcome.refused && outcome.states) {
+        const counts = new Map(additions.map((addition, i) => [addition.scope, outcome.states?.[i]]));
+        // Each request is answered with the counts after the whole batch: as if it came last.
+        for (const { input, resolve } of batch)
+          resolve({ refused: false, states: input.increments.map((c) => counts.get(c.scope) ?? { count: 0, windowEnd: now }) });
         return;
       }
     }
-    for (const p of batch) {
+    for (const { input, resolve, reject } of batch) {
       try {
-        p.resolve(await addEachWithin(ex, this.dialect, eachBy(p.increments, p.by), p.now));
+        resolve(await addEachWithin(ex, this.dialect, eachBy(input.increments, input.by), input.now));
       } catch (error) {
-        p.reject(error);
+        reject(error);
       }
     }
   }
@@ -112,17 +72,17 @@ const eachBy = (increments: readonly (CounterIncrement & { limit: number })[], b
  * latest of its requests' times (they differ by the length of one turn of the event
  * loop), and a window it opens closes where that request's would.
  */
-function merge(batch: readonly Pending[]): { additions: LimitedAddition[]; now: number } {
+function merge(batch: readonly Counts[]): { additions: LimitedAddition[]; now: number } {
   const byScope = new Map<string, LimitedAddition>();
   let now = Number.NEGATIVE_INFINITY;
-  for (const p of batch) {
-    const latest = p.now >= now;
-    if (latest) now = p.now;
-    for (const c of p.increments) {
+  for (const counts of batch) {
+    const latest = counts.now >= now;
+    if (latest) now = counts.now;
+    for (const c of counts.increments) {
       const merged = byScope.get(c.scope);
-      if (!merged) byScope.set(c.scope, { scope: c.scope, nextWindowEnd: c.nextWindowEnd, limit: c.limit, by: p.by });
+      if (!merged) byScope.set(c.scope, { scope: c.scope, nextWindowEnd: c.nextWindowEnd, limit: c.limit, by: counts.by });
       else {
-        merged.by += p.by;
+        merged.by += counts.by;
         if (latest) merged.nextWindowEnd = c.nextWindowEnd;
         merged.limit = Math.min(merged.limit, c.limit);
       }

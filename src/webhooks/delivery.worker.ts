@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Executor } from "../db/database.js";
+import { TransactionBatcher } from "../db/transaction-batch.js";
 import { newId, randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
 import { nextAttemptAfter } from "./delivery.schedule.js";
@@ -15,6 +16,8 @@ const LEASE_MARGIN_MS = 5_000;
 const SUCCESS_WRITE_INTERVAL_MS = 1_000;
 /** How long before a streak could disable its endpoint the worker reads it from the database again. */
 const FAILING_RECHECK_MS = 3_600_000;
+/** Opened endpoint secrets kept in memory; past this many the cache starts again. */
+const OPENED_SECRETS = 10_000;
 
 export interface DeliveryWorkerOptions {
   /** Endpoints sent to at once by this process. */
@@ -47,6 +50,10 @@ export class DeliveryWorker {
   private readonly successWritten = new Map<string, number>();
   /** The failing streak's start as this worker last recorded it, per endpoint, until its next success. */
   private readonly failingSince = new Map<string, number>();
+  /** Endpoint secrets opened (AES-GCM) once, by their sealed form: a tenth of a delivery's CPU when opened per attempt. */
+  private readonly openedSecrets = new Map<string, string>();
+  /** Attempts settled in one turn of the event loop share a transaction (one commit). */
+  private readonly settles: TransactionBatcher;
   private readonly chains = new Set<Promise<void>>();
   private readonly leaseMs: number;
   private running = false;
@@ -61,6 +68,7 @@ export class DeliveryWorker {
     private readonly options: DeliveryWorkerOptions,
   ) {
     this.leaseMs = options.leaseMs ?? services.config.deliveryLeaseMs;
+    this.settles = new TransactionBatcher(services.db);
   }
 
   start(): void {
@@ -193,10 +201,10 @@ export class DeliveryWorker {
 
   /** Signs and sends; whatever goes wrong comes back as a result to record, never a throw. */
   private async send(delivery: DueDelivery, attemptedAt: number): Promise<SendResult> {
-    const { clock, secretBox } = this.services;
+    const { clock } = this.services;
     let headers: Record<string, string>;
     try {
-      const secret = secretBox.open(delivery.secretSealed);
+      const secret = this.openSecret(delivery.secretSealed);
       // Every attempt keeps the event id as webhook-id and is signed afresh with the current time.
       headers = webhookHeaders(secret, delivery.eventId, Math.floor(attemptedAt / 1000), delivery.body);
     } catch (error) {
@@ -218,6 +226,16 @@ export class DeliveryWorker {
     });
   }
 
+  private openSecret(sealed: string): string {
+    let secret = this.openedSecrets.get(sealed);
+    if (secret === undefined) {
+      secret = this.services.secretBox.open(sealed);
+      if (this.openedSecrets.size >= OPENED_SECRETS) this.openedSecrets.clear();
+      this.openedSecrets.set(sealed, secret);
+    }
+    return secret;
+  }
+
   /**
    * Starts or continues the endpoint's failing streak; answers its start. A streak this
    * worker already recorded is not written or read again while it is too young to
@@ -227,71 +245,82 @@ export class DeliveryWorker {
   private async recordFailure(trx: Executor, endpointId: string, now: number): Promise<number> {
     const known = this.failingSince.get(endpointId);
     if (known !== undefined && now - known < DISABLE_AFTER_FAILING_MS - FAILING_RECHECK_MS) return known;
-    const since = await recordEndpointFailure(trx, endpointId, now);
-    this.failingSince.set(endpointId, since);
-    return since;
+    return recordEndpointFailure(trx, endpointId, now);
   }
 
   /** One attempt, recorded with its outcome; answers false when it disabled the endpoint. */
   private async attempt(delivery: DueDelivery): Promise<boolean> {
-    const { db, clock } = this.services;
+    const { clock } = this.services;
     const attemptedAt = clock.now();
     const result = await this.send(delivery, attemptedAt);
     const finishedAt = clock.now();
     const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
 
-    return db.transaction().execute(async (trx) => {
-      // The endpoint row first, as disabling and removing do before touching its
-      // deliveries: one lock order, so that on PostgreSQL two workers settling attempts
-      // to one endpoint while it answers 410 cannot deadlock.
-      const failingSince = ok ? null : await this.recordFailure(trx, delivery.endpointId, finishedAt);
-      if (ok) {
-        this.failingSince.delete(delivery.endpointId);
-        // Under steady success the row is written once a second: a failure recorded by
-        // another process meanwhile is cleared within that second, far inside the 5 days
-        // that would disable the endpoint. A failure here always writes at once.
-        const written = this.successWritten.get(delivery.endpointId);
-        if (written === undefined || finishedAt - written >= SUCCESS_WRITE_INTERVAL_MS) {
-          await recordEndpointSuccess(trx, delivery.endpointId, finishedAt);
-          this.successWritten.set(delivery.endpointId, finishedAt);
-        }
-      } else {
-        this.successWritten.delete(delivery.endpointId);
+    // What this worker remembers of the endpoint changes only once the settle has
+    // committed: a batch that rolls back runs its settles again (TransactionBatcher).
+    const settled = await this.settles.run((trx) => this.settle(trx, delivery, result, { attemptedAt, finishedAt, ok }));
+    if (settled.failingSince === null) this.failingSince.delete(delivery.endpointId);
+    else this.failingSince.set(delivery.endpointId, settled.failingSince);
+    if (!ok) this.successWritten.delete(delivery.endpointId);
+    else if (settled.successWrittenAt !== null) this.successWritten.set(delivery.endpointId, settled.successWrittenAt);
+    return settled.enabled;
+  }
+
+  /** Records an attempt and releases its delivery; answers whether the endpoint is still enabled, and what was written of it. */
+  private async settle(
+    trx: Executor,
+    delivery: DueDelivery,
+    result: SendResult,
+    { attemptedAt, finishedAt, ok }: { attemptedAt: number; finishedAt: number; ok: boolean },
+  ): Promise<{ enabled: boolean; failingSince: number | null; successWrittenAt: number | null }> {
+    // The endpoint row first, as disabling and removing do before touching its
+    // deliveries: one lock order, so that on PostgreSQL two workers settling attempts
+    // to one endpoint while it answers 410 cannot deadlock.
+    const failingSince = ok ? null : await this.recordFailure(trx, delivery.endpointId, finishedAt);
+    let successWrittenAt: number | null = null;
+    if (ok) {
+      // Under steady success the row is written once a second: a failure recorded by
+      // another process meanwhile is cleared within that second, far inside the 5 days
+      // that would disable the endpoint. A failure here always writes at once.
+      const written = this.successWritten.get(delivery.endpointId);
+      if (written === undefined || finishedAt - written >= SUCCESS_WRITE_INTERVAL_MS) {
+        await recordEndpointSuccess(trx, delivery.endpointId, finishedAt);
+        successWrittenAt = finishedAt;
       }
-      // Logged even when the delivery is no longer ours to settle: the request went out.
-      await insertAttempt(trx, {
-        id: newId("att"),
-        deliveryId: delivery.id,
-        attemptedAt,
-        durationMs: result.durationMs,
-        statusCode: result.statusCode,
-        responseBody: result.responseBody,
-        error: result.error,
-        manual: delivery.oneShot,
-      });
-      if (failingSince === null) {
-        await finishAttempt(trx, delivery.id, this.workerId, {
-          status: "succeeded",
-          nextAttemptAt: null,
-          attemptedAt,
-          statusCode: result.statusCode,
-          error: null,
-        });
-        return true;
-      }
-      const next = delivery.oneShot ? null : nextAttemptAfter(delivery.attempts + 1, finishedAt, result.retryAfterMs);
-      await finishAttempt(trx, delivery.id, this.workerId, {
-        status: next === null ? "failed" : "pending",
-        nextAttemptAt: next,
-        attemptedAt,
-        statusCode: result.statusCode,
-        error: result.error ?? `HTTP ${result.statusCode}`,
-      });
-      const reason = result.statusCode === 410 ? "gone" : finishedAt - failingSince >= DISABLE_AFTER_FAILING_MS ? "failing" : null;
-      if (reason === null) return true;
-      await setEndpointEnabled(trx, delivery.endpointId, false, reason, finishedAt);
-      await failPendingDeliveries(trx, delivery.endpointId, `endpoint disabled (${reason})`);
-      return false;
+    }
+    // Logged even when the delivery is no longer ours to settle: the request went out.
+    await insertAttempt(trx, {
+      id: newId("att"),
+      deliveryId: delivery.id,
+      attemptedAt,
+      durationMs: result.durationMs,
+      statusCode: result.statusCode,
+      responseBody: result.responseBody,
+      error: result.error,
+      manual: delivery.oneShot,
     });
+    if (failingSince === null) {
+      await finishAttempt(trx, delivery.id, this.workerId, {
+        status: "succeeded",
+        nextAttemptAt: null,
+        attemptedAt,
+        statusCode: result.statusCode,
+        error: null,
+      });
+      return { enabled: true, failingSince, successWrittenAt };
+    }
+    const next = delivery.oneShot ? null : nextAttemptAfter(delivery.attempts + 1, finishedAt, result.retryAfterMs);
+    await finishAttempt(trx, delivery.id, this.workerId, {
+      status: next === null ? "failed" : "pending",
+      nextAttemptAt: next,
+      attemptedAt,
+      statusCode: result.statusCode,
+      error: result.error ?? `HTTP ${result.statusCode}`,
+    });
+    const reason = result.statusCode === 410 ? "gone" : finishedAt - failingSince >= DISABLE_AFTER_FAILING_MS ? "failing" : null;
+    if (reason === null) return { enabled: true, failingSince, successWrittenAt };
+    await setEndpointEnabled(trx, delivery.endpointId, false, reason, finishedAt);
+    await failPendingDeliveries(trx, delivery.endpointId, `endpoint disabled (${reason})`);
+    return { enabled: false, failingSince, successWrittenAt };
   }
 }

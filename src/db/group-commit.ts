@@ -1,0 +1,53 @@
+/** A unit of work waiting for its batch: its input, and how to answer it. */
+export interface Waiting<I, O> {
+  input: I;
+  resolve: (output: O) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit: what is asked for in one turn of the event loop is handed to `write` as
+ * one batch, and one batch is written at a time; what comes while it is written makes the
+ * next. `write` must answer every unit of its batch. setImmediate, not a microtask: on
+ * SQLite a request runs its queries without yielding to I/O, so only the check phase
+ * after the poll phase sees every request that the poll phase started.
+ */
+export class GroupCommit<I, O> {
+  private waiting: Waiting<I, O>[] = [];
+  private scheduled = false;
+  private writing = false;
+
+  constructor(
+    private readonly write: (batch: Waiting<I, O>[]) => Promise<void>,
+    private readonly maxBatch: number,
+  ) {}
+
+  add(input: I): Promise<O> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ input, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.writing || this.waiting.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.waiting.splice(0, this.maxBatch);
+    this.writing = true;
+    try {
+      await this.write(batch);
+    } catch (error) {
+      for (const unit of batch) unit.reject(error);
+    } finally {
+      this.writing = false;
+      this.schedule();
+    }
+  }
+}
