@@ -48,6 +48,12 @@ export class DeliveryWorker {
   private readonly busy = new Set<string>();
   /** When this worker last wrote each endpoint's success (see recordEndpointSuccess). */
   private readonly successWritten = new Map<string, number>();
+  /**
+   * The delivery whose record is writing its endpoint's success, per endpoint: records
+   * of the same endpoint batched with it leave the write to it. If its batch rolls back
+   * it runs again alone and writes again (see TransactionBatcher).
+   */
+  private readonly successWriter = new Map<string, string>();
   /** The failing streak's start as this worker last recorded it, per endpoint, until its next success. */
   private readonly failingSince = new Map<string, number>();
   /** Endpoint secrets opened (AES-GCM) once, by their sealed form: a tenth of a delivery's CPU when opened per attempt. */
@@ -173,29 +179,46 @@ export class DeliveryWorker {
    * `leasedUntil`; a delivery's lease is renewed (one write, which also checks it is
    * still ours) only when its attempt could outlast that, not before every attempt: a
    * batch usually settles long before the claim's lease runs out.
+   *
+   * A successful attempt is recorded while the next delivery is sent: the records of
+   * every endpoint's attempts then meet in the same transactions (one commit for many;
+   * waiting for each record first made the batches one attempt long). A failed attempt
+   * is recorded before the next is sent, as it may disable the endpoint. The endpoint is
+   * released only once every record is written.
    */
   private async sendInOrder(deliveries: DueDelivery[], leasedUntil: number): Promise<void> {
-    for (const [index, delivery] of deliveries.entries()) {
-      if (this.stopping) {
-        await releaseLeases(
-          this.services.db,
-          deliveries.slice(index).map((d) => d.id),
-          this.workerId,
-        ).catch((error: unknown) => this.log.error({ err: error }, "giving back claimed deliveries failed"));
-        return;
-      }
-      try {
-        const now = this.services.clock.now();
-        // An attempt takes at most the timeout; with a margin for recording it.
-        if (now + this.options.timeoutMs + LEASE_MARGIN_MS > leasedUntil) {
-          if (!(await renewLease(this.services.db, delivery.id, this.workerId, now + this.leaseMs))) continue;
+    const recording: Promise<boolean>[] = [];
+    try {
+      for (const [index, delivery] of deliveries.entries()) {
+        if (this.stopping) {
+          await releaseLeases(
+            this.services.db,
+            deliveries.slice(index).map((d) => d.id),
+            this.workerId,
+          ).catch((error: unknown) => this.log.error({ err: error }, "giving back claimed deliveries failed"));
+          return;
         }
-        const stillEnabled = await this.attempt(delivery);
-        if (!stillEnabled) return;
-      } catch (error) {
+        const now = this.services.clock.now();
+        try {
+          // An attempt takes at most the timeout; with a margin for recording it.
+          if (now + this.options.timeoutMs + LEASE_MARGIN_MS > leasedUntil) {
+            if (!(await renewLease(this.services.db, delivery.id, this.workerId, now + this.leaseMs))) continue;
+          }
+        } catch (error) {
+          this.log.error({ err: error, delivery: delivery.id }, "a delivery's lease could not be renewed");
+          continue;
+        }
+        const { ok, recorded } = await this.attempt(delivery);
         // The lease runs out and the delivery is claimed again: nothing is lost.
-        this.log.error({ err: error, delivery: delivery.id }, "delivery attempt could not be recorded");
+        const settled = recorded.catch((error: unknown) => {
+          this.log.error({ err: error, delivery: delivery.id }, "delivery attempt could not be recorded");
+          return true;
+        });
+        if (ok) recording.push(settled);
+        else if (!(await settled)) return;
       }
+    } finally {
+      await Promise.all(recording);
     }
   }
 
@@ -248,8 +271,11 @@ export class DeliveryWorker {
     return recordEndpointFailure(trx, endpointId, now);
   }
 
-  /** One attempt, recorded with its outcome; answers false when it disabled the endpoint. */
-  private async attempt(delivery: DueDelivery): Promise<boolean> {
+  /**
+   * One attempt: answers once it is sent whether it succeeded, and `recorded`, which
+   * settles when it is recorded with whether the endpoint is still enabled.
+   */
+  private async attempt(delivery: DueDelivery): Promise<{ ok: boolean; recorded: Promise<boolean> }> {
     const { clock } = this.services;
     const attemptedAt = clock.now();
     const result = await this.send(delivery, attemptedAt);
@@ -258,12 +284,26 @@ export class DeliveryWorker {
 
     // What this worker remembers of the endpoint changes only once the settle has
     // committed: a batch that rolls back runs its settles again (TransactionBatcher).
-    const settled = await this.settles.run((trx) => this.settle(trx, delivery, result, { attemptedAt, finishedAt, ok }));
-    if (settled.failingSince === null) this.failingSince.delete(delivery.endpointId);
-    else this.failingSince.set(delivery.endpointId, settled.failingSince);
-    if (!ok) this.successWritten.delete(delivery.endpointId);
-    else if (settled.successWrittenAt !== null) this.successWritten.set(delivery.endpointId, settled.successWrittenAt);
-    return settled.enabled;
+    const forgetWriter = () => {
+      if (this.successWriter.get(delivery.endpointId) === delivery.id) this.successWriter.delete(delivery.endpointId);
+    };
+    const recorded = this.settles
+      .run((trx) => this.settle(trx, delivery, result, { attemptedAt, finishedAt, ok }))
+      .then(
+        (settled) => {
+          forgetWriter();
+          if (settled.failingSince === null) this.failingSince.delete(delivery.endpointId);
+          else this.failingSince.set(delivery.endpointId, settled.failingSince);
+          if (!ok) this.successWritten.delete(delivery.endpointId);
+          else if (settled.successWrittenAt !== null) this.successWritten.set(delivery.endpointId, settled.successWrittenAt);
+          return settled.enabled;
+        },
+        (error: unknown) => {
+          forgetWriter();
+          throw error;
+        },
+      );
+    return { ok, recorded };
   }
 
   /** Records an attempt and releases its delivery; answers whether the endpoint is still enabled, and what was written of it. */
@@ -283,7 +323,9 @@ export class DeliveryWorker {
       // another process meanwhile is cleared within that second, far inside the 5 days
       // that would disable the endpoint. A failure here always writes at once.
       const written = this.successWritten.get(delivery.endpointId);
-      if (written === undefined || finishedAt - written >= SUCCESS_WRITE_INTERVAL_MS) {
+      const writer = this.successWriter.get(delivery.endpointId);
+      if ((written === undefined || finishedAt - written >= SUCCESS_WRITE_INTERVAL_MS) && (writer === undefined || writer === delivery.id)) {
+        this.successWriter.set(delivery.endpointId, delivery.id);
         await recordEndpointSuccess(trx, delivery.endpointId, finishedAt);
         successWrittenAt = finishedAt;
       }
