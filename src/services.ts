@@ -8,6 +8,7 @@ import { type Db, type Dialect, migrateToLatest, openStorage, type Storage } fro
 import { ensureSetting } from "./db/settings.store.js";
 import { LimitsService } from "./limits/limits.service.js";
 import { SecretBox } from "./webhooks/secret-box.js";
+import { KnownTools } from "./workspaces/known-tools.js";
 
 /** Everything the use cases need, built once and handed to routes and commands. */
 export interface Services {
@@ -21,6 +22,8 @@ export interface Services {
   /** Seals secrets at rest under WARDEN_SECRET_KEY. */
   secretBox: SecretBox;
   signals: Signals;
+  /** Tools known to exist (they are never removed), checked without a query. */
+  knownTools: KnownTools;
   close(): Promise<void>;
 }
 
@@ -82,6 +85,7 @@ export async function createServices(config: Readonly<Config>, options: { clock:
       cursorKey: Buffer.from(cursorSecret, "base64"),
       secretBox: new SecretBox(config.secretKey ?? (await loadDevelopmentSecretKey(config.dataDir))),
       signals: new Signals(),
+      knownTools: new KnownTools(),
       close: () => storage.close(),
     };
   } catch (error) {

@@ -4,12 +4,13 @@ import type { Env, ProductKind } from "../db/schema.js";
 import { notFound } from "../errors/errors.js";
 import { decodeCursor, encodeCursor } from "../http/cursor.js";
 import type { RequestContext } from "../services.js";
-import { findTool, listBundleTools } from "../workspaces/workspace.store.js";
+import { listBundleTools } from "../workspaces/workspace.store.js";
 import type { Customer, CustomerListItem, ListCustomersQuery } from "./customer.schema.js";
 import {
   type CustomerRow,
   demoteExpiredHolders,
   findCustomerRow,
+  findPersonWithSources,
   findKindBoundary,
   type KindWindow,
   listCustomerPage,
@@ -19,7 +20,7 @@ import {
   upsertCustomerRow,
 } from "./customer.store.js";
 import { computeEntitlement } from "./entitlement.js";
-import { findPeopleByIds, findPersonByEmail } from "./person.store.js";
+import { findPeopleByIds } from "./person.store.js";
 
 /** Each kind of customer (holders, signed-in non-holders) is listed up to its newest 2,000. */
 export const LISTED_PER_KIND = 2_000;
@@ -58,9 +59,9 @@ export async function toolsOfProduct(ex: Executor, workspaceId: string, kind: Pr
 }
 
 /** The tool in the caller's workspace, or 404 whether it is missing or another workspace's. */
-export async function requireToolScope(ex: Executor, principal: RequestContext["principal"], toolId: string): Promise<ToolScope> {
-  const tool = await findTool(ex, principal.workspaceId, toolId);
-  if (!tool) throw notFound(`No tool "${toolId}" in this workspace.`);
+export async function requireToolScope(ctx: RequestContext, toolId: string): Promise<ToolScope> {
+  const { principal, services } = ctx;
+  if (!(await services.knownTools.exists(services.db, principal.workspaceId, toolId))) throw notFound(`No tool "${toolId}" in this workspace.`);
   return toolScope(principal.workspaceId, principal.env, toolId);
 }
 
@@ -68,17 +69,16 @@ const isoOrNull = (ms: number | null) => (ms === null ? null : toIso(ms));
 
 export async function retrieveCustomer(ctx: RequestContext, toolId: string, email: string): Promise<Customer> {
   const { db, clock, limits } = ctx.services;
-  const scope = await requireToolScope(db, ctx.principal, toolId);
+  const scope = await requireToolScope(ctx, toolId);
   // Counted before the read, as the specification requires: an unknown address costs a lookup too.
   await limits.countLookup(db, ctx.principal, clock.now());
   const now = clock.now();
-  const person = await findPersonByEmail(db, scope.workspaceId, scope.env, email);
-  const sources = person ? (await loadSources(db, scope, [person.id])).get(person.id) : undefined;
+  const found = await findPersonWithSources(db, scope, email);
   const known =
-    person !== null &&
-    sources !== undefined &&
-    (person.signedInAt !== null || sources.licences.length + sources.subscriptions.length + sources.grants.length > 0);
-  if (!person || !sources || !known) throw notFound(`No customer with that address for tool "${toolId}".`);
+    found !== null &&
+    (found.person.signedInAt !== null || found.sources.licences.length + found.sources.subscriptions.length + found.sources.grants.length > 0);
+  if (!found || !known) throw notFound(`No customer with that address for tool "${toolId}".`);
+  const { person, sources } = found;
 
   const entitlement = computeEntitlement(sources, now);
   const subscription = entitlement.subscription;
@@ -110,7 +110,7 @@ export interface CustomerPageResult {
 export async function listCustomers(ctx: RequestContext, toolId: string, query: ListCustomersQuery): Promise<CustomerPageResult> {
   const { db, clock, limits, cursorKey } = ctx.services;
   const limit = query.limit ?? 50;
-  const scope = await requireToolScope(db, ctx.principal, toolId);
+  const scope = await requireToolScope(ctx, toolId);
   const filter = query.entitled === undefined ? "all" : query.entitled ? "entitled" : "not_entitled";
   const cursorContext = `customers|${scope.workspaceId}|${scope.env}|${toolId}|${filter}`;
   const position = query.cursor === undefined ? null : decodeCursor(cursorKey, cursorContext, query.cursor);

@@ -6,6 +6,7 @@ import {
   type LogConfig,
   type LogEvent,
   PostgresDialect,
+  PostgresAdapter,
   type PostgresPool,
   type PostgresPoolClient,
   type SqliteDatabase,
@@ -57,6 +58,11 @@ function queryLogger(options: StorageOptions): LogConfig | undefined {
   return (event: LogEvent) => {
     if (event.level === "query") onQuery(event.query.sql, event.query.parameters, event.queryDurationMillis);
   };
+}
+
+/** Which engine runs a query, for the few statements written differently for each. */
+export function dialectOf(ex: Executor): Dialect {
+  return ex.getExecutor().adapter instanceof PostgresAdapter ? "postgres" : "sqlite";
 }
 
 /** Runs one SQL statement at once on an SQLite connection, or answers null when it must wait its turn. */

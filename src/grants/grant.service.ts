@@ -31,7 +31,7 @@ export function presentGrant(grant: StoredGrant, now: number): Grant {
 
 export async function listGrants(ctx: RequestContext, toolId: string, email: string): Promise<{ data: Grant[] }> {
   const { db, clock, limits } = ctx.services;
-  const scope = await requireToolScope(db, ctx.principal, toolId);
+  const scope = await requireToolScope(ctx, toolId);
   // List grants is a lookup by address and is counted with retrieve-a-customer, before the read.
   await limits.countLookup(db, ctx.principal, clock.now());
   const person = await findPersonByEmail(db, scope.workspaceId, scope.env, email);
@@ -51,7 +51,7 @@ export async function createGrant(ctx: RequestContext, toolId: string, body: Cre
   const { db, clock, limits } = ctx.services;
   const { principal } = ctx;
   if (!isEmailShape(body.email)) throw invalidParameter("email", "email must be an email address such as person@example.com.");
-  const scope = await requireToolScope(db, principal, toolId);
+  const scope = await requireToolScope(ctx, toolId);
   const requestHash = createHash("sha256")
     .update(JSON.stringify([toolId, body.email, body.days ?? 0, body.note ?? null]))
     .digest("hex");
@@ -105,7 +105,7 @@ export async function createGrant(ctx: RequestContext, toolId: string, body: Cre
 
 export async function revokeGrant(ctx: RequestContext, toolId: string, grantId: string): Promise<RevokedGrant> {
   const { db, clock } = ctx.services;
-  const scope = await requireToolScope(db, ctx.principal, toolId);
+  const scope = await requireToolScope(ctx, toolId);
   return db.transaction().execute(async (trx) => {
     const now = clock.now();
     const grant = await findGrant(trx, scope, grantId);
