@@ -6,6 +6,9 @@ import { DAY_MS, toIso } from "../clock.js";
 import { importNdjson } from "../import/import.service.js";
 import type { Services } from "../services.js";
 import { DIALECTS, seedCatalogue, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
+import { toolScope } from "./customer.service.js";
+import { findPersonWithSources, loadSources } from "./customer.store.js";
+import { findPersonByEmail } from "./person.store.js";
 
 const HOUR_MS = 3_600_000;
 
@@ -408,6 +411,73 @@ for (const dialect of DIALECTS) {
         (await list(api, ws.testKey, "tabmaster")).map((c: { email: string }) => c.email),
         ["testonly@example.com", "both@example.com"],
       );
+    });
+
+    test("retrieve's one-statement read answers the same person and sources as the list's queries", async () => {
+      const { services, clock } = await testServices(dialect);
+      const ws = await seedCatalogue(services);
+      const now = clock.now();
+      const running = { current_period_start: toIso(now - 5 * DAY_MS), current_period_end: toIso(now + 25 * DAY_MS) };
+      const team = "lic_TeamTeamTeamTeamTeam0009";
+      await load(services, ws, [
+        { type: "licence", email: "Mixed.Person@gmail.com", tool: "tabmaster", plan: "lifetime", purchased_at: toIso(now - 30 * DAY_MS) },
+        {
+          type: "licence",
+          email: "mixed.person@gmail.com",
+          bundle: "suite",
+          plan: "suite-lifetime",
+          status: "revoked",
+          purchased_at: toIso(now - 20 * DAY_MS),
+        },
+        {
+          type: "licence",
+          id: team,
+          email: "buyer@example.org",
+          tool: "tabmaster",
+          plan: "lifetime",
+          seats: 3,
+          status: "suspended",
+          purchased_at: toIso(now - 9 * DAY_MS),
+        },
+        { type: "licence", email: "mixedperson@gmail.com", team_licence: team, purchased_at: toIso(now - 8 * DAY_MS) },
+        {
+          type: "subscription",
+          id: "sub_mixed",
+          email: "mixedperson@gmail.com",
+          tool: "tabmaster",
+          plan: "monthly",
+          status: "past_due",
+          cancel_at_period_end: true,
+          cancel_at: running.current_period_end,
+          ...running,
+        },
+        { type: "grant", email: "mixedperson@gmail.com", tool: "tabmaster", starts_at: toIso(now - DAY_MS), ends_at: toIso(now + DAY_MS), note: "n" },
+        { type: "trial", email: "mixedperson@gmail.com", tool: "tabmaster", starts_at: toIso(now - 3 * DAY_MS), ends_at: toIso(now - DAY_MS) },
+        { type: "grant", email: "mixedperson@gmail.com", tool: "linkkeeper", starts_at: toIso(now - DAY_MS) },
+      ]);
+      const scope = toolScope(ws.workspaceId, "test", "tabmaster");
+      const found = await findPersonWithSources(services.db, scope, "mixed.person@googlemail.com");
+      assert.ok(found);
+      const person = await findPersonByEmail(services.db, ws.workspaceId, "test", "mixedperson@gmail.com");
+      assert.deepEqual(found.person, person);
+      const byId = <T extends { id: string }>(a: T, b: T) => a.id.localeCompare(b.id);
+      const sources = (await loadSources(services.db, scope, [found.person.id])).get(found.person.id);
+      assert.ok(sources);
+      assert.deepEqual(
+        { licences: [...found.sources.licences].sort(byId), subscriptions: found.sources.subscriptions, grants: [...found.sources.grants].sort(byId) },
+        { licences: [...sources.licences].sort(byId), subscriptions: sources.subscriptions, grants: [...sources.grants].sort(byId) },
+      );
+      assert.deepEqual(
+        found.sources.licences.map((l) => [l.status, l.teamLicenceStatus, l.plan?.id ?? null]).sort(),
+        [
+          ["active", "suspended", "lifetime"],
+          ["active", null, "lifetime"],
+          ["revoked", null, "suite-lifetime"],
+        ].sort(),
+      );
+      assert.equal(found.sources.subscriptions[0]?.cancelAtPeriodEnd, true);
+      assert.equal(found.sources.grants.length, 2);
+      assert.equal(await findPersonWithSources(services.db, scope, "nobody@example.com"), null);
     });
   });
 }
