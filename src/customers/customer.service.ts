@@ -73,7 +73,7 @@ export async function retrieveCustomer(ctx: RequestContext, toolId: string, emai
   // Counted before the read, as the specification requires: an unknown address costs a lookup too.
   await limits.countLookup(db, ctx.principal, clock.now());
   const now = clock.now();
-  const found = await findPersonWithSources(db, scope, email);
+  const found = await findPersonWithSources(db, { scope, email });
   const known =
     found !== null &&
     (found.person.signedInAt !== null || found.sources.licences.length + found.sources.subscriptions.length + found.sources.grants.length > 0);

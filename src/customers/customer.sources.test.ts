@@ -456,7 +456,7 @@ for (const dialect of DIALECTS) {
         { type: "grant", email: "mixedperson@gmail.com", tool: "linkkeeper", starts_at: toIso(now - DAY_MS) },
       ]);
       const scope = toolScope(ws.workspaceId, "test", "tabmaster");
-      const found = await findPersonWithSources(services.db, scope, "mixed.person@googlemail.com");
+      const found = await findPersonWithSources(services.db, { scope, email: "mixed.person@googlemail.com" });
       assert.ok(found);
       const person = await findPersonByEmail(services.db, ws.workspaceId, "test", "mixedperson@gmail.com");
       assert.deepEqual(found.person, person);
@@ -477,7 +477,7 @@ for (const dialect of DIALECTS) {
       );
       assert.equal(found.sources.subscriptions[0]?.cancelAtPeriodEnd, true);
       assert.equal(found.sources.grants.length, 2);
-      assert.equal(await findPersonWithSources(services.db, scope, "nobody@example.com"), null);
+      assert.equal(await findPersonWithSources(services.db, { scope, email: "nobody@example.com" }), null);
     });
   });
 }

@@ -1,8 +1,9 @@
-import { sql } from "kysely";
+import { type RawBuilder, sql } from "kysely";
 import { jsonArrayFrom as pgJsonArrayFrom } from "kysely/helpers/postgres";
 import { jsonArrayFrom as sqliteJsonArrayFrom } from "kysely/helpers/sqlite";
+import { batchedRead } from "../db/batched-read.js";
 import { dialectOf, type Executor } from "../db/database.js";
-import { type Placeholder, prepared } from "../db/prepared.js";
+import { type Placeholder, prepared, preparedRaw } from "../db/prepared.js";
 import type { CustomerKind, Env, PlansTable } from "../db/schema.js";
 import { normaliseEmail } from "./email.js";
 import type { GrantSource, LicenceSource, PlanInfo, Sources, SubscriptionSource } from "./entitlement.js";
@@ -36,7 +37,11 @@ function coversTool(alias: "l" | "s", scope: SourceScope) {
   return sql<boolean>`((${kind} = 'tool' and ${id} = ${scope.toolId}) or (${kind} = 'bundle' and ${id} in (select bundle_id from bundle_tools where workspace_id = ${scope.workspaceId} and tool_id = ${scope.toolId})))`;
 }
 
-type SourceScope = Pick<ToolScope, "workspaceId" | "toolId">;
+/** The workspace and tool of a source query: values, or columns of an enclosing query. */
+interface SourceScope {
+  workspaceId: string | RawBuilder<string>;
+  toolId: string | RawBuilder<string>;
+}
 
 /** Whose sources: these people's ids, or the `person` row of an enclosing query. */
 type PersonFilter = readonly string[] | "enclosing";
@@ -216,11 +221,28 @@ const personWithSources = prepared((ex, p) => {
     .where("person.email_norm", "=", p<string>(3));
 });
 
+/**
+ * The same for several addresses at once (PostgreSQL, where concurrent retrieves share it):
+ * arrays of workspaces, tools, environments and normalised addresses; `i` is the position
+ * asked (from 1), and an address with no person has no row.
+ */
+const manyPersonsWithSources = preparedRaw<PersonWithSourcesRow & { i: number }>((p, ex) => {
+  const scope: SourceScope = { workspaceId: sql.ref<string>("q.ws"), toolId: sql.ref<string>("q.tool") };
+  return sql`select q.i, person.id, person.email, person.signed_in_at,
+  ${pgJsonArrayFrom(licencesQuery(ex, scope, "enclosing"))} as licences,
+  ${pgJsonArrayFrom(subscriptionsQuery(ex, scope, "enclosing"))} as subscriptions,
+  ${pgJsonArrayFrom(grantsQuery(ex, scope, "enclosing"))} as grants
+from unnest(cast(${p<string[]>(0)} as text[]), cast(${p<string[]>(1)} as text[]), cast(${p<string[]>(2)} as text[]), cast(${p<string[]>(3)} as text[]))
+  with ordinality as q(ws, tool, env, email_norm, i)
+join people as person on person.workspace_id = q.ws and person.env = q.env and person.email_norm = q.email_norm`;
+});
+
+type PersonWithSourcesRow = Awaited<ReturnType<typeof personWithSources>>[number];
+
 // PostgreSQL's driver parses json columns; SQLite answers them as text.
 const fromJson = <T>(value: T[] | string): T[] => (typeof value === "string" ? (JSON.parse(value) as T[]) : value);
 
-export async function findPersonWithSources(ex: Executor, scope: ToolScope, email: string): Promise<{ person: Person; sources: Sources } | null> {
-  const [row] = await personWithSources(ex, [scope.workspaceId, scope.toolId, scope.env, normaliseEmail(email)]);
+function toPersonWithSources(row: PersonWithSourcesRow | undefined): PersonWithSources | null {
   if (!row) return null;
   return {
     person: { id: row.id, email: row.email, signedInAt: row.signed_in_at === null ? null : Number(row.signed_in_at) },
@@ -231,6 +253,24 @@ export async function findPersonWithSources(ex: Executor, scope: ToolScope, emai
     },
   };
 }
+
+export interface PersonWithSources {
+  person: Person;
+  sources: Sources;
+}
+
+const argsOf = (scope: ToolScope, email: string) => [scope.workspaceId, scope.toolId, scope.env, normaliseEmail(email)] as const;
+
+/** The person with an address and every source of their access to the tool, or null when no person has the address. */
+export const findPersonWithSources = batchedRead<{ scope: ToolScope; email: string }, PersonWithSources | null>(
+  async (ex, { scope, email }) => toPersonWithSources((await personWithSources(ex, argsOf(scope, email)))[0]),
+  async (ex, asked) => {
+    const columns = [0, 1, 2, 3].map((c) => asked.map(({ scope, email }) => argsOf(scope, email)[c]));
+    const rows = await manyPersonsWithSources(ex, columns);
+    const byPosition = new Map(rows.map((row) => [Number(row.i), row]));
+    return asked.map((_, i) => toPersonWithSources(byPosition.get(i + 1)));
+  },
+);
 
 export interface CustomerRow {
   personId: string;

@@ -32,9 +32,9 @@ export function prepared<Q extends Compilable<unknown>>(build: (ex: Executor, p:
   return preparedCompiled<InferResult<Q>>((ex) => build(ex, placeholder).compile());
 }
 
-/** `prepared` for SQL written out with Kysely's `sql` tag (statements the builder cannot express). */
-export function preparedRaw<R>(build: (p: Placeholder) => RawBuilder<R>) {
-  return preparedCompiled<R[]>((ex) => build(placeholder).compile(ex));
+/** `prepared` for SQL written out with Kysely's `sql` tag (statements the builder cannot express); builders of `ex` may be embedded. */
+export function preparedRaw<R>(build: (p: Placeholder, ex: Executor) => RawBuilder<R>) {
+  return preparedCompiled<R[]>((ex) => build(placeholder, ex).compile(ex));
 }
 
 function preparedCompiled<Rows>(compile: (ex: Executor) => CompiledQuery) {

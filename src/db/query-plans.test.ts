@@ -51,6 +51,8 @@ async function recordRequestPath(storageOptions: Omit<StorageOptions, "onQuery">
   const grant = await call("POST", `${base}/grants`, { email: "a@example.com", days: 3 }, { "idempotency-key": "k1" });
   await call("POST", `${base}/grants`, { email: "b@example.com" });
   await call("GET", `${base}/customers/a%40example.com`);
+  // Lookups made together share one statement on PostgreSQL (batched-read.ts): its plan too.
+  await Promise.all(["a", "b"].map((name) => call("GET", `${base}/customers/${name}%40example.com`)));
   await call("GET", `${base}/grants?email=a%40example.com`);
   const page = await call("GET", `${base}/customers?limit=1`);
   await call("GET", `${base}/customers?limit=1&cursor=${encodeURIComponent(page.next_cursor)}`);
@@ -109,6 +111,8 @@ function* pgNodes(node: PgPlanNode): Generator<PgPlanNode> {
 test("every query on the request path finds its rows through an index (PostgreSQL)", async () => {
   const { services, queries, close } = await recordRequestPath({ databaseUrl: PG_URL, pgSchema: await createPgSchema(), poolSize: 2 });
   try {
+    const batched = [...queries.keys()].filter((text) => text.includes("with ordinality"));
+    assert.equal(batched.length, 2, "the key lookup and the person's read, batched, are among the plans");
     const scans: string[] = [];
     const searched = new Set<string>();
     // The test's tables hold a handful of rows, and for those PostgreSQL rightly prefers
