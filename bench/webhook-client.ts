@@ -20,7 +20,7 @@ export interface ClientSpec {
   secrets: string[];
   /** The events, in order: each goes to every receiver. */
   events: { id: string; body: string }[];
-  /** true: one kept-alive connection per receiver; false: a new connection per request, as Warden's sender makes. */
+  /** true: one kept-alive connection per receiver; false: a new connection per request, as Warden's sender made before it kept connections alive. */
   keepAlive: boolean;
 }
 

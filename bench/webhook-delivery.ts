@@ -89,7 +89,7 @@ export interface WebhookResult {
   ingest: { events: number; seconds: number; perSec: number; concurrency: number };
   /** Plain client, one kept-alive connection per receiver. */
   baseline: DeliveryRun;
-  /** Plain client, a new connection per request (as Warden's sender does). */
+  /** Plain client, a new connection per request (as Warden's sender did before it kept connections alive). */
   baselineNewConnections: DeliveryRun;
   delivery: DeliveryRun & { ratio: number; peakRssMb: number };
   latency: LatencyRun;
