@@ -7,19 +7,21 @@ export interface Waiting<I, O> {
 
 /**
  * Group commit: what is asked for in one turn of the event loop is handed to `write` as
- * one batch, and one batch is written at a time; what comes while it is written makes the
- * next. `write` must answer every unit of its batch. setImmediate, not a microtask: on
- * SQLite a request runs its queries without yielding to I/O, so only the check phase
- * after the poll phase sees every request that the poll phase started.
+ * one batch, and at most `maxInFlight` batches are written at a time (one, for writes
+ * that would only queue on each other's row locks); what comes while they are written
+ * makes the next. `write` must answer every unit of its batch. setImmediate, not a
+ * microtask: on SQLite a request runs its queries without yielding to I/O, so only the
+ * check phase after the poll phase sees every request that the poll phase started.
  */
 export class GroupCommit<I, O> {
   private waiting: Waiting<I, O>[] = [];
   private scheduled = false;
-  private writing = false;
+  private inFlight = 0;
 
   constructor(
     private readonly write: (batch: Waiting<I, O>[]) => Promise<void>,
     private readonly maxBatch: number,
+    private readonly maxInFlight = 1,
   ) {}
 
   add(input: I): Promise<O> {
@@ -30,7 +32,7 @@ export class GroupCommit<I, O> {
   }
 
   private schedule(): void {
-    if (this.scheduled || this.writing || this.waiting.length === 0) return;
+    if (this.scheduled || this.inFlight >= this.maxInFlight || this.waiting.length === 0) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
@@ -40,13 +42,13 @@ export class GroupCommit<I, O> {
 
   private async flush(): Promise<void> {
     const batch = this.waiting.splice(0, this.maxBatch);
-    this.writing = true;
+    this.inFlight++;
     try {
       await this.write(batch);
     } catch (error) {
       for (const unit of batch) unit.reject(error);
     } finally {
-      this.writing = false;
+      this.inFlight--;
       this.schedule();
     }
   }
