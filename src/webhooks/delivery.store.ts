@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import type { Executor } from "../db/database.js";
+import { type Placeholder, prepared } from "../db/prepared.js";
 import type { DeliveriesTable, DeliveryStatus, Env } from "../db/schema.js";
 import { newId } from "../ids.js";
 
@@ -163,21 +164,52 @@ export async function renewLease(ex: Executor, deliveryId: string, workerId: str
   return Number(result.numUpdatedRows) === 1;
 }
 
+// Every attempt runs these two statements: prepared, so Kysely builds and compiles each once.
+const insertAttemptRow = prepared((ex, p) =>
+  ex.insertInto("delivery_attempts").values({
+    id: p<string>(0),
+    delivery_id: p<string>(1),
+    attempted_at: p<number>(2),
+    duration_ms: p<number>(3),
+    status_code: p<number | null>(4),
+    response_body: p<string | null>(5),
+    error: p<string | null>(6),
+    manual: p<number>(7),
+  }),
+);
+
 export async function insertAttempt(ex: Executor, attempt: Attempt): Promise<void> {
-  await ex
-    .insertInto("delivery_attempts")
-    .values({
-      id: attempt.id,
-      delivery_id: attempt.deliveryId,
-      attempted_at: attempt.attemptedAt,
-      duration_ms: attempt.durationMs,
-      status_code: attempt.statusCode,
-      response_body: attempt.responseBody,
-      error: attempt.error,
-      manual: attempt.manual ? 1 : 0,
-    })
-    .execute();
+  await insertAttemptRow(ex, [
+    attempt.id,
+    attempt.deliveryId,
+    attempt.attemptedAt,
+    attempt.durationMs,
+    attempt.statusCode,
+    attempt.responseBody,
+    attempt.error,
+    attempt.manual ? 1 : 0,
+  ]);
 }
+
+// Arguments: status, next attempt, attempted at, status code, error, delivery, then (for a failure) the worker.
+const finishAttemptUpdate = (ex: Executor, p: Placeholder) =>
+  ex
+    .updateTable("deliveries")
+    .set((eb) => ({
+      status: p<DeliveryStatus>(0),
+      attempts: eb("attempts", "+", 1),
+      one_shot: 0,
+      next_attempt_at: p<number | null>(1),
+      locked_until: null,
+      locked_by: null,
+      last_attempt_at: p<number>(2),
+      last_status_code: p<number | null>(3),
+      last_error: p<string | null>(4),
+    }))
+    .where("id", "=", p<string>(5))
+    .returning("id");
+const finishSucceeded = prepared((ex, p) => finishAttemptUpdate(ex, p));
+const finishFailed = prepared((ex, p) => finishAttemptUpdate(ex, p).where("locked_by", "=", p<string>(6)).where("status", "=", "pending"));
 
 /**
  * Releases a delivery after this worker's attempt: done, failed, or due again at
@@ -193,23 +225,9 @@ export async function finishAttempt(
   workerId: string,
   outcome: { status: DeliveryStatus; nextAttemptAt: number | null; attemptedAt: number; statusCode: number | null; error: string | null },
 ): Promise<boolean> {
-  let query = ex
-    .updateTable("deliveries")
-    .set((eb) => ({
-      status: outcome.status,
-      attempts: eb("attempts", "+", 1),
-      one_shot: 0,
-      next_attempt_at: outcome.nextAttemptAt,
-      locked_until: null,
-      locked_by: null,
-      last_attempt_at: outcome.attemptedAt,
-      last_status_code: outcome.statusCode,
-      last_error: outcome.error,
-    }))
-    .where("id", "=", deliveryId);
-  if (outcome.status !== "succeeded") query = query.where("locked_by", "=", workerId).where("status", "=", "pending");
-  const result = await query.executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  const args = [outcome.status, outcome.nextAttemptAt, outcome.attemptedAt, outcome.statusCode, outcome.error, deliveryId];
+  const updated = outcome.status === "succeeded" ? await finishSucceeded(ex, args) : await finishFailed(ex, [...args, workerId]);
+  return updated.length === 1;
 }
 
 /** Gives back deliveries this worker claimed but will not send (it is stopping), so any worker can take them now. */
