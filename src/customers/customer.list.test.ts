@@ -1,12 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { DAY_MS } from "../clock.js";
+import type { Trx } from "../db/database.js";
 import { insertGrant } from "../grants/grant.store.js";
 import { newId } from "../ids.js";
 import { importNdjson } from "../import/import.service.js";
 import { DIALECTS, seedWorkspace, type TestApi, type TestEnv, testApi, testServices, type Workspace } from "../test-support/harness.js";
 import { createTool } from "../workspaces/workspace.service.js";
 import { syncCustomer, toolScope } from "./customer.service.js";
+import type { ToolScope } from "./customer.store.js";
 import { ensurePerson, markPersonSignedIn } from "./person.store.js";
 
 interface Row {
@@ -17,39 +19,17 @@ interface Row {
   account: boolean;
 }
 
-/** Many holders at once through the same stores the API writes with, one second apart. */
-async function seedHolders({ services, clock }: TestEnv, ws: Workspace, count: number, prefix: string): Promise<string[]> {
-  const { db } = services;
-  const emails: string[] = [];
-  await db.transaction().execute(async (trx) => {
-    const scope = toolScope(ws.workspaceId, "test", ws.tool);
-    for (let i = 0; i < count; i++) {
-      clock.advance(1000);
-      const now = clock.now();
-      const email = `${prefix}${i}@example.com`;
-      const person = await ensurePerson(trx, ws.workspaceId, "test", email, now);
-      await insertGrant(trx, {
-        id: newId("gr"),
-        workspaceId: ws.workspaceId,
-        env: "test",
-        toolId: ws.tool,
-        personId: person.id,
-        kind: "grant",
-        startsAt: now,
-        endsAt: null,
-        revokedAt: null,
-        note: null,
-        createdAt: now,
-      });
-      await syncCustomer(trx, scope, person.id, now);
-      emails.push(email);
-    }
-  });
-  return emails;
-}
-
-/** Many signed-in non-holders at once, as a sign-in records them, one second apart. */
-async function seedMembers({ services, clock }: TestEnv, ws: Workspace, count: number, prefix: string): Promise<string[]> {
+/**
+ * Many people at once, one second apart, each made a customer by `make` (in the same
+ * transaction) through the same stores the API and sign-in write with.
+ */
+async function seedPeople(
+  { services, clock }: TestEnv,
+  ws: Workspace,
+  count: number,
+  prefix: string,
+  make: (trx: Trx, scope: ToolScope, personId: string, now: number) => Promise<void>,
+): Promise<string[]> {
   const emails: string[] = [];
   await services.db.transaction().execute(async (trx) => {
     const scope = toolScope(ws.workspaceId, "test", ws.tool);
@@ -58,13 +38,38 @@ async function seedMembers({ services, clock }: TestEnv, ws: Workspace, count: n
       const now = clock.now();
       const email = `${prefix}${i}@example.com`;
       const person = await ensurePerson(trx, ws.workspaceId, "test", email, now);
-      await markPersonSignedIn(trx, person.id, now);
-      await syncCustomer(trx, scope, person.id, now, now);
+      await make(trx, scope, person.id, now);
       emails.push(email);
     }
   });
   return emails;
 }
+
+/** Holders: a grant each, until revoked. */
+const seedHolders = (env: TestEnv, ws: Workspace, count: number, prefix: string) =>
+  seedPeople(env, ws, count, prefix, async (trx, scope, personId, now) => {
+    await insertGrant(trx, {
+      id: newId("gr"),
+      workspaceId: ws.workspaceId,
+      env: "test",
+      toolId: ws.tool,
+      personId,
+      kind: "grant",
+      startsAt: now,
+      endsAt: null,
+      revokedAt: null,
+      note: null,
+      createdAt: now,
+    });
+    await syncCustomer(trx, scope, personId, now);
+  });
+
+/** Signed-in non-holders, as a sign-in records them. */
+const seedMembers = (env: TestEnv, ws: Workspace, count: number, prefix: string) =>
+  seedPeople(env, ws, count, prefix, async (trx, scope, personId, now) => {
+    await markPersonSignedIn(trx, personId, now);
+    await syncCustomer(trx, scope, personId, now, now);
+  });
 
 async function signIn({ services, clock }: TestEnv, ws: Workspace, email: string): Promise<void> {
   const { db } = services;
