@@ -1,50 +1,54 @@
 import type { Db, Trx } from "./database.js";
 import { GroupCommit, type Waiting } from "./group-commit.js";
 
-type Work = (trx: Trx) => Promise<unknown>;
-
 /**
- * Runs the units of work handed to it in one turn of the event loop in one transaction:
- * one commit (on PostgreSQL, one WAL flush) for the batch instead of one each. Each unit
- * is all or nothing as it would be alone: when any unit of a batch fails, the batch is
- * rolled back and every unit runs again in a transaction of its own, so only the failing
- * one fails. A unit may therefore run twice: it must keep its effects in the database
- * (or apply them after it resolves).
+ * Writes what is handed to it in one turn of the event loop as one batch, in one
+ * transaction: one commit (on PostgreSQL, one WAL flush) for the batch instead of one
+ * each, and `write` sees the whole batch, so it can write it in a few set-wide
+ * statements rather than a round trip per unit. Each unit is all or nothing as it would
+ * be alone: when the batch fails, it is rolled back and every unit is written again in a
+ * transaction of its own, so only the failing one fails. A unit may therefore be written
+ * twice: `write` must keep its effects in the database, and its caller apply the answer
+ * only once it has it.
  */
-export class TransactionBatcher {
-  private readonly group: GroupCommit<Work, unknown>;
+export class TransactionBatcher<I, O> {
+  private readonly group: GroupCommit<I, O>;
 
+  /** `write` answers one output per input, in order. */
   constructor(
     private readonly db: Db,
+    private readonly write: (trx: Trx, inputs: readonly I[]) => Promise<O[]>,
     maxBatch = 64,
   ) {
-    this.group = new GroupCommit((batch) => this.write(batch), maxBatch);
+    this.group = new GroupCommit((batch) => this.writeBatch(batch), maxBatch);
   }
 
-  run<T>(work: (trx: Trx) => Promise<T>): Promise<T> {
-    return this.group.add(work) as Promise<T>;
+  run(input: I): Promise<O> {
+    return this.group.add(input);
   }
 
-  private async write(batch: Waiting<Work, unknown>[]): Promise<void> {
+  private async writeBatch(batch: Waiting<I, O>[]): Promise<void> {
     if (batch.length > 1) {
-      let outputs: unknown[] | null = null;
+      let outputs: O[] | null = null;
       try {
-        outputs = await this.db.transaction().execute(async (trx) => {
-          const results: unknown[] = [];
-          for (const { input } of batch) results.push(await input(trx));
-          return results;
-        });
+        outputs = await this.db.transaction().execute((trx) =>
+          this.write(
+            trx,
+            batch.map((unit) => unit.input),
+          ),
+        );
       } catch {
-        // Some unit failed: each runs alone below, so that the others do not fail with it.
+        // Some unit failed: each is written alone below, so that the others do not fail with it.
       }
       if (outputs) {
-        for (const [i, { resolve }] of batch.entries()) resolve(outputs[i]);
+        for (const [i, { resolve }] of batch.entries()) resolve(outputs[i] as O);
         return;
       }
     }
     for (const { input, resolve, reject } of batch) {
       try {
-        resolve(await this.db.transaction().execute(input));
+        const [output] = await this.db.transaction().execute((trx) => this.write(trx, [input]));
+        resolve(output as O);
       } catch (error) {
         reject(error);
       }

@@ -7,11 +7,12 @@ import { MINUTE_MS, toIso } from "../clock.js";
 import { emitEvent } from "../events/event.service.js";
 import { EVENT_TYPES, type EventType } from "../events/event-types.js";
 import { exampleEvent } from "../events/examples.js";
+import { newId } from "../ids.js";
 import type { Services } from "../services.js";
 import { DIALECTS, seedWorkspace, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
 import { answer, type Handler, type ReceivedRequest, startReceiver, testWorker } from "../test-support/webhooks.js";
 import { RETRY_DELAYS_MS } from "./delivery.schedule.js";
-import { claimDueDeliveries, finishAttempt, renewLease } from "./delivery.store.js";
+import { type AttemptOutcome, claimDueDeliveries, recordAttempts, renewLease } from "./delivery.store.js";
 import { setEndpointEnabled } from "./endpoint.store.js";
 import { isPrivateAddress, postWebhook } from "./sender.js";
 import type { Delivery, WebhookEndpoint } from "./webhook.schema.js";
@@ -472,13 +473,33 @@ for (const dialect of DIALECTS) {
       assert.equal(taken?.id, stale.id);
       assert.equal(await renewLease(services.db, stale.id, "wkr_stale", clock.now() + 1_000), false);
       // The first worker's attempt comes back failed, late: the delivery stays the other's.
-      const failure = { status: "pending" as const, nextAttemptAt: clock.now() + 5_000, attemptedAt: clock.now(), statusCode: 500, error: "HTTP 500" };
-      assert.equal(await finishAttempt(services.db, stale.id, "wkr_stale", failure), false);
+      const attempt = (workerId: string, statusCode: number): AttemptOutcome => ({
+        attempt: {
+          id: newId("att"),
+          deliveryId: stale.id,
+          attemptedAt: clock.now(),
+          durationMs: 3,
+          statusCode,
+          responseBody: "",
+          error: null,
+          manual: false,
+        },
+        workerId,
+        ...(statusCode === 200
+          ? { status: "succeeded" as const, nextAttemptAt: null, lastError: null }
+          : { status: "pending" as const, nextAttemptAt: clock.now() + 5_000, lastError: `HTTP ${statusCode}` }),
+      });
+      assert.deepEqual(await recordAttempts(services.db, [attempt("wkr_stale", 500)]), [false]);
       assert.equal(await lockedBy(), "wkr_other");
-      const success = { status: "succeeded" as const, nextAttemptAt: null, attemptedAt: clock.now(), statusCode: 200, error: null };
-      assert.equal(await finishAttempt(services.db, stale.id, "wkr_other", success), true);
-      // A failure arriving after the success changes nothing either.
-      assert.equal(await finishAttempt(services.db, stale.id, "wkr_other", failure), false);
+      assert.deepEqual(await recordAttempts(services.db, [attempt("wkr_other", 200)]), [true]);
+      // A failure arriving after the success changes nothing either, in the same batch or later.
+      assert.deepEqual(await recordAttempts(services.db, [attempt("wkr_other", 500)]), [false]);
+      // Every attempt is logged all the same: each request went out.
+      const logged = await services.db.selectFrom("delivery_attempts").select("status_code").where("delivery_id", "=", stale.id).orderBy("seq").execute();
+      assert.deepEqual(
+        logged.map((r) => r.status_code),
+        [500, 200, 500],
+      );
       const row = await services.db.selectFrom("deliveries").selectAll().where("id", "=", stale.id).executeTakeFirstOrThrow();
       assert.deepEqual([row.status, row.attempts, row.locked_by, row.next_attempt_at], ["succeeded", 1, null, null]);
     });

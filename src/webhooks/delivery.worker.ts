@@ -1,10 +1,18 @@
 import type { FastifyBaseLogger } from "fastify";
-import type { Executor } from "../db/database.js";
+import type { Executor, Trx } from "../db/database.js";
 import { TransactionBatcher } from "../db/transaction-batch.js";
 import { newId, randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
 import { nextAttemptAfter } from "./delivery.schedule.js";
-import { claimDueDeliveries, type DueDelivery, failPendingDeliveries, finishAttempt, insertAttempt, releaseLeases, renewLease } from "./delivery.store.js";
+import {
+  type AttemptOutcome,
+  claimDueDeliveries,
+  type DueDelivery,
+  failPendingDeliveries,
+  recordAttempts,
+  releaseLeases,
+  renewLease,
+} from "./delivery.store.js";
 import { recordEndpointFailure, recordEndpointSuccess, setEndpointEnabled } from "./endpoint.store.js";
 import { postWebhook, type SendResult } from "./sender.js";
 import { webhookHeaders } from "./signature.js";
@@ -48,18 +56,12 @@ export class DeliveryWorker {
   private readonly busy = new Set<string>();
   /** When this worker last wrote each endpoint's success (see recordEndpointSuccess). */
   private readonly successWritten = new Map<string, number>();
-  /**
-   * The delivery whose record is writing its endpoint's success, per endpoint: records
-   * of the same endpoint batched with it leave the write to it. If its batch rolls back
-   * it runs again alone and writes again (see TransactionBatcher).
-   */
-  private readonly successWriter = new Map<string, string>();
   /** The failing streak's start as this worker last recorded it, per endpoint, until its next success. */
   private readonly failingSince = new Map<string, number>();
   /** Endpoint secrets opened (AES-GCM) once, by their sealed form: a tenth of a delivery's CPU when opened per attempt. */
   private readonly openedSecrets = new Map<string, string>();
-  /** Attempts settled in one turn of the event loop share a transaction (one commit). */
-  private readonly settles: TransactionBatcher;
+  /** Attempts that end in one turn of the event loop are recorded together: one transaction, a few statements. */
+  private readonly settles: TransactionBatcher<Attempted, Settled>;
   private readonly chains = new Set<Promise<void>>();
   private readonly leaseMs: number;
   private running = false;
@@ -74,7 +76,7 @@ export class DeliveryWorker {
     private readonly options: DeliveryWorkerOptions,
   ) {
     this.leaseMs = options.leaseMs ?? services.config.deliveryLeaseMs;
-    this.settles = new TransactionBatcher(services.db);
+    this.settles = new TransactionBatcher(services.db, (trx, attempts) => this.settle(trx, attempts));
   }
 
   start(): void {
@@ -265,8 +267,7 @@ export class DeliveryWorker {
    * disable the endpoint: a failing endpoint then costs what a healthy one does. Another
    * process's success meanwhile can only make this worker late to disable, never early.
    */
-  private async recordFailure(trx: Executor, endpointId: string, now: number): Promise<number> {
-    const known = this.failingSince.get(endpointId);
+  private async recordFailure(trx: Executor, endpointId: string, now: number, known: number | undefined): Promise<number> {
     if (known !== undefined && now - known < DISABLE_AFTER_FAILING_MS - FAILING_RECHECK_MS) return known;
     return recordEndpointFailure(trx, endpointId, now);
   }
@@ -281,88 +282,118 @@ export class DeliveryWorker {
     const result = await this.send(delivery, attemptedAt);
     const finishedAt = clock.now();
     const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-
-    // What this worker remembers of the endpoint changes only once the settle has
-    // committed: a batch that rolls back runs its settles again (TransactionBatcher).
-    const forgetWriter = () => {
-      if (this.successWriter.get(delivery.endpointId) === delivery.id) this.successWriter.delete(delivery.endpointId);
-    };
-    const recorded = this.settles
-      .run((trx) => this.settle(trx, delivery, result, { attemptedAt, finishedAt, ok }))
-      .then(
-        (settled) => {
-          forgetWriter();
-          if (settled.failingSince === null) this.failingSince.delete(delivery.endpointId);
-          else this.failingSince.set(delivery.endpointId, settled.failingSince);
-          if (!ok) this.successWritten.delete(delivery.endpointId);
-          else if (settled.successWrittenAt !== null) this.successWritten.set(delivery.endpointId, settled.successWrittenAt);
-          return settled.enabled;
-        },
-        (error: unknown) => {
-          forgetWriter();
-          throw error;
-        },
-      );
+    // What this worker remembers of the endpoint changes only once the record has
+    // committed: a batch that rolls back is written again (TransactionBatcher).
+    const recorded = this.settles.run({ delivery, result, attemptedAt, finishedAt, ok }).then((settled) => {
+      if (settled.failingSince === null) this.failingSince.delete(delivery.endpointId);
+      else this.failingSince.set(delivery.endpointId, settled.failingSince);
+      if (!ok) this.successWritten.delete(delivery.endpointId);
+      else if (settled.successWrittenAt !== null) this.successWritten.set(delivery.endpointId, settled.successWrittenAt);
+      return settled.enabled;
+    });
     return { ok, recorded };
   }
 
-  /** Records an attempt and releases its delivery; answers whether the endpoint is still enabled, and what was written of it. */
-  private async settle(
-    trx: Executor,
-    delivery: DueDelivery,
-    result: SendResult,
-    { attemptedAt, finishedAt, ok }: { attemptedAt: number; finishedAt: number; ok: boolean },
-  ): Promise<{ enabled: boolean; failingSince: number | null; successWrittenAt: number | null }> {
-    // The endpoint row first, as disabling and removing do before touching its
-    // deliveries: one lock order, so that on PostgreSQL two workers settling attempts
-    // to one endpoint while it answers 410 cannot deadlock.
-    const failingSince = ok ? null : await this.recordFailure(trx, delivery.endpointId, finishedAt);
-    let successWrittenAt: number | null = null;
-    if (ok) {
-      // Under steady success the row is written once a second: a failure recorded by
-      // another process meanwhile is cleared within that second, far inside the 5 days
-      // that would disable the endpoint. A failure here always writes at once.
-      const written = this.successWritten.get(delivery.endpointId);
-      const writer = this.successWriter.get(delivery.endpointId);
-      if ((written === undefined || finishedAt - written >= SUCCESS_WRITE_INTERVAL_MS) && (writer === undefined || writer === delivery.id)) {
-        this.successWriter.set(delivery.endpointId, delivery.id);
-        await recordEndpointSuccess(trx, delivery.endpointId, finishedAt);
-        successWrittenAt = finishedAt;
+  /**
+   * Records a batch of attempts and releases their deliveries; answers for each whether
+   * its endpoint is still enabled, and what was written of the endpoint.
+   */
+  private async settle(trx: Trx, attempts: readonly Attempted[]): Promise<Settled[]> {
+    const settled = await this.recordEndpoints(trx, attempts);
+    await recordAttempts(
+      trx,
+      attempts.map(({ delivery, result, attemptedAt, finishedAt, ok }): AttemptOutcome => {
+        const attempt = {
+          id: newId("att"),
+          deliveryId: delivery.id,
+          attemptedAt,
+          durationMs: result.durationMs,
+          statusCode: result.statusCode,
+          responseBody: result.responseBody,
+          error: result.error,
+          manual: delivery.oneShot,
+        };
+        if (ok) return { attempt, workerId: this.workerId, status: "succeeded", nextAttemptAt: null, lastError: null };
+        const next = delivery.oneShot ? null : nextAttemptAfter(delivery.attempts + 1, finishedAt, result.retryAfterMs);
+        return {
+          attempt,
+          workerId: this.workerId,
+          status: next === null ? "failed" : "pending",
+          nextAttemptAt: next,
+          lastError: result.error ?? `HTTP ${result.statusCode}`,
+        };
+      }),
+    );
+    // After the attempts: the one that disabled its endpoint fails with the rest.
+    for (const [i, { delivery }] of attempts.entries()) {
+      const reason = settled[i]?.disabledFor;
+      if (reason) await failPendingDeliveries(trx, delivery.endpointId, `endpoint disabled (${reason})`);
+    }
+    return settled;
+  }
+
+  /**
+   * The endpoint rows, before any delivery: disabling and removing an endpoint lock it
+   * before its deliveries too, and one lock order means that on PostgreSQL two workers
+   * settling attempts to one endpoint while it answers 410 cannot deadlock. Endpoints are
+   * written in id order (the attempts of one endpoint in the order they were made), the
+   * same in every batch of every process.
+   */
+  private async recordEndpoints(trx: Trx, attempts: readonly Attempted[]): Promise<Settled[]> {
+    const settled: Settled[] = attempts.map(() => ({ enabled: true, disabledFor: null, failingSince: null, successWrittenAt: null }));
+    const order = attempts.map((_, i) => i).sort((a, b) => compare(attempts[a]?.delivery.endpointId ?? "", attempts[b]?.delivery.endpointId ?? "") || a - b);
+    // What this batch has written of each endpoint so far: its last success, its streak.
+    const written = new Map<string, number | undefined>();
+    const streak = new Map<string, number | null>();
+    for (const i of order) {
+      const { delivery, result, finishedAt, ok } = attempts[i] as Attempted;
+      const endpointId = delivery.endpointId;
+      const out = settled[i] as Settled;
+      if (ok) {
+        // Under steady success the row is written once a second: a failure recorded by
+        // another process meanwhile is cleared within that second, far inside the 5 days
+        // that would disable the endpoint. A failure here always writes at once.
+        const last = written.has(endpointId) ? written.get(endpointId) : this.successWritten.get(endpointId);
+        if (last === undefined || finishedAt - last >= SUCCESS_WRITE_INTERVAL_MS) {
+          await recordEndpointSuccess(trx, endpointId, finishedAt);
+          written.set(endpointId, finishedAt);
+          out.successWrittenAt = finishedAt;
+        }
+        streak.set(endpointId, null);
+        continue;
+      }
+      const known = streak.has(endpointId) ? streak.get(endpointId) : this.failingSince.get(endpointId);
+      const failingSince = await this.recordFailure(trx, endpointId, finishedAt, known ?? undefined);
+      streak.set(endpointId, failingSince);
+      written.set(endpointId, undefined);
+      out.failingSince = failingSince;
+      const reason = result.statusCode === 410 ? "gone" : finishedAt - failingSince >= DISABLE_AFTER_FAILING_MS ? "failing" : null;
+      if (reason !== null) {
+        await setEndpointEnabled(trx, endpointId, false, reason, finishedAt);
+        out.enabled = false;
+        out.disabledFor = reason;
       }
     }
-    // Logged even when the delivery is no longer ours to settle: the request went out.
-    await insertAttempt(trx, {
-      id: newId("att"),
-      deliveryId: delivery.id,
-      attemptedAt,
-      durationMs: result.durationMs,
-      statusCode: result.statusCode,
-      responseBody: result.responseBody,
-      error: result.error,
-      manual: delivery.oneShot,
-    });
-    if (failingSince === null) {
-      await finishAttempt(trx, delivery.id, this.workerId, {
-        status: "succeeded",
-        nextAttemptAt: null,
-        attemptedAt,
-        statusCode: result.statusCode,
-        error: null,
-      });
-      return { enabled: true, failingSince, successWrittenAt };
-    }
-    const next = delivery.oneShot ? null : nextAttemptAfter(delivery.attempts + 1, finishedAt, result.retryAfterMs);
-    await finishAttempt(trx, delivery.id, this.workerId, {
-      status: next === null ? "failed" : "pending",
-      nextAttemptAt: next,
-      attemptedAt,
-      statusCode: result.statusCode,
-      error: result.error ?? `HTTP ${result.statusCode}`,
-    });
-    const reason = result.statusCode === 410 ? "gone" : finishedAt - failingSince >= DISABLE_AFTER_FAILING_MS ? "failing" : null;
-    if (reason === null) return { enabled: true, failingSince, successWrittenAt };
-    await setEndpointEnabled(trx, delivery.endpointId, false, reason, finishedAt);
-    await failPendingDeliveries(trx, delivery.endpointId, `endpoint disabled (${reason})`);
-    return { enabled: false, failingSince, successWrittenAt };
+    return settled;
   }
 }
+
+/** An attempt made, waiting to be recorded. */
+interface Attempted {
+  delivery: DueDelivery;
+  result: SendResult;
+  attemptedAt: number;
+  finishedAt: number;
+  ok: boolean;
+}
+
+/** What recording an attempt left of its endpoint. */
+interface Settled {
+  enabled: boolean;
+  /** Why the endpoint was disabled by this attempt. */
+  disabledFor: "gone" | "failing" | null;
+  failingSince: number | null;
+  successWrittenAt: number | null;
+}
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
