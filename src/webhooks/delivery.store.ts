@@ -88,7 +88,16 @@ export async function insertDeliveries(
  */
 export async function claimDueDeliveries(
   ex: Executor,
-  options: { workerId: string; now: number; leaseUntil: number; limit: number; busyEndpoints: readonly string[]; skipLocked: boolean },
+  options: {
+    workerId: string;
+    now: number;
+    leaseUntil: number;
+    limit: number;
+    busyEndpoints: readonly string[];
+    /** Endpoints whose scheduled deliveries wait (a failure just now); a manual resend or recovery still goes. */
+    pausedEndpoints?: readonly string[];
+    skipLocked: boolean;
+  },
 ): Promise<DueDelivery[]> {
   const { now } = options;
   let candidates = ex
@@ -100,6 +109,8 @@ export async function claimDueDeliveries(
     // A subquery rather than a join, so that FOR UPDATE locks delivery rows only.
     .where("endpoint_id", "in", (eb) => eb.selectFrom("webhook_endpoints").select("id").where("enabled", "=", 1).where("removed_at", "is", null));
   if (options.busyEndpoints.length > 0) candidates = candidates.where("endpoint_id", "not in", options.busyEndpoints);
+  const paused = options.pausedEndpoints ?? [];
+  if (paused.length > 0) candidates = candidates.where((eb) => eb.or([eb("endpoint_id", "not in", paused), eb("one_shot", "=", 1)]));
   candidates = candidates.orderBy("next_attempt_at").orderBy("seq").limit(options.limit);
   if (options.skipLocked) candidates = candidates.forUpdate().skipLocked();
 

@@ -311,7 +311,8 @@ for (const dialect of DIALECTS) {
       const start = clock.now();
       const ids = [await emit(services, ws)];
       await worker.drain();
-      clock.set(start + 120 * HOUR_MS - 1);
+      // The failure just before leaves the endpoint alone for 5 s: this one comes after that.
+      clock.set(start + 120 * HOUR_MS - 5 * SECOND_MS);
       ids.push(await emit(services, ws));
       await worker.drain();
       const stillOn = await endpointOf(api, ws.testKey, endpoint.id);
@@ -377,6 +378,43 @@ for (const dialect of DIALECTS) {
       await worker.drain();
       const failing = await endpointOf(api, ws.testKey, endpoint.id);
       assert.deepEqual([failing.enabled, failing.failing_since], [true, toIso(start + 200 * HOUR_MS)]);
+    });
+
+    test("a failing endpoint is left alone for 5 s after each failure, tried with one delivery at a time; the others go on", async () => {
+      const { services, clock, ws, api } = await setup(dialect);
+      const failing = await startReceiver(answer(500));
+      const healthy = await startReceiver();
+      const { endpoint } = await addEndpoint(api, ws.testKey, failing.url);
+      await addEndpoint(api, ws.testKey, healthy.url);
+      const worker = testWorker(services);
+      const ids = [await emit(services, ws), await emit(services, ws), await emit(services, ws)];
+      await worker.drain();
+      assert.deepEqual(healthy.ids(), ids);
+      assert.equal(failing.received.length, 1);
+      // The two not tried were given back, not held by this worker's lease.
+      const owed = await services.db.selectFrom("deliveries").select(["attempts", "locked_by"]).where("endpoint_id", "=", endpoint.id).orderBy("seq").execute();
+      assert.deepEqual(
+        owed.map((d) => [d.attempts, d.locked_by]),
+        [
+          [1, null],
+          [0, null],
+          [0, null],
+        ],
+      );
+
+      clock.advance(5 * SECOND_MS - 1);
+      await worker.drain();
+      assert.equal(failing.received.length, 1);
+      clock.advance(1);
+      await worker.drain();
+      // The oldest due: the second event, never tried; the first's retry is not due yet.
+      assert.deepEqual(failing.ids(), [ids[0], ids[1]]);
+
+      failing.handle = answer(200);
+      clock.advance(10 * SECOND_MS);
+      await worker.drain();
+      assert.deepEqual(failing.ids().slice(2).sort(), [...ids].sort());
+      assert.deepEqual(worker.errors, []);
     });
 
     test("a slow endpoint does not delay another endpoint's deliveries", async () => {

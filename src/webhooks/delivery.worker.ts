@@ -3,7 +3,7 @@ import type { Executor, Trx } from "../db/database.js";
 import { TransactionBatcher } from "../db/transaction-batch.js";
 import { newId, randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
-import { nextAttemptAfter } from "./delivery.schedule.js";
+import { nextAttemptAfter, RETRY_DELAYS_MS } from "./delivery.schedule.js";
 import {
   type AttemptOutcome,
   claimDueDeliveries,
@@ -24,6 +24,14 @@ const LEASE_MARGIN_MS = 5_000;
 const SUCCESS_WRITE_INTERVAL_MS = 1_000;
 /** How long before a streak could disable its endpoint the worker reads it from the database again. */
 const FAILING_RECHECK_MS = 3_600_000;
+/**
+ * After a failed attempt, the endpoint's other deliveries wait this long (the schedule's
+ * first retry delay), so a failing endpoint is tried with one delivery at a time, not
+ * with every event as it comes: a receiver that is down costs the others almost nothing,
+ * and one coming back up is not hit by the whole backlog's failures first. A manual
+ * resend or recovery does not wait: the vendor asked for it now.
+ */
+const PAUSE_AFTER_FAILURE_MS = RETRY_DELAYS_MS[0] ?? 5_000;
 /** Opened endpoint secrets kept in memory; past this many the cache starts again. */
 const OPENED_SECRETS = 10_000;
 
@@ -56,6 +64,8 @@ export class DeliveryWorker {
   private readonly busy = new Set<string>();
   /** When this worker last wrote each endpoint's success (see recordEndpointSuccess). */
   private readonly successWritten = new Map<string, number>();
+  /** Until when this worker leaves each endpoint that just failed alone (PAUSE_AFTER_FAILURE_MS). */
+  private readonly pausedUntil = new Map<string, number>();
   /** The failing streak's start as this worker last recorded it, per endpoint, until its next success. */
   private readonly failingSince = new Map<string, number>();
   /** Endpoint secrets opened (AES-GCM) once, by their sealed form: a tenth of a delivery's CPU when opened per attempt. */
@@ -150,12 +160,14 @@ export class DeliveryWorker {
     this.woken = false;
     const { db, dialect, clock } = this.services;
     const now = clock.now();
+    for (const [endpointId, until] of this.pausedUntil) if (until <= now) this.pausedUntil.delete(endpointId);
     const due = await claimDueDeliveries(db, {
       workerId: this.workerId,
       now,
       leaseUntil: now + this.leaseMs,
       limit: room * 4,
       busyEndpoints: [...this.busy],
+      pausedEndpoints: [...this.pausedUntil.keys()],
       skipLocked: dialect === "postgres",
     });
     const byEndpoint = new Map<string, DueDelivery[]>();
@@ -183,23 +195,17 @@ export class DeliveryWorker {
    * batch usually settles long before the claim's lease runs out.
    *
    * A successful attempt is recorded while the next delivery is sent: the records of
-   * every endpoint's attempts then meet in the same transactions (one commit for many;
+   * every endpoint's attempts then meet in the same batches (one commit for many;
    * waiting for each record first made the batches one attempt long). A failed attempt
-   * is recorded before the next is sent, as it may disable the endpoint. The endpoint is
+   * ends the run: once it is recorded (it may have disabled the endpoint), the rest are
+   * given back and the endpoint paused (PAUSE_AFTER_FAILURE_MS). The endpoint is
    * released only once every record is written.
    */
   private async sendInOrder(deliveries: DueDelivery[], leasedUntil: number): Promise<void> {
     const recording: Promise<boolean>[] = [];
     try {
       for (const [index, delivery] of deliveries.entries()) {
-        if (this.stopping) {
-          await releaseLeases(
-            this.services.db,
-            deliveries.slice(index).map((d) => d.id),
-            this.workerId,
-          ).catch((error: unknown) => this.log.error({ err: error }, "giving back claimed deliveries failed"));
-          return;
-        }
+        if (this.stopping) return await this.giveBack(deliveries.slice(index));
         const now = this.services.clock.now();
         try {
           // An attempt takes at most the timeout; with a margin for recording it.
@@ -216,12 +222,27 @@ export class DeliveryWorker {
           this.log.error({ err: error, delivery: delivery.id }, "delivery attempt could not be recorded");
           return true;
         });
-        if (ok) recording.push(settled);
-        else if (!(await settled)) return;
+        if (ok) {
+          recording.push(settled);
+          continue;
+        }
+        // Disabled: its deliveries have all failed. Failing: the rest wait for the pause.
+        if (!(await settled)) return;
+        this.pausedUntil.set(delivery.endpointId, this.services.clock.now() + PAUSE_AFTER_FAILURE_MS);
+        return await this.giveBack(deliveries.slice(index + 1));
       }
     } finally {
       await Promise.all(recording);
     }
+  }
+
+  /** Gives back claimed deliveries this worker will not send now, so any worker can take them once they are due. */
+  private async giveBack(deliveries: readonly DueDelivery[]): Promise<void> {
+    await releaseLeases(
+      this.services.db,
+      deliveries.map((d) => d.id),
+      this.workerId,
+    ).catch((error: unknown) => this.log.error({ err: error }, "giving back claimed deliveries failed"));
   }
 
   /** Signs and sends; whatever goes wrong comes back as a result to record, never a throw. */
