@@ -218,7 +218,7 @@ function renderWebhooks(lines: string[], engines: EngineResult[]): void {
   lines.push(
     "Events are paid checkouts reported through Warden's Stripe endpoint (a licence and `purchase.completed` per report), written with the delivery worker off; " +
       "a fresh Warden then delivers the backlog. The receivers (one process, pinned with the load) verify every signature with `standardwebhooks`; " +
-      "throughput runs from their first 2xx to their last. The latency run posts the reports at half the rate Warden delivered (or ingested, if lower) at, worker on, " +
+      "throughput runs from their first 2xx to their last. The latency run posts the reports at a rate that keeps Warden half busy ingesting and delivering them, worker on, " +
       "and times each delivery from the event's stored `created_at` to the receiver's 2xx. CPU is in % of one core: the sender (Warden or the plain client), " +
       "PostgreSQL's backends, the receivers, the rest.",
   );

@@ -13,9 +13,9 @@
 // it) and compares with the plain client (webhook-client.ts), which posts the same
 // bodies with the same concurrency and no database. The delay from the state change to
 // the receiver's 2xx is measured separately, with the worker on and the reports posted
-// at a steady half of the rate Warden delivered or ingested at, whichever is lower: at
-// full speed it would measure the queue (like p50 at 50 connections in scenario 4), not
-// the delivery.
+// at a steady rate that keeps Warden half busy ingesting and delivering them: at full
+// speed it would measure the queue (like p50 at 50 connections in scenario 4), not the
+// delivery.
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -70,7 +70,7 @@ export interface DeliveryRun {
 }
 
 export interface LatencyRun {
-  /** Reports per second asked for: half of the delivery run's events/s or of the ingest's reports/s, whichever is lower. */
+  /** Reports per second asked for: the rate at which ingest and delivery together keep Warden half busy. */
   targetRate: number;
   achievedRate: number;
   events: number;
@@ -562,12 +562,14 @@ export async function runWebhookScenario(ctx: WebhookContext): Promise<WebhookRe
       `  [${ctx.engine}] webhooks: Warden: ${runText(delivery)}, peak RSS ${delivery.peakRssMb.toFixed(0)} MB, ${delivery.ratio.toFixed(2)}× the plain client`,
     );
 
-    // From the state change to the receiver, worker on, at a steady half of the slower of
-    // Warden's two rates: its delivery and its Stripe ingest. Once delivery on PostgreSQL
-    // outran the ingest (116 events/s against 69 reports/s), half the delivery rate was
-    // more than the ingest could take with the worker sharing the database, and the run
-    // measured the reports queueing in front of Warden (p50 4.6 s) instead of the delivery.
-    const targetRate = Math.max(1, Math.round(Math.min(delivery.eventsPerSec, ingest.perSec) / 2));
+    // From the state change to the receiver, worker on, at a rate that keeps Warden half
+    // busy: each report is ingested and then delivered by the same process (and the same
+    // database), so the rate r at which the two together take half of it is given by
+    // r/ingest + r/delivery = 1/2. At half the delivery rate alone, once delivery
+    // outran the ingest (PostgreSQL: 116 events/s against 69 reports/s), the run asked
+    // for more than the ingest could take beside the worker and measured reports queueing
+    // in front of Warden (p50 4.6 s) instead of the delivery.
+    const targetRate = Math.max(1, Math.round(1 / (2 * (1 / ingest.perSec + 1 / delivery.eventsPerSec))));
     const latencyEvents = Math.max(50, Math.min(ctx.events, Math.round(targetRate * ctx.latencySec)));
     await beforeRun(ctx);
     const warden = await ctx.launchWarden("webhooks-latency", { WARDEN_ALLOW_PRIVATE_WEBHOOKS: "1" });
