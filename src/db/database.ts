@@ -15,7 +15,6 @@ import {
   type Transaction,
 } from "kysely";
 import pg from "pg";
-import { startCheckpointer } from "./checkpointer.js";
 import { migrations } from "./migrations/index.js";
 import { preparedStatementName } from "./prepared.js";
 import type { Database } from "./schema.js";
@@ -143,9 +142,6 @@ function withNamedStatements(pool: pg.Pool): PostgresPool {
   return { connect: async () => wrap(await pool.connect()), end: () => pool.end() };
 }
 
-/** SQLite's own default: the writing connection checkpoints once the log passes this many pages. */
-const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
-
 export function openStorage(options: StorageOptions): Storage {
   if (options.databaseUrl) {
     const pool = new pg.Pool({
@@ -173,20 +169,7 @@ export function openStorage(options: StorageOptions): Storage {
   const database = withStatementCache(sqlite);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }), log: queryLogger(options) });
   directSqliteOf.set(db, makeDirectSqlite(sqlite, database, options.onQuery));
-  if (file === ":memory:") return { db, dialect: "sqlite", close: () => db.destroy() };
-  // Checkpoints run on a thread of their own (checkpointer.ts), unless it fails.
-  sqlite.pragma("wal_autocheckpoint = 0");
-  const checkpointer = startCheckpointer(file, () => {
-    if (sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`);
-  });
-  return {
-    db,
-    dialect: "sqlite",
-    close: async () => {
-      await checkpointer.stop();
-      await db.destroy();
-    },
-  };
+  return { db, dialect: "sqlite", close: () => db.destroy() };
 }
 
 // Kysely's own Migrator introspects every table of every schema before it starts; on
