@@ -4,8 +4,11 @@ import { CompiledQuery, sql } from "kysely";
 import { buildApp } from "../app.js";
 import { ManualClock } from "../clock.js";
 import { parseConfig } from "../config.js";
+import { emitEvent } from "../events/event.service.js";
+import { exampleEvent } from "../events/examples.js";
 import { createServices, type Services } from "../services.js";
 import { createPgSchema, PG_URL, seedWorkspace } from "../test-support/harness.js";
+import { answer, startReceiver, testWorker } from "../test-support/webhooks.js";
 import { createBundle, createTool } from "../workspaces/workspace.service.js";
 import { openStorage, type StorageOptions } from "./database.js";
 import type { Database } from "./schema.js";
@@ -167,6 +170,125 @@ test("every query on the request path finds its rows through an index (PostgreSQ
     });
     assert.deepEqual(scans, []);
     for (const table of KEY_TABLES) assert.ok(searched.has(table), `no plan read ${table}`);
+  } finally {
+    await close();
+  }
+});
+
+/**
+ * Runs the delivery worker on a fresh database and records every query it ran: two
+ * endpoints, one of them failing its second event (so it is paused), and a resend to
+ * the paused one (which still goes).
+ */
+async function recordDeliveryPath(storageOptions: Omit<StorageOptions, "onQuery">): Promise<Recording> {
+  const queries = new Map<string, readonly unknown[]>();
+  let recording = false;
+  const storage = openStorage({
+    ...storageOptions,
+    onQuery: (text, parameters) => {
+      if (recording && !/^(explain|pragma)/i.test(text)) queries.set(text, parameters);
+    },
+  });
+  const clock = new ManualClock();
+  // Receivers check the signature's time against their own clock.
+  clock.set(Date.now());
+  const config = parseConfig({ WARDEN_SECRET_KEY: "plans-secret-key-0123456789abcdefghijklmnop", WARDEN_ALLOW_PRIVATE_WEBHOOKS: "1" });
+  const services = await createServices(config, { clock, storage });
+  const ws = await seedWorkspace(services);
+  const app = await buildApp(services, { logger: false });
+  const call = async (method: "GET" | "POST", url: string, payload?: object) => {
+    const response = await app.inject({ method, url, payload, headers: { authorization: `Bearer ${ws.testKey}` } });
+    assert.ok(response.statusCode < 300, `${method} ${url}: ${response.body}`);
+    return response.json();
+  };
+  const healthy = await startReceiver();
+  let answered = 0;
+  const flaky = await startReceiver((request, response) => answer(answered++ === 0 ? 200 : 500)(request, response));
+  try {
+    await call("POST", "/api/v1/webhooks/endpoints", { url: healthy.url });
+    const { endpoint } = await call("POST", "/api/v1/webhooks/endpoints", { url: flaky.url });
+    for (let i = 0; i < 3; i++) {
+      const example = exampleEvent("payment.refunded", { livemode: false, now: clock.now() });
+      await services.db
+        .transaction()
+        .execute((trx) =>
+          emitEvent(trx, { workspaceId: ws.workspaceId, env: "test", id: example.id, type: "payment.refunded", data: example.data, createdAt: clock.now() }),
+        );
+    }
+    recording = true;
+    const worker = testWorker(services);
+    await worker.drain();
+    const { data } = await call("GET", `/api/v1/webhooks/deliveries?endpoint=${endpoint.id}&status=succeeded`);
+    await call("POST", `/api/v1/webhooks/deliveries/${data[0].id}/resend`);
+    await worker.drain();
+    recording = false;
+    assert.equal(flaky.received.length, 3, "the first event, the second (failed, then paused), the resend of the first");
+    assert.deepEqual(worker.errors, []);
+  } finally {
+    // The receivers close when the file's tests end.
+    await app.close();
+  }
+  return { services, queries, close: () => storage.close() };
+}
+
+// The worker finds due deliveries by endpoint: a claim that walked the due deliveries of
+// every endpoint in due order read thousands of other endpoints' rows per claim.
+const DELIVERY_ALIASES: Record<string, string> = { d: "deliveries", r: "deliveries", e: "webhook_endpoints", v: "events" };
+const DELIVERY_TABLES = new Set(["deliveries", "delivery_attempts", "webhook_endpoints", "events"]);
+
+test("the delivery worker reaches due deliveries by endpoint, never walking other endpoints' (SQLite)", async () => {
+  const { services, queries, close } = await recordDeliveryPath({ databaseUrl: null, sqliteFile: ":memory:" });
+  try {
+    const problems: string[] = [];
+    const dueSearches = new Set<string>();
+    for (const [text, parameters] of queries) {
+      const plan = await services.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${text}`, [...parameters]));
+      for (const { detail } of plan.rows) {
+        const scanned = /^SCAN (\w+)/.exec(detail)?.[1];
+        if (scanned && DELIVERY_TABLES.has(DELIVERY_ALIASES[scanned] ?? scanned)) problems.push(`${detail}\n    in: ${text}`);
+        const search = /^SEARCH (\w+) USING (?:COVERING )?INDEX (\w+) \((.*)\)/.exec(detail);
+        if (search && (DELIVERY_ALIASES[search[1] ?? ""] ?? search[1]) === "deliveries" && search[3]?.includes("next_attempt_at")) {
+          dueSearches.add(search[2] ?? "");
+          if (!search[3].includes("endpoint_id=")) problems.push(`${detail}\n    in: ${text}`);
+        }
+      }
+    }
+    assert.deepEqual(problems, []);
+    assert.deepEqual([...dueSearches].sort(), ["deliveries_due", "deliveries_one_shot"]);
+  } finally {
+    await close();
+  }
+});
+
+test("the delivery worker reaches due deliveries by endpoint, never walking other endpoints' (PostgreSQL)", async () => {
+  const { services, queries, close } = await recordDeliveryPath({ databaseUrl: PG_URL, pgSchema: await createPgSchema(), poolSize: 2 });
+  try {
+    const problems: string[] = [];
+    const dueSearches = new Set<string>();
+    // Sequential scans priced out, as in the request path's test: a few rows would be read whole.
+    await services.db.transaction().execute(async (trx) => {
+      await sql`set local enable_seqscan = off`.execute(trx);
+      for (const [text, parameters] of queries) {
+        if (!/^\s*(select|insert|update|delete|with)\b/i.test(text)) continue;
+        const explained = await trx.executeQuery<{ "QUERY PLAN": { Plan: PgPlanNode & { "Index Name"?: string } }[] }>(
+          CompiledQuery.raw(`explain (format json) ${text}`, [...parameters]),
+        );
+        const root = explained.rows[0]?.["QUERY PLAN"][0]?.Plan;
+        assert.ok(root, `no plan for ${text}`);
+        for (const node of pgNodes(root) as Generator<PgPlanNode & { "Index Name"?: string }>) {
+          const type = node["Node Type"];
+          const wholeIndex = (type === "Index Scan" || type === "Index Only Scan") && node["Index Cond"] === undefined;
+          if (type === "Seq Scan" || wholeIndex) problems.push(`${type} on ${node["Relation Name"]}\n    in: ${text}`);
+          const condition = node["Index Cond"] ?? "";
+          if (node["Relation Name"] === "deliveries" && condition.includes("next_attempt_at")) {
+            dueSearches.add(node["Index Name"] ?? "");
+            if (!condition.includes("endpoint_id")) problems.push(`${type} on deliveries by ${condition}\n    in: ${text}`);
+          }
+        }
+      }
+    });
+    assert.deepEqual(problems, []);
+    assert.deepEqual([...dueSearches].sort(), ["deliveries_due", "deliveries_one_shot"]);
   } finally {
     await close();
   }

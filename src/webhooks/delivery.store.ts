@@ -77,14 +77,59 @@ export async function insertDeliveries(
     .execute();
 }
 
+/** An endpoint with deliveries due now, and whether only its manual resends may go (it is paused). */
+export interface DueEndpoint {
+  endpointId: string;
+  resendsOnly: boolean;
+}
+
 /**
- * Claims up to `limit` due deliveries for this process with a lease until `leaseUntil`.
- * On PostgreSQL the candidate rows are locked with SKIP LOCKED, so concurrent workers
- * in other processes take different rows; SQLite has one writer at a time anyway.
- * Endpoints in `busyEndpoints` (this process is already sending to them) are skipped,
- * which keeps each endpoint's deliveries in order and one slow endpoint to itself.
- * A disabled or removed endpoint's deliveries stay where they are: a resend or an
- * event written while it was being disabled waits for it to be enabled again.
+ * Up to `limit` enabled endpoints with deliveries due now that no worker holds, oldest
+ * due first, leaving out `busy` ones (this process is sending to them). For a `paused`
+ * endpoint (a failure just now) only manual resends and recoveries count.
+ *
+ * The endpoints come from the distinct endpoints of pending deliveries, one index step
+ * each (a loose index scan of deliveries_due, written out as a recursive query), then
+ * each one's oldest due delivery: the cost grows with the endpoints that have pending
+ * deliveries, never with how many deliveries they owe.
+ */
+export async function findDueEndpoints(
+  ex: Executor,
+  options: { now: number; limit: number; busy: readonly string[]; paused: readonly string[] },
+): Promise<DueEndpoint[]> {
+  const { now } = options;
+  const leaseFree = (alias: string) => sql`(${sql.ref(`${alias}.locked_until`)} is null or ${sql.ref(`${alias}.locked_until`)} <= ${now})`;
+  const list = (ids: readonly string[]) => sql.join(ids.map((id) => sql`${id}`));
+  const notBusy = options.busy.length > 0 ? sql`and e.id not in (${list(options.busy)})` : sql``;
+  const isPaused = options.paused.length > 0 ? sql`e.id in (${list(options.paused)})` : sql`1 = 0`;
+  const { rows } = await sql<{ id: string; resends_only: number }>`
+with recursive pending (endpoint_id) as (
+  select (select d.endpoint_id from deliveries as d where d.status = 'pending' order by d.endpoint_id limit 1)
+  union all
+  select (select d.endpoint_id from deliveries as d where d.status = 'pending' and d.endpoint_id > p.endpoint_id order by d.endpoint_id limit 1)
+  from pending as p where p.endpoint_id is not null
+),
+heads as (
+  select e.id, case when ${isPaused} then 1 else 0 end as resends_only,
+    case when ${isPaused}
+      then (select r.next_attempt_at from deliveries as r where r.one_shot = 1 and r.endpoint_id = e.id and r.status = 'pending'
+        and r.next_attempt_at <= ${now} and ${leaseFree("r")} order by r.next_attempt_at, r.seq limit 1)
+      else (select d.next_attempt_at from deliveries as d where d.status = 'pending' and d.endpoint_id = e.id
+        and d.next_attempt_at <= ${now} and ${leaseFree("d")} order by d.next_attempt_at, d.seq limit 1)
+    end as due_at
+  from pending as p join webhook_endpoints as e on e.id = p.endpoint_id
+  where e.enabled = 1 and e.removed_at is null ${notBusy}
+)
+select id, resends_only from heads where due_at is not null order by due_at, id limit ${options.limit}`.execute(ex);
+  return rows.map((r) => ({ endpointId: r.id, resendsOnly: Number(r.resends_only) === 1 }));
+}
+
+/**
+ * Claims up to `perEndpoint` due deliveries of each given endpoint, oldest due first, for
+ * this worker until `leaseUntil`. On PostgreSQL the rows are locked with SKIP LOCKED, so
+ * concurrent workers in other processes take different rows; SQLite has one writer at a
+ * time anyway. A disabled or removed endpoint's deliveries stay where they are: a resend
+ * or an event written while it was being disabled waits for it to be enabled again.
  */
 export async function claimDueDeliveries(
   ex: Executor,
@@ -92,47 +137,56 @@ export async function claimDueDeliveries(
     workerId: string;
     now: number;
     leaseUntil: number;
-    limit: number;
-    busyEndpoints: readonly string[];
-    /** Endpoints whose scheduled deliveries wait (a failure just now); a manual resend or recovery still goes. */
-    pausedEndpoints?: readonly string[];
+    endpoints: readonly DueEndpoint[];
+    perEndpoint: number;
     skipLocked: boolean;
   },
 ): Promise<DueDelivery[]> {
   const { now } = options;
-  let candidates = ex
-    .selectFrom("deliveries")
-    .select("id")
-    .where("status", "=", "pending")
-    .where("next_attempt_at", "<=", now)
-    .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<=", now)]))
-    // A subquery rather than a join, so that FOR UPDATE locks delivery rows only.
-    .where("endpoint_id", "in", (eb) => eb.selectFrom("webhook_endpoints").select("id").where("enabled", "=", 1).where("removed_at", "is", null));
-  if (options.busyEndpoints.length > 0) candidates = candidates.where("endpoint_id", "not in", options.busyEndpoints);
-  const paused = options.pausedEndpoints ?? [];
-  if (paused.length > 0) candidates = candidates.where((eb) => eb.or([eb("endpoint_id", "not in", paused), eb("one_shot", "=", 1)]));
-  candidates = candidates.orderBy("next_attempt_at").orderBy("seq").limit(options.limit);
-  if (options.skipLocked) candidates = candidates.forUpdate().skipLocked();
-
-  const claim = (trx: Executor) =>
-    trx
+  if (options.endpoints.length === 0) return [];
+  const claimOne = (trx: Executor, { endpointId, resendsOnly }: DueEndpoint) => {
+    let candidates = trx
+      .selectFrom("deliveries")
+      .select("id")
+      .where("status", "=", sql.lit("pending"))
+      .where("endpoint_id", "=", endpointId)
+      .where("next_attempt_at", "<=", now)
+      .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<=", now)]))
+      // A subquery rather than a join, so that FOR UPDATE locks delivery rows only.
+      .where("endpoint_id", "in", (eb) =>
+        eb.selectFrom("webhook_endpoints").select("id").where("id", "=", endpointId).where("enabled", "=", 1).where("removed_at", "is", null),
+      );
+    // The literal lets both engines use the partial index deliveries_one_shot.
+    if (resendsOnly) candidates = candidates.where("one_shot", "=", sql.lit(1));
+    candidates = candidates.orderBy("next_attempt_at").orderBy("seq").limit(options.perEndpoint);
+    if (options.skipLocked) candidates = candidates.forUpdate().skipLocked();
+    return trx
       .updateTable("deliveries")
       .set({ locked_until: options.leaseUntil, locked_by: options.workerId })
       .where("id", "in", candidates)
       .returning("id")
       .execute();
-  // PostgreSQL: the due deliveries are read in index order (deliveries_due) up to the
-  // limit, never collected and sorted. Statistics lag a burst of events: measured with a
-  // backlog of 100,000 and statistics from before it, the planner chose a bitmap scan of
-  // every pending row and a sort, 0.6 s a claim with the database's CPU saturated, where
-  // the index walk takes about 1 ms (its dead entries are marked by the first walk).
-  const claimed = options.skipLocked
-    ? await ex.transaction().execute(async (trx) => {
-        await sql`set local enable_sort = off`.execute(trx);
-        await sql`set local enable_bitmapscan = off`.execute(trx);
-        return claim(trx);
-      })
-    : await claim(ex);
+  };
+  const claimAll = async (trx: Executor) => {
+    const ids: { id: string }[] = [];
+    for (const endpoint of options.endpoints) ids.push(...(await claimOne(trx, endpoint)));
+    return ids;
+  };
+  // PostgreSQL: an endpoint's due deliveries are read in index order (deliveries_due) up
+  // to the limit, never collected and sorted. Statistics lag a burst of events: measured
+  // with a backlog of 100,000 and statistics from before it, the planner chose a bitmap
+  // scan of every pending row and a sort, 0.6 s a claim with the database's CPU
+  // saturated, where the index walk takes about 1 ms.
+  const claimed =
+    options.skipLocked || options.endpoints.length > 1
+      ? await ex.transaction().execute(async (trx) => {
+          if (options.skipLocked) {
+            await sql`set local enable_sort = off`.execute(trx);
+            await sql`set local enable_bitmapscan = off`.execute(trx);
+          }
+          return claimAll(trx);
+        })
+      : await claimAll(ex);
   if (claimed.length === 0) return [];
   const rows = await ex
     .selectFrom("deliveries as d")

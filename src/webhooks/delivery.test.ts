@@ -12,7 +12,7 @@ import type { Services } from "../services.js";
 import { DIALECTS, seedWorkspace, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
 import { answer, type Handler, type ReceivedRequest, startReceiver, testWorker } from "../test-support/webhooks.js";
 import { RETRY_DELAYS_MS } from "./delivery.schedule.js";
-import { type AttemptOutcome, claimDueDeliveries, recordAttempts, renewLease } from "./delivery.store.js";
+import { type AttemptOutcome, claimDueDeliveries, type DueEndpoint, findDueEndpoints, recordAttempts, renewLease } from "./delivery.store.js";
 import { setEndpointEnabled } from "./endpoint.store.js";
 import { isPrivateAddress, postWebhook } from "./sender.js";
 import type { Delivery, WebhookEndpoint } from "./webhook.schema.js";
@@ -481,19 +481,96 @@ for (const dialect of DIALECTS) {
     });
   });
 
+  describe(`claiming deliveries (${dialect})`, () => {
+    test("endpoints with due deliveries come oldest first, leaving out busy, disabled and held ones; a paused one only for its resends", async () => {
+      const { services, clock, ws, api } = await setup(dialect);
+      const receiver = await startReceiver();
+      const [a, b, c, off] = await Promise.all([1, 2, 3, 4].map(async (n) => (await addEndpoint(api, ws.testKey, `${receiver.url}/${n}`)).endpoint.id));
+      assert.ok(a && b && c && off);
+      await emit(services, ws);
+      await emit(services, ws);
+      const now = clock.now();
+      // B has waited longest, then A, then C; D is disabled. Long before anything other
+      // tests of this file left due (the search covers every workspace).
+      for (const [endpoint, age] of [
+        [b, 3e11],
+        [a, 2e11],
+        [c, 1e11],
+      ] as const) {
+        await services.db
+          .updateTable("deliveries")
+          .set({ next_attempt_at: now - age })
+          .where("endpoint_id", "=", endpoint)
+          .execute();
+      }
+      await setEndpointEnabled(services.db, off, false, "manual", now);
+      const find = async (options: { limit?: number; busy?: string[]; paused?: string[] } = {}) =>
+        (await findDueEndpoints(services.db, { now, limit: options.limit ?? 10, busy: options.busy ?? [], paused: options.paused ?? [] }))
+          .filter((e) => [a, b, c, off].includes(e.endpointId))
+          .map((e) => `${e.endpointId}${e.resendsOnly ? " resends" : ""}`);
+      assert.deepEqual(await find(), [b, a, c]);
+      assert.deepEqual(await find({ limit: 2 }), [b, a]);
+      assert.deepEqual(await find({ busy: [b] }), [a, c]);
+      assert.deepEqual(await find({ paused: [a] }), [b, c]);
+
+      // A resend of one of A's goes even while A is paused, and alone.
+      const [resend] = await services.db.selectFrom("deliveries").select("id").where("endpoint_id", "=", a).orderBy("seq", "desc").limit(1).execute();
+      assert.ok(resend);
+      await services.db.updateTable("deliveries").set({ one_shot: 1 }).where("id", "=", resend.id).execute();
+      assert.deepEqual(await find({ paused: [a] }), [b, `${a} resends`, c]);
+      const claim = (endpoints: DueEndpoint[], perEndpoint = 10) =>
+        claimDueDeliveries(services.db, { workerId: "wkr_test", now, leaseUntil: now + 1_000, endpoints, perEndpoint, skipLocked: dialect === "postgres" });
+      assert.deepEqual(
+        (await claim([{ endpointId: a, resendsOnly: true }])).map((d) => d.id),
+        [resend.id],
+      );
+
+      // Claimed deliveries are held: B's first one only, then B's second one, then none of B's.
+      const [first] = await claim([{ endpointId: b, resendsOnly: false }], 1);
+      assert.equal(first?.endpointId, b);
+      assert.deepEqual(await find(), [b, a, c]);
+      assert.equal((await claim([{ endpointId: b, resendsOnly: false }]))[0]?.endpointId, b);
+      assert.deepEqual(await find(), [a, c]);
+      assert.deepEqual(await claim([{ endpointId: b, resendsOnly: false }]), []);
+      // Nothing of a disabled endpoint is claimed, even when asked by name.
+      assert.deepEqual(await claim([{ endpointId: off, resendsOnly: false }]), []);
+    });
+
+    test("an endpoint owing more than one claim gets every delivery in creation order, with or without a free place to go on", async () => {
+      const { services, ws, api } = await setup(dialect);
+      const first = await startReceiver();
+      const second = await startReceiver();
+      await addEndpoint(api, ws.testKey, first.url);
+      await addEndpoint(api, ws.testKey, second.url);
+      const created: string[] = [];
+      for (let i = 0; i < 40; i++) created.push(await emit(services, ws));
+      // Two places: each endpoint's chain goes on claiming. One place: a chain ends after each claim.
+      await testWorker(services, { concurrency: 2 }).drain();
+      assert.deepEqual(first.ids(), created);
+      assert.deepEqual(second.ids(), created);
+      const more: string[] = [];
+      for (let i = 0; i < 40; i++) more.push(await emit(services, ws));
+      const worker = testWorker(services, { concurrency: 1 });
+      await worker.drain();
+      assert.deepEqual(first.ids(), [...created, ...more]);
+      assert.deepEqual(second.ids(), [...created, ...more]);
+      assert.deepEqual(worker.errors, []);
+    });
+  });
+
   describe(`delivery leases (${dialect})`, () => {
     test("a worker whose lease ran out does not settle a delivery another worker has taken", async () => {
       const { services, clock, ws, api } = await setup(dialect);
       const receiver = await startReceiver();
-      await addEndpoint(api, ws.testKey, receiver.url);
+      const { endpoint } = await addEndpoint(api, ws.testKey, receiver.url);
       const eventId = await emit(services, ws);
       const claim = (workerId: string) =>
         claimDueDeliveries(services.db, {
           workerId,
           now: clock.now(),
           leaseUntil: clock.now() + 1_000,
-          limit: 10,
-          busyEndpoints: [],
+          endpoints: [{ endpointId: endpoint.id, resendsOnly: false }],
+          perEndpoint: 10,
           skipLocked: dialect === "postgres",
         });
       const lockedBy = async () =>

@@ -8,7 +8,9 @@ import {
   type AttemptOutcome,
   claimDueDeliveries,
   type DueDelivery,
+  type DueEndpoint,
   failPendingDeliveries,
+  findDueEndpoints,
   recordAttempts,
   releaseLeases,
   renewLease,
@@ -32,6 +34,8 @@ const FAILING_RECHECK_MS = 3_600_000;
  * resend or recovery does not wait: the vendor asked for it now.
  */
 const PAUSE_AFTER_FAILURE_MS = RETRY_DELAYS_MS[0] ?? 5_000;
+/** Deliveries of one endpoint claimed at a time. */
+const CLAIM_PER_ENDPOINT = 32;
 /** Opened endpoint secrets kept in memory; past this many the cache starts again. */
 const OPENED_SECRETS = 10_000;
 
@@ -158,18 +162,11 @@ export class DeliveryWorker {
     const room = this.options.concurrency - this.busy.size;
     if (room <= 0 || this.stopping) return 0;
     this.woken = false;
-    const { db, dialect, clock } = this.services;
+    const { db, clock } = this.services;
     const now = clock.now();
     for (const [endpointId, until] of this.pausedUntil) if (until <= now) this.pausedUntil.delete(endpointId);
-    const due = await claimDueDeliveries(db, {
-      workerId: this.workerId,
-      now,
-      leaseUntil: now + this.leaseMs,
-      limit: room * 4,
-      busyEndpoints: [...this.busy],
-      pausedEndpoints: [...this.pausedUntil.keys()],
-      skipLocked: dialect === "postgres",
-    });
+    const endpoints = await findDueEndpoints(db, { now, limit: room, busy: [...this.busy], paused: [...this.pausedUntil.keys()] });
+    const due = await this.claim(endpoints, now);
     const byEndpoint = new Map<string, DueDelivery[]>();
     for (const delivery of due) {
       const list = byEndpoint.get(delivery.endpointId) ?? [];
@@ -178,7 +175,7 @@ export class DeliveryWorker {
     }
     for (const [endpointId, deliveries] of byEndpoint) {
       this.busy.add(endpointId);
-      const chain = this.sendInOrder(deliveries, now + this.leaseMs).finally(() => {
+      const chain = this.sendInOrder(endpointId, deliveries, now + this.leaseMs).finally(() => {
         this.busy.delete(endpointId);
         this.chains.delete(chain);
         this.wake();
@@ -188,11 +185,25 @@ export class DeliveryWorker {
     return due.length;
   }
 
+  private claim(endpoints: readonly DueEndpoint[], now: number): Promise<DueDelivery[]> {
+    return claimDueDeliveries(this.services.db, {
+      workerId: this.workerId,
+      now,
+      leaseUntil: now + this.leaseMs,
+      endpoints,
+      perEndpoint: CLAIM_PER_ENDPOINT,
+      skipLocked: this.services.dialect === "postgres",
+    });
+  }
+
   /**
-   * Sends one endpoint's claimed deliveries in order. The claim leased them all until
-   * `leasedUntil`; a delivery's lease is renewed (one write, which also checks it is
-   * still ours) only when its attempt could outlast that, not before every attempt: a
-   * batch usually settles long before the claim's lease runs out.
+   * Sends one endpoint's claimed deliveries in order, then claims its next ones, for as
+   * long as it has due deliveries and no other endpoint could be waiting for its place
+   * (every place taken): going straight on saves looking for work across endpoints.
+   *
+   * The claim leased a batch until `leasedUntil`; a delivery's lease is renewed (one
+   * write, which also checks it is still ours) only when its attempt could outlast that,
+   * not before every attempt: a batch usually settles long before its lease runs out.
    *
    * A successful attempt is recorded while the next delivery is sent: the records of
    * every endpoint's attempts then meet in the same batches (one commit for many;
@@ -201,36 +212,48 @@ export class DeliveryWorker {
    * given back and the endpoint paused (PAUSE_AFTER_FAILURE_MS). The endpoint is
    * released only once every record is written.
    */
-  private async sendInOrder(deliveries: DueDelivery[], leasedUntil: number): Promise<void> {
-    const recording: Promise<boolean>[] = [];
+  private async sendInOrder(endpointId: string, first: DueDelivery[], firstLeasedUntil: number): Promise<void> {
+    const recording = new Set<Promise<boolean>>();
+    let deliveries = first;
+    let leasedUntil = firstLeasedUntil;
     try {
-      for (const [index, delivery] of deliveries.entries()) {
-        if (this.stopping) return await this.giveBack(deliveries.slice(index));
-        const now = this.services.clock.now();
-        try {
-          // An attempt takes at most the timeout; with a margin for recording it.
-          if (now + this.options.timeoutMs + LEASE_MARGIN_MS > leasedUntil) {
-            if (!(await renewLease(this.services.db, delivery.id, this.workerId, now + this.leaseMs))) continue;
+      while (deliveries.length > 0) {
+        for (const [index, delivery] of deliveries.entries()) {
+          if (this.stopping) return await this.giveBack(deliveries.slice(index));
+          const now = this.services.clock.now();
+          try {
+            // An attempt takes at most the timeout; with a margin for recording it.
+            if (now + this.options.timeoutMs + LEASE_MARGIN_MS > leasedUntil) {
+              if (!(await renewLease(this.services.db, delivery.id, this.workerId, now + this.leaseMs))) continue;
+            }
+          } catch (error) {
+            this.log.error({ err: error, delivery: delivery.id }, "a delivery's lease could not be renewed");
+            continue;
           }
-        } catch (error) {
-          this.log.error({ err: error, delivery: delivery.id }, "a delivery's lease could not be renewed");
-          continue;
+          const { ok, recorded } = await this.attempt(delivery);
+          // The lease runs out and the delivery is claimed again: nothing is lost.
+          const settled = recorded.catch((error: unknown) => {
+            this.log.error({ err: error, delivery: delivery.id }, "delivery attempt could not be recorded");
+            return true;
+          });
+          if (ok) {
+            recording.add(settled);
+            void settled.then(() => recording.delete(settled));
+            continue;
+          }
+          // Disabled: its deliveries have all failed. Failing: the rest wait for the pause.
+          if (!(await settled)) return;
+          this.pausedUntil.set(endpointId, this.services.clock.now() + PAUSE_AFTER_FAILURE_MS);
+          return await this.giveBack(deliveries.slice(index + 1));
         }
-        const { ok, recorded } = await this.attempt(delivery);
-        // The lease runs out and the delivery is claimed again: nothing is lost.
-        const settled = recorded.catch((error: unknown) => {
-          this.log.error({ err: error, delivery: delivery.id }, "delivery attempt could not be recorded");
-          return true;
-        });
-        if (ok) {
-          recording.push(settled);
-          continue;
-        }
-        // Disabled: its deliveries have all failed. Failing: the rest wait for the pause.
-        if (!(await settled)) return;
-        this.pausedUntil.set(delivery.endpointId, this.services.clock.now() + PAUSE_AFTER_FAILURE_MS);
-        return await this.giveBack(deliveries.slice(index + 1));
+        if (this.stopping || this.busy.size >= this.options.concurrency) return;
+        const now = this.services.clock.now();
+        // Recorded attempts still hold their leases, so the next claim cannot take them again.
+        deliveries = await this.claim([{ endpointId, resendsOnly: (this.pausedUntil.get(endpointId) ?? 0) > now }], now);
+        leasedUntil = now + this.leaseMs;
       }
+    } catch (error) {
+      this.log.error({ err: error, endpoint: endpointId }, "claiming an endpoint's next deliveries failed");
     } finally {
       await Promise.all(recording);
     }

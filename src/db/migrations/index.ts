@@ -5,6 +5,7 @@ import * as deliveryOrder from "./003-delivery-order.js";
 import * as payments from "./004-payments.js";
 import * as client from "./005-client.js";
 import * as clientPurchases from "./006-client-purchases.js";
+import * as deliveryClaim from "./007-delivery-claim.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   "004-payments": payments,
   "005-client": client,
   "006-client-purchases": clientPurchases,
+  "007-delivery-claim": deliveryClaim,
 };
