@@ -33,6 +33,26 @@ export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(24)}`;
 }
 
+const TIME_CHARS = 8;
+const RANDOM_AFTER_TIME = 24 - TIME_CHARS;
+
+/**
+ * A prefixed id of the same shape whose first 8 characters are `at` (epoch ms, base62,
+ * fixed width: good past the year 8000), then 16 random ones (95 bits). For rows
+ * written by the thousand, deliveries and attempts: ids made one after another sort
+ * together (base62's digits are in ASCII order), so each insert lands on the last page
+ * of the id's index instead of a random one. Nothing reads the time back.
+ */
+export function newOrderedId(prefix: IdPrefix, at: number): string {
+  let time = "";
+  let rest = Math.max(0, Math.floor(at));
+  for (let i = 0; i < TIME_CHARS; i++) {
+    time = BASE62[rest % 62] + time;
+    rest = Math.floor(rest / 62);
+  }
+  return `${prefix}_${time}${randomBase62(RANDOM_AFTER_TIME)}`;
+}
+
 export function isId(prefix: IdPrefix, value: string): boolean {
   return new RegExp(`^${prefix}_[0-9A-Za-z]{24}$`).test(value);
 }

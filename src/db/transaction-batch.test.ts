@@ -42,6 +42,40 @@ for (const dialect of DIALECTS) {
       if (dialect === "postgres") assert.equal(transactions.length, 2);
     });
 
+    test("with a linger, units handed over within it make one batch; a full batch goes at once", { timeout: 20_000 }, async (t) => {
+      const { services } = await testServices(dialect);
+      t.mock.timers.enable({ apis: ["setTimeout"] });
+      const batches: string[][] = [];
+      const batcher = new TransactionBatcher<string, string>(
+        services.db,
+        async (trx, scopes) => {
+          batches.push([...scopes]);
+          await trx
+            .insertInto("counters")
+            .values(scopes.map((scope) => ({ scope, window_end: NOW, count: 1 })))
+            .execute();
+          return [...scopes];
+        },
+        { maxBatch: 3, lingerMs: 10 },
+      );
+      const [a, b, c, d, e] = Array.from({ length: 5 }, () => unique("unit")) as [string, string, string, string, string];
+      const first = batcher.run(a);
+      await new Promise((resolve) => setImmediate(resolve));
+      const second = batcher.run(b);
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(batches, [], "nothing is written while the batch lingers");
+      t.mock.timers.tick(10);
+      assert.deepEqual(await Promise.all([first, second]), [a, b]);
+      assert.deepEqual(batches, [[a, b]]);
+      // Full before its linger is up: written at once (the clock does not move again).
+      assert.deepEqual(await Promise.all([c, d, e].map((scope) => batcher.run(scope))), [c, d, e]);
+      assert.deepEqual(batches, [
+        [a, b],
+        [c, d, e],
+      ]);
+      assert.deepEqual(await storedScopes(services.db, [a, b, c, d, e]), [a, b, c, d, e].sort());
+    });
+
     test("a failing unit fails alone: the others of its batch are written once, its own writes are not", async () => {
       const { services } = await testServices(dialect);
       const good = [unique("good"), unique("good")];

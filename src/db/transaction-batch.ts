@@ -14,13 +14,13 @@ import { GroupCommit, type Waiting } from "./group-commit.js";
 export class TransactionBatcher<I, O> {
   private readonly group: GroupCommit<I, O>;
 
-  /** `write` answers one output per input, in order. */
+  /** `write` answers one output per input, in order; `lingerMs` as in GroupCommit. */
   constructor(
     private readonly db: Db,
     private readonly write: (trx: Trx, inputs: readonly I[]) => Promise<O[]>,
-    maxBatch = 64,
+    options: { maxBatch?: number; lingerMs?: number } = {},
   ) {
-    this.group = new GroupCommit((batch) => this.writeBatch(batch), maxBatch);
+    this.group = new GroupCommit((batch) => this.writeBatch(batch), options.maxBatch ?? 64, 1, options.lingerMs ?? 0);
   }
 
   run(input: I): Promise<O> {

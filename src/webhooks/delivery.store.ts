@@ -2,7 +2,7 @@ import { sql } from "kysely";
 import { dialectOf, type Executor } from "../db/database.js";
 import { type Placeholder, prepared, preparedRaw } from "../db/prepared.js";
 import type { DeliveriesTable, DeliveryStatus, Env } from "../db/schema.js";
-import { newId } from "../ids.js";
+import { newOrderedId } from "../ids.js";
 
 export interface Delivery {
   id: string;
@@ -57,7 +57,7 @@ export async function insertDeliveries(
     .insertInto("deliveries")
     .values(
       endpointIds.map((endpointId) => ({
-        id: newId("dlv"),
+        id: newOrderedId("dlv", now),
         workspace_id: event.workspaceId,
         env: event.env,
         endpoint_id: endpointId,
