@@ -207,7 +207,8 @@ async function recordDeliveryPath(storageOptions: Omit<StorageOptions, "onQuery"
   try {
     await call("POST", "/api/v1/webhooks/endpoints", { url: healthy.url });
     const { endpoint } = await call("POST", "/api/v1/webhooks/endpoints", { url: flaky.url });
-    for (let i = 0; i < 3; i++) {
+    // Enough that the paused endpoint gives back most of a claim (30 deliveries).
+    for (let i = 0; i < 40; i++) {
       const example = exampleEvent("payment.refunded", { livemode: false, now: clock.now() });
       await services.db
         .transaction()
@@ -247,9 +248,14 @@ test("the delivery worker reaches due deliveries by endpoint, never walking othe
         const scanned = /^SCAN (\w+)/.exec(detail)?.[1];
         if (scanned && DELIVERY_TABLES.has(DELIVERY_ALIASES[scanned] ?? scanned)) problems.push(`${detail}\n    in: ${text}`);
         const search = /^SEARCH (\w+) USING (?:COVERING )?INDEX (\w+) \((.*)\)/.exec(detail);
-        if (search && (DELIVERY_ALIASES[search[1] ?? ""] ?? search[1]) === "deliveries" && search[3]?.includes("next_attempt_at")) {
-          dueSearches.add(search[2] ?? "");
-          if (!search[3].includes("endpoint_id=")) problems.push(`${detail}\n    in: ${text}`);
+        if (search && (DELIVERY_ALIASES[search[1] ?? ""] ?? search[1]) === "deliveries") {
+          // By status alone, reading each row, is a walk of every pending delivery (the
+          // recursive query's first step reads one index entry and no row).
+          if (search[3] === "status=?" && !detail.includes("COVERING")) problems.push(`${detail}\n    in: ${text}`);
+          if (search[3]?.includes("next_attempt_at")) {
+            dueSearches.add(search[2] ?? "");
+            if (!search[3].includes("endpoint_id=")) problems.push(`${detail}\n    in: ${text}`);
+          }
         }
       }
     }

@@ -354,8 +354,10 @@ export async function releaseLeases(ex: Executor, deliveryIds: readonly string[]
     .updateTable("deliveries")
     .set({ locked_until: null, locked_by: null })
     .where("id", "in", deliveryIds)
+    // No condition on status: given one, SQLite chose to walk every pending delivery by
+    // deliveries_due over 32 lookups by id (28 ms a call in scenario 5). A lease on a row
+    // no longer pending means nothing, so clearing it there changes nothing.
     .where("locked_by", "=", workerId)
-    .where("status", "=", "pending")
     .execute();
 }
 
