@@ -23,12 +23,8 @@ interface Recording {
   close(): Promise<void>;
 }
 
-/**
- * Runs the request path (grants made, looked up, listed and revoked; customers retrieved
- * and listed with and without a cursor and filter) on a fresh database and records every
- * query it ran, so each engine's test can ask its own planner about the same queries.
- */
-async function recordRequestPath(storageOptions: Omit<StorageOptions, "onQuery">): Promise<Recording> {
+/** A fresh database that notes each distinct SQL text run while `record(true)`, with its last parameters. */
+function recordingStorage(storageOptions: Omit<StorageOptions, "onQuery">) {
   const queries = new Map<string, readonly unknown[]>();
   let recording = false;
   const storage = openStorage({
@@ -37,6 +33,22 @@ async function recordRequestPath(storageOptions: Omit<StorageOptions, "onQuery">
       if (recording && !/^(explain|pragma)/i.test(text)) queries.set(text, parameters);
     },
   });
+  return {
+    storage,
+    queries,
+    record: (on: boolean) => {
+      recording = on;
+    },
+  };
+}
+
+/**
+ * Runs the request path (grants made, looked up, listed and revoked; customers retrieved
+ * and listed with and without a cursor and filter) on a fresh database and records every
+ * query it ran, so each engine's test can ask its own planner about the same queries.
+ */
+async function recordRequestPath(storageOptions: Omit<StorageOptions, "onQuery">): Promise<Recording> {
+  const { storage, queries, record } = recordingStorage(storageOptions);
   const clock = new ManualClock();
   const services = await createServices(parseConfig({}), { clock, storage });
   const ws = await seedWorkspace(services, { plan: "hobby" });
@@ -49,7 +61,7 @@ async function recordRequestPath(storageOptions: Omit<StorageOptions, "onQuery">
     return response.json();
   };
 
-  recording = true;
+  record(true);
   const base = `/api/v1/tools/${ws.tool}`;
   const grant = await call("POST", `${base}/grants`, { email: "a@example.com", days: 3 }, { "idempotency-key": "k1" });
   await call("POST", `${base}/grants`, { email: "b@example.com" });
@@ -62,7 +74,7 @@ async function recordRequestPath(storageOptions: Omit<StorageOptions, "onQuery">
   await call("GET", `${base}/customers?entitled=true`);
   await call("GET", `${base}/customers?entitled=false`);
   await call("DELETE", `${base}/grants/${grant.id}`);
-  recording = false;
+  record(false);
   await app.close();
 
   assert.ok(queries.size > 15, `only ${queries.size} queries recorded`);
@@ -181,14 +193,7 @@ test("every query on the request path finds its rows through an index (PostgreSQ
  * the paused one (which still goes).
  */
 async function recordDeliveryPath(storageOptions: Omit<StorageOptions, "onQuery">): Promise<Recording> {
-  const queries = new Map<string, readonly unknown[]>();
-  let recording = false;
-  const storage = openStorage({
-    ...storageOptions,
-    onQuery: (text, parameters) => {
-      if (recording && !/^(explain|pragma)/i.test(text)) queries.set(text, parameters);
-    },
-  });
+  const { storage, queries, record } = recordingStorage(storageOptions);
   const clock = new ManualClock();
   // Receivers check the signature's time against their own clock.
   clock.set(Date.now());
@@ -216,13 +221,13 @@ async function recordDeliveryPath(storageOptions: Omit<StorageOptions, "onQuery"
           emitEvent(trx, { workspaceId: ws.workspaceId, env: "test", id: example.id, type: "payment.refunded", data: example.data, createdAt: clock.now() }),
         );
     }
-    recording = true;
+    record(true);
     const worker = testWorker(services);
     await worker.drain();
     const { data } = await call("GET", `/api/v1/webhooks/deliveries?endpoint=${endpoint.id}&status=succeeded`);
     await call("POST", `/api/v1/webhooks/deliveries/${data[0].id}/resend`);
     await worker.drain();
-    recording = false;
+    record(false);
     assert.equal(flaky.received.length, 3, "the first event, the second (failed, then paused), the resend of the first");
     assert.deepEqual(worker.errors, []);
   } finally {
