@@ -188,7 +188,14 @@ const summary = (m: Measured) =>
 export async function runEngine(
   engine: Dialect,
   preset: Preset,
-  options: { workDir: string; wardenCommand: string; profileDir: string | null; keep: boolean; scenarios: readonly Scenario[] },
+  options: {
+    workDir: string;
+    wardenCommand: string;
+    profileDir: string | null;
+    keep: boolean;
+    scenarios: readonly Scenario[];
+    wardenEnv: Record<string, string>;
+  },
 ): Promise<EngineResult> {
   const wants = (scenario: Scenario) => options.scenarios.includes(scenario);
   const database = await createDatabase(engine, options.workDir);
@@ -202,7 +209,7 @@ export async function runEngine(
     if (cpuProfileDir) profiles.push(cpuProfileDir);
     return startWarden({
       ...wardenOptions,
-      env,
+      env: { ...options.wardenEnv, ...env },
       logFile: join(options.workDir, `warden-${engine}-${wardenCount}-${scenario}.log`),
       ...(cpuProfileDir ? { cpuProfileDir } : {}),
     });

@@ -15,6 +15,8 @@ export interface RunInfo {
   profiled: boolean;
   /** The scenarios measured (--scenarios). */
   scenarios: readonly Scenario[];
+  /** Settings given to every `warden serve` beyond the defaults (--warden-env). */
+  wardenEnv: Record<string, string>;
 }
 
 export interface TargetCheck {
@@ -117,6 +119,8 @@ export function renderMarkdown(info: RunInfo, engines: EngineResult[], checks: T
   lines.push("");
   const { scenarios } = info;
   if (scenarios.length < 5) lines.push(`Scenarios ${scenarios.join(", ")} only (--scenarios).`, "");
+  const settings = Object.entries(info.wardenEnv ?? {}).map(([name, value]) => `${name}=${value}`);
+  if (settings.length > 0) lines.push(`Warden configured with ${settings.join(", ")} (--warden-env).`, "");
   lines.push(
     `${info.machine.cpus} × ${info.machine.cpuModel}, ${info.machine.memoryGb} GB; Node ${info.machine.node}; SQLite ${info.machine.sqlite}; ${info.machine.postgres ? `PostgreSQL ${info.machine.postgres}` : "no PostgreSQL"}. ` +
       `Commit ${info.commit}${info.uncommitted.length > 0 ? ` with ${info.uncommitted.length} uncommitted files under src/` : ""}. ${info.pinning}` +

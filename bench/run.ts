@@ -71,6 +71,7 @@ function parseOptions() {
       events: { type: "string" },
       profile: { type: "boolean", default: false },
       keep: { type: "boolean", default: false },
+      "warden-env": { type: "string", multiple: true, default: [] },
     },
   });
   const base = PRESETS[values.size as Preset["name"]];
@@ -85,7 +86,14 @@ function parseOptions() {
   if (engines.some((e) => e !== "sqlite" && e !== "postgres")) throw new Error("--engines takes sqlite and/or postgres");
   const scenarios = values.scenarios.split(",").map(Number) as Scenario[];
   if (scenarios.length === 0 || scenarios.some((n) => !SCENARIOS.includes(n))) throw new Error(`--scenarios takes some of ${SCENARIOS.join(",")}`);
-  return { preset, engines, scenarios, profile: values.profile, keep: values.keep };
+  // Settings a vendor may choose (WARDEN_SQLITE_MMAP_MB=2047, say), for every `warden serve`.
+  const wardenEnv: Record<string, string> = {};
+  for (const setting of values["warden-env"]) {
+    const [, name, value] = /^(WARDEN_[A-Z0-9_]+)=(.*)$/.exec(setting) ?? [];
+    if (name === undefined || value === undefined) throw new Error(`--warden-env takes NAME=VALUE with a WARDEN_ name, got "${setting}"`);
+    wardenEnv[name] = value;
+  }
+  return { preset, engines, scenarios, profile: values.profile, keep: values.keep, wardenEnv };
 }
 
 const run = (command: string, args: string[]) => spawnSync(command, args, { cwd: ROOT, encoding: "utf8" }).stdout?.trim() ?? "";
@@ -104,7 +112,7 @@ async function versionOf(engine: Dialect): Promise<string | null> {
 }
 
 async function main(): Promise<void> {
-  const { preset, engines, scenarios, profile, keep } = parseOptions();
+  const { preset, engines, scenarios, profile, keep, wardenEnv } = parseOptions();
   pinSelfToLoadCore();
   if (!existsSync(join(ROOT, "dist", "cli.js"))) throw new Error("dist/ is missing: run `npm run build` first (the npm bench scripts do).");
   const startedAt = new Date().toISOString();
@@ -134,6 +142,7 @@ async function main(): Promise<void> {
     uncommitted: run("git", ["status", "--porcelain", "--", "src"]).split("\n").filter(Boolean),
     profiled: profile,
     scenarios,
+    wardenEnv,
   };
   process.stdout.write(
     `Warden benchmark (${preset.name}), scenarios ${scenarios.join(", ")}: ${preset.sizes.map((s) => s.toLocaleString("en")).join(" → ")} customers, ${preset.webhookEvents.toLocaleString("en")} webhook events, on ${engines.join(" and ")}\n${info.pinning}\n`,
@@ -142,7 +151,7 @@ async function main(): Promise<void> {
   const results: EngineResult[] = [];
   for (const engine of engines) {
     process.stdout.write(`\n${engine}\n`);
-    results.push(await runEngine(engine, preset, { workDir, wardenCommand, profileDir, keep, scenarios }));
+    results.push(await runEngine(engine, preset, { workDir, wardenCommand, profileDir, keep, scenarios, wardenEnv }));
   }
 
   const checks = checkTargets(results, preset);
@@ -156,11 +165,15 @@ async function main(): Promise<void> {
   const outDir = preset.name === "smoke" ? join(ROOT, "bench", "tmp", "results") : join(ROOT, "bench", "results");
   mkdirSync(outDir, { recursive: true });
   const partial = SCENARIOS.some((n) => !scenarios.includes(n));
-  const base = join(outDir, `${stamp}-${preset.name}${partial ? `-scenarios-${scenarios.join("")}` : ""}${profile ? "-profiled" : ""}`);
+  const configured = Object.keys(wardenEnv).length > 0;
+  const base = join(
+    outDir,
+    `${stamp}-${preset.name}${partial ? `-scenarios-${scenarios.join("")}` : ""}${configured ? "-configured" : ""}${profile ? "-profiled" : ""}`,
+  );
   writeFileSync(`${base}.json`, `${JSON.stringify({ info, results, targets: checks }, null, 2)}\n`);
   writeFileSync(`${base}.md`, markdown);
-  // latest.md is the last complete, unprofiled measured run.
-  if (preset.name !== "smoke" && !profile && !partial) copyFileSync(`${base}.md`, join(outDir, "latest.md"));
+  // latest.md is the last complete, unprofiled measured run with the default settings.
+  if (preset.name !== "smoke" && !profile && !partial && !configured) copyFileSync(`${base}.md`, join(outDir, "latest.md"));
   process.stdout.write(`\n${markdown}\nWritten ${base.slice(ROOT.length)}.{json,md}\n`);
 }
 

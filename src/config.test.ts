@@ -121,6 +121,13 @@ describe("config", () => {
     assert.throws(() => parseConfig({ WARDEN_DELIVERY_LEASE_MS: "3600001" }), /WARDEN_DELIVERY_LEASE_MS/);
   });
 
+  test("WARDEN_SQLITE_MMAP_MB: 0 unless given, up to SQLite's 2047", () => {
+    assert.equal(parseConfig({}).sqliteMmapMb, 0);
+    assert.equal(parseConfig({ WARDEN_SQLITE_MMAP_MB: "1024" }).sqliteMmapMb, 1024);
+    assert.throws(() => parseConfig({ WARDEN_SQLITE_MMAP_MB: "2048" }), /WARDEN_SQLITE_MMAP_MB must be between 0 and 2047/);
+    assert.throws(() => parseConfig({ WARDEN_SQLITE_MMAP_MB: "1g" }), /WARDEN_SQLITE_MMAP_MB must be a whole number/);
+  });
+
   test("the Stripe API address: unset is Stripe's own; else an http(s) origin", () => {
     assert.equal(parseConfig({}).stripeApiUrl, null);
     assert.equal(parseConfig({ WARDEN_STRIPE_API_URL: "http://127.0.0.1:12111" }).stripeApiUrl, "http://127.0.0.1:12111");

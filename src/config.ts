@@ -23,6 +23,12 @@ export interface Config {
   databaseUrl: string | null;
   /** Folder for the embedded database and other local state. */
   dataDir: string;
+  /**
+   * How much of the SQLite file is read through memory mapping (WARDEN_SQLITE_MMAP_MB, 0:
+   * none): faster reads of a database larger than SQLite's own 16 MB cache, at the cost
+   * of the mapped pages counting in the process's resident memory.
+   */
+  sqliteMmapMb: number;
   /** Workspace addresses are `<slug>.<domain>`; null means Host names no workspace. */
   domain: string | null;
   /**
@@ -204,6 +210,8 @@ export function parseConfig(env: Env): Readonly<Config> {
     host: env.HOST || "127.0.0.1",
     databaseUrl: readDatabaseUrl(env),
     dataDir: env.WARDEN_DATA_DIR || "./data",
+    // SQLite maps at most 2 GB (its SQLITE_MAX_MMAP_SIZE as better-sqlite3 builds it).
+    sqliteMmapMb: readInteger(env, "WARDEN_SQLITE_MMAP_MB", 0, 0, 2047),
     domain: readDomain(env),
     trustProxy: readTrustProxy(env),
     logLevel: env.LOG_LEVEL || "info",

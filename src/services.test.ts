@@ -5,6 +5,7 @@ import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
+import { sql } from "kysely";
 import { ManualClock } from "./clock.js";
 import { parseConfig } from "./config.js";
 import { createServices } from "./services.js";
@@ -35,4 +36,19 @@ describe("the development secret key", () => {
     const elsewhere = await servicesIn(otherDir);
     assert.throws(() => elsewhere.secretBox.open(sealed), "another folder's key opens nothing");
   });
+});
+
+test("WARDEN_SQLITE_MMAP_MB maps that much of the SQLite file; unset maps none", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "warden-mmap-"));
+  after(() => rm(dir, { recursive: true, force: true }));
+  const mmapSize = async (env: Record<string, string>) => {
+    const services = await createServices(parseConfig({ WARDEN_DATA_DIR: dir, ...env }), { clock: new ManualClock() });
+    try {
+      return (await sql<{ mmap_size: number }>`pragma mmap_size`.execute(services.db)).rows[0]?.mmap_size;
+    } finally {
+      await services.close();
+    }
+  };
+  assert.equal(await mmapSize({}), 0);
+  assert.equal(await mmapSize({ WARDEN_SQLITE_MMAP_MB: "256" }), 256 * 1024 * 1024);
 });

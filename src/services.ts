@@ -72,7 +72,7 @@ async function loadDevelopmentSecretKey(dataDir: string): Promise<string> {
 }
 
 export async function createServices(config: Readonly<Config>, options: { clock: Clock; storage?: Storage }): Promise<Services> {
-  const storage = options.storage ?? openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const storage = options.storage ?? openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqliteMmapMb: config.sqliteMmapMb });
   try {
     await migrateToLatest(storage.db, storage.dialect);
     const cursorSecret = await ensureSetting(storage.db, "cursor_hmac_key", () => randomBytes(32).toString("base64"));

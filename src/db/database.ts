@@ -37,6 +37,8 @@ export interface StorageOptions {
   /** SQLite file, or ":memory:". Ignored for PostgreSQL. */
   sqliteFile?: string;
   dataDir?: string;
+  /** Megabytes of the SQLite file read through memory mapping (Config.sqliteMmapMb). */
+  sqliteMmapMb?: number;
   /** PostgreSQL schema to use (tests give each file its own). */
   pgSchema?: string;
   poolSize?: number;
@@ -166,6 +168,9 @@ export function openStorage(options: StorageOptions): Storage {
   sqlite.pragma("busy_timeout = 5000");
   sqlite.pragma("synchronous = NORMAL");
   sqlite.pragma("foreign_keys = ON");
+  // Each page read is then a memory access instead of a read() call: retrieve at 1M
+  // customers 7,793 -> 12,089 req/s (bench/README.md), its resident memory 154 -> 739 MB.
+  if (options.sqliteMmapMb) sqlite.pragma(`mmap_size = ${options.sqliteMmapMb * 1024 * 1024}`);
   const database = withStatementCache(sqlite);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }), log: queryLogger(options) });
   directSqliteOf.set(db, makeDirectSqlite(sqlite, database, options.onQuery));
