@@ -119,6 +119,7 @@ test("every query on the request path finds its rows through an index (SQLite)",
 interface PgPlanNode {
   "Node Type": string;
   "Relation Name"?: string;
+  "Index Name"?: string;
   "Index Cond"?: string;
   Plans?: PgPlanNode[];
 }
@@ -148,6 +149,33 @@ function* pgNodes(node: PgPlanNode): Generator<PgPlanNode> {
   for (const child of node.Plans ?? []) yield* pgNodes(child);
 }
 
+/**
+ * Every node of every recorded query's plan, with the query's text. The test's tables
+ * hold a handful of rows, and for those PostgreSQL rightly prefers reading the whole
+ * table, so its plain plans say nothing about the index. With sequential scans priced
+ * out it still picks one when no index can serve the query, which is exactly the
+ * missing index these tests look for.
+ */
+async function pgPlanNodes(services: Services, queries: Map<string, readonly unknown[]>): Promise<{ text: string; node: PgPlanNode }[]> {
+  const found: { text: string; node: PgPlanNode }[] = [];
+  await services.db.transaction().execute(async (trx) => {
+    await sql`set local enable_seqscan = off`.execute(trx);
+    for (const [text, parameters] of queries) {
+      // Transaction control and settings have no plan.
+      if (!/^\s*(select|insert|update|delete|with)\b/i.test(text)) continue;
+      const explained = await trx.executeQuery<{ "QUERY PLAN": { Plan: PgPlanNode }[] }>(CompiledQuery.raw(`explain (format json) ${text}`, [...parameters]));
+      const root = explained.rows[0]?.["QUERY PLAN"][0]?.Plan;
+      assert.ok(root, `no plan for ${text}`);
+      for (const node of pgNodes(root)) found.push({ text, node });
+    }
+  });
+  return found;
+}
+
+/** A sequential scan, or an index walked from end to end with no condition (the other way to read a whole table). */
+const readsWholeTable = (node: PgPlanNode) =>
+  node["Node Type"] === "Seq Scan" || ((node["Node Type"] === "Index Scan" || node["Node Type"] === "Index Only Scan") && node["Index Cond"] === undefined);
+
 test("every query on the request path finds its rows through an index (PostgreSQL)", async () => {
   const { services, queries, close } = await recordRequestPath({ databaseUrl: PG_URL, pgSchema: await createPgSchema(), poolSize: 2 });
   try {
@@ -155,31 +183,15 @@ test("every query on the request path finds its rows through an index (PostgreSQ
     assert.equal(batched.length, 2, "the key lookup and the person's read, batched, are among the plans");
     const scans: string[] = [];
     const searched = new Set<string>();
-    // The test's tables hold a handful of rows, and for those PostgreSQL rightly prefers
-    // reading the whole table, so its plain plans say nothing about the index. With
-    // sequential scans priced out it still picks one when no index can serve the query,
-    // which is exactly the missing index this test looks for. An index walked from end to
-    // end with no condition (the other way to read a whole table) is refused as well.
-    await services.db.transaction().execute(async (trx) => {
-      await sql`set local enable_seqscan = off`.execute(trx);
-      for (const [text, parameters] of queries) {
-        // Transaction control and settings have no plan.
-        if (!/^\s*(select|insert|update|delete|with)\b/i.test(text)) continue;
-        const explained = await trx.executeQuery<{ "QUERY PLAN": { Plan: PgPlanNode }[] }>(CompiledQuery.raw(`explain (format json) ${text}`, [...parameters]));
-        const root = explained.rows[0]?.["QUERY PLAN"][0]?.Plan;
-        assert.ok(root, `no plan for ${text}`);
-        for (const node of pgNodes(root)) {
-          const type = node["Node Type"];
-          const table = node["Relation Name"];
-          const wholeIndex = (type === "Index Scan" || type === "Index Only Scan") && node["Index Cond"] === undefined;
-          if (type === "Seq Scan" || wholeIndex) scans.push(`${type} on ${table}\n    in: ${text}`);
-          else if (table && PG_INDEX_READS.has(type)) searched.add(table);
-          // The customers list in its index's order (see the SQLite test); the merge of its
-          // walks sorts rows already cut by a LIMIT, and a few rows of one person may be sorted.
-          if (type === "Sort" && sortsTableRows(node) === "customers") scans.push(`Sort of customers rows\n    in: ${text}`);
-        }
-      }
-    });
+    for (const { text, node } of await pgPlanNodes(services, queries)) {
+      const type = node["Node Type"];
+      const table = node["Relation Name"];
+      if (readsWholeTable(node)) scans.push(`${type} on ${table}\n    in: ${text}`);
+      else if (table && PG_INDEX_READS.has(type)) searched.add(table);
+      // The customers list in its index's order (see the SQLite test); the merge of its
+      // walks sorts rows already cut by a LIMIT, and a few rows of one person may be sorted.
+      if (type === "Sort" && sortsTableRows(node) === "customers") scans.push(`Sort of customers rows\n    in: ${text}`);
+    }
     assert.deepEqual(scans, []);
     for (const table of KEY_TABLES) assert.ok(searched.has(table), `no plan read ${table}`);
   } finally {
@@ -276,28 +288,15 @@ test("the delivery worker reaches due deliveries by endpoint, never walking othe
   try {
     const problems: string[] = [];
     const dueSearches = new Set<string>();
-    // Sequential scans priced out, as in the request path's test: a few rows would be read whole.
-    await services.db.transaction().execute(async (trx) => {
-      await sql`set local enable_seqscan = off`.execute(trx);
-      for (const [text, parameters] of queries) {
-        if (!/^\s*(select|insert|update|delete|with)\b/i.test(text)) continue;
-        const explained = await trx.executeQuery<{ "QUERY PLAN": { Plan: PgPlanNode & { "Index Name"?: string } }[] }>(
-          CompiledQuery.raw(`explain (format json) ${text}`, [...parameters]),
-        );
-        const root = explained.rows[0]?.["QUERY PLAN"][0]?.Plan;
-        assert.ok(root, `no plan for ${text}`);
-        for (const node of pgNodes(root) as Generator<PgPlanNode & { "Index Name"?: string }>) {
-          const type = node["Node Type"];
-          const wholeIndex = (type === "Index Scan" || type === "Index Only Scan") && node["Index Cond"] === undefined;
-          if (type === "Seq Scan" || wholeIndex) problems.push(`${type} on ${node["Relation Name"]}\n    in: ${text}`);
-          const condition = node["Index Cond"] ?? "";
-          if (node["Relation Name"] === "deliveries" && condition.includes("next_attempt_at")) {
-            dueSearches.add(node["Index Name"] ?? "");
-            if (!condition.includes("endpoint_id")) problems.push(`${type} on deliveries by ${condition}\n    in: ${text}`);
-          }
-        }
+    for (const { text, node } of await pgPlanNodes(services, queries)) {
+      const type = node["Node Type"];
+      if (readsWholeTable(node)) problems.push(`${type} on ${node["Relation Name"]}\n    in: ${text}`);
+      const condition = node["Index Cond"] ?? "";
+      if (node["Relation Name"] === "deliveries" && condition.includes("next_attempt_at")) {
+        dueSearches.add(node["Index Name"] ?? "");
+        if (!condition.includes("endpoint_id")) problems.push(`${type} on deliveries by ${condition}\n    in: ${text}`);
       }
-    });
+    }
     assert.deepEqual(problems, []);
     assert.deepEqual([...dueSearches].sort(), ["deliveries_due", "deliveries_one_shot"]);
   } finally {
