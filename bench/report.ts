@@ -119,7 +119,7 @@ export function renderMarkdown(info: RunInfo, engines: EngineResult[], checks: T
   lines.push("");
   const { scenarios } = info;
   if (scenarios.length < 5) lines.push(`Scenarios ${scenarios.join(", ")} only (--scenarios).`, "");
-  const settings = Object.entries(info.wardenEnv ?? {}).map(([name, value]) => `${name}=${value}`);
+  const settings = Object.entries(info.wardenEnv).map(([name, value]) => `${name}=${value}`);
   if (settings.length > 0) lines.push(`Warden configured with ${settings.join(", ")} (--warden-env).`, "");
   lines.push(
     `${info.machine.cpus} × ${info.machine.cpuModel}, ${info.machine.memoryGb} GB; Node ${info.machine.node}; SQLite ${info.machine.sqlite}; ${info.machine.postgres ? `PostgreSQL ${info.machine.postgres}` : "no PostgreSQL"}. ` +

@@ -44,13 +44,13 @@ export class GroupCommit<I, O> {
   private schedule(): void {
     if (this.scheduled || this.inFlight >= this.maxInFlight || this.waiting.length === 0) return;
     this.scheduled = true;
-    const flush = () => {
+    const start = () => {
       this.scheduled = false;
       this.lingering = null;
       void this.flush();
     };
-    if (this.lingerMs > 0 && this.waiting.length < this.maxBatch) this.lingering = setTimeout(flush, this.lingerMs);
-    else setImmediate(flush);
+    if (this.lingerMs > 0 && this.waiting.length < this.maxBatch) this.lingering = setTimeout(start, this.lingerMs);
+    else setImmediate(start);
   }
 
   private async flush(): Promise<void> {

@@ -259,12 +259,15 @@ export class DeliveryWorker {
         }
         if (this.stopping || this.busy.size >= this.options.concurrency) return;
         const now = this.services.clock.now();
-        // Recorded attempts still hold their leases, so the next claim cannot take them again.
-        deliveries = await this.claim([{ endpointId, resendsOnly: (this.pausedUntil.get(endpointId) ?? 0) > now }], now);
+        try {
+          // Attempts not yet recorded still hold their leases: this claim cannot take them again.
+          deliveries = await this.claim([{ endpointId, resendsOnly: (this.pausedUntil.get(endpointId) ?? 0) > now }], now);
+        } catch (error) {
+          this.log.error({ err: error, endpoint: endpointId }, "claiming an endpoint's next deliveries failed");
+          return;
+        }
         leasedUntil = now + this.leaseMs;
       }
-    } catch (error) {
-      this.log.error({ err: error, endpoint: endpointId }, "claiming an endpoint's next deliveries failed");
     } finally {
       await Promise.all(recording);
     }
