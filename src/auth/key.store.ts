@@ -42,22 +42,22 @@ type KeyOwnerSourceRow = {
   suspended_at: number | null;
   source_count: number | null;
   source_window_end: number | null;
+  auth_version: number;
 };
 
 // The columns and joins of a key lookup, from `args` (hash, source_scope): each row is one
 // owner (a key's workspace has at least one), and the source's counter rides along even
 // when no key matches.
 const KEY_LOOKUP = sql`k.id, k.hash, k.env, k.revoked_at, w.id as workspace_id, w.slug, w.plan, o.id as owner_id, o.suspended_at,
-  c.count as source_count, c.window_end as source_window_end`;
+  c.count as source_count, c.window_end as source_window_end, (select version from auth_version where id = 1) as auth_version`;
 const KEY_JOINS = sql`left join counters as c on c.scope = args.source_scope
 left join api_keys as k on k.hash = args.hash
 left join workspaces as w on w.id = k.workspace_id
 left join workspace_owners as wo on wo.workspace_id = w.id
 left join owners as o on o.id = wo.owner_id`;
 
-// Run on every authenticated request, never cached (a revocation or suspension must
-// apply to the very next request, in every process): a request's key, its workspace's
-// owners and the wrong-key count of the request's source address, in one statement.
+// A request's key, its workspace's owners and the wrong-key count of the request's
+// source address, in one statement, with the auth_version it was read at.
 const selectKeyOwnersAndSource = preparedRaw<KeyOwnerSourceRow>(
   (p) => sql`select ${KEY_LOOKUP}
 from (select cast(${p<string>(0)} as text) as hash, cast(${p<string>(1)} as text) as source_scope) as args
@@ -111,15 +111,88 @@ interface KeyQuery {
 }
 
 /** The key with this hash and its workspace's owners, with the counter `sourceScope`, in one round trip (shared by concurrent requests on PostgreSQL). */
-export const findKeyWithOwners = batchedRead<KeyQuery, KeyLookup>(
-  async (ex, { hash, sourceScope }) => toKeyLookup(await selectKeyOwnersAndSource(ex, [hash, sourceScope])),
+const readKeyWithOwners = batchedRead<KeyQuery, KeyLookup & { version: number }>(
+  async (ex, { hash, sourceScope }) => {
+    const rows = await selectKeyOwnersAndSource(ex, [hash, sourceScope]);
+    return { ...toKeyLookup(rows), version: Number(rows[0]?.auth_version) };
+  },
   async (ex, queries) => {
     const rows = await selectManyKeyOwnersAndSources(ex, [queries.map((q) => q.hash), queries.map((q) => q.sourceScope)]);
     const byQuery = queries.map((): KeyOwnerSourceRow[] => []);
     for (const row of rows) byQuery[Number(row.i) - 1]?.push(row);
-    return byQuery.map(toKeyLookup);
+    return byQuery.map((rows) => ({ ...toKeyLookup(rows), version: Number(rows[0]?.auth_version) }));
   },
 );
+
+// The version alone, with the source's counter: what a remembered key still needs.
+const VERSION_AND_SOURCE = sql`(select version from auth_version where id = 1) as version, c.count as source_count, c.window_end as source_window_end`;
+type VersionSourceRow = { version: number; source_count: number | null; source_window_end: number | null };
+const selectVersionAndSource = preparedRaw<VersionSourceRow>(
+  (p) => sql`select ${VERSION_AND_SOURCE}
+from (select cast(${p<string>(0)} as text) as source_scope) as args
+left join counters as c on c.scope = args.source_scope`,
+);
+const selectManyVersionsAndSources = preparedRaw<VersionSourceRow & { i: number }>(
+  (p) => sql`select args.i, ${VERSION_AND_SOURCE}
+from unnest(cast(${p<string[]>(0)} as text[])) with ordinality as args(source_scope, i)
+left join counters as c on c.scope = args.source_scope`,
+);
+
+const toVersionAndSource = (row: VersionSourceRow | undefined) => ({
+  version: Number(row?.version),
+  source:
+    row && row.source_count !== null && row.source_window_end !== null ? { count: Number(row.source_count), windowEnd: Number(row.source_window_end) } : null,
+});
+
+const readVersionAndSource = batchedRead<string, ReturnType<typeof toVersionAndSource>>(
+  async (ex, sourceScope) => toVersionAndSource((await selectVersionAndSource(ex, [sourceScope]))[0]),
+  async (ex, sourceScopes) => {
+    const rows = await selectManyVersionsAndSources(ex, [sourceScopes]);
+    const byPosition = new Map(rows.map((row) => [Number(row.i), row]));
+    return sourceScopes.map((_, i) => toVersionAndSource(byPosition.get(i + 1)));
+  },
+);
+
+interface RememberedKey {
+  version: number;
+  key: StoredKey;
+  owners: KeyOwner[];
+}
+
+// Keys a process remembers per database; past this the oldest is forgotten. A vendor has
+// a handful of keys; the bound only stops a flood of distinct valid keys from growing it.
+const REMEMBERED_KEYS = 10_000;
+const rememberedKeys = new WeakMap<Executor, Map<string, RememberedKey>>();
+
+/**
+ * The key with this hash and its workspace's owners, with the counter `sourceScope`. A
+ * key found once is remembered with the auth_version it was read at, and reused while
+ * that version is current: every write to keys, workspaces and owners raises it by
+ * trigger (migration 008), from any process, so a revocation or suspension still applies
+ * to the very next request. The check and the source's counter are one small statement
+ * (shared by concurrent requests on PostgreSQL) instead of the four-table join. Inside a
+ * transaction the whole lookup is read, as it must see that transaction's writes.
+ */
+export async function findKeyWithOwners(ex: Executor, query: KeyQuery): Promise<KeyLookup> {
+  if (ex.isTransaction) return readKeyWithOwners(ex, query);
+  let remembered = rememberedKeys.get(ex);
+  if (!remembered) {
+    remembered = new Map();
+    rememberedKeys.set(ex, remembered);
+  }
+  const known = remembered.get(query.hash);
+  if (known) {
+    const { version, source } = await readVersionAndSource(ex, query.sourceScope);
+    if (version === known.version) return { key: known.key, owners: known.owners, source };
+    remembered.delete(query.hash);
+  }
+  const { version, ...lookup } = await readKeyWithOwners(ex, query);
+  if (lookup.key) {
+    if (remembered.size >= REMEMBERED_KEYS) remembered.delete(remembered.keys().next().value as string);
+    remembered.set(query.hash, { version, key: lookup.key, owners: lookup.owners });
+  }
+  return lookup;
+}
 
 /** Revokes a key; answers false when no such key exists. Revoking twice keeps the first time. */
 export async function revokeKey(ex: Executor, keyId: string, now: number): Promise<{ id: string; revokedAt: number } | null> {

@@ -101,6 +101,12 @@ export interface CountersTable {
   count: number;
 }
 
+/** One row (id 1): raised by trigger on every write to api_keys, workspaces, workspace_owners and owners. */
+export interface AuthVersionTable {
+  id: number;
+  version: number;
+}
+
 export interface PeopleTable {
   id: string;
   workspace_id: string;
@@ -364,6 +370,7 @@ export interface Database {
   api_keys: ApiKeysTable;
   settings: SettingsTable;
   counters: CountersTable;
+  auth_version: AuthVersionTable;
   people: PeopleTable;
   licences: LicencesTable;
   subscriptions: SubscriptionsTable;

@@ -6,6 +6,7 @@ import * as payments from "./004-payments.js";
 import * as client from "./005-client.js";
 import * as clientPurchases from "./006-client-purchases.js";
 import * as deliveryClaim from "./007-delivery-claim.js";
+import * as authVersion from "./008-auth-version.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   "005-client": client,
   "006-client-purchases": clientPurchases,
   "007-delivery-claim": deliveryClaim,
+  "008-auth-version": authVersion,
 };
