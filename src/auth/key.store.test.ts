@@ -129,9 +129,7 @@ for (const dialect of DIALECTS) {
       assert.equal(await version(), afterSeed + 2);
     });
   });
-}
 
-for (const dialect of DIALECTS) {
   describe(`remembered keys (${dialect})`, () => {
     test("a key found once is checked by the version and the source's counter alone, until a write raises the version", async () => {
       const { server, other, statements } = await twoProcesses(dialect);

@@ -110,17 +110,17 @@ interface KeyQuery {
   sourceScope: string;
 }
 
+// A lookup with the auth_version its statement read (the same on every row).
+const toVersionedLookup = (rows: readonly KeyOwnerSourceRow[]) => ({ ...toKeyLookup(rows), version: Number(rows[0]?.auth_version) });
+
 /** The key with this hash and its workspace's owners, with the counter `sourceScope`, in one round trip (shared by concurrent requests on PostgreSQL). */
 const readKeyWithOwners = batchedRead<KeyQuery, KeyLookup & { version: number }>(
-  async (ex, { hash, sourceScope }) => {
-    const rows = await selectKeyOwnersAndSource(ex, [hash, sourceScope]);
-    return { ...toKeyLookup(rows), version: Number(rows[0]?.auth_version) };
-  },
+  async (ex, { hash, sourceScope }) => toVersionedLookup(await selectKeyOwnersAndSource(ex, [hash, sourceScope])),
   async (ex, queries) => {
     const rows = await selectManyKeyOwnersAndSources(ex, [queries.map((q) => q.hash), queries.map((q) => q.sourceScope)]);
     const byQuery = queries.map((): KeyOwnerSourceRow[] => []);
     for (const row of rows) byQuery[Number(row.i) - 1]?.push(row);
-    return byQuery.map((rows) => ({ ...toKeyLookup(rows), version: Number(rows[0]?.auth_version) }));
+    return byQuery.map(toVersionedLookup);
   },
 );
 
