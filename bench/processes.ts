@@ -48,7 +48,7 @@ const INHERITED_BLOCKLIST = /^(DATABASE_URL|PORT|HOST|LOG_LEVEL|WARDEN_.*|NODE_O
 function childEnv(extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !INHERITED_BLOCKLIST.test(name)) env[name] = value;
-  return { ...env, ...extra };
+  return { ...env, ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), ...extra };
 }
 
 export interface ServerProcess {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { readCounter } from "../limits/counter.store.js";
 import { DIALECTS, testServices, unique } from "../test-support/harness.js";
+import { type DirectSqlite, directSqlite } from "./database.js";
 
 const NOW = Date.UTC(2026, 10, 23, 12, 0, 0);
 
@@ -62,4 +63,27 @@ test("SQLite: a prepared query waits for a transaction open on the connection, a
   release();
   assert.match(String(await transaction), /rolled back/);
   assert.deepEqual(await read, { count: 0, windowEnd: NOW });
+});
+
+// Inside a transaction the caller holds the one connection: its prepared statements run at
+// once, as part of that transaction, and only while it is open.
+test("SQLite: inside a transaction a prepared query runs at once on its connection, and is undone with it", async () => {
+  const { services } = await testServices("sqlite");
+  const scope = unique("prepared");
+  const insert = "insert into counters (scope, window_end, count) values (?, ?, ?)";
+  let inside: DirectSqlite | undefined;
+  const outcome = await services.db
+    .transaction()
+    .execute(async (trx) => {
+      inside = directSqlite(trx);
+      assert.ok(inside, "no synchronous path inside the transaction");
+      assert.deepEqual(inside(insert, [scope, NOW + 60_000, 3]), []);
+      assert.equal((await readCounter(trx, scope, NOW)).count, 3);
+      throw new Error("rolled back");
+    })
+    .catch((error: unknown) => error);
+  assert.match(String(outcome), /rolled back/);
+  assert.deepEqual(await readCounter(services.db, scope, NOW), { count: 0, windowEnd: NOW });
+  assert.equal(inside?.(insert, [scope, NOW + 60_000, 4]), null, "ran with no transaction open");
+  assert.deepEqual(await readCounter(services.db, scope, NOW), { count: 0, windowEnd: NOW });
 });

@@ -230,7 +230,7 @@ export async function renewLease(ex: Executor, deliveryId: string, workerId: str
 }
 
 // SQLite records attempts one statement each (a statement is a function call there),
-// prepared, so Kysely builds and compiles each once.
+// prepared, and run at once on the transaction's connection (db/prepared.ts).
 const insertAttemptRow = prepared((ex, p) =>
   ex.insertInto("delivery_attempts").values({
     id: p<string>(0),
@@ -367,7 +367,8 @@ export async function failPendingDeliveries(ex: Executor, endpointId: string, re
     .updateTable("deliveries")
     .set({ status: "failed", next_attempt_at: null, locked_until: null, last_error: reason })
     .where("endpoint_id", "=", endpointId)
-    .where("status", "=", "pending")
+    // The literal lets both engines use deliveries_due, which holds pending deliveries only.
+    .where("status", "=", sql.lit("pending"))
     .execute();
 }
 

@@ -42,8 +42,6 @@ const PAUSE_AFTER_FAILURE_MS = RETRY_DELAYS_MS[0] ?? 5_000;
  */
 const RECORD_LINGER_MS = 10;
 const RECORD_BATCH = 256;
-/** Deliveries of one endpoint claimed at a time. */
-const CLAIM_PER_ENDPOINT = 32;
 /** Opened endpoint secrets kept in memory; past this many the cache starts again. */
 const OPENED_SECRETS = 10_000;
 
@@ -55,6 +53,13 @@ export interface DeliveryWorkerOptions {
   leaseMs?: number;
   timeoutMs: number;
   allowPrivate: boolean;
+  /**
+   * Deliveries of one endpoint claimed at a time. Each claim is a write and a commit of
+   * its own on SQLite: 32 a claim cost 20 µs a delivery in scenario 5, a tenth of the
+   * worker's time. An endpoint's deliveries go one at a time in order anyway, so a
+   * larger claim holds back nothing another worker could send meanwhile.
+   */
+  claimPerEndpoint: number;
 }
 
 export const DEFAULT_WORKER_OPTIONS: DeliveryWorkerOptions = {
@@ -62,6 +67,7 @@ export const DEFAULT_WORKER_OPTIONS: DeliveryWorkerOptions = {
   pollIntervalMs: 250,
   timeoutMs: 15_000,
   allowPrivate: false,
+  claimPerEndpoint: 128,
 };
 
 /**
@@ -202,7 +208,7 @@ export class DeliveryWorker {
       now,
       leaseUntil: now + this.leaseMs,
       endpoints,
-      perEndpoint: CLAIM_PER_ENDPOINT,
+      perEndpoint: this.options.claimPerEndpoint,
       skipLocked: this.services.dialect === "postgres",
     });
   }

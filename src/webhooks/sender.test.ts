@@ -32,6 +32,29 @@ describe("webhook sender", () => {
     server.closeAllConnections();
   });
 
+  test("an endpoint's URL reaches the receiver whole: its path, query and credentials; an invalid or private one is refused", async () => {
+    const seen: { url?: string; authorization?: string }[] = [];
+    const server = createServer((request, response) => {
+      seen.push({ url: request.url, authorization: request.headers.authorization });
+      request.resume().on("end", () => response.end());
+    });
+    const url = await listen(server);
+    const withParts = url.replace("http://", "http://vendor:s%40cret@").replace("/hook", "/hooks/warden?team=7#ignored");
+    for (let i = 0; i < 2; i++) {
+      const result = await postWebhook(withParts, {}, "{}", options);
+      assert.equal(result.statusCode, 200, result.error ?? "");
+    }
+    const basic = `Basic ${Buffer.from("vendor:s@cret").toString("base64")}`;
+    assert.deepEqual(seen, [
+      { url: "/hooks/warden?team=7", authorization: basic },
+      { url: "/hooks/warden?team=7", authorization: basic },
+    ]);
+    assert.equal((await postWebhook("not a url", {}, "{}", options)).error, "invalid endpoint URL");
+    const refused = await postWebhook("http://[::1]:9/hook", {}, "{}", { ...options, allowPrivate: false });
+    assert.match(refused.error ?? "", /^refused: ::1 is a private address/);
+    server.closeAllConnections();
+  });
+
   test("a kept-alive connection dropped as it is reused is retried once on a new one; the receiver answers that", async () => {
     const served = new Map<Socket, number>();
     const server = createServer((request, response) => {

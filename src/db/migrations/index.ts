@@ -7,6 +7,7 @@ import * as client from "./005-client.js";
 import * as clientPurchases from "./006-client-purchases.js";
 import * as deliveryClaim from "./007-delivery-claim.js";
 import * as authVersion from "./008-auth-version.js";
+import * as pendingDeliveries from "./009-pending-deliveries.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   "006-client-purchases": clientPurchases,
   "007-delivery-claim": deliveryClaim,
   "008-auth-version": authVersion,
+  "009-pending-deliveries": pendingDeliveries,
 };
