@@ -48,7 +48,7 @@ const INHERITED_BLOCKLIST = /^(DATABASE_URL|PORT|HOST|LOG_LEVEL|WARDEN_.*|NODE_O
 function childEnv(extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !INHERITED_BLOCKLIST.test(name)) env[name] = value;
-  return { ...env, ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), ...extra };
+  return { ...env, ...extra };
 }
 
 export interface ServerProcess {
@@ -196,6 +196,8 @@ function wardenEnv(options: Omit<WardenOptions, "logFile" | "cpuProfileDir">): R
     WARDEN_DATA_DIR: options.dataDir,
     WARDEN_SECRET_KEY: "bench-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
     ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
+    // A preload for Warden's processes alone (bench/README.md), e.g. the statement timer.
+    ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
   };
   for (const [name, value] of Object.entries(options.limits)) env[name] = String(value);
   return { ...env, ...options.env };
