@@ -256,8 +256,10 @@ async function recordDeliveryPath(storageOptions: Omit<StorageOptions, "onQuery"
 const DELIVERY_ALIASES: Record<string, string> = { d: "deliveries", r: "deliveries", e: "webhook_endpoints", v: "events" };
 const DELIVERY_TABLES = new Set(["deliveries", "delivery_attempts", "webhook_endpoints", "events"]);
 // deliveries_due holds pending deliveries only (migration 009): the search for endpoints
-// with pending deliveries starts at its first entry, a read of one entry with no condition.
+// with pending deliveries (findDueEndpoints) starts at its first entry, a read of one
+// entry with no condition. No other statement may read it without one.
 const FIRST_PENDING_SQLITE = "SCAN d USING COVERING INDEX deliveries_due";
+const isEndpointSearch = (text: string) => text.includes("with recursive pending");
 
 test("the delivery worker reaches due deliveries by endpoint, never walking other endpoints' (SQLite)", async () => {
   const { services, queries, close } = await recordDeliveryPath({ databaseUrl: null, sqliteFile: ":memory:" });
@@ -268,7 +270,7 @@ test("the delivery worker reaches due deliveries by endpoint, never walking othe
       const plan = await services.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${text}`, [...parameters]));
       for (const { detail } of plan.rows) {
         const scanned = /^SCAN (\w+)/.exec(detail)?.[1];
-        if (scanned && DELIVERY_TABLES.has(DELIVERY_ALIASES[scanned] ?? scanned) && detail !== FIRST_PENDING_SQLITE)
+        if (scanned && DELIVERY_TABLES.has(DELIVERY_ALIASES[scanned] ?? scanned) && !(detail === FIRST_PENDING_SQLITE && isEndpointSearch(text)))
           problems.push(`${detail}\n    in: ${text}`);
         const search = /^SEARCH (\w+) USING (?:COVERING )?INDEX (\w+) \((.*)\)/.exec(detail);
         if (search && (DELIVERY_ALIASES[search[1] ?? ""] ?? search[1]) === "deliveries") {
@@ -296,7 +298,7 @@ test("the delivery worker reaches due deliveries by endpoint, never walking othe
     const dueSearches = new Set<string>();
     for (const { text, node } of await pgPlanNodes(services, queries)) {
       const type = node["Node Type"];
-      const firstPending = type === "Index Only Scan" && node["Index Name"] === "deliveries_due";
+      const firstPending = type === "Index Only Scan" && node["Index Name"] === "deliveries_due" && isEndpointSearch(text);
       if (readsWholeTable(node) && !firstPending) problems.push(`${type} on ${node["Relation Name"]}\n    in: ${text}`);
       const condition = node["Index Cond"] ?? "";
       if (node["Relation Name"] === "deliveries" && condition.includes("next_attempt_at")) {

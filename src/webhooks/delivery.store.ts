@@ -230,7 +230,7 @@ export async function renewLease(ex: Executor, deliveryId: string, workerId: str
 }
 
 // SQLite records attempts one statement each (a statement is a function call there),
-// prepared, and run at once on the transaction's connection (db/prepared.ts).
+// prepared, and run at once on the transaction's connection (directSqlite, db/database.ts).
 const insertAttemptRow = prepared((ex, p) =>
   ex.insertInto("delivery_attempts").values({
     id: p<string>(0),
