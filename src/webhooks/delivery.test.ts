@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { ServerResponse } from "node:http";
 import { describe, test } from "node:test";
+import { sql } from "kysely";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { Webhook as SvixWebhook } from "svix";
 import { MINUTE_MS, toIso } from "../clock.js";
@@ -743,4 +744,35 @@ describe("sender", () => {
     }
     assert.equal(receiver.connections, 0);
   });
+});
+
+// PostgreSQL writes a changed row as a new version; when no indexed column changed and
+// its page has room, on the same page and in no index (HOT). A claim changes only the
+// lease, so it needs the room that migration 010 leaves on each page of deliveries.
+test("PostgreSQL: claiming a delivery stored on a page filled by later ones rewrites it in place, touching no index", async () => {
+  const { services, ws, api } = await setup("postgres");
+  const receiver = await startReceiver();
+  const { endpoint } = await addEndpoint(api, ws.testKey, receiver.url);
+  // Enough deliveries after the first to fill its page and a few more.
+  for (let i = 0; i < 120; i++) await emit(services, ws);
+  const counts = await services.db.transaction().execute(async (trx) => {
+    const now = services.clock.now();
+    const [claimed, ...more] = await claimDueDeliveries(trx, {
+      workerId: "wkr_test",
+      now,
+      leaseUntil: now + 1_000,
+      endpoints: [{ endpointId: endpoint.id, resendsOnly: false }],
+      perEndpoint: 1,
+      skipLocked: false,
+    });
+    assert.ok(claimed);
+    assert.equal(more.length, 0);
+    const { rows } = await sql<{ pages: number; updated: number; hot: number }>`select
+      (select count(distinct (ctid::text::point)[0]) from deliveries where endpoint_id = ${endpoint.id}) as pages,
+      n_tup_upd as updated, n_tup_hot_upd as hot
+      from pg_stat_xact_user_tables where relid = 'deliveries'::regclass`.execute(trx);
+    return rows[0];
+  });
+  assert.ok(counts && Number(counts.pages) >= 2, `the deliveries fill ${counts?.pages} page(s), not enough to test`);
+  assert.deepEqual([Number(counts.updated), Number(counts.hot)], [1, 1]);
 });

@@ -8,6 +8,7 @@ import * as clientPurchases from "./006-client-purchases.js";
 import * as deliveryClaim from "./007-delivery-claim.js";
 import * as authVersion from "./008-auth-version.js";
 import * as pendingDeliveries from "./009-pending-deliveries.js";
+import * as deliveryFillfactor from "./010-delivery-fillfactor.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   "007-delivery-claim": deliveryClaim,
   "008-auth-version": authVersion,
   "009-pending-deliveries": pendingDeliveries,
+  "010-delivery-fillfactor": deliveryFillfactor,
 };
