@@ -7,17 +7,20 @@
 // of one minute), while two copies of one build at once came out 1.00–1.03 apart.
 //
 //   npm run build && cp -r bin dist /tmp/a/   (a build; node_modules must be found above it)
-//   node --import tsx bench/ab.ts --a /tmp/a --b /tmp/b [--customers 10000] [--rounds 8] [--duration 6] [--connections 25]
+//   node --import tsx bench/ab.ts --a /tmp/a --b /tmp/b [--engine sqlite|postgres] [--customers 10000] [--rounds 8] [--duration 6] [--connections 25]
 //
-// Each build gets its own copy of one seeded SQLite database (fresh for each comparison),
-// so neither waits on the other's write lock. Which load starts first alternates by round.
+// Each build gets a database of its own, seeded alike (SQLite: a copy of one seeded file;
+// PostgreSQL: a schema each, dropped at the end), so neither waits on the other's locks.
+// PostgreSQL is shared by both, as the one machine's. Which load starts first alternates by round.
 import { type ChildProcess, spawn } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { sql } from "kysely";
+import pg from "pg";
 import { migrateToLatest, openStorage } from "../src/db/database.js";
-import { BENCH_LIMITS } from "./engine-run.js";
+import { BENCH_LIMITS, PG_URL } from "./engine-run.js";
 import type { LoadResult, LoadSpec } from "./load-worker.js";
 import { commandFor, freePort, ROOT } from "./processes.js";
 import { seedCustomers, setUpWorkspace } from "./seed.js";
@@ -30,8 +33,12 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "8" },
     duration: { type: "string", default: "6" },
     connections: { type: "string", default: "25" },
+    engine: { type: "string", default: "sqlite" },
+    apart: { type: "boolean", default: false },
   },
 });
+if (values.engine !== "sqlite" && values.engine !== "postgres") throw new Error("--engine is sqlite or postgres");
+const postgres = values.engine === "postgres";
 if (!values.a || !values.b)
   throw new Error("usage: bench/ab.ts --a <folder with bin/ and dist/> --b <folder> [--customers n] [--rounds n] [--duration s] [--connections n]");
 const builds = { a: resolve(values.a), b: resolve(values.b) };
@@ -40,22 +47,47 @@ const customers = Number(values.customers);
 const work = mkdtempSync(join(tmpdir(), "warden-ab-"));
 process.on("exit", () => rmSync(work, { recursive: true, force: true }));
 const seeded = join(work, "seed");
-const storage = openStorage({ databaseUrl: null, dataDir: seeded });
-await migrateToLatest(storage.db, storage.dialect);
-const ws = await setUpWorkspace(storage);
-await seedCustomers(storage, ws, { from: 0, to: customers, now: Date.now() });
-await storage.close();
+const schemas = { a: `bench_ab_a_${process.pid}`, b: `bench_ab_b_${process.pid}` };
+
+async function onPg(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Seeds one database: the SQLite file that both builds copy, or a build's own schema. Answers the live key. */
+async function seed(schema?: string): Promise<string> {
+  if (schema) await onPg(`create schema ${schema}`);
+  const storage = schema ? openStorage({ databaseUrl: PG_URL, pgSchema: schema, poolSize: 2 }) : openStorage({ databaseUrl: null, dataDir: seeded });
+  try {
+    await migrateToLatest(storage.db, storage.dialect);
+    const ws = await setUpWorkspace(storage);
+    await seedCustomers(storage, ws, { from: 0, to: customers, now: Date.now() });
+    // As the bench does after its load: what autovacuum would do within a minute.
+    if (schema) await sql`analyze`.execute(storage.db);
+    return ws.key;
+  } finally {
+    await storage.close();
+  }
+}
+
+const keys = postgres ? { a: await seed(schemas.a), b: await seed(schemas.b) } : await seed().then((key) => ({ a: key, b: key }));
 
 async function startBuild(name: "a" | "b"): Promise<{ port: number; child: ChildProcess }> {
   const dataDir = join(work, name);
   mkdirSync(dataDir);
-  cpSync(join(seeded, "warden.sqlite"), join(dataDir, "warden.sqlite"));
+  if (!postgres) cpSync(join(seeded, "warden.sqlite"), join(dataDir, "warden.sqlite"));
   const port = await freePort();
   const env = {
     ...process.env,
     ...Object.fromEntries(Object.entries(BENCH_LIMITS).map(([k, v]) => [k, String(v)])),
     LOG_LEVEL: "warn",
     WARDEN_DATA_DIR: dataDir,
+    ...(postgres ? { DATABASE_URL: `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schemas[name]}`)}` } : {}),
     WARDEN_SECRET_KEY: "bench-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
     WARDEN_DELIVERY_WORKER: "0",
     PORT: String(port),
@@ -74,10 +106,10 @@ async function startBuild(name: "a" | "b"): Promise<{ port: number; child: Child
   return { port, child };
 }
 
-function load(port: number): Promise<number> {
+function load(name: "a" | "b", port: number): Promise<number> {
   const spec: LoadSpec = {
     url: `http://127.0.0.1:${port}`,
-    key: ws.key,
+    key: keys[name],
     connections: Number(values.connections),
     durationSec: Number(values.duration),
     warmupSec: 1,
@@ -113,8 +145,10 @@ try {
   for (let round = 0; round < Number(values.rounds); round++) {
     let ra: number;
     let rb: number;
-    if (round % 2 === 0) [ra, rb] = await Promise.all([load(a.port), load(b.port)]);
-    else [rb, ra] = await Promise.all([load(b.port), load(a.port)]);
+    if (values.apart && round % 2 === 0) [ra, rb] = [await load("a", a.port), await load("b", b.port)];
+    else if (values.apart) [rb, ra] = [await load("b", b.port), await load("a", a.port)];
+    else if (round % 2 === 0) [ra, rb] = await Promise.all([load("a", a.port), load("b", b.port)]);
+    else [rb, ra] = await Promise.all([load("b", b.port), load("a", a.port)]);
     sumA += ra;
     sumB += rb;
     ratios.push(rb / ra);
@@ -127,4 +161,8 @@ try {
 } finally {
   a.child.kill("SIGTERM");
   b.child.kill("SIGTERM");
+  if (postgres) {
+    await Promise.all([a.child, b.child].map((child) => new Promise((done) => (child.exitCode !== null ? done(null) : child.once("exit", done)))));
+    for (const schema of Object.values(schemas)) await onPg(`drop schema ${schema} cascade`);
+  }
 }
