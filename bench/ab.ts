@@ -7,7 +7,7 @@
 // of one minute), while two copies of one build at once came out 1.00–1.03 apart.
 //
 //   npm run build && cp -r bin dist /tmp/a/   (a build; node_modules must be found above it)
-//   node --import tsx bench/ab.ts --a /tmp/a --b /tmp/b [--engine sqlite|postgres] [--customers 10000] [--rounds 8] [--duration 6] [--connections 25]
+//   node --import tsx bench/ab.ts --a /tmp/a --b /tmp/b [--engine sqlite|postgres] [--apart] [--customers 10000] [--rounds 8] [--duration 6] [--connections 25]
 //
 // Each build gets a database of its own, seeded alike (SQLite: a copy of one seeded file;
 // PostgreSQL: a schema each, dropped at the end), so neither waits on the other's locks.
@@ -18,9 +18,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { sql } from "kysely";
-import pg from "pg";
 import { migrateToLatest, openStorage } from "../src/db/database.js";
-import { BENCH_LIMITS, PG_URL } from "./engine-run.js";
+import { BENCH_LIMITS, PG_URL, runOnPg } from "./engine-run.js";
 import type { LoadResult, LoadSpec } from "./load-worker.js";
 import { commandFor, freePort, ROOT } from "./processes.js";
 import { seedCustomers, setUpWorkspace } from "./seed.js";
@@ -40,7 +39,9 @@ const { values } = parseArgs({
 if (values.engine !== "sqlite" && values.engine !== "postgres") throw new Error("--engine is sqlite or postgres");
 const postgres = values.engine === "postgres";
 if (!values.a || !values.b)
-  throw new Error("usage: bench/ab.ts --a <folder with bin/ and dist/> --b <folder> [--customers n] [--rounds n] [--duration s] [--connections n]");
+  throw new Error(
+    "usage: bench/ab.ts --a <folder with bin/ and dist/> --b <folder> [--engine sqlite|postgres] [--apart] [--customers n] [--rounds n] [--duration s] [--connections n]",
+  );
 const builds = { a: resolve(values.a), b: resolve(values.b) };
 const customers = Number(values.customers);
 
@@ -49,19 +50,9 @@ process.on("exit", () => rmSync(work, { recursive: true, force: true }));
 const seeded = join(work, "seed");
 const schemas = { a: `bench_ab_a_${process.pid}`, b: `bench_ab_b_${process.pid}` };
 
-async function onPg(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
-
 /** Seeds one database: the SQLite file that both builds copy, or a build's own schema. Answers the live key. */
 async function seed(schema?: string): Promise<string> {
-  if (schema) await onPg(`create schema ${schema}`);
+  if (schema) await runOnPg(`create schema ${schema}`);
   const storage = schema ? openStorage({ databaseUrl: PG_URL, pgSchema: schema, poolSize: 2 }) : openStorage({ databaseUrl: null, dataDir: seeded });
   try {
     await migrateToLatest(storage.db, storage.dialect);
@@ -163,6 +154,6 @@ try {
   b.child.kill("SIGTERM");
   if (postgres) {
     await Promise.all([a.child, b.child].map((child) => new Promise((done) => (child.exitCode !== null ? done(null) : child.once("exit", done)))));
-    for (const schema of Object.values(schemas)) await onPg(`drop schema ${schema} cascade`);
+    for (const schema of Object.values(schemas)) await runOnPg(`drop schema ${schema} cascade`);
   }
 }

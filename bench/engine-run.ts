@@ -98,7 +98,7 @@ interface Database {
   drop(): Promise<void>;
 }
 
-async function runOnPg(statement: string): Promise<void> {
+export async function runOnPg(statement: string): Promise<void> {
   const client = new pg.Client({ connectionString: PG_URL });
   await client.connect();
   try {
