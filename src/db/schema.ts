@@ -115,6 +115,8 @@ export interface PeopleTable {
   email_norm: string;
   signed_in_at: number | null;
   created_at: number;
+  /** Which kinds of source the person has ever had, a bit each (migration 011); set by trigger. */
+  source_kinds: Generated<number>;
 }
 
 export interface LicencesTable {

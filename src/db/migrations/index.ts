@@ -9,6 +9,7 @@ import * as deliveryClaim from "./007-delivery-claim.js";
 import * as authVersion from "./008-auth-version.js";
 import * as pendingDeliveries from "./009-pending-deliveries.js";
 import * as deliveryFillfactor from "./010-delivery-fillfactor.js";
+import * as sourceKinds from "./011-source-kinds.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   "008-auth-version": authVersion,
   "009-pending-deliveries": pendingDeliveries,
   "010-delivery-fillfactor": deliveryFillfactor,
+  "011-source-kinds": sourceKinds,
 };

@@ -1,0 +1,174 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { sql } from "kysely";
+import { insertLicence } from "../billing/licence.store.js";
+import { insertSubscription } from "../billing/subscription.store.js";
+import { ManualClock } from "../clock.js";
+import { type Db, type Dialect, migrateToLatest, openStorage, type Storage } from "../db/database.js";
+import { migrations } from "../db/migrations/index.js";
+import { insertGrant } from "../grants/grant.store.js";
+import { newId } from "../ids.js";
+import { createPgSchema, DIALECTS, PG_URL, unique } from "../test-support/harness.js";
+import { createOwner, createTool, createWorkspace } from "../workspaces/workspace.service.js";
+import { findPersonWithSources, type ToolScope } from "./customer.store.js";
+import { ensurePerson } from "./person.store.js";
+
+// people.source_kinds (migration 011) decides which of a person's sources a retrieve looks
+// for: a bit missing would hide a licence, a subscription or a grant from the answer.
+
+async function emptyStorage(dialect: Dialect): Promise<Storage> {
+  const storage =
+    dialect === "sqlite"
+      ? openStorage({ databaseUrl: null, sqliteFile: ":memory:" })
+      : openStorage({ databaseUrl: PG_URL, pgSchema: await createPgSchema(), poolSize: 2 });
+  return storage;
+}
+
+/** Applies the migrations up to and including `last`, recorded as the runner records them. */
+async function migrateThrough(db: Db, last: string): Promise<void> {
+  await sql`create table warden_migrations (name text primary key, applied_at bigint not null)`.execute(db);
+  for (const name of Object.keys(migrations).sort()) {
+    if (name > last) break;
+    await db.transaction().execute(async (trx) => {
+      await migrations[name]?.up(trx as never);
+      await sql`insert into warden_migrations (name, applied_at) values (${name}, 0)`.execute(trx);
+    });
+  }
+}
+
+async function seedScope(db: Db, clock: ManualClock): Promise<ToolScope> {
+  const ownerEmail = `${unique("owner")}@example.com`;
+  await createOwner(db, clock, { email: ownerEmail });
+  const slug = unique("ws");
+  const workspace = await createWorkspace(db, clock, { slug, name: "Kinds", ownerEmail, plan: "pro" });
+  await createTool(db, clock, { workspace: slug, id: "tool", name: "Tool" });
+  return { workspaceId: workspace.id, env: "test", toolId: "tool" };
+}
+
+/** One source of the given kind for the person, for the scope's tool. */
+async function addSource(db: Db, scope: ToolScope, personId: string, kind: "licence" | "subscription" | "grant", at: number): Promise<void> {
+  const { workspaceId, env, toolId } = scope;
+  if (kind === "licence") {
+    await insertLicence(db, {
+      id: newId("lic"),
+      workspaceId,
+      env,
+      personId,
+      productKind: "tool",
+      productId: toolId,
+      planId: null,
+      status: "active",
+      purchasedAt: at,
+      amountCents: null,
+      currency: null,
+      paymentIntent: null,
+      checkoutSession: null,
+      seats: null,
+      teamLicenceId: null,
+      teamSubscriptionId: null,
+      createdAt: at,
+    });
+  } else if (kind === "subscription") {
+    await insertSubscription(db, {
+      workspaceId,
+      env,
+      id: unique("sub"),
+      personId,
+      productKind: "tool",
+      productId: toolId,
+      planId: null,
+      status: "active",
+      currentPeriodStart: at,
+      currentPeriodEnd: at + 30 * 86_400_000,
+      cancelAtPeriodEnd: false,
+      cancelAt: null,
+      endedAt: null,
+      seats: null,
+      createdAt: at,
+    });
+  } else {
+    await insertGrant(db, {
+      id: newId("gr"),
+      workspaceId,
+      env,
+      toolId,
+      personId,
+      kind: "grant",
+      startsAt: at,
+      endsAt: null,
+      revokedAt: null,
+      note: null,
+      createdAt: at,
+    });
+  }
+}
+
+async function kindsOf(db: Db, personId: string): Promise<number> {
+  const row = await db.selectFrom("people").select("source_kinds").where("id", "=", personId).executeTakeFirstOrThrow();
+  return Number(row.source_kinds);
+}
+
+async function sourceCounts(db: Db, scope: ToolScope, email: string) {
+  const found = await findPersonWithSources(db, { scope, email });
+  assert.ok(found, `no person for ${email}`);
+  const { licences, subscriptions, grants } = found.sources;
+  return [licences.length, subscriptions.length, grants.length];
+}
+
+for (const dialect of DIALECTS) {
+  describe(`which kinds of source a person has (${dialect})`, () => {
+    test("migration 011 marks the sources written before it, and retrieve still finds every one", async (t) => {
+      const storage = await emptyStorage(dialect);
+      t.after(() => storage.close());
+      const { db } = storage;
+      const clock = new ManualClock();
+      await migrateThrough(db, "010-delivery-fillfactor");
+      const scope = await seedScope(db, clock);
+      const people: Record<string, string> = {};
+      for (const name of ["licence", "subscription", "grant", "all", "none"]) {
+        people[name] = (await ensurePerson(db, scope.workspaceId, scope.env, `${name}@example.com`, clock.now())).id;
+      }
+      const id = (name: string) => people[name] as string;
+      for (const kind of ["licence", "subscription", "grant"] as const) {
+        await addSource(db, scope, id(kind), kind, clock.now());
+        await addSource(db, scope, id("all"), kind, clock.now());
+      }
+
+      await migrateToLatest(db, dialect);
+
+      assert.deepEqual(await Promise.all(["licence", "subscription", "grant", "all", "none"].map((name) => kindsOf(db, id(name)))), [1, 2, 4, 7, 0]);
+      assert.deepEqual(await sourceCounts(db, scope, "all@example.com"), [1, 1, 1]);
+      assert.deepEqual(await sourceCounts(db, scope, "grant@example.com"), [0, 0, 1]);
+      assert.deepEqual(await sourceCounts(db, scope, "none@example.com"), [0, 0, 0]);
+    });
+
+    test("a source written after the migration marks its person in the same transaction; a second one leaves the bits as they are", async (t) => {
+      const storage = await emptyStorage(dialect);
+      t.after(() => storage.close());
+      const { db } = storage;
+      const clock = new ManualClock();
+      await migrateToLatest(db, dialect);
+      const scope = await seedScope(db, clock);
+      const person = await ensurePerson(db, scope.workspaceId, scope.env, "late@example.com", clock.now());
+      assert.equal(await kindsOf(db, person.id), 0);
+
+      // Rolled back with the source: the bit is written by the inserting transaction.
+      await assert.rejects(
+        db.transaction().execute(async (trx) => {
+          await addSource(trx as unknown as Db, scope, person.id, "subscription", clock.now());
+          throw new Error("roll back");
+        }),
+        /roll back/,
+      );
+      assert.equal(await kindsOf(db, person.id), 0);
+
+      await addSource(db, scope, person.id, "grant", clock.now());
+      assert.equal(await kindsOf(db, person.id), 4);
+      assert.deepEqual(await sourceCounts(db, scope, "late@example.com"), [0, 0, 1]);
+      await addSource(db, scope, person.id, "licence", clock.now());
+      await addSource(db, scope, person.id, "grant", clock.now());
+      assert.equal(await kindsOf(db, person.id), 5);
+      assert.deepEqual(await sourceCounts(db, scope, "late@example.com"), [1, 0, 2]);
+    });
+  });
+}
