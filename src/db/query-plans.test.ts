@@ -224,7 +224,7 @@ async function recordDeliveryPath(storageOptions: Omit<StorageOptions, "onQuery"
   try {
     await call("POST", "/api/v1/webhooks/endpoints", { url: healthy.url });
     const { endpoint } = await call("POST", "/api/v1/webhooks/endpoints", { url: flaky.url });
-    // Enough that the paused endpoint gives back most of a claim (30 deliveries).
+    // Enough that the paused endpoint still owes most of a claim (30 deliveries).
     for (let i = 0; i < 40; i++) {
       const example = exampleEvent("payment.refunded", { livemode: false, now: clock.now() });
       await services.db
@@ -253,8 +253,8 @@ async function recordDeliveryPath(storageOptions: Omit<StorageOptions, "onQuery"
 
 // The worker finds due deliveries by endpoint: a claim that walked the due deliveries of
 // every endpoint in due order read thousands of other endpoints' rows per claim.
-const DELIVERY_ALIASES: Record<string, string> = { d: "deliveries", r: "deliveries", e: "webhook_endpoints", v: "events" };
-const DELIVERY_TABLES = new Set(["deliveries", "delivery_attempts", "webhook_endpoints", "events"]);
+const DELIVERY_ALIASES: Record<string, string> = { d: "deliveries", r: "deliveries", e: "webhook_endpoints", v: "events", l: "endpoint_leases" };
+const DELIVERY_TABLES = new Set(["deliveries", "delivery_attempts", "webhook_endpoints", "events", "endpoint_leases"]);
 // deliveries_due holds pending deliveries only (migration 009): the search for endpoints
 // with pending deliveries (findDueEndpoints) starts at its first entry, a read of one
 // entry with no condition. No other statement may read it without one.

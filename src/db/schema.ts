@@ -259,6 +259,13 @@ export interface WebhookEndpointsTable {
   removed_at: number | null;
 }
 
+/** Which worker sends an endpoint's deliveries now, and until when (migration 012). */
+export interface EndpointLeasesTable {
+  endpoint_id: string;
+  locked_until: number | null;
+  locked_by: string | null;
+}
+
 export type DeliveryStatus = "pending" | "succeeded" | "failed";
 
 export interface DeliveriesTable {
@@ -271,8 +278,6 @@ export interface DeliveriesTable {
   attempts: number;
   one_shot: number;
   next_attempt_at: number | null;
-  locked_until: number | null;
-  locked_by: string | null;
   last_attempt_at: number | null;
   last_status_code: number | null;
   last_error: string | null;
@@ -383,6 +388,7 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   events: EventsTable;
   webhook_endpoints: WebhookEndpointsTable;
+  endpoint_leases: EndpointLeasesTable;
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
   stripe_accounts: StripeAccountsTable;

@@ -66,8 +66,6 @@ export async function insertDeliveries(
         attempts: 0,
         one_shot: 0,
         next_attempt_at: now,
-        locked_until: null,
-        locked_by: null,
         last_attempt_at: null,
         last_status_code: null,
         last_error: null,
@@ -84,7 +82,7 @@ export interface DueEndpoint {
 }
 
 /**
- * Up to `limit` enabled endpoints with deliveries due now that no worker holds, oldest
+ * Up to `limit` enabled endpoints with deliveries due now that no worker leases, oldest
  * due first, leaving out `busy` ones (this process is sending to them). For a `paused`
  * endpoint (a failure just now) only manual resends and recoveries count.
  *
@@ -98,7 +96,6 @@ export async function findDueEndpoints(
   options: { now: number; limit: number; busy: readonly string[]; paused: readonly string[] },
 ): Promise<DueEndpoint[]> {
   const { now } = options;
-  const leaseFree = (alias: string) => sql`(${sql.ref(`${alias}.locked_until`)} is null or ${sql.ref(`${alias}.locked_until`)} <= ${now})`;
   const list = (ids: readonly string[]) => sql.join(ids.map((id) => sql`${id}`));
   const notBusy = options.busy.length > 0 ? sql`and e.id not in (${list(options.busy)})` : sql``;
   const isPaused = options.paused.length > 0 ? sql`e.id in (${list(options.paused)})` : sql`1 = 0`;
@@ -113,23 +110,30 @@ heads as (
   select e.id, case when ${isPaused} then 1 else 0 end as resends_only,
     case when ${isPaused}
       then (select r.next_attempt_at from deliveries as r where r.one_shot = 1 and r.endpoint_id = e.id and r.status = 'pending'
-        and r.next_attempt_at <= ${now} and ${leaseFree("r")} order by r.next_attempt_at, r.seq limit 1)
+        and r.next_attempt_at <= ${now} order by r.next_attempt_at, r.seq limit 1)
       else (select d.next_attempt_at from deliveries as d where d.status = 'pending' and d.endpoint_id = e.id
-        and d.next_attempt_at <= ${now} and ${leaseFree("d")} order by d.next_attempt_at, d.seq limit 1)
+        and d.next_attempt_at <= ${now} order by d.next_attempt_at, d.seq limit 1)
     end as due_at
-  from pending as p join webhook_endpoints as e on e.id = p.endpoint_id
-  where e.enabled = 1 and e.removed_at is null ${notBusy}
+  from pending as p join webhook_endpoints as e on e.id = p.endpoint_id join endpoint_leases as l on l.endpoint_id = e.id
+  where e.enabled = 1 and e.removed_at is null and (l.locked_until is null or l.locked_until <= ${now}) ${notBusy}
 )
 select id, resends_only from heads where due_at is not null order by due_at, id limit ${options.limit}`.execute(ex);
   return rows.map((r) => ({ endpointId: r.id, resendsOnly: Number(r.resends_only) === 1 }));
 }
 
 /**
- * Claims up to `perEndpoint` due deliveries of each given endpoint, oldest due first, for
- * this worker until `leaseUntil`. On PostgreSQL the rows are locked with SKIP LOCKED, so
- * concurrent workers in other processes take different rows; SQLite has one writer at a
- * time anyway. A disabled or removed endpoint's deliveries stay where they are: a resend
- * or an event written while it was being disabled waits for it to be enabled again.
+ * Leases each given endpoint that no other worker holds to this worker until
+ * `leaseUntil`, and answers up to `perEndpoint` of its due deliveries, oldest due first,
+ * leaving out `inFlight` ones (sent by this worker, their attempts not yet recorded). An
+ * endpoint with nothing due is not leased. On PostgreSQL the lease rows are locked with
+ * SKIP LOCKED, so concurrent workers in other processes take different endpoints; SQLite
+ * has one writer at a time anyway. A disabled or removed endpoint's deliveries stay
+ * where they are: a resend or an event written while it was being disabled waits for it
+ * to be enabled again.
+ *
+ * The lease is the endpoint's, not each delivery's: an endpoint's deliveries go one at a
+ * time in order anyway, and a claim then writes one row instead of one per delivery
+ * (migration 012).
  */
 export async function claimDueDeliveries(
   ex: Executor,
@@ -140,67 +144,59 @@ export async function claimDueDeliveries(
     endpoints: readonly DueEndpoint[];
     perEndpoint: number;
     skipLocked: boolean;
+    inFlight?: readonly string[];
   },
 ): Promise<DueDelivery[]> {
-  const { now } = options;
+  const { now, workerId } = options;
   if (options.endpoints.length === 0) return [];
-  const claimOne = (trx: Executor, { endpointId, resendsOnly }: DueEndpoint) => {
-    let candidates = trx
-      .selectFrom("deliveries")
-      .select("id")
-      .where("status", "=", sql.lit("pending"))
-      .where("endpoint_id", "=", endpointId)
-      .where("next_attempt_at", "<=", now)
-      .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<=", now)]))
-      // A subquery rather than a join, so that FOR UPDATE locks delivery rows only.
-      .where("endpoint_id", "in", (eb) =>
-        eb.selectFrom("webhook_endpoints").select("id").where("id", "=", endpointId).where("enabled", "=", 1).where("removed_at", "is", null),
-      );
+  const readDue = (trx: Executor, { endpointId, resendsOnly }: DueEndpoint) => {
+    let query = trx
+      .selectFrom("deliveries as d")
+      .innerJoin("webhook_endpoints as e", "e.id", "d.endpoint_id")
+      .innerJoin("events as v", (join) => join.onRef("v.workspace_id", "=", "d.workspace_id").onRef("v.env", "=", "d.env").onRef("v.id", "=", "d.event_id"))
+      .select(["d.id", "d.endpoint_id", "d.event_id", "d.attempts", "d.one_shot", "d.created_at", "d.seq", "e.url", "e.secret_sealed", "v.body"])
+      .where("d.status", "=", sql.lit("pending"))
+      .where("d.endpoint_id", "=", endpointId)
+      .where("d.next_attempt_at", "<=", now)
+      .where("e.enabled", "=", 1)
+      .where("e.removed_at", "is", null);
     // The literal lets both engines use the partial index deliveries_one_shot.
-    if (resendsOnly) candidates = candidates.where("one_shot", "=", sql.lit(1));
-    candidates = candidates.orderBy("next_attempt_at").orderBy("seq").limit(options.perEndpoint);
-    if (options.skipLocked) candidates = candidates.forUpdate().skipLocked();
-    return trx
-      .updateTable("deliveries")
-      .set({ locked_until: options.leaseUntil, locked_by: options.workerId })
-      .where("id", "in", candidates)
-      .returning("id")
-      .execute();
+    if (resendsOnly) query = query.where("d.one_shot", "=", sql.lit(1));
+    if (options.inFlight && options.inFlight.length > 0) query = query.where("d.id", "not in", options.inFlight);
+    return query.orderBy("d.next_attempt_at").orderBy("d.seq").limit(options.perEndpoint).execute();
   };
-  const claimAll = async (trx: Executor) => {
-    const ids: { id: string }[] = [];
-    for (const endpoint of options.endpoints) ids.push(...(await claimOne(trx, endpoint)));
-    return ids;
+  const claim = async (trx: Executor) => {
+    // PostgreSQL: an endpoint's due deliveries are read in index order (deliveries_due) up
+    // to the limit, never collected and sorted. Statistics lag a burst of events: measured
+    // with a backlog of 100,000 and statistics from before it, the planner chose a bitmap
+    // scan of every pending row and a sort, 0.6 s a claim with the database's CPU
+    // saturated, where the index walk takes about 1 ms.
+    if (options.skipLocked) {
+      await sql`set local enable_sort = off`.execute(trx);
+      await sql`set local enable_bitmapscan = off`.execute(trx);
+    }
+    let free = trx
+      .selectFrom("endpoint_leases")
+      .select("endpoint_id")
+      .where(
+        "endpoint_id",
+        "in",
+        options.endpoints.map((e) => e.endpointId),
+      )
+      .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<=", now), eb("locked_by", "=", workerId)]));
+    if (options.skipLocked) free = free.forUpdate().skipLocked();
+    const leasable = new Set((await free.execute()).map((r) => r.endpoint_id));
+    const due = [];
+    for (const endpoint of options.endpoints) if (leasable.has(endpoint.endpointId)) due.push(...(await readDue(trx, endpoint)));
+    const leased = [...new Set(due.map((d) => d.endpoint_id))];
+    if (leased.length > 0) {
+      await trx.updateTable("endpoint_leases").set({ locked_until: options.leaseUntil, locked_by: workerId }).where("endpoint_id", "in", leased).execute();
+    }
+    return due;
   };
-  // PostgreSQL: an endpoint's due deliveries are read in index order (deliveries_due) up
-  // to the limit, never collected and sorted. Statistics lag a burst of events: measured
-  // with a backlog of 100,000 and statistics from before it, the planner chose a bitmap
-  // scan of every pending row and a sort, 0.6 s a claim with the database's CPU
-  // saturated, where the index walk takes about 1 ms.
-  const claimed =
-    options.skipLocked || options.endpoints.length > 1
-      ? await ex.transaction().execute(async (trx) => {
-          if (options.skipLocked) {
-            await sql`set local enable_sort = off`.execute(trx);
-            await sql`set local enable_bitmapscan = off`.execute(trx);
-          }
-          return claimAll(trx);
-        })
-      : await claimAll(ex);
-  if (claimed.length === 0) return [];
-  const rows = await ex
-    .selectFrom("deliveries as d")
-    .innerJoin("webhook_endpoints as e", "e.id", "d.endpoint_id")
-    .innerJoin("events as v", (join) => join.onRef("v.workspace_id", "=", "d.workspace_id").onRef("v.env", "=", "d.env").onRef("v.id", "=", "d.event_id"))
-    .select(["d.id", "d.endpoint_id", "d.event_id", "d.attempts", "d.one_shot", "d.created_at", "e.url", "e.secret_sealed", "v.body"])
-    .where(
-      "d.id",
-      "in",
-      claimed.map((c) => c.id),
-    )
-    // Each endpoint's deliveries are sent in this order: creation.
-    .orderBy("d.seq")
-    .execute();
+  const rows = ex.isTransaction ? await claim(ex) : await ex.transaction().execute(claim);
+  // Each endpoint's claimed deliveries are sent in this order: creation.
+  rows.sort((a, b) => Number(a.seq) - Number(b.seq));
   return rows.map((r) => ({
     id: r.id,
     endpointId: r.endpoint_id,
@@ -215,18 +211,28 @@ export async function claimDueDeliveries(
 }
 
 /**
- * Extends this worker's lease on a delivery just before it is sent; false when the lease
- * ran out and another worker has taken the delivery (then this one must not send it).
+ * Extends this worker's lease on an endpoint before an attempt that could outlast it;
+ * false when the lease ran out and another worker has taken the endpoint, or it was
+ * enabled again (then this one must not send to it).
  */
-export async function renewLease(ex: Executor, deliveryId: string, workerId: string, leaseUntil: number): Promise<boolean> {
+export async function renewLease(ex: Executor, endpointId: string, workerId: string, leaseUntil: number): Promise<boolean> {
   const result = await ex
-    .updateTable("deliveries")
+    .updateTable("endpoint_leases")
     .set({ locked_until: leaseUntil })
-    .where("id", "=", deliveryId)
+    .where("endpoint_id", "=", endpointId)
     .where("locked_by", "=", workerId)
-    .where("status", "=", "pending")
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
+}
+
+/** Gives back this worker's lease on an endpoint (its run ended, or it is stopping), so any worker can take it now. */
+export async function releaseLease(ex: Executor, endpointId: string, workerId: string): Promise<void> {
+  await ex
+    .updateTable("endpoint_leases")
+    .set({ locked_until: null, locked_by: null })
+    .where("endpoint_id", "=", endpointId)
+    .where("locked_by", "=", workerId)
+    .execute();
 }
 
 // SQLite records attempts one statement each (a statement is a function call there),
@@ -253,8 +259,6 @@ const finishAttemptUpdate = (ex: Executor, p: Placeholder) =>
       attempts: eb("attempts", "+", 1),
       one_shot: 0,
       next_attempt_at: p<number | null>(1),
-      locked_until: null,
-      locked_by: null,
       last_attempt_at: p<number>(2),
       last_status_code: p<number | null>(3),
       last_error: p<string | null>(4),
@@ -262,7 +266,19 @@ const finishAttemptUpdate = (ex: Executor, p: Placeholder) =>
     .where("id", "=", p<string>(5))
     .returning("id");
 const finishSucceeded = prepared((ex, p) => finishAttemptUpdate(ex, p));
-const finishFailed = prepared((ex, p) => finishAttemptUpdate(ex, p).where("locked_by", "=", p<string>(6)).where("status", "=", "pending"));
+const finishFailed = prepared((ex, p) =>
+  finishAttemptUpdate(ex, p)
+    .where("status", "=", "pending")
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom("endpoint_leases as l")
+          .select("l.endpoint_id")
+          .whereRef("l.endpoint_id", "=", "deliveries.endpoint_id")
+          .where("l.locked_by", "=", p<string>(6)),
+      ),
+    ),
+);
 
 // PostgreSQL records a batch of attempts in one statement: inside a transaction every
 // statement is a round trip, and a batch of 32 attempts written two statements each
@@ -280,9 +296,10 @@ attempts as (
   select id, delivery_id, attempted_at, duration_ms, status_code, response_body, error, manual from v order by n
 )
 update deliveries as d set status = v.status, attempts = d.attempts + 1, one_shot = 0, next_attempt_at = v.next_attempt_at,
-  locked_until = null, locked_by = null, last_attempt_at = v.attempted_at, last_status_code = v.status_code, last_error = v.last_error
+  last_attempt_at = v.attempted_at, last_status_code = v.status_code, last_error = v.last_error
 from v
-where d.id = v.delivery_id and (v.status = 'succeeded' or (d.locked_by = v.worker_id and d.status = 'pending'))
+where d.id = v.delivery_id and (v.status = 'succeeded' or (d.status = 'pending'
+  and exists (select 1 from endpoint_leases as l where l.endpoint_id = d.endpoint_id and l.locked_by = v.worker_id)))
 returning d.id`,
 );
 
@@ -299,11 +316,12 @@ export interface AttemptOutcome {
 }
 
 /**
- * Logs each attempt and releases its delivery: done, failed, or due again. A failure
- * changes the delivery only while it is still this worker's pending one: its lease may
- * have run out and another worker taken it, it may have been resent, or its endpoint
- * disabled meanwhile; settling it then would cut across the other worker's attempt or
- * revive a delivery that was failed on purpose. A success is recorded whatever happened
+ * Logs each attempt and settles its delivery: done, failed, or due again. A failure
+ * changes the delivery only while it is pending and the worker still leases its
+ * endpoint: the lease may have run out and another worker taken the endpoint, or the
+ * endpoint was disabled (its deliveries failed) and enabled again, which frees its lease,
+ * and the delivery resent; settling it then would cut across the other worker's attempt
+ * or the resend, or revive a delivery that was failed on purpose. A success is recorded whatever happened
  * meanwhile: the receiver has the event. The attempt itself is logged either way: the
  * request went out. Answers, for each, whether its delivery was changed.
  */
@@ -347,25 +365,11 @@ export async function recordAttempts(ex: Executor, outcomes: readonly AttemptOut
   return changed;
 }
 
-/** Gives back deliveries this worker claimed but will not send (it is stopping), so any worker can take them now. */
-export async function releaseLeases(ex: Executor, deliveryIds: readonly string[], workerId: string): Promise<void> {
-  if (deliveryIds.length === 0) return;
-  await ex
-    .updateTable("deliveries")
-    .set({ locked_until: null, locked_by: null })
-    .where("id", "in", deliveryIds)
-    // No condition on status: given one, SQLite chose to walk every pending delivery by
-    // deliveries_due over 32 lookups by id (28 ms a call in scenario 5). A lease on a row
-    // no longer pending means nothing, so clearing it there changes nothing.
-    .where("locked_by", "=", workerId)
-    .execute();
-}
-
 /** Every pending delivery of an endpoint fails at once (the endpoint was disabled or removed). */
 export async function failPendingDeliveries(ex: Executor, endpointId: string, reason: string): Promise<void> {
   await ex
     .updateTable("deliveries")
-    .set({ status: "failed", next_attempt_at: null, locked_until: null, last_error: reason })
+    .set({ status: "failed", next_attempt_at: null, last_error: reason })
     .where("endpoint_id", "=", endpointId)
     // The literal lets both engines use deliveries_due, which holds pending deliveries only.
     .where("status", "=", sql.lit("pending"))
@@ -377,8 +381,7 @@ export async function queueResends(ex: Executor, deliveryIds: readonly string[],
   if (deliveryIds.length === 0) return;
   await ex
     .updateTable("deliveries")
-    // locked_by is cleared too: an attempt still in flight from before must not settle the resend.
-    .set({ status: "pending", one_shot: 1, next_attempt_at: now, locked_until: null, locked_by: null })
+    .set({ status: "pending", one_shot: 1, next_attempt_at: now })
     .where("id", "in", deliveryIds)
     .where("status", "!=", "pending")
     .execute();

@@ -12,7 +12,7 @@ import {
   failPendingDeliveries,
   findDueEndpoints,
   recordAttempts,
-  releaseLeases,
+  releaseLease,
   renewLease,
 } from "./delivery.store.js";
 import { recordEndpointFailure, recordEndpointSuccess, setEndpointEnabled } from "./endpoint.store.js";
@@ -49,15 +49,15 @@ export interface DeliveryWorkerOptions {
   /** Endpoints sent to at once by this process. */
   concurrency: number;
   pollIntervalMs: number;
-  /** How long a claim holds; the configuration's (WARDEN_DELIVERY_LEASE_MS, 60 s) when not given. */
+  /** How long a claim leases its endpoint; the configuration's (WARDEN_DELIVERY_LEASE_MS, 60 s) when not given. */
   leaseMs?: number;
   timeoutMs: number;
   allowPrivate: boolean;
   /**
-   * Deliveries of one endpoint claimed at a time. Each claim is a write and a commit of
-   * its own on SQLite: 32 a claim cost 20 µs a delivery in scenario 5, a tenth of the
-   * worker's time. An endpoint's deliveries go one at a time in order anyway, so a
-   * larger claim holds back nothing another worker could send meanwhile.
+   * Deliveries of one endpoint read by a claim. Each claim is a transaction of its own
+   * (when claims of 32 wrote each delivery's lease they cost 20 µs a delivery on SQLite,
+   * a tenth of the worker's time); the endpoint is leased as a whole, so a larger claim
+   * holds back nothing another worker could send meanwhile.
    */
   claimPerEndpoint: number;
 }
@@ -71,11 +71,11 @@ export const DEFAULT_WORKER_OPTIONS: DeliveryWorkerOptions = {
 };
 
 /**
- * Sends due deliveries. Work is claimed from the database with a lease, so any number of
- * processes can run a worker; a process killed mid-attempt loses nothing, its lease runs
- * out and the delivery is claimed again. Each endpoint's deliveries go one at a time in
- * order of creation, different endpoints concurrently, so a slow or dead endpoint only
- * ever waits on itself.
+ * Sends due deliveries. An endpoint's work is claimed from the database with a lease on
+ * the endpoint, so any number of processes can run a worker; a process killed
+ * mid-attempt loses nothing, its lease runs out and the endpoint is claimed again. Each
+ * endpoint's deliveries go one at a time in order of creation, different endpoints
+ * concurrently, so a slow or dead endpoint only ever waits on itself.
  */
 export class DeliveryWorker {
   private readonly workerId = `wkr_${randomBase62(12)}`;
@@ -118,8 +118,8 @@ export class DeliveryWorker {
   }
 
   /**
-   * Stops claiming and waits for the attempts under way to be recorded; what was claimed
-   * but not yet sent is given back at once rather than held until the lease runs out.
+   * Stops claiming and waits for the attempts under way to be recorded; the endpoints
+   * leased are given back at once rather than held until their leases run out.
    */
   async stop(): Promise<void> {
     this.running = false;
@@ -202,7 +202,7 @@ export class DeliveryWorker {
     return due.length;
   }
 
-  private claim(endpoints: readonly DueEndpoint[], now: number): Promise<DueDelivery[]> {
+  private claim(endpoints: readonly DueEndpoint[], now: number, inFlight: readonly string[] = []): Promise<DueDelivery[]> {
     return claimDueDeliveries(this.services.db, {
       workerId: this.workerId,
       now,
@@ -210,6 +210,7 @@ export class DeliveryWorker {
       endpoints,
       perEndpoint: this.options.claimPerEndpoint,
       skipLocked: this.services.dialect === "postgres",
+      inFlight,
     });
   }
 
@@ -218,56 +219,61 @@ export class DeliveryWorker {
    * long as it has due deliveries and no other endpoint could be waiting for its place
    * (every place taken): going straight on saves looking for work across endpoints.
    *
-   * The claim leased a batch until `leasedUntil`; a delivery's lease is renewed (one
-   * write, which also checks it is still ours) only when its attempt could outlast that,
-   * not before every attempt: a batch usually settles long before its lease runs out.
+   * The claim leased the endpoint until `leasedUntil`; the lease is renewed (one write,
+   * which also checks it is still ours) only when an attempt could outlast it, not before
+   * every attempt: a batch usually settles long before its lease runs out.
    *
    * A successful attempt is recorded while the next delivery is sent: the records of
    * every endpoint's attempts then meet in the same batches (one commit for many;
    * waiting for each record first made the batches one attempt long). A failed attempt
-   * ends the run: once it is recorded (it may have disabled the endpoint), the rest are
-   * given back and the endpoint paused (PAUSE_AFTER_FAILURE_MS). The endpoint is
-   * released only once every record is written.
+   * ends the run: once it is recorded (it may have disabled the endpoint), the endpoint
+   * is paused (PAUSE_AFTER_FAILURE_MS). The lease is given back only once every record is
+   * written: until then another worker would find those deliveries still pending.
    */
   private async sendInOrder(endpointId: string, first: DueDelivery[], firstLeasedUntil: number): Promise<void> {
-    const recording = new Set<Promise<boolean>>();
+    const recording = new Map<string, Promise<boolean>>();
+    // A record that failed leaves its delivery pending: the endpoint then stays leased
+    // until the lease runs out and is sent to again after that, not at once and in a loop.
+    let recordFailed = false;
     let deliveries = first;
     let leasedUntil = firstLeasedUntil;
     try {
       while (deliveries.length > 0) {
-        for (const [index, delivery] of deliveries.entries()) {
-          if (this.stopping) return await this.giveBack(deliveries.slice(index));
+        for (const delivery of deliveries) {
+          if (this.stopping || recordFailed) return;
           const now = this.services.clock.now();
           try {
             // An attempt takes at most the timeout; with a margin for recording it.
             if (now + this.options.timeoutMs + LEASE_MARGIN_MS > leasedUntil) {
-              if (!(await renewLease(this.services.db, delivery.id, this.workerId, now + this.leaseMs))) continue;
+              if (!(await renewLease(this.services.db, endpointId, this.workerId, now + this.leaseMs))) return;
+              leasedUntil = now + this.leaseMs;
             }
           } catch (error) {
-            this.log.error({ err: error, delivery: delivery.id }, "a delivery's lease could not be renewed");
-            continue;
+            this.log.error({ err: error, endpoint: endpointId }, "an endpoint's lease could not be renewed");
+            return;
           }
           const { ok, recorded } = await this.attempt(delivery);
           // The lease runs out and the delivery is claimed again: nothing is lost.
           const settled = recorded.catch((error: unknown) => {
             this.log.error({ err: error, delivery: delivery.id }, "delivery attempt could not be recorded");
+            recordFailed = true;
             return true;
           });
           if (ok) {
-            recording.add(settled);
-            void settled.then(() => recording.delete(settled));
+            recording.set(delivery.id, settled);
+            void settled.then(() => recording.delete(delivery.id));
             continue;
           }
           // Disabled: its deliveries have all failed. Failing: the rest wait for the pause.
-          if (!(await settled)) return;
-          this.pausedUntil.set(endpointId, this.services.clock.now() + PAUSE_AFTER_FAILURE_MS);
-          return await this.giveBack(deliveries.slice(index + 1));
+          if (await settled) this.pausedUntil.set(endpointId, this.services.clock.now() + PAUSE_AFTER_FAILURE_MS);
+          return;
         }
-        if (this.stopping || this.busy.size >= this.options.concurrency) return;
+        if (this.stopping || recordFailed || this.busy.size >= this.options.concurrency) return;
         const now = this.services.clock.now();
         try {
-          // Attempts not yet recorded still hold their leases: this claim cannot take them again.
-          deliveries = await this.claim([{ endpointId, resendsOnly: (this.pausedUntil.get(endpointId) ?? 0) > now }], now);
+          // Attempts not yet recorded are still pending in the table: this claim must not take them again.
+          const resendsOnly = (this.pausedUntil.get(endpointId) ?? 0) > now;
+          deliveries = await this.claim([{ endpointId, resendsOnly }], now, [...recording.keys()]);
         } catch (error) {
           this.log.error({ err: error, endpoint: endpointId }, "claiming an endpoint's next deliveries failed");
           return;
@@ -275,17 +281,13 @@ export class DeliveryWorker {
         leasedUntil = now + this.leaseMs;
       }
     } finally {
-      await Promise.all(recording);
+      await Promise.all(recording.values());
+      if (!recordFailed) {
+        await releaseLease(this.services.db, endpointId, this.workerId).catch((error: unknown) =>
+          this.log.error({ err: error, endpoint: endpointId }, "giving back an endpoint's lease failed"),
+        );
+      }
     }
-  }
-
-  /** Gives back claimed deliveries this worker will not send now, so any worker can take them once they are due. */
-  private async giveBack(deliveries: readonly DueDelivery[]): Promise<void> {
-    await releaseLeases(
-      this.services.db,
-      deliveries.map((d) => d.id),
-      this.workerId,
-    ).catch((error: unknown) => this.log.error({ err: error }, "giving back claimed deliveries failed"));
   }
 
   /** Signs and sends; whatever goes wrong comes back as a result to record, never a throw. */

@@ -72,6 +72,8 @@ export async function insertEndpoint(ex: Executor, endpoint: Endpoint): Promise<
       removed_at: null,
     })
     .execute();
+  // The delivery worker's lease on the endpoint: a row to lock from the start (migration 012).
+  await ex.insertInto("endpoint_leases").values({ endpoint_id: endpoint.id, locked_until: null, locked_by: null }).execute();
 }
 
 /** The workspace environment's endpoints that have not been removed, oldest first. */
@@ -106,6 +108,17 @@ export async function markEndpointRemoved(ex: Executor, id: string, now: number)
 }
 
 export async function setEndpointEnabled(ex: Executor, id: string, enabled: boolean, reason: string | null, now: number): Promise<void> {
+  if (enabled) {
+    // An endpoint enabled again is free for any worker: an attempt still in flight from
+    // before it was disabled must not settle a delivery resent since (recordAttempts
+    // settles a failure only under the lease it was sent with).
+    await ex
+      .updateTable("endpoint_leases")
+      .set({ locked_until: null, locked_by: null })
+      .where("endpoint_id", "=", id)
+      .where((eb) => eb.exists(eb.selectFrom("webhook_endpoints").select("id").where("id", "=", id).where("enabled", "=", 0)))
+      .execute();
+  }
   await ex
     .updateTable("webhook_endpoints")
     .set(enabled ? { enabled: 1, disabled_reason: null, disabled_at: null, failing_since: null } : { enabled: 0, disabled_reason: reason, disabled_at: now })

@@ -76,7 +76,8 @@ export async function addEndpoint(ctx: RequestContext, input: { url: string; eve
     failingSince: null,
     createdAt: clock.now(),
   };
-  await insertEndpoint(db, endpoint);
+  // The endpoint and its delivery lease row, together.
+  await db.transaction().execute((trx) => insertEndpoint(trx, endpoint));
   return { endpoint: presentEndpoint(endpoint), secret };
 }
 

@@ -10,6 +10,7 @@ import * as authVersion from "./008-auth-version.js";
 import * as pendingDeliveries from "./009-pending-deliveries.js";
 import * as deliveryFillfactor from "./010-delivery-fillfactor.js";
 import * as sourceKinds from "./011-source-kinds.js";
+import * as endpointLeases from "./012-endpoint-leases.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   "009-pending-deliveries": pendingDeliveries,
   "010-delivery-fillfactor": deliveryFillfactor,
   "011-source-kinds": sourceKinds,
+  "012-endpoint-leases": endpointLeases,
 };
