@@ -225,12 +225,13 @@ export async function renewLease(ex: Executor, endpointId: string, workerId: str
   return Number(result.numUpdatedRows) === 1;
 }
 
-/** Gives back this worker's lease on an endpoint (its run ended, or it is stopping), so any worker can take it now. */
-export async function releaseLease(ex: Executor, endpointId: string, workerId: string): Promise<void> {
+/** Gives back this worker's leases on endpoints (their runs ended, or it is stopping), so any worker can take them now. */
+export async function releaseLeases(ex: Executor, endpointIds: readonly string[], workerId: string): Promise<void> {
+  if (endpointIds.length === 0) return;
   await ex
     .updateTable("endpoint_leases")
     .set({ locked_until: null, locked_by: null })
-    .where("endpoint_id", "=", endpointId)
+    .where("endpoint_id", "in", endpointIds)
     .where("locked_by", "=", workerId)
     .execute();
 }

@@ -12,7 +12,7 @@ import {
   failPendingDeliveries,
   findDueEndpoints,
   recordAttempts,
-  releaseLease,
+  releaseLeases,
   renewLease,
 } from "./delivery.store.js";
 import { recordEndpointFailure, recordEndpointSuccess, setEndpointEnabled } from "./endpoint.store.js";
@@ -235,11 +235,18 @@ export class DeliveryWorker {
     // A record that failed leaves its delivery pending: the endpoint then stays leased
     // until the lease runs out and is sent to again after that, not at once and in a loop.
     let recordFailed = false;
+    // Whether the record of the run's last attempt gave the lease back with it.
+    let releasedWithRecord = false;
     let deliveries = first;
     let leasedUntil = firstLeasedUntil;
     try {
       while (deliveries.length > 0) {
-        for (const delivery of deliveries) {
+        // A claim that took less than it could left nothing due at the time: the run ends
+        // with its last delivery, whose record gives the lease back in the same
+        // transaction (no commit of its own); what is due since is found by the next look
+        // for work (the worker is woken by the events this process writes).
+        const more = deliveries.length >= this.options.claimPerEndpoint;
+        for (const [index, delivery] of deliveries.entries()) {
           if (this.stopping || recordFailed) return;
           const now = this.services.clock.now();
           try {
@@ -252,13 +259,14 @@ export class DeliveryWorker {
             this.log.error({ err: error, endpoint: endpointId }, "an endpoint's lease could not be renewed");
             return;
           }
-          const { ok, recorded } = await this.attempt(delivery);
+          const { ok, recorded, releases } = await this.attempt(delivery, !more && index === deliveries.length - 1);
           // The lease runs out and the delivery is claimed again: nothing is lost.
           const settled = recorded.catch((error: unknown) => {
             this.log.error({ err: error, delivery: delivery.id }, "delivery attempt could not be recorded");
             recordFailed = true;
             return true;
           });
+          if (releases) void settled.then(() => (releasedWithRecord = !recordFailed));
           if (ok) {
             recording.set(delivery.id, settled);
             void settled.then(() => recording.delete(delivery.id));
@@ -268,7 +276,7 @@ export class DeliveryWorker {
           if (await settled) this.pausedUntil.set(endpointId, this.services.clock.now() + PAUSE_AFTER_FAILURE_MS);
           return;
         }
-        if (this.stopping || recordFailed || this.busy.size >= this.options.concurrency) return;
+        if (this.stopping || recordFailed || !more || this.busy.size >= this.options.concurrency) return;
         const now = this.services.clock.now();
         try {
           // Attempts not yet recorded are still pending in the table: this claim must not take them again.
@@ -282,8 +290,8 @@ export class DeliveryWorker {
       }
     } finally {
       await Promise.all(recording.values());
-      if (!recordFailed) {
-        await releaseLease(this.services.db, endpointId, this.workerId).catch((error: unknown) =>
+      if (!recordFailed && !releasedWithRecord) {
+        await releaseLeases(this.services.db, [endpointId], this.workerId).catch((error: unknown) =>
           this.log.error({ err: error, endpoint: endpointId }, "giving back an endpoint's lease failed"),
         );
       }
@@ -340,9 +348,11 @@ export class DeliveryWorker {
 
   /**
    * One attempt: answers once it is sent whether it succeeded, and `recorded`, which
-   * settles when it is recorded with whether the endpoint is still enabled.
+   * settles when it is recorded with whether the endpoint is still enabled. A failure
+   * ends the run, and so does a success of its `last` delivery: then the record gives
+   * the endpoint's lease back with it (`releases`).
    */
-  private async attempt(delivery: DueDelivery): Promise<{ ok: boolean; recorded: Promise<boolean> }> {
+  private async attempt(delivery: DueDelivery, last: boolean): Promise<{ ok: boolean; recorded: Promise<boolean>; releases: boolean }> {
     const { clock } = this.services;
     const attemptedAt = clock.now();
     const result = await this.send(delivery, attemptedAt);
@@ -350,14 +360,15 @@ export class DeliveryWorker {
     const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     // What this worker remembers of the endpoint changes only once the record has
     // committed: a batch that rolls back is written again (TransactionBatcher).
-    const recorded = this.settles.run({ delivery, result, attemptedAt, finishedAt, ok }).then((settled) => {
+    const releases = last || !ok;
+    const recorded = this.settles.run({ delivery, result, attemptedAt, finishedAt, ok, releases }).then((settled) => {
       if (settled.failingSince === null) this.failingSince.delete(delivery.endpointId);
       else this.failingSince.set(delivery.endpointId, settled.failingSince);
       if (!ok) this.successWritten.delete(delivery.endpointId);
       else if (settled.successWrittenAt !== null) this.successWritten.set(delivery.endpointId, settled.successWrittenAt);
       return settled.enabled;
     });
-    return { ok, recorded };
+    return { ok, recorded, releases };
   }
 
   /**
@@ -395,6 +406,13 @@ export class DeliveryWorker {
       const reason = settled[i]?.disabledFor;
       if (reason) await failPendingDeliveries(trx, delivery.endpointId, `endpoint disabled (${reason})`);
     }
+    // Runs that end with these attempts give their endpoints back (their earlier attempts
+    // were recorded in this batch or the ones before it: batches are written in order).
+    await releaseLeases(
+      trx,
+      attempts.filter((a) => a.releases).map((a) => a.delivery.endpointId),
+      this.workerId,
+    );
     return settled;
   }
 
@@ -451,6 +469,8 @@ interface Attempted {
   attemptedAt: number;
   finishedAt: number;
   ok: boolean;
+  /** The run ends with this attempt: its record gives the endpoint's lease back. */
+  releases: boolean;
 }
 
 /** What recording an attempt left of its endpoint. */
