@@ -322,9 +322,9 @@ export interface AttemptOutcome {
  * endpoint: the lease may have run out and another worker taken the endpoint, or the
  * endpoint was disabled (its deliveries failed) and enabled again, which frees its lease,
  * and the delivery resent; settling it then would cut across the other worker's attempt
- * or the resend, or revive a delivery that was failed on purpose. A success is recorded whatever happened
- * meanwhile: the receiver has the event. The attempt itself is logged either way: the
- * request went out. Answers, for each, whether its delivery was changed.
+ * or the resend, or revive a delivery that was failed on purpose. A success is recorded
+ * whatever happened meanwhile: the receiver has the event. The attempt itself is logged
+ * either way: the request went out. Answers, for each, whether its delivery was changed.
  */
 export async function recordAttempts(ex: Executor, outcomes: readonly AttemptOutcome[]): Promise<boolean[]> {
   if (outcomes.length === 0) return [];

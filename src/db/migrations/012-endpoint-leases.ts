@@ -4,8 +4,8 @@ import { type Kysely, PostgresAdapter, sql } from "kysely";
 // endpoint instead of each delivery: a claim writes one row, not up to 128, and giving
 // back what a failed endpoint still owed is one row too. Before, on PostgreSQL a claim of
 // 128 locked and rewrote 128 delivery rows (18 to 25 us of PostgreSQL's CPU a delivery,
-// of about 115, measured on a copy of the table), and on SQLite each claim was a commit of
-// some 60 table pages. An endpoint is now sent to by one process at a time, which also
+// of about 115, measured on a table built like deliveries with 200,000 rows), and on
+// SQLite each claim was a commit of some 60 table pages. An endpoint is now sent to by one process at a time, which also
 // keeps its order across processes. Every endpoint has its lease row from its creation,
 // so that a claim can lock it with SKIP LOCKED.
 //
