@@ -1,7 +1,8 @@
-// Every scenario on one database engine: seed up to each size in turn, and at each size
-// start Warden afresh for each scenario (so that peak RSS and CPU profiles belong to one
-// scenario), measuring the bare node:http baseline under the same load settings just
-// before Warden's own run.
+// Every scenario on one database engine: a database seeded to each size, Warden started
+// afresh for each run (so that peak RSS and CPU profiles belong to one scenario), and the
+// bare node:http baseline measured under the same load settings just before Warden's own
+// run. The sizes of scenario 4 take turns in rounds, each with a database of its own, so
+// that the machine's speed, which moves by half within minutes, moves every size alike.
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { sql } from "kysely";
@@ -22,8 +23,10 @@ export interface Preset {
   connections: number;
   durationSec: number;
   warmupSec: number;
-  /** Seconds of the one-connection retrieve run at each size. */
-  singleSec: number;
+  /** Seconds of each run of scenario 4 (at the preset's connections and at one), at each size in each round. */
+  scalingSec: number;
+  /** Rounds of scenario 4: every size once a round, in the opposite order the next; medians are reported. */
+  scalingRounds: number;
   listWalks: number;
   listPageSize: number;
   /** Events of each webhook delivery run (scenario 5), each fanned out to 10 receivers. */
@@ -51,10 +54,12 @@ export const PG_URL = process.env.BENCH_PG_URL || "postgres://postgres@127.0.0.1
 
 export interface ScalingPoint {
   customers: number;
-  /** Retrieve at the preset's connections. */
+  /** Retrieve at the preset's connections: the round with the median p50. */
   loaded: Measured;
-  /** Retrieve at one connection: the service time without queueing. */
+  /** Retrieve at one connection, the service time without queueing: the round with the median p50. */
   single: Measured;
+  /** p50 of every round, in the order run. */
+  roundsP50Ms: { loaded: number[]; single: number[] };
 }
 
 export interface GrantRun extends Measured {
@@ -75,6 +80,7 @@ export interface EngineResult {
   engine: Dialect;
   /** Customers in the workspace when scenarios 1 to 3 ran (0 when none of 1 to 4 was selected). */
   customers: number;
+  /** Each size seeded into a database of its own, from none. */
   seeding: { customers: number; seconds: number; rows: Record<string, number> }[];
   retrieveBodyBytes?: number;
   baselineRetrieve?: Measured;
@@ -108,8 +114,8 @@ export async function runOnPg(statement: string): Promise<void> {
   }
 }
 
-async function createDatabase(engine: Dialect, workDir: string): Promise<Database> {
-  const dataDir = join(workDir, engine);
+async function createDatabase(engine: Dialect, workDir: string, label: string): Promise<Database> {
+  const dataDir = join(workDir, `${engine}-${label}`);
   mkdirSync(dataDir, { recursive: true });
   if (engine === "sqlite") {
     return {
@@ -119,7 +125,7 @@ async function createDatabase(engine: Dialect, workDir: string): Promise<Databas
       drop: async () => rmSync(dataDir, { recursive: true, force: true }),
     };
   }
-  const schema = `bench_${process.pid}_${Date.now().toString(36)}`;
+  const schema = `bench_${process.pid}_${Date.now().toString(36)}_${label}`;
   await runOnPg(`create schema ${schema}`);
   // Warden's connections carry this name, so that their backends' CPU is told apart from other work.
   const applicationName = `warden_${schema}`;
@@ -185,6 +191,21 @@ function assertAllOk(what: string, result: Measured): void {
 const summary = (m: Measured) =>
   `${Math.round(m.reqPerSec)} req/s, p50 ${m.latencyMs.p50.toFixed(2)} ms, p99 ${m.latencyMs.p99.toFixed(2)} ms, CPU server ${Math.round(m.serverCpuPercent)}% / db ${Math.round(m.dbCpuPercent)}% / load ${Math.round(m.loadCpuPercent)}% / rest ${Math.round(m.otherCpuPercent)}%`;
 
+/** The run of `runs` whose p50 is the median (the lower of the two middle ones for an even count). */
+function medianRun(runs: readonly Measured[]): Measured {
+  const sorted = [...runs].sort((a, b) => a.latencyMs.p50 - b.latencyMs.p50);
+  const median = sorted[Math.floor((sorted.length - 1) / 2)];
+  if (!median) throw new Error("no runs");
+  return median;
+}
+
+/** A database seeded to one size, with its workspace. */
+interface Seeded {
+  database: Database;
+  ws: BenchWorkspace;
+  customers: number;
+}
+
 export async function runEngine(
   engine: Dialect,
   preset: Preset,
@@ -198,17 +219,29 @@ export async function runEngine(
   },
 ): Promise<EngineResult> {
   const wants = (scenario: Scenario) => options.scenarios.includes(scenario);
-  const database = await createDatabase(engine, options.workDir);
-  const unregister = onInterrupt(() => (options.keep ? Promise.resolve() : database.drop()));
+  const databases: Database[] = [];
+  const unregister = onInterrupt(async () => {
+    if (!options.keep) for (const database of databases) await database.drop();
+  });
+  const open = async (label: string) => {
+    const database = await createDatabase(engine, options.workDir, label);
+    databases.push(database);
+    return database;
+  };
   const profiles: string[] = [];
   let wardenCount = 0;
-  const wardenOptions = { command: options.wardenCommand, databaseUrl: database.wardenUrl, dataDir: database.dataDir, limits: BENCH_LIMITS };
-  const launchWarden = async (scenario: string, env: Record<string, string> = {}): Promise<ServerProcess> => {
+  const wardenOptionsOf = (database: Database) => ({
+    command: options.wardenCommand,
+    databaseUrl: database.wardenUrl,
+    dataDir: database.dataDir,
+    limits: BENCH_LIMITS,
+  });
+  const launchWarden = async (database: Database, scenario: string, env: Record<string, string> = {}, profiled = true): Promise<ServerProcess> => {
     wardenCount += 1;
-    const cpuProfileDir = options.profileDir ? join(options.profileDir, `${engine}-${scenario}`) : undefined;
+    const cpuProfileDir = options.profileDir && profiled ? join(options.profileDir, `${engine}-${scenario}`) : undefined;
     if (cpuProfileDir) profiles.push(cpuProfileDir);
     return startWarden({
-      ...wardenOptions,
+      ...wardenOptionsOf(database),
       env: { ...options.wardenEnv, ...env },
       logFile: join(options.workDir, `warden-${engine}-${wardenCount}-${scenario}.log`),
       ...(cpuProfileDir ? { cpuProfileDir } : {}),
@@ -221,96 +254,120 @@ export async function runEngine(
     warmupSec: preset.warmupSec,
     request,
   });
+  const result: EngineResult = { engine, customers: 0, seeding: [], scaling: [], profiles };
 
-  try {
-    let storage = database.storage();
-    await migrateToLatest(storage.db, storage.dialect);
-    const ws = await setUpWorkspace(storage);
-    await storage.close();
-
-    const result: EngineResult = { engine, customers: 0, seeding: [], scaling: [], profiles };
-    // Scenarios 1 to 4 need the customers; scenario 5 makes its own buyers.
-    const sizes = [1, 2, 3, 4].some((n) => wants(n as Scenario)) ? preset.sizes : [];
-    const seedNow = Date.now();
-    let seeded = 0;
-
-    for (const size of sizes) {
-      storage = database.storage();
+  /** A fresh database with the workspace, seeded with `size` customers (none: scenario 5 makes its own buyers). */
+  const seeded = async (size: number): Promise<Seeded> => {
+    const database = await open(String(size));
+    const storage = database.storage();
+    try {
+      await migrateToLatest(storage.db, storage.dialect);
+      const ws = await setUpWorkspace(storage);
+      if (size === 0) return { database, ws, customers: 0 };
       const started = performance.now();
       let shown = 0;
-      const rows = await seedCustomers(storage, ws, { from: seeded, to: size, now: seedNow }, (done) => {
+      const rows = await seedCustomers(storage, ws, { from: 0, to: size, now: Date.now() }, (done) => {
         if (done - shown >= 100_000 || done === size) {
           log(`  [${engine}] seeded ${done.toLocaleString("en")} customers`);
           shown = done;
         }
       });
-      seeded = size;
       await settle(storage);
       await verifySeed(
         storage,
         ws,
         Array.from({ length: 50 }, (_, n) => hash32(n, size) % size),
       );
-      await storage.close();
       const seconds = (performance.now() - started) / 1000;
       result.seeding.push({ customers: size, seconds, rows });
-      result.customers = size;
       log(`  [${engine}] ${size.toLocaleString("en")} customers seeded and checked against syncCustomer in ${seconds.toFixed(1)} s`);
+      return { database, ws, customers: size };
+    } finally {
+      await storage.close();
+    }
+  };
 
-      const isLast = size === sizes[sizes.length - 1];
-      const retrieve: LoadRequest = { kind: "retrieve", tool: BENCH.tool, customers: size };
+  const retrieveOf = (size: number): LoadRequest => ({ kind: "retrieve", tool: BENCH.tool, customers: size });
 
-      // Scenarios 1 and 4: retrieve a customer, against the baseline at the largest size.
-      if (wants(4) || (wants(1) && isLast)) {
-        let warden = await launchWarden(`retrieve-${size}`);
-        let loaded: Measured;
-        let peakRssMb: number;
-        try {
-          const retrieveBodyBytes = await sampleRetrieveBodies(warden, ws, size, 200);
-          if (wants(1) && isLast) {
-            const baseline = await startBaseline({ bodyBytes: retrieveBodyBytes, status: 200, logFile: join(options.workDir, "baseline.log") });
-            let baselineRetrieve: Measured;
-            try {
-              baselineRetrieve = await measureLoad(baseline, load(retrieve, ws.key), { patient: preset.patient });
-            } finally {
-              await baseline.stop();
-            }
-            assertAllOk("baseline", baselineRetrieve);
-            log(`  [${engine}] baseline node:http GET, ${retrieveBodyBytes} B body: ${summary(baselineRetrieve)}`);
-            result.baselineRetrieve = baselineRetrieve;
-            result.retrieveBodyBytes = retrieveBodyBytes;
-          }
-          loaded = await measureLoad(warden, load(retrieve, ws.key), { patient: preset.patient, pids: database.pids });
-          assertAllOk(`retrieve at ${size}`, loaded);
-          peakRssMb = warden.peakRssMb();
-          log(
-            `  [${engine}] retrieve at ${size.toLocaleString("en")} customers, ${preset.connections} connections: ${summary(loaded)}, peak RSS ${peakRssMb.toFixed(0)} MB`,
-          );
-        } finally {
-          await warden.stop();
-        }
-        if (result.baselineRetrieve && wants(1) && isLast) {
-          result.retrieve = { ...loaded, ratio: loaded.reqPerSec / result.baselineRetrieve.reqPerSec, peakRssMb };
-        }
-        if (wants(4)) {
-          // One connection, in a fresh process: the service time of one request.
-          warden = await launchWarden(`retrieve-single-${size}`);
-          let single: Measured;
-          try {
-            single = await measureLoad(warden, load(retrieve, ws.key, 1, preset.singleSec), { patient: preset.patient, pids: database.pids });
-            assertAllOk(`retrieve at ${size}, one connection`, single);
-            log(`  [${engine}] retrieve at ${size.toLocaleString("en")} customers, 1 connection: ${summary(single)}`);
-          } finally {
-            await warden.stop();
-          }
-          result.scaling.push({ customers: size, loaded, single });
+  /** One retrieve run in a fresh Warden process; its peak RSS with it. */
+  const measureRetrieve = async (target: Seeded, scenario: string, connections: number, durationSec: number) => {
+    const warden = await launchWarden(target.database, scenario);
+    try {
+      const measured = await measureLoad(warden, load(retrieveOf(target.customers), target.ws.key, connections, durationSec), {
+        patient: preset.patient,
+        pids: target.database.pids,
+      });
+      assertAllOk(`retrieve at ${target.customers}, ${connections} connections`, measured);
+      log(`  [${engine}] retrieve at ${target.customers.toLocaleString("en")} customers, ${connections} connections: ${summary(measured)}`);
+      return { measured, peakRssMb: warden.peakRssMb() };
+    } finally {
+      await warden.stop();
+    }
+  };
+
+  try {
+    // Scenarios 1 to 4 need the customers; scenario 5 makes its own buyers.
+    const sizes = [1, 2, 3, 4].some((n) => wants(n as Scenario)) ? preset.sizes : [];
+    const largest = sizes[sizes.length - 1] ?? 0;
+    // Scenario 4's smaller sizes first, each in a database of its own, then the largest,
+    // which every other scenario uses.
+    const smaller: Seeded[] = [];
+    if (wants(4)) for (const size of sizes.slice(0, -1)) smaller.push(await seeded(size));
+    const main = await seeded(largest);
+    result.customers = largest;
+    const { ws } = main;
+
+    // Scenario 1: retrieve a customer at the largest size, against the baseline just before.
+    if (wants(1) && largest > 0) {
+      const warden = await launchWarden(main.database, "retrieve-sample", {}, false);
+      let retrieveBodyBytes: number;
+      try {
+        retrieveBodyBytes = await sampleRetrieveBodies(warden, ws, largest, 200);
+      } finally {
+        await warden.stop();
+      }
+      const baseline = await startBaseline({ bodyBytes: retrieveBodyBytes, status: 200, logFile: join(options.workDir, "baseline.log") });
+      let baselineRetrieve: Measured;
+      try {
+        baselineRetrieve = await measureLoad(baseline, load(retrieveOf(largest), ws.key), { patient: preset.patient });
+      } finally {
+        await baseline.stop();
+      }
+      assertAllOk("baseline", baselineRetrieve);
+      log(`  [${engine}] baseline node:http GET, ${retrieveBodyBytes} B body: ${summary(baselineRetrieve)}`);
+      result.baselineRetrieve = baselineRetrieve;
+      result.retrieveBodyBytes = retrieveBodyBytes;
+      const { measured, peakRssMb } = await measureRetrieve(main, `retrieve-${largest}`, preset.connections, preset.durationSec);
+      log(`  [${engine}] peak RSS ${peakRssMb.toFixed(0)} MB`);
+      result.retrieve = { ...measured, ratio: measured.reqPerSec / baselineRetrieve.reqPerSec, peakRssMb };
+    }
+
+    // Scenario 4: every size in each round, the order reversed from round to round.
+    if (wants(4) && largest > 0) {
+      const points = [...smaller, main];
+      const runs = new Map(points.map((point) => [point, { loaded: [] as Measured[], single: [] as Measured[] }]));
+      for (let round = 0; round < preset.scalingRounds; round++) {
+        for (const point of round % 2 === 0 ? points : [...points].reverse()) {
+          const mine = runs.get(point);
+          if (!mine) continue;
+          mine.loaded.push((await measureRetrieve(point, `scaling-${point.customers}`, preset.connections, preset.scalingSec)).measured);
+          mine.single.push((await measureRetrieve(point, `scaling-single-${point.customers}`, 1, preset.scalingSec)).measured);
         }
       }
-      if (!isLast) continue;
+      for (const [point, { loaded, single }] of runs) {
+        result.scaling.push({
+          customers: point.customers,
+          loaded: medianRun(loaded),
+          single: medianRun(single),
+          roundsP50Ms: { loaded: loaded.map((m) => m.latencyMs.p50), single: single.map((m) => m.latencyMs.p50) },
+        });
+      }
+    }
 
+    if (largest > 0) {
       // Scenario 3: list customers, 500 rows a page, first page to last reachable page.
       if (wants(3)) {
-        const warden = await launchWarden("list");
+        const warden = await launchWarden(main.database, "list");
         try {
           const walk = await measureListWalk({
             url: warden.url,
@@ -331,7 +388,7 @@ export async function runEngine(
 
       // Scenario 2: create a grant, each for a new address, counted and stored.
       if (wants(2)) {
-        const warden = await launchWarden("grants");
+        const warden = await launchWarden(main.database, "grants");
         const note = `bench-load-${Date.now().toString(36)}`;
         const grantRequest: LoadRequest = { kind: "grant", tool: BENCH.tool, note, tag: Date.now().toString(36) };
         let grantBodyBytes: number;
@@ -348,14 +405,14 @@ export async function runEngine(
           }
           assertAllOk("baseline POST", baselineGrant);
           log(`  [${engine}] baseline node:http POST, ${grantBodyBytes} B body: ${summary(baselineGrant)}`);
-          grantLoad = await measureLoad(warden, load(grantRequest, ws.key), { patient: preset.patient, pids: database.pids });
+          grantLoad = await measureLoad(warden, load(grantRequest, ws.key), { patient: preset.patient, pids: main.database.pids });
           assertAllOk("create grant", grantLoad);
           grantRss = warden.peakRssMb();
         } finally {
           await warden.stop();
         }
         // Read back after Warden has stopped: what it acknowledged is in the database.
-        storage = database.storage();
+        const storage = main.database.storage();
         const check = await countLoadGrants(storage, ws, note);
         await storage.close();
         const acknowledged = grantLoad.warmupOk + grantLoad.ok;
@@ -387,16 +444,16 @@ export async function runEngine(
         events: preset.webhookEvents,
         latencySec: preset.durationSec,
         patient: preset.patient,
-        storage: () => database.storage(),
-        launchWarden,
-        wardenCommand: (args) => runWardenCommand(wardenOptions, args),
-        ...(database.pids ? { pids: database.pids } : {}),
+        storage: () => main.database.storage(),
+        launchWarden: (scenario, env) => launchWarden(main.database, scenario, env),
+        wardenCommand: (args) => runWardenCommand(wardenOptionsOf(main.database), args),
+        ...(main.database.pids ? { pids: main.database.pids } : {}),
         log,
       });
     }
     return result;
   } finally {
     unregister();
-    if (!options.keep) await database.drop();
+    if (!options.keep) for (const database of databases) await database.drop();
   }
 }

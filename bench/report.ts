@@ -165,7 +165,7 @@ export function renderMarkdown(info: RunInfo, engines: EngineResult[], checks: T
     }
     lines.push("");
   }
-  if (engines.some((e) => e.scaling.length > 0)) renderScaling(lines, engines, p.connections);
+  if (engines.some((e) => e.scaling.length > 0)) renderScaling(lines, engines, p);
   if (engines.some((e) => e.webhooks)) renderWebhooks(lines, engines);
   lines.push("### Targets");
   lines.push("");
@@ -175,6 +175,8 @@ export function renderMarkdown(info: RunInfo, engines: EngineResult[], checks: T
   lines.push("");
   if (engines.some((e) => e.seeding.length > 0)) {
     lines.push("### Seeding (not measured against any target)");
+    lines.push("");
+    lines.push("Each size into a database of its own, from none.");
     lines.push("");
     lines.push("| Engine | Customers | Seconds | Rows added (people / licences / subscriptions / grants / devices / customers) |");
     lines.push("|---|---:|---:|---|");
@@ -191,17 +193,25 @@ export function renderMarkdown(info: RunInfo, engines: EngineResult[], checks: T
   return lines.join("\n");
 }
 
-function renderScaling(lines: string[], engines: EngineResult[], connections: number): void {
+function renderScaling(lines: string[], engines: EngineResult[], p: Preset): void {
+  const connections = p.connections;
   lines.push(`### 4. Scaling: retrieve a customer as the workspace grows`);
   lines.push("");
-  lines.push(`| Engine | Customers | req/s (${connections} conn.) | p50 ms (${connections} conn.) | p99 ms | p50 ms (1 conn.) | p50 vs smallest |`);
-  lines.push("|---|---:|---:|---:|---:|---:|---:|");
+  lines.push(
+    `Each size in a database of its own; the sizes take turns, ${p.scalingRounds} round${p.scalingRounds === 1 ? "" : "s"} (the order reversed each round), ` +
+      `each run ${p.scalingSec} s in a fresh process after ${p.warmupSec} s of warm-up. Each figure is from the round with the median p50; every round's p50 is in the last column.`,
+  );
+  lines.push("");
+  lines.push(
+    `| Engine | Customers | req/s (${connections} conn.) | p50 ms (${connections} conn.) | p99 ms | p50 ms (1 conn.) | p50 vs smallest | p50 ms of each round (${connections} conn. / 1 conn.) |`,
+  );
+  lines.push("|---|---:|---:|---:|---:|---:|---:|---|");
   for (const e of engines) {
     const first = e.scaling[0];
     for (const s of e.scaling) {
       const vs = first ? ratio(s.loaded.latencyMs.p50 / first.loaded.latencyMs.p50) : "";
       lines.push(
-        `| ${e.engine} | ${customers(s.customers)} | ${int(s.loaded.reqPerSec)} | ${ms(s.loaded.latencyMs.p50)} | ${ms(s.loaded.latencyMs.p99)} | ${ms(s.single.latencyMs.p50)} | ${vs} |`,
+        `| ${e.engine} | ${customers(s.customers)} | ${int(s.loaded.reqPerSec)} | ${ms(s.loaded.latencyMs.p50)} | ${ms(s.loaded.latencyMs.p99)} | ${ms(s.single.latencyMs.p50)} | ${vs} | ${s.roundsP50Ms.loaded.map(ms).join(", ")} / ${s.roundsP50Ms.single.map(ms).join(", ")} |`,
       );
     }
   }
