@@ -223,11 +223,6 @@ export async function runEngine(
   const unregister = onInterrupt(async () => {
     if (!options.keep) for (const database of databases) await database.drop();
   });
-  const open = async (label: string) => {
-    const database = await createDatabase(engine, options.workDir, label);
-    databases.push(database);
-    return database;
-  };
   const profiles: string[] = [];
   let wardenCount = 0;
   const wardenOptionsOf = (database: Database) => ({
@@ -236,9 +231,9 @@ export async function runEngine(
     dataDir: database.dataDir,
     limits: BENCH_LIMITS,
   });
-  const launchWarden = async (database: Database, scenario: string, env: Record<string, string> = {}, profiled = true): Promise<ServerProcess> => {
+  const launchWarden = async (database: Database, scenario: string, env: Record<string, string> = {}): Promise<ServerProcess> => {
     wardenCount += 1;
-    const cpuProfileDir = options.profileDir && profiled ? join(options.profileDir, `${engine}-${scenario}`) : undefined;
+    const cpuProfileDir = options.profileDir ? join(options.profileDir, `${engine}-${scenario}`) : undefined;
     if (cpuProfileDir) profiles.push(cpuProfileDir);
     return startWarden({
       ...wardenOptionsOf(database),
@@ -258,7 +253,8 @@ export async function runEngine(
 
   /** A fresh database with the workspace, seeded with `size` customers (none: scenario 5 makes its own buyers). */
   const seeded = async (size: number): Promise<Seeded> => {
-    const database = await open(String(size));
+    const database = await createDatabase(engine, options.workDir, String(size));
+    databases.push(database);
     const storage = database.storage();
     try {
       await migrateToLatest(storage.db, storage.dialect);
@@ -289,10 +285,17 @@ export async function runEngine(
 
   const retrieveOf = (size: number): LoadRequest => ({ kind: "retrieve", tool: BENCH.tool, customers: size });
 
-  /** One retrieve run in a fresh Warden process; its peak RSS with it. */
-  const measureRetrieve = async (target: Seeded, scenario: string, connections: number, durationSec: number) => {
+  /** One retrieve run in a fresh Warden process, after `before` (given the process, idle); its peak RSS with it. */
+  const measureRetrieve = async (
+    target: Seeded,
+    scenario: string,
+    connections: number,
+    durationSec: number,
+    before?: (warden: ServerProcess) => Promise<void>,
+  ) => {
     const warden = await launchWarden(target.database, scenario);
     try {
+      await before?.(warden);
       const measured = await measureLoad(warden, load(retrieveOf(target.customers), target.ws.key, connections, durationSec), {
         patient: preset.patient,
         pids: target.database.pids,
@@ -319,26 +322,23 @@ export async function runEngine(
 
     // Scenario 1: retrieve a customer at the largest size, against the baseline just before.
     if (wants(1) && largest > 0) {
-      const warden = await launchWarden(main.database, "retrieve-sample", {}, false);
-      let retrieveBodyBytes: number;
-      try {
-        retrieveBodyBytes = await sampleRetrieveBodies(warden, ws, largest, 200);
-      } finally {
-        await warden.stop();
-      }
-      const baseline = await startBaseline({ bodyBytes: retrieveBodyBytes, status: 200, logFile: join(options.workDir, "baseline.log") });
-      let baselineRetrieve: Measured;
-      try {
-        baselineRetrieve = await measureLoad(baseline, load(retrieveOf(largest), ws.key), { patient: preset.patient });
-      } finally {
-        await baseline.stop();
-      }
-      assertAllOk("baseline", baselineRetrieve);
-      log(`  [${engine}] baseline node:http GET, ${retrieveBodyBytes} B body: ${summary(baselineRetrieve)}`);
-      result.baselineRetrieve = baselineRetrieve;
-      result.retrieveBodyBytes = retrieveBodyBytes;
-      const { measured, peakRssMb } = await measureRetrieve(main, `retrieve-${largest}`, preset.connections, preset.durationSec);
+      let baselineRetrieve: Measured | undefined;
+      // The answer's size is sampled from Warden itself; the baseline then answers as many bytes.
+      const { measured, peakRssMb } = await measureRetrieve(main, `retrieve-${largest}`, preset.connections, preset.durationSec, async (warden) => {
+        const retrieveBodyBytes = await sampleRetrieveBodies(warden, ws, largest, 200);
+        const baseline = await startBaseline({ bodyBytes: retrieveBodyBytes, status: 200, logFile: join(options.workDir, "baseline.log") });
+        try {
+          baselineRetrieve = await measureLoad(baseline, load(retrieveOf(largest), ws.key), { patient: preset.patient });
+        } finally {
+          await baseline.stop();
+        }
+        assertAllOk("baseline", baselineRetrieve);
+        log(`  [${engine}] baseline node:http GET, ${retrieveBodyBytes} B body: ${summary(baselineRetrieve)}`);
+        result.retrieveBodyBytes = retrieveBodyBytes;
+      });
+      if (!baselineRetrieve) throw new Error("the baseline was not measured");
       log(`  [${engine}] peak RSS ${peakRssMb.toFixed(0)} MB`);
+      result.baselineRetrieve = baselineRetrieve;
       result.retrieve = { ...measured, ratio: measured.reqPerSec / baselineRetrieve.reqPerSec, peakRssMb };
     }
 
