@@ -126,6 +126,8 @@ export function recordingLogger(): RecordingLogger {
 /** A delivery worker as `warden serve` runs it, allowed to reach loopback receivers. */
 export function testWorker(services: Services, options: Partial<DeliveryWorkerOptions> = {}): DeliveryWorker & { errors: unknown[] } {
   const { logger, errors } = recordingLogger();
-  const worker = new DeliveryWorker(services, logger, { ...DEFAULT_WORKER_OPTIONS, allowPrivate: true, ...options });
+  // Jitter fixed at a tenth of each delay: with Math.random, one run in about 2,000 had a
+  // first retry due at exactly 5 s, the instant a failing endpoint's pause ends.
+  const worker = new DeliveryWorker(services, logger, { ...DEFAULT_WORKER_OPTIONS, allowPrivate: true, random: () => 0.5, ...options });
   return Object.assign(worker, { errors });
 }

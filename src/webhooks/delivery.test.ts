@@ -432,6 +432,20 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(worker.errors, []);
     });
 
+    test("a retry due the instant a failing endpoint's pause ends goes before the deliveries never tried: oldest first", async () => {
+      const { services, clock, ws, api } = await setup(dialect);
+      const failing = await startReceiver(answer(500));
+      await addEndpoint(api, ws.testKey, failing.url);
+      // No jitter: the first retry falls due at exactly 5 s.
+      const worker = testWorker(services, { random: () => 0 });
+      const ids = [await emit(services, ws), await emit(services, ws)];
+      await worker.drain();
+      clock.advance(5 * SECOND_MS);
+      await worker.drain();
+      assert.deepEqual(failing.ids(), [ids[0], ids[0]]);
+      assert.deepEqual(worker.errors, []);
+    });
+
     test("a slow endpoint does not delay another endpoint's deliveries", async () => {
       const { services, ws, api } = await setup(dialect);
       const slow = await startReceiver(async (_request, response) => {

@@ -60,6 +60,8 @@ export interface DeliveryWorkerOptions {
    * holds back nothing another worker could send meanwhile.
    */
   claimPerEndpoint: number;
+  /** The source of each retry's jitter (0 ≤ r < 1); Math.random when not given. Tests fix it to know when a retry falls due. */
+  random?: () => number;
 }
 
 export const DEFAULT_WORKER_OPTIONS: DeliveryWorkerOptions = {
@@ -391,7 +393,7 @@ export class DeliveryWorker {
           manual: delivery.oneShot,
         };
         if (ok) return { attempt, workerId: this.workerId, status: "succeeded", nextAttemptAt: null, lastError: null };
-        const next = delivery.oneShot ? null : nextAttemptAfter(delivery.attempts + 1, finishedAt, result.retryAfterMs);
+        const next = delivery.oneShot ? null : nextAttemptAfter(delivery.attempts + 1, finishedAt, result.retryAfterMs, this.options.random);
         return {
           attempt,
           workerId: this.workerId,
