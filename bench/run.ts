@@ -104,7 +104,12 @@ const run = (command: string, args: string[]) => spawnSync(command, args, { cwd:
 async function versionOf(engine: Dialect): Promise<string | null> {
   const storage = openStorage(engine === "sqlite" ? { databaseUrl: null, sqliteFile: ":memory:" } : { databaseUrl: PG_URL });
   try {
-    const query = engine === "sqlite" ? sql<{ v: string }>`select sqlite_version() as v` : sql<{ v: string }>`select current_setting('server_version') as v`;
+    // PostgreSQL's memory settings with its version: at 1M customers they decide whether
+    // the data stays in its buffers (bench/README, seventh session).
+    const query =
+      engine === "sqlite"
+        ? sql<{ v: string }>`select sqlite_version() as v`
+        : sql<{ v: string }>`select current_setting('server_version') || ', shared_buffers ' || current_setting('shared_buffers') || ', huge_pages ' || current_setting('huge_pages') as v`;
     return (await query.execute(storage.db)).rows[0]?.v ?? null;
   } catch (error) {
     if (engine === "postgres") return null;
