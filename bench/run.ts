@@ -106,10 +106,8 @@ async function versionOf(engine: Dialect): Promise<string | null> {
   try {
     // PostgreSQL's memory settings with its version: at 1M customers they decide whether
     // the data stays in its buffers (bench/README, seventh session).
-    const query =
-      engine === "sqlite"
-        ? sql<{ v: string }>`select sqlite_version() as v`
-        : sql<{ v: string }>`select current_setting('server_version') || ', shared_buffers ' || current_setting('shared_buffers') || ', huge_pages ' || current_setting('huge_pages') as v`;
+    const pgVersion = sql`current_setting('server_version') || ', shared_buffers ' || current_setting('shared_buffers') || ', huge_pages ' || current_setting('huge_pages')`;
+    const query = engine === "sqlite" ? sql<{ v: string }>`select sqlite_version() as v` : sql<{ v: string }>`select ${pgVersion} as v`;
     return (await query.execute(storage.db)).rows[0]?.v ?? null;
   } catch (error) {
     if (engine === "postgres") return null;
