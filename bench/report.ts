@@ -233,7 +233,7 @@ function renderWebhooks(lines: string[], engines: EngineResult[]): void {
   lines.push(
     "Events are paid checkouts reported through Warden's Stripe endpoint (a licence and `purchase.completed` per report), written with the delivery worker off; " +
       "a fresh Warden then delivers the backlog. The receivers (one process, pinned with the load) verify every signature with `standardwebhooks`; " +
-      "throughput runs from their first 2xx to their last. The latency run posts the reports at a rate that keeps Warden half busy ingesting and delivering them, worker on, " +
+      "throughput runs from their first 2xx to their last. The latency run posts the reports at a rate that keeps Warden half busy ingesting and delivering them, worker on (set by a calibration pass at the rate the two backlog runs predict), " +
       "and times each delivery from the event's stored `created_at` to the receiver's 2xx. CPU is in % of one core: the sender (Warden or the plain client), " +
       "PostgreSQL's backends, the receivers, the rest.",
   );
@@ -256,7 +256,7 @@ function renderWebhooks(lines: string[], engines: EngineResult[]): void {
     );
     const l = w.latency;
     lines.push(
-      `| Warden, state change → receiver 2xx at ${int(l.achievedRate)} events/s (${int(l.events)} events) | ${e.engine} | ${w.receivers} | | | | ${ms(l.latencyMs.p50)} | ${ms(l.latencyMs.p99)} | ${l.peakRssMb.toFixed(0)} | ${cpuCell(l.cpu)} |`,
+      `| Warden, state change → receiver 2xx at ${int(l.achievedRate)} events/s (${int(l.events)} events; calibrated: ${int(l.modelRate)} events/s took ${l.calibrationCpu.toFixed(0)}% of a core) | ${e.engine} | ${w.receivers} | | | | ${ms(l.latencyMs.p50)} | ${ms(l.latencyMs.p99)} | ${l.peakRssMb.toFixed(0)} | ${cpuCell(l.cpu)} |`,
     );
   }
   lines.push("");
