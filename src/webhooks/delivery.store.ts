@@ -121,6 +121,30 @@ select id, resends_only from heads where due_at is not null order by due_at, id 
   return rows.map((r) => ({ endpointId: r.id, resendsOnly: Number(r.resends_only) === 1 }));
 }
 
+// An endpoint's due deliveries, oldest due first, with what sending them needs.
+function dueQuery(ex: Executor, endpointId: string, now: number, resendsOnly: boolean) {
+  let query = ex
+    .selectFrom("deliveries as d")
+    .innerJoin("webhook_endpoints as e", "e.id", "d.endpoint_id")
+    .innerJoin("events as v", (join) => join.onRef("v.workspace_id", "=", "d.workspace_id").onRef("v.env", "=", "d.env").onRef("v.id", "=", "d.event_id"))
+    .select(["d.id", "d.endpoint_id", "d.event_id", "d.attempts", "d.one_shot", "d.created_at", "d.seq", "e.url", "e.secret_sealed", "v.body"])
+    .where("d.status", "=", sql.lit("pending"))
+    .where("d.endpoint_id", "=", endpointId)
+    .where("d.next_attempt_at", "<=", now)
+    .where("e.enabled", "=", 1)
+    .where("e.removed_at", "is", null);
+  // The literal lets both engines use the partial index deliveries_one_shot.
+  if (resendsOnly) query = query.where("d.one_shot", "=", sql.lit(1));
+  return query.orderBy("d.next_attempt_at").orderBy("d.seq");
+}
+
+// The same prepared (arguments: endpoint, now, limit), for the claims that leave nothing
+// out, which are all but a run's follow-up claims. When reports come one at a time each
+// claim reads an endpoint's one or two deliveries, and building this query with Kysely
+// each time was most of the claim's cost (seventh session in bench/README.md).
+const dueDeliveries = prepared((ex, p) => dueQuery(ex, p<string>(0), p<number>(1), false).limit(p<number>(2)));
+const dueResends = prepared((ex, p) => dueQuery(ex, p<string>(0), p<number>(1), true).limit(p<number>(2)));
+
 /**
  * Leases each given endpoint that no other worker holds to this worker until
  * `leaseUntil`, and answers up to `perEndpoint` of its due deliveries, oldest due first,
@@ -149,21 +173,10 @@ export async function claimDueDeliveries(
 ): Promise<DueDelivery[]> {
   const { now, workerId } = options;
   if (options.endpoints.length === 0) return [];
-  const readDue = (trx: Executor, { endpointId, resendsOnly }: DueEndpoint) => {
-    let query = trx
-      .selectFrom("deliveries as d")
-      .innerJoin("webhook_endpoints as e", "e.id", "d.endpoint_id")
-      .innerJoin("events as v", (join) => join.onRef("v.workspace_id", "=", "d.workspace_id").onRef("v.env", "=", "d.env").onRef("v.id", "=", "d.event_id"))
-      .select(["d.id", "d.endpoint_id", "d.event_id", "d.attempts", "d.one_shot", "d.created_at", "d.seq", "e.url", "e.secret_sealed", "v.body"])
-      .where("d.status", "=", sql.lit("pending"))
-      .where("d.endpoint_id", "=", endpointId)
-      .where("d.next_attempt_at", "<=", now)
-      .where("e.enabled", "=", 1)
-      .where("e.removed_at", "is", null);
-    // The literal lets both engines use the partial index deliveries_one_shot.
-    if (resendsOnly) query = query.where("d.one_shot", "=", sql.lit(1));
-    if (options.inFlight && options.inFlight.length > 0) query = query.where("d.id", "not in", options.inFlight);
-    return query.orderBy("d.next_attempt_at").orderBy("d.seq").limit(options.perEndpoint).execute();
+  const readDue = ({ endpointId, resendsOnly }: DueEndpoint, trx: Executor) => {
+    const inFlight = options.inFlight ?? [];
+    if (inFlight.length === 0) return (resendsOnly ? dueResends : dueDeliveries)(trx, [endpointId, now, options.perEndpoint]);
+    return dueQuery(trx, endpointId, now, resendsOnly).where("d.id", "not in", inFlight).limit(options.perEndpoint).execute();
   };
   const claim = async (trx: Executor) => {
     // PostgreSQL: an endpoint's due deliveries are read in index order (deliveries_due) up
@@ -187,7 +200,7 @@ export async function claimDueDeliveries(
     if (options.skipLocked) free = free.forUpdate().skipLocked();
     const leasable = new Set((await free.execute()).map((r) => r.endpoint_id));
     const due = [];
-    for (const endpoint of options.endpoints) if (leasable.has(endpoint.endpointId)) due.push(...(await readDue(trx, endpoint)));
+    for (const endpoint of options.endpoints) if (leasable.has(endpoint.endpointId)) due.push(...(await readDue(endpoint, trx)));
     const leased = [...new Set(due.map((d) => d.endpoint_id))];
     if (leased.length > 0) {
       await trx.updateTable("endpoint_leases").set({ locked_until: options.leaseUntil, locked_by: workerId }).where("endpoint_id", "in", leased).execute();
