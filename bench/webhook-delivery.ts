@@ -42,7 +42,7 @@ export const DELIVERY_CONCURRENCY = Math.min(DEFAULT_WORKER_OPTIONS.concurrency,
 const INGEST_CONCURRENCY = 4;
 /** A run with no new 2xx at any receiver for this long has stalled: it fails. */
 const STALL_SEC = 60;
-// Seconds of the latency run's calibration pass, at the modelled rate.
+/** Seconds of the latency run's calibration pass, at the modelled rate. */
 const CALIBRATION_SEC = 4;
 
 /** CPU during a run, in % of one core. */

@@ -173,7 +173,7 @@ export async function claimDueDeliveries(
 ): Promise<DueDelivery[]> {
   const { now, workerId } = options;
   if (options.endpoints.length === 0) return [];
-  const readDue = ({ endpointId, resendsOnly }: DueEndpoint, trx: Executor) => {
+  const readDue = (trx: Executor, { endpointId, resendsOnly }: DueEndpoint) => {
     const inFlight = options.inFlight ?? [];
     if (inFlight.length === 0) return (resendsOnly ? dueResends : dueDeliveries)(trx, [endpointId, now, options.perEndpoint]);
     return dueQuery(trx, endpointId, now, resendsOnly).where("d.id", "not in", inFlight).limit(options.perEndpoint).execute();
@@ -200,7 +200,7 @@ export async function claimDueDeliveries(
     if (options.skipLocked) free = free.forUpdate().skipLocked();
     const leasable = new Set((await free.execute()).map((r) => r.endpoint_id));
     const due = [];
-    for (const endpoint of options.endpoints) if (leasable.has(endpoint.endpointId)) due.push(...(await readDue(endpoint, trx)));
+    for (const endpoint of options.endpoints) if (leasable.has(endpoint.endpointId)) due.push(...(await readDue(trx, endpoint)));
     const leased = [...new Set(due.map((d) => d.endpoint_id))];
     if (leased.length > 0) {
       await trx.updateTable("endpoint_leases").set({ locked_until: options.leaseUntil, locked_by: workerId }).where("endpoint_id", "in", leased).execute();
