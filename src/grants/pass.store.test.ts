@@ -46,9 +46,11 @@ for (const dialect of DIALECTS) {
         ),
       });
       // seat1, the running subscription, the grant.
-      assert.equal(await countPassesHeld(services.db, ws.workspaceId, "test", clock.now(), 100), 3);
-      assert.equal(await countPassesHeld(services.db, ws.workspaceId, "test", clock.now(), 2), 2);
-      assert.equal(await countPassesHeld(services.db, ws.workspaceId, "live", clock.now(), 100), 0);
+      const count = (env: "test" | "live", cap: number) =>
+        services.db.transaction().execute((trx) => countPassesHeld(trx, ws.workspaceId, env, clock.now(), cap));
+      assert.equal(await count("test", 100), 3);
+      assert.equal(await count("test", 2), 2);
+      assert.equal(await count("live", 100), 0);
     });
   });
 }

@@ -1,5 +1,6 @@
+import { createHash } from "node:crypto";
 import { sql } from "kysely";
-import type { Executor } from "../db/database.js";
+import { dialectOf, type Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
 
 const RUNNING = ["trialing", "active", "past_due"];
@@ -9,15 +10,24 @@ const RUNNING = ["trialing", "active", "past_due"];
  * active or suspended licences (a team purchase itself is none; its seats are), and
  * running subscriptions that are not team purchases. Counting stops at `cap`, so the
  * cost is bounded by the plan's limit however large the workspace is.
+ *
+ * It is the check before a pass is added, so it must run in the adding transaction: on
+ * PostgreSQL it first takes the workspace environment's pass lock (a transaction-scoped
+ * advisory lock, held until commit, in every process), so two transactions that each
+ * count and then add go one after the other (150 concurrent grants against a cap of
+ * 100 made 103-114 without it). SQLite's transactions are serialised already.
+ * A grant counts from its creation, not from `starts_at`: the transaction that took the
+ * lock first may have read the clock later, and a grant it made must not be missed.
  */
 export async function countPassesHeld(ex: Executor, workspaceId: string, env: Env, now: number, cap: number): Promise<number> {
+  if (!ex.isTransaction) throw new Error("countPassesHeld must run in the transaction that adds the pass");
+  if (dialectOf(ex) === "postgres") await sql`select pg_advisory_xact_lock(${passLockKey(workspaceId, env)}::bigint)`.execute(ex);
   const grants = ex
     .selectFrom("grants")
     .select(sql<number>`1`.as("one"))
     .where("workspace_id", "=", workspaceId)
     .where("env", "=", env)
     .where("revoked_at", "is", null)
-    .where("starts_at", "<=", now)
     .where((eb) => eb.or([eb("ends_at", "is", null), eb("ends_at", ">", now)]))
     .limit(cap);
   // A seat is a pass only while its team purchase still stands.
@@ -69,4 +79,10 @@ export async function countPassesHeld(ex: Executor, workspaceId: string, env: En
     if (total >= cap) return cap;
   }
   return total;
+}
+
+/** The advisory lock's 64-bit key for a workspace environment's passes. */
+function passLockKey(workspaceId: string, env: Env): string {
+  const digest = createHash("sha256").update(`passes:${workspaceId}:${env}`).digest();
+  return digest.readBigInt64BE(0).toString();
 }

@@ -5,8 +5,11 @@ import { sql } from "kysely";
 import pg from "pg";
 import { DAY_MS, ManualClock, MINUTE_MS } from "../clock.js";
 import { parseConfig } from "../config.js";
+import { ensurePerson } from "../customers/person.store.js";
 import { type Dialect, openStorage, type Storage } from "../db/database.js";
 import { ApiError } from "../errors/errors.js";
+import { insertGrant } from "../grants/grant.store.js";
+import { countPassesHeld } from "../grants/pass.store.js";
 import { newId, randomBase62 } from "../ids.js";
 import { createServices, type Services } from "../services.js";
 import { DIALECTS, PG_URL, seedWorkspace, type TestApi, testApi, testServices, unique, type Workspace } from "../test-support/harness.js";
@@ -21,6 +24,15 @@ function assertRateLimited(response: LightMyRequestResponse, limit: number): voi
   assert.equal(response.headers["ratelimit-limit"], String(limit));
   assert.equal(response.headers["ratelimit-remaining"], "0");
   assert.equal(response.headers["ratelimit-reset"], response.headers["retry-after"]);
+}
+
+/** Resolves once some PostgreSQL backend of this test's schema waits on an advisory lock. */
+async function waitForLockWaiter(services: Services): Promise<void> {
+  for (;;) {
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`.execute(services.db);
+    if ((rows[0]?.n ?? 0) > 0) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 const grantsUrl = (tool: string) => `/api/v1/tools/${tool}/grants`;
@@ -545,6 +557,66 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(statuses, [...Array(5).fill(201), ...Array(15).fill(403)]);
       assert.equal(await grantRows(services, ws.workspaceId), 5);
     });
+
+    test("a hobby pass made by a request whose clock read later still counts for one that read earlier", async () => {
+      const { services, clock } = await testServices(dialect, { WARDEN_LIMIT_HOBBY_PASSES: "1" });
+      const ws = await seedWorkspace(services, { plan: "hobby" });
+      const api = await testApi(services);
+      // Two concurrent requests commit in the order they take the lock, not the order they
+      // read the clock: the one that commits first may have the later time.
+      clock.advance(5_000);
+      assert.equal((await postGrant(api, ws.testKey, ws.tool)).statusCode, 201);
+      clock.advance(-5_000);
+      const second = await postGrant(api, ws.testKey, ws.tool);
+      assert.equal(second.statusCode, 403, second.body);
+      assert.equal(await grantRows(services, ws.workspaceId), 1);
+    });
+
+    if (dialect === "postgres") {
+      test("a grant waits for another transaction that counted the passes, and then counts what it added", async () => {
+        const { services, clock } = await testServices(dialect, { WARDEN_LIMIT_HOBBY_PASSES: "1" });
+        const ws = await seedWorkspace(services, { plan: "hobby" });
+        const api = await testApi(services);
+        let release = () => {};
+        const gate = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        // Another path that adds a pass (a seat, a trial) has counted and not yet committed.
+        let counted = () => {};
+        const hasCounted = new Promise<void>((resolve) => {
+          counted = resolve;
+        });
+        const holder = services.db.transaction().execute(async (trx) => {
+          assert.equal(await countPassesHeld(trx, ws.workspaceId, "test", clock.now(), 1), 0);
+          counted();
+          await gate;
+          const person = await ensurePerson(trx, ws.workspaceId, "test", `${unique("held")}@example.com`, clock.now());
+          const at = clock.now();
+          await insertGrant(trx, {
+            id: newId("gr"),
+            workspaceId: ws.workspaceId,
+            env: "test",
+            toolId: ws.tool,
+            personId: person.id,
+            kind: "grant",
+            startsAt: at,
+            endsAt: null,
+            revokedAt: null,
+            note: null,
+            createdAt: at,
+          });
+        });
+        await hasCounted;
+        const grant = postGrant(api, ws.testKey, ws.tool);
+        // The grant must wait for the pass lock; without it, it would be made at once.
+        const first = await Promise.race([grant.then(() => "answered" as const), waitForLockWaiter(services).then(() => "waiting" as const)]);
+        release();
+        await holder;
+        assert.equal(first, "waiting");
+        const answer = await grant;
+        assert.equal(answer.statusCode, 403, answer.body);
+      });
+    }
 
     test("20 concurrent lookups against a limit of 5: exactly 5 are answered", async () => {
       const { services } = await testServices(dialect, { WARDEN_LIMIT_LOOKUPS_PER_DAY: "5" });
