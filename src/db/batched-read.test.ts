@@ -34,6 +34,30 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(calls, ["one 5"], "a read alone runs the single statement");
     });
 
+    test("a read that fails the shared statement fails alone: the others of its batch are answered", async () => {
+      const { db } = await storageFor(dialect);
+      const calls: string[] = [];
+      // Like PostgreSQL with a NUL in one request's text: any statement that holds it fails.
+      const read = batchedRead<number, number>(
+        async (_ex, n) => {
+          calls.push(`one ${n}`);
+          if (n < 0) throw new Error("refused");
+          return n * n;
+        },
+        async (_ex, ns) => {
+          calls.push(`many ${ns.join(",")}`);
+          if (ns.some((n) => n < 0)) throw new Error("refused");
+          return ns.map((n) => n * n);
+        },
+      );
+      const outcomes = await Promise.allSettled([2, -1, 3].map((n) => read(db, n)));
+      assert.deepEqual(
+        outcomes.map((o) => (o.status === "fulfilled" ? o.value : "failed")),
+        [4, "failed", 9],
+      );
+      assert.deepEqual(calls, dialect === "postgres" ? ["many 2,-1,3", "one 2", "one -1", "one 3"] : ["one 2", "one -1", "one 3"]);
+    });
+
     test("reads asked while a batch runs make the next batch", async () => {
       const { db } = await storageFor(dialect);
       const { read, calls } = squares();

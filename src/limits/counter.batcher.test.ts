@@ -50,6 +50,20 @@ for (const dialect of DIALECTS) {
       assert.equal((await readCounter(services.db, own[6] ?? "", NOW)).count, 0);
     });
 
+    test("a request whose counter the database refuses fails alone, not the batch it came in", async () => {
+      const { services } = await testServices(dialect);
+      const batcher = new CounterBatcher(dialect);
+      const shared = unique("shared");
+      // PostgreSQL refuses a NUL in text; the statement counting the batch fails with it.
+      const scopes = Array.from({ length: 10 }, (_, i) => (i === 4 ? `${unique("bad")}\u0000x` : unique("own")));
+      const outcomes = await Promise.allSettled(scopes.map((scope) => batcher.count(services.db, [counter(shared, 1000), counter(scope, 1000)], 1, NOW)));
+      for (const [i, outcome] of outcomes.entries()) {
+        if (i === 4 && dialect === "postgres") assert.equal(outcome.status, "rejected");
+        else assert.equal(outcome.status, "fulfilled", String(i));
+      }
+      assert.equal((await readCounter(services.db, shared, NOW)).count, dialect === "postgres" ? 9 : 10);
+    });
+
     test("requests that come while a batch is written make the next batch", async () => {
       const { services } = await testServices(dialect);
       const batcher = new CounterBatcher(dialect);

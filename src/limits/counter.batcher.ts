@@ -46,8 +46,10 @@ export class CounterBatcher {
   private async write(ex: Executor, batch: Waiting<Counts, CountOutcome>[]): Promise<void> {
     if (batch.length > 1) {
       const { additions, now } = merge(batch.map((w) => w.input));
-      const outcome = await addEachWithin(ex, this.dialect, additions, now);
-      if (!outcome.refused && outcome.states) {
+      // A statement that fails for one request's counter (bad input in its scope) counted
+      // nothing, like a refusal: every request is counted again alone, so only it fails.
+      const outcome = await addEachWithin(ex, this.dialect, additions, now).catch(() => null);
+      if (outcome && !outcome.refused && outcome.states) {
         const counts = new Map(additions.map((addition, i) => [addition.scope, outcome.states?.[i]]));
         // Each request is answered with the counts after the whole batch: as if it came last.
         for (const { input, resolve } of batch)
