@@ -10,6 +10,7 @@ import { ApiError } from "./errors/errors.js";
 import { grantRoutes } from "./grants/grant.routes.js";
 import { Grant, GrantList, RevokedGrant } from "./grants/grant.schema.js";
 import { ErrorBody } from "./http/common.schema.js";
+import { refuseControlCharacters } from "./http/control-characters.js";
 import { renderError } from "./http/error.handler.js";
 import { validatorCompiler } from "./http/validation.js";
 import { newId } from "./ids.js";
@@ -63,6 +64,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   app.addHook("onRequest", async (request, reply) => {
     reply.header("Request-Id", request.id);
   });
+  app.addHook("preValidation", refuseControlCharacters);
 
   for (const schema of [
     ErrorBody,
