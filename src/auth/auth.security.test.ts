@@ -113,6 +113,13 @@ for (const dialect of DIALECTS) {
         `${other.slug}.warden.test:8443`,
         `${unique("nobody")}.warden.test`,
         `${other.slug.toUpperCase()}.WARDEN.TEST`,
+        // A fully qualified name's trailing dot names the same address.
+        `${other.slug}.warden.test.`,
+        `${other.slug}.warden.test.:443`,
+        `${other.slug}.WARDEN.test..`,
+        // Under the domain but not a workspace's address: no fallback to the key's own.
+        `x.${ws.slug}.warden.test`,
+        `${ws.slug}_x.warden.test`,
       ]) {
         assertError(await get(api, url, ws.testKey, { host }), 401, "authentication_error");
       }
@@ -120,6 +127,9 @@ for (const dialect of DIALECTS) {
         `${ws.slug}.warden.test`,
         `${ws.slug}.warden.test:8443`,
         `${ws.slug.toUpperCase()}.Warden.Test`,
+        `${ws.slug}.warden.test.`,
+        `${ws.slug}.warden.test.:8443`,
+        "warden.test.",
         "localhost",
         "localhost:8080",
         "127.0.0.1",

@@ -99,12 +99,18 @@ export async function authenticate(db: Db, clock: Clock, limits: LimitsService, 
   };
 }
 
-/** The workspace slug named by a Host, when it is `<slug>.<domain>`; otherwise null. */
+/**
+ * The workspace a Host names, when it is `<label>.<domain>`; otherwise null (localhost, an
+ * IP address, the bare domain). The Host is normalised first (case, and the trailing dot
+ * of a fully qualified name: `wsb.example.test.` is the same address as `wsb.example.test`,
+ * and once let a key of workspace A read A's data at B's address). A label that is not a
+ * slug (`a.b`, `x_y`) still names something under the domain: it matches no workspace, so
+ * a key answers 401 there rather than falling back to its own workspace.
+ */
 export function slugFromHost(hostname: string, domain: string | null): string | null {
   if (domain === null) return null;
-  const host = hostname.toLowerCase();
+  const host = hostname.toLowerCase().replace(/\.+$/, "");
   const suffix = `.${domain}`;
   if (!host.endsWith(suffix)) return null;
-  const label = host.slice(0, -suffix.length);
-  return /^[a-z0-9-]+$/.test(label) ? label : null;
+  return host.slice(0, -suffix.length);
 }

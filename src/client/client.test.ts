@@ -216,6 +216,8 @@ for (const dialect of DIALECTS) {
 
       // Another workspace's address, another tool, the live environment: nothing to read.
       assert.equal((await check(api, ws.tool, laptop, { host: `${other.slug}.warden.test` })).statusCode, 401);
+      assert.equal((await check(api, ws.tool, laptop, { host: `${other.slug}.warden.test.` })).statusCode, 401);
+      assert.equal((await check(api, ws.tool, laptop, { host: `${other.slug}.warden.test.:443` })).statusCode, 401);
       assert.equal((await check(api, ws.tool, laptop, { host: `${ws.slug}.warden.test` })).statusCode, 200);
       assert.equal((await check(api, "linkkeeper", laptop)).statusCode, 404);
       const live = await api.request({ url: `/api/v1/tools/${ws.tool}/customers/${encodeURIComponent(email)}`, key: ws.liveKey });
