@@ -12,6 +12,7 @@ import { Grant, GrantList, RevokedGrant } from "./grants/grant.schema.js";
 import { ErrorBody } from "./http/common.schema.js";
 import { refuseControlCharacters } from "./http/control-characters.js";
 import { renderError } from "./http/error.handler.js";
+import { answerClientError, refuseExpectation, requireHost } from "./http/raw-errors.js";
 import { validatorCompiler } from "./http/validation.js";
 import { newId } from "./ids.js";
 import type { Services } from "./services.js";
@@ -50,9 +51,14 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     bodyLimit: BODY_LIMIT_BYTES,
     // An address may be 254 characters, and it is a path parameter of retrieve-a-customer.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
-    // Errors Fastify raises before routing (a malformed URL) take the same shape as ours.
+    // Errors Fastify raises before routing (a malformed URL) take the same shape as ours,
+    // and so do Node's answers to what does not parse as HTTP at all (raw-errors.ts).
     frameworkErrors: renderError(services.clock),
+    clientErrorHandler: answerClientError,
+    // A missing Host is refused below, in the contract's shape; Node's own answer has no body.
+    http: { requireHostHeader: false },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  app.server.on("checkExpectation", refuseExpectation);
 
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(renderError(services.clock));
@@ -63,6 +69,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   app.removeContentTypeParser("text/plain");
   app.addHook("onRequest", async (request, reply) => {
     reply.header("Request-Id", request.id);
+    requireHost(request.headers.host, request.raw.httpVersion);
   });
   app.addHook("preValidation", refuseControlCharacters);
 

@@ -10,6 +10,9 @@ export type ErrorCode =
   | "malformed_request"
   | "unsupported_media_type"
   | "body_too_large"
+  | "headers_too_large"
+  | "request_timeout"
+  | "expectation_failed"
   | "method_not_allowed"
   | "idempotency_mismatch"
   | "authentication_failed"
@@ -35,10 +38,16 @@ export function statusOf(code: ErrorCode): number {
       return 404;
     case "method_not_allowed":
       return 405;
+    case "request_timeout":
+      return 408;
     case "body_too_large":
       return 413;
     case "unsupported_media_type":
       return 415;
+    case "expectation_failed":
+      return 417;
+    case "headers_too_large":
+      return 431;
     case "rate_limited":
       return 429;
     case "internal":
@@ -53,6 +62,9 @@ export function typeOf(code: ErrorCode): ErrorType {
     case "malformed_request":
     case "unsupported_media_type":
     case "body_too_large":
+    case "headers_too_large":
+    case "request_timeout":
+    case "expectation_failed":
     case "method_not_allowed":
     case "idempotency_mismatch":
       return "invalid_request_error";

@@ -26,7 +26,9 @@ function offending(values: unknown, pattern: RegExp, plainOnly: boolean): string
   return null;
 }
 
-function refusal(where: string, name: string, value: unknown) {
+function refusal(where: string, key: string, value: unknown) {
+  // A wildcard route's rest of the path (the docs' static files) is the parameter "*".
+  const name = key === "*" ? "path" : key;
   const what = JSON.stringify(value ?? "").includes("\\u0000") ? "a NUL character" : "control characters";
   return invalidParameter(name, `The ${where} "${name}" must not contain ${what}.`);
 }

@@ -55,6 +55,14 @@ export function toApiError(error: unknown): ApiError {
   if (typeof fe.code === "string" && fe.code.startsWith("FST_ERR") && typeof fe.statusCode === "number" && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new ApiError("malformed_request", "The request is not valid HTTP for this API.");
   }
+  // An http-errors 4xx from a plugin: the docs' static files refuse a path that leaves
+  // their folder (`..`) with 403. No file is there for the client; nothing failed.
+  const exposed = error as { expose?: unknown; status?: unknown };
+  if (exposed.expose === true && typeof exposed.status === "number" && exposed.status >= 400 && exposed.status < 500) {
+    return exposed.status === 403 || exposed.status === 404
+      ? new ApiError("not_found", "No such file.")
+      : new ApiError("malformed_request", "The request is not valid HTTP for this API.");
+  }
   return new ApiError("internal", "internal");
 }
 
