@@ -18,8 +18,13 @@ export function isEmailShape(value: string): boolean {
   return local.length <= 64 && !local.startsWith(".") && !local.endsWith(".") && !local.includes("..");
 }
 
+/**
+ * Only ASCII letters are folded: Unicode lower-casing maps some other characters onto
+ * ASCII (the Kelvin sign K, U+212A, becomes k), which let a retrieve of "Known@…" find
+ * "known@…", an address that create-grant refuses to spell that way.
+ */
 export function normaliseEmail(value: string): string {
-  const lower = value.trim().toLowerCase();
+  const lower = value.trim().replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
   const at = lower.lastIndexOf("@");
   if (at < 0) return lower;
   const local = lower.slice(0, at);

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { AddressInfo } from "node:net";
 import { connect } from "node:net";
+import { Writable } from "node:stream";
 import { after, before, describe, test } from "node:test";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "../app.js";
@@ -87,4 +88,41 @@ describe("the docs' static files never serve a file outside their folder", () =>
       assert.doesNotMatch(body, /"dependencies"|warden/);
     });
   }
+});
+
+describe("a client that closes its request midway", () => {
+  test("is not logged as a failure", { timeout: 10_000 }, async () => {
+    const { services } = await testServices("sqlite");
+    const lines: { level: number; msg: string }[] = [];
+    let answered = () => {};
+    const done = new Promise<void>((resolve) => {
+      answered = resolve;
+    });
+    const stream = new Writable({
+      write(chunk, _encoding, next) {
+        const line = JSON.parse(String(chunk));
+        lines.push(line);
+        next();
+      },
+    });
+    const logged = await buildApp(services, { logger: { level: "info", stream } });
+    await logged.listen({ port: 0, host: "127.0.0.1" });
+    try {
+      const socket = connect((logged.server.address() as AddressInfo).port, "127.0.0.1");
+      socket.write("POST /api/client/v1/sign-in HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{");
+      logged.server.once("request", (request) => {
+        // The body's error (the abort) is handled before the request's close is emitted.
+        request.once("close", () => setImmediate(answered));
+        setImmediate(() => socket.destroy());
+      });
+      await done;
+    } finally {
+      await logged.close();
+    }
+    assert.ok(lines.some((line) => line.msg === "incoming request"));
+    assert.deepEqual(
+      lines.filter((line) => line.level >= 50),
+      [],
+    );
+  });
 });
