@@ -1,9 +1,11 @@
 // The HTTP side of an attempt: kept-alive connections, and a receiver that drops a
 // kept-alive connection as it is reused (the attempt is made again on a new one).
 import assert from "node:assert/strict";
+import dns, { type LookupAddress } from "node:dns";
 import { createServer, type Server } from "node:http";
+import { syncBuiltinESMExports } from "node:module";
 import type { AddressInfo, Socket } from "node:net";
-import { after, describe, test } from "node:test";
+import { after, describe, mock, test } from "node:test";
 import { DEFAULT_WORKER_OPTIONS } from "./delivery.worker.js";
 import { postWebhook } from "./sender.js";
 
@@ -53,6 +55,53 @@ describe("webhook sender", () => {
     const refused = await postWebhook("http://[::1]:9/hook", {}, "{}", { ...options, allowPrivate: false });
     assert.match(refused.error ?? "", /^refused: ::1 is a private address/);
     server.closeAllConnections();
+  });
+
+  test("without WARDEN_ALLOW_PRIVATE_WEBHOOKS a private host is refused before any connection, however it is written", async () => {
+    let connections = 0;
+    const server = createServer((request, response) => request.resume().on("end", () => response.end()));
+    server.on("connection", () => connections++);
+    const { port } = new URL(await listen(server));
+    for (const [host, reason] of [
+      ["[::7f00:1]", "::7f00:1 is a private address (IPv4-compatible, it carries 127.0.0.1)"],
+      ["[::ffff:0:7f00:1]", "::ffff:0:7f00:1 is a private address (IPv4-translated, it carries 127.0.0.1)"],
+      ["[64:ff9b::a9fe:a9fe]", "64:ff9b::a9fe:a9fe is a private address (NAT64, it carries 169.254.169.254)"],
+      ["[2002:7f00:1::]", "2002:7f00:1:: is a private address (6to4, it carries 127.0.0.1)"],
+      ["[2001:0:4136:e378:8000:63bf:80ff:fffe]", "2001:0:4136:e378:8000:63bf:80ff:fffe is a private address (Teredo, it carries 127.0.0.1)"],
+      ["[::]", ":: is a private address"],
+      ["[fe80::1]", "fe80::1 is a private address (outside 2000::/3, the global unicast range)"],
+      ["0x7f.1", "127.0.0.1 is a private address"],
+      ["2130706433", "127.0.0.1 is a private address"],
+      ["0", "0.0.0.0 is a private address"],
+      ["100.64.0.1", "100.64.0.1 is a private address"],
+      ["LOCALHOST.", "localhost is a local-only name"],
+      ["metadata.google.internal.", "metadata.google.internal is a cloud metadata service's name"],
+      ["instance-data", "instance-data is a cloud metadata service's name"],
+    ]) {
+      const result = await postWebhook(`http://${host}:${port}/hook`, {}, "{}", { ...options, allowPrivate: false });
+      assert.deepEqual([result.statusCode, result.error], [null, `refused: ${reason} (set WARDEN_ALLOW_PRIVATE_WEBHOOKS=1 to allow)`], host);
+    }
+    assert.equal(connections, 0);
+  });
+
+  test("a name whose DNS answers are all private, in any IPv6 form, is refused as the connection is made", async () => {
+    const answers: LookupAddress[] = ["::ffff:7f00:1", "::7f00:1", "2002:7f00:1::", "64:ff9b::7f00:1", "2001::80ff:fffe", "169.254.169.254"].map((address) => ({
+      address,
+      family: address.includes(":") ? 6 : 4,
+    }));
+    const looked: string[] = [];
+    mock.method(dns, "lookup", (hostname: string, _options: unknown, callback: (error: null, addresses: LookupAddress[]) => void) => {
+      looked.push(hostname);
+      callback(null, answers);
+    });
+    syncBuiltinESMExports();
+    after(() => {
+      mock.restoreAll();
+      syncBuiltinESMExports();
+    });
+    const result = await postWebhook("http://hooks.example.com:9/hook", {}, "{}", { ...options, allowPrivate: false });
+    assert.deepEqual([result.statusCode, result.error], [null, "EPRIVATE: hooks.example.com resolves only to private addresses"]);
+    assert.deepEqual(looked, ["hooks.example.com"]);
   });
 
   test("a kept-alive connection dropped as it is reused is retried once on a new one; the receiver answers that", async () => {

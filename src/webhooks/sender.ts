@@ -1,49 +1,12 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { type ClientRequest, Agent as HttpAgent, request as httpRequest } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
-import { BlockList, isIP, type LookupFunction } from "node:net";
+import type { LookupFunction } from "node:net";
+import { isPrivateAddress, privateHostReason } from "./private-address.js";
 
-// What a delivery attempt may connect to. Without WARDEN_ALLOW_PRIVATE_WEBHOOKS a
-// vendor could point an endpoint at the service's own network (cloud metadata, the
-// database), so loopback, private, link-local and other non-public ranges are refused,
-// checked on the address actually connected to (a DNS answer cannot slip past).
-const PRIVATE = new BlockList();
-for (const [net, prefix] of [
-  ["0.0.0.0", 8],
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10],
-  ["127.0.0.0", 8],
-  ["169.254.0.0", 16],
-  ["172.16.0.0", 12],
-  ["192.0.0.0", 24],
-  ["192.168.0.0", 16],
-  ["198.18.0.0", 15],
-  ["224.0.0.0", 4],
-  ["240.0.0.0", 4],
-] as const) {
-  PRIVATE.addSubnet(net, prefix, "ipv4");
-}
-for (const [net, prefix] of [
-  ["::", 128],
-  ["::1", 128],
-  ["fc00::", 7],
-  ["fe80::", 10],
-  ["ff00::", 8],
-  ["64:ff9b::", 96],
-] as const) {
-  PRIVATE.addSubnet(net, prefix, "ipv6");
-}
-
-export function isPrivateAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return PRIVATE.check(address, "ipv4");
-  if (family === 6) {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-    return mapped ? PRIVATE.check(mapped, "ipv4") : PRIVATE.check(address, "ipv6");
-  }
-  return true;
-}
-
+// Every address a name resolves to is checked as the connection is made, so a DNS
+// answer (or one that changed since the endpoint was registered) cannot bring a private
+// address in. node:net looks up no IP address: those are checked before the request.
 const guardedLookup: LookupFunction = (hostname, options, callback) => {
   dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
     if (error) return callback(error, "", 0);
@@ -89,6 +52,12 @@ const agents = {
 
 /** Where a request goes: a URL's parts as node:http takes them. */
 interface Target {
+  request: RequestTarget;
+  /** Why its host may not be reached unless private addresses are allowed, or null. */
+  privateHost: string | null;
+}
+
+interface RequestTarget {
   protocol: string;
   /** An IPv6 address without its brackets, as node:http wants it (and isIP reads it). */
   hostname: string;
@@ -110,12 +79,10 @@ function targetOf(url: string): Target | null {
   try {
     const parsed = new URL(url);
     const auth = parsed.username || parsed.password ? `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}` : undefined;
+    const hostname = parsed.hostname.replace(/^\[|\]$/g, "");
     target = {
-      protocol: parsed.protocol,
-      hostname: parsed.hostname.replace(/^\[|\]$/g, ""),
-      port: parsed.port,
-      path: `${parsed.pathname}${parsed.search}`,
-      ...(auth === undefined ? {} : { auth }),
+      request: { protocol: parsed.protocol, hostname, port: parsed.port, path: `${parsed.pathname}${parsed.search}`, ...(auth === undefined ? {} : { auth }) },
+      privateHost: privateHostReason(hostname),
     };
   } catch {
     // An invalid URL is remembered as such: it fails every attempt the same way.
@@ -153,16 +120,15 @@ export function postWebhook(url: string, headers: Record<string, string>, body: 
 
     const target = targetOf(url);
     if (target === null) return fail("invalid endpoint URL");
-    const host = target.hostname;
-    if (!options.allowPrivate && isIP(host) !== 0 && isPrivateAddress(host)) {
-      return fail(`refused: ${host} is a private address (set WARDEN_ALLOW_PRIVATE_WEBHOOKS=1 to allow)`);
+    if (!options.allowPrivate && target.privateHost !== null) {
+      return fail(`refused: ${target.privateHost} (set WARDEN_ALLOW_PRIVATE_WEBHOOKS=1 to allow)`);
     }
     const payload = Buffer.from(body, "utf8");
     const sendOnce = (agent: HttpAgent | false): ClientRequest => {
-      const send = target.protocol === "https:" ? httpsRequest : httpRequest;
+      const send = target.request.protocol === "https:" ? httpsRequest : httpRequest;
       const request = send(
         {
-          ...target,
+          ...target.request,
           method: "POST",
           headers: { ...headers, "content-length": String(payload.length), "user-agent": "Warden-Webhooks/1" },
           agent,
@@ -200,7 +166,7 @@ export function postWebhook(url: string, headers: Record<string, string>, body: 
       request.end(payload);
       return request;
     };
-    let current = sendOnce(target.protocol === "https:" ? agents["https:"] : agents["http:"]);
+    let current = sendOnce(target.request.protocol === "https:" ? agents["https:"] : agents["http:"]);
     // The whole attempt is bounded by the timeout, one timer for it: a socket timeout on
     // each request as well cost a listener and a timer reset per attempt, for nothing.
     timer = setTimeout(() => {

@@ -111,6 +111,8 @@ for (const dialect of DIALECTS) {
         "/hook",
         "https://user:pass@hooks.example.com/",
         "https://token@hooks.example.com/",
+        // URL has no IPv6 zone ids: no endpoint can name an interface.
+        "http://[fe80::1%25eth0]/",
       ];
       const privateOnes = [
         "http://127.0.0.1/hook",
@@ -124,11 +126,56 @@ for (const dialect of DIALECTS) {
         "http://[::ffff:127.0.0.1]/",
         "http://[fd00::1]/",
         "http://0x7f000001/",
+        "http://2130706433/",
+        "http://0x7f.1/",
+        "http://127.1/",
+        "http://017700000001/",
+        "http://127.0.0.1./",
+        "http://0.0.0.0/",
+        "http://0/",
+        "http://100.100.100.200/",
+        "http://198.18.0.1/",
+        "http://240.0.0.1/",
+        "http://224.0.0.1/",
+        "http://[::]/",
+        "http://[::7f00:1]/",
+        "http://[::127.0.0.1]/",
+        "http://[::ffff:0:7f00:1]/",
+        "http://[64:ff9b::a9fe:a9fe]/",
+        "http://[64:ff9b:1::808:808]/",
+        "http://[2002:7f00:1::]/",
+        "http://[2002:a9fe:a9fe::]/",
+        "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/",
+        "http://[fe80::1]/",
+        "http://[ff02::1]/",
+        "http://[fd00:ec2::254]/",
+        "http://localhost./",
+        "http://LOCALHOST../",
+        "http://api.localhost./",
+        "http://metadata.google.internal/computeMetadata/v1/",
+        "http://metadata.google.internal./",
+        "http://metadata/",
+        "http://instance-data/latest/meta-data/",
+        "http://printer.local/",
       ];
       for (const url of [...everywhere, ...privateOnes]) {
         const response = await post(strictApi, { url });
         assert.equal(response.statusCode, 400, url);
         assert.deepEqual([errorOf(response).type, errorOf(response).param], ["invalid_request_error", "url"], url);
+      }
+      assert.equal(
+        errorOf(await post(strictApi, { url: "http://[2002:7f00:1::]/" })).message,
+        "url points at a private or local host (2002:7f00:1:: is a private address (6to4, it carries 127.0.0.1)); set WARDEN_ALLOW_PRIVATE_WEBHOOKS=1 to allow that (local development only).",
+      );
+      // Public addresses in the same notations, and the IPv6 forms carrying a public IPv4 address, are accepted.
+      for (const url of [
+        "http://0x5db8d822/",
+        "http://[::ffff:8.8.8.8]/",
+        "http://[64:ff9b::8.8.8.8]/",
+        "http://[2002:808:808::]/",
+        "https://hooks.example.com./",
+      ]) {
+        assert.equal((await post(strictApi, { url })).statusCode, 201, url);
       }
       for (const url of everywhere) assert.equal((await post(lenientApi, { url })).statusCode, 400, url);
       // WARDEN_ALLOW_PRIVATE_WEBHOOKS=1 (local development, tests) lets them through.

@@ -1,4 +1,3 @@
-import { isIP } from "node:net";
 import { DAY_MS, toIso } from "../clock.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { emitEvent } from "../events/event.service.js";
@@ -10,7 +9,7 @@ import { newId } from "../ids.js";
 import type { RequestContext } from "../services.js";
 import { failPendingDeliveries, findDelivery, listAttempts, listDeliveriesPage, queueResends, type Delivery as StoredDelivery } from "./delivery.store.js";
 import { type Endpoint, findEndpoint, insertEndpoint, listEndpoints as listEndpointRows, markEndpointRemoved, setEndpointEnabled } from "./endpoint.store.js";
-import { isPrivateAddress } from "./sender.js";
+import { privateHostReason } from "./private-address.js";
 import { newWebhookSecret } from "./signature.js";
 import type { DeliveriesQuery, Delivery, EventsQuery, WebhookEndpoint, WebhookEvent } from "./webhook.schema.js";
 
@@ -40,9 +39,15 @@ function checkUrl(raw: string, allowPrivate: boolean): string {
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw invalidParameter("url", "url must use http or https.");
   if (url.username || url.password) throw invalidParameter("url", "url must not carry a user name or password; deliveries are signed instead.");
-  const host = url.hostname.replace(/^\[|\]$/g, "");
-  if (!allowPrivate && (host === "localhost" || host.endsWith(".localhost") || (isIP(host) !== 0 && isPrivateAddress(host)))) {
-    throw invalidParameter("url", "url points at a private or loopback address; set WARDEN_ALLOW_PRIVATE_WEBHOOKS=1 to allow that (local development only).");
+  // URL has already written IPv4 in any notation (2130706433, 0x7f.1, 127.1) as a dotted
+  // quad, IPv6 in its compressed form, and names in lower case; a name that resolves to a
+  // private address is refused when a delivery connects to it.
+  const privateHost = allowPrivate ? null : privateHostReason(url.hostname);
+  if (privateHost !== null) {
+    throw invalidParameter(
+      "url",
+      `url points at a private or local host (${privateHost}); set WARDEN_ALLOW_PRIVATE_WEBHOOKS=1 to allow that (local development only).`,
+    );
   }
   return url.toString();
 }
