@@ -1,6 +1,7 @@
 // Stripe's events in: verified over the raw bytes against the workspace environment's
-// signing secret (stripe-signature.ts) before anything parses them, applied once per Stripe event id in one transaction
-// (under the payment lock, with the events they cause), whatever order they arrive in.
+// signing secret (stripe-signature.ts) before anything parses them, then applied once per
+// Stripe event id in one transaction (under the payment lock, with the events they
+// cause), whatever order they arrive in.
 // The mapping from Stripe's events to Warden's changes is in this folder's README.
 import { type BillingTx, inBillingTransaction } from "../billing/billing.context.js";
 import { resolvePurchase } from "../billing/catalogue.js";
