@@ -9,15 +9,58 @@ import type { ProductKind } from "../db/schema.js";
 
 type Obj = Record<string, unknown>;
 
+/**
+ * A field that is present but unusable: a string with control characters (PostgreSQL
+ * refuses NUL in text), a number that is not a whole amount or time in range (`1e300`
+ * overflows a bigint), a value of the wrong type. Thrown by the field readers and turned
+ * into a Problem at each exported reader, so malformed processor data is acknowledged
+ * with its reason rather than failing in storage with a 500 that Stripe retries for days.
+ */
+class MalformedField extends Error {}
+
+const guarded = <T>(read: () => T): T | Problem => {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof MalformedField) return { problem: error.message };
+    throw error;
+  }
+};
+
+/** The value as JSON, cut short: safe to log and store (JSON escapes control characters). */
+const shown = (v: unknown) => {
+  const text = JSON.stringify(v) ?? String(v);
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+};
+const absent = (v: unknown) => v === undefined || v === null;
+// C0 controls and DEL: never in an id, an address, a status or Warden's metadata.
+const CONTROL = /[\u0000-\u001f\u007f]/;
+// Year 9999: later is no time Stripe sends, and its milliseconds stay exact in a double.
+const MAX_SECONDS = 253_402_300_799;
+
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
-const str = (o: Obj, key: string): string | null => (typeof o[key] === "string" && o[key] !== "" ? (o[key] as string) : null);
-const int = (o: Obj, key: string): number | null => (Number.isInteger(o[key]) ? (o[key] as number) : null);
+const text = (key: string, v: unknown): string | null => {
+  if (absent(v) || v === "") return null;
+  if (typeof v !== "string") throw new MalformedField(`${key} ${shown(v)} is not text`);
+  if (CONTROL.test(v)) throw new MalformedField(`${key} ${shown(v)} contains control characters`);
+  return v;
+};
+const str = (o: Obj, key: string): string | null => text(key, o[key]);
+const whole = (o: Obj, key: string, max: number, what: string): number | null => {
+  const v = o[key];
+  if (absent(v)) return null;
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0 || v > max) throw new MalformedField(`${key} ${shown(v)} is not ${what}`);
+  return v;
+};
+/** An amount in the currency's smallest unit. */
+const amount = (o: Obj, key: string) => whole(o, key, Number.MAX_SAFE_INTEGER, "a whole, non-negative amount");
+/** A Unix time in seconds. */
+const seconds = (o: Obj, key: string) => whole(o, key, MAX_SECONDS, "a Unix time in seconds");
 const obj = (o: Obj, key: string): Obj | null => (isObj(o[key]) ? (o[key] as Obj) : null);
 /** An id field that Stripe may have expanded into the object it names. */
 const idOf = (o: Obj, key: string): string | null => {
   const v = o[key];
-  if (typeof v === "string" && v !== "") return v;
-  return isObj(v) && typeof v.id === "string" ? v.id : null;
+  return isObj(v) ? text(`${key}.id`, v.id) : text(key, v);
 };
 const listData = (o: Obj | null, key: string): Obj[] => {
   const list = o ? obj(o, key) : null;
@@ -36,16 +79,21 @@ export interface StripeEvent {
   previousAttributes: Obj | null;
 }
 
-/** The envelope of a verified event, or null when it is not shaped like one. */
-export function readEvent(value: unknown): StripeEvent | null {
-  if (!isObj(value)) return null;
-  const id = str(value, "id");
-  const type = str(value, "type");
-  const created = int(value, "created");
-  const data = obj(value, "data");
-  const object = data ? obj(data, "object") : null;
-  if (id === null || type === null || created === null || object === null || !data) return null;
-  return { id, type, created: ms(created), livemode: value.livemode === true, object, previousAttributes: obj(data, "previous_attributes") };
+/**
+ * The envelope of a verified event, or why it is not one: without a clean id, type and
+ * time there is nothing to record it under (Stripe never sends such a body).
+ */
+export function readEvent(value: unknown): StripeEvent | Problem {
+  if (!isObj(value)) return { problem: "not a JSON object" };
+  return guarded(() => {
+    const id = str(value, "id");
+    const type = str(value, "type");
+    const created = seconds(value, "created");
+    const data = obj(value, "data");
+    const object = data ? obj(data, "object") : null;
+    if (id === null || type === null || created === null || object === null || !data) return { problem: "no id, type, created or data.object" };
+    return { id, type, created: ms(created), livemode: value.livemode === true, object, previousAttributes: obj(data, "previous_attributes") };
+  });
 }
 
 /** What Warden puts on the Checkout Session and the subscription it creates. */
@@ -61,24 +109,26 @@ export interface WardenMetadata {
 export type Problem = { problem: string };
 
 export function readWardenMetadata(metadata: unknown): WardenMetadata | Problem {
-  const m = isObj(metadata) ? metadata : {};
-  const tool = str(m, "warden_tool");
-  const bundle = str(m, "warden_bundle");
-  if (tool === null && bundle === null) return { problem: "no warden_tool or warden_bundle metadata (not a checkout Warden created)" };
-  if (tool !== null && bundle !== null) return { problem: "both warden_tool and warden_bundle metadata" };
-  const rawSeats = str(m, "warden_seats");
-  let seats: number | null = null;
-  if (rawSeats !== null) {
-    if (!/^[1-9]\d{0,5}$/.test(rawSeats)) return { problem: `warden_seats "${rawSeats}" is not a whole number of seats` };
-    seats = Number(rawSeats);
-  }
-  return {
-    productKind: tool !== null ? "tool" : "bundle",
-    productId: (tool ?? bundle) as string,
-    planId: str(m, "warden_plan"),
-    seats,
-    accountPersonId: str(m, "warden_account"),
-  };
+  return guarded(() => {
+    const m = isObj(metadata) ? metadata : {};
+    const tool = str(m, "warden_tool");
+    const bundle = str(m, "warden_bundle");
+    if (tool === null && bundle === null) return { problem: "no warden_tool or warden_bundle metadata (not a checkout Warden created)" };
+    if (tool !== null && bundle !== null) return { problem: "both warden_tool and warden_bundle metadata" };
+    const rawSeats = str(m, "warden_seats");
+    let seats: number | null = null;
+    if (rawSeats !== null) {
+      if (!/^[1-9]\d{0,5}$/.test(rawSeats)) return { problem: `warden_seats ${shown(rawSeats)} is not a whole number of seats` };
+      seats = Number(rawSeats);
+    }
+    return {
+      productKind: tool !== null ? "tool" : "bundle",
+      productId: (tool ?? bundle) as string,
+      planId: str(m, "warden_plan"),
+      seats,
+      accountPersonId: str(m, "warden_account"),
+    };
+  });
 }
 
 export interface CheckoutSession {
@@ -94,26 +144,28 @@ export interface CheckoutSession {
 }
 
 export function readCheckoutSession(o: Obj): CheckoutSession | Problem {
-  const id = str(o, "id");
-  if (id === null) return { problem: "checkout session without an id" };
-  const details = obj(o, "customer_details");
-  return {
-    id,
-    mode: str(o, "mode"),
-    paymentStatus: str(o, "payment_status"),
-    email: (details ? str(details, "email") : null) ?? str(o, "customer_email"),
-    amountTotal: int(o, "amount_total"),
-    currency: str(o, "currency")?.toLowerCase() ?? null,
-    paymentIntent: idOf(o, "payment_intent"),
-    subscription: idOf(o, "subscription"),
-    metadata: o.metadata,
-  };
+  return guarded(() => {
+    const id = str(o, "id");
+    if (id === null) return { problem: "checkout session without an id" };
+    const details = obj(o, "customer_details");
+    return {
+      id,
+      mode: str(o, "mode"),
+      paymentStatus: str(o, "payment_status"),
+      email: (details ? str(details, "email") : null) ?? str(o, "customer_email"),
+      amountTotal: amount(o, "amount_total"),
+      currency: str(o, "currency")?.toLowerCase() ?? null,
+      paymentIntent: idOf(o, "payment_intent"),
+      subscription: idOf(o, "subscription"),
+      metadata: o.metadata,
+    };
+  });
 }
 
 /** Statuses after which a subscription gives no more access: it has ended. */
 const ENDING_STATUSES = new Set(["canceled", "incomplete_expired", "unpaid"]);
 
-const scheduled = (o: Obj) => o.cancel_at_period_end === true || int(o, "cancel_at") !== null;
+const scheduled = (o: Obj) => o.cancel_at_period_end === true || seconds(o, "cancel_at") !== null;
 
 export interface SubscriptionObject {
   report: SubscriptionReport;
@@ -121,44 +173,46 @@ export interface SubscriptionObject {
 }
 
 export function readSubscription(event: StripeEvent): SubscriptionObject | Problem {
-  const o = event.object;
-  const id = str(o, "id");
-  const status = str(o, "status");
-  if (id === null || status === null) return { problem: "subscription without an id or status" };
-  const items = listData(o, "items");
-  const starts = [int(o, "current_period_start"), ...items.map((i) => int(i, "current_period_start"))].filter((t): t is number => t !== null);
-  const ends = [int(o, "current_period_end"), ...items.map((i) => int(i, "current_period_end"))].filter((t): t is number => t !== null);
-  const startedAt = int(o, "start_date") ?? int(o, "created");
-  if (startedAt === null) return { problem: `subscription ${id} without a start date` };
-  const periodStart = starts.length > 0 ? Math.min(...starts) : startedAt;
-  const periodEnd = ends.length > 0 ? Math.max(...ends) : periodStart;
-  const cancelAt = int(o, "cancel_at");
+  return guarded(() => {
+    const o = event.object;
+    const id = str(o, "id");
+    const status = str(o, "status");
+    if (id === null || status === null) return { problem: "subscription without an id or status" };
+    const items = listData(o, "items");
+    const starts = [seconds(o, "current_period_start"), ...items.map((i) => seconds(i, "current_period_start"))].filter((t): t is number => t !== null);
+    const ends = [seconds(o, "current_period_end"), ...items.map((i) => seconds(i, "current_period_end"))].filter((t): t is number => t !== null);
+    const startedAt = seconds(o, "start_date") ?? seconds(o, "created");
+    if (startedAt === null) return { problem: `subscription ${id} without a start date` };
+    const periodStart = starts.length > 0 ? Math.min(...starts) : startedAt;
+    const periodEnd = ends.length > 0 ? Math.max(...ends) : periodStart;
+    const cancelAt = seconds(o, "cancel_at");
 
-  // Whether this event set it to cancel: Stripe lists the changed fields' earlier values.
-  let setToCancel: boolean | null = null;
-  const previous = event.previousAttributes;
-  if (previous) {
-    const touched = "cancel_at_period_end" in previous || "cancel_at" in previous;
-    setToCancel = touched && scheduled(o) && !scheduled({ ...o, ...previous });
-  }
-  const kind = event.type === "customer.subscription.created" ? "created" : event.type === "customer.subscription.deleted" ? "deleted" : "updated";
-  const ended = kind === "deleted" || ENDING_STATUSES.has(status);
-  return {
-    report: {
-      id,
-      kind,
-      at: event.created,
-      status,
-      periodStart: ms(periodStart),
-      periodEnd: ms(periodEnd),
-      cancelAtPeriodEnd: o.cancel_at_period_end === true,
-      cancelAt: cancelAt === null ? null : ms(cancelAt),
-      endedAt: ended ? (int(o, "ended_at") ?? int(o, "canceled_at") ?? event.created / 1000) * 1000 : null,
-      startedAt: ms(startedAt),
-      setToCancel,
-    },
-    metadata: o.metadata,
-  };
+    // Whether this event set it to cancel: Stripe lists the changed fields' earlier values.
+    let setToCancel: boolean | null = null;
+    const previous = event.previousAttributes;
+    if (previous) {
+      const touched = "cancel_at_period_end" in previous || "cancel_at" in previous;
+      setToCancel = touched && scheduled(o) && !scheduled({ ...o, ...previous });
+    }
+    const kind = event.type === "customer.subscription.created" ? "created" : event.type === "customer.subscription.deleted" ? "deleted" : "updated";
+    const ended = kind === "deleted" || ENDING_STATUSES.has(status);
+    return {
+      report: {
+        id,
+        kind,
+        at: event.created,
+        status,
+        periodStart: ms(periodStart),
+        periodEnd: ms(periodEnd),
+        cancelAtPeriodEnd: o.cancel_at_period_end === true,
+        cancelAt: cancelAt === null ? null : ms(cancelAt),
+        endedAt: ended ? (seconds(o, "ended_at") ?? seconds(o, "canceled_at") ?? event.created / 1000) * 1000 : null,
+        startedAt: ms(startedAt),
+        setToCancel,
+      },
+      metadata: o.metadata,
+    };
+  });
 }
 
 export interface Charge {
@@ -170,52 +224,58 @@ export interface Charge {
 }
 
 export function readCharge(o: Obj): Charge | Problem {
-  const amount = int(o, "amount");
-  const amountRefunded = int(o, "amount_refunded");
-  const currency = str(o, "currency");
-  if (amount === null || amountRefunded === null || currency === null) return { problem: "charge without amount, amount_refunded or currency" };
-  return {
-    paymentIntent: idOf(o, "payment_intent"),
-    amount,
-    amountRefunded,
-    refundedInFull: o.refunded === true || amountRefunded >= amount,
-    currency: currency.toLowerCase(),
-  };
+  return guarded(() => {
+    const charged = amount(o, "amount");
+    const amountRefunded = amount(o, "amount_refunded");
+    const currency = str(o, "currency");
+    if (charged === null || amountRefunded === null || currency === null) return { problem: "charge without amount, amount_refunded or currency" };
+    return {
+      paymentIntent: idOf(o, "payment_intent"),
+      amount: charged,
+      amountRefunded,
+      refundedInFull: o.refunded === true || amountRefunded >= charged,
+      currency: currency.toLowerCase(),
+    };
+  });
 }
 
 export function readDispute(o: Obj): DisputeReport | Problem {
-  const id = str(o, "id");
-  const paymentIntent = idOf(o, "payment_intent");
-  const amount = int(o, "amount");
-  const currency = str(o, "currency");
-  if (id === null || paymentIntent === null || amount === null || currency === null)
-    return { problem: "dispute without id, payment_intent, amount or currency" };
-  const evidence = obj(o, "evidence_details");
-  const dueBy = evidence ? int(evidence, "due_by") : null;
-  return {
-    id,
-    paymentIntent,
-    amountCents: amount,
-    currency: currency.toLowerCase(),
-    reason: str(o, "reason") ?? "general",
-    status: str(o, "status") ?? "needs_response",
-    respondBy: dueBy === null ? null : ms(dueBy),
-  };
+  return guarded(() => {
+    const id = str(o, "id");
+    const paymentIntent = idOf(o, "payment_intent");
+    const disputed = amount(o, "amount");
+    const currency = str(o, "currency");
+    if (id === null || paymentIntent === null || disputed === null || currency === null)
+      return { problem: "dispute without id, payment_intent, amount or currency" };
+    const evidence = obj(o, "evidence_details");
+    const dueBy = evidence ? seconds(evidence, "due_by") : null;
+    return {
+      id,
+      paymentIntent,
+      amountCents: disputed,
+      currency: currency.toLowerCase(),
+      reason: str(o, "reason") ?? "general",
+      status: str(o, "status") ?? "needs_response",
+      respondBy: dueBy === null ? null : ms(dueBy),
+    };
+  });
 }
 
 /** The subscription an invoice bills and the payment intents that paid it. */
 export function readInvoicePayments(o: Obj): { subscriptionId: string; paymentIntents: string[] } | Problem {
-  const parent = obj(o, "parent");
-  const details = parent ? obj(parent, "subscription_details") : null;
-  const subscriptionId = idOf(o, "subscription") ?? (details ? idOf(details, "subscription") : null);
-  if (subscriptionId === null) return { problem: "invoice of no subscription" };
-  const intents = [
-    idOf(o, "payment_intent"),
-    ...listData(o, "payments").map((p) => (obj(p, "payment") ? idOf(obj(p, "payment") as Obj, "payment_intent") : null)),
-  ];
-  const paymentIntents = [...new Set(intents.filter((p): p is string => p !== null))];
-  if (paymentIntents.length === 0) return { problem: "invoice names no payment intent" };
-  return { subscriptionId, paymentIntents };
+  return guarded(() => {
+    const parent = obj(o, "parent");
+    const details = parent ? obj(parent, "subscription_details") : null;
+    const subscriptionId = idOf(o, "subscription") ?? (details ? idOf(details, "subscription") : null);
+    if (subscriptionId === null) return { problem: "invoice of no subscription" };
+    const intents = [
+      idOf(o, "payment_intent"),
+      ...listData(o, "payments").map((p) => (obj(p, "payment") ? idOf(obj(p, "payment") as Obj, "payment_intent") : null)),
+    ];
+    const paymentIntents = [...new Set(intents.filter((p): p is string => p !== null))];
+    if (paymentIntents.length === 0) return { problem: "invoice names no payment intent" };
+    return { subscriptionId, paymentIntents };
+  });
 }
 
 export const isProblem = (v: object): v is Problem => "problem" in v;

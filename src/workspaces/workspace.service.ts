@@ -24,7 +24,7 @@ import {
 } from "./workspace.store.js";
 import type { Bundle, Owner, Plan, ServicePlan, Tool, Workspace } from "./workspace.types.js";
 
-const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+export const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 // Tool, bundle and plan ids appear in URLs and in event data (`<tool>:<plan>`), so no colon.
 const PRODUCT_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
