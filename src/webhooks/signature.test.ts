@@ -41,7 +41,7 @@ function headersFor(vector: Vector, signature = vector.webhook_signature) {
 
 describe("signature vectors", () => {
   test("the fixture is what its script writes", async () => {
-    const script = new URL("../../../scripts/make-signature-vectors.mjs", vectorsUrl);
+    const script = new URL("../../scripts/make-signature-vectors.mjs", import.meta.url);
     const { makeVectors } = await import(script.href);
     assert.deepEqual(makeVectors(), vectors);
   });
