@@ -43,9 +43,13 @@ export function findingsIn(file, text) {
   return findings;
 }
 
-/** Every finding in the tracked files of the checkout at `dir`. */
+/** Every finding in the checkout at `dir`: its tracked files, and new ones git does not ignore. */
 export function checkCheckout(dir) {
-  const files = execFileSync("git", ["ls-files", "-z"], { cwd: dir, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 })
+  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
+    cwd: dir,
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+  })
     .split("\0")
     .filter(Boolean);
   const findings = [];

@@ -53,6 +53,21 @@ describe("the self-contained check", () => {
     }
   });
 
+  test("a new file git does not ignore is checked before it is committed; an ignored one is not", () => {
+    const dir = checkout({ ...clean, ".gitignore": "tmp/\n" });
+    try {
+      writeFileSync(join(dir, "notes.md"), `See ${up(1)}${sibling}.\n`);
+      mkdirSync(join(dir, "tmp"));
+      writeFileSync(join(dir, "tmp", "scratch.md"), `See ${up(2)}${sibling}.\n`);
+      const { status, output } = check(dir);
+      assert.equal(status, 1, output);
+      assert.match(output, /^notes\.md:1: /m);
+      assert.doesNotMatch(output, /scratch/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   const planted: Array<[string, string, string, RegExp]> = [
     ["a README linking the material beside the repository", "README.md", `It implements \`${up(1)}${sibling}\`.\n`, /README\.md:1: .*outside the repository/],
     ["a test reading a file above the repository", "src/a/b.test.ts", `readFileSync(new URL("${up(3)}${sibling}", import.meta.url));\n`, /climbs 1 level/],
