@@ -11,6 +11,7 @@ import { grantRoutes } from "./grants/grant.routes.js";
 import { Grant, GrantList, RevokedGrant } from "./grants/grant.schema.js";
 import { ErrorBody } from "./http/common.schema.js";
 import { refuseControlCharacters } from "./http/control-characters.js";
+import { docsPageOptions } from "./http/docs-page.js";
 import { renderError } from "./http/error.handler.js";
 import { answerClientError, refuseExpectation, requireHost } from "./http/raw-errors.js";
 import { validatorCompiler } from "./http/validation.js";
@@ -98,7 +99,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     openapi: {
       openapi: "3.1.0",
       info: {
-        title: "Warden entitlement and access API",
+        title: "Warden API",
         version: "1.0.0",
         description:
           "Check whether an email address holds a tool and why, list customers, and grant or revoke free access. Every request carries Authorization: Bearer <API_KEY>.",
@@ -109,7 +110,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: `${API_PREFIX}/docs`, staticCSP: true });
+  await app.register(swaggerUi, docsPageOptions(API_PREFIX));
   app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
 
   // Every path the API serves answers 405 (with Allow) to the methods it does not serve.
