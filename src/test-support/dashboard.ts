@@ -1,5 +1,6 @@
 // Drives the dashboard in process as a browser would: cookies kept between requests,
 // forms posted urlencoded with the page's form token, codes read from the outbox.
+import { randomInt } from "node:crypto";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -57,7 +58,11 @@ export class TestBrowser {
   readonly cookies = new Map<string, string>();
   csrf = "";
 
-  constructor(readonly app: FastifyInstance) {}
+  constructor(
+    readonly app: FastifyInstance,
+    // Each browser its own network address, so that per-source limits of one test never meet another's.
+    readonly remoteAddress = `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`,
+  ) {}
 
   private keep(response: LightMyRequestResponse): LightMyRequestResponse {
     const setCookie = response.headers["set-cookie"];
@@ -79,7 +84,7 @@ export class TestBrowser {
   }
 
   async get(url: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
-    return this.keep(await this.app.inject({ method: "GET", url, headers: { ...this.cookieHeader(), ...headers } }));
+    return this.keep(await this.app.inject({ method: "GET", url, remoteAddress: this.remoteAddress, headers: { ...this.cookieHeader(), ...headers } }));
   }
 
   /** Posts a form as the dashboard's own page would (its token added unless given). */
@@ -89,6 +94,7 @@ export class TestBrowser {
       await this.app.inject({
         method: "POST",
         url,
+        remoteAddress: this.remoteAddress,
         payload,
         headers: { "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin", ...this.cookieHeader(), ...headers },
       }),
