@@ -1,7 +1,7 @@
 // Drives the dashboard in process as a browser would: cookies kept between requests,
 // forms posted urlencoded with the page's form token, codes read from the outbox.
 import { randomInt } from "node:crypto";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after } from "node:test";
@@ -34,11 +34,14 @@ export async function readMail(dataDir: string, to: string): Promise<string | nu
   const outbox = join(dataDir, "outbox");
   let files: string[];
   try {
-    files = (await readdir(outbox)).sort();
+    files = await readdir(outbox);
   } catch {
     return null;
   }
-  for (const file of files.reverse()) {
+  // Files are named by the (test's) clock, which may not move between mails: newest by write time.
+  const written = await Promise.all(files.map(async (file) => ({ file, at: (await stat(join(outbox, file), { bigint: true })).mtimeNs })));
+  written.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+  for (const { file } of written) {
     const text = await readFile(join(outbox, file), "utf8");
     if (text.includes(`\nTo: ${to}\n`)) return text;
   }
