@@ -31,7 +31,6 @@ function head(title: string): Html {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
 <title>${title} · Warden</title>
 <link rel="stylesheet" href="${CSS_PATH}">
 </head>`;

@@ -15,8 +15,9 @@ export function addPageHeaders(reply: FastifyReply): void {
   reply.header("Cache-Control", "no-store");
   reply.header("X-Content-Type-Options", "nosniff");
   reply.header("X-Frame-Options", "DENY");
-  // A sign-in link carries its token in the path: never send it on to another site.
-  reply.header("Referrer-Policy", "no-referrer");
+  // A sign-in link carries its token in the path: never send it on to another site. Not
+  // no-referrer: under it, browsers send "Origin: null" on the dashboard's own form posts.
+  reply.header("Referrer-Policy", "same-origin");
 }
 
 /** An answer the dashboard refuses with an HTML error page (not an API error: nothing here is JSON). */
