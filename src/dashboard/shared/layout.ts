@@ -86,7 +86,7 @@ function sideNav(frame: Frame): Html {
   const here = frame.current;
   return html`<nav class="side" aria-label="Dashboard">
 <ul>
-${item("overview", "Overview", here ? sectionPath(here.workspace.slug, here.env, "overview") : null)}
+${item("overview", "Overview", here ? sectionPath(here.workspace.slug, here.env, "overview") : DASHBOARD)}
 </ul>
 ${here ? html`<p class="side-heading">Configure</p><ul>${item("keys", "API keys", sectionPath(here.workspace.slug, here.env, "keys"))}</ul>` : ""}
 <p class="side-heading">Account</p>
