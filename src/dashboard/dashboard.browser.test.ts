@@ -82,9 +82,21 @@ for (const dialect of DIALECTS) {
         await page.waitForSelector("text=The API refuses it");
         assert.equal((await api()).status, 401);
 
+        // Live: the switch in the top bar, no banner, and a live key only with a fresh mailed code.
+        await page.click(".env-switch >> text=Live");
+        await page.waitForURL(`${base}/dashboard/w/${ws.slug}/live/keys`);
+        assert.equal(await page.isVisible(".test-banner"), false);
+        await page.fill("#name", "Live server");
+        await page.click("text=Create live key");
+        await page.waitForSelector("text=Confirm it is you");
+        await shoot(page, "7-live-key-confirm");
+        await page.fill("#code", await readCode(env.dataDir, ws.ownerEmail));
+        await page.click("button:has-text('Create live key')");
+        assert.match(await page.inputValue("#new-key"), /^wk_live_[0-9A-Za-z]{32}$/);
+
         await page.goto(`${base}/dashboard/audit`);
         assert.ok(await page.isVisible("text=Revoked an API key"));
-        await shoot(page, "7-audit");
+        await shoot(page, "8-audit");
 
         // A page of another origin (another port is another origin) posts a form at the dashboard with this browser's cookies.
         const evil = await buildEvilSite(base, ws.slug);

@@ -67,6 +67,10 @@ export async function dashboardRoutes(app: FastifyInstance, options: { services:
   const mailer = createMailer(services.config, app.log);
   app.addHook("onClose", async () => mailer.close());
 
+  // Pages are not part of the API: none of them is in the OpenAPI document.
+  app.addHook("onRoute", (route) => {
+    route.schema = { ...route.schema, hide: true };
+  });
   acceptFormsOnly(app);
   app.addHook("onRequest", async (request, reply) => {
     addPageHeaders(reply);

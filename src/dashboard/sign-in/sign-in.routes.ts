@@ -7,6 +7,7 @@ import type { Mailer } from "../../client/mailer.js";
 import { ApiError } from "../../errors/errors.js";
 import { randomBase62 } from "../../ids.js";
 import {
+  authenticateOwnerSession,
   findOwnerLoginLink,
   findPendingSignIn,
   type OpenedSession,
@@ -18,6 +19,7 @@ import {
 import type { Services } from "../../services.js";
 import { parseCookies, serialiseCookie } from "../shared/cookies.js";
 import { DASHBOARD } from "../shared/layout.js";
+import { sessionTokenOf } from "../shared/owner-context.js";
 import { sendPage } from "../shared/page.js";
 import { checkFormToken, cookieNames, csrfTokenFor, formField, isSecure } from "../shared/security.js";
 import { codeView, linkView, signInView, spentLinkView } from "./sign-in.views.js";
@@ -64,6 +66,8 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
   const { services, mailer } = options;
 
   app.get("/sign-in", async (request, reply) => {
+    const token = sessionTokenOf(request);
+    if (token !== null && (await authenticateOwnerSession(services, token)) !== null) return reply.redirect(DASHBOARD, 303);
     const secret = ensureBrowserSecret(request, reply);
     const query = request.query as Record<string, string | undefined>;
     const message =

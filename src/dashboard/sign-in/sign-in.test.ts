@@ -18,6 +18,7 @@ for (const dialect of DIALECTS) {
       const landed = await browser.signIn(env.dataDir, ws.ownerEmail);
       const cookie = [landed.headers["set-cookie"] ?? []].flat().find((c) => c.startsWith("warden_session="));
       assert.match(cookie ?? "", /^warden_session=wds_[0-9A-Za-z]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=604800$/);
+      assert.equal((await browser.get("/dashboard/sign-in")).headers.location, "/dashboard", "signed in already");
       const home = await browser.get("/dashboard");
       assert.equal(home.headers.location, `/dashboard/w/${ws.slug}/test`);
       const overview = await browser.get(home.headers.location as string);
