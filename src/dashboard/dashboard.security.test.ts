@@ -56,7 +56,8 @@ for (const dialect of DIALECTS) {
         ["cross-site fetch metadata", browser.post(keys, { name: "x" }, { "sec-fetch-site": "cross-site" })],
         ["same-site but not same-origin", browser.post(keys, { name: "x" }, { "sec-fetch-site": "same-site" })],
         ["another origin", browser.post(keys, { name: "x" }, { "sec-fetch-site": "", origin: "https://evil.example" })],
-        ["sign-in from another origin", browser.post("/dashboard/sign-in", { email: ws.ownerEmail }, { origin: "https://evil.example" })],
+        ["sign-in from another origin", browser.post("/dashboard/sign-in", { email: ws.ownerEmail }, { "sec-fetch-site": "", origin: "https://evil.example" })],
+        ["Origin: null", browser.post(keys, { name: "x" }, { "sec-fetch-site": "", origin: "null" })],
       ];
       for (const [what, pending] of refusals) {
         const response = await pending;
@@ -65,7 +66,7 @@ for (const dialect of DIALECTS) {
         assert.doesNotMatch(response.body, /wk_test_[0-9A-Za-z]{32}/, what);
       }
       // The same form from this origin with its token goes through.
-      const ok = await browser.post(keys, { name: "x" }, { origin: "http://localhost:80" });
+      const ok = await browser.post(keys, { name: "x" }, { "sec-fetch-site": "", origin: "http://localhost:80" });
       assert.equal(ok.statusCode, 201);
       // Only forms are accepted: JSON is not a way around the form token.
       const json = await app.inject({

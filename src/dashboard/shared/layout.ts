@@ -56,7 +56,7 @@ ${body}
 function workspaceSwitcher(frame: Frame): Html {
   const { current, workspaces } = frame;
   const section = frame.section === "audit" ? "overview" : frame.section;
-  const label = current ? current.workspace.name : "Workspaces";
+  const label = current ? current.workspace.name : "Choose one";
   const env = current?.env ?? "test";
   return html`<details class="switcher">
 <summary><span class="switcher-label">Workspace</span> <strong>${label}</strong></summary>
