@@ -6,6 +6,7 @@ import { requireApiKey } from "./auth/auth.hook.js";
 import { clientRoutes } from "./client/client.routes.js";
 import { customerRoutes } from "./customers/customer.routes.js";
 import { Customer, CustomerListItem, CustomerPage } from "./customers/customer.schema.js";
+import { dashboardRoutes } from "./dashboard/dashboard.routes.js";
 import { ApiError } from "./errors/errors.js";
 import { grantRoutes } from "./grants/grant.routes.js";
 import { Grant, GrantList, RevokedGrant } from "./grants/grant.schema.js";
@@ -136,6 +137,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(stripeRoutes, { services });
   // The client API: sign-in by emailed code, device sessions, the access check, the buy button.
   await app.register(clientRoutes, { services, prefix: "/api/client/v1" });
+  // The vendor dashboard: server-rendered pages for owners, signed in with a mailed code.
+  await app.register(dashboardRoutes, { services, prefix: "/dashboard" });
 
   await app.register(async (fallback) => {
     for (const [url, served] of methodsByPath) {

@@ -1,12 +1,14 @@
 import { hash, timingSafeEqual } from "node:crypto";
+import { type Actor, recordAction } from "../audit/audit.service.js";
 import type { Clock } from "../clock.js";
-import type { Db } from "../db/database.js";
+import type { Db, Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
-import { ApiError } from "../errors/errors.js";
+import { ApiError, invalidParameter, notFound } from "../errors/errors.js";
 import { newId, randomBase62 } from "../ids.js";
 import type { LimitsService } from "../limits/limits.service.js";
+import type { Services } from "../services.js";
 import type { ServicePlan } from "../workspaces/workspace.types.js";
-import { findKeyWithOwners, insertKey } from "./key.store.js";
+import { findKeyWithOwners, insertKey, type ListedKey, listKeys, revokeKeyOf } from "./key.store.js";
 
 const KEY_SHAPE = /^wk_(test|live)_[0-9A-Za-z]{32}$/;
 
@@ -33,11 +35,68 @@ function hashKey(key: string): string {
   return hash("sha256", key, "hex");
 }
 
-export async function createApiKey(db: Db, clock: Clock, input: { workspaceId: string; env: Env; name: string | null }): Promise<{ id: string; key: string }> {
+export async function createApiKey(
+  ex: Executor,
+  clock: Clock,
+  input: { workspaceId: string; env: Env; name: string | null },
+): Promise<{ id: string; key: string }> {
   const key = `wk_${input.env}_${randomBase62(32)}`;
   const id = newId("key");
-  await insertKey(db, { id, workspaceId: input.workspaceId, env: input.env, name: input.name, hash: hashKey(key), createdAt: clock.now() });
+  await insertKey(ex, {
+    id,
+    workspaceId: input.workspaceId,
+    env: input.env,
+    name: input.name,
+    hash: hashKey(key),
+    lastFour: key.slice(-4),
+    createdAt: clock.now(),
+  });
   return { id, key };
+}
+
+/** A key in a list: `wk_test_…abcd`, its name, and when it was last used (to the minute). */
+export interface KeySummary extends ListedKey {
+  lastUsedAt: number | null;
+}
+
+/** A workspace environment's keys, newest first, with when each was last used. */
+export async function listWorkspaceKeys(services: Services, scope: { workspaceId: string; env: Env }): Promise<KeySummary[]> {
+  const keys = await listKeys(services.db, scope.workspaceId, scope.env);
+  const lastUsed = await services.limits.readLastKeyRequests(
+    services.db,
+    keys.map((k) => k.id),
+  );
+  return keys.map((key) => ({ ...key, lastUsedAt: lastUsed.get(key.id) ?? null }));
+}
+
+/** An owner creates a key of a workspace environment; the key is in this answer only. */
+export async function createWorkspaceKey(
+  services: Services,
+  actor: Actor,
+  input: { workspaceId: string; env: Env; name: string },
+): Promise<{ id: string; key: string; name: string | null }> {
+  const name = input.name.trim();
+  if (name.length > 100 || name.includes("\u0000")) throw invalidParameter("name", "A key's name is at most 100 characters.");
+  const now = services.clock.now();
+  return services.db.transaction().execute(async (trx) => {
+    const created = await createApiKey(trx, services.clock, { workspaceId: input.workspaceId, env: input.env, name: name === "" ? null : name });
+    await recordAction(trx, actor, { action: "key.created", workspaceId: input.workspaceId, env: input.env, subject: created.id }, now);
+    return { ...created, name: name === "" ? null : name };
+  });
+}
+
+/** An owner revokes a key of a workspace environment: the API refuses it on its next request. */
+export async function revokeWorkspaceKey(services: Services, actor: Actor, input: { workspaceId: string; env: Env; keyId: string }): Promise<{ id: string }> {
+  const now = services.clock.now();
+  return services.db.transaction().execute(async (trx) => {
+    const revoked = await revokeKeyOf(trx, input, input.keyId, now);
+    if (!revoked) throw notFound(`No API key "${input.keyId}" in this workspace's ${input.env} environment.`);
+    // Revoking twice is answered as once, and recorded once.
+    if (revoked.revokedAt === now) {
+      await recordAction(trx, actor, { action: "key.revoked", workspaceId: input.workspaceId, env: input.env, subject: revoked.id }, now);
+    }
+    return { id: revoked.id };
+  });
 }
 
 interface AuthenticateInput {

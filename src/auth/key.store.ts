@@ -22,12 +22,76 @@ interface KeyOwner {
 
 export async function insertKey(
   ex: Executor,
-  key: { id: string; workspaceId: string; env: Env; name: string | null; hash: string; createdAt: number },
+  key: { id: string; workspaceId: string; env: Env; name: string | null; hash: string; lastFour: string; createdAt: number },
 ): Promise<void> {
   await ex
     .insertInto("api_keys")
-    .values({ id: key.id, workspace_id: key.workspaceId, env: key.env, name: key.name, hash: key.hash, created_at: key.createdAt, revoked_at: null })
+    .values({
+      id: key.id,
+      workspace_id: key.workspaceId,
+      env: key.env,
+      name: key.name,
+      hash: key.hash,
+      last_four: key.lastFour,
+      created_at: key.createdAt,
+      revoked_at: null,
+    })
     .execute();
+}
+
+/** A key as a list shows it: never the key, only its last four characters. */
+export interface ListedKey {
+  id: string;
+  name: string | null;
+  env: Env;
+  lastFour: string | null;
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+/** A workspace environment's keys, newest first. */
+export async function listKeys(ex: Executor, workspaceId: string, env: Env): Promise<ListedKey[]> {
+  const rows = await ex
+    .selectFrom("api_keys")
+    .select(["id", "name", "env", "last_four", "created_at", "revoked_at"])
+    .where("workspace_id", "=", workspaceId)
+    .where("env", "=", env)
+    .orderBy("created_at", "desc")
+    .orderBy("id")
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    name: row.name,
+    env: row.env,
+    lastFour: row.last_four,
+    createdAt: Number(row.created_at),
+    revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+  }));
+}
+
+/** Revokes a key of this workspace environment only; null when it has no such key. Revoking twice keeps the first time. */
+export async function revokeKeyOf(
+  ex: Executor,
+  scope: { workspaceId: string; env: Env },
+  keyId: string,
+  now: number,
+): Promise<{ id: string; revokedAt: number } | null> {
+  await ex
+    .updateTable("api_keys")
+    .set({ revoked_at: now })
+    .where("id", "=", keyId)
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("revoked_at", "is", null)
+    .execute();
+  const row = await ex
+    .selectFrom("api_keys")
+    .select(["id", "revoked_at"])
+    .where("id", "=", keyId)
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .executeTakeFirst();
+  return row && row.revoked_at !== null ? { id: row.id, revokedAt: Number(row.revoked_at) } : null;
 }
 
 type KeyOwnerSourceRow = {

@@ -20,6 +20,7 @@ import {
 } from "../workspaces/workspace.service.js";
 import type { Tool } from "../workspaces/workspace.types.js";
 import { type Command, optStr, str } from "./command.js";
+import { loginLinkCommand } from "./login-link.command.js";
 
 function parseAmount(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
@@ -61,6 +62,7 @@ export const adminCommands: Record<string, Command> = {
       return { json: { id: owner.id, email: owner.email, suspended: false }, text: `Lifted the suspension of ${owner.email}.` };
     },
   },
+  "admin login-link": loginLinkCommand,
   "admin workspace create": {
     usage: "warden admin workspace create --slug S --name N --owner E [--plan hobby|pro]",
     options: { slug: { type: "string" }, name: { type: "string" }, owner: { type: "string" }, plan: { type: "string" } },

@@ -88,6 +88,8 @@ export interface ApiKeysTable {
   hash: string;
   created_at: number;
   revoked_at: number | null;
+  /** The key's last four characters, shown in lists (migration 015; null for older keys). */
+  last_four: string | null;
 }
 
 export interface SettingsTable {
@@ -366,6 +368,40 @@ export interface DisputesTable {
   closed_at: number | null;
 }
 
+/** A mailed code or one-time link for an owner of the dashboard (migration 015). */
+export interface OwnerCodesTable {
+  id: string;
+  purpose: "sign-in" | "link" | "confirm";
+  owner_id: string | null;
+  email: string;
+  binding: string | null;
+  code_hash: string;
+  attempts: number;
+  created_at: number;
+  expires_at: number;
+  closed_at: number | null;
+}
+
+export interface OwnerSessionsTable {
+  id: string;
+  owner_id: string;
+  token_hash: string;
+  created_at: number;
+  last_seen_at: number;
+  ended_at: number | null;
+}
+
+export interface AuditLogTable {
+  id: string;
+  owner_id: string;
+  owner_email: string;
+  workspace_id: string | null;
+  env: Env | null;
+  action: string;
+  subject: string | null;
+  created_at: number;
+}
+
 export interface Database {
   owners: OwnersTable;
   workspaces: WorkspacesTable;
@@ -397,4 +433,7 @@ export interface Database {
   subscription_buyers: SubscriptionBuyersTable;
   subscription_payments: SubscriptionPaymentsTable;
   disputes: DisputesTable;
+  owner_codes: OwnerCodesTable;
+  owner_sessions: OwnerSessionsTable;
+  audit_log: AuditLogTable;
 }

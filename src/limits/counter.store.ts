@@ -198,3 +198,10 @@ export async function readCounter(ex: Executor, scope: string, now: number): Pro
   if (!row || Number(row.window_end) <= now) return { count: 0, windowEnd: now };
   return { count: Number(row.count), windowEnd: Number(row.window_end) };
 }
+
+/** Counters as stored, closed windows included (what a window's end says of the past), by scope. */
+export async function readStoredCounters(ex: Executor, scopes: readonly string[]): Promise<Map<string, CounterState>> {
+  if (scopes.length === 0) return new Map();
+  const rows = await ex.selectFrom("counters").select(["scope", "count", "window_end"]).where("scope", "in", scopes).execute();
+  return new Map(rows.map((row) => [row.scope, { count: Number(row.count), windowEnd: Number(row.window_end) }]));
+}

@@ -4,7 +4,7 @@ import type { Dialect, Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
 import { ApiError } from "../errors/errors.js";
 import { CounterBatcher } from "./counter.batcher.js";
-import { addToCounters, type CounterState, readCounter } from "./counter.store.js";
+import { addToCounters, type CounterState, readCounter, readStoredCounters } from "./counter.store.js";
 
 const HOUR_MS = 3_600_000;
 
@@ -38,6 +38,15 @@ const windowEndOf = (quota: Quota, now: number) => (typeof quota.window === "obj
 // A refusal whose counts have changed by the time they are read back (a window closed
 // meanwhile) is counted again; a few tries are plenty, as each one follows a refusal.
 const COUNT_ATTEMPTS = 3;
+
+/** One daily limit and how much of it is used now. */
+export interface DailyUsage {
+  what: string;
+  used: number;
+  limit: number;
+  /** When the count starts again; null when nothing is counted yet. */
+  resetsAt: number | null;
+}
 
 /** Who a quota is charged to: the workspace environment and every owner of the workspace. */
 interface QuotaSubject {
@@ -286,6 +295,71 @@ export class LimitsService {
       ],
       1,
       now,
+    );
+  }
+
+  /**
+   * Codes and links mailed to dashboard owners: the client sign-in's hourly figures, per
+   * address and per source address, in scopes of their own.
+   */
+  countOwnerCodeRequest(ex: Executor, subject: { emailNorm: string; source: string }, now: number): Promise<void> {
+    const hour = { end: Math.floor(now / HOUR_MS) * HOUR_MS + HOUR_MS };
+    const retry = "Retry after the hour resets.";
+    return this.count(
+      ex,
+      [
+        {
+          scope: `owner-codes-address:${subject.emailNorm}`,
+          limit: this.limits.signInsPerAddressPerHour,
+          window: hour,
+          what: "sign-in codes per hour for this address",
+          retry,
+        },
+        {
+          scope: `owner-codes-source:${subject.source}`,
+          limit: this.limits.signInsPerSourcePerHour,
+          window: hour,
+          what: "sign-in codes per hour from this network address",
+          retry,
+        },
+      ],
+      1,
+      now,
+    );
+  }
+
+  /**
+   * When each key was last used, to the minute, from its requests-per-minute counter: the
+   * counter's window is the minute of its last request. A column written on every request
+   * would be a write per request, and would invalidate every process's remembered keys.
+   */
+  async readLastKeyRequests(ex: Executor, keyIds: readonly string[]): Promise<Map<string, number>> {
+    const stored = await readStoredCounters(
+      ex,
+      keyIds.map((id) => this.keyRequestQuota(id).scope),
+    );
+    const lastUsed = new Map<string, number>();
+    for (const id of keyIds) {
+      const state = stored.get(this.keyRequestQuota(id).scope);
+      if (state) lastUsed.set(id, state.windowEnd - MINUTE_MS);
+    }
+    return lastUsed;
+  }
+
+  /** Today's use of a workspace environment's daily limits, as its own counters hold it (its owners' shared counters aside). */
+  async readDailyUsage(ex: Executor, subject: Pick<QuotaSubject, "workspaceId" | "env">, now: number): Promise<DailyUsage[]> {
+    const { workspaceId, env } = subject;
+    const daily = [
+      { what: "Rows read by lists", scope: `rows-read:${workspaceId}:${env}`, limit: this.limits.rowsReadPerDay },
+      { what: "Customer lookups", scope: `lookups:${workspaceId}:${env}`, limit: this.limits.lookupsPerDay },
+      { what: "Additions (grants and trials)", scope: `additions:${workspaceId}:${env}`, limit: this.limits.additionsPerDay },
+      { what: "Example webhook events (test and live)", scope: `example-events:${workspaceId}`, limit: this.limits.exampleEventsPerDay },
+    ];
+    return Promise.all(
+      daily.map(async ({ what, scope, limit }) => {
+        const state = await readCounter(ex, scope, now);
+        return { what, used: state.count, limit, resetsAt: state.count > 0 ? state.windowEnd : null };
+      }),
     );
   }
 

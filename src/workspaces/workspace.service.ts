@@ -19,6 +19,7 @@ import {
   insertPlan,
   insertTool,
   insertWorkspace,
+  listOwnedWorkspaceRows,
   setOwnerSuspended,
   updateToolRow,
 } from "./workspace.store.js";
@@ -52,7 +53,12 @@ export async function requireWorkspace(db: Db, slug: string): Promise<Workspace>
   return workspace;
 }
 
-async function requireOwner(db: Db, email: string): Promise<Owner> {
+/** The workspaces an owner owns (the dashboard shows only these). */
+export function listOwnedWorkspaces(db: Db, ownerId: string): Promise<Workspace[]> {
+  return listOwnedWorkspaceRows(db, ownerId);
+}
+
+export async function requireOwner(db: Db, email: string): Promise<Owner> {
   const owner = await findOwnerByEmail(db, normaliseEmail(email));
   if (!owner) throw notFound(`No owner with email "${email}".`);
   return owner;

@@ -15,6 +15,11 @@ export async function findOwnerByEmail(ex: Executor, emailNorm: string): Promise
   return row ? { id: row.id, email: row.email, suspendedAt: row.suspended_at, createdAt: Number(row.created_at) } : null;
 }
 
+export async function findOwnerById(ex: Executor, id: string): Promise<Owner | null> {
+  const row = await ex.selectFrom("owners").selectAll().where("id", "=", id).executeTakeFirst();
+  return row ? { id: row.id, email: row.email, suspendedAt: row.suspended_at, createdAt: Number(row.created_at) } : null;
+}
+
 export async function setOwnerSuspended(ex: Executor, ownerId: string, suspendedAt: number | null): Promise<void> {
   await ex.updateTable("owners").set({ suspended_at: suspendedAt }).where("id", "=", ownerId).execute();
 }
@@ -147,4 +152,17 @@ export async function findPlan(ex: Executor, workspaceId: string, productKind: P
 export async function listOwnerIds(ex: Executor, workspaceId: string): Promise<string[]> {
   const rows = await ex.selectFrom("workspace_owners").select("owner_id").where("workspace_id", "=", workspaceId).orderBy("owner_id").execute();
   return rows.map((r) => r.owner_id);
+}
+
+/** The workspaces an owner owns, by name. */
+export async function listOwnedWorkspaceRows(ex: Executor, ownerId: string): Promise<Workspace[]> {
+  const rows = await ex
+    .selectFrom("workspaces as w")
+    .innerJoin("workspace_owners as wo", "wo.workspace_id", "w.id")
+    .select(["w.id", "w.slug", "w.name", "w.plan", "w.created_at"])
+    .where("wo.owner_id", "=", ownerId)
+    .orderBy("w.name")
+    .orderBy("w.slug")
+    .execute();
+  return rows.map((row) => ({ id: row.id, slug: row.slug, name: row.name, plan: row.plan, createdAt: Number(row.created_at) }));
 }

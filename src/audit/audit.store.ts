@@ -1,0 +1,69 @@
+import type { Executor } from "../db/database.js";
+import type { Env } from "../db/schema.js";
+
+/** Who did it: a signed-in owner. */
+export interface Actor {
+  ownerId: string;
+  email: string;
+}
+
+export interface AuditEntry {
+  id: string;
+  ownerEmail: string;
+  workspaceId: string | null;
+  workspaceSlug: string | null;
+  env: Env | null;
+  action: string;
+  subject: string | null;
+  createdAt: number;
+}
+
+export async function insertAuditEntry(
+  ex: Executor,
+  entry: { id: string; actor: Actor; workspaceId: string | null; env: Env | null; action: string; subject: string | null; createdAt: number },
+): Promise<void> {
+  await ex
+    .insertInto("audit_log")
+    .values({
+      id: entry.id,
+      owner_id: entry.actor.ownerId,
+      owner_email: entry.actor.email,
+      workspace_id: entry.workspaceId,
+      env: entry.env,
+      action: entry.action,
+      subject: entry.subject,
+      created_at: entry.createdAt,
+    })
+    .execute();
+}
+
+/**
+ * The newest entries an owner may see: everything done in the workspaces given (by any
+ * of their owners), and the owner's own entries outside any workspace (sign-in, sign-out).
+ */
+export async function listAuditEntries(ex: Executor, ownerId: string, workspaceIds: readonly string[], limit: number): Promise<AuditEntry[]> {
+  const rows = await ex
+    .selectFrom("audit_log as a")
+    .leftJoin("workspaces as w", "w.id", "a.workspace_id")
+    .select(["a.id", "a.owner_email", "a.workspace_id", "w.slug", "a.env", "a.action", "a.subject", "a.created_at"])
+    .where((eb) =>
+      eb.or([
+        ...(workspaceIds.length > 0 ? [eb("a.workspace_id", "in", workspaceIds)] : []),
+        eb.and([eb("a.workspace_id", "is", null), eb("a.owner_id", "=", ownerId)]),
+      ]),
+    )
+    .orderBy("a.created_at", "desc")
+    .orderBy("a.id", "desc")
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    ownerEmail: row.owner_email,
+    workspaceId: row.workspace_id,
+    workspaceSlug: row.slug,
+    env: row.env,
+    action: row.action,
+    subject: row.subject,
+    createdAt: Number(row.created_at),
+  }));
+}

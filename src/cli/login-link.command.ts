@@ -1,0 +1,32 @@
+// `warden admin login-link`: a one-time link into the dashboard for an owner, for the
+// first visit and for recovery (no password exists to reset). Kept in its own file so
+// that admin.commands.ts only lists it.
+import { invalidParameter } from "../errors/errors.js";
+import { createOwnerLoginLink } from "../owners/owner-sign-in.service.js";
+import { type Command, optStr, str } from "./command.js";
+
+/** The address a local `warden serve` answers at, from the same HOST and PORT. */
+function localBaseUrl(host: string, port: number): string {
+  const shown = host === "0.0.0.0" || host === "::" ? "localhost" : host.includes(":") ? `[${host}]` : host;
+  return `http://${shown}:${port}`;
+}
+
+export const loginLinkCommand: Command = {
+  usage: "warden admin login-link --email E [--base-url https://warden.example.com]",
+  options: { email: { type: "string" }, "base-url": { type: "string" } },
+  required: ["email"],
+  async run({ values: v, services }) {
+    const all = await services();
+    const given = optStr(v, "base-url");
+    if (given !== undefined && !/^https?:\/\/[^/\s]+\/?$/.test(given)) {
+      throw invalidParameter("base-url", "--base-url must be the dashboard's origin, such as https://warden.example.com.");
+    }
+    const base = (given ?? localBaseUrl(all.config.host, all.config.port)).replace(/\/$/, "");
+    const link = await createOwnerLoginLink(all, { email: str(v, "email") });
+    const url = `${base}/dashboard/sign-in/link/${link.token}`;
+    return {
+      json: { url, email: link.email, expires_at: link.expiresAt },
+      text: `${url}\nOpen it to sign in as ${link.email}. It works once, until ${link.expiresAt}.`,
+    };
+  },
+};

@@ -1,0 +1,35 @@
+import type { AuditEntry } from "../../audit/audit.service.js";
+import { type Html, html } from "../shared/html.js";
+import { appPage, emptyState, envBadge, type Frame, pageHeading, time } from "../shared/layout.js";
+
+const ACTIONS: Record<string, string> = {
+  signed_in: "Signed in",
+  signed_out: "Signed out",
+  "key.created": "Created an API key",
+  "key.revoked": "Revoked an API key",
+};
+
+export function auditView(frame: Frame, entries: AuditEntry[]): Html {
+  const body =
+    entries.length === 0
+      ? emptyState("Nothing recorded yet", "Every sign-in, key created and key revoked in your workspaces will be listed here, with who did it and when.")
+      : html`<div class="table-wrap"><table>
+<thead><tr><th>When</th><th>Who</th><th>What</th><th>Workspace</th><th>Environment</th><th>On</th></tr></thead>
+<tbody>${entries.map(
+          (e) => html`<tr>
+<td>${time(e.createdAt)}</td>
+<td>${e.ownerEmail}</td>
+<td>${ACTIONS[e.action] ?? e.action}</td>
+<td>${e.workspaceSlug ?? html`<span class="muted">Account</span>`}</td>
+<td>${e.env ? envBadge(e.env) : html`<span class="muted">—</span>`}</td>
+<td>${e.subject ? html`<code>${e.subject}</code>` : html`<span class="muted">—</span>`}</td>
+</tr>`,
+        )}</tbody>
+</table></div>`;
+  return appPage(
+    "Audit log",
+    frame,
+    html`${pageHeading("Audit log", "What the owners of your workspaces did, newest first: the last 200 actions.")}
+<section class="panel">${body}</section>`,
+  );
+}

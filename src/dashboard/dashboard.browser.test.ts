@@ -1,0 +1,139 @@
+// Journeys in a real browser (Debian's chromium driven by playwright-core) against the
+// dashboard listening on 127.0.0.1: real cookies, real form posts, the real CSP. Set
+// WARDEN_SCREENSHOTS=<folder> to save a picture of every screen while working on them.
+import assert from "node:assert/strict";
+import { mkdir } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { buildApp } from "../app.js";
+import { dashboardServices, readCode } from "../test-support/dashboard.js";
+import { DIALECTS, seedWorkspace } from "../test-support/harness.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+const JOURNEY_TIMEOUT_MS = 60_000;
+// The only reader of process.env outside config.ts: a developer's switch of the test itself.
+const SCREENSHOTS = process.env.WARDEN_SCREENSHOTS;
+
+async function launch(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"],
+  });
+}
+
+async function shoot(page: Page, name: string): Promise<void> {
+  if (!SCREENSHOTS) return;
+  await mkdir(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+for (const dialect of DIALECTS) {
+  describe(`dashboard in a browser (${dialect})`, () => {
+    test("sign in with the mailed code; a key seen once, used, revoked; a cross-site form refused", { timeout: JOURNEY_TIMEOUT_MS }, async () => {
+      const env = await dashboardServices(dialect);
+      const ws = await seedWorkspace(env.services);
+      const app = await buildApp(env.services, { logger: false });
+      await app.listen({ host: "127.0.0.1", port: 0 });
+      const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+      const browser = await launch();
+      try {
+        const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+        const page = await context.newPage();
+        const violations: string[] = [];
+        page.on("console", (m) => {
+          if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+        });
+
+        await page.goto(`${base}/dashboard`);
+        assert.equal(new URL(page.url()).pathname, "/dashboard/sign-in");
+        await shoot(page, "1-sign-in");
+        await page.fill("#email", ws.ownerEmail);
+        await page.click("button[type=submit]");
+        await page.waitForURL(`${base}/dashboard/sign-in/code`);
+        await shoot(page, "2-code");
+        await page.fill("#code", await readCode(env.dataDir, ws.ownerEmail));
+        await page.click("form.stack button[type=submit]");
+        await page.waitForURL(`${base}/dashboard/w/${ws.slug}/test`);
+        assert.ok(await page.isVisible(".test-banner"));
+        await shoot(page, "3-overview");
+
+        await page.click("text=API keys");
+        await page.waitForURL(`${base}/dashboard/w/${ws.slug}/test/keys`);
+        await shoot(page, "4-keys");
+        await page.fill("#name", "Browser test server");
+        await page.click("text=Create test key");
+        const key = await page.inputValue("#new-key");
+        assert.match(key, /^wk_test_[0-9A-Za-z]{32}$/);
+        await shoot(page, "5-key-created");
+        // Reloading the answer to the POST would post again; the list is what a reload of the keys page shows.
+        await page.goto(`${base}/dashboard/w/${ws.slug}/test/keys`);
+        assert.ok(!(await page.content()).includes(key), "the key is not shown again");
+        assert.ok(await page.isVisible(`text=wk_test_…${key.slice(-4)}`));
+
+        const api = () => fetch(`${base}/api/v1/tools/${ws.tool}/customers`, { headers: { authorization: `Bearer ${key}` } });
+        assert.equal((await api()).status, 200);
+
+        await page.click(`tr:has-text("Browser test server") >> text=Revoke…`);
+        await shoot(page, "6-revoke-confirm");
+        await page.click("button:has-text('Revoke key')");
+        await page.waitForSelector("text=The API refuses it");
+        assert.equal((await api()).status, 401);
+
+        // Live: the switch in the top bar, no banner, and a live key only with a fresh mailed code.
+        await page.click(".env-switch >> text=Live");
+        await page.waitForURL(`${base}/dashboard/w/${ws.slug}/live/keys`);
+        assert.equal(await page.isVisible(".test-banner"), false);
+        await page.fill("#name", "Live server");
+        await page.click("text=Create live key");
+        await page.waitForSelector("text=Confirm it is you");
+        await shoot(page, "7-live-key-confirm");
+        await page.fill("#code", await readCode(env.dataDir, ws.ownerEmail));
+        await page.click("button:has-text('Create live key')");
+        assert.match(await page.inputValue("#new-key"), /^wk_live_[0-9A-Za-z]{32}$/);
+
+        await page.goto(`${base}/dashboard/audit`);
+        assert.ok(await page.isVisible("text=Revoked an API key"));
+        await shoot(page, "8-audit");
+
+        // A page of another origin (another port is another origin) posts a form at the dashboard with this browser's cookies.
+        const evil = await buildEvilSite(base, ws.slug);
+        try {
+          const attacker = await context.newPage();
+          await attacker.goto(evil.url);
+          await attacker.click("button");
+          await attacker.waitForLoadState();
+          assert.match(await attacker.content(), /Request refused/);
+          const refused = await attacker.title();
+          assert.match(refused, /Request refused/);
+          await page.goto(`${base}/dashboard/w/${ws.slug}/test/keys`);
+          assert.ok(!(await page.content()).includes("Planted by another site"));
+        } finally {
+          await evil.close();
+        }
+        assert.deepEqual(violations, [], "no page breaks its own content-security policy");
+      } finally {
+        await browser.close();
+        await app.close();
+      }
+    });
+  });
+}
+
+/** A page on another origin whose form posts to the dashboard's key creation. */
+async function buildEvilSite(base: string, slug: string): Promise<{ url: string; close(): Promise<void> }> {
+  const { createServer } = await import("node:http");
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+    res.end(
+      `<!doctype html><form method="post" action="${base}/dashboard/w/${slug}/test/keys"><input name="name" value="Planted by another site"><input name="_csrf" value="x"><button>Win a prize</button></form>`,
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}

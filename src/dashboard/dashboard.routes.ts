@@ -1,0 +1,108 @@
+// The vendor dashboard under /dashboard: server-rendered pages over the same use cases
+// as the API and the CLI. This plugin sets what every page shares (headers, the form
+// parser, the cross-site check, HTML error pages) and registers each screen family.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { createMailer } from "../client/mailer.js";
+import { statusOf } from "../errors/errors.js";
+import { toApiError } from "../http/error.handler.js";
+import { endOwnerSession } from "../owners/owner-sign-in.service.js";
+import type { Services } from "../services.js";
+import { auditRoutes } from "./audit/audit.routes.js";
+import { keyRoutes } from "./keys/keys.routes.js";
+import { overviewRoutes } from "./overview/overview.routes.js";
+import { html } from "./shared/html.js";
+import { cardPage, DASHBOARD } from "./shared/layout.js";
+import { clearSessionCookie, requireSession, signedInOf } from "./shared/owner-context.js";
+import { sendPage } from "./shared/page.js";
+import { acceptFormsOnly, addPageHeaders, PageRefusal, refuseCrossSite } from "./shared/security.js";
+import { signInRoutes } from "./sign-in/sign-in.routes.js";
+
+// The stylesheet is read from the source tree, two folders up from this module both in
+// src/dashboard and in dist/dashboard, so tsc needs no copy step.
+const STYLESHEET = readFileSync(join(import.meta.dirname, "..", "..", "src", "dashboard", "assets", "dashboard.css"), "utf8");
+
+const TITLES: Record<number, string> = {
+  400: "Request not understood",
+  403: "Request refused",
+  404: "Not found",
+  405: "Not allowed",
+  413: "Form too large",
+  415: "Not a form",
+  429: "Slow down",
+};
+
+/** Errors of the dashboard are pages, with the catalogue's status; a 5xx names only its request id. */
+function renderPageError(services: Services) {
+  return (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
+    addPageHeaders(reply);
+    let status: number;
+    let title: string;
+    let message: string;
+    if (error instanceof PageRefusal) {
+      ({ status, title, message } = error);
+    } else {
+      const apiError = toApiError(error);
+      status = statusOf(apiError.code);
+      title = TITLES[status] ?? "Something went wrong";
+      message = apiError.message;
+      if (apiError.rateLimit) reply.header("Retry-After", String(Math.max(1, Math.ceil((apiError.rateLimit.resetAt - services.clock.now()) / 1000))));
+      if (status >= 500) {
+        request.log.error({ err: error }, "dashboard request failed");
+        title = "Something went wrong";
+        message = `The dashboard failed to answer. Try again in a moment; if it keeps failing, give your operator the request id ${request.id}.`;
+      }
+    }
+    return sendPage(
+      reply,
+      status,
+      cardPage(title, html`<h1>${title}</h1><p class="lede">${message}</p><p><a class="button primary" href="${DASHBOARD}">Back to the dashboard</a></p>`),
+    );
+  };
+}
+
+export async function dashboardRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
+  const { services } = options;
+  const mailer = createMailer(services.config, app.log);
+  app.addHook("onClose", async () => mailer.close());
+
+  // Pages are not part of the API: none of them is in the OpenAPI document.
+  app.addHook("onRoute", (route) => {
+    route.schema = { ...route.schema, hide: true };
+  });
+  acceptFormsOnly(app);
+  app.addHook("onRequest", async (request, reply) => {
+    addPageHeaders(reply);
+    if (request.method !== "GET" && request.method !== "HEAD") refuseCrossSite(request);
+  });
+  app.setErrorHandler(renderPageError(services));
+  app.setNotFoundHandler((_request, reply) => {
+    addPageHeaders(reply);
+    return sendPage(
+      reply,
+      404,
+      cardPage(
+        "Not found",
+        html`<h1>Not found</h1><p class="lede">There is no page at this address.</p><p><a class="button primary" href="${DASHBOARD}">Go to the dashboard</a></p>`,
+      ),
+    );
+  });
+
+  app.get("/assets/dashboard.css", async (_request, reply) => {
+    return reply.header("Content-Type", "text/css; charset=utf-8").header("Cache-Control", "no-cache").send(STYLESHEET);
+  });
+
+  await app.register(signInRoutes, { services, mailer });
+  await app.register(async (owned) => {
+    requireSession(owned, services);
+    owned.post("/sign-out", async (request, reply) => {
+      await endOwnerSession(services, signedInOf(request).session);
+      clearSessionCookie(request, reply);
+      return reply.redirect(`${DASHBOARD}/sign-in?signed_out=1`, 303);
+    });
+    await owned.register(overviewRoutes, { services });
+    await owned.register(keyRoutes, { services, mailer });
+    await owned.register(auditRoutes, { services });
+  });
+}

@@ -1,0 +1,71 @@
+// Configure › API keys: list, create (the key is in the answer to the POST and nowhere
+// else, ever), revoke after a confirmation page. A live key needs a fresh mailed code.
+import type { FastifyInstance } from "fastify";
+import { createWorkspaceKey, listWorkspaceKeys, revokeWorkspaceKey } from "../../auth/key.service.js";
+import type { Mailer } from "../../client/mailer.js";
+import { ApiError } from "../../errors/errors.js";
+import { requestConfirmationCode, verifyConfirmationCode } from "../../owners/owner-sign-in.service.js";
+import type { Services } from "../../services.js";
+import { sectionPath } from "../shared/layout.js";
+import { workspacePage } from "../shared/owner-context.js";
+import { sendPage } from "../shared/page.js";
+import { formField, PageRefusal } from "../shared/security.js";
+import { confirmLiveKeyView, keyCreatedView, keysView, revokeKeyView } from "./keys.views.js";
+
+const fieldError = (error: unknown) => (error instanceof ApiError && error.code === "invalid_parameter" ? error.message : null);
+
+export async function keyRoutes(app: FastifyInstance, options: { services: Services; mailer: Mailer }): Promise<void> {
+  const { services, mailer } = options;
+
+  app.get("/w/:workspace/:env/keys", async (request, reply) => {
+    const page = await workspacePage(services, request, "keys");
+    const keys = await listWorkspaceKeys(services, { workspaceId: page.workspace.id, env: page.env });
+    const revoked = (request.query as Record<string, string | undefined>).revoked;
+    return sendPage(reply, 200, keysView(page.frame, keys, { revoked: revoked !== undefined && keys.some((k) => k.id === revoked) ? revoked : undefined }));
+  });
+
+  app.post("/w/:workspace/:env/keys", async (request, reply) => {
+    const page = await workspacePage(services, request, "keys");
+    const { session } = page.owner;
+    const name = formField(request, "name");
+    if (page.env === "live") {
+      if (formField(request, "confirm") !== "1") {
+        await requestConfirmationCode(services, mailer, session, { source: request.ip, action: `create a live API key in ${page.workspace.name}` });
+        return sendPage(reply, 200, confirmLiveKeyView(page.frame, { name }));
+      }
+      try {
+        await verifyConfirmationCode(services, session, formField(request, "code"));
+      } catch (error) {
+        const message = fieldError(error);
+        if (message === null) throw error;
+        return sendPage(reply, 400, confirmLiveKeyView(page.frame, { name, error: message }));
+      }
+    }
+    try {
+      const created = await createWorkspaceKey(services, session.actor, { workspaceId: page.workspace.id, env: page.env, name });
+      // Shown in this answer, not after a redirect: nothing that a reload or the history could show again.
+      return sendPage(reply, 201, keyCreatedView(page.frame, created));
+    } catch (error) {
+      const message = fieldError(error);
+      if (message === null) throw error;
+      const keys = await listWorkspaceKeys(services, { workspaceId: page.workspace.id, env: page.env });
+      return sendPage(reply, 400, keysView(page.frame, keys, { error: message, name }));
+    }
+  });
+
+  app.get("/w/:workspace/:env/keys/:key/revoke", async (request, reply) => {
+    const page = await workspacePage(services, request, "keys");
+    const { key: keyId } = request.params as { key: string };
+    const keys = await listWorkspaceKeys(services, { workspaceId: page.workspace.id, env: page.env });
+    const key = keys.find((k) => k.id === keyId && k.revokedAt === null);
+    if (!key) throw new PageRefusal(404, "Not found", "No such active key in this workspace environment. It may have been revoked already.");
+    return sendPage(reply, 200, revokeKeyView(page.frame, key));
+  });
+
+  app.post("/w/:workspace/:env/keys/:key/revoke", async (request, reply) => {
+    const page = await workspacePage(services, request, "keys");
+    const { key: keyId } = request.params as { key: string };
+    const revoked = await revokeWorkspaceKey(services, page.owner.session.actor, { workspaceId: page.workspace.id, env: page.env, keyId });
+    return reply.redirect(`${sectionPath(page.workspace.slug, page.env, "keys")}?revoked=${encodeURIComponent(revoked.id)}`, 303);
+  });
+}

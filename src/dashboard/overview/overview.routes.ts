@@ -1,0 +1,28 @@
+// The overview of a workspace environment, and `/dashboard` itself, which opens the
+// owner's first workspace in its test environment (the safe one to land in).
+import type { FastifyInstance } from "fastify";
+import { listWorkspaceKeys } from "../../auth/key.service.js";
+import { readWorkspaceUsage } from "../../limits/usage.service.js";
+import type { Services } from "../../services.js";
+import { sectionPath } from "../shared/layout.js";
+import { ownerFrame, workspacePage } from "../shared/owner-context.js";
+import { sendPage } from "../shared/page.js";
+import { noWorkspaceView, overviewView } from "./overview.views.js";
+
+export async function overviewRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
+  const { services } = options;
+
+  app.get("/", async (request, reply) => {
+    const { frame } = await ownerFrame(services, request, "overview");
+    const [first] = frame.workspaces;
+    if (!first) return sendPage(reply, 200, noWorkspaceView(frame));
+    return reply.redirect(sectionPath(first.slug, "test", "overview"), 303);
+  });
+
+  app.get("/w/:workspace/:env", async (request, reply) => {
+    const page = await workspacePage(services, request, "overview");
+    const scope = { workspaceId: page.workspace.id, env: page.env };
+    const [usage, keys] = await Promise.all([readWorkspaceUsage(services, page.workspace, page.env), listWorkspaceKeys(services, scope)]);
+    return sendPage(reply, 200, overviewView(page.frame, { workspace: page.workspace, usage, keys }));
+  });
+}

@@ -1,0 +1,155 @@
+// The page shells (signed out: a centred card; signed in: top bar, side navigation,
+// content) and the few components every screen uses.
+import type { Env } from "../../db/schema.js";
+import type { Workspace } from "../../workspaces/workspace.types.js";
+import { type Html, html } from "./html.js";
+
+export const DASHBOARD = "/dashboard";
+export const CSS_PATH = `${DASHBOARD}/assets/dashboard.css`;
+
+export type Section = "overview" | "keys" | "audit";
+
+/** Everything a signed-in page's frame needs. */
+export interface Frame {
+  email: string;
+  csrf: string;
+  workspaces: Workspace[];
+  /** The workspace and environment on screen; null on pages about the owner (audit). */
+  current: { workspace: Workspace; env: Env } | null;
+  section: Section;
+}
+
+/** The address of a section in a workspace environment. */
+export function sectionPath(workspace: string, env: Env, section: Exclude<Section, "audit">): string {
+  const base = `${DASHBOARD}/w/${encodeURIComponent(workspace)}/${env}`;
+  return section === "overview" ? base : `${base}/${section}`;
+}
+
+function head(title: string): Html {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · Warden</title>
+<link rel="stylesheet" href="${CSS_PATH}">
+</head>`;
+}
+
+const brand = html`<span class="brand"><span class="brand-mark" aria-hidden="true">W</span> Warden</span>`;
+
+/** A signed-out page: one card in the middle of the screen. */
+export function cardPage(title: string, body: Html): Html {
+  return html`${head(title)}
+<body class="signed-out">
+<main class="card-page">
+<div class="card-brand">${brand}</div>
+<section class="card">
+${body}
+</section>
+<p class="card-foot">Warden · entitlement and access for your tools</p>
+</main>
+</body>
+</html>`;
+}
+
+function workspaceSwitcher(frame: Frame): Html {
+  const { current, workspaces } = frame;
+  const section = frame.section === "audit" ? "overview" : frame.section;
+  const label = current ? current.workspace.name : "Choose one";
+  const env = current?.env ?? "test";
+  return html`<details class="switcher">
+<summary><span class="switcher-label">Workspace</span> <strong>${label}</strong></summary>
+<ul>
+${workspaces.map(
+  (w) =>
+    html`<li><a href="${sectionPath(w.slug, env, section)}"${current?.workspace.id === w.id ? html` aria-current="true"` : ""}>${w.name} <span class="muted">${w.slug}</span></a></li>`,
+)}
+</ul>
+</details>`;
+}
+
+function envSwitch(frame: Frame): Html {
+  if (!frame.current) return html``;
+  const { workspace, env } = frame.current;
+  const section = frame.section === "audit" ? "overview" : frame.section;
+  const link = (target: Env, label: string) =>
+    target === env
+      ? html`<span class="env-option env-${target}" aria-current="true">${label}</span>`
+      : html`<a class="env-option" href="${sectionPath(workspace.slug, target, section)}">${label}</a>`;
+  return html`<nav class="env-switch" aria-label="Environment">${link("test", "Test")}${link("live", "Live")}</nav>`;
+}
+
+function sideNav(frame: Frame): Html {
+  const item = (section: Section, label: string, href: string | null) =>
+    href === null ? html`` : html`<li><a href="${href}"${frame.section === section ? html` aria-current="page"` : ""}>${label}</a></li>`;
+  const here = frame.current;
+  return html`<nav class="side" aria-label="Dashboard">
+<ul>
+${item("overview", "Overview", here ? sectionPath(here.workspace.slug, here.env, "overview") : DASHBOARD)}
+</ul>
+${here ? html`<p class="side-heading">Configure</p><ul>${item("keys", "API keys", sectionPath(here.workspace.slug, here.env, "keys"))}</ul>` : ""}
+<p class="side-heading">Account</p>
+<ul>${item("audit", "Audit log", `${DASHBOARD}/audit`)}</ul>
+</nav>`;
+}
+
+/** A signed-in page: the frame around a screen's content. */
+export function appPage(title: string, frame: Frame, content: Html): Html {
+  const testMode = frame.current?.env === "test";
+  return html`${head(title)}
+<body class="${testMode ? "signed-in env-is-test" : "signed-in"}">
+${testMode ? html`<div class="test-banner" role="status"><strong>Test data</strong> · You are looking at the test environment. Nothing here touches live customers or live keys.</div>` : ""}
+<header class="top">
+${brand}
+${workspaceSwitcher(frame)}
+${envSwitch(frame)}
+<div class="top-end">
+<span class="who">${frame.email}</span>
+<form method="post" action="${DASHBOARD}/sign-out">${csrfField(frame.csrf)}<button class="link-button" type="submit">Sign out</button></form>
+</div>
+</header>
+<div class="shell">
+${sideNav(frame)}
+<main class="content">
+${content}
+</main>
+</div>
+</body>
+</html>`;
+}
+
+export const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}">`;
+
+/** A page's title row, with an optional line under it. */
+export function pageHeading(title: string, lede?: Html | string): Html {
+  return html`<header class="page-head"><h1>${title}</h1>${lede ? html`<p class="lede">${lede}</p>` : ""}</header>`;
+}
+
+export function notice(kind: "success" | "error" | "info", body: Html | string): Html {
+  return html`<div class="notice notice-${kind}" role="${kind === "error" ? "alert" : "status"}">${body}</div>`;
+}
+
+export function emptyState(title: string, body: Html | string): Html {
+  return html`<div class="empty"><p class="empty-title">${title}</p><p>${body}</p></div>`;
+}
+
+export function envBadge(env: Env): Html {
+  return html`<span class="badge badge-${env}">${env === "test" ? "Test" : "Live"}</span>`;
+}
+
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/** `21 Nov 2026, 12:00 UTC`: one unambiguous form for every reader, whatever their locale. */
+export function formatTime(ms: number): string {
+  const d = new Date(ms);
+  const hh = String(d.getUTCHours()).padStart(2, "0");
+  const mm = String(d.getUTCMinutes()).padStart(2, "0");
+  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}, ${hh}:${mm} UTC`;
+}
+
+export function time(ms: number): Html {
+  return html`<time datetime="${new Date(ms).toISOString()}">${formatTime(ms)}</time>`;
+}
+
+export const formatCount = (n: number) => n.toLocaleString("en-GB");

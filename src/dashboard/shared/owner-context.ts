@@ -1,0 +1,86 @@
+// Who is asking, for every page behind sign-in: the session from its cookie (refused
+// at once when ended, idle, expired or its owner suspended), the form token of the
+// session, and the workspace and environment the address names, which must be the
+// owner's own.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Env } from "../../db/schema.js";
+import { authenticateOwnerSession, type OwnerSessionView } from "../../owners/owner-sign-in.service.js";
+import type { Services } from "../../services.js";
+import { listOwnedWorkspaces } from "../../workspaces/workspace.service.js";
+import type { Workspace } from "../../workspaces/workspace.types.js";
+import { parseCookies, serialiseCookie } from "./cookies.js";
+import { DASHBOARD, type Frame, type Section } from "./layout.js";
+import { checkFormToken, cookieNames, csrfTokenFor, isSecure, PageRefusal } from "./security.js";
+
+export interface SignedIn {
+  session: OwnerSessionView;
+  /** The session cookie's secret: the form token derives from it. */
+  token: string;
+  csrf: string;
+}
+
+const signedIn = new WeakMap<FastifyRequest, SignedIn>();
+
+/** The session token a request's cookie carries, or null. */
+export function sessionTokenOf(request: FastifyRequest): string | null {
+  return parseCookies(request.headers.cookie).get(cookieNames(request).session) ?? null;
+}
+
+export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void {
+  reply.header("Set-Cookie", serialiseCookie(cookieNames(request).session, "", { secure: isSecure(request), maxAgeSeconds: 0 }));
+}
+
+/**
+ * Every route of `app` needs a live session: without one, the browser is sent to sign in.
+ * Forms are checked for the session's token once their body is parsed (preHandler):
+ * a check any earlier would see no body, and refuse every real form.
+ */
+export function requireSession(app: FastifyInstance, services: Services): void {
+  app.addHook("onRequest", async (request, reply) => {
+    const token = sessionTokenOf(request);
+    const session = token === null ? null : await authenticateOwnerSession(services, token);
+    if (token === null || session === null) {
+      if (token !== null) clearSessionCookie(request, reply);
+      return reply.redirect(`${DASHBOARD}/sign-in${token !== null ? "?expired=1" : ""}`, 303);
+    }
+    signedIn.set(request, { session, token, csrf: csrfTokenFor(token) });
+  });
+  app.addHook("preHandler", async (request) => {
+    if (request.method === "GET" || request.method === "HEAD") return;
+    checkFormToken(request, signedInOf(request).token);
+  });
+}
+
+export function signedInOf(request: FastifyRequest): SignedIn {
+  const found = signedIn.get(request);
+  if (!found) throw new Error("dashboard route reached without a session");
+  return found;
+}
+
+/** A page about the owner (no workspace on screen). */
+export async function ownerFrame(services: Services, request: FastifyRequest, section: Section): Promise<{ owner: SignedIn; frame: Frame }> {
+  const owner = signedInOf(request);
+  const workspaces = await listOwnedWorkspaces(services.db, owner.session.actor.ownerId);
+  return { owner, frame: { email: owner.session.actor.email, csrf: owner.csrf, workspaces, current: null, section } };
+}
+
+export interface WorkspacePage {
+  owner: SignedIn;
+  frame: Frame;
+  workspace: Workspace;
+  env: Env;
+}
+
+/**
+ * A page of one workspace environment, from `/w/:workspace/:env/…`. A workspace the
+ * owner does not own answers as one that does not exist.
+ */
+export async function workspacePage(services: Services, request: FastifyRequest, section: Exclude<Section, "audit">): Promise<WorkspacePage> {
+  const { workspace: slug, env } = request.params as { workspace: string; env: string };
+  const { owner, frame } = await ownerFrame(services, request, section);
+  const workspace = frame.workspaces.find((w) => w.slug === slug);
+  if (!workspace || (env !== "test" && env !== "live")) {
+    throw new PageRefusal(404, "Not found", "You own no such workspace, or the address is mistyped. Pick a workspace from the list at the top.");
+  }
+  return { owner, frame: { ...frame, current: { workspace, env }, section }, workspace, env };
+}

@@ -1,0 +1,265 @@
+// Owners' way into the dashboard, with no password anywhere: a code mailed to their
+// address for the browser that asked, or a one-time link printed by the operator
+// (`warden admin login-link`). Either opens a session kept in the database. Expected
+// failures are ApiErrors; a wrong code is decided inside the transaction and thrown
+// after it commits, so the spent try is kept.
+import { hash, randomInt, timingSafeEqual } from "node:crypto";
+import { type Actor, recordAction } from "../audit/audit.service.js";
+import type { Mailer } from "../client/mailer.js";
+import { toIso } from "../clock.js";
+import { isEmailShape, normaliseEmail } from "../customers/email.js";
+import type { Executor } from "../db/database.js";
+import { invalidParameter } from "../errors/errors.js";
+import { randomBase62 } from "../ids.js";
+import type { Services } from "../services.js";
+import { requireOwner } from "../workspaces/workspace.service.js";
+import { findOwnerByEmail, findOwnerById } from "../workspaces/workspace.store.js";
+import { closeOwnerCode, findOpenLink, findOpenOwnerCode, type OwnerCodePurpose, replaceOwnerCode, takeOwnerCodeAttempt } from "./owner-code.store.js";
+import { endOwnerSessionRow, findOwnerSession, insertOwnerSession, touchOwnerSession } from "./owner-session.store.js";
+
+const CODE_TTL_MS = 10 * 60_000;
+const LINK_TTL_MS = 15 * 60_000;
+const MAX_CODE_ATTEMPTS = 5;
+/** A session unused this long ends (a laptop left signed in overnight asks again in the morning). */
+export const SESSION_IDLE_MS = 12 * 3_600_000;
+/** A session ends this long after sign-in, however busy. */
+export const SESSION_MAX_MS = 7 * 24 * 3_600_000;
+// The last-seen time is written at most this often, not on every page.
+const TOUCH_EVERY_MS = 60_000;
+
+// Session tokens and link tokens: about 256 random bits, so SHA-256 is enough to store them.
+const SESSION_TOKEN = /^wds_[0-9A-Za-z]{43}$/;
+const LINK_TOKEN = /^wdl_[0-9A-Za-z]{43}$/;
+
+const sha256 = (value: string) => hash("sha256", value, "hex");
+const sameHash = (a: string, b: string) => timingSafeEqual(Buffer.from(a, "hex"), Buffer.from(b, "hex"));
+// A code has a million values; salting with its row id keeps equal codes apart. Its
+// ten-minute life, five tries and binding to one browser, not the hash, protect it.
+const hashCode = (id: string, code: string) => sha256(`${id}:${code}`);
+const newCode = () => randomInt(0, 1_000_000).toString().padStart(6, "0");
+
+/** A signed-in owner's session, as a page sees it. */
+export interface OwnerSessionView {
+  sessionId: string;
+  actor: Actor;
+}
+
+/** What the browser keeps: the session token (shown to nobody else, stored hashed). */
+export interface OpenedSession {
+  token: string;
+  actor: Actor;
+}
+
+async function openSession(trx: Executor, actor: Actor, now: number): Promise<OpenedSession> {
+  const token = `wds_${randomBase62(43)}`;
+  await insertOwnerSession(trx, { id: `oss_${randomBase62(24)}`, ownerId: actor.ownerId, tokenHash: sha256(token), now });
+  await recordAction(trx, actor, { action: "signed_in", workspaceId: null, env: null, subject: null }, now);
+  return { token, actor };
+}
+
+/**
+ * Mails a sign-in code for the browser holding `browser` (its pre-session secret). The
+ * answer is the same whether or not the address is an owner's: an unknown or suspended
+ * address gets a code row that never verifies, and no mail.
+ */
+export async function requestOwnerSignInCode(services: Services, mailer: Mailer, input: { email: string; browser: string; source: string }) {
+  const { db, clock, limits } = services;
+  const email = input.email.trim();
+  if (!isEmailShape(email)) throw invalidParameter("email", "Enter an email address such as you@example.com.");
+  const now = clock.now();
+  const emailNorm = normaliseEmail(email);
+  await limits.countOwnerCodeRequest(db, { emailNorm, source: input.source }, now);
+  const owner = await findOwnerByEmail(db, emailNorm);
+  const ownerId = owner && owner.suspendedAt === null ? owner.id : null;
+  const code = newCode();
+  const id = `ocd_${randomBase62(24)}`;
+  await db.transaction().execute((trx) =>
+    replaceOwnerCode(
+      trx,
+      {
+        id,
+        purpose: "sign-in",
+        ownerId,
+        email,
+        binding: sha256(input.browser),
+        codeHash: hashCode(id, code),
+        attempts: 0,
+        createdAt: now,
+        expiresAt: now + CODE_TTL_MS,
+      },
+      now,
+    ),
+  );
+  if (owner && ownerId !== null) {
+    await mailer.send(
+      {
+        to: owner.email,
+        subject: `${code} is your Warden sign-in code`,
+        text: `Your code to sign in to the Warden dashboard is ${code}.\nIt works once, for 10 minutes, in the browser where you asked for it.\n\nIf you did not ask to sign in, ignore this mail.`,
+      },
+      now,
+    );
+  }
+  return { email, expiresAt: now + CODE_TTL_MS };
+}
+
+/** The address a browser's open sign-in code was sent to, or null when it has none. */
+export async function findPendingSignIn(services: Services, browser: string): Promise<{ email: string; expiresAt: number } | null> {
+  const open = await findOpenOwnerCode(services.db, sha256(browser), "sign-in", MAX_CODE_ATTEMPTS, services.clock.now());
+  return open ? { email: open.email, expiresAt: open.expiresAt } : null;
+}
+
+type CodeOutcome<T> = { ok: true; value: T } | { ok: false; reason: "no_code" | "wrong_code" };
+
+/** Checks a code of a binding inside a transaction, taking one try; `then` runs on a match. */
+async function useCode<T>(
+  trx: Executor,
+  binding: string,
+  purpose: OwnerCodePurpose,
+  code: string,
+  now: number,
+  then: (ownerId: string) => Promise<T>,
+): Promise<CodeOutcome<T>> {
+  const open = await findOpenOwnerCode(trx, binding, purpose, MAX_CODE_ATTEMPTS, now);
+  if (!open || !(await takeOwnerCodeAttempt(trx, open.id, MAX_CODE_ATTEMPTS))) return { ok: false, reason: "no_code" };
+  if (!/^\d{6}$/.test(code) || !sameHash(open.codeHash, hashCode(open.id, code)) || open.ownerId === null) return { ok: false, reason: "wrong_code" };
+  if (!(await closeOwnerCode(trx, open.id, now))) return { ok: false, reason: "no_code" };
+  return { ok: true, value: await then(open.ownerId) };
+}
+
+function refuseCode(reason: "no_code" | "wrong_code"): never {
+  if (reason === "no_code") throw invalidParameter("code", "No code is waiting: it expired, was used, or had 5 wrong tries. Ask for a new one.");
+  throw invalidParameter("code", "That code is not right. Check the latest mail and try again.");
+}
+
+/** Verifies the browser's sign-in code and opens a session. */
+export async function verifyOwnerSignInCode(services: Services, input: { browser: string; code: string }): Promise<OpenedSession> {
+  const { db, clock } = services;
+  const now = clock.now();
+  const outcome = await db.transaction().execute((trx) =>
+    useCode(trx, sha256(input.browser), "sign-in", input.code.trim(), now, async (ownerId) => {
+      const owner = await findOwnerById(trx, ownerId);
+      if (!owner || owner.suspendedAt !== null) return null;
+      return openSession(trx, { ownerId: owner.id, email: owner.email }, now);
+    }),
+  );
+  if (!outcome.ok) refuseCode(outcome.reason);
+  if (outcome.value === null) throw invalidParameter("email", "This owner is suspended and cannot sign in.");
+  return outcome.value;
+}
+
+/** A one-time sign-in link's token for an owner (the operator's `warden admin login-link`). */
+export async function createOwnerLoginLink(services: Services, input: { email: string }): Promise<{ token: string; email: string; expiresAt: string }> {
+  const { db, clock } = services;
+  const owner = await requireOwner(db, input.email);
+  if (owner.suspendedAt !== null) throw invalidParameter("email", `${owner.email} is suspended; lift the suspension first.`);
+  const now = clock.now();
+  const token = `wdl_${randomBase62(43)}`;
+  await replaceOwnerCode(
+    db,
+    {
+      id: `ocd_${randomBase62(24)}`,
+      purpose: "link",
+      ownerId: owner.id,
+      email: owner.email,
+      binding: null,
+      codeHash: sha256(token),
+      attempts: 0,
+      createdAt: now,
+      expiresAt: now + LINK_TTL_MS,
+    },
+    now,
+  );
+  return { token, email: owner.email, expiresAt: toIso(now + LINK_TTL_MS) };
+}
+
+/** Who a link would sign in, without using it (the page that asks to confirm). */
+export async function findOwnerLoginLink(services: Services, token: string): Promise<{ email: string } | null> {
+  if (!LINK_TOKEN.test(token)) return null;
+  const open = await findOpenLink(services.db, sha256(token), services.clock.now());
+  return open ? { email: open.email } : null;
+}
+
+/** Uses a one-time link up and opens a session; null when it is unknown, used or expired. */
+export async function redeemOwnerLoginLink(services: Services, token: string): Promise<OpenedSession | null> {
+  if (!LINK_TOKEN.test(token)) return null;
+  const { db, clock } = services;
+  const now = clock.now();
+  return db.transaction().execute(async (trx) => {
+    const open = await findOpenLink(trx, sha256(token), now);
+    if (!open || open.ownerId === null || !(await closeOwnerCode(trx, open.id, now))) return null;
+    const owner = await findOwnerById(trx, open.ownerId);
+    if (!owner || owner.suspendedAt !== null) return null;
+    return openSession(trx, { ownerId: owner.id, email: owner.email }, now);
+  });
+}
+
+/**
+ * The session of a token, or null: unknown, ended, idle or past its absolute end, or its
+ * owner suspended (read on every request, so a suspension applies to the next page).
+ */
+export async function authenticateOwnerSession(services: Services, token: string): Promise<OwnerSessionView | null> {
+  if (!SESSION_TOKEN.test(token)) return null;
+  const { db, clock } = services;
+  const now = clock.now();
+  const session = await findOwnerSession(db, sha256(token));
+  if (!session) return null;
+  if (session.ownerSuspended || now - session.lastSeenAt >= SESSION_IDLE_MS || now - session.createdAt >= SESSION_MAX_MS) {
+    await endOwnerSessionRow(db, session.id, now);
+    return null;
+  }
+  if (now - session.lastSeenAt >= TOUCH_EVERY_MS) await touchOwnerSession(db, session.id, now);
+  return { sessionId: session.id, actor: { ownerId: session.ownerId, email: session.ownerEmail } };
+}
+
+/** Signs out: the session ends in the database, whatever the browser keeps. */
+export async function endOwnerSession(services: Services, session: OwnerSessionView): Promise<void> {
+  const now = services.clock.now();
+  await services.db.transaction().execute(async (trx) => {
+    if (await endOwnerSessionRow(trx, session.sessionId, now)) {
+      await recordAction(trx, session.actor, { action: "signed_out", workspaceId: null, env: null, subject: null }, now);
+    }
+  });
+}
+
+/** Mails a fresh code that a dangerous action of this session must be confirmed with. */
+export async function requestConfirmationCode(services: Services, mailer: Mailer, session: OwnerSessionView, input: { source: string; action: string }) {
+  const { db, clock, limits } = services;
+  const now = clock.now();
+  await limits.countOwnerCodeRequest(db, { emailNorm: normaliseEmail(session.actor.email), source: input.source }, now);
+  const code = newCode();
+  const id = `ocd_${randomBase62(24)}`;
+  await db.transaction().execute((trx) =>
+    replaceOwnerCode(
+      trx,
+      {
+        id,
+        purpose: "confirm",
+        ownerId: session.actor.ownerId,
+        email: session.actor.email,
+        binding: session.sessionId,
+        codeHash: hashCode(id, code),
+        attempts: 0,
+        createdAt: now,
+        expiresAt: now + CODE_TTL_MS,
+      },
+      now,
+    ),
+  );
+  await mailer.send(
+    {
+      to: session.actor.email,
+      subject: `${code} is your code to confirm: ${input.action}`,
+      text: `Your code to confirm "${input.action}" in the Warden dashboard is ${code}.\nIt works once, for 10 minutes.\n\nIf you did not ask for it, someone may be using your session: sign out everywhere and tell your operator.`,
+    },
+    now,
+  );
+  return { expiresAt: now + CODE_TTL_MS };
+}
+
+/** Checks (and uses up) this session's confirmation code, or throws a clear error on `code`. */
+export async function verifyConfirmationCode(services: Services, session: OwnerSessionView, code: string): Promise<void> {
+  const now = services.clock.now();
+  const outcome = await services.db.transaction().execute((trx) => useCode(trx, session.sessionId, "confirm", code.trim(), now, async () => true));
+  if (!outcome.ok) refuseCode(outcome.reason);
+}
