@@ -88,7 +88,7 @@ export interface ApiKeysTable {
   hash: string;
   created_at: number;
   revoked_at: number | null;
-  /** The key's last four characters, shown in lists (migration 015; null for older keys). */
+  /** The key's last four characters, shown in lists (migration 013; null for older keys). */
   last_four: string | null;
 }
 
@@ -368,7 +368,7 @@ export interface DisputesTable {
   closed_at: number | null;
 }
 
-/** A mailed code or one-time link for an owner of the dashboard (migration 015). */
+/** A mailed code or one-time link for an owner of the dashboard (migration 013). */
 export interface OwnerCodesTable {
   id: string;
   purpose: "sign-in" | "link" | "confirm";
