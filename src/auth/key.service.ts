@@ -36,7 +36,15 @@ function hashKey(key: string): string {
 export async function createApiKey(db: Db, clock: Clock, input: { workspaceId: string; env: Env; name: string | null }): Promise<{ id: string; key: string }> {
   const key = `wk_${input.env}_${randomBase62(32)}`;
   const id = newId("key");
-  await insertKey(db, { id, workspaceId: input.workspaceId, env: input.env, name: input.name, hash: hashKey(key), createdAt: clock.now() });
+  await insertKey(db, {
+    id,
+    workspaceId: input.workspaceId,
+    env: input.env,
+    name: input.name,
+    hash: hashKey(key),
+    lastFour: key.slice(-4),
+    createdAt: clock.now(),
+  });
   return { id, key };
 }
 

@@ -22,12 +22,58 @@ interface KeyOwner {
 
 export async function insertKey(
   ex: Executor,
-  key: { id: string; workspaceId: string; env: Env; name: string | null; hash: string; createdAt: number },
+  key: { id: string; workspaceId: string; env: Env; name: string | null; hash: string; lastFour: string; createdAt: number },
 ): Promise<void> {
   await ex
     .insertInto("api_keys")
-    .values({ id: key.id, workspace_id: key.workspaceId, env: key.env, name: key.name, hash: key.hash, created_at: key.createdAt, revoked_at: null })
+    .values({
+      id: key.id,
+      workspace_id: key.workspaceId,
+      env: key.env,
+      name: key.name,
+      hash: key.hash,
+      last_four: key.lastFour,
+      created_at: key.createdAt,
+      revoked_at: null,
+    })
     .execute();
+}
+
+/** A key as an operator sees it: never its secret nor its hash. */
+export interface KeySummary {
+  id: string;
+  name: string | null;
+  env: Env;
+  lastFour: string | null;
+  createdAt: number;
+  /** The start of the last calendar minute the key was used in, or null if never. */
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}
+
+/**
+ * A workspace's keys, oldest first; one environment's when given. When a key was last
+ * used comes from its requests-per-minute counter (`key-requests:<id>`, limits.service.ts),
+ * written on every request anyway: its window is the calendar minute of the key's last
+ * request, so the list knows it to the minute without a write of its own on each request.
+ */
+export async function listKeys(ex: Executor, workspaceId: string, env: Env | null): Promise<KeySummary[]> {
+  let query = ex
+    .selectFrom("api_keys as k")
+    .leftJoin("counters as c", (join) => join.on("c.scope", "=", sql<string>`${"key-requests:"} || k.id`))
+    .select(["k.id", "k.name", "k.env", "k.last_four", "k.created_at", "k.revoked_at", "c.window_end"])
+    .where("k.workspace_id", "=", workspaceId);
+  if (env !== null) query = query.where("k.env", "=", env);
+  const rows = await query.orderBy("k.created_at").orderBy("k.id").execute();
+  return rows.map((row) => ({
+    id: row.id,
+    name: row.name,
+    env: row.env,
+    lastFour: row.last_four,
+    createdAt: Number(row.created_at),
+    lastUsedAt: row.window_end === null ? null : Number(row.window_end) - 60_000,
+    revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+  }));
 }
 
 type KeyOwnerSourceRow = {

@@ -88,6 +88,8 @@ export interface ApiKeysTable {
   hash: string;
   created_at: number;
   revoked_at: number | null;
+  /** The key's last four characters, shown in lists (migration 013); null for older keys. */
+  last_four: string | null;
 }
 
 export interface SettingsTable {
@@ -282,6 +284,8 @@ export interface DeliveriesTable {
   last_status_code: number | null;
   last_error: string | null;
   created_at: number;
+  /** The scheduled retry a manual resend of a pending delivery went ahead of (migration 014). */
+  retry_at: number | null;
   /** Creation order, assigned by the database (migration 003). */
   seq: Generated<number>;
 }
