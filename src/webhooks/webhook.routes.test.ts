@@ -411,6 +411,14 @@ for (const dialect of DIALECTS) {
         await api.request({ method: "POST", url: `/api/v1/webhooks/endpoints/${id}/enable`, key: ws.testKey });
       }
       assert.equal((await deliveries(api, ws.testKey, "&status=failed")).length, 10);
+      const recoverable = async (id: string) => {
+        const response = await api.request({ url: `/api/v1/webhooks/endpoints/${id}/recoverable`, key: ws.testKey });
+        assert.equal(response.statusCode, 200, response.body);
+        return response.json();
+      };
+      // What recover would queue for each window: not the one that succeeded, nor the 40-day-old one.
+      assert.deepEqual(await recoverable(endpoint.id), { hour: 1, day: 2, week: 3, month: 4 });
+      assert.equal((await api.request({ url: "/api/v1/webhooks/endpoints/ep_nope/recoverable", key: ws.testKey })).statusCode, 404);
 
       const recover = async (since: string) => {
         const response = await api.request({ method: "POST", url: `/api/v1/webhooks/endpoints/${endpoint.id}/recover`, key: ws.testKey, payload: { since } });
@@ -425,6 +433,8 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await recover("week"), { queued: 1, events: [eventIds[2]] });
       assert.deepEqual(await recover("month"), { queued: 1, events: [eventIds[1]] });
       assert.deepEqual(await recover("month"), { queued: 0, events: [] });
+      assert.deepEqual(await recoverable(endpoint.id), { hour: 0, day: 0, week: 0, month: 0 });
+      assert.deepEqual(await recoverable(other.endpoint.id), { hour: 1, day: 2, week: 3, month: 4 }, "the other endpoint's are its own");
       assert.deepEqual(receiver.ids(), [...succeeded, eventIds[4], eventIds[3], eventIds[2], eventIds[1]]);
       assert.equal(neighbour.received.length, 1, "the other endpoint's failed deliveries are not recovered");
       const failed = await deliveries(api, ws.testKey, `&status=failed&endpoint=${endpoint.id}`);
