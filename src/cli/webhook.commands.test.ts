@@ -207,7 +207,7 @@ for (const dialect of DIALECTS) {
       const busy = await run(bare, "deliveries", "resend", String(retrying?.id), ...flags);
       assert.equal(busy.code, 0, busy.stderr);
       assert.match(busy.stdout, /still being retried: should this attempt fail, its next scheduled retry stands/);
-      await waitFor(() => failing.received.length === 2, "the resend of the delivery being retried went at once");
+      await waitFor(() => failing.received.length >= 2, "the resend of the delivery being retried went at once");
       assert.equal(failing.received[1]?.headers["webhook-id"], failing.received[0]?.headers["webhook-id"]);
 
       const unknown = await run(bare, "deliveries", "resend", "dlv_000000000000000000000000", ...flags);

@@ -211,8 +211,9 @@ export async function revokeKey(db: Db, clock: Clock, input: { id: string }): Pr
   return revoked;
 }
 
-// The operator's lists. An operator has few owners and workspaces, and a workspace a
-// handful of tools, plans and keys: each list is read whole, in a stable order.
+// The operator's lists, for `warden admin … list` at a terminal: each is read whole, in a
+// stable order, with no paging (a workspace has a handful of tools, plans and keys; the
+// owners and workspaces of one installation are read in one statement each).
 
 export async function listOwners(db: Db): Promise<(Owner & { workspaces: string[] })[]> {
   return listOwnerRows(db);
