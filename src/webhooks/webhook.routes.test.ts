@@ -447,6 +447,12 @@ for (const dialect of DIALECTS) {
 
       const bad = await api.request({ method: "POST", url: `/api/v1/webhooks/endpoints/${endpoint.id}/recover`, key: ws.testKey, payload: { since: "year" } });
       assert.equal(bad.statusCode, 400);
+
+      // The count is in the OpenAPI document, with its answer's shape.
+      const doc = (await api.app.inject({ url: "/api/v1/openapi.json" })).json();
+      const counted = doc.paths["/api/v1/webhooks/endpoints/{id}/recoverable"]?.get;
+      assert.equal(counted?.operationId, "countRecoverableDeliveries");
+      assert.deepEqual(Object.keys(counted?.responses["200"].content["application/json"].schema.properties ?? {}), ["hour", "day", "week", "month"]);
     });
   });
 
