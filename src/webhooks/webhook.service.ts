@@ -7,7 +7,15 @@ import { exampleEvent } from "../events/examples.js";
 import { decodeCursor, encodeCursor } from "../http/cursor.js";
 import { newId } from "../ids.js";
 import type { RequestContext } from "../services.js";
-import { failPendingDeliveries, findDelivery, listAttempts, listDeliveriesPage, queueResends, type Delivery as StoredDelivery } from "./delivery.store.js";
+import {
+  countFailedSince,
+  failPendingDeliveries,
+  findDelivery,
+  listAttempts,
+  listDeliveriesPage,
+  queueResends,
+  type Delivery as StoredDelivery,
+} from "./delivery.store.js";
 import { type Endpoint, findEndpoint, insertEndpoint, listEndpoints as listEndpointRows, markEndpointRemoved, setEndpointEnabled } from "./endpoint.store.js";
 import { privateHostReason } from "./private-address.js";
 import { newWebhookSecret } from "./signature.js";
@@ -146,6 +154,19 @@ export async function recoverEndpoint(ctx: RequestContext, id: string, since: ke
   return { queued: ids.length };
 }
 
+/** How many failed deliveries `recoverEndpoint` would attempt again, for each window it takes. */
+export async function countRecoverable(ctx: RequestContext, id: string): Promise<Record<keyof typeof RECOVER_WINDOWS, number>> {
+  await requireEndpoint(ctx, id);
+  const now = ctx.services.clock.now();
+  const since = {
+    hour: now - RECOVER_WINDOWS.hour,
+    day: now - RECOVER_WINDOWS.day,
+    week: now - RECOVER_WINDOWS.week,
+    month: now - RECOVER_WINDOWS.month,
+  };
+  return countFailedSince(ctx.services.db, ctx.principal.workspaceId, ctx.principal.env, id, since);
+}
+
 async function presentDeliveries(ctx: RequestContext, rows: StoredDelivery[]): Promise<Delivery[]> {
   const attempts = await listAttempts(
     ctx.services.db,
@@ -176,12 +197,17 @@ export async function getDelivery(ctx: RequestContext, id: string): Promise<Deli
   return delivery as Delivery;
 }
 
-/** One manual attempt now, with the same webhook-id; not a new schedule. */
+/**
+ * One manual attempt now, with the same webhook-id; not a new schedule. A delivery still
+ * being retried keeps its schedule: the attempt goes now, a success settles it, a
+ * failure leaves its next scheduled retry where it was, and the manual attempt does not
+ * count among the schedule's ten. Resending it again before the attempt is made queues
+ * nothing more.
+ */
 export async function resendDelivery(ctx: RequestContext, id: string): Promise<Delivery> {
   const { db, clock } = ctx.services;
   const row = await findDelivery(db, ctx.principal.workspaceId, ctx.principal.env, id);
   if (!row) throw notFound(`No delivery "${id}".`);
-  if (row.status === "pending") throw invalidParameter("id", "This delivery is still being attempted; resend it once it has succeeded or failed.");
   const endpoint = await findEndpoint(db, ctx.principal.workspaceId, ctx.principal.env, row.endpointId);
   // The worker sends nothing to a disabled endpoint: the resend would wait, unseen, for it to be enabled.
   if (!endpoint?.enabled) throw invalidParameter("id", "This delivery's endpoint is disabled or removed; enable it before resending.");
