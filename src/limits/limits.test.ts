@@ -9,7 +9,7 @@ import { ensurePerson } from "../customers/person.store.js";
 import { type Dialect, openStorage, type Storage } from "../db/database.js";
 import { ApiError } from "../errors/errors.js";
 import { insertGrant } from "../grants/grant.store.js";
-import { countPassesHeld } from "../grants/pass.store.js";
+import { countPassesBeforeAdding } from "../grants/pass.store.js";
 import { newId, randomBase62 } from "../ids.js";
 import { createServices, type Services } from "../services.js";
 import { DIALECTS, PG_URL, seedWorkspace, type TestApi, testApi, testServices, unique, type Workspace } from "../test-support/harness.js";
@@ -587,7 +587,7 @@ for (const dialect of DIALECTS) {
           counted = resolve;
         });
         const holder = services.db.transaction().execute(async (trx) => {
-          assert.equal(await countPassesHeld(trx, ws.workspaceId, "test", clock.now(), 1), 0);
+          assert.equal(await countPassesBeforeAdding(trx, ws.workspaceId, "test", clock.now(), 1), 0);
           counted();
           await gate;
           const person = await ensurePerson(trx, ws.workspaceId, "test", `${unique("held")}@example.com`, clock.now());
