@@ -13,6 +13,8 @@ import { ErrorBody } from "./http/common.schema.js";
 import { renderError } from "./http/error.handler.js";
 import { validatorCompiler } from "./http/validation.js";
 import { newId } from "./ids.js";
+import { healthRoutes } from "./ops/health.routes.js";
+import { instrumentRequests, metricsRoutes } from "./ops/metrics.routes.js";
 import type { Services } from "./services.js";
 import { stripeRoutes } from "./stripe/stripe.routes.js";
 import { webhookRoutes } from "./webhooks/webhook.routes.js";
@@ -63,6 +65,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   app.addHook("onRequest", async (request, reply) => {
     reply.header("Request-Id", request.id);
   });
+  instrumentRequests(app, services.metrics);
 
   for (const schema of [
     ErrorBody,
@@ -126,6 +129,9 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(stripeRoutes, { services });
   // The client API: sign-in by emailed code, device sessions, the access check, the buy button.
   await app.register(clientRoutes, { services, prefix: "/api/client/v1" });
+  // For operators' machines, off the API: health checks, and the metrics behind their own token.
+  await app.register(healthRoutes, { services });
+  await app.register(metricsRoutes, { services });
 
   await app.register(async (fallback) => {
     for (const [url, served] of methodsByPath) {
