@@ -10,7 +10,7 @@ const TOKEN = "metrics-token-0123456789";
 const bearer = { authorization: `Bearer ${TOKEN}` };
 
 /** The value of one series in the text exposition, or undefined when it is absent. */
-function valueOf(text: string, series: string): number | undefined {
+function seriesValue(text: string, series: string): number | undefined {
   const line = text.split("\n").find((l) => l.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
@@ -53,11 +53,11 @@ for (const dialect of DIALECTS) {
 
       const text = (await api.app.inject({ method: "GET", url: "/metrics", headers: bearer })).body;
       const route = "/api/v1/tools/:tool/customers/:email";
-      assert.equal(valueOf(text, `warden_http_requests_total{method="GET",route="${route}",status="404"}`), 2);
-      assert.equal(valueOf(text, `warden_http_requests_total{method="GET",route="${route}",status="429"}`), 1);
-      assert.equal(valueOf(text, `warden_http_request_duration_seconds_count{method="GET",route="${route}",status="404"}`), 2);
-      assert.equal(valueOf(text, 'warden_http_requests_total{method="GET",route="unmatched",status="404"}'), 1);
-      assert.equal(valueOf(text, 'warden_limit_refusals_total{limit="key-requests"}'), 1);
+      assert.equal(seriesValue(text, `warden_http_requests_total{method="GET",route="${route}",status="404"}`), 2);
+      assert.equal(seriesValue(text, `warden_http_requests_total{method="GET",route="${route}",status="429"}`), 1);
+      assert.equal(seriesValue(text, `warden_http_request_duration_seconds_count{method="GET",route="${route}",status="404"}`), 2);
+      assert.equal(seriesValue(text, 'warden_http_requests_total{method="GET",route="unmatched",status="404"}'), 1);
+      assert.equal(seriesValue(text, 'warden_limit_refusals_total{limit="key-requests"}'), 1);
       assert.doesNotMatch(text, /example\.com|no\/such/);
     });
 
@@ -69,7 +69,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await grant("ada@example.com")).statusCode, 201);
       assert.equal((await grant("bob@example.com")).statusCode, 403);
       const text = (await api.app.inject({ method: "GET", url: "/metrics", headers: bearer })).body;
-      assert.equal(valueOf(text, 'warden_limit_refusals_total{limit="hobby-passes"}'), 1);
+      assert.equal(seriesValue(text, 'warden_limit_refusals_total{limit="hobby-passes"}'), 1);
     });
 
     test("webhook attempts by result, the delivery lag, and the backlog gauges read at the scrape", async () => {
@@ -80,39 +80,39 @@ for (const dialect of DIALECTS) {
       const receiver = await startReceiver();
       const created = await api.request({ method: "POST", url: "/api/v1/webhooks/endpoints", key: ws.testKey, payload: { url: receiver.url } });
       assert.equal(created.statusCode, 201, created.body);
-      const before = valueOf(await scrape(), "warden_webhook_deliveries_pending") ?? 0;
+      const before = seriesValue(await scrape(), "warden_webhook_deliveries_pending") ?? 0;
       assert.equal(
         (await api.request({ method: "POST", url: "/api/v1/webhooks/examples", key: ws.testKey, payload: { type: "payment.refunded" } })).statusCode,
         202,
       );
-      assert.equal(valueOf(await scrape(), "warden_webhook_deliveries_pending"), before + 1);
+      assert.equal(seriesValue(await scrape(), "warden_webhook_deliveries_pending"), before + 1);
 
       // The receiver answers 2.5 s (by the test's clock) after the event was written.
       clock.advance(2_500);
       const worker = testWorker(services);
       await worker.drain();
       let text = await scrape();
-      assert.equal(valueOf(text, 'warden_webhook_attempts_total{result="succeeded"}'), 1);
-      assert.equal(valueOf(text, "warden_webhook_delivery_lag_seconds_count"), 1);
-      assert.equal(valueOf(text, 'warden_webhook_delivery_lag_seconds_bucket{le="1"}'), 0);
-      assert.equal(valueOf(text, 'warden_webhook_delivery_lag_seconds_bucket{le="2.5"}'), 1);
-      assert.equal(valueOf(text, "warden_webhook_deliveries_pending"), before);
+      assert.equal(seriesValue(text, 'warden_webhook_attempts_total{result="succeeded"}'), 1);
+      assert.equal(seriesValue(text, "warden_webhook_delivery_lag_seconds_count"), 1);
+      assert.equal(seriesValue(text, 'warden_webhook_delivery_lag_seconds_bucket{le="1"}'), 0);
+      assert.equal(seriesValue(text, 'warden_webhook_delivery_lag_seconds_bucket{le="2.5"}'), 1);
+      assert.equal(seriesValue(text, "warden_webhook_deliveries_pending"), before);
 
       // A receiver that answers 500: a failed attempt, a retrying delivery, a failing endpoint.
       receiver.handle = (_request, response) => {
         response.writeHead(500).end();
       };
-      const failingBefore = valueOf(text, "warden_webhook_endpoints_failing") ?? 0;
+      const failingBefore = seriesValue(text, "warden_webhook_endpoints_failing") ?? 0;
       assert.equal(
         (await api.request({ method: "POST", url: "/api/v1/webhooks/examples", key: ws.testKey, payload: { type: "payment.refunded" } })).statusCode,
         202,
       );
       await worker.drain();
       text = await scrape();
-      assert.equal(valueOf(text, 'warden_webhook_attempts_total{result="failed"}'), 1);
-      assert.equal(valueOf(text, "warden_webhook_delivery_lag_seconds_count"), 1);
-      assert.equal(valueOf(text, "warden_webhook_endpoints_failing"), failingBefore + 1);
-      assert.ok((valueOf(text, "warden_webhook_deliveries_retrying") ?? 0) >= 1);
+      assert.equal(seriesValue(text, 'warden_webhook_attempts_total{result="failed"}'), 1);
+      assert.equal(seriesValue(text, "warden_webhook_delivery_lag_seconds_count"), 1);
+      assert.equal(seriesValue(text, "warden_webhook_endpoints_failing"), failingBefore + 1);
+      assert.ok((seriesValue(text, "warden_webhook_deliveries_retrying") ?? 0) >= 1);
       assert.deepEqual(worker.errors, []);
     });
 
@@ -130,8 +130,8 @@ for (const dialect of DIALECTS) {
       assert.equal(await deliver(api, ws, secret, event, now), "applied");
       assert.equal(await deliver(api, ws, secret, event, now), "duplicate");
       const text = (await api.app.inject({ method: "GET", url: "/metrics", headers: bearer })).body;
-      assert.equal(valueOf(text, 'warden_stripe_events_total{type="checkout.session.completed",result="applied"}'), 1);
-      assert.equal(valueOf(text, 'warden_stripe_events_total{type="checkout.session.completed",result="duplicate"}'), 1);
+      assert.equal(seriesValue(text, 'warden_stripe_events_total{type="checkout.session.completed",result="applied"}'), 1);
+      assert.equal(seriesValue(text, 'warden_stripe_events_total{type="checkout.session.completed",result="duplicate"}'), 1);
     });
 
     test(`pool gauges ${dialect === "postgres" ? "report the pool" : "are absent: SQLite has no pool"}`, async () => {
@@ -139,12 +139,12 @@ for (const dialect of DIALECTS) {
       const api = await testApi(services);
       const text = (await api.app.inject({ method: "GET", url: "/metrics", headers: bearer })).body;
       if (dialect === "sqlite") {
-        assert.equal(valueOf(text, "warden_db_pool_connections"), undefined);
+        assert.equal(seriesValue(text, "warden_db_pool_connections"), undefined);
         return;
       }
-      assert.ok((valueOf(text, "warden_db_pool_connections") ?? 0) >= 1);
-      assert.equal(typeof valueOf(text, "warden_db_pool_idle"), "number");
-      assert.equal(typeof valueOf(text, "warden_db_pool_waiting"), "number");
+      assert.ok((seriesValue(text, "warden_db_pool_connections") ?? 0) >= 1);
+      assert.equal(typeof seriesValue(text, "warden_db_pool_idle"), "number");
+      assert.equal(typeof seriesValue(text, "warden_db_pool_waiting"), "number");
     });
 
     test("failed statements are counted, through the query builder and (SQLite) the direct path", async () => {
