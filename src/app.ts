@@ -15,6 +15,7 @@ import { validatorCompiler } from "./http/validation.js";
 import { newId } from "./ids.js";
 import { healthRoutes } from "./ops/health.routes.js";
 import { instrumentRequests, metricsRoutes } from "./ops/metrics.routes.js";
+import { closeConnectionsWhenClosing } from "./ops/shutdown.js";
 import type { Services } from "./services.js";
 import { stripeRoutes } from "./stripe/stripe.routes.js";
 import { webhookRoutes } from "./webhooks/webhook.routes.js";
@@ -66,6 +67,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     reply.header("Request-Id", request.id);
   });
   instrumentRequests(app, services.metrics);
+  closeConnectionsWhenClosing(app);
 
   for (const schema of [
     ErrorBody,
