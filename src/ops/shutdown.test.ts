@@ -41,7 +41,13 @@ function slowGrant(warden: RunningWarden, key: string, email: string): { sendRes
   let sendRest = () => {};
   const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
     const req = httpRequest(
-      { host: url.hostname, port: url.port, path: url.pathname, method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+      },
       (response) => {
         let text = "";
         response.on("data", (chunk) => (text += String(chunk)));
