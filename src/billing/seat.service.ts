@@ -77,7 +77,7 @@ export async function assignSeat(services: Services, input: { team: string; emai
     if (workspace?.plan === "hobby") {
       const cap = services.limits.hobbyPasses;
       if ((await countPassesBeforeAdding(tx.trx, tx.workspaceId, tx.env, tx.now, cap)) >= cap) {
-        throw new ApiError("plan_limit", `The Hobby plan holds at most ${cap} passes at once; revoke one or upgrade the workspace.`);
+        throw new ApiError("plan_limit", `The Hobby plan holds at most ${cap} passes at once; revoke one or upgrade the workspace.`, { limit: "hobby-passes" });
       }
     }
     const seat: StoredLicence = {

@@ -44,7 +44,7 @@ export async function startTrial(services: Services, session: DeviceSession, too
     if (workspace.plan === "hobby") {
       const cap = limits.hobbyPasses;
       if ((await countPassesBeforeAdding(trx, session.workspaceId, session.env, now, cap)) >= cap) {
-        throw new ApiError("plan_limit", `The workspace's plan holds at most ${cap} passes at once; no trial can start now.`);
+        throw new ApiError("plan_limit", `The workspace's plan holds at most ${cap} passes at once; no trial can start now.`, { limit: "hobby-passes" });
       }
     }
     const person = await findPersonById(trx, session.workspaceId, session.env, session.personId);

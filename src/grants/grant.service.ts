@@ -77,7 +77,7 @@ export async function createGrant(ctx: RequestContext, toolId: string, body: Cre
     if (principal.plan === "hobby") {
       const cap = limits.hobbyPasses;
       if ((await countPassesBeforeAdding(trx, principal.workspaceId, principal.env, now, cap)) >= cap) {
-        throw new ApiError("plan_limit", `The Hobby plan holds at most ${cap} passes at once; revoke one or upgrade the workspace.`);
+        throw new ApiError("plan_limit", `The Hobby plan holds at most ${cap} passes at once; revoke one or upgrade the workspace.`, { limit: "hobby-passes" });
       }
     }
 

@@ -33,6 +33,9 @@ interface Quota {
   retry?: string;
 }
 
+/** The limit a quota belongs to, for the metrics: its scope up to the first colon (`lookups-owner`), a closed set. */
+const limitOf = (quota: Quota) => quota.scope.slice(0, quota.scope.indexOf(":"));
+
 const windowEndOf = (quota: Quota, now: number) => (typeof quota.window === "object" ? quota.window.end : windowEndFor(quota.window, now));
 
 // A refusal whose counts have changed by the time they are read back (a window closed
@@ -91,6 +94,7 @@ export class LimitsService {
       if (quota && state) {
         const error = new ApiError("rate_limited", `Too many requests: ${quota.what} (${quota.limit}). ${quota.retry ?? "Retry after the window resets."}`, {
           rateLimit: { limit: quota.limit, remaining: 0, resetAt: state.windowEnd },
+          limit: limitOf(quota),
         });
         return { quota, error };
       }
@@ -122,6 +126,7 @@ export class LimitsService {
     if (stored === null || stored.windowEnd <= now || stored.count < this.limits.wrongKeysPerMin) return;
     throw new ApiError("rate_limited", "Too many wrong API keys from this address; retry after the minute resets.", {
       rateLimit: { limit: this.limits.wrongKeysPerMin, remaining: 0, resetAt: stored.windowEnd },
+      limit: "wrong-keys",
     });
   }
 
@@ -132,6 +137,7 @@ export class LimitsService {
     if (state.count <= this.limits.wrongKeysPerMin) return null;
     return new ApiError("rate_limited", "Too many wrong API keys from this address; retry after the minute resets.", {
       rateLimit: { limit: this.limits.wrongKeysPerMin, remaining: 0, resetAt: state.windowEnd },
+      limit: "wrong-keys",
     });
   }
 
@@ -162,6 +168,7 @@ export class LimitsService {
       if (state.count >= quota.limit) {
         throw new ApiError("rate_limited", `Too many requests: ${quota.what} (${quota.limit}).`, {
           rateLimit: { limit: quota.limit, remaining: 0, resetAt: state.windowEnd },
+          limit: limitOf(quota),
         });
       }
     }
