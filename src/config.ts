@@ -63,6 +63,12 @@ export interface Config {
    * (WARDEN_CLIENT_ORIGINS, comma-separated, e.g. https://app.example.com).
    */
   clientOrigins: readonly string[];
+  /**
+   * Days that events, deliveries and their attempts, and Stripe's event ids are kept
+   * (WARDEN_RETENTION_DAYS, 0: forever). Recovering an endpoint goes back at most 30
+   * days, so fewer than 35 days can leave a recovery with less to send than it says.
+   */
+  retentionDays: number;
   limits: Readonly<Limits>;
 }
 
@@ -223,6 +229,7 @@ export function parseConfig(env: Env): Readonly<Config> {
     smtpUrl: readSmtpUrl(env),
     mailFrom: env.WARDEN_MAIL_FROM || "Warden <no-reply@localhost>",
     clientOrigins: readClientOrigins(env),
+    retentionDays: readInteger(env, "WARDEN_RETENTION_DAYS", 35, 0, 36_500),
     limits: Object.freeze(limits),
   });
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.js";
 import { systemClock } from "./clock.js";
 import type { Config } from "./config.js";
+import { RetentionPruner } from "./retention/retention.service.js";
 import { createServices } from "./services.js";
 import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from "./webhooks/delivery.worker.js";
 
@@ -13,10 +14,12 @@ export async function startServer(config: Readonly<Config>): Promise<FastifyInst
     ? new DeliveryWorker(services, app.log, { ...DEFAULT_WORKER_OPTIONS, allowPrivate: config.allowPrivateWebhooks, leaseMs: config.deliveryLeaseMs })
     : null;
   const unsubscribe = worker ? services.signals.onDelivery(() => worker.wake()) : null;
+  const pruner = new RetentionPruner(services, app.log);
   // Resources are released in reverse order: stop sending, then close the database.
   app.addHook("onClose", async () => {
     unsubscribe?.();
     await worker?.stop();
+    await pruner.stop();
     await services.close();
   });
   const shutdown = (signal: string) => {
@@ -33,5 +36,6 @@ export async function startServer(config: Readonly<Config>): Promise<FastifyInst
   process.once("SIGTERM", shutdown);
   await app.listen({ port: config.port, host: config.host });
   worker?.start();
+  pruner.start();
   return app;
 }

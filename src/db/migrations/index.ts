@@ -11,6 +11,7 @@ import * as pendingDeliveries from "./009-pending-deliveries.js";
 import * as deliveryFillfactor from "./010-delivery-fillfactor.js";
 import * as sourceKinds from "./011-source-kinds.js";
 import * as endpointLeases from "./012-endpoint-leases.js";
+import * as retention from "./014-retention.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   "010-delivery-fillfactor": deliveryFillfactor,
   "011-source-kinds": sourceKinds,
   "012-endpoint-leases": endpointLeases,
+  "014-retention": retention,
 };

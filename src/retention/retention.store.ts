@@ -1,0 +1,86 @@
+import { sql } from "kysely";
+import { dialectOf, type Executor, type Trx } from "../db/database.js";
+
+// Every statement here deletes at most `limit` rows, chosen by a range scan of the age
+// indexes of migration 014 (`order by` the indexed column, so the scan stops after
+// `limit` entries), and repeats its conditions outside the subquery. On PostgreSQL the
+// rows are chosen FOR UPDATE SKIP LOCKED: two pruners take different rows, and a pruner
+// never waits on a request that holds a row (a counter being counted, a delivery being
+// resent), so it can be part of no deadlock; the request waits on the pruner's batch at
+// worst, and then finds the row gone (a counter starts anew, a resend sends nothing).
+
+const deleted = (result: { numAffectedRows?: bigint }) => Number(result.numAffectedRows ?? 0n);
+const skipLocked = (ex: Executor) => (dialectOf(ex) === "postgres" ? sql`for update skip locked` : sql``);
+
+/** Idempotency keys recorded at or before `before`; a key that old no longer counts (grant.service). */
+export async function deleteIdempotencyKeys(ex: Executor, before: number, limit: number): Promise<number> {
+  return deleted(
+    await sql`delete from idempotency_keys where (workspace_id, env, key) in (
+  select workspace_id, env, key from idempotency_keys where created_at <= ${before} order by created_at limit ${limit} ${skipLocked(ex)}
+) and created_at <= ${before}`.execute(ex),
+  );
+}
+
+/** Sign-in codes that expired before `before`: nothing reads a code after it expires. */
+export async function deleteSignInCodes(ex: Executor, before: number, limit: number): Promise<number> {
+  return deleted(
+    await sql`delete from sign_in_codes where id in (
+  select id from sign_in_codes where expires_at < ${before} order by expires_at limit ${limit} ${skipLocked(ex)}
+) and expires_at < ${before}`.execute(ex),
+  );
+}
+
+/** Limit counters whose window closed before `before`: a closed window counts as zero, and the next count starts a new row. */
+export async function deleteSpentCounters(ex: Executor, before: number, limit: number): Promise<number> {
+  return deleted(
+    await sql`delete from counters where scope in (
+  select scope from counters where window_end < ${before} order by window_end limit ${limit} ${skipLocked(ex)}
+) and window_end < ${before}`.execute(ex),
+  );
+}
+
+/** Stripe's event ids received before `before`, except those still held back for a subscription's buyer. */
+export async function deleteStripeEvents(ex: Executor, before: number, limit: number): Promise<number> {
+  return deleted(
+    await sql`delete from stripe_events where (workspace_id, env, id) in (
+  select workspace_id, env, id from stripe_events where received_at < ${before} and outcome <> 'deferred'
+  order by received_at limit ${limit} ${skipLocked(ex)}
+) and received_at < ${before} and outcome <> 'deferred'`.execute(ex),
+  );
+}
+
+/**
+ * Up to `limit` settled deliveries created before `before`, with their attempts (first:
+ * attempts refer to their delivery), all or none. On PostgreSQL one statement, whose
+ * parts see the same rows, locked: none can be resent meanwhile. On SQLite two, in the
+ * caller's transaction, which the first (a write) holds the write lock of: no other
+ * writer, in this process or another, comes between them. The literal 'pending' lets
+ * both engines use the partial index deliveries_settled_age.
+ */
+export async function deleteSettledDeliveries(trx: Trx, before: number, limit: number): Promise<number> {
+  const chosen = sql`select id from deliveries where status <> 'pending' and created_at < ${before} order by created_at limit ${limit}`;
+  if (dialectOf(trx) === "postgres") {
+    return deleted(
+      await sql`with chosen as (${chosen} for update skip locked),
+attempts as (delete from delivery_attempts where delivery_id in (select id from chosen))
+delete from deliveries where id in (select id from chosen)`.execute(trx),
+    );
+  }
+  await sql`delete from delivery_attempts where delivery_id in (${chosen})`.execute(trx);
+  return deleted(await sql`delete from deliveries where id in (${chosen})`.execute(trx));
+}
+
+/**
+ * Events created before `before` that no delivery refers to any more: an event whose
+ * delivery is still owed (pending, or settled and kept) stays, as the worker sends its
+ * stored body.
+ */
+export async function deleteUndeliveredEvents(ex: Executor, before: number, limit: number): Promise<number> {
+  const owed = (e: string) =>
+    sql`exists (select 1 from deliveries as d where d.workspace_id = ${sql.ref(`${e}.workspace_id`)} and d.env = ${sql.ref(`${e}.env`)} and d.event_id = ${sql.ref(`${e}.id`)})`;
+  return deleted(
+    await sql`delete from events where (workspace_id, env, id) in (
+  select o.workspace_id, o.env, o.id from events as o where o.created_at < ${before} and not ${owed("o")} order by o.created_at limit ${limit} ${skipLocked(ex)}
+) and created_at < ${before} and not ${owed("events")}`.execute(ex),
+  );
+}
