@@ -7,12 +7,7 @@ import { type Kysely, sql } from "kysely";
 // more, and the pending ones, which are never pruned, are not in it to be stepped over.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex("events_age").on("events").column("created_at").execute();
-  await db.schema
-    .createIndex("deliveries_settled_age")
-    .on("deliveries")
-    .column("created_at")
-    .where(sql.ref("status"), "<>", sql.lit("pending"))
-    .execute();
+  await db.schema.createIndex("deliveries_settled_age").on("deliveries").column("created_at").where(sql.ref("status"), "<>", sql.lit("pending")).execute();
   await db.schema.createIndex("stripe_events_age").on("stripe_events").column("received_at").execute();
   await db.schema.createIndex("idempotency_keys_age").on("idempotency_keys").column("created_at").execute();
   await db.schema.createIndex("sign_in_codes_expiry").on("sign_in_codes").column("expires_at").execute();
