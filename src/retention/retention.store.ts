@@ -55,15 +55,16 @@ export async function deleteStripeEvents(ex: Executor, before: number, limit: nu
  * parts see the same rows, locked: none can be resent meanwhile. On SQLite two, in the
  * caller's transaction, which the first (a write) holds the write lock of: no other
  * writer, in this process or another, comes between them. The literal 'pending' lets
- * both engines use the partial index deliveries_settled_age.
+ * both engines use the partial index deliveries_settled_age; `= any(array(…))` makes
+ * PostgreSQL look the chosen ids up by index rather than join them to a whole table.
  */
 export async function deleteSettledDeliveries(trx: Trx, before: number, limit: number): Promise<number> {
   const chosen = sql`select id from deliveries where status <> 'pending' and created_at < ${before} order by created_at limit ${limit}`;
   if (dialectOf(trx) === "postgres") {
     return deleted(
       await sql`with chosen as (${chosen} for update skip locked),
-attempts as (delete from delivery_attempts where delivery_id in (select id from chosen))
-delete from deliveries where id in (select id from chosen)`.execute(trx),
+attempts as (delete from delivery_attempts where delivery_id = any(array(select id from chosen)))
+delete from deliveries where id = any(array(select id from chosen))`.execute(trx),
     );
   }
   await sql`delete from delivery_attempts where delivery_id in (${chosen})`.execute(trx);
@@ -76,11 +77,13 @@ delete from deliveries where id in (select id from chosen)`.execute(trx),
  * stored body.
  */
 export async function deleteUndeliveredEvents(ex: Executor, before: number, limit: number): Promise<number> {
+  // A scalar subquery rather than `not exists`: PostgreSQL runs it once per event with the
+  // index deliveries_event, where an anti-join could read every delivery.
   const owed = (e: string) =>
-    sql`exists (select 1 from deliveries as d where d.workspace_id = ${sql.ref(`${e}.workspace_id`)} and d.env = ${sql.ref(`${e}.env`)} and d.event_id = ${sql.ref(`${e}.id`)})`;
+    sql`(select 1 from deliveries as d where d.workspace_id = ${sql.ref(`${e}.workspace_id`)} and d.env = ${sql.ref(`${e}.env`)} and d.event_id = ${sql.ref(`${e}.id`)} limit 1)`;
   return deleted(
     await sql`delete from events where (workspace_id, env, id) in (
-  select o.workspace_id, o.env, o.id from events as o where o.created_at < ${before} and not ${owed("o")} order by o.created_at limit ${limit} ${skipLocked(ex)}
-) and created_at < ${before} and not ${owed("events")}`.execute(ex),
+  select o.workspace_id, o.env, o.id from events as o where o.created_at < ${before} and ${owed("o")} is null order by o.created_at limit ${limit} ${skipLocked(ex)}
+) and created_at < ${before} and ${owed("events")} is null`.execute(ex),
   );
 }

@@ -1,21 +1,34 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { CompiledQuery, sql } from "kysely";
 import { replaceSignInCode } from "../client/sign-in-code.store.js";
-import { DAY_MS, MINUTE_MS } from "../clock.js";
+import { DAY_MS, ManualClock, MINUTE_MS } from "../clock.js";
 import { parseConfig } from "../config.js";
+import { openStorage } from "../db/database.js";
 import { emitEvent } from "../events/event.service.js";
 import { exampleEvent } from "../events/examples.js";
 import { claimIdempotencyKey } from "../grants/idempotency.store.js";
 import { newId } from "../ids.js";
 import { addToCounters } from "../limits/counter.store.js";
-import type { Services } from "../services.js";
+import { createServices, type Services } from "../services.js";
 import { claimStripeEvent, setStripeEventOutcome } from "../stripe/stripe-event.store.js";
-import { DIALECTS, seedWorkspace, testApi, testServices, unique, type Workspace } from "../test-support/harness.js";
+import { createPgSchema, DIALECTS, PG_URL, seedWorkspace, testApi, testServices, unique, type Workspace } from "../test-support/harness.js";
 import { recordingLogger, startReceiver, testWorker } from "../test-support/webhooks.js";
 import { queueResends } from "../webhooks/delivery.store.js";
 import { type Pruned, pruneExpired, RetentionPruner } from "./retention.service.js";
 
 const HOUR_MS = 60 * MINUTE_MS;
+
+interface PgPlanNode {
+  "Node Type": string;
+  "Relation Name"?: string;
+  "Index Cond"?: string;
+  Plans?: PgPlanNode[];
+}
+
+/** A sequential scan, or an index walked end to end with no condition: a whole table read. */
+const readsWholeTable = (node: PgPlanNode) =>
+  node["Node Type"] === "Seq Scan" || ((node["Node Type"] === "Index Scan" || node["Node Type"] === "Index Only Scan") && node["Index Cond"] === undefined);
 const NOW_OPTIONS = { batchSize: 500, pauseMs: 0 };
 
 /** Emits a payment.refunded event now; `endpointIds` [] writes it with no delivery. */
@@ -272,5 +285,48 @@ for (const dialect of DIALECTS) {
       assert.equal(await eventExists(services, ws, id), false);
       assert.deepEqual(errors, []);
     });
+  });
+
+  test(`each pruning statement reaches its rows through an index (${dialect})`, async () => {
+    const statements = new Map<string, readonly unknown[]>();
+    let recording = false;
+    const onQuery = (text: string, parameters: readonly unknown[]) => {
+      if (recording && /^(with|delete)/.test(text.trim())) statements.set(text, parameters);
+    };
+    const storage =
+      dialect === "sqlite"
+        ? openStorage({ databaseUrl: null, sqliteFile: ":memory:", onQuery })
+        : openStorage({ databaseUrl: PG_URL, pgSchema: await createPgSchema(), poolSize: 2, onQuery });
+    try {
+      const clock = new ManualClock();
+      const services = await createServices(parseConfig({ WARDEN_SECRET_KEY: "test-secret-key-0123456789abcdefghijklmnop" }), { clock, storage });
+      recording = true;
+      await pruneExpired(services, NOW_OPTIONS);
+      recording = false;
+      assert.equal(statements.size, dialect === "sqlite" ? 7 : 6);
+      const scans: string[] = [];
+      if (dialect === "sqlite") {
+        for (const [text, parameters] of statements) {
+          const plan = await services.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${text}`, [...parameters]));
+          for (const { detail } of plan.rows) if (/^SCAN /.test(detail)) scans.push(`${detail} in ${text}`);
+        }
+      } else {
+        await services.db.transaction().execute(async (trx) => {
+          await sql`set local enable_seqscan = off`.execute(trx);
+          for (const [text, parameters] of statements) {
+            const plan = await trx.executeQuery<{ "QUERY PLAN": { Plan: PgPlanNode }[] }>(CompiledQuery.raw(`explain (format json) ${text}`, [...parameters]));
+            const walk = (node: PgPlanNode | undefined): void => {
+              if (!node) return;
+              if (readsWholeTable(node)) scans.push(`${node["Node Type"]} of ${node["Relation Name"]} in ${text}`);
+              for (const child of node.Plans ?? []) walk(child);
+            };
+            walk(plan.rows[0]?.["QUERY PLAN"][0]?.Plan);
+          }
+        });
+      }
+      assert.deepEqual(scans, []);
+    } finally {
+      await storage.close();
+    }
   });
 }
