@@ -6,7 +6,7 @@ import type { Config } from "../config.js";
 import { ApiError } from "../errors/errors.js";
 import { randomBase62 } from "../ids.js";
 
-export interface Backup {
+interface Backup {
   source: string;
   file: string;
   bytes: number;

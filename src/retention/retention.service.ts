@@ -21,23 +21,33 @@ export interface Pruned {
   counters: number;
 }
 
-export interface PruneOptions {
+interface PruneOptions {
   /** Rows a statement deletes at most: each batch is a short transaction, so no writer waits long. */
   batchSize: number;
-  /** Pause between two batches, so that requests get the database in between (0 in tests). */
+  /** Shortest pause between two batches, so that requests get the database in between (0 in tests: no pause). */
   pauseMs: number;
+  /**
+   * The pause is also at least this many times the batch's own duration, so that pruning
+   * takes a bounded share of the process's time however slow the machine (19: a twentieth).
+   */
+  pauseFactor: number;
   /** Asked between batches: true stops the run where it is (the server is closing). */
   stopped?: () => boolean;
 }
 
-export interface PrunerOptions extends PruneOptions {
+interface PrunerOptions extends PruneOptions {
   /** Time between the end of one run and the start of the next. */
   intervalMs: number;
 }
 
-// 500 rows a statement: a batch of settled deliveries (with some 1 to 10 attempts each)
-// is a transaction of a few milliseconds on either engine (bench/retention.ts).
-export const DEFAULT_PRUNER_OPTIONS: PrunerOptions = { batchSize: 500, pauseMs: 20, intervalMs: 10 * 60_000 };
+// 500 rows a statement: on SQLite a batch of 500 settled deliveries and their attempts
+// takes about 15 ms at 1M events (1,000 rows at the 64,000 rows/s bench/retention.ts
+// measured in process, on a busy machine), during which `warden serve` answers
+// nothing (SQLite runs on its one thread). With pauses of 20 ms (the first setting),
+// pruning took some 40% of the server's time, and retrieve at 50 connections lost half
+// its requests a second while a backlog of 1M events was worked off. At a twentieth,
+// that backlog takes about 16 minutes; steady traffic leaves 10 minutes' worth a run.
+const DEFAULT_PRUNER_OPTIONS: PrunerOptions = { batchSize: 500, pauseMs: 20, pauseFactor: 19, intervalMs: 10 * 60_000 };
 
 // A sign-in code is dead 10 minutes after it was sent; the row is kept a day so that an
 // operator can still see, that day, that a code went to an address.
@@ -65,10 +75,11 @@ export async function pruneExpired(services: Pick<Services, "db" | "clock" | "co
   const inBatches = async (what: keyof Pruned, batch: (limit: number) => Promise<number>) => {
     for (;;) {
       if (options.stopped?.()) return;
+      const started = performance.now();
       const n = await batch(options.batchSize);
       pruned[what] += n;
       if (n < options.batchSize) return;
-      if (options.pauseMs > 0) await pause(options.pauseMs);
+      if (options.pauseMs > 0) await pause(Math.max(options.pauseMs, (performance.now() - started) * options.pauseFactor));
     }
   };
 

@@ -29,7 +29,7 @@ interface PgPlanNode {
 /** A sequential scan, or an index walked end to end with no condition: a whole table read. */
 const readsWholeTable = (node: PgPlanNode) =>
   node["Node Type"] === "Seq Scan" || ((node["Node Type"] === "Index Scan" || node["Node Type"] === "Index Only Scan") && node["Index Cond"] === undefined);
-const NOW_OPTIONS = { batchSize: 500, pauseMs: 0 };
+const NOW_OPTIONS = { batchSize: 500, pauseMs: 0, pauseFactor: 0 };
 
 /** Emits a payment.refunded event now; `endpointIds` [] writes it with no delivery. */
 async function emit(services: Services, ws: Workspace, endpointIds?: string[]): Promise<string> {
@@ -160,7 +160,7 @@ for (const dialect of DIALECTS) {
       const ids = [];
       for (let i = 0; i < 7; i++) ids.push(await emit(services, ws, []));
       clock.advance(36 * DAY_MS);
-      const pruned = await pruneExpired(services, { batchSize: 2, pauseMs: 0 });
+      const pruned = await pruneExpired(services, { batchSize: 2, pauseMs: 0, pauseFactor: 0 });
       assert.ok(pruned.events >= 7, JSON.stringify(pruned));
       for (const id of ids) assert.equal(await eventExists(services, ws, id), false);
     });
@@ -263,7 +263,10 @@ for (const dialect of DIALECTS) {
       await worker.drain();
       assert.deepEqual(worker.errors, []);
       clock.advance(36 * DAY_MS);
-      const runs: Pruned[] = await Promise.all([pruneExpired(services, { batchSize: 3, pauseMs: 0 }), pruneExpired(services, { batchSize: 3, pauseMs: 0 })]);
+      const runs: Pruned[] = await Promise.all([
+        pruneExpired(services, { batchSize: 3, pauseMs: 0, pauseFactor: 0 }),
+        pruneExpired(services, { batchSize: 3, pauseMs: 0, pauseFactor: 0 }),
+      ]);
       assert.ok(runs[0] && runs[1] && runs[0].deliveries + runs[1].deliveries >= 12);
       for (const id of ids) {
         assert.equal(await eventExists(services, ws, id), false);
@@ -277,7 +280,7 @@ for (const dialect of DIALECTS) {
       const id = await emit(services, ws, []);
       clock.advance(36 * DAY_MS);
       const { logger, errors } = recordingLogger();
-      const pruner = new RetentionPruner(services, logger, { batchSize: 500, pauseMs: 0, intervalMs: 60 * MINUTE_MS });
+      const pruner = new RetentionPruner(services, logger, { batchSize: 500, pauseMs: 0, pauseFactor: 0, intervalMs: 60 * MINUTE_MS });
       pruner.start();
       // The first run starts on the next turn of the event loop; wait for its work, not for time.
       for (let i = 0; i < 1000 && (await eventExists(services, ws, id)); i++) await new Promise((resolve) => setImmediate(resolve));
