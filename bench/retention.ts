@@ -15,11 +15,12 @@ import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { sql } from "kysely";
-import { DAY_MS, ManualClock, MINUTE_MS } from "../src/clock.js";
+import { DAY_MS, ManualClock, MINUTE_MS, systemClock } from "../src/clock.js";
 import { parseConfig } from "../src/config.js";
 import { migrateToLatest, openStorage, type Storage } from "../src/db/database.js";
 import { newOrderedId } from "../src/ids.js";
 import { pruneExpired } from "../src/retention/retention.service.js";
+import { createKey } from "../src/workspaces/workspace.service.js";
 import { BENCH } from "./customer-mix.js";
 import { BENCH_LIMITS } from "./engine-run.js";
 import { measureLoad } from "./load.js";
@@ -32,6 +33,8 @@ const { values } = parseArgs({
     customers: { type: "string", default: "10000" },
     duration: { type: "string", default: "20" },
     connections: { type: "string", default: "50" },
+    /** A earlier run's folder (bench/tmp/retention-…): measure retrieve on its database again, with no seeding and no parts 2 and 3. */
+    reuse: { type: "string" },
   },
 });
 const EVENTS = Number(values.events);
@@ -155,6 +158,7 @@ async function main(): Promise<void> {
   const dataDir = join(dir, "data");
   log(`# Retention on SQLite: ${EVENTS.toLocaleString("en")} old events, ${CUSTOMERS.toLocaleString("en")} customers (${new Date(now).toISOString()})`);
   log("");
+  if (values.reuse) return measureRetrieve(join(values.reuse, "data"), await newKey(join(values.reuse, "data")), now);
   const seedStart = performance.now();
   const storage = openStorage({ databaseUrl: null, dataDir });
   await migrateToLatest(storage.db, "sqlite");
@@ -169,10 +173,32 @@ async function main(): Promise<void> {
   mkdirSync(copyDir, { recursive: true });
   copyFileSync(join(dataDir, "warden.sqlite"), join(copyDir, "warden.sqlite"));
 
-  // 1. Retrieve under load, without and with the pruner at work.
+  await measureRetrieve(dataDir, ws.key, now);
+  await measureThroughput(copyDir, now);
+  await measureSteadyTraffic(now);
+  writeResults();
+}
+
+/** The bench workspace's new live key, on a database seeded earlier (keys are shown once). */
+async function newKey(dataDir: string): Promise<string> {
+  const storage = openStorage({ databaseUrl: null, dataDir });
+  const key = await createKey(storage.db, systemClock, { workspace: BENCH.workspace, env: "live", name: "retention" });
+  await storage.close();
+  return key.key;
+}
+
+function writeResults(suffix = ""): void {
+  const out = join(ROOT, "bench", "results", `${stamp}-retention${suffix}.md`);
+  writeFileSync(out, `${lines.join("\n")}\n`);
+  log(`\nWritten to ${out}; the databases are in ${dir} (delete it when done).`);
+}
+
+/** 1. Retrieve under load, without and with the pruner at work. */
+async function measureRetrieve(dataDir: string, key: string, now: number): Promise<void> {
+  if (values.reuse) log(`Again on the database of ${values.reuse} (${new Date(now).toISOString()}), at the code of this checkout.`);
   const command = snapshotWarden(join(dir, "warden"));
   const spec = {
-    key: ws.key,
+    key,
     connections: CONNECTIONS,
     durationSec: DURATION,
     warmupSec: 3,
@@ -215,7 +241,11 @@ async function main(): Promise<void> {
     if (without && pruning) log(`Round ${round + 1}: p99 while pruning / p99 without: ${(pruning.p99 / without.p99).toFixed(2)}`);
   }
 
-  // 2. Throughput, in this process, no pause between batches.
+  if (values.reuse) writeResults("-again");
+}
+
+/** 2. Throughput, in this process, no pause between batches. */
+async function measureThroughput(copyDir: string, now: number): Promise<void> {
   const copy = openStorage({ databaseUrl: null, dataDir: copyDir });
   const config = parseConfig({ WARDEN_RETENTION_DAYS: "35" });
   const before = await pages(copy);
@@ -229,8 +259,10 @@ async function main(): Promise<void> {
     `Pruning in process, batches of 500, no pause: ${pruned.events.toLocaleString("en")} events, ${pruned.deliveries.toLocaleString("en")} deliveries and as many attempts ` +
       `in ${seconds.toFixed(1)} s: ${Math.round(rows / seconds).toLocaleString("en")} rows/s. File ${before.mb} MB; after: ${afterPrune.mb} MB, ${afterPrune.free} of ${afterPrune.pages} pages free for reuse.`,
   );
+}
 
-  // 3. Steady traffic with a short retention: the file stops growing.
+/** 3. Steady traffic with a short retention: the file stops growing. */
+async function measureSteadyTraffic(now: number): Promise<void> {
   const steadyDir = join(dir, "steady");
   const steady = openStorage({ databaseUrl: null, dataDir: steadyDir });
   await migrateToLatest(steady.db, "sqlite");
@@ -260,10 +292,6 @@ async function main(): Promise<void> {
     `Steady traffic, ${PER_HOUR.toLocaleString("en")} events an hour (each with a delivery and an attempt), WARDEN_RETENTION_DAYS=1, pruned every 10 simulated minutes:`,
   );
   for (const line of sizes) log(`  ${line}`);
-
-  const out = join(ROOT, "bench", "results", `${stamp}-retention.md`);
-  writeFileSync(out, `${lines.join("\n")}\n`);
-  log(`\nWritten to ${out}; the databases are in ${dir} (delete it when done).`);
 }
 
 let steadyEndpoint: string | null = null;

@@ -87,3 +87,13 @@ export async function deleteUndeliveredEvents(ex: Executor, before: number, limi
 ) and created_at < ${before} and ${owed("events")} is null`.execute(ex),
   );
 }
+
+/**
+ * On SQLite, copies the log's pages into the database file now, as part of the pruner's
+ * batch (and so of the time its pause is measured from). Left to itself, SQLite does it
+ * in the commit that takes the log past 1,000 pages: a request's (a retrieve commits its
+ * limit counts), which then waits on the copy of pages the pruner wrote.
+ */
+export async function checkpointLog(ex: Executor): Promise<void> {
+  if (dialectOf(ex) === "sqlite") await sql`pragma wal_checkpoint(PASSIVE)`.execute(ex);
+}
