@@ -22,7 +22,7 @@ import { newOrderedId } from "../src/ids.js";
 import { pruneExpired } from "../src/retention/retention.service.js";
 import { createKey } from "../src/workspaces/workspace.service.js";
 import { BENCH } from "./customer-mix.js";
-import { BENCH_LIMITS } from "./engine-run.js";
+import { BENCH_LIMITS, PG_URL, runOnPg } from "./engine-run.js";
 import { measureLoad } from "./load.js";
 import { ROOT, snapshotWarden, startWarden } from "./processes.js";
 import { type BenchWorkspace, seedCustomers, setUpWorkspace } from "./seed.js";
@@ -35,6 +35,8 @@ const { values } = parseArgs({
     connections: { type: "string", default: "50" },
     /** A earlier run's folder (bench/tmp/retention-…): measure retrieve on its database again, with no seeding and no parts 2 and 3. */
     reuse: { type: "string" },
+    /** Part 2 alone, on PostgreSQL: seed `--events` into a schema of its own, prune them in this process, drop the schema. */
+    postgres: { type: "boolean", default: false },
   },
 });
 const EVENTS = Number(values.events);
@@ -156,8 +158,11 @@ async function countRows(storage: Storage, table: "events" | "deliveries" | "del
 async function main(): Promise<void> {
   const now = Date.now();
   const dataDir = join(dir, "data");
-  log(`# Retention on SQLite: ${EVENTS.toLocaleString("en")} old events, ${CUSTOMERS.toLocaleString("en")} customers (${new Date(now).toISOString()})`);
+  log(
+    `# Retention on ${values.postgres ? "PostgreSQL" : "SQLite"}: ${EVENTS.toLocaleString("en")} old events, ${CUSTOMERS.toLocaleString("en")} customers (${new Date(now).toISOString()})`,
+  );
   log("");
+  if (values.postgres) return measurePostgresThroughput(now);
   if (values.reuse) return measureRetrieve(join(values.reuse, "data"), await newKey(join(values.reuse, "data")), now);
   const seedStart = performance.now();
   const storage = openStorage({ databaseUrl: null, dataDir });
@@ -259,6 +264,37 @@ async function measureThroughput(copyDir: string, now: number): Promise<void> {
     `Pruning in process, batches of 500, no pause: ${pruned.events.toLocaleString("en")} events, ${pruned.deliveries.toLocaleString("en")} deliveries and as many attempts ` +
       `in ${seconds.toFixed(1)} s: ${Math.round(rows / seconds).toLocaleString("en")} rows/s. File ${before.mb} MB; after: ${afterPrune.mb} MB, ${afterPrune.free} of ${afterPrune.pages} pages free for reuse.`,
   );
+}
+
+/** Part 2 on PostgreSQL: seeding and pruning through the same functions, in a schema of its own. */
+async function measurePostgresThroughput(now: number): Promise<void> {
+  const schema = `retention_${stamp.replace(/-/g, "_").toLowerCase()}`;
+  await runOnPg(`create schema ${schema}`);
+  try {
+    const storage = openStorage({ databaseUrl: PG_URL, pgSchema: schema, poolSize: 2 });
+    try {
+      await migrateToLatest(storage.db, "postgres");
+      const ws = await setUpWorkspace(storage);
+      const seedStart = performance.now();
+      await seedOldEvents(storage, ws, EVENTS, now);
+      await sql`analyze`.execute(storage.db);
+      log(`PostgreSQL: seeded in ${Math.round((performance.now() - seedStart) / 1000)} s.`);
+      const config = parseConfig({ WARDEN_RETENTION_DAYS: "35" });
+      const t0 = performance.now();
+      const pruned = await pruneExpired({ db: storage.db, clock: { now: () => now }, config }, { batchSize: 500, pauseMs: 0, pauseFactor: 0 });
+      const seconds = (performance.now() - t0) / 1000;
+      const rows = pruned.deliveries * 2 + pruned.events;
+      log(
+        `PostgreSQL, pruning in process, batches of 500, no pause: ${pruned.events.toLocaleString("en")} events, ${pruned.deliveries.toLocaleString("en")} deliveries and as many attempts ` +
+          `in ${seconds.toFixed(1)} s: ${Math.round(rows / seconds).toLocaleString("en")} rows/s.`,
+      );
+    } finally {
+      await storage.close();
+    }
+  } finally {
+    await runOnPg(`drop schema ${schema} cascade`);
+  }
+  writeResults("-postgres");
 }
 
 /** 3. Steady traffic with a short retention: the file stops growing. */
