@@ -101,8 +101,8 @@ export async function pruneExpired(services: Pick<Services, "db" | "clock" | "co
 
 /**
  * Prunes in the background of `warden serve`: a run at start, then one every
- * `intervalMs` after the last ended. Every process may run one; two runs at once delete
- * the same rows at worst, which is harmless.
+ * `intervalMs` after the last ended. Every process may run one: on PostgreSQL two runs
+ * at once take different rows, on SQLite their batches take turns.
  */
 export class RetentionPruner {
   private timer: NodeJS.Timeout | null = null;
