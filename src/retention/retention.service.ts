@@ -10,6 +10,7 @@ import {
   deleteSpentCounters,
   deleteStripeEvents,
   deleteUndeliveredEvents,
+  turnOffJit,
 } from "./retention.store.js";
 
 /** Rows deleted by one pruning run, by what they were. */
@@ -90,7 +91,12 @@ export async function pruneExpired(services: Pick<Services, "db" | "clock" | "co
     const before = retainedFrom;
     // Deliveries before events: an event goes only once no delivery refers to it.
     await inBatches("deliveries", (limit) => db.transaction().execute((trx) => deleteSettledDeliveries(trx, before, limit)));
-    await inBatches("events", (limit) => deleteUndeliveredEvents(db, before, limit));
+    await inBatches("events", (limit) =>
+      db.transaction().execute(async (trx) => {
+        await turnOffJit(trx);
+        return deleteUndeliveredEvents(trx, before, limit);
+      }),
+    );
     await inBatches("stripeEvents", (limit) => deleteStripeEvents(db, before, limit));
   }
   await inBatches("idempotencyKeys", (limit) => deleteIdempotencyKeys(db, now - IDEMPOTENCY_WINDOW_MS, limit));
