@@ -68,6 +68,12 @@ export interface Config {
    * route at all (404). On the main port, so a deployment has one port to expose.
    */
   metricsToken: string | null;
+  /**
+   * Days that events, deliveries and their attempts, and Stripe's event ids are kept
+   * (WARDEN_RETENTION_DAYS, 0: forever). Recovering an endpoint goes back at most 30
+   * days, so fewer than 35 days can leave a recovery with less to send than it says.
+   */
+  retentionDays: number;
   limits: Readonly<Limits>;
 }
 
@@ -246,6 +252,7 @@ export function parseConfig(env: Env): Readonly<Config> {
     mailFrom: env.WARDEN_MAIL_FROM || "Warden <no-reply@localhost>",
     clientOrigins: readClientOrigins(env),
     metricsToken: readMetricsToken(env),
+    retentionDays: readInteger(env, "WARDEN_RETENTION_DAYS", 35, 0, 36_500),
     limits: Object.freeze(limits),
   });
 }

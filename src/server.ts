@@ -5,6 +5,7 @@ import { systemClock } from "./clock.js";
 import type { Config } from "./config.js";
 import { SHUTDOWN_GRACE_MS, settleWithin } from "./ops/shutdown.js";
 import { startSummary } from "./ops/start-up.js";
+import { RetentionPruner } from "./retention/retention.service.js";
 import { createServices } from "./services.js";
 import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from "./webhooks/delivery.worker.js";
 
@@ -28,17 +29,19 @@ export async function startServer(config: Readonly<Config>): Promise<FastifyInst
     ? new DeliveryWorker(services, app.log, { ...DEFAULT_WORKER_OPTIONS, allowPrivate: config.allowPrivateWebhooks, leaseMs: config.deliveryLeaseMs })
     : null;
   const unsubscribe = worker ? services.signals.onDelivery(() => worker.wake()) : null;
+  const pruner = new RetentionPruner(services, app.log);
   // The worker stops claiming as soon as closing begins, while the requests under way finish.
   let workerStopped: Promise<void> | undefined;
   app.addHook("preClose", async () => {
     unsubscribe?.();
     workerStopped = worker?.stop();
   });
-  // Resources are released in reverse order: stop sending, then close the database.
+  // Resources are released in reverse order: stop sending and pruning, then close the database.
   app.addHook("onClose", async () => {
     if (workerStopped && !(await settleWithin(workerStopped, SHUTDOWN_GRACE_MS))) {
       app.log.warn("webhook attempts still under way after the grace period: their endpoints' leases will run out instead");
     }
+    await pruner.stop();
     await services.close();
   });
   const shutdown = (signal: string) => {
@@ -65,6 +68,7 @@ export async function startServer(config: Readonly<Config>): Promise<FastifyInst
   process.once("SIGINT", shutdown);
   process.once("SIGTERM", shutdown);
   worker?.start();
+  pruner.start();
   const summary = startSummary(config, (app.server.address() as AddressInfo).port);
   app.log.info(summary.info);
   for (const warning of summary.warnings) app.log.warn(warning);

@@ -6,6 +6,7 @@ import { assignSeat, unassignSeat } from "../billing/seat.service.js";
 import { cancelSubscription } from "../billing/subscription.service.js";
 import { ApiError } from "../errors/errors.js";
 import { importFile } from "../import/import.service.js";
+import { backupDatabase } from "../retention/backup.service.js";
 import { connectStripe } from "../stripe/stripe-account.service.js";
 import {
   createBundle,
@@ -331,6 +332,16 @@ export const adminCommands: Record<string, Command> = {
         .map(([kind, n]) => `${kind}: ${n}`)
         .join(", ");
       return { json: counts, text: `Imported ${summary}.` };
+    },
+  },
+  "admin backup": {
+    usage: "warden admin backup FILE   (a consistent copy of the SQLite database while Warden runs)",
+    options: {},
+    positionals: 1,
+    async run({ positionals: [file], services }) {
+      const backup = await backupDatabase((await services()).config, file as string);
+      const key = backup.secretKeyFile ? `\nKeep ${backup.secretKeyFile} with it: it seals the webhook and Stripe secrets (or set WARDEN_SECRET_KEY).` : "";
+      return { json: backup, text: `Backed up ${backup.source} to ${backup.file} (${backup.bytes} bytes).${key}` };
     },
   },
   "admin stripe connect": {

@@ -12,7 +12,7 @@ import { findGrant, insertGrant, listGrantsOf, revokeGrantRow, type StoredGrant 
 import { claimIdempotencyKey, completeIdempotencyKey } from "./idempotency.store.js";
 import { countPassesBeforeAdding } from "./pass.store.js";
 
-const IDEMPOTENCY_WINDOW_MS = DAY_MS;
+export const IDEMPOTENCY_WINDOW_MS = DAY_MS;
 
 export function presentGrant(grant: StoredGrant, now: number): Grant {
   return {

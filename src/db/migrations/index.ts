@@ -13,6 +13,7 @@ import * as sourceKinds from "./011-source-kinds.js";
 import * as endpointLeases from "./012-endpoint-leases.js";
 import * as dashboard from "./013-dashboard.js";
 import * as deliveryRetryAt from "./014-delivery-retry-at.js";
+import * as retention from "./015-retention.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   "012-endpoint-leases": endpointLeases,
   "013-dashboard": dashboard,
   "014-delivery-retry-at": deliveryRetryAt,
+  "015-retention": retention,
 };
