@@ -335,7 +335,8 @@ export const adminCommands: Record<string, Command> = {
     },
   },
   "admin backup": {
-    usage: "warden admin backup FILE   (a consistent copy of the SQLite database while Warden runs)",
+    summary: "Copy the SQLite database consistently while Warden runs and writes (PostgreSQL: use pg_dump).",
+    usage: "warden admin backup FILE",
     options: {},
     positionals: 1,
     async run({ positionals: [file], services }) {
