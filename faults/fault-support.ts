@@ -20,6 +20,13 @@ export const SIZE: Size = (() => {
   return raw;
 })();
 
+// Cleanups registered at the file's top level: `after` called inside a hook or a test
+// would run when that hook or test ends, killing the servers the next tests need.
+const cleanups: (() => Promise<void>)[] = [];
+after(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+});
+
 export const bySize = <T>(sizes: Record<Size, T>): T => sizes[SIZE];
 
 /** Requests a burst keeps in flight: the figure the limits are promised at. */
@@ -171,7 +178,7 @@ export async function sharedDatabase(dialect: Dialect, count: number, extraEnv: 
   const config = parseConfig({ ...env, WARDEN_DELIVERY_WORKER: "0" });
   // Migrate before the servers start, so that they do not race to create the schema.
   const services = await createServices(config, { clock: systemClock });
-  after(() => services.close());
+  cleanups.push(() => services.close());
   const start = () => Promise.all(Array.from({ length: count }, () => startWarden(env)));
   const shared: SharedDatabase = {
     env,
@@ -185,7 +192,7 @@ export async function sharedDatabase(dialect: Dialect, count: number, extraEnv: 
       shared.servers = await start();
     },
   };
-  after(() => shared.killAll());
+  cleanups.push(() => shared.killAll());
   return shared;
 }
 
