@@ -174,8 +174,8 @@ export interface SharedDatabase {
 
 export async function sharedDatabase(dialect: Dialect, count: number, extraEnv: Record<string, string> = {}): Promise<SharedDatabase> {
   const env = { ...(await privateDatabaseEnv(dialect)), WARDEN_SECRET_KEY: SECRET_KEY, WARDEN_DOMAIN: "warden.test", ...extraEnv };
-  // The services here seed and read; their own limits never refuse (they check nothing the servers do).
-  const config = parseConfig({ ...env, WARDEN_DELIVERY_WORKER: "0" });
+  // The services here seed and read, under the default limits: the lowered ones are the servers' to keep.
+  const config = parseConfig(Object.fromEntries(Object.entries({ ...env, WARDEN_DELIVERY_WORKER: "0" }).filter(([name]) => !name.startsWith("WARDEN_LIMIT_"))));
   // Migrate before the servers start, so that they do not race to create the schema.
   const services = await createServices(config, { clock: systemClock });
   cleanups.push(() => services.close());
