@@ -1,14 +1,16 @@
 // What every fault test shares: the run's size, the checks every answer must pass, and
 // Warden as separate `warden serve` processes over one database, seeded from this process.
 import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
 import { appendFileSync } from "node:fs";
+import { join } from "node:path";
 import { after } from "node:test";
 import { DAY_MS, MINUTE_MS, systemClock } from "../src/clock.js";
 import { parseConfig } from "../src/config.js";
 import type { Dialect } from "../src/db/database.js";
 import { createServices, type Services } from "../src/services.js";
 import { privateDatabaseEnv } from "../src/test-support/harness.js";
-import { type RunningWarden, startWarden } from "../src/test-support/serve.js";
+import { freePort, type RunningWarden } from "../src/test-support/serve.js";
 import { createKey } from "../src/workspaces/workspace.service.js";
 
 type Size = "smoke" | "default" | "large";
@@ -160,6 +162,49 @@ export async function http(
  * `warden serve` over one database (a private PostgreSQL schema, or one SQLite file),
  * and services in this process over the same database, to seed it.
  */
+const children = new Set<ChildProcess>();
+// Whatever happens to the test, no server outlives the file.
+process.on("exit", () => {
+  for (const child of children) child.kill("SIGKILL");
+});
+
+/**
+ * `warden serve` exactly as an operator starts it: bin/warden.js over the built dist/
+ * (`npm run test:faults` builds first). It starts in about half the time of the
+ * TypeScript sources through tsx, which counts when a test kills and restarts it.
+ */
+async function startBuiltWarden(env: Record<string, string>): Promise<RunningWarden> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(import.meta.dirname, "..", "bin", "warden.js"), "serve"], {
+    env: { ...process.env, LOG_LEVEL: "warn", ...env, PORT: String(port) },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  children.add(child);
+  child.on("exit", () => children.delete(child));
+  let stderr = "";
+  child.stderr?.on("data", (chunk) => {
+    stderr += String(chunk);
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const kill = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once("exit", () => resolve());
+      child.kill("SIGKILL");
+    });
+  for (let i = 0; i < 1_200; i++) {
+    try {
+      await fetch(`${baseUrl}/api/v1/openapi.json`);
+      return { baseUrl, child, kill };
+    } catch {
+      if (child.exitCode !== null) throw new Error(`warden serve exited: ${stderr}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  await kill();
+  throw new Error(`warden serve did not start in 60 s: ${stderr}`);
+}
+
 export interface SharedDatabase {
   env: Record<string, string>;
   services: Services;
@@ -179,7 +224,7 @@ export async function sharedDatabase(dialect: Dialect, count: number, extraEnv: 
   // Migrate before the servers start, so that they do not race to create the schema.
   const services = await createServices(config, { clock: systemClock });
   cleanups.push(() => services.close());
-  const start = () => Promise.all(Array.from({ length: count }, () => startWarden(env)));
+  const start = () => Promise.all(Array.from({ length: count }, () => startBuiltWarden(env)));
   const shared: SharedDatabase = {
     env,
     services,

@@ -9,7 +9,7 @@ import type { FastifyInstance } from "fastify";
 import { buildApp } from "../src/app.js";
 import { systemClock } from "../src/clock.js";
 import { DIALECTS, seedWorkspace, unique, type Workspace } from "../src/test-support/harness.js";
-import { createKey, createOwner, createTool, createWorkspace } from "../src/workspaces/workspace.service.js";
+import { createOwner, createTool, createWorkspace } from "../src/workspaces/workspace.service.js";
 import {
   awayFromWindowEdges,
   type HttpAnswer,
