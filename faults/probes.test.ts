@@ -1,0 +1,115 @@
+// The requests of the outside probe that found Warden's faults, kept as they were sent:
+// the fuzzer finds such things by chance, these find them every run.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import Stripe from "stripe";
+import { buildApp } from "../src/app.js";
+import { DIALECTS, seedCatalogue, seedWorkspace, testServices } from "../src/test-support/harness.js";
+import { connectTestStripe, paymentSession, stripeEvent } from "../src/test-support/stripe.js";
+import { problemsWith } from "./fault-support.js";
+
+async function probeApp(dialect: (typeof DIALECTS)[number], env: Record<string, string> = {}) {
+  const { services } = await testServices(dialect, env);
+  const app = await buildApp(services, { logger: false });
+  await app.ready();
+  return { services, app };
+}
+
+for (const dialect of DIALECTS) {
+  describe(`the outside probe's requests (${dialect})`, () => {
+    test("a key used at another workspace's address is refused, with or without a trailing dot or capitals in the Host", async () => {
+      const { services, app } = await probeApp(dialect);
+      const a = await seedWorkspace(services);
+      const b = await seedWorkspace(services);
+      for (const host of [`${b.slug}.warden.test`, `${b.slug}.warden.test.`, `${b.slug.toUpperCase()}.WARDEN.TEST.`, `${b.slug}.warden.test.:443`]) {
+        const r = await app.inject({ url: `/api/v1/tools/${a.tool}/customers`, headers: { host, authorization: `Bearer ${a.testKey}` } });
+        assert.equal(r.statusCode, 401, `Host ${host}: ${r.statusCode} ${r.body}`);
+        assert.deepEqual(problemsWith({ status: r.statusCode, headers: r.headers, body: r.body }), []);
+      }
+    });
+
+    test("a NUL anywhere in a customer's address or a grant query is never a 5xx", async () => {
+      const { services, app } = await probeApp(dialect);
+      const ws = await seedWorkspace(services);
+      for (const url of [
+        `/api/v1/tools/${ws.tool}/customers/a%00b%40example.com`,
+        `/api/v1/tools/${ws.tool}/customers/%00`,
+        `/api/v1/tools/${ws.tool}/grants?email=a%00b%40example.com`,
+        `/api/v1/tools/${ws.tool}/grants/gr_%00`,
+        "/api/v1/webhooks/endpoints/%00",
+        "/api/v1/webhooks/deliveries/%00",
+        `/api/v1/tools/${ws.tool}%00/customers`,
+      ]) {
+        const r = await app.inject({ url, headers: { authorization: `Bearer ${ws.testKey}` } });
+        // No such address can exist: a 4xx, or an empty answer, but never a fault.
+        assert.deepEqual(problemsWith({ status: r.statusCode, headers: r.headers, body: r.body }), [], `${url}: ${r.statusCode} ${r.body}`);
+      }
+    });
+
+    test("the docs' static files: .. and NUL are a 4xx in the error shape", async () => {
+      const { app } = await probeApp(dialect);
+      for (const url of [
+        "/api/v1/docs/static/..%2f..%2fpackage.json",
+        "/api/v1/docs/static/%00",
+        "/api/v1/docs/static/a%00b",
+        "/api/v1/docs/static/..",
+        "/api/v1/docs/static/%2e%2e",
+      ]) {
+        const r = await app.inject({ url });
+        assert.deepEqual(problemsWith({ status: r.statusCode, headers: r.headers, body: r.body }), [], `${url}: ${r.statusCode} ${r.body.slice(0, 200)}`);
+        assert.ok(r.statusCode >= 400 && r.statusCode < 500, `${url}: ${r.statusCode}`);
+      }
+    });
+
+    test("a signed Stripe checkout with an amount of 1e300 is not a 5xx; a wrong signature is refused without the library's words", async () => {
+      const { services, app } = await probeApp(dialect);
+      const ws = await seedCatalogue(services);
+      const secret = await connectTestStripe(services, ws);
+      const session = { ...paymentSession({ email: "big@example.com", metadata: { warden_tool: "tabmaster", warden_plan: "lifetime" }, now: Date.now() }) };
+      const payload = JSON.stringify(stripeEvent("checkout.session.completed", session, { now: Date.now() })).replace(
+        /"amount_total":\d+/,
+        '"amount_total":1e300',
+      );
+      const signed = await app.inject({
+        method: "POST",
+        url: `/processor/stripe/${ws.slug}`,
+        headers: { "content-type": "application/json", "stripe-signature": Stripe.webhooks.generateTestHeaderString({ payload, secret }) },
+        payload,
+      });
+      assert.deepEqual(
+        problemsWith({ status: signed.statusCode, headers: signed.headers, body: signed.body }),
+        [],
+        `1e300: ${signed.statusCode} ${signed.body}`,
+      );
+
+      const forged = await app.inject({
+        method: "POST",
+        url: `/processor/stripe/${ws.slug}`,
+        headers: { "content-type": "application/json", "stripe-signature": Stripe.webhooks.generateTestHeaderString({ payload, secret: "whsec_forged" }) },
+        payload,
+      });
+      assert.equal(forged.statusCode, 400, forged.body);
+      assert.deepEqual(problemsWith({ status: forged.statusCode, headers: forged.headers, body: forged.body }), [], forged.body);
+      assert.doesNotMatch(forged.body, /stripe\.com|No signatures found|expected signature|payload/i);
+    });
+
+    test("a webhook URL that hides a private IPv4 address in an IPv6 one is refused like the address itself", async () => {
+      const { services, app } = await probeApp(dialect, { WARDEN_ALLOW_PRIVATE_WEBHOOKS: "0" });
+      const ws = await seedWorkspace(services);
+      for (const url of [
+        "http://127.0.0.1/hook",
+        "http://[::ffff:127.0.0.1]/hook",
+        "http://[::ffff:7f00:1]/hook",
+        "http://[::ffff:10.0.0.1]/hook",
+        "http://[::ffff:c0a8:101]/hook",
+        "http://[::ffff:169.254.169.254]/hook",
+        "http://[::127.0.0.1]/hook",
+        "http://[64:ff9b::a00:1]/hook",
+      ]) {
+        const r = await app.inject({ method: "POST", url: "/api/v1/webhooks/endpoints", headers: { authorization: `Bearer ${ws.testKey}` }, payload: { url } });
+        assert.equal(r.statusCode, 400, `${url}: ${r.statusCode} ${r.body}`);
+        assert.equal(r.json().error.param, "url", url);
+      }
+    });
+  });
+}
