@@ -173,17 +173,27 @@ process.on("exit", () => {
  * (`npm run test:faults` builds first). It starts in about half the time of the
  * TypeScript sources through tsx, which counts when a test kills and restarts it.
  */
-async function startBuiltWarden(env: Record<string, string>): Promise<RunningWarden> {
+export interface BuiltWarden extends RunningWarden {
+  /** What the process has logged so far (warn and above, JSON lines of pino). */
+  log(): string;
+}
+
+async function startBuiltWarden(env: Record<string, string>): Promise<BuiltWarden> {
   const port = await freePort();
   const child = spawn(process.execPath, [join(import.meta.dirname, "..", "bin", "warden.js"), "serve"], {
     env: { ...process.env, LOG_LEVEL: "warn", ...env, PORT: String(port) },
-    stdio: ["ignore", "ignore", "pipe"],
+    stdio: ["ignore", "pipe", "pipe"],
   });
   children.add(child);
   child.on("exit", () => children.delete(child));
   let stderr = "";
   child.stderr?.on("data", (chunk) => {
     stderr += String(chunk);
+  });
+  // pino writes to stdout.
+  let stdout = "";
+  child.stdout?.on("data", (chunk) => {
+    stdout += String(chunk);
   });
   const baseUrl = `http://127.0.0.1:${port}`;
   const kill = () =>
@@ -195,7 +205,7 @@ async function startBuiltWarden(env: Record<string, string>): Promise<RunningWar
   for (let i = 0; i < 1_200; i++) {
     try {
       await fetch(`${baseUrl}/api/v1/openapi.json`);
-      return { baseUrl, child, kill };
+      return { baseUrl, child, kill, log: () => stdout };
     } catch {
       if (child.exitCode !== null) throw new Error(`warden serve exited: ${stderr}`);
       await new Promise((r) => setTimeout(r, 50));
@@ -208,7 +218,7 @@ async function startBuiltWarden(env: Record<string, string>): Promise<RunningWar
 export interface SharedDatabase {
   env: Record<string, string>;
   services: Services;
-  servers: RunningWarden[];
+  servers: BuiltWarden[];
   /** A fresh key of the workspace's test environment. */
   newKey(slug: string): Promise<string>;
   /** SIGKILLs every server. */

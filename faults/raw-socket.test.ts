@@ -163,6 +163,36 @@ for (const dialect of DIALECTS) {
       port = Number(new URL(shared.servers[0]?.baseUrl ?? "").port);
     });
 
+    test("a request its client abandons half-way is not logged as an error of the service", async () => {
+      const server = shared.servers[0];
+      assert.ok(server);
+      const logged = server.log().length;
+      const halfSent = [
+        `POST ${grants(ws)} HTTP/1.1\r\n${host(ws)}${auth(ws)}Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"email":`,
+        `POST /processor/stripe/${ws.slug} HTTP/1.1\r\n${host(ws)}Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"id":`,
+        `POST /processor/stripe/${ws.slug} HTTP/1.1\r\n${host(ws)}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"id"\r\n`,
+        `POST /api/client/v1/sign-in HTTP/1.1\r\n${host(ws)}Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"email":`,
+      ];
+      for (const request of halfSent) {
+        await new Promise<void>((resolve) => {
+          const socket = connect(port, "127.0.0.1", () => {
+            socket.write(request);
+            setTimeout(() => {
+              socket.destroy();
+              resolve();
+            }, 100);
+          });
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const errors = server
+        .log()
+        .slice(logged)
+        .split("\n")
+        .filter((line) => /"level":(50|60)/.test(line));
+      assert.deepEqual(errors, [], "logged at error level");
+    });
+
     for (const c of CASES) {
       test(`${c.name}: answered ${c.status ?? (c.mayPass ? "2xx or 4xx" : "4xx")} in the error shape with a Request-Id`, async () => {
         const answer = await sendRaw(port, c.bytes(ws));
