@@ -93,6 +93,12 @@ for (const dialect of DIALECTS) {
       assert.doesNotMatch(forged.body, /stripe\.com|No signatures found|expected signature|payload/i);
     });
 
+    test("a CORS preflight without Access-Control-Request-Method is refused in the error shape", async () => {
+      const { app } = await probeApp(dialect);
+      const r = await app.inject({ method: "OPTIONS", url: "/api/client/v1/devices", headers: { origin: "chrome-extension://abcdefghijklmnopabcdefghijklmnop" } });
+      assert.deepEqual(problemsWith({ status: r.statusCode, headers: r.headers, body: r.body }), [], `${r.statusCode} ${r.body}`);
+    });
+
     test("a webhook URL that hides a private IPv4 address in an IPv6 one is refused like the address itself", async () => {
       const { services, app } = await probeApp(dialect, { WARDEN_ALLOW_PRIVATE_WEBHOOKS: "0" });
       const ws = await seedWorkspace(services);
