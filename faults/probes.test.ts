@@ -46,22 +46,28 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    test("the docs' static files: .. and NUL are a 4xx in the error shape", async () => {
+    test("the docs' static files: NUL is a 4xx, and no .. reaches a file outside their folder", async () => {
       const { app } = await probeApp(dialect);
-      for (const url of [
+      const outside = [
         "/api/v1/docs/static/..%2f..%2fpackage.json",
-        "/api/v1/docs/static/%00",
-        "/api/v1/docs/static/a%00b",
-        "/api/v1/docs/static/..",
-        "/api/v1/docs/static/%2e%2e",
-      ]) {
+        "/api/v1/docs/static/..%2f..%2f..%2f..%2fpackage.json",
+        "/api/v1/docs/static/%2e%2e%2f%2e%2e%2fpackage.json",
+      ];
+      const nul = ["/api/v1/docs/static/%00", "/api/v1/docs/static/a%00b"];
+      // These name the docs' own folder: whatever they answer, the promises hold.
+      const inside = ["/api/v1/docs/static/..", "/api/v1/docs/static/%2e%2e"];
+      const failures: string[] = [];
+      for (const url of [...outside, ...nul, ...inside]) {
         const r = await app.inject({ url });
-        assert.deepEqual(problemsWith({ status: r.statusCode, headers: r.headers, body: r.body }), [], `${url}: ${r.statusCode} ${r.body.slice(0, 200)}`);
-        assert.ok(r.statusCode >= 400 && r.statusCode < 500, `${url}: ${r.statusCode}`);
+        const problems = problemsWith({ status: r.statusCode, headers: r.headers, body: r.body });
+        if (!inside.includes(url) && !(r.statusCode >= 400 && r.statusCode < 500)) problems.push(`status ${r.statusCode}, not a 4xx`);
+        if (/"dependencies"|"devDependencies"/.test(r.body)) problems.push("package.json served");
+        if (problems.length > 0) failures.push(`${url}: ${problems.join(", ")}`);
       }
+      assert.deepEqual(failures, []);
     });
 
-    test("a signed Stripe checkout with an amount of 1e300 is not a 5xx; a wrong signature is refused without the library's words", async () => {
+    test("a signed Stripe checkout with an amount of 1e300 is not a 5xx", async () => {
       const { services, app } = await probeApp(dialect);
       const ws = await seedCatalogue(services);
       const secret = await connectTestStripe(services, ws);
@@ -81,7 +87,15 @@ for (const dialect of DIALECTS) {
         [],
         `1e300: ${signed.statusCode} ${signed.body}`,
       );
+    });
 
+    test("a forged Stripe signature is refused without the library's words", async () => {
+      const { services, app } = await probeApp(dialect);
+      const ws = await seedCatalogue(services);
+      await connectTestStripe(services, ws);
+      const payload = JSON.stringify(
+        stripeEvent("checkout.session.completed", paymentSession({ email: "f@example.com", metadata: {}, now: Date.now() }), { now: Date.now() }),
+      );
       const forged = await app.inject({
         method: "POST",
         url: `/processor/stripe/${ws.slug}`,
@@ -95,27 +109,47 @@ for (const dialect of DIALECTS) {
 
     test("a CORS preflight without Access-Control-Request-Method is refused in the error shape", async () => {
       const { app } = await probeApp(dialect);
-      const r = await app.inject({ method: "OPTIONS", url: "/api/client/v1/devices", headers: { origin: "chrome-extension://abcdefghijklmnopabcdefghijklmnop" } });
+      const r = await app.inject({
+        method: "OPTIONS",
+        url: "/api/client/v1/devices",
+        headers: { origin: "chrome-extension://abcdefghijklmnopabcdefghijklmnop" },
+      });
       assert.deepEqual(problemsWith({ status: r.statusCode, headers: r.headers, body: r.body }), [], `${r.statusCode} ${r.body}`);
     });
 
-    test("a webhook URL that hides a private IPv4 address in an IPv6 one is refused like the address itself", async () => {
-      const { services, app } = await probeApp(dialect, { WARDEN_ALLOW_PRIVATE_WEBHOOKS: "0" });
-      const ws = await seedWorkspace(services);
-      for (const url of [
+    // The probe's finding: an IPv4-mapped IPv6 address reaches the IPv4 address it holds.
+    test("a webhook URL that hides a private IPv4 address in an IPv4-mapped IPv6 one is refused like the address itself", async () => {
+      await assertRefusedWebhookUrls(dialect, [
         "http://127.0.0.1/hook",
         "http://[::ffff:127.0.0.1]/hook",
         "http://[::ffff:7f00:1]/hook",
         "http://[::ffff:10.0.0.1]/hook",
         "http://[::ffff:c0a8:101]/hook",
         "http://[::ffff:169.254.169.254]/hook",
+      ]);
+    });
+
+    // Other ways IPv6 carries an IPv4 address: the deprecated IPv4-compatible form, and the
+    // NAT64 well-known prefix, which a NAT64 gateway on the operator's network forwards to
+    // the IPv4 address inside. Kept apart from the probe's finding: refusing these is a choice.
+    test("a webhook URL with a private IPv4 address in an IPv4-compatible or NAT64 IPv6 address is refused", async () => {
+      await assertRefusedWebhookUrls(dialect, [
         "http://[::127.0.0.1]/hook",
+        "http://[::10.0.0.1]/hook",
         "http://[64:ff9b::a00:1]/hook",
-      ]) {
-        const r = await app.inject({ method: "POST", url: "/api/v1/webhooks/endpoints", headers: { authorization: `Bearer ${ws.testKey}` }, payload: { url } });
-        assert.equal(r.statusCode, 400, `${url}: ${r.statusCode} ${r.body}`);
-        assert.equal(r.json().error.param, "url", url);
-      }
+        "http://[64:ff9b::7f00:1]/hook",
+      ]);
     });
   });
+}
+
+async function assertRefusedWebhookUrls(dialect: (typeof DIALECTS)[number], urls: string[]): Promise<void> {
+  const { services, app } = await probeApp(dialect, { WARDEN_ALLOW_PRIVATE_WEBHOOKS: "0" });
+  const ws = await seedWorkspace(services);
+  const accepted: string[] = [];
+  for (const url of urls) {
+    const r = await app.inject({ method: "POST", url: "/api/v1/webhooks/endpoints", headers: { authorization: `Bearer ${ws.testKey}` }, payload: { url } });
+    if (r.statusCode !== 400 || r.json().error?.param !== "url") accepted.push(`${url}: ${r.statusCode}`);
+  }
+  assert.deepEqual(accepted, []);
 }
