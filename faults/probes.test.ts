@@ -117,7 +117,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(problemsWith({ status: r.statusCode, headers: r.headers, body: r.body }), [], `${r.statusCode} ${r.body}`);
     });
 
-    // The probe's finding: an IPv4-mapped IPv6 address reaches the IPv4 address it holds.
+    // An IPv4-mapped IPv6 address reaches the IPv4 address it holds (refused already before the probe).
     test("a webhook URL that hides a private IPv4 address in an IPv4-mapped IPv6 one is refused like the address itself", async () => {
       await assertRefusedWebhookUrls(dialect, [
         "http://127.0.0.1/hook",
@@ -129,9 +129,9 @@ for (const dialect of DIALECTS) {
       ]);
     });
 
-    // Other ways IPv6 carries an IPv4 address: the deprecated IPv4-compatible form, and the
-    // NAT64 well-known prefix, which a NAT64 gateway on the operator's network forwards to
-    // the IPv4 address inside. Kept apart from the probe's finding: refusing these is a choice.
+    // The probe's finding: other ways IPv6 carries an IPv4 address were accepted. The
+    // deprecated IPv4-compatible form, and the NAT64 well-known prefix, which a NAT64
+    // gateway on the operator's network forwards to the IPv4 address inside.
     test("a webhook URL with a private IPv4 address in an IPv4-compatible or NAT64 IPv6 address is refused", async () => {
       await assertRefusedWebhookUrls(dialect, [
         "http://[::127.0.0.1]/hook",
