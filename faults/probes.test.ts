@@ -46,6 +46,26 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    test("the Kelvin sign is not a spelling of k: it never finds the holder of the address written with k", async () => {
+      const { services, app } = await probeApp(dialect);
+      const ws = await seedWorkspace(services);
+      const email = `kate-${ws.slug}@example.com`;
+      const made = await app.inject({
+        method: "POST",
+        url: `/api/v1/tools/${ws.tool}/grants`,
+        headers: { authorization: `Bearer ${ws.testKey}` },
+        payload: { email },
+      });
+      assert.equal(made.statusCode, 201, made.body);
+      const lookalike = `\u212Aate-${ws.slug}@example.com`;
+      const r = await app.inject({
+        url: `/api/v1/tools/${ws.tool}/customers/${encodeURIComponent(lookalike)}`,
+        headers: { authorization: `Bearer ${ws.testKey}` },
+      });
+      assert.deepEqual(problemsWith({ status: r.statusCode, headers: r.headers, body: r.body }), []);
+      assert.ok(!(r.statusCode === 200 && r.json().entitled === true), `the look-alike was answered as the holder: ${r.body}`);
+    });
+
     test("the docs' static files: NUL is a 4xx, and no .. reaches a file outside their folder", async () => {
       const { app } = await probeApp(dialect);
       const outside = [
