@@ -86,7 +86,7 @@ async function recordRequestPath(storageOptions: Omit<StorageOptions, "onQuery">
 // literal rows (`args`, the one row of arguments the key lookup joins from; a multi-row
 // insert's `SCAN 3-ROW VALUES CLAUSE`; a `SCAN CONSTANT ROW`), which are no table.
 const SUBQUERIES = new Set(["w0", "w1", "m", "t", "args"]);
-const ALIASES: Record<string, keyof Database> = { k: "api_keys", l: "licences", s: "subscriptions", g: "grants" };
+const ALIASES: Record<string, keyof Database> = { k: "api_keys", l: "licences", s: "subscriptions", g: "grants", c: "counters" };
 
 test("every query on the request path finds its rows through an index (SQLite)", async () => {
   const { services, queries, close } = await recordRequestPath({ databaseUrl: null, sqliteFile: ":memory:" });
