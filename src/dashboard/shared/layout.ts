@@ -7,7 +7,7 @@ import { type Html, html } from "./html.js";
 export const DASHBOARD = "/dashboard";
 export const CSS_PATH = `${DASHBOARD}/assets/dashboard.css`;
 
-export type Section = "overview" | "keys" | "audit";
+export type Section = "overview" | "keys" | "webhooks" | "audit";
 
 /** Everything a signed-in page's frame needs. */
 export interface Frame {
@@ -88,7 +88,11 @@ function sideNav(frame: Frame): Html {
 <ul>
 ${item("overview", "Overview", here ? sectionPath(here.workspace.slug, here.env, "overview") : DASHBOARD)}
 </ul>
-${here ? html`<p class="side-heading">Configure</p><ul>${item("keys", "API keys", sectionPath(here.workspace.slug, here.env, "keys"))}</ul>` : ""}
+${
+  here
+    ? html`<p class="side-heading">Configure</p><ul>${item("keys", "API keys", sectionPath(here.workspace.slug, here.env, "keys"))}${item("webhooks", "Webhooks", sectionPath(here.workspace.slug, here.env, "webhooks"))}</ul>`
+    : ""
+}
 <p class="side-heading">Account</p>
 <ul>${item("audit", "Audit log", `${DASHBOARD}/audit`)}</ul>
 </nav>`;
