@@ -1,10 +1,16 @@
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { readFile } from "node:fs/promises";
 import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { main } from "./cli.js";
 import { parseConfig } from "./config.js";
 import { openStorage } from "./db/database.js";
 import { DIALECTS, privateDatabaseEnv, unique } from "./test-support/harness.js";
 import { startWarden } from "./test-support/serve.js";
+
+const execFileAsync = promisify(execFile);
 
 interface Run {
   code: number;
@@ -25,8 +31,139 @@ async function wardenJson(env: Record<string, string>, ...argv: string[]): Promi
   return JSON.parse(run.stdout);
 }
 
+async function wardenList(env: Record<string, string>, ...argv: string[]): Promise<Record<string, unknown>[]> {
+  const run = await warden(env, ...argv, "--json");
+  assert.equal(run.code, 0, `${argv.join(" ")}: ${run.stderr}`);
+  const list = JSON.parse(run.stdout);
+  assert.ok(Array.isArray(list), `${argv.join(" ")} answers an array`);
+  return list;
+}
+
 for (const dialect of DIALECTS) {
   describe(`warden CLI (${dialect})`, () => {
+    test("lists owners, workspaces, tools, plans, bundles and keys, as tables and with --json", async () => {
+      const env = await privateDatabaseEnv(dialect);
+      const email = `${unique("o")}@example.com`;
+      const other = `${unique("o")}@example.com`;
+      const slug = unique("ws");
+      const otherSlug = unique("ws");
+      await wardenJson(env, "admin", "owner", "create", "--email", email);
+      await wardenJson(env, "admin", "owner", "create", "--email", other);
+      await wardenJson(env, "admin", "workspace", "create", "--slug", slug, "--name", "Acme", "--owner", email, "--plan", "pro");
+      await wardenJson(env, "admin", "workspace", "create", "--slug", otherSlug, "--name", "Other", "--owner", other);
+      await wardenJson(env, "admin", "owner", "suspend", "--email", other);
+      await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "tabs", "--name", "Tabs", "--trial-days", "7");
+      await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "notes", "--name", "Notes");
+      await wardenJson(env, "admin", "bundle", "create", "--workspace", slug, "--id", "suite", "--name", "Suite", "--tools", "tabs,notes");
+      const plan = ["admin", "plan", "create", "--workspace", slug];
+      await wardenJson(
+        env,
+        ...plan,
+        "--tool",
+        "tabs",
+        "--id",
+        "pro",
+        "--name",
+        "Pro",
+        "--billing",
+        "subscription",
+        "--amount-cents",
+        "499",
+        "--interval",
+        "month",
+        "--default",
+      );
+      await wardenJson(env, ...plan, "--tool", "tabs", "--id", "life", "--name", "Lifetime", "--billing", "one_time", "--amount-cents", "4900");
+      await wardenJson(env, ...plan, "--bundle", "suite", "--id", "all", "--name", "All", "--billing", "one_time");
+      const testKey = await wardenJson(env, "admin", "key", "create", "--workspace", slug, "--env", "test", "--name", "ci");
+      const liveKey = await wardenJson(env, "admin", "key", "create", "--workspace", slug, "--env", "live");
+      await wardenJson(env, "admin", "key", "revoke", "--id", String(liveKey.id));
+
+      const owners = await wardenList(env, "admin", "owner", "list");
+      const mine = owners.filter((o) => o.email === email || o.email === other);
+      assert.deepEqual(
+        mine.map((o) => [o.email, o.workspaces, o.suspended_at === null]),
+        [
+          [email, [slug], true],
+          [other, [otherSlug], false],
+        ],
+      );
+      const ownerTable = (await warden(env, "admin", "owner", "list")).stdout;
+      assert.match(ownerTable, /^ID +EMAIL +SUSPENDED +CREATED +WORKSPACES\n/);
+      assert.match(ownerTable, new RegExp(`${email.replace(/[.]/g, "\\.")} +no +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\dZ +${slug}\n`));
+
+      const workspaces = await wardenList(env, "admin", "workspace", "list", "--owner", email);
+      assert.deepEqual(
+        workspaces.map((w) => [w.slug, w.name, w.plan, w.owners]),
+        [[slug, "Acme", "pro", [email]]],
+      );
+      assert.ok((await wardenList(env, "admin", "workspace", "list")).some((w) => w.slug === otherSlug));
+
+      const tools = await wardenList(env, "admin", "tool", "list", "--workspace", slug);
+      assert.deepEqual(
+        tools.map((t) => [t.id, t.name, t.workspace, t.trial_days, typeof t.created_at]),
+        [
+          ["notes", "Notes", slug, 0, "string"],
+          ["tabs", "Tabs", slug, 7, "string"],
+        ],
+      );
+      assert.match((await warden(env, "admin", "tool", "list", "--workspace", slug)).stdout, /^ID {5}TRIAL DAYS {2}CREATED {12}NAME\nnotes {2}0 /);
+
+      const plans = await wardenList(env, "admin", "plan", "list", "--workspace", slug);
+      assert.deepEqual(
+        plans.map((p) => [p.tool ?? `bundle ${p.bundle}`, p.id, p.billing, p.amountCents, p.interval, p.default]),
+        [
+          ["tabs", "life", "one_time", 4900, null, false],
+          ["tabs", "pro", "subscription", 499, "month", true],
+          ["bundle suite", "all", "one_time", null, null, false],
+        ],
+      );
+      assert.deepEqual(
+        (await wardenList(env, "admin", "plan", "list", "--workspace", slug, "--bundle", "suite")).map((p) => p.id),
+        ["all"],
+      );
+      const planTable = (await warden(env, "admin", "plan", "list", "--workspace", slug, "--tool", "tabs")).stdout;
+      assert.match(planTable, /tool tabs +pro +subscription +4\.99 eur a month +yes +Pro\n/);
+
+      assert.deepEqual(
+        (await wardenList(env, "admin", "bundle", "list", "--workspace", slug)).map((b) => [b.id, b.name, b.tools]),
+        [["suite", "Suite", ["notes", "tabs"]]],
+      );
+      assert.deepEqual(await wardenList(env, "admin", "bundle", "list", "--workspace", otherSlug), []);
+      assert.equal((await warden(env, "admin", "bundle", "list", "--workspace", otherSlug)).stdout, "No bundles.\n");
+
+      const keys = await wardenList(env, "admin", "key", "list", "--workspace", slug);
+      assert.deepEqual(
+        keys.map((k) => [k.id, k.name, k.env, k.key, k.last_used_at, k.revoked_at === null]),
+        [
+          [testKey.id, "ci", "test", `wk_test_…${String(testKey.key).slice(-4)}`, null, true],
+          [liveKey.id, null, "live", `wk_live_…${String(liveKey.key).slice(-4)}`, null, false],
+        ],
+      );
+      // Never the secret, nor its hash.
+      const keyText = (await warden(env, "admin", "key", "list", "--workspace", slug)).stdout + JSON.stringify(keys);
+      assert.ok(!keyText.includes(String(testKey.key)) && !keyText.includes(String(liveKey.key)));
+      assert.doesNotMatch(keyText, /[0-9a-f]{64}/);
+      assert.deepEqual(
+        (await wardenList(env, "admin", "key", "list", "--workspace", slug, "--env", "live")).map((k) => k.id),
+        [liveKey.id],
+      );
+
+      const refusals: [string[], RegExp][] = [
+        [["admin", "tool", "list", "--workspace", "missing"], /No workspace/],
+        [["admin", "workspace", "list", "--owner", "nobody@example.com"], /No owner/],
+        [["admin", "plan", "list", "--workspace", slug, "--tool", "nope"], /No tool "nope"/],
+        [["admin", "plan", "list", "--workspace", slug, "--tool", "tabs", "--bundle", "suite"], /not both/],
+        [["admin", "key", "list", "--workspace", slug, "--env", "prod"], /env must be test or live/],
+      ];
+      for (const [argv, message] of refusals) {
+        const run = await warden(env, ...argv);
+        assert.equal(run.code, 1, argv.join(" "));
+        assert.match(run.stderr, message, argv.join(" "));
+      }
+      assert.equal((await warden(env, "admin", "tool", "list")).code, 2);
+    });
+
     test("sets up a workspace with --json output", async () => {
       const env = await privateDatabaseEnv(dialect);
       const email = `${unique("o")}@example.com`;
@@ -78,7 +215,11 @@ for (const dialect of DIALECTS) {
         [["admin", "owner", "create", "--email", "not-an-address"], 1, /email must be an email address/],
         [["admin", "owner", "create", "--email", email], 1, /exists already/],
         [["admin", "owner", "create"], 2, /--email is required/],
-        [["admin", "owner", "create", "--email", email, "--bogus"], 2, /Unknown option/],
+        [
+          ["admin", "owner", "create", "--email", email, "--bogus"],
+          2,
+          /^warden: unknown option --bogus for "admin owner create"; see warden admin owner create --help/,
+        ],
         [["admin", "workspace", "create", "--slug", "Bad Slug", "--name", "x", "--owner", email], 1, /slug must be/],
         [["admin", "workspace", "create", "--slug", unique("s"), "--name", "x", "--owner", "nobody@example.com"], 1, /No owner/],
         [["admin", "workspace", "create", "--slug", unique("s"), "--name", "x", "--owner", email, "--plan", "gold"], 1, /plan must be hobby or pro/],
@@ -188,6 +329,12 @@ for (const dialect of DIALECTS) {
       assert.equal(customer.status, 200);
       assert.deepEqual(((await customer.json()) as { via: string }).via, "grant");
 
+      // The key's requests per minute counter tells when it was last used, to the minute.
+      const [listed] = (await wardenList(env, "admin", "key", "list", "--workspace", slug)) as { id: string; last_used_at: string | null }[];
+      assert.equal(listed?.id, key.id);
+      const lastUsed = Date.parse(String(listed?.last_used_at));
+      assert.ok(lastUsed <= Date.now() && lastUsed > Date.now() - 120_000, `last used ${listed?.last_used_at}`);
+
       await wardenJson(env, "admin", "owner", "suspend", "--email", email);
       assert.equal((await fetch(`${base}/api/v1/tools/tabs/customers?limit=1`, { headers })).status, 401);
       await wardenJson(env, "admin", "owner", "unsuspend", "--email", email);
@@ -211,4 +358,65 @@ test("help lists every command", async () => {
   const run = await warden({}, "help");
   assert.equal(run.code, 0);
   for (const word of ["serve", "admin owner create", "admin key revoke", "admin plan create"]) assert.ok(run.stdout.includes(word), word);
+});
+
+test("a group lists its commands; a wrong one says so and lists them, exit 2", async () => {
+  for (const group of ["admin", "admin owner", "admin workspace", "admin tool", "admin key", "endpoints", "deliveries", "events"]) {
+    const run = await warden({}, ...group.split(" "));
+    assert.equal(run.code, 0, group);
+    assert.match(run.stdout, new RegExp(`^Commands of warden ${group}:\n`));
+    for (const line of run.stdout.trim().split("\n").slice(1)) assert.match(line, new RegExp(`^(  warden ${group} |      \\S)`), line);
+    assert.equal((await warden({}, ...group.split(" "), "--help")).stdout, run.stdout);
+  }
+  const owner = await warden({}, "admin", "owner");
+  for (const word of ["create", "list", "suspend", "unsuspend"]) assert.match(owner.stdout, new RegExp(`warden admin owner ${word}\\b`));
+  assert.match(owner.stdout, /List owners, with the workspaces each holds\./);
+  assert.doesNotMatch(owner.stdout, /admin tool/);
+
+  const wrong = await warden({}, "admin", "owner", "frob");
+  assert.equal(wrong.code, 2);
+  assert.equal(wrong.stdout, "");
+  assert.match(wrong.stderr, /^warden: Unknown command "admin owner frob"\.\n\nCommands of warden admin owner:\n/);
+  const wrongGroup = await warden({}, "endpoints", "frob", "--json");
+  assert.equal(wrongGroup.code, 2);
+  assert.match(JSON.parse(wrongGroup.stderr).error.message, /Unknown command "endpoints frob"/);
+  const unknown = await warden({}, "frob");
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /Unknown command "frob"/);
+
+  const help = await warden({}, "admin", "tool", "create", "--help");
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /^ {2}warden admin tool create --workspace S --id TOOL --name N \[--trial-days N\]\n {6}Add a tool/);
+});
+
+test("option errors are told in Warden's words, naming the command, exit 2", async () => {
+  const cases: [string[], string][] = [
+    [["admin", "tool", "create", "--x"], 'warden: unknown option --x for "admin tool create"; see warden admin tool create --help.'],
+    [["admin", "owner", "create", "--email"], "warden: option --email needs a value; see warden admin owner create --help."],
+    [
+      ["admin", "owner", "create", "--email", "--json-ish"],
+      'warden: option --email needs a value (a value starting with "-" is written --email=-…); see warden admin owner create --help.',
+    ],
+    [["admin", "plan", "list", "--workspace", "w", "--default"], 'warden: unknown option --default for "admin plan list"; see warden admin plan list --help.'],
+    [["admin", "plan", "create", "--default=yes"], "warden: option --default takes no value; see warden admin plan create --help."],
+    [["admin", "owner", "list", "-q"], 'warden: unknown option -q for "admin owner list"; see warden admin owner list --help.'],
+  ];
+  for (const [argv, first] of cases) {
+    const run = await warden({}, ...argv);
+    assert.equal(run.code, 2, argv.join(" "));
+    const [line, usage] = run.stderr.split("\n");
+    assert.equal(line, first);
+    assert.match(String(usage), /^Usage: warden /);
+    assert.doesNotMatch(run.stderr, /ambiguous|Unknown option '|argument missing/);
+  }
+});
+
+test("warden --version and -v print the package's version, from the built entry point", async () => {
+  const { version } = JSON.parse(await readFile(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+  assert.match(version, /^\d+\.\d+\.\d+/);
+  for (const flag of ["--version", "-v"]) {
+    const { stdout } = await execFileAsync(process.execPath, [fileURLToPath(new URL("../bin/warden.js", import.meta.url)), flag]);
+    assert.equal(stdout, `${version}\n`);
+    assert.deepEqual(await warden({}, flag), { code: 0, stdout: `${version}\n`, stderr: "" });
+  }
 });

@@ -2,9 +2,10 @@
 // as the HTTP API (admin commands, on the database) or the API itself (webhook commands,
 // with an API key). Every command prints JSON with --json and exits non-zero on bad
 // input with a clear message.
-import { parseArgs } from "node:util";
+import { readFileSync } from "node:fs";
 import { adminCommands } from "./cli/admin.commands.js";
 import { CliError, type Command, type Values } from "./cli/command.js";
+import { commandsOf, describeCommand, parseCommandLine, resolve, UsageError } from "./cli/command-line.js";
 import { webhookCommands } from "./cli/webhook.commands.js";
 import { systemClock } from "./clock.js";
 import { type Config, ConfigError, parseConfig } from "./config.js";
@@ -30,37 +31,29 @@ function helpText(): string {
   return [
     "warden: the Warden entitlement service and its command line",
     "",
-    "  warden serve                         start the HTTP API (PORT, HOST, DATABASE_URL, WARDEN_DOMAIN)",
-    ...Object.values(commands).map((c) => `  ${c.usage}`),
+    "  warden serve",
+    "      Start the HTTP API (PORT, HOST, DATABASE_URL, WARDEN_DOMAIN).",
+    ...Object.values(commands).map(describeCommand),
+    "  warden --version",
+    "      Print Warden's version.",
     "",
     "admin commands work on the database (DATABASE_URL or ./data); events, endpoints and deliveries",
-    "talk to a running service: --api-key or WARDEN_API_KEY, --base-url or WARDEN_BASE_URL.",
-    "Every command takes --json for machine-readable output.",
+    "talk to a running service: --api-key or WARDEN_API_KEY, --base-url or WARDEN_BASE_URL",
+    "(http://127.0.0.1:8080 by default; the API's address, ending in /api/v1, is accepted too).",
+    "Every command takes --json for machine-readable output; warden <group> lists a group's commands.",
   ].join("\n");
 }
 
-/** Finds the longest command name that the arguments start with. */
-function findCommand(argv: string[]): { name: string; rest: string[] } | null {
-  for (let words = 3; words >= 1; words--) {
-    const name = argv.slice(0, words).join(" ");
-    if (commands[name]) return { name, rest: argv.slice(words) };
-  }
-  return null;
+function groupText(group: string): string {
+  return [`Commands of warden ${group}:`, ...commandsOf(commands, group).map(describeCommand)].join("\n");
 }
 
-class UsageError extends Error {}
-
-function parseCommandLine(command: Command, rest: string[]): { values: Values; positionals: string[] } {
-  const parsed = parseArgs({ args: rest, options: { ...command.options, json: { type: "boolean" } }, allowPositionals: true, strict: true });
-  const values = parsed.values as Values;
-  for (const name of command.required ?? []) {
-    if (typeof values[name] !== "string" || values[name] === "") throw new UsageError(`--${name} is required.`);
-  }
-  const [min, max] = Array.isArray(command.positionals) ? command.positionals : [command.positionals ?? 0, command.positionals ?? 0];
-  if (parsed.positionals.length < min) throw new UsageError("Missing arguments.");
-  if (parsed.positionals.length > max) throw new UsageError(`Unexpected arguments: ${parsed.positionals.slice(max).join(" ")}.`);
-  return { values, positionals: parsed.positionals };
+// Read at run time from the package's own package.json (one level above src/ and dist/).
+function version(): string {
+  return (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
 }
+
+const isHelp = (arg: string) => arg === "--help" || arg === "-h";
 
 export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
   const json = argv.includes("--json");
@@ -81,21 +74,37 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     io.stdout(`${helpText()}\n`);
     return argv.length === 0 ? 2 : 0;
   }
+  if (argv[0] === "--version" || argv[0] === "-v") {
+    io.stdout(`${version()}\n`);
+    return 0;
+  }
   if (argv[0] === "serve") {
     await startServer(config);
     return 0;
   }
 
-  const found = findCommand(argv);
-  if (!found) return fail(2, { type: "invalid_request_error", message: `Unknown command "${argv.join(" ")}".\n\n${helpText()}` });
+  const found = resolve(commands, argv);
+  if (found.kind === "unknown") return fail(2, { type: "invalid_request_error", message: `Unknown command "${argv.join(" ")}".\n\n${helpText()}` });
+  if (found.kind === "group") {
+    const [next] = found.rest;
+    if (next === undefined || isHelp(next) || next === "--json" || next === "help") {
+      io.stdout(`${groupText(found.group)}\n`);
+      return 0;
+    }
+    return fail(2, { type: "invalid_request_error", message: `Unknown command "${found.group} ${next}".\n\n${groupText(found.group)}` });
+  }
   const command = commands[found.name] as Command;
+  if (found.rest.some(isHelp)) {
+    io.stdout(`${describeCommand(command)}\n`);
+    return 0;
+  }
 
   let parsed: { values: Values; positionals: string[] };
   try {
-    parsed = parseCommandLine(command, found.rest);
+    parsed = parseCommandLine(found.name, command, found.rest);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    return fail(2, { type: "invalid_request_error", message: `${message}\nUsage: ${command.usage}` });
+    if (!(error instanceof UsageError)) throw error;
+    return fail(2, { type: "invalid_request_error", message: `${error.message}\nUsage: ${command.usage}` });
   }
 
   let services: Services | null = null;

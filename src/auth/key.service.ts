@@ -59,8 +59,8 @@ export interface KeySummary extends ListedKey {
   lastUsedAt: number | null;
 }
 
-/** A workspace environment's keys, newest first, with when each was last used. */
-export async function listWorkspaceKeys(services: Services, scope: { workspaceId: string; env: Env }): Promise<KeySummary[]> {
+/** A workspace's keys (one environment's when given), newest first, with when each was last used. */
+export async function listWorkspaceKeys(services: Services, scope: { workspaceId: string; env: Env | null }): Promise<KeySummary[]> {
   const keys = await listKeys(services.db, scope.workspaceId, scope.env);
   const lastUsed = await services.limits.readLastKeyRequests(
     services.db,

@@ -49,16 +49,11 @@ export interface ListedKey {
   revokedAt: number | null;
 }
 
-/** A workspace environment's keys, newest first. */
-export async function listKeys(ex: Executor, workspaceId: string, env: Env): Promise<ListedKey[]> {
-  const rows = await ex
-    .selectFrom("api_keys")
-    .select(["id", "name", "env", "last_four", "created_at", "revoked_at"])
-    .where("workspace_id", "=", workspaceId)
-    .where("env", "=", env)
-    .orderBy("created_at", "desc")
-    .orderBy("id")
-    .execute();
+/** A workspace's keys, newest first; one environment's when given. */
+export async function listKeys(ex: Executor, workspaceId: string, env: Env | null): Promise<ListedKey[]> {
+  let query = ex.selectFrom("api_keys").select(["id", "name", "env", "last_four", "created_at", "revoked_at"]).where("workspace_id", "=", workspaceId);
+  if (env !== null) query = query.where("env", "=", env);
+  const rows = await query.orderBy("created_at", "desc").orderBy("id").execute();
   return rows.map((row) => ({
     id: row.id,
     name: row.name,

@@ -14,13 +14,20 @@ import {
   createPlan,
   createTool,
   createWorkspace,
+  listBundles,
+  listKeys,
+  listOwners,
+  listPlans,
+  listTools,
+  listWorkspaces,
   revokeKey,
   setOwnerSuspension,
   updateTool,
 } from "../workspaces/workspace.service.js";
-import type { Tool } from "../workspaces/workspace.types.js";
+import type { Plan, Tool } from "../workspaces/workspace.types.js";
 import { type Command, optStr, str } from "./command.js";
 import { loginLinkCommand } from "./login-link.command.js";
+import { formatTable, isoOrNull, minute } from "./table.js";
 
 function parseAmount(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
@@ -29,10 +36,47 @@ function parseAmount(raw: string | undefined): number | undefined {
 }
 
 const toolJson = (workspace: string, tool: Tool) => ({ id: tool.id, name: tool.name, workspace, trial_days: tool.trialDays });
+const planJson = (plan: Plan) => ({
+  id: plan.id,
+  [plan.productKind]: plan.productId,
+  name: plan.name,
+  billing: plan.billing,
+  amountCents: plan.amountCents,
+  currency: plan.currency,
+  interval: plan.interval,
+  default: plan.isDefault,
+});
+const price = (plan: Plan) =>
+  plan.amountCents === null ? "-" : `${(plan.amountCents / 100).toFixed(2)} ${plan.currency}${plan.interval ? ` a ${plan.interval}` : ""}`;
+/** A list's text: the table, or a sentence when there is nothing to show. */
+const table = (empty: string, headings: string[], rows: string[][]) => (rows.length === 0 ? empty : formatTable(headings, rows));
 const trialText = (tool: Tool) => (tool.trialDays > 0 ? ` (a ${tool.trialDays}-day trial)` : " (no trial)");
 
 export const adminCommands: Record<string, Command> = {
+  "admin owner list": {
+    summary: "List owners, with the workspaces each holds.",
+    usage: "warden admin owner list",
+    options: {},
+    async run({ services }) {
+      const owners = await listOwners((await services()).db);
+      return {
+        json: owners.map((o) => ({
+          id: o.id,
+          email: o.email,
+          suspended_at: isoOrNull(o.suspendedAt),
+          workspaces: o.workspaces,
+          created_at: isoOrNull(o.createdAt),
+        })),
+        text: table(
+          "No owners.",
+          ["ID", "EMAIL", "SUSPENDED", "CREATED", "WORKSPACES"],
+          owners.map((o) => [o.id, o.email, o.suspendedAt === null ? "no" : minute(o.suspendedAt), minute(o.createdAt), o.workspaces.join(",") || "-"]),
+        ),
+      };
+    },
+  },
   "admin owner create": {
+    summary: "Create an owner: the person who holds workspaces and whose quotas they count against.",
     usage: "warden admin owner create --email E",
     options: { email: { type: "string" } },
     required: ["email"],
@@ -43,6 +87,7 @@ export const adminCommands: Record<string, Command> = {
     },
   },
   "admin owner suspend": {
+    summary: "Suspend an owner: every key of their workspaces answers 401 until lifted.",
     usage: "warden admin owner suspend --email E",
     options: { email: { type: "string" } },
     required: ["email"],
@@ -53,6 +98,7 @@ export const adminCommands: Record<string, Command> = {
     },
   },
   "admin owner unsuspend": {
+    summary: "Lift an owner's suspension.",
     usage: "warden admin owner unsuspend --email E",
     options: { email: { type: "string" } },
     required: ["email"],
@@ -63,7 +109,24 @@ export const adminCommands: Record<string, Command> = {
     },
   },
   "admin login-link": loginLinkCommand,
+  "admin workspace list": {
+    summary: "List workspaces, or those of one owner.",
+    usage: "warden admin workspace list [--owner E]",
+    options: { owner: { type: "string" } },
+    async run({ values: v, services }) {
+      const workspaces = await listWorkspaces((await services()).db, { ownerEmail: optStr(v, "owner") });
+      return {
+        json: workspaces.map((w) => ({ id: w.id, slug: w.slug, name: w.name, plan: w.plan, owners: w.owners, created_at: isoOrNull(w.createdAt) })),
+        text: table(
+          "No workspaces.",
+          ["SLUG", "NAME", "PLAN", "CREATED", "ID", "OWNERS"],
+          workspaces.map((w) => [w.slug, w.name, w.plan, minute(w.createdAt), w.id, w.owners.join(",")]),
+        ),
+      };
+    },
+  },
   "admin workspace create": {
+    summary: "Create a workspace held by an owner, on the hobby or pro service plan.",
     usage: "warden admin workspace create --slug S --name N --owner E [--plan hobby|pro]",
     options: { slug: { type: "string" }, name: { type: "string" }, owner: { type: "string" }, plan: { type: "string" } },
     required: ["slug", "name", "owner"],
@@ -73,7 +136,25 @@ export const adminCommands: Record<string, Command> = {
       return { json: { id: ws.id, slug: ws.slug, name: ws.name, plan: ws.plan }, text: `Created workspace ${ws.slug} (${ws.plan}).` };
     },
   },
+  "admin tool list": {
+    summary: "List a workspace's tools.",
+    usage: "warden admin tool list --workspace S",
+    options: { workspace: { type: "string" } },
+    required: ["workspace"],
+    async run({ values: v, services }) {
+      const tools = await listTools((await services()).db, { workspace: str(v, "workspace") });
+      return {
+        json: tools.map((t) => ({ ...toolJson(str(v, "workspace"), t), created_at: isoOrNull(t.createdAt) })),
+        text: table(
+          "No tools.",
+          ["ID", "TRIAL DAYS", "CREATED", "NAME"],
+          tools.map((t) => [t.id, String(t.trialDays), minute(t.createdAt), t.name]),
+        ),
+      };
+    },
+  },
   "admin tool create": {
+    summary: "Add a tool (a product people get access to) to a workspace.",
     usage: "warden admin tool create --workspace S --id TOOL --name N [--trial-days N]",
     options: { workspace: { type: "string" }, id: { type: "string" }, name: { type: "string" }, "trial-days": { type: "string" } },
     required: ["workspace", "id", "name"],
@@ -84,6 +165,7 @@ export const adminCommands: Record<string, Command> = {
     },
   },
   "admin tool update": {
+    summary: "Rename a tool or change the trial it offers.",
     usage: "warden admin tool update --workspace S --id TOOL [--name N] [--trial-days N]",
     options: { workspace: { type: "string" }, id: { type: "string" }, name: { type: "string" }, "trial-days": { type: "string" } },
     required: ["workspace", "id"],
@@ -93,7 +175,25 @@ export const adminCommands: Record<string, Command> = {
       return { json: toolJson(str(v, "workspace"), tool), text: `Updated tool ${tool.id}${trialText(tool)}.` };
     },
   },
+  "admin plan list": {
+    summary: "List a workspace's plans, or one tool's or bundle's.",
+    usage: "warden admin plan list --workspace S [--tool TOOL | --bundle B]",
+    options: { workspace: { type: "string" }, tool: { type: "string" }, bundle: { type: "string" } },
+    required: ["workspace"],
+    async run({ values: v, services }) {
+      const plans = await listPlans((await services()).db, { workspace: str(v, "workspace"), tool: optStr(v, "tool"), bundle: optStr(v, "bundle") });
+      return {
+        json: plans.map((p) => ({ ...planJson(p), created_at: isoOrNull(p.createdAt) })),
+        text: table(
+          "No plans.",
+          ["PRODUCT", "ID", "BILLING", "PRICE", "DEFAULT", "NAME"],
+          plans.map((p) => [`${p.productKind} ${p.productId}`, p.id, p.billing, price(p), p.isDefault ? "yes" : "", p.name]),
+        ),
+      };
+    },
+  },
   "admin plan create": {
+    summary: "Add a plan (a price) to a tool or a bundle.",
     usage:
       "warden admin plan create --workspace S (--tool TOOL | --bundle B) --id PLAN --name N --billing one_time|subscription [--amount-cents N] [--currency eur] [--interval month|year] [--default]",
     options: {
@@ -123,20 +223,29 @@ export const adminCommands: Record<string, Command> = {
         interval: optStr(v, "interval"),
         isDefault: v.default === true,
       });
-      const json = {
-        id: plan.id,
-        [plan.productKind]: plan.productId,
-        name: plan.name,
-        billing: plan.billing,
-        amountCents: plan.amountCents,
-        currency: plan.currency,
-        interval: plan.interval,
-        default: plan.isDefault,
-      };
+      const json = planJson(plan);
       return { json, text: `Created plan ${plan.id} for ${plan.productKind} ${plan.productId}.` };
     },
   },
+  "admin bundle list": {
+    summary: "List a workspace's bundles with their tools.",
+    usage: "warden admin bundle list --workspace S",
+    options: { workspace: { type: "string" } },
+    required: ["workspace"],
+    async run({ values: v, services }) {
+      const bundles = await listBundles((await services()).db, { workspace: str(v, "workspace") });
+      return {
+        json: bundles.map((b) => ({ id: b.id, name: b.name, tools: b.toolIds, created_at: isoOrNull(b.createdAt) })),
+        text: table(
+          "No bundles.",
+          ["ID", "TOOLS", "CREATED", "NAME"],
+          bundles.map((b) => [b.id, b.toolIds.join(","), minute(b.createdAt), b.name]),
+        ),
+      };
+    },
+  },
   "admin bundle create": {
+    summary: "Add a bundle: several tools sold together.",
     usage: "warden admin bundle create --workspace S --id B --name N --tools t1,t2",
     options: { workspace: { type: "string" }, id: { type: "string" }, name: { type: "string" }, tools: { type: "string" } },
     required: ["workspace", "id", "name", "tools"],
@@ -151,7 +260,43 @@ export const adminCommands: Record<string, Command> = {
       return { json: { id: bundle.id, name: bundle.name, tools: bundle.toolIds }, text: `Created bundle ${bundle.id} of ${bundle.toolIds.join(", ")}.` };
     },
   },
+  "admin key list": {
+    summary: "List a workspace's API keys (never their secrets), with when each was last used.",
+    usage: "warden admin key list --workspace S [--env test|live]",
+    options: { workspace: { type: "string" }, env: { type: "string" } },
+    required: ["workspace"],
+    async run({ values: v, services }) {
+      const keys = await listKeys(await services(), { workspace: str(v, "workspace"), env: optStr(v, "env") });
+      // Keys made before migration 013 have no last four to show.
+      const shown = (k: { env: string; lastFour: string | null }) => `wk_${k.env}_…${k.lastFour ?? ""}`;
+      return {
+        json: keys.map((k) => ({
+          id: k.id,
+          name: k.name,
+          env: k.env,
+          key: shown(k),
+          created_at: isoOrNull(k.createdAt),
+          last_used_at: isoOrNull(k.lastUsedAt),
+          revoked_at: isoOrNull(k.revokedAt),
+        })),
+        text: table(
+          "No keys.",
+          ["ID", "ENV", "KEY", "CREATED", "LAST USED", "REVOKED", "NAME"],
+          keys.map((k) => [
+            k.id,
+            k.env,
+            shown(k),
+            minute(k.createdAt),
+            k.lastUsedAt === null ? "never" : minute(k.lastUsedAt),
+            minute(k.revokedAt),
+            k.name ?? "",
+          ]),
+        ),
+      };
+    },
+  },
   "admin key create": {
+    summary: "Create an API key for a workspace's test or live environment; shown this once.",
     usage: "warden admin key create --workspace S --env test|live [--name N]",
     options: { workspace: { type: "string" }, env: { type: "string" }, name: { type: "string" } },
     required: ["workspace", "env"],
@@ -163,6 +308,7 @@ export const adminCommands: Record<string, Command> = {
     },
   },
   "admin key revoke": {
+    summary: "Revoke an API key: it answers 401 from the next request.",
     usage: "warden admin key revoke --id KEY_ID",
     options: { id: { type: "string" } },
     required: ["id"],
@@ -173,6 +319,7 @@ export const adminCommands: Record<string, Command> = {
     },
   },
   "admin import": {
+    summary: "Import customers bought elsewhere from an NDJSON file.",
     usage: "warden admin import --workspace S --env test|live FILE",
     options: { workspace: { type: "string" }, env: { type: "string" } },
     required: ["workspace", "env"],
@@ -187,6 +334,7 @@ export const adminCommands: Record<string, Command> = {
     },
   },
   "admin stripe connect": {
+    summary: "Connect a workspace's environment to Stripe (its webhook secret, optionally its secret key).",
     usage: "warden admin stripe connect --workspace S --env test|live --webhook-secret whsec_… [--secret-key sk_…]",
     options: { workspace: { type: "string" }, env: { type: "string" }, "webhook-secret": { type: "string" }, "secret-key": { type: "string" } },
     required: ["workspace", "env", "webhook-secret"],
@@ -204,6 +352,7 @@ export const adminCommands: Record<string, Command> = {
     },
   },
   "admin licence refund": {
+    summary: "Refund a licence: revoke it and send payment.refunded.",
     usage: "warden admin licence refund --id LIC",
     options: { id: { type: "string" } },
     required: ["id"],
@@ -216,6 +365,7 @@ export const adminCommands: Record<string, Command> = {
     },
   },
   "admin subscription cancel": {
+    summary: "Cancel a subscription at the end of its period, or --now.",
     usage: "warden admin subscription cancel --id SUB [--now] [--workspace S --env test|live]",
     options: { id: { type: "string" }, now: { type: "boolean" }, workspace: { type: "string" }, env: { type: "string" } },
     required: ["id"],
@@ -231,6 +381,7 @@ export const adminCommands: Record<string, Command> = {
     },
   },
   "admin dispute open": {
+    summary: "Open a test dispute on a licence (test environment only).",
     usage: "warden admin dispute open --licence LIC   (test environment only)",
     options: { licence: { type: "string" } },
     required: ["licence"],
@@ -240,6 +391,7 @@ export const adminCommands: Record<string, Command> = {
     },
   },
   "admin dispute close": {
+    summary: "Close a test dispute as won, lost or warning_closed (test environment only).",
     usage: "warden admin dispute close --id D --status won|lost|warning_closed   (test environment only)",
     options: { id: { type: "string" }, status: { type: "string" } },
     required: ["id", "status"],
@@ -249,6 +401,7 @@ export const adminCommands: Record<string, Command> = {
     },
   },
   "admin seats assign": {
+    summary: "Give a seat of a team licence or subscription to a person.",
     usage: "warden admin seats assign --team LIC|SUB --email E [--workspace S --env test|live]",
     options: { team: { type: "string" }, email: { type: "string" }, workspace: { type: "string" }, env: { type: "string" } },
     required: ["team", "email"],
@@ -263,6 +416,7 @@ export const adminCommands: Record<string, Command> = {
     },
   },
   "admin seats unassign": {
+    summary: "Take a seat back from a person.",
     usage: "warden admin seats unassign --team LIC|SUB --email E [--workspace S --env test|live]",
     options: { team: { type: "string" }, email: { type: "string" }, workspace: { type: "string" }, env: { type: "string" } },
     required: ["team", "email"],

@@ -9,11 +9,15 @@ export class ApiClient {
     private readonly apiKey: string,
   ) {}
 
-  /** From --api-key / WARDEN_API_KEY and --base-url / WARDEN_BASE_URL. */
+  /**
+   * From --api-key / WARDEN_API_KEY and --base-url / WARDEN_BASE_URL. The base URL is
+   * the service's address (http://127.0.0.1:8080) or, as the specification writes
+   * {base_url}, the API's (http://127.0.0.1:8080/api/v1): either works.
+   */
   static from(values: Values, env: CliEnv): ApiClient {
     const apiKey = (values["api-key"] as string | undefined) ?? env.WARDEN_API_KEY;
     if (!apiKey) throw new CliError("invalid_request_error", "An API key is needed: pass --api-key wk_… or set WARDEN_API_KEY.", "api-key");
-    const baseUrl = ((values["base-url"] as string | undefined) ?? env.WARDEN_BASE_URL ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
+    const baseUrl = ((values["base-url"] as string | undefined) ?? env.WARDEN_BASE_URL ?? DEFAULT_BASE_URL).replace(/\/+$/, "").replace(/\/api\/v1$/, "");
     if (!/^https?:\/\//.test(baseUrl)) throw new CliError("invalid_request_error", `--base-url must be an http(s) URL, got "${baseUrl}".`, "base-url");
     return new ApiClient(baseUrl, apiKey);
   }

@@ -20,6 +20,8 @@ export interface CommandResult {
 
 export interface Command {
   usage: string;
+  /** One line: what the command does, shown in its group's list and by --help. */
+  summary: string;
   options: Record<string, { type: "string" | "boolean" }>;
   /** Names of options that must be given. */
   required?: string[];

@@ -12,6 +12,7 @@ function localBaseUrl(host: string, port: number): string {
 }
 
 export const loginLinkCommand: Command = {
+  summary: "Print a one-time link that signs an owner in to the dashboard (their first visit, or a way back in).",
   usage: "warden admin login-link --email E [--base-url https://warden.example.com]",
   options: { email: { type: "string" }, "base-url": { type: "string" } },
   required: ["email"],

@@ -197,14 +197,18 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await listOf(bad.id, "succeeded"), []);
       assert.deepEqual(await listOf(bad.id, "failed"), []);
 
-      // A resend is one more attempt with the same webhook-id; not while retries are under way.
+      // A resend is one more attempt with the same webhook-id, also while retries are under
+      // way: then it goes at once, ahead of the retry scheduled 5 s after the first failure.
       const resent = await run(bare, "deliveries", "resend", String(done?.id), ...flags);
       assert.equal(resent.code, 0, resent.stderr);
+      assert.doesNotMatch(resent.stdout, /still being retried/);
       await waitFor(() => healthy.received.length === 2, "the resend reached the receiver");
       assert.equal(healthy.received[1]?.headers["webhook-id"], healthy.received[0]?.headers["webhook-id"]);
       const busy = await run(bare, "deliveries", "resend", String(retrying?.id), ...flags);
-      assert.equal(busy.code, 1);
-      assert.match(busy.stderr, /still being attempted/);
+      assert.equal(busy.code, 0, busy.stderr);
+      assert.match(busy.stdout, /still being retried: should this attempt fail, its next scheduled retry stands/);
+      await waitFor(() => failing.received.length >= 2, "the resend of the delivery being retried went at once");
+      assert.equal(failing.received[1]?.headers["webhook-id"], failing.received[0]?.headers["webhook-id"]);
 
       const unknown = await run(bare, "deliveries", "resend", "dlv_000000000000000000000000", ...flags);
       assert.equal(unknown.code, 1);
@@ -212,6 +216,41 @@ for (const dialect of DIALECTS) {
       assert.equal(badStatus.code, 1);
       const wrongBase = await run(bare, "endpoints", "list", "--api-key", env.WARDEN_API_KEY, "--base-url", "http://127.0.0.1:9");
       assert.equal(wrongBase.code, 1);
+    });
+
+    test("endpoints secret, disable and enable (saying what recover would resend); the base URL may be the API's, ending in /api/v1", async () => {
+      const { env } = await setUp(dialect);
+      // The specification's {base_url}, with or without a final slash.
+      const api = { ...env, WARDEN_BASE_URL: `${env.WARDEN_BASE_URL}/api/v1` };
+      const failing = await receiver(500);
+      const added = await run(api, "endpoints", "add", failing.url, "--json");
+      assert.equal(added.code, 0, added.stderr);
+      const endpoint = added.json();
+      const secret = await run({ ...env, WARDEN_BASE_URL: `${env.WARDEN_BASE_URL}/api/v1/` }, "endpoints", "secret", endpoint.id);
+      assert.equal(secret.code, 0, secret.stderr);
+      assert.equal(secret.stdout.trim(), endpoint.secret);
+      assert.deepEqual((await run(env, "endpoints", "secret", endpoint.id, "--json")).json(), { id: endpoint.id, secret: endpoint.secret });
+
+      assert.equal((await run(api, "events", "send", "payment.refunded")).code, 0);
+      await waitFor(() => failing.received.length === 1, "the first attempt reached the receiver");
+      const disabled = await run(api, "endpoints", "disable", endpoint.id, "--json");
+      assert.equal(disabled.code, 0, disabled.stderr);
+      assert.deepEqual([disabled.json().enabled, disabled.json().disabled_reason], [false, "manual"]);
+      assert.match((await run(env, "endpoints", "list")).stdout, /disabled \(manual\)/);
+
+      // Disabling failed the delivery still being retried: enabling says recover can resend it.
+      const enabled = await run(api, "endpoints", "enable", endpoint.id);
+      assert.equal(enabled.code, 0, enabled.stderr);
+      assert.match(enabled.stdout, new RegExp(`Enabled ${endpoint.id}\\. 1 failed delivery from the last 30 days \\(1 from the last day\\)`));
+      assert.match(enabled.stdout, new RegExp(`warden deliveries recover --endpoint ${endpoint.id} --since`));
+      const again = (await run(api, "endpoints", "enable", endpoint.id, "--json")).json();
+      assert.deepEqual([again.endpoint.enabled, again.recoverable], [true, { hour: 1, day: 1, week: 1, month: 1 }]);
+      assert.deepEqual((await run(api, "deliveries", "recover", "--endpoint", endpoint.id, "--since", "hour", "--json")).json(), { queued: 1 });
+      await waitFor(() => failing.received.length === 2, "the recovered delivery was attempted again");
+
+      const missing = await run(api, "endpoints", "enable", "ep_000000000000000000000000");
+      assert.equal(missing.code, 1);
+      assert.match(missing.stderr, /No webhook endpoint/);
     });
 
     test("example events are limited per workspace per day, both ways together", async () => {

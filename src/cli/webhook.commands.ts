@@ -25,6 +25,7 @@ function describeDelivery(d: Delivery): string {
 
 export const webhookCommands: Record<string, Command> = {
   "events list": {
+    summary: "List the event types Warden sends, with what each means.",
     usage: "warden events list",
     options: {},
     async run() {
@@ -33,6 +34,7 @@ export const webhookCommands: Record<string, Command> = {
     },
   },
   "events secret": {
+    summary: "Print this machine's development signing secret (for events send --url).",
     usage: "warden events secret",
     options: {},
     async run({ env }) {
@@ -41,6 +43,7 @@ export const webhookCommands: Record<string, Command> = {
     },
   },
   "events send": {
+    summary: "Send an example event: to every endpoint through the service, or signed from here to --url.",
     usage: "warden events send TYPE [--url http://localhost:3000/hook] [--secret whsec_…]",
     options: { url: { type: "string" }, secret: { type: "string" }, ...clientOptions },
     positionals: 1,
@@ -88,6 +91,7 @@ export const webhookCommands: Record<string, Command> = {
     },
   },
   "endpoints add": {
+    summary: "Add a webhook endpoint and print its signing secret.",
     usage: "warden endpoints add URL [--events purchase.completed,payment.refunded]",
     options: { events: { type: "string" }, ...clientOptions },
     positionals: 1,
@@ -107,6 +111,7 @@ export const webhookCommands: Record<string, Command> = {
     },
   },
   "endpoints list": {
+    summary: "List webhook endpoints with their state.",
     usage: "warden endpoints list",
     options: { ...clientOptions },
     async run({ values, env }) {
@@ -115,6 +120,7 @@ export const webhookCommands: Record<string, Command> = {
     },
   },
   "endpoints remove": {
+    summary: "Remove a webhook endpoint; its pending deliveries fail.",
     usage: "warden endpoints remove ID",
     options: { ...clientOptions },
     positionals: 1,
@@ -123,7 +129,47 @@ export const webhookCommands: Record<string, Command> = {
       return { json: removed, text: `Removed ${removed.id}.` };
     },
   },
+  "endpoints secret": {
+    summary: "Print an endpoint's signing secret.",
+    usage: "warden endpoints secret ID",
+    options: { ...clientOptions },
+    positionals: 1,
+    async run({ values, positionals: [id = ""], env }) {
+      const { secret } = await ApiClient.from(values, env).request<{ secret: string }>("GET", `/webhooks/endpoints/${encodeURIComponent(id)}/secret`);
+      return { json: { id, secret }, text: secret };
+    },
+  },
+  "endpoints enable": {
+    summary: "Enable an endpoint again, and say how many of its failed deliveries `deliveries recover` could resend.",
+    usage: "warden endpoints enable ID",
+    options: { ...clientOptions },
+    positionals: 1,
+    async run({ values, positionals: [id = ""], env }) {
+      const client = ApiClient.from(values, env);
+      const path = `/webhooks/endpoints/${encodeURIComponent(id)}`;
+      const endpoint = await client.request<WebhookEndpoint>("POST", `${path}/enable`);
+      const recoverable = await client.request<Record<"hour" | "day" | "week" | "month", number>>("GET", `${path}/recoverable`);
+      const failed = (n: number) => `${n} failed deliver${n === 1 ? "y" : "ies"}`;
+      const text =
+        recoverable.month === 0
+          ? `Enabled ${endpoint.id}. No failed deliveries from the last 30 days to recover.`
+          : `Enabled ${endpoint.id}. ${failed(recoverable.month)} from the last 30 days (${recoverable.day} from the last day) can be attempted again:\n` +
+            `  warden deliveries recover --endpoint ${endpoint.id} --since day|week|month`;
+      return { json: { endpoint, recoverable }, text };
+    },
+  },
+  "endpoints disable": {
+    summary: "Disable an endpoint: nothing is sent to it, and its pending deliveries fail.",
+    usage: "warden endpoints disable ID",
+    options: { ...clientOptions },
+    positionals: 1,
+    async run({ values, positionals: [id = ""], env }) {
+      const endpoint = await ApiClient.from(values, env).request<WebhookEndpoint>("POST", `/webhooks/endpoints/${encodeURIComponent(id)}/disable`);
+      return { json: endpoint, text: `Disabled ${endpoint.id}; warden endpoints enable ${endpoint.id} turns it back on.` };
+    },
+  },
   "deliveries list": {
+    summary: "List deliveries, newest first, with their last attempt.",
     usage: "warden deliveries list [--endpoint ID] [--status pending|succeeded|failed] [--limit N]",
     options: { endpoint: { type: "string" }, status: { type: "string" }, limit: { type: "string" }, ...clientOptions },
     async run({ values, env }) {
@@ -137,15 +183,21 @@ export const webhookCommands: Record<string, Command> = {
     },
   },
   "deliveries resend": {
+    summary: "Attempt a delivery once more now, with the same webhook-id (also one still being retried).",
     usage: "warden deliveries resend ID",
     options: { ...clientOptions },
     positionals: 1,
     async run({ values, positionals: [id = ""], env }) {
-      const delivery = await ApiClient.from(values, env).request<Delivery>("POST", `/webhooks/deliveries/${encodeURIComponent(id)}/resend`);
-      return { json: delivery, text: `Queued one new attempt of ${delivery.id} (same webhook-id).` };
+      const client = ApiClient.from(values, env);
+      const path = `/webhooks/deliveries/${encodeURIComponent(id)}`;
+      const before = await client.request<Delivery>("GET", path);
+      const delivery = await client.request<Delivery>("POST", `${path}/resend`);
+      const scheduled = before.status === "pending" ? " It is still being retried: should this attempt fail, its next scheduled retry stands." : "";
+      return { json: delivery, text: `Queued one new attempt of ${delivery.id} (same webhook-id).${scheduled}` };
     },
   },
   "deliveries recover": {
+    summary: "Attempt once more every failed delivery of an endpoint since an hour, a day, a week or a month ago.",
     usage: "warden deliveries recover --endpoint ID --since hour|day|week|month",
     options: { endpoint: { type: "string" }, since: { type: "string" }, ...clientOptions },
     required: ["endpoint", "since"],

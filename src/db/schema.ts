@@ -284,6 +284,8 @@ export interface DeliveriesTable {
   last_status_code: number | null;
   last_error: string | null;
   created_at: number;
+  /** The scheduled retry a manual resend of a pending delivery went ahead of (migration 014). */
+  retry_at: number | null;
   /** Creation order, assigned by the database (migration 003). */
   seq: Generated<number>;
 }

@@ -27,6 +27,8 @@ export interface DueDelivery {
   eventId: string;
   attempts: number;
   oneShot: boolean;
+  /** For a manual resend of a delivery still being retried: the scheduled retry it went ahead of. */
+  retryAt: number | null;
   url: string;
   secretSealed: string;
   body: string;
@@ -127,7 +129,7 @@ function dueQuery(ex: Executor, endpointId: string, now: number, resendsOnly: bo
     .selectFrom("deliveries as d")
     .innerJoin("webhook_endpoints as e", "e.id", "d.endpoint_id")
     .innerJoin("events as v", (join) => join.onRef("v.workspace_id", "=", "d.workspace_id").onRef("v.env", "=", "d.env").onRef("v.id", "=", "d.event_id"))
-    .select(["d.id", "d.endpoint_id", "d.event_id", "d.attempts", "d.one_shot", "d.created_at", "d.seq", "e.url", "e.secret_sealed", "v.body"])
+    .select(["d.id", "d.endpoint_id", "d.event_id", "d.attempts", "d.one_shot", "d.retry_at", "d.created_at", "d.seq", "e.url", "e.secret_sealed", "v.body"])
     .where("d.status", "=", sql.lit("pending"))
     .where("d.endpoint_id", "=", endpointId)
     .where("d.next_attempt_at", "<=", now)
@@ -216,6 +218,7 @@ export async function claimDueDeliveries(
     eventId: r.event_id,
     attempts: r.attempts,
     oneShot: r.one_shot === 1,
+    retryAt: r.retry_at === null ? null : Number(r.retry_at),
     url: r.url,
     secretSealed: r.secret_sealed,
     body: r.body,
@@ -264,14 +267,16 @@ const insertAttemptRow = prepared((ex, p) =>
   }),
 );
 
-// Arguments: status, next attempt, attempted at, status code, last error, delivery, then (for a failure) the worker.
+// Arguments: status, next attempt, attempted at, status code, last error, delivery, what
+// the attempt adds to `attempts` (0 for a manual one), then (for a failure) the worker.
 const finishAttemptUpdate = (ex: Executor, p: Placeholder) =>
   ex
     .updateTable("deliveries")
     .set((eb) => ({
       status: p<DeliveryStatus>(0),
-      attempts: eb("attempts", "+", 1),
+      attempts: eb("attempts", "+", p<number>(6)),
       one_shot: 0,
+      retry_at: null,
       next_attempt_at: p<number | null>(1),
       last_attempt_at: p<number>(2),
       last_status_code: p<number | null>(3),
@@ -289,7 +294,7 @@ const finishFailed = prepared((ex, p) =>
           .selectFrom("endpoint_leases as l")
           .select("l.endpoint_id")
           .whereRef("l.endpoint_id", "=", "deliveries.endpoint_id")
-          .where("l.locked_by", "=", p<string>(6)),
+          .where("l.locked_by", "=", p<string>(7)),
       ),
     ),
 );
@@ -309,7 +314,7 @@ attempts as (
   insert into delivery_attempts (id, delivery_id, attempted_at, duration_ms, status_code, response_body, error, manual)
   select id, delivery_id, attempted_at, duration_ms, status_code, response_body, error, manual from v order by n
 )
-update deliveries as d set status = v.status, attempts = d.attempts + 1, one_shot = 0, next_attempt_at = v.next_attempt_at,
+update deliveries as d set status = v.status, attempts = d.attempts + 1 - v.manual, one_shot = 0, retry_at = null, next_attempt_at = v.next_attempt_at,
   last_attempt_at = v.attempted_at, last_status_code = v.status_code, last_error = v.last_error
 from v
 where d.id = v.delivery_id and (v.status = 'succeeded' or (d.status = 'pending'
@@ -372,7 +377,7 @@ export async function recordAttempts(ex: Executor, outcomes: readonly AttemptOut
       attempt.error,
       attempt.manual ? 1 : 0,
     ]);
-    const args = [status, nextAttemptAt, attempt.attemptedAt, attempt.statusCode, lastError, attempt.deliveryId];
+    const args = [status, nextAttemptAt, attempt.attemptedAt, attempt.statusCode, lastError, attempt.deliveryId, attempt.manual ? 0 : 1];
     const updated = status === "succeeded" ? await finishSucceeded(ex, args) : await finishFailed(ex, [...args, workerId]);
     changed.push(updated.length === 1);
   }
@@ -383,21 +388,25 @@ export async function recordAttempts(ex: Executor, outcomes: readonly AttemptOut
 export async function failPendingDeliveries(ex: Executor, endpointId: string, reason: string): Promise<void> {
   await ex
     .updateTable("deliveries")
-    .set({ status: "failed", next_attempt_at: null, last_error: reason })
+    .set({ status: "failed", next_attempt_at: null, retry_at: null, last_error: reason })
     .where("endpoint_id", "=", endpointId)
     // The literal lets both engines use deliveries_due, which holds pending deliveries only.
     .where("status", "=", sql.lit("pending"))
     .execute();
 }
 
-/** Queues one manual attempt now for each given failed or succeeded delivery. */
+/**
+ * Queues one manual attempt now for each given delivery. A delivery still being retried
+ * keeps its scheduled retry in `retry_at`, to go back to should the manual attempt fail;
+ * one with a manual attempt queued already is left as it is (resending twice queues one).
+ */
 export async function queueResends(ex: Executor, deliveryIds: readonly string[], now: number): Promise<void> {
   if (deliveryIds.length === 0) return;
   await ex
     .updateTable("deliveries")
-    .set({ status: "pending", one_shot: 1, next_attempt_at: now })
+    .set({ status: "pending", one_shot: 1, next_attempt_at: now, retry_at: sql<number | null>`case when status = 'pending' then next_attempt_at end` })
     .where("id", "in", deliveryIds)
-    .where("status", "!=", "pending")
+    .where((eb) => eb.or([eb("status", "!=", "pending"), eb("one_shot", "=", 0)]))
     .execute();
 }
 
@@ -475,6 +484,29 @@ export async function listDeliveriesPage(
   }
   const rows = await query.orderBy("created_at", "desc").orderBy("id", "desc").limit(options.limit).execute();
   return rows.map(toDelivery);
+}
+
+/** How many of an endpoint's deliveries failed, among those created since each given time. */
+export async function countFailedSince<K extends string>(
+  ex: Executor,
+  workspaceId: string,
+  env: Env,
+  endpointId: string,
+  since: Readonly<Record<K, number>>,
+): Promise<Record<K, number>> {
+  const windows = Object.entries(since) as [K, number][];
+  const oldest = Math.min(...windows.map(([, at]) => at));
+  const row = await ex
+    .selectFrom("deliveries")
+    .select((eb) => windows.map(([, at], i) => eb.fn.sum<number>(eb.case().when("created_at", ">=", at).then(1).else(0).end()).as(`n${i}`)))
+    .where("workspace_id", "=", workspaceId)
+    .where("env", "=", env)
+    .where("endpoint_id", "=", endpointId)
+    .where("status", "=", "failed")
+    .where("created_at", ">=", oldest)
+    .executeTakeFirstOrThrow();
+  const counts = row as Record<string, number | string | null>;
+  return Object.fromEntries(windows.map(([name], i) => [name, Number(counts[`n${i}`] ?? 0)])) as Record<K, number>;
 }
 
 export async function listAttempts(ex: Executor, deliveryIds: readonly string[]): Promise<Map<string, Attempt[]>> {

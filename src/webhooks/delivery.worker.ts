@@ -393,7 +393,9 @@ export class DeliveryWorker {
           manual: delivery.oneShot,
         };
         if (ok) return { attempt, workerId: this.workerId, status: "succeeded", nextAttemptAt: null, lastError: null };
-        const next = delivery.oneShot ? null : nextAttemptAfter(delivery.attempts + 1, finishedAt, result.retryAfterMs, this.options.random);
+        // A failed manual attempt ends its delivery, unless it went ahead of a scheduled
+        // retry (a resend of a delivery still being retried): then that retry stands.
+        const next = delivery.oneShot ? delivery.retryAt : nextAttemptAfter(delivery.attempts + 1, finishedAt, result.retryAfterMs, this.options.random);
         return {
           attempt,
           workerId: this.workerId,

@@ -276,7 +276,7 @@ for (const dialect of DIALECTS) {
       assert.equal(errorOf(tampered).param, "cursor");
     });
 
-    test("resend: one manual attempt with the same webhook-id, refused while the delivery is pending", async () => {
+    test("resend: one manual attempt with the same webhook-id; a failed delivery stays failed if it fails again", async () => {
       const { services, clock } = await testServices(dialect);
       clock.set(Date.now());
       const ws = await seedWorkspace(services);
@@ -289,10 +289,6 @@ for (const dialect of DIALECTS) {
       const [pending] = await deliveries(api, ws.testKey);
       assert.ok(pending);
       assert.deepEqual([pending.status, pending.attempts.length], ["pending", 1]);
-      const refused = await api.request({ method: "POST", url: `/api/v1/webhooks/deliveries/${pending.id}/resend`, key: ws.testKey });
-      assert.equal(refused.statusCode, 400);
-      assert.deepEqual([errorOf(refused).type, errorOf(refused).param], ["invalid_request_error", "id"]);
-
       // Disabling the endpoint fails what it still owed.
       await api.request({ method: "POST", url: `/api/v1/webhooks/endpoints/${endpoint.id}/disable`, key: ws.testKey });
       assert.equal((await deliveries(api, ws.testKey))[0]?.status, "failed");
@@ -337,6 +333,76 @@ for (const dialect of DIALECTS) {
       await worker.drain();
       assert.equal(receiver.received.length, 4);
       assert.equal((await api.request({ method: "POST", url: "/api/v1/webhooks/deliveries/dlv_nope/resend", key: ws.testKey })).statusCode, 404);
+      assert.deepEqual(worker.errors, []);
+    });
+
+    test("resend of a delivery still being retried: one attempt now; a failure keeps its scheduled retry, a success settles it", async () => {
+      const { services, clock } = await testServices(dialect);
+      clock.set(Date.now());
+      const ws = await seedWorkspace(services);
+      const api = await testApi(services);
+      const receiver = await startReceiver(answer(500));
+      await addEndpoint(api, ws.testKey, receiver.url);
+      const worker = testWorker(services);
+      assert.equal((await sendExample(api, ws.testKey, "payment.disputed")).statusCode, 202);
+      await worker.drain();
+      const [pending] = await deliveries(api, ws.testKey);
+      assert.ok(pending);
+      const scheduled = pending.next_attempt_at;
+      // The test worker's jitter is a tenth of each delay: the first retry 5.5 s after the failure.
+      assert.deepEqual([pending.status, pending.attempts.length], ["pending", 1]);
+      assert.ok(scheduled !== null && Date.parse(scheduled) > clock.now());
+
+      const resend = () => api.request({ method: "POST", url: `/api/v1/webhooks/deliveries/${pending.id}/resend`, key: ws.testKey });
+      const first = await resend();
+      assert.equal(first.statusCode, 202, first.body);
+      assert.deepEqual([(first.json() as Delivery).status, (first.json() as Delivery).next_attempt_at], ["pending", new Date(clock.now()).toISOString()]);
+      // Resending again before the attempt is made queues nothing more, and loses nothing of the schedule.
+      assert.equal((await resend()).statusCode, 202);
+      await worker.drain();
+      const afterManual = (await deliveries(api, ws.testKey))[0];
+      assert.deepEqual(
+        [afterManual?.status, afterManual?.next_attempt_at, afterManual?.attempts.map((a) => [a.status_code, a.manual])],
+        [
+          "pending",
+          scheduled,
+          [
+            [500, false],
+            [500, true],
+          ],
+        ],
+        "the manual attempt failed: the delivery waits for the retry it was scheduled for",
+      );
+
+      // The scheduled retry comes when it was due, and the manual attempt did not count
+      // among the schedule's: the next delay is the second one (5 min, +10%), not the third (30 min).
+      clock.set(Date.parse(scheduled as string));
+      await worker.drain();
+      const retried = (await deliveries(api, ws.testKey))[0];
+      assert.equal(retried?.attempts.length, 3);
+      assert.deepEqual([retried?.status, retried?.next_attempt_at], ["pending", new Date(clock.now() + 330_000).toISOString()]);
+
+      receiver.handle = answer(204);
+      assert.equal((await resend()).statusCode, 202);
+      await worker.drain();
+      const done = (await deliveries(api, ws.testKey))[0];
+      assert.deepEqual(
+        [done?.status, done?.next_attempt_at, done?.attempts.map((a) => [a.status_code, a.manual])],
+        [
+          "succeeded",
+          null,
+          [
+            [500, false],
+            [500, true],
+            [500, false],
+            [204, true],
+          ],
+        ],
+      );
+      // Nothing more goes once it has succeeded, when the old schedule would have been due.
+      clock.advance(DAY_MS);
+      await worker.drain();
+      assert.equal(receiver.received.length, 4);
       assert.deepEqual(worker.errors, []);
     });
 
@@ -392,6 +458,14 @@ for (const dialect of DIALECTS) {
         await api.request({ method: "POST", url: `/api/v1/webhooks/endpoints/${id}/enable`, key: ws.testKey });
       }
       assert.equal((await deliveries(api, ws.testKey, "&status=failed")).length, 10);
+      const recoverable = async (id: string) => {
+        const response = await api.request({ url: `/api/v1/webhooks/endpoints/${id}/recoverable`, key: ws.testKey });
+        assert.equal(response.statusCode, 200, response.body);
+        return response.json();
+      };
+      // What recover would queue for each window: not the one that succeeded, nor the 40-day-old one.
+      assert.deepEqual(await recoverable(endpoint.id), { hour: 1, day: 2, week: 3, month: 4 });
+      assert.equal((await api.request({ url: "/api/v1/webhooks/endpoints/ep_nope/recoverable", key: ws.testKey })).statusCode, 404);
 
       const recover = async (since: string) => {
         const response = await api.request({ method: "POST", url: `/api/v1/webhooks/endpoints/${endpoint.id}/recover`, key: ws.testKey, payload: { since } });
@@ -406,6 +480,8 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await recover("week"), { queued: 1, events: [eventIds[2]] });
       assert.deepEqual(await recover("month"), { queued: 1, events: [eventIds[1]] });
       assert.deepEqual(await recover("month"), { queued: 0, events: [] });
+      assert.deepEqual(await recoverable(endpoint.id), { hour: 0, day: 0, week: 0, month: 0 });
+      assert.deepEqual(await recoverable(other.endpoint.id), { hour: 1, day: 2, week: 3, month: 4 }, "the other endpoint's are its own");
       assert.deepEqual(receiver.ids(), [...succeeded, eventIds[4], eventIds[3], eventIds[2], eventIds[1]]);
       assert.equal(neighbour.received.length, 1, "the other endpoint's failed deliveries are not recovered");
       const failed = await deliveries(api, ws.testKey, `&status=failed&endpoint=${endpoint.id}`);
@@ -418,6 +494,12 @@ for (const dialect of DIALECTS) {
 
       const bad = await api.request({ method: "POST", url: `/api/v1/webhooks/endpoints/${endpoint.id}/recover`, key: ws.testKey, payload: { since: "year" } });
       assert.equal(bad.statusCode, 400);
+
+      // The count is in the OpenAPI document, with its answer's shape.
+      const doc = (await api.app.inject({ url: "/api/v1/openapi.json" })).json();
+      const counted = doc.paths["/api/v1/webhooks/endpoints/{id}/recoverable"]?.get;
+      assert.equal(counted?.operationId, "countRecoverableDeliveries");
+      assert.deepEqual(Object.keys(counted?.responses["200"].content["application/json"].schema.properties ?? {}), ["hour", "day", "week", "month"]);
     });
   });
 

@@ -2,9 +2,10 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import { principalOf } from "../auth/auth.hook.js";
 import type { Services } from "../services.js";
-import { CreateEndpointBody, DeliveriesQuery, EndpointParams, EventsQuery, ExampleBody, RecoverBody } from "./webhook.schema.js";
+import { CreateEndpointBody, DeliveriesQuery, EndpointParams, EventsQuery, ExampleBody, RecoverableDeliveries, RecoverBody } from "./webhook.schema.js";
 import {
   addEndpoint,
+  countRecoverable,
   getDelivery,
   getEndpoint,
   listDeliveries,
@@ -109,6 +110,20 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
       },
     },
     async (request) => setEnabled(ctx(request), request.params.id, false),
+  );
+  app.get(
+    "/webhooks/endpoints/:id/recoverable",
+    {
+      schema: {
+        operationId: "countRecoverableDeliveries",
+        summary: "Count the failed deliveries that recover would resend",
+        description: "For each window recover takes: the endpoint's failed deliveries created since an hour, a day, a week or 30 days ago.",
+        tags,
+        params: EndpointParams,
+        response: { 200: RecoverableDeliveries, ...errors },
+      },
+    },
+    async (request) => countRecoverable(ctx(request), request.params.id),
   );
   app.post(
     "/webhooks/endpoints/:id/recover",

@@ -41,6 +41,18 @@ export const RecoverBody = Type.Object(
   { additionalProperties: false },
 );
 
+const count = (description: string) => Type.Integer({ minimum: 0, description });
+/** Inline in its one route, so not among the shared schemas. */
+export const RecoverableDeliveries = Type.Object(
+  {
+    hour: count("Failed deliveries created in the last hour"),
+    day: count("… in the last day"),
+    week: count("… in the last week"),
+    month: count("… in the last 30 days: the most `recover` reaches"),
+  },
+  { additionalProperties: false },
+);
+
 export const Queued = Type.Object({ queued: Type.Integer({ minimum: 0 }) }, { $id: "Queued", additionalProperties: false });
 
 export const WebhookEvent = Type.Object(

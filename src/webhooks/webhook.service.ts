@@ -8,13 +8,21 @@ import { exampleEvent } from "../events/examples.js";
 import { decodeCursor, encodeCursor } from "../http/cursor.js";
 import { newId } from "../ids.js";
 import type { RequestContext } from "../services.js";
-import { failPendingDeliveries, findDelivery, listAttempts, listDeliveriesPage, queueResends, type Delivery as StoredDelivery } from "./delivery.store.js";
+import {
+  countFailedSince,
+  failPendingDeliveries,
+  findDelivery,
+  listAttempts,
+  listDeliveriesPage,
+  queueResends,
+  type Delivery as StoredDelivery,
+} from "./delivery.store.js";
 import { type Endpoint, findEndpoint, insertEndpoint, listEndpoints as listEndpointRows, markEndpointRemoved, setEndpointEnabled } from "./endpoint.store.js";
 import { privateHostReason } from "./private-address.js";
 import { newWebhookSecret } from "./signature.js";
 import type { DeliveriesQuery, Delivery, EventsQuery, WebhookEndpoint, WebhookEvent } from "./webhook.schema.js";
 
-export const RECOVER_WINDOWS = { hour: 3_600_000, day: DAY_MS, week: 7 * DAY_MS, month: 30 * DAY_MS } as const;
+const RECOVER_WINDOWS = { hour: 3_600_000, day: DAY_MS, week: 7 * DAY_MS, month: 30 * DAY_MS } as const;
 const iso = (ms: number | null) => (ms === null ? null : toIso(ms));
 
 export function presentEndpoint(e: Endpoint): WebhookEndpoint {
@@ -142,12 +150,6 @@ export async function recoverEndpoint(ctx: RequestContext, id: string, since: ke
   return { queued: ids.length };
 }
 
-/** How many deliveries recovering the window would resend now: what a confirmation shows before it is done. */
-export async function countRecoverable(ctx: RequestContext, id: string, since: keyof typeof RECOVER_WINDOWS): Promise<number> {
-  await requireEndpoint(ctx, id);
-  return (await recoverableIds(ctx, id, ctx.services.clock.now() - RECOVER_WINDOWS[since])).length;
-}
-
 async function recoverableIds(ctx: RequestContext, id: string, since: number): Promise<string[]> {
   const { db } = ctx.services;
   const ids: string[] = [];
@@ -160,6 +162,19 @@ async function recoverableIds(ctx: RequestContext, id: string, since: number): P
     after = { createdAt: last.createdAt, id: last.id };
   }
   return ids;
+}
+
+/** How many failed deliveries `recoverEndpoint` would attempt again, for each window it takes. */
+export async function countRecoverable(ctx: RequestContext, id: string): Promise<Record<keyof typeof RECOVER_WINDOWS, number>> {
+  await requireEndpoint(ctx, id);
+  const now = ctx.services.clock.now();
+  const since = {
+    hour: now - RECOVER_WINDOWS.hour,
+    day: now - RECOVER_WINDOWS.day,
+    week: now - RECOVER_WINDOWS.week,
+    month: now - RECOVER_WINDOWS.month,
+  };
+  return countFailedSince(ctx.services.db, ctx.principal.workspaceId, ctx.principal.env, id, since);
 }
 
 async function presentDeliveries(ctx: RequestContext, rows: StoredDelivery[]): Promise<Delivery[]> {
@@ -192,12 +207,17 @@ export async function getDelivery(ctx: RequestContext, id: string): Promise<Deli
   return delivery as Delivery;
 }
 
-/** One manual attempt now, with the same webhook-id; not a new schedule. */
+/**
+ * One manual attempt now, with the same webhook-id; not a new schedule. A delivery still
+ * being retried keeps its schedule: the attempt goes now, a success settles it, a
+ * failure leaves its next scheduled retry where it was, and the manual attempt does not
+ * count among the schedule's ten. Resending it again before the attempt is made queues
+ * nothing more.
+ */
 export async function resendDelivery(ctx: RequestContext, id: string): Promise<Delivery> {
   const { db, clock } = ctx.services;
   const row = await findDelivery(db, ctx.principal.workspaceId, ctx.principal.env, id);
   if (!row) throw notFound(`No delivery "${id}".`);
-  if (row.status === "pending") throw invalidParameter("id", "This delivery is still being attempted; resend it once it has succeeded or failed.");
   const endpoint = await findEndpoint(db, ctx.principal.workspaceId, ctx.principal.env, row.endpointId);
   // The worker sends nothing to a disabled endpoint: the resend would wait, unseen, for it to be enabled.
   if (!endpoint?.enabled) throw invalidParameter("id", "This delivery's endpoint is disabled or removed; enable it before resending.");

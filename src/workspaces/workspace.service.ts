@@ -1,6 +1,7 @@
 // Operator use cases behind `warden admin`: owners, workspaces, tools, bundles, plans
 // and keys. Each checks its input and answers a clear error; nothing is half-written.
-import { createApiKey } from "../auth/key.service.js";
+
+import { createApiKey, type KeySummary, listWorkspaceKeys } from "../auth/key.service.js";
 import { revokeKey as revokeKeyRow } from "../auth/key.store.js";
 import type { Clock } from "../clock.js";
 import { isEmailShape, normaliseEmail } from "../customers/email.js";
@@ -8,6 +9,7 @@ import type { Db } from "../db/database.js";
 import type { Env, ProductKind } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { newId } from "../ids.js";
+import type { Services } from "../services.js";
 import {
   bundleExists,
   findOwnerByEmail,
@@ -19,8 +21,13 @@ import {
   insertPlan,
   insertTool,
   insertWorkspace,
+  listBundles as listBundleRows,
   listOwnedWorkspaceRows,
   listOwnerIds,
+  listOwners as listOwnerRows,
+  listPlans as listPlanRows,
+  listTools as listToolRows,
+  listWorkspaces as listWorkspaceRows,
   setOwnerSuspended,
   updateToolRow,
 } from "./workspace.store.js";
@@ -216,4 +223,48 @@ export async function revokeKey(db: Db, clock: Clock, input: { id: string }): Pr
   const revoked = await revokeKeyRow(db, input.id, clock.now());
   if (!revoked) throw notFound(`No API key "${input.id}".`);
   return revoked;
+}
+
+// The operator's lists, for `warden admin … list` at a terminal: each is read whole, in a
+// stable order, with no paging (a workspace has a handful of tools, plans and keys; the
+// owners and workspaces of one installation are read in one statement each).
+
+export async function listOwners(db: Db): Promise<(Owner & { workspaces: string[] })[]> {
+  return listOwnerRows(db);
+}
+
+/** Every workspace, or those of the owner with this email. */
+export async function listWorkspaces(db: Db, input: { ownerEmail?: string }): Promise<(Workspace & { owners: string[] })[]> {
+  const owner = input.ownerEmail === undefined ? null : await requireOwner(db, input.ownerEmail);
+  return listWorkspaceRows(db, owner?.id ?? null);
+}
+
+export async function listTools(db: Db, input: { workspace: string }): Promise<Tool[]> {
+  return listToolRows(db, (await requireWorkspace(db, input.workspace)).id);
+}
+
+export async function listBundles(db: Db, input: { workspace: string }): Promise<Bundle[]> {
+  return listBundleRows(db, (await requireWorkspace(db, input.workspace)).id);
+}
+
+/** A workspace's plans, or one tool's or one bundle's (which must exist). */
+export async function listPlans(db: Db, input: { workspace: string; tool?: string; bundle?: string }): Promise<Plan[]> {
+  const workspace = await requireWorkspace(db, input.workspace);
+  if (input.tool !== undefined && input.bundle !== undefined) throw invalidParameter("tool", "Give --tool or --bundle, not both.");
+  if (input.tool !== undefined) {
+    if (!(await findTool(db, workspace.id, input.tool))) throw notFound(`No tool "${input.tool}" in workspace "${workspace.slug}".`);
+    return listPlanRows(db, workspace.id, { kind: "tool", id: input.tool });
+  }
+  if (input.bundle !== undefined) {
+    if (!(await bundleExists(db, workspace.id, input.bundle))) throw notFound(`No bundle "${input.bundle}" in workspace "${workspace.slug}".`);
+    return listPlanRows(db, workspace.id, { kind: "bundle", id: input.bundle });
+  }
+  return listPlanRows(db, workspace.id, null);
+}
+
+/** A workspace's keys (one environment's when given), without their secrets. */
+export async function listKeys(services: Services, input: { workspace: string; env?: string }): Promise<KeySummary[]> {
+  const { db } = services;
+  const workspace = await requireWorkspace(db, input.workspace);
+  return listWorkspaceKeys(services, { workspaceId: workspace.id, env: input.env === undefined ? null : requireEnv(input.env) });
 }

@@ -1,6 +1,7 @@
+import type { Selectable } from "kysely";
 import type { Executor } from "../db/database.js";
 import { prepared } from "../db/prepared.js";
-import type { ProductKind } from "../db/schema.js";
+import type { PlansTable, ProductKind } from "../db/schema.js";
 import type { Bundle, Owner, Plan, Tool, Workspace } from "./workspace.types.js";
 
 export async function insertOwner(ex: Executor, owner: Owner, emailNorm: string): Promise<void> {
@@ -12,7 +13,7 @@ export async function insertOwner(ex: Executor, owner: Owner, emailNorm: string)
 
 export async function findOwnerByEmail(ex: Executor, emailNorm: string): Promise<Owner | null> {
   const row = await ex.selectFrom("owners").selectAll().where("email_norm", "=", emailNorm).executeTakeFirst();
-  return row ? { id: row.id, email: row.email, suspendedAt: row.suspended_at, createdAt: Number(row.created_at) } : null;
+  return row ? toOwner(row) : null;
 }
 
 export async function findOwnerById(ex: Executor, id: string): Promise<Owner | null> {
@@ -132,20 +133,22 @@ export async function findPlan(ex: Executor, workspaceId: string, productKind: P
     .where("product_id", "=", productId);
   query = planId === null ? query.where("is_default", "=", 1) : query.where("id", "=", planId);
   const row = await query.executeTakeFirst();
-  return row
-    ? {
-        productKind: row.product_kind,
-        productId: row.product_id,
-        id: row.id,
-        name: row.name,
-        billing: row.billing,
-        amountCents: row.amount_cents === null ? null : Number(row.amount_cents),
-        currency: row.currency,
-        interval: row.interval,
-        isDefault: row.is_default === 1,
-        createdAt: Number(row.created_at),
-      }
-    : null;
+  return row ? toPlan(row) : null;
+}
+
+function toPlan(row: Selectable<PlansTable>): Plan {
+  return {
+    productKind: row.product_kind,
+    productId: row.product_id,
+    id: row.id,
+    name: row.name,
+    billing: row.billing,
+    amountCents: row.amount_cents === null ? null : Number(row.amount_cents),
+    currency: row.currency,
+    interval: row.interval,
+    isDefault: row.is_default === 1,
+    createdAt: Number(row.created_at),
+  };
 }
 
 /** Ids of the workspace's owners, whose quotas a workspace's additions are charged to as well. */
@@ -165,4 +168,76 @@ export async function listOwnedWorkspaceRows(ex: Executor, ownerId: string): Pro
     .orderBy("w.slug")
     .execute();
   return rows.map((row) => ({ id: row.id, slug: row.slug, name: row.name, plan: row.plan, createdAt: Number(row.created_at) }));
+}
+
+const toOwner = (row: { id: string; email: string; suspended_at: number | null; created_at: number }): Owner => ({
+  id: row.id,
+  email: row.email,
+  suspendedAt: row.suspended_at === null ? null : Number(row.suspended_at),
+  createdAt: Number(row.created_at),
+});
+
+const toWorkspace = (row: { id: string; slug: string; name: string; plan: Workspace["plan"]; created_at: number }): Workspace => ({
+  id: row.id,
+  slug: row.slug,
+  name: row.name,
+  plan: row.plan,
+  createdAt: Number(row.created_at),
+});
+
+/** Every owner, oldest first, with the slugs of the workspaces each holds. */
+export async function listOwners(ex: Executor): Promise<(Owner & { workspaces: string[] })[]> {
+  const owners = await ex.selectFrom("owners").select(["id", "email", "suspended_at", "created_at"]).orderBy("created_at").orderBy("id").execute();
+  const held = await ex
+    .selectFrom("workspace_owners as wo")
+    .innerJoin("workspaces as w", "w.id", "wo.workspace_id")
+    .select(["wo.owner_id", "w.slug"])
+    .orderBy("w.slug")
+    .execute();
+  const slugs = new Map<string, string[]>();
+  for (const row of held) slugs.set(row.owner_id, [...(slugs.get(row.owner_id) ?? []), row.slug]);
+  return owners.map((row) => ({ ...toOwner(row), workspaces: slugs.get(row.id) ?? [] }));
+}
+
+/** Workspaces oldest first, with their owners' emails; only those `ownerId` holds when given. */
+export async function listWorkspaces(ex: Executor, ownerId: string | null): Promise<(Workspace & { owners: string[] })[]> {
+  let query = ex.selectFrom("workspaces as w").select(["w.id", "w.slug", "w.name", "w.plan", "w.created_at"]);
+  if (ownerId !== null) {
+    query = query.where((eb) =>
+      eb.exists(
+        eb.selectFrom("workspace_owners as mine").select("mine.owner_id").whereRef("mine.workspace_id", "=", "w.id").where("mine.owner_id", "=", ownerId),
+      ),
+    );
+  }
+  const workspaces = await query.orderBy("w.created_at").orderBy("w.id").execute();
+  const owners = await ex
+    .selectFrom("workspace_owners as wo")
+    .innerJoin("owners as o", "o.id", "wo.owner_id")
+    .select(["wo.workspace_id", "o.email"])
+    .orderBy("o.email")
+    .execute();
+  const emails = new Map<string, string[]>();
+  for (const row of owners) emails.set(row.workspace_id, [...(emails.get(row.workspace_id) ?? []), row.email]);
+  return workspaces.map((row) => ({ ...toWorkspace(row), owners: emails.get(row.id) ?? [] }));
+}
+
+export async function listTools(ex: Executor, workspaceId: string): Promise<Tool[]> {
+  const rows = await ex.selectFrom("tools").select(["id", "name", "trial_days", "created_at"]).where("workspace_id", "=", workspaceId).orderBy("id").execute();
+  return rows.map((row) => ({ id: row.id, name: row.name, trialDays: Number(row.trial_days), createdAt: Number(row.created_at) }));
+}
+
+export async function listBundles(ex: Executor, workspaceId: string): Promise<Bundle[]> {
+  const bundles = await ex.selectFrom("bundles").select(["id", "name", "created_at"]).where("workspace_id", "=", workspaceId).orderBy("id").execute();
+  const tools = await ex.selectFrom("bundle_tools").select(["bundle_id", "tool_id"]).where("workspace_id", "=", workspaceId).orderBy("tool_id").execute();
+  const byBundle = new Map<string, string[]>();
+  for (const row of tools) byBundle.set(row.bundle_id, [...(byBundle.get(row.bundle_id) ?? []), row.tool_id]);
+  return bundles.map((row) => ({ id: row.id, name: row.name, toolIds: byBundle.get(row.id) ?? [], createdAt: Number(row.created_at) }));
+}
+
+/** A workspace's plans by product, then id; only one product's when given. */
+export async function listPlans(ex: Executor, workspaceId: string, product: { kind: ProductKind; id: string } | null): Promise<Plan[]> {
+  let query = ex.selectFrom("plans").selectAll().where("workspace_id", "=", workspaceId);
+  if (product) query = query.where("product_kind", "=", product.kind).where("product_id", "=", product.id);
+  const rows = await query.orderBy("product_kind", "desc").orderBy("product_id").orderBy("id").execute();
+  return rows.map(toPlan);
 }

@@ -184,7 +184,7 @@ export async function webhookRoutes(app: FastifyInstance, options: { services: S
     const since = sinceOf(query(request).since);
     if (!endpoint.enabled)
       throw new PageRefusal(400, "Endpoint disabled", "Enable the endpoint before recovering its deliveries: Warden sends nothing to a disabled endpoint.");
-    return sendPage(reply, 200, recoverConfirmView(page.frame, endpoint, since, await countRecoverable(ctx, endpoint.id, since)));
+    return sendPage(reply, 200, recoverConfirmView(page.frame, endpoint, since, (await countRecoverable(ctx, endpoint.id))[since]));
   });
 
   app.post(`${base}/:endpoint/recover`, async (request, reply) => {

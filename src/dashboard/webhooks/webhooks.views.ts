@@ -283,7 +283,7 @@ ${
 ${a.response_body === null || a.response_body === "" ? html`<p class="muted">No answer body.</p>` : html`<pre class="payload">${a.response_body}</pre>`}
 </li>`,
         )}</ol>`;
-  const canResend = d.status !== "pending" && endpoint?.enabled === true;
+  const canResend = endpoint?.enabled === true;
   return appPage(
     "Delivery",
     frame,
@@ -300,7 +300,7 @@ ${flash.resent ? notice("success", "Resend queued: one more attempt goes out now
 <form method="post" action="${deliveryPath(frame, d.id)}/resend" class="row">
 ${csrfField(frame.csrf)}
 <button class="button primary" type="submit"${canResend ? "" : html` disabled`}>Resend</button>
-${canResend ? "" : html`<span class="hint">${d.status === "pending" ? "Still being attempted: resend it once it has succeeded or failed." : "The endpoint is disabled or removed."}</span>`}
+${canResend ? html`<span class="hint">One more attempt now, with the same webhook-id${d.status === "pending" ? "; its scheduled retries stay as they are" : ""}.</span>` : html`<span class="hint">The endpoint is disabled or removed: enable it to resend.</span>`}
 </form>
 </section>
 <section class="panel">

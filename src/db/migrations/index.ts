@@ -12,6 +12,7 @@ import * as deliveryFillfactor from "./010-delivery-fillfactor.js";
 import * as sourceKinds from "./011-source-kinds.js";
 import * as endpointLeases from "./012-endpoint-leases.js";
 import * as dashboard from "./013-dashboard.js";
+import * as deliveryRetryAt from "./014-delivery-retry-at.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   "011-source-kinds": sourceKinds,
   "012-endpoint-leases": endpointLeases,
   "013-dashboard": dashboard,
+  "014-delivery-retry-at": deliveryRetryAt,
 };
