@@ -192,6 +192,8 @@ ${flash.recovered !== undefined ? notice("success", `${flash.recovered === 1 ? "
 </table></div>
 ${page.next ? html`<p class="pager"><a class="button small" href="${page.next}">Older deliveries →</a></p>` : ""}`;
   const exhausted = page.examples.used >= page.examples.limit;
+  // A type this endpoint listens for, so that the test reaches it.
+  const preselected = e.events?.[0] ?? null;
   return appPage(
     "Endpoint",
     frame,
@@ -221,7 +223,7 @@ ${
 <form method="post" action="${path}/test" class="inline-form">
 ${csrfField(frame.csrf)}
 <div class="field"><label for="type">Event type</label>
-<select id="type" name="type">${page.types.map((t) => html`<option value="${t.type}">${t.type}</option>`)}</select></div>
+<select id="type" name="type">${page.types.map((t) => html`<option value="${t.type}"${t.type === preselected ? html` selected` : ""}>${t.type}</option>`)}</select></div>
 <button class="button primary" type="submit"${exhausted || !e.enabled ? html` disabled` : ""}>Send test event</button>
 </form>
 ${exhausted ? html`<p class="hint">Today's example events are used up; the count starts again at midnight UTC.</p>` : ""}
