@@ -18,6 +18,7 @@ import { clearSessionCookie, requireSession, signedInOf } from "./shared/owner-c
 import { sendPage } from "./shared/page.js";
 import { acceptFormsOnly, addPageHeaders, PageRefusal, refuseCrossSite } from "./shared/security.js";
 import { signInRoutes } from "./sign-in/sign-in.routes.js";
+import { eventRoutes } from "./webhooks/events.routes.js";
 import { webhookRoutes } from "./webhooks/webhooks.routes.js";
 
 // The stylesheet is read from the source tree, two folders up from this module both in
@@ -105,6 +106,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: { services:
     await owned.register(overviewRoutes, { services });
     await owned.register(keyRoutes, { services, mailer });
     await owned.register(webhookRoutes, { services, mailer });
+    await owned.register(eventRoutes, { services });
     await owned.register(auditRoutes, { services });
   });
 }

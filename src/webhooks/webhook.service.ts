@@ -2,7 +2,7 @@ import { recordOwnerAction } from "../audit/audit.service.js";
 import { DAY_MS, toIso } from "../clock.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { emitEvent } from "../events/event.service.js";
-import { listEventsPage } from "../events/event.store.js";
+import { findEvent, listEventsPage } from "../events/event.store.js";
 import { isEventType } from "../events/event-types.js";
 import { exampleEvent } from "../events/examples.js";
 import { decodeCursor, encodeCursor } from "../http/cursor.js";
@@ -272,6 +272,13 @@ export async function listEvents(ctx: RequestContext, query: EventsQuery): Promi
     has_more: hasMore,
     next_cursor: hasMore && last ? encodeCursor(cursorKey, context, { at: last.createdAt, id: last.id }) : null,
   };
+}
+
+/** One event as it was sent: the exact signed JSON text, and whether it was an example. */
+export async function getEvent(ctx: RequestContext, id: string): Promise<{ event: WebhookEvent; body: string; example: boolean }> {
+  const row = await findEvent(ctx.services.db, ctx.principal.workspaceId, ctx.principal.env, id);
+  if (!row) throw notFound(`No event "${id}".`);
+  return { event: JSON.parse(row.body) as WebhookEvent, body: row.body, example: row.example };
 }
 
 /**

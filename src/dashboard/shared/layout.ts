@@ -7,7 +7,7 @@ import { type Html, html } from "./html.js";
 export const DASHBOARD = "/dashboard";
 export const CSS_PATH = `${DASHBOARD}/assets/dashboard.css`;
 
-export type Section = "overview" | "keys" | "webhooks" | "audit";
+export type Section = "overview" | "keys" | "webhooks" | "events" | "audit";
 
 /** Everything a signed-in page's frame needs. */
 export interface Frame {
@@ -90,7 +90,7 @@ ${item("overview", "Overview", here ? sectionPath(here.workspace.slug, here.env,
 </ul>
 ${
   here
-    ? html`<p class="side-heading">Configure</p><ul>${item("keys", "API keys", sectionPath(here.workspace.slug, here.env, "keys"))}${item("webhooks", "Webhooks", sectionPath(here.workspace.slug, here.env, "webhooks"))}</ul>`
+    ? html`<p class="side-heading">Configure</p><ul>${item("keys", "API keys", sectionPath(here.workspace.slug, here.env, "keys"))}${item("webhooks", "Webhooks", sectionPath(here.workspace.slug, here.env, "webhooks"))}${item("events", "Events and deliveries", sectionPath(here.workspace.slug, here.env, "events"))}</ul>`
     : ""
 }
 <p class="side-heading">Account</p>

@@ -20,7 +20,13 @@ export const webhooksPath = (frame: Frame) => {
   if (!here) throw new Error("a webhooks page has a workspace");
   return sectionPath(here.workspace.slug, here.env, "webhooks");
 };
-const endpointPath = (frame: Frame, id: string) => `${webhooksPath(frame)}/${encodeURIComponent(id)}`;
+export const endpointPath = (frame: Frame, id: string) => `${webhooksPath(frame)}/${encodeURIComponent(id)}`;
+export const eventsPath = (frame: Frame) => {
+  const here = frame.current;
+  if (!here) throw new Error("an events page has a workspace");
+  return sectionPath(here.workspace.slug, here.env, "events");
+};
+export const eventPath = (frame: Frame, id: string) => `${eventsPath(frame)}/${encodeURIComponent(id)}`;
 export const deliveryPath = (frame: Frame, id: string) => `${webhooksPath(frame)}/deliveries/${encodeURIComponent(id)}`;
 const ms = (iso: string | null) => (iso === null ? null : Date.parse(iso));
 
@@ -138,12 +144,12 @@ ${csrfField(frame.csrf)}
   );
 }
 
-function deliveryStatus(status: string): Html {
+export function deliveryStatus(status: string): Html {
   const kind = status === "succeeded" ? "ok" : status === "failed" ? "failing" : "pending";
   return html`<span class="badge badge-${kind}">${status === "succeeded" ? "Succeeded" : status === "failed" ? "Failed" : "Pending"}</span>`;
 }
 
-function lastAnswer(d: Delivery): Html {
+export function lastAnswer(d: Delivery): Html {
   const last = d.attempts[d.attempts.length - 1];
   if (!last) return html`<span class="muted">Not tried yet</span>`;
   return last.status_code === null ? html`<span class="muted">${last.error ?? "No answer"}</span>` : html`HTTP ${last.status_code}`;
@@ -181,7 +187,7 @@ ${flash.recovered !== undefined ? notice("success", `${flash.recovered === 1 ? "
 <thead><tr><th>Event</th><th>Status</th><th>Attempts</th><th>Last answer</th><th>Created</th><th><span class="sr-only">Open</span></th></tr></thead>
 <tbody>${page.deliveries.map(
           (d) => html`<tr>
-<td><code>${d.event}</code></td>
+<td><a href="${eventPath(frame, d.event)}"><code>${d.event}</code></a></td>
 <td>${deliveryStatus(d.status)}</td>
 <td class="num">${d.attempts.length}</td>
 <td>${lastAnswer(d)}</td>
@@ -192,7 +198,7 @@ ${flash.recovered !== undefined ? notice("success", `${flash.recovered === 1 ? "
 </table></div>
 ${page.next ? html`<p class="pager"><a class="button small" href="${page.next}">Older deliveries →</a></p>` : ""}`;
   const exhausted = page.examples.used >= page.examples.limit;
-  // A type this endpoint listens for, so that the test reaches it.
+  // A type this endpoint listens for: the one its receiver is likeliest to handle.
   const preselected = e.events?.[0] ?? null;
   return appPage(
     "Endpoint",
@@ -219,7 +225,7 @@ ${
 <div class="columns">
 <section class="panel">
 <div class="panel-head"><h2>Send a test event</h2><span class="panel-sub">${formatCount(page.examples.used)} of ${formatCount(page.examples.limit)} today</span></div>
-<p class="panel-text">An example event, signed and delivered like a real one to every enabled endpoint of this environment that listens for its type.</p>
+<p class="panel-text">An example event, signed, logged and retried like a real one, sent to every enabled endpoint of this environment whatever events it listens for.</p>
 <form method="post" action="${path}/test" class="inline-form">
 ${csrfField(frame.csrf)}
 <div class="field"><label for="type">Event type</label>
@@ -295,7 +301,7 @@ ${flash.resent ? notice("success", "Resend queued: one more attempt goes out now
 <dl class="facts">
 <dt>Status</dt><dd>${deliveryStatus(d.status)}</dd>
 <dt>Endpoint</dt><dd>${endpoint ? html`<a class="url" href="${endpointPath(frame, endpoint.id)}">${endpoint.url}</a>` : html`<code>${d.endpoint}</code> <span class="muted">(removed)</span>`}</dd>
-<dt>Event</dt><dd><code>${d.event}</code></dd>
+<dt>Event</dt><dd><a href="${eventPath(frame, d.event)}"><code>${d.event}</code></a></dd>
 <dt>Created</dt><dd>${time(Date.parse(d.created_at))}</dd>
 <dt>Next retry</dt><dd>${d.next_attempt_at === null ? html`<span class="muted">None</span>` : time(Date.parse(d.next_attempt_at))}</dd>
 </dl>
