@@ -195,6 +195,18 @@ for (const dialect of DIALECTS) {
 
         await page.goto(`${base}/dashboard/w/${ws.slug}/test/webhooks`);
         await shoot(page, "15-webhooks-list");
+
+        await page.click(".side >> text=Events");
+        await page.waitForSelector("text=Every event of this workspace");
+        await page.selectOption("#type", "payment.disputed");
+        await page.click("button:has-text('Filter')");
+        await shoot(page, "16-events");
+        await page.click("tbody >> text=Open");
+        await page.waitForSelector("text=Payload");
+        assert.match((await page.textContent("pre.payload")) ?? "", /\n {2}"type": "payment\.disputed",\n/, "the payload, indented");
+        await shoot(page, "17-event");
+        await page.goto(`${base}/dashboard/w/${ws.slug}/test/events/deliveries?status=succeeded`);
+        await shoot(page, "18-deliveries");
         assert.deepEqual(violations, [], "no page breaks its own content-security policy");
       } finally {
         await browser.close();

@@ -90,7 +90,7 @@ ${item("overview", "Overview", here ? sectionPath(here.workspace.slug, here.env,
 </ul>
 ${
   here
-    ? html`<p class="side-heading">Configure</p><ul>${item("keys", "API keys", sectionPath(here.workspace.slug, here.env, "keys"))}${item("webhooks", "Webhooks", sectionPath(here.workspace.slug, here.env, "webhooks"))}${item("events", "Events and deliveries", sectionPath(here.workspace.slug, here.env, "events"))}</ul>`
+    ? html`<p class="side-heading">Configure</p><ul>${item("keys", "API keys", sectionPath(here.workspace.slug, here.env, "keys"))}${item("webhooks", "Webhooks", sectionPath(here.workspace.slug, here.env, "webhooks"))}${item("events", "Events", sectionPath(here.workspace.slug, here.env, "events"))}</ul>`
     : ""
 }
 <p class="side-heading">Account</p>
