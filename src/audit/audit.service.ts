@@ -20,7 +20,9 @@ export type AuditAction =
   | "endpoint.disabled"
   | "endpoint.recovered"
   | "event.example_sent"
-  | "delivery.resent";
+  | "delivery.resent"
+  | "grant.created"
+  | "grant.revoked";
 
 export async function recordAction(
   trx: Executor,

@@ -10,6 +10,7 @@ import { toApiError } from "../http/error.handler.js";
 import { endOwnerSession } from "../owners/owner-sign-in.service.js";
 import type { Services } from "../services.js";
 import { auditRoutes } from "./audit/audit.routes.js";
+import { customerRoutes } from "./customers/customers.routes.js";
 import { keyRoutes } from "./keys/keys.routes.js";
 import { overviewRoutes } from "./overview/overview.routes.js";
 import { html } from "./shared/html.js";
@@ -104,6 +105,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: { services:
       return reply.redirect(`${DASHBOARD}/sign-in?signed_out=1`, 303);
     });
     await owned.register(overviewRoutes, { services });
+    await owned.register(customerRoutes, { services });
     await owned.register(keyRoutes, { services, mailer });
     await owned.register(webhookRoutes, { services, mailer });
     await owned.register(eventRoutes, { services });

@@ -14,6 +14,8 @@ const ACTIONS: Record<string, string> = {
   "endpoint.recovered": "Recovered failed deliveries",
   "event.example_sent": "Sent a test event",
   "delivery.resent": "Resent a delivery",
+  "grant.created": "Granted access",
+  "grant.revoked": "Revoked a grant",
 };
 
 export function auditView(frame: Frame, entries: AuditEntry[]): Html {

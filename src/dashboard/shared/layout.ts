@@ -7,7 +7,7 @@ import { type Html, html } from "./html.js";
 export const DASHBOARD = "/dashboard";
 export const CSS_PATH = `${DASHBOARD}/assets/dashboard.css`;
 
-export type Section = "overview" | "keys" | "webhooks" | "events" | "audit";
+export type Section = "overview" | "customers" | "keys" | "webhooks" | "events" | "audit";
 
 /** Everything a signed-in page's frame needs. */
 export interface Frame {
@@ -87,6 +87,7 @@ function sideNav(frame: Frame): Html {
   return html`<nav class="side" aria-label="Dashboard">
 <ul>
 ${item("overview", "Overview", here ? sectionPath(here.workspace.slug, here.env, "overview") : DASHBOARD)}
+${here ? item("customers", "Customers", sectionPath(here.workspace.slug, here.env, "customers")) : ""}
 </ul>
 ${
   here
