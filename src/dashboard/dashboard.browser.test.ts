@@ -213,6 +213,63 @@ for (const dialect of DIALECTS) {
         await app.close();
       }
     });
+
+    test("customers: find an address, grant with a note, see the note, revoke", { timeout: JOURNEY_TIMEOUT_MS }, async () => {
+      const env = await dashboardServices(dialect);
+      const ws = await seedWorkspace(env.services);
+      const app = await buildApp(env.services, { logger: false });
+      await app.listen({ host: "127.0.0.1", port: 0 });
+      const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+      for (const email of ["ada@example.com", "alan@example.com"]) {
+        const granted = await fetch(`${base}/api/v1/tools/${ws.tool}/grants`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${ws.testKey}`, "content-type": "application/json" },
+          body: JSON.stringify({ email, days: 30 }),
+        });
+        assert.equal(granted.status, 201);
+      }
+      const browser = await launch();
+      try {
+        const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+        const violations: string[] = [];
+        page.on("console", (m) => {
+          if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+        });
+        await page.goto(`${base}/dashboard/sign-in`);
+        await page.fill("#email", ws.ownerEmail);
+        await page.click("button[type=submit]");
+        await page.waitForURL(`${base}/dashboard/sign-in/code`);
+        await page.fill("#code", await readCode(env.dataDir, ws.ownerEmail));
+        await page.click("form.stack button[type=submit]");
+        await page.waitForURL(`${base}/dashboard/w/${ws.slug}/test`);
+
+        await page.goto(`${base}/dashboard/w/${ws.slug}/test/keys`);
+        await page.click(".side >> text=Customers");
+        await page.fill("#email", "grace@example.com");
+        await page.click("button:has-text('Find')");
+        await page.waitForSelector("text=No customer with this address");
+        await page.fill("#days", "14");
+        await page.fill("#note", "Speaker at <Conf> & friends");
+        await page.click("button:has-text('Grant')");
+        await page.waitForSelector("text=Access granted");
+        assert.equal(await page.textContent(".note"), "Speaker at <Conf> & friends");
+        assert.ok(await page.isVisible("text=via a grant"));
+        await shoot(page, "19-customer");
+        await page.click("tbody >> button:has-text('Revoke')");
+        await page.waitForSelector("text=Grant revoked");
+        assert.ok(await page.isVisible("text=Not entitled"));
+
+        // A revoked grant was her only access, so she leaves the list; the others stay.
+        await page.click(".side >> text=Customers");
+        await page.waitForSelector("text=ada@example.com");
+        assert.equal(await page.isVisible("text=grace@example.com"), false);
+        await shoot(page, "20-customers");
+        assert.deepEqual(violations, [], "no page breaks its own content-security policy");
+      } finally {
+        await browser.close();
+        await app.close();
+      }
+    });
   });
 }
 
