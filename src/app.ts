@@ -17,6 +17,9 @@ import { renderError } from "./http/error.handler.js";
 import { answerClientError, refuseExpectation, requireHost } from "./http/raw-errors.js";
 import { validatorCompiler } from "./http/validation.js";
 import { newId } from "./ids.js";
+import { healthRoutes } from "./ops/health.routes.js";
+import { instrumentRequests, metricsRoutes } from "./ops/metrics.routes.js";
+import { closeConnectionsWhenClosing } from "./ops/shutdown.js";
 import type { Services } from "./services.js";
 import { stripeRoutes } from "./stripe/stripe.routes.js";
 import { webhookRoutes } from "./webhooks/webhook.routes.js";
@@ -74,6 +77,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     requireHost(request.headers.host, request.raw.httpVersion);
   });
   app.addHook("preValidation", refuseControlCharacters);
+  instrumentRequests(app, services.metrics);
+  closeConnectionsWhenClosing(app);
 
   for (const schema of [
     ErrorBody,
@@ -139,6 +144,9 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(clientRoutes, { services, prefix: "/api/client/v1" });
   // The vendor dashboard: server-rendered pages for owners, signed in with a mailed code.
   await app.register(dashboardRoutes, { services, prefix: "/dashboard" });
+  // For operators' machines, off the API: health checks, and the metrics behind their own token.
+  await app.register(healthRoutes, { services });
+  await app.register(metricsRoutes, { services });
 
   await app.register(async (fallback) => {
     for (const [url, served] of methodsByPath) {

@@ -135,9 +135,10 @@ for (const dialect of DIALECTS) {
       const keys = await wardenList(env, "admin", "key", "list", "--workspace", slug);
       assert.deepEqual(
         keys.map((k) => [k.id, k.name, k.env, k.key, k.last_used_at, k.revoked_at === null]),
+        // Newest first, as the dashboard lists them.
         [
-          [testKey.id, "ci", "test", `wk_test_…${String(testKey.key).slice(-4)}`, null, true],
           [liveKey.id, null, "live", `wk_live_…${String(liveKey.key).slice(-4)}`, null, false],
+          [testKey.id, "ci", "test", `wk_test_…${String(testKey.key).slice(-4)}`, null, true],
         ],
       );
       // Never the secret, nor its hash.

@@ -10,6 +10,7 @@ import { webhookCommands } from "./cli/webhook.commands.js";
 import { systemClock } from "./clock.js";
 import { type Config, ConfigError, parseConfig } from "./config.js";
 import { ApiError, typeOf } from "./errors/errors.js";
+import { describeStartFailure } from "./ops/start-up.js";
 import { startServer } from "./server.js";
 import { createServices, type Services } from "./services.js";
 
@@ -79,7 +80,11 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     return 0;
   }
   if (argv[0] === "serve") {
-    await startServer(config);
+    try {
+      await startServer(config);
+    } catch (error) {
+      return fail(1, { type: "api_error", message: describeStartFailure(error, config) });
+    }
     return 0;
   }
 

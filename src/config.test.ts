@@ -121,6 +121,15 @@ describe("config", () => {
     assert.throws(() => parseConfig({ WARDEN_DELIVERY_LEASE_MS: "3600001" }), /WARDEN_DELIVERY_LEASE_MS/);
   });
 
+  test("LOG_LEVEL is one of pino's levels; WARDEN_METRICS_TOKEN unset or 16+ characters", () => {
+    assert.equal(parseConfig({}).logLevel, "info");
+    assert.equal(parseConfig({ LOG_LEVEL: "warn" }).logLevel, "warn");
+    assert.throws(() => parseConfig({ LOG_LEVEL: "verbose" }), /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"/);
+    assert.equal(parseConfig({}).metricsToken, null);
+    assert.equal(parseConfig({ WARDEN_METRICS_TOKEN: "t".repeat(16) }).metricsToken, "t".repeat(16));
+    assert.throws(() => parseConfig({ WARDEN_METRICS_TOKEN: "short" }), /WARDEN_METRICS_TOKEN must be at least 16 characters/);
+  });
+
   test("WARDEN_SQLITE_MMAP_MB: 0 unless given, up to SQLite's 2047", () => {
     assert.equal(parseConfig({}).sqliteMmapMb, 0);
     assert.equal(parseConfig({ WARDEN_SQLITE_MMAP_MB: "1024" }).sqliteMmapMb, 1024);

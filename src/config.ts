@@ -63,6 +63,11 @@ export interface Config {
    * (WARDEN_CLIENT_ORIGINS, comma-separated, e.g. https://app.example.com).
    */
   clientOrigins: readonly string[];
+  /**
+   * The bearer token that opens GET /metrics (WARDEN_METRICS_TOKEN); null: no metrics
+   * route at all (404). On the main port, so a deployment has one port to expose.
+   */
+  metricsToken: string | null;
   limits: Readonly<Limits>;
 }
 
@@ -200,6 +205,23 @@ function readSecretKey(env: Env): string | null {
   return raw;
 }
 
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+function readLogLevel(env: Env): string {
+  const raw = env.LOG_LEVEL;
+  if (raw === undefined || raw === "") return "info";
+  if (!LOG_LEVELS.includes(raw)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${raw}"`);
+  return raw;
+}
+
+function readMetricsToken(env: Env): string | null {
+  const raw = env.WARDEN_METRICS_TOKEN;
+  if (raw === undefined || raw === "") return null;
+  // Long enough not to be guessed at the rate the main port answers.
+  if (raw.length < 16) throw new ConfigError("WARDEN_METRICS_TOKEN must be at least 16 characters (e.g. openssl rand -hex 16)");
+  return raw;
+}
+
 export function parseConfig(env: Env): Readonly<Config> {
   const limits = {} as Limits;
   for (const [key, variable] of Object.entries(LIMIT_VARIABLES) as [keyof Limits, string][]) {
@@ -214,7 +236,7 @@ export function parseConfig(env: Env): Readonly<Config> {
     sqliteMmapMb: readInteger(env, "WARDEN_SQLITE_MMAP_MB", 0, 0, 2047),
     domain: readDomain(env),
     trustProxy: readTrustProxy(env),
-    logLevel: env.LOG_LEVEL || "info",
+    logLevel: readLogLevel(env),
     secretKey: readSecretKey(env),
     allowPrivateWebhooks: readFlag(env, "WARDEN_ALLOW_PRIVATE_WEBHOOKS"),
     deliveryWorker: env.WARDEN_DELIVERY_WORKER === undefined || env.WARDEN_DELIVERY_WORKER === "" ? true : readFlag(env, "WARDEN_DELIVERY_WORKER"),
@@ -223,6 +245,7 @@ export function parseConfig(env: Env): Readonly<Config> {
     smtpUrl: readSmtpUrl(env),
     mailFrom: env.WARDEN_MAIL_FROM || "Warden <no-reply@localhost>",
     clientOrigins: readClientOrigins(env),
+    metricsToken: readMetricsToken(env),
     limits: Object.freeze(limits),
   });
 }

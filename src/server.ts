@@ -1,26 +1,53 @@
+import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.js";
 import { systemClock } from "./clock.js";
 import type { Config } from "./config.js";
+import { SHUTDOWN_GRACE_MS, settleWithin } from "./ops/shutdown.js";
+import { startSummary } from "./ops/start-up.js";
 import { createServices } from "./services.js";
 import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from "./webhooks/delivery.worker.js";
 
-/** Starts `warden serve`: listens, and on SIGINT/SIGTERM stops taking requests, drains, closes the database. */
+/**
+ * Starts `warden serve`: listens, and on SIGINT/SIGTERM stops taking requests, finishes
+ * those under way and the webhook attempts in flight (for at most SHUTDOWN_GRACE_MS),
+ * gives the endpoints' leases back, closes the database and exits 0. A failure to start
+ * closes what was opened and throws, for cli.ts to tell in one line.
+ */
 export async function startServer(config: Readonly<Config>): Promise<FastifyInstance> {
   const services = await createServices(config, { clock: systemClock });
-  const app = await buildApp(services);
+  let app: FastifyInstance;
+  try {
+    app = await buildApp(services);
+  } catch (error) {
+    await services.close();
+    throw error;
+  }
+  services.metrics.collectProcessMetrics();
   const worker = config.deliveryWorker
     ? new DeliveryWorker(services, app.log, { ...DEFAULT_WORKER_OPTIONS, allowPrivate: config.allowPrivateWebhooks, leaseMs: config.deliveryLeaseMs })
     : null;
   const unsubscribe = worker ? services.signals.onDelivery(() => worker.wake()) : null;
+  // The worker stops claiming as soon as closing begins, while the requests under way finish.
+  let workerStopped: Promise<void> | undefined;
+  app.addHook("preClose", async () => {
+    unsubscribe?.();
+    workerStopped = worker?.stop();
+  });
   // Resources are released in reverse order: stop sending, then close the database.
   app.addHook("onClose", async () => {
-    unsubscribe?.();
-    await worker?.stop();
+    if (workerStopped && !(await settleWithin(workerStopped, SHUTDOWN_GRACE_MS))) {
+      app.log.warn("webhook attempts still under way after the grace period: their endpoints' leases will run out instead");
+    }
     await services.close();
   });
   const shutdown = (signal: string) => {
-    app.log.info({ signal }, "shutting down");
+    app.log.info({ signal }, "shutting down: finishing the requests and webhook attempts under way");
+    // Requests that never finish (a client that stops sending its body) must not hold the process.
+    setTimeout(() => {
+      app.log.error("shutdown did not finish in time; exiting with work under way");
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS * 2).unref();
     app.close().then(
       () => process.exit(0),
       (error: unknown) => {
@@ -29,9 +56,17 @@ export async function startServer(config: Readonly<Config>): Promise<FastifyInst
       },
     );
   };
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
   process.once("SIGINT", shutdown);
   process.once("SIGTERM", shutdown);
-  await app.listen({ port: config.port, host: config.host });
   worker?.start();
+  const summary = startSummary(config, (app.server.address() as AddressInfo).port);
+  app.log.info(summary.info);
+  for (const warning of summary.warnings) app.log.warn(warning);
   return app;
 }

@@ -8,6 +8,8 @@ import type { Config } from "./config.js";
 import { type Db, type Dialect, migrateToLatest, openStorage, type Storage } from "./db/database.js";
 import { ensureSetting } from "./db/settings.store.js";
 import { LimitsService } from "./limits/limits.service.js";
+import { Metrics } from "./ops/metrics.js";
+import { readDeliveryFigures } from "./ops/ops.store.js";
 import { SecretBox } from "./webhooks/secret-box.js";
 import { KnownTools } from "./workspaces/known-tools.js";
 
@@ -25,6 +27,8 @@ export interface Services {
   signals: Signals;
   /** Tools known to exist (they are never removed), checked without a query. */
   knownTools: KnownTools;
+  /** The process's figures for GET /metrics, on a registry of these services' own. */
+  metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -75,7 +79,16 @@ async function loadDevelopmentSecretKey(dataDir: string): Promise<string> {
 }
 
 export async function createServices(config: Readonly<Config>, options: { clock: Clock; storage?: Storage }): Promise<Services> {
-  const storage = options.storage ?? openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqliteMmapMb: config.sqliteMmapMb });
+  const metrics = new Metrics();
+  const storage =
+    options.storage ??
+    openStorage({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      sqliteMmapMb: config.sqliteMmapMb,
+      onStatementError: () => metrics.countStatementError(),
+    });
+  metrics.readFrom({ deliveries: () => readDeliveryFigures(storage.db), pool: storage.poolStats ?? null });
   try {
     await migrateToLatest(storage.db, storage.dialect);
     const cursorSecret = await ensureSetting(storage.db, "cursor_hmac_key", () => randomBytes(32).toString("base64"));
@@ -89,6 +102,7 @@ export async function createServices(config: Readonly<Config>, options: { clock:
       secretBox: new SecretBox(config.secretKey ?? (await loadDevelopmentSecretKey(config.dataDir))),
       signals: new Signals(),
       knownTools: new KnownTools(),
+      metrics,
       close: () => storage.close(),
     };
   } catch (error) {

@@ -5,7 +5,7 @@ import { isEmailShape } from "../customers/email.js";
 import { subscriptionRuns } from "../customers/entitlement.js";
 import { ensurePerson, findPersonByEmail } from "../customers/person.store.js";
 import { ApiError, invalidParameter, notFound } from "../errors/errors.js";
-import { countPassesHeld } from "../grants/pass.store.js";
+import { countPassesBeforeAdding } from "../grants/pass.store.js";
 import { newId } from "../ids.js";
 import type { Services } from "../services.js";
 import { findWorkspaceById } from "../workspaces/workspace.store.js";
@@ -76,8 +76,8 @@ export async function assignSeat(services: Services, input: { team: string; emai
     const workspace = await findWorkspaceById(tx.trx, tx.workspaceId);
     if (workspace?.plan === "hobby") {
       const cap = services.limits.hobbyPasses;
-      if ((await countPassesHeld(tx.trx, tx.workspaceId, tx.env, tx.now, cap)) >= cap) {
-        throw new ApiError("plan_limit", `The Hobby plan holds at most ${cap} passes at once; revoke one or upgrade the workspace.`);
+      if ((await countPassesBeforeAdding(tx.trx, tx.workspaceId, tx.env, tx.now, cap)) >= cap) {
+        throw new ApiError("plan_limit", `The Hobby plan holds at most ${cap} passes at once; revoke one or upgrade the workspace.`, { limit: "hobby-passes" });
       }
     }
     const seat: StoredLicence = {

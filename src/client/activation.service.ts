@@ -67,7 +67,7 @@ export async function activateLicence(services: Services, input: { hostname: str
     }
     const cap = limits.devicesPerLicence;
     if ((await countActivatedDevices(tx.trx, current.id)) >= cap) {
-      throw new ApiError("plan_limit", `This licence is active on ${cap} devices already; sign one of them out first.`);
+      throw new ApiError("plan_limit", `This licence is active on ${cap} devices already; sign one of them out first.`, { limit: "devices-per-licence" });
     }
     const person = await findPersonById(tx.trx, tx.workspaceId, tx.env, current.personId);
     if (!person) throw notFound("No such licence holder.");

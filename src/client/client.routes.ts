@@ -46,6 +46,10 @@ export const clientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     exposedHeaders: ["Request-Id", "Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"],
     credentials: false,
     maxAge: 600,
+    // An OPTIONS without Access-Control-Request-Method is not a preflight; the plugin's
+    // strict mode answered it in plain text, outside the error shape. Browsers always
+    // send the header, so answering it as one changes nothing for them.
+    strictPreflight: false,
   });
   const mailer = createMailer(services.config, app.log);
   app.addHook("onClose", async () => mailer.close());

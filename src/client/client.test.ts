@@ -270,6 +270,14 @@ describe("client CORS", () => {
       const answer = await preflight(origin);
       assert.equal(answer.headers["access-control-allow-origin"], undefined, origin);
     }
+    // Not a preflight (no Access-Control-Request-Method): never a plain-text answer.
+    const bare = await api.request({
+      method: "OPTIONS",
+      url: "/api/client/v1/tools/tabmaster/access",
+      headers: { origin: "chrome-extension://abcdefghijklmnopabcdefghijklmnop" },
+    });
+    assert.ok(bare.statusCode < 300 || bare.json().error.type, bare.body);
+    assert.doesNotMatch(String(bare.headers["content-type"] ?? ""), /text\/plain/);
     const unauthorised = await api.request({ url: "/api/client/v1/devices", headers: { origin: "chrome-extension://abcdefghijklmnopabcdefghijklmnop" } });
     assert.equal(unauthorised.statusCode, 401);
     assert.equal(unauthorised.headers["access-control-allow-origin"], "chrome-extension://abcdefghijklmnopabcdefghijklmnop");

@@ -10,7 +10,7 @@ import { ApiError, invalidParameter, notFound } from "../errors/errors.js";
 import type { Grant } from "../grants/grant.schema.js";
 import { presentGrant } from "../grants/grant.service.js";
 import { insertGrant, listGrantsOf, type StoredGrant } from "../grants/grant.store.js";
-import { countPassesHeld } from "../grants/pass.store.js";
+import { countPassesBeforeAdding } from "../grants/pass.store.js";
 import { newId } from "../ids.js";
 import type { Services } from "../services.js";
 import { findTool, findWorkspaceById, listOwnerIds } from "../workspaces/workspace.store.js";
@@ -43,8 +43,8 @@ export async function startTrial(services: Services, session: DeviceSession, too
     await limits.countAddition(trx, { workspaceId: session.workspaceId, env: session.env, ownerIds }, now);
     if (workspace.plan === "hobby") {
       const cap = limits.hobbyPasses;
-      if ((await countPassesHeld(trx, session.workspaceId, session.env, now, cap)) >= cap) {
-        throw new ApiError("plan_limit", `The workspace's plan holds at most ${cap} passes at once; no trial can start now.`);
+      if ((await countPassesBeforeAdding(trx, session.workspaceId, session.env, now, cap)) >= cap) {
+        throw new ApiError("plan_limit", `The workspace's plan holds at most ${cap} passes at once; no trial can start now.`, { limit: "hobby-passes" });
       }
     }
     const person = await findPersonById(trx, session.workspaceId, session.env, session.personId);

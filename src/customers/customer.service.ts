@@ -116,37 +116,46 @@ export async function listCustomers(ctx: RequestContext, toolId: string, query: 
   const position = query.cursor === undefined ? null : decodeCursor(cursorKey, cursorContext, query.cursor);
   const after = position && { since: position.at, personId: position.id };
 
-  let now = clock.now();
+  const now = clock.now();
   await limits.countListPage(db, ctx.principal, now);
-  await limits.assertRowsLeft(db, ctx.principal, now);
+  const settleRows = await limits.reserveRowsRead(db, ctx.principal, limit, now);
+  const readPage = async () => {
+    await demoteExpiredHolders(db, scope, now);
+    const kinds = query.entitled === undefined ? (["holder", "member"] as const) : query.entitled ? (["holder"] as const) : (["member"] as const);
+    const windows: KindWindow[] = [];
+    for (const kind of kinds) windows.push({ kind, boundary: await findKindBoundary(db, scope, kind, LISTED_PER_KIND) });
+    const rows = await listCustomerPage(db, scope, { windows, after, limit: limit + 1 });
+    const page = rows.slice(0, limit);
+    const ids = page.map((r) => r.personId);
 
-  await demoteExpiredHolders(db, scope, now);
-  const kinds = query.entitled === undefined ? (["holder", "member"] as const) : query.entitled ? (["holder"] as const) : (["member"] as const);
-  const windows: KindWindow[] = [];
-  for (const kind of kinds) windows.push({ kind, boundary: await findKindBoundary(db, scope, kind, LISTED_PER_KIND) });
-  const rows = await listCustomerPage(db, scope, { windows, after, limit: limit + 1 });
-  const page = rows.slice(0, limit);
-  const ids = page.map((r) => r.personId);
-
-  const [people, sources, activity] = [await findPeopleByIds(db, ids), await loadSources(db, scope, ids), await loadDeviceActivity(db, scope, ids)];
-  now = clock.now();
-  const data = page.map((row): CustomerListItem => {
-    const person = people.get(row.personId);
-    const personSources = sources.get(row.personId);
-    if (!person || !personSources) throw new Error(`customer row without its person ${row.personId}`);
-    const entitlement = computeEntitlement(personSources, now);
-    const devices = activity.get(row.personId);
-    return {
-      email: person.email,
-      account: person.signedInAt !== null,
-      entitled: entitlement.entitled,
-      via: entitlement.via,
-      since: toIso(row.since),
-      last_active_at: isoOrNull(devices?.lastActiveAt ?? null),
-      devices: devices?.devices ?? 0,
-    };
-  });
-  await limits.countRowsRead(db, ctx.principal, data.length, now);
+    const [people, sources, activity] = [await findPeopleByIds(db, ids), await loadSources(db, scope, ids), await loadDeviceActivity(db, scope, ids)];
+    const answeredAt = clock.now();
+    const data = page.map((row): CustomerListItem => {
+      const person = people.get(row.personId);
+      const personSources = sources.get(row.personId);
+      if (!person || !personSources) throw new Error(`customer row without its person ${row.personId}`);
+      const entitlement = computeEntitlement(personSources, answeredAt);
+      const devices = activity.get(row.personId);
+      return {
+        email: person.email,
+        account: person.signedInAt !== null,
+        entitled: entitlement.entitled,
+        via: entitlement.via,
+        since: toIso(row.since),
+        last_active_at: isoOrNull(devices?.lastActiveAt ?? null),
+        devices: devices?.devices ?? 0,
+      };
+    });
+    return { rows, page, data };
+  };
+  let read: Awaited<ReturnType<typeof readPage>> | null = null;
+  try {
+    read = await readPage();
+  } finally {
+    // A page that failed still costs its one row.
+    await settleRows(read?.data.length ?? 0);
+  }
+  const { rows, page, data } = read;
 
   const last = page[page.length - 1];
   const hasMore = rows.length > limit;

@@ -28,7 +28,15 @@ export type Executor = Db | Trx;
 export interface Storage {
   db: Db;
   dialect: Dialect;
+  /** The PostgreSQL pool's connections, for the metrics; absent on SQLite. */
+  poolStats?: () => PoolStats;
   close(): Promise<void>;
+}
+
+export interface PoolStats {
+  total: number;
+  idle: number;
+  waiting: number;
 }
 
 export interface StorageOptions {
@@ -44,6 +52,8 @@ export interface StorageOptions {
   poolSize?: number;
   /** Called with every query that runs and its time in the driver (tests check query plans with it, the query census times them). */
   onQuery?: (sql: string, parameters: readonly unknown[], ms: number) => void;
+  /** Called when a statement fails (the metrics count them). */
+  onStatementError?: () => void;
 }
 
 // node-pg returns int8 as a string because it can exceed 2^53; our int8 columns hold
@@ -55,10 +65,11 @@ const pgTypes = {
 };
 
 function queryLogger(options: StorageOptions): LogConfig | undefined {
-  const { onQuery } = options;
-  if (!onQuery) return undefined;
+  const { onQuery, onStatementError } = options;
+  if (!onQuery && !onStatementError) return undefined;
   return (event: LogEvent) => {
-    if (event.level === "query") onQuery(event.query.sql, event.query.parameters, event.queryDurationMillis);
+    if (event.level === "query") onQuery?.(event.query.sql, event.query.parameters, event.queryDurationMillis);
+    else onStatementError?.();
   };
 }
 
@@ -96,13 +107,18 @@ export function directSqlite(ex: Executor): DirectSqlite | undefined {
   return ex.isTransaction ? paths?.inside : paths?.outside;
 }
 
-function makeDirectSqlite(sqlite: SQLite.Database, database: SqliteDatabase, onQuery: StorageOptions["onQuery"]): DirectPaths {
+function makeDirectSqlite(sqlite: SQLite.Database, database: SqliteDatabase, { onQuery, onStatementError }: StorageOptions): DirectPaths {
   const run = (text: string, parameters: readonly unknown[]) => {
     const started = onQuery ? performance.now() : 0;
-    const statement = database.prepare(text) as unknown as SQLite.Statement;
     let rows: unknown[] = [];
-    if (statement.reader) rows = statement.all(parameters);
-    else statement.run(parameters);
+    try {
+      const statement = database.prepare(text) as unknown as SQLite.Statement;
+      if (statement.reader) rows = statement.all(parameters);
+      else statement.run(parameters);
+    } catch (error) {
+      onStatementError?.();
+      throw error;
+    }
     onQuery?.(text, parameters, performance.now() - started);
     return rows;
   };
@@ -167,7 +183,8 @@ export function openStorage(options: StorageOptions): Storage {
       ...(options.pgSchema ? { options: `-c search_path=${options.pgSchema}` } : {}),
     });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }), log: queryLogger(options) });
-    return { db, dialect: "postgres", close: () => db.destroy() };
+    const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
+    return { db, dialect: "postgres", poolStats, close: () => db.destroy() };
   }
   let file = options.sqliteFile;
   if (!file) {
@@ -187,7 +204,7 @@ export function openStorage(options: StorageOptions): Storage {
   if (options.sqliteMmapMb) sqlite.pragma(`mmap_size = ${options.sqliteMmapMb * 1024 * 1024}`);
   const database = withStatementCache(sqlite);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }), log: queryLogger(options) });
-  directSqliteOf.set(db.getExecutor().adapter, makeDirectSqlite(sqlite, database, options.onQuery));
+  directSqliteOf.set(db.getExecutor().adapter, makeDirectSqlite(sqlite, database, options));
   return { db, dialect: "sqlite", close: () => db.destroy() };
 }
 
@@ -201,10 +218,31 @@ async function appliedMigrations(ex: Executor): Promise<Set<string>> {
   return new Set(rows.rows.map((r) => r.name));
 }
 
+/** The migrations this code knows and the database lacks, and those it has that this code does not know. */
+export async function readMigrationState(ex: Executor): Promise<{ pending: string[]; unknown: string[] }> {
+  const applied = await appliedMigrations(ex);
+  return {
+    pending: Object.keys(migrations)
+      .sort()
+      .filter((name) => !applied.has(name)),
+    unknown: [...applied].filter((name) => !Object.hasOwn(migrations, name)).sort(),
+  };
+}
+
+/** The database was migrated by a newer Warden: this code must not run on it. */
+export class SchemaTooNewError extends Error {
+  constructor(readonly unknown: readonly string[]) {
+    super(`the database has migrations this version of Warden does not know (${unknown.join(", ")}): run the newer version`);
+    this.name = "SchemaTooNewError";
+  }
+}
+
 /**
  * Brings the schema up to date: forward only, in name order, each migration in its own
  * transaction together with its record. On PostgreSQL an advisory lock lets one process
- * migrate while others that start at the same time wait, then find nothing to do.
+ * migrate while others that start at the same time wait, then find nothing to do. A
+ * database that a newer Warden has migrated is refused: old code on a new schema could
+ * write what the new code no longer reads (a rolled-back deploy must roll back its data too).
  */
 export async function migrateToLatest(db: Db, dialect: Dialect): Promise<void> {
   const pending = async (ex: Executor) => {
@@ -220,6 +258,8 @@ export async function migrateToLatest(db: Db, dialect: Dialect): Promise<void> {
     await lock(trx);
     await sql`create table if not exists warden_migrations (name text primary key, applied_at bigint not null)`.execute(trx);
   });
+  const { unknown } = await readMigrationState(db);
+  if (unknown.length > 0) throw new SchemaTooNewError(unknown);
   if ((await pending(db)).length === 0) return;
   for (;;) {
     const done = await db.transaction().execute(async (trx) => {

@@ -95,13 +95,16 @@ export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly param: string | undefined;
   readonly rateLimit: RateLimitInfo | undefined;
+  /** Which limit refused (a 429 or a plan limit's 403), for the metrics: `lookups`, `hobby-passes`… */
+  readonly limit: string | undefined;
 
-  constructor(code: ErrorCode, message: string, options: { param?: string; rateLimit?: RateLimitInfo } = {}) {
+  constructor(code: ErrorCode, message: string, options: { param?: string; rateLimit?: RateLimitInfo; limit?: string } = {}) {
     super(message);
     this.name = "ApiError";
     this.code = code;
     this.param = options.param;
     this.rateLimit = options.rateLimit;
+    this.limit = options.limit;
   }
 }
 

@@ -11,7 +11,7 @@ import type { RequestContext } from "../services.js";
 import type { CreateGrantBody, Grant, RevokedGrant } from "./grant.schema.js";
 import { findGrant, insertGrant, listGrantsOf, revokeGrantRow, type StoredGrant } from "./grant.store.js";
 import { claimIdempotencyKey, completeIdempotencyKey } from "./idempotency.store.js";
-import { countPassesHeld } from "./pass.store.js";
+import { countPassesBeforeAdding } from "./pass.store.js";
 
 const IDEMPOTENCY_WINDOW_MS = DAY_MS;
 
@@ -77,8 +77,8 @@ export async function createGrant(ctx: RequestContext, toolId: string, body: Cre
     await limits.countGrantCreation(trx, principal, toolId, now);
     if (principal.plan === "hobby") {
       const cap = limits.hobbyPasses;
-      if ((await countPassesHeld(trx, principal.workspaceId, principal.env, now, cap)) >= cap) {
-        throw new ApiError("plan_limit", `The Hobby plan holds at most ${cap} passes at once; revoke one or upgrade the workspace.`);
+      if ((await countPassesBeforeAdding(trx, principal.workspaceId, principal.env, now, cap)) >= cap) {
+        throw new ApiError("plan_limit", `The Hobby plan holds at most ${cap} passes at once; revoke one or upgrade the workspace.`, { limit: "hobby-passes" });
       }
     }
 

@@ -9,19 +9,12 @@ const RUNNING = ["trialing", "active", "past_due"];
  * Passes held now in a workspace environment (decisions.md): live grants and trials,
  * active or suspended licences (a team purchase itself is none; its seats are), and
  * running subscriptions that are not team purchases. Counting stops at `cap`, so the
- * cost is bounded by the plan's limit however large the workspace is.
- *
- * It is the check before a pass is added, so it must run in the adding transaction: on
- * PostgreSQL it first takes the workspace environment's pass lock (a transaction-scoped
- * advisory lock, held until commit, in every process), so two transactions that each
- * count and then add go one after the other (150 concurrent grants against a cap of
- * 100 made 103-114 without it). SQLite's transactions are serialised already.
- * A grant counts from its creation, not from `starts_at`: the transaction that took the
- * lock first may have read the clock later, and a grant it made must not be missed.
+ * cost is bounded by the plan's limit however large the workspace is. A grant counts
+ * from its creation, not from `starts_at`: of two transactions adding passes, the one
+ * that took the pass lock first may have read the clock later, and a grant it made must
+ * not be missed. To check before adding one, use `countPassesBeforeAdding`.
  */
 export async function countPassesHeld(ex: Executor, workspaceId: string, env: Env, now: number, cap: number): Promise<number> {
-  if (!ex.isTransaction) throw new Error("countPassesHeld must run in the transaction that adds the pass");
-  if (dialectOf(ex) === "postgres") await sql`select pg_advisory_xact_lock(${passLockKey(workspaceId, env)}::bigint)`.execute(ex);
   const grants = ex
     .selectFrom("grants")
     .select(sql<number>`1`.as("one"))
@@ -79,6 +72,19 @@ export async function countPassesHeld(ex: Executor, workspaceId: string, env: En
     if (total >= cap) return cap;
   }
   return total;
+}
+
+/**
+ * The check before a pass is added, in the adding transaction: on PostgreSQL it first
+ * takes the workspace environment's pass lock (a transaction-scoped advisory lock, held
+ * until commit, in every process), so two transactions that each count and then add go
+ * one after the other (150 concurrent grants against a cap of 100 made 103-114 without
+ * it and the creation-time rule above). SQLite's transactions are serialised already.
+ */
+export async function countPassesBeforeAdding(trx: Executor, workspaceId: string, env: Env, now: number, cap: number): Promise<number> {
+  if (!trx.isTransaction) throw new Error("countPassesBeforeAdding must run in the transaction that adds the pass");
+  if (dialectOf(trx) === "postgres") await sql`select pg_advisory_xact_lock(${passLockKey(workspaceId, env)}::bigint)`.execute(trx);
+  return countPassesHeld(trx, workspaceId, env, now, cap);
 }
 
 /** The advisory lock's 64-bit key for a workspace environment's passes. */

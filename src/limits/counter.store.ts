@@ -147,9 +147,13 @@ export async function addEachWithin(ex: Executor, dialect: Dialect, additions: r
     states,
   });
   // In a caller's transaction, the caller's refusal rolls the increments back. One
-  // counter alone on SQLite needs no transaction: a refused request adds to a count
-  // already past its limit, which uses no quota that another request could have had.
-  if (ex.isTransaction || (dialect === "sqlite" && additions.length === 1)) {
+  // counter raised by one on SQLite needs no transaction: a refused increment adds to a
+  // count already at its limit, which uses no quota that another request could have had.
+  // Not so for more than one (a batch of requests merged into one addition): refused, it
+  // would keep its whole amount, and the requests counted again one by one found the
+  // count already past the limit (50 concurrent requests on a key with room for 25: none
+  // got through).
+  if (ex.isTransaction || (dialect === "sqlite" && additions.length === 1 && additions[0]?.by === 1)) {
     return outcome(await addEach(ex, additions, now));
   }
   if (dialect === "sqlite") {

@@ -9,7 +9,7 @@ import { ensurePerson } from "../customers/person.store.js";
 import { type Dialect, openStorage, type Storage } from "../db/database.js";
 import { ApiError } from "../errors/errors.js";
 import { insertGrant } from "../grants/grant.store.js";
-import { countPassesHeld } from "../grants/pass.store.js";
+import { countPassesBeforeAdding } from "../grants/pass.store.js";
 import { newId, randomBase62 } from "../ids.js";
 import { createServices, type Services } from "../services.js";
 import { DIALECTS, PG_URL, seedWorkspace, type TestApi, testApi, testServices, unique, type Workspace } from "../test-support/harness.js";
@@ -180,29 +180,42 @@ for (const dialect of DIALECTS) {
   });
 
   describe(`rows read by lists (${dialect})`, () => {
-    test("per workspace per day: a page is charged the rows it returns, and refused once the day's rows are used", async () => {
+    test("per workspace per day: a page reserves its size, is charged the rows it returns, and never passes the day's figure", async () => {
       const { services, clock } = await testServices(dialect, { WARDEN_LIMIT_ROWS_READ_PER_DAY: "4" });
       const ws = await seedWorkspace(services);
       const api = await testApi(services);
       await addCustomers(api, ws, 3);
-      const url = `/api/v1/tools/${ws.tool}/customers?limit=500`;
+      const url = (limit: number) => `/api/v1/tools/${ws.tool}/customers?limit=${limit}`;
 
-      assert.equal((await api.request({ url, key: ws.testKey })).json().data.length, 3);
-      // 3 of 4 rows used: this page is allowed and goes past the figure by less than a page.
-      assert.equal((await api.request({ url, key: ws.testKey })).json().data.length, 3);
-      assertRateLimited(await api.request({ url, key: ws.testKey }), 4);
+      assert.equal((await api.request({ url: url(3), key: ws.testKey })).json().data.length, 3);
+      // 3 of 4 rows used: a page of 3 could pass the figure, so it is refused; a page of 1 fits.
+      assertRateLimited(await api.request({ url: url(3), key: ws.testKey }), 4);
+      assert.equal((await api.request({ url: url(1), key: ws.testKey })).json().data.length, 1);
+      assertRateLimited(await api.request({ url: url(1), key: ws.testKey }), 4);
 
       clock.set(nextUtcDay(clock.now()) - 1);
-      assertRateLimited(await api.request({ url, key: ws.testKey }), 4);
+      assertRateLimited(await api.request({ url: url(1), key: ws.testKey }), 4);
       clock.advance(1);
-      assert.equal((await api.request({ url, key: ws.testKey })).statusCode, 200);
+      assert.equal((await api.request({ url: url(500), key: ws.testKey })).statusCode, 429, "a page of 500 never fits in 4 rows");
+      assert.equal((await api.request({ url: url(4), key: ws.testKey })).json().data.length, 3);
+      // The page of 4 returned 3: the unused row was given back.
+      assert.equal((await api.request({ url: url(1), key: ws.testKey })).json().data.length, 1);
+    });
+
+    test("20 concurrent pages of 5 against 40 rows a day: exactly 8 are served", async () => {
+      const { services } = await testServices(dialect, { WARDEN_LIMIT_ROWS_READ_PER_DAY: "40", WARDEN_LIMIT_LIST_PAGES_PER_MIN: "1000" });
+      const ws = await seedWorkspace(services);
+      const api = await testApi(services);
+      await addCustomers(api, ws, 5);
+      const answers = await Promise.all(Array.from({ length: 20 }, () => api.request({ url: `/api/v1/tools/${ws.tool}/customers?limit=5`, key: ws.testKey })));
+      assert.deepEqual(answers.map((a) => a.statusCode).sort(), [...Array(8).fill(200), ...Array(12).fill(429)]);
     });
 
     test("an empty page still costs one row", async () => {
       const { services } = await testServices(dialect, { WARDEN_LIMIT_ROWS_READ_PER_DAY: "2" });
       const ws = await seedWorkspace(services);
       const api = await testApi(services);
-      const url = `/api/v1/tools/${ws.tool}/customers`;
+      const url = `/api/v1/tools/${ws.tool}/customers?limit=1`;
       for (let i = 0; i < 2; i++) assert.deepEqual((await api.request({ url, key: ws.testKey })).json().data, []);
       assertRateLimited(await api.request({ url, key: ws.testKey }), 2);
     });
@@ -216,13 +229,14 @@ for (const dialect of DIALECTS) {
       await addCustomers(api, ws, 3);
       await addCustomers(api, sibling, 1);
       await addCustomers(api, stranger, 3);
-      const url = `/api/v1/tools/${ws.tool}/customers?limit=500`;
+      const url = `/api/v1/tools/${ws.tool}/customers?limit=3`;
+      const one = `/api/v1/tools/${ws.tool}/customers?limit=1`;
 
       assert.equal((await api.request({ url, key: ws.testKey })).json().data.length, 3);
-      assert.equal((await api.request({ url, key: sibling.testKey })).json().data.length, 1);
+      assert.equal((await api.request({ url: one, key: sibling.testKey })).json().data.length, 1);
       // The sibling has read 1 row of its 4, but the owner has read 4.
-      assertRateLimited(await api.request({ url, key: sibling.testKey }), 4);
-      assertRateLimited(await api.request({ url, key: ws.testKey }), 4);
+      assertRateLimited(await api.request({ url: one, key: sibling.testKey }), 4);
+      assertRateLimited(await api.request({ url: one, key: ws.testKey }), 4);
       assert.equal((await api.request({ url, key: stranger.testKey })).statusCode, 200);
     });
   });
@@ -587,7 +601,7 @@ for (const dialect of DIALECTS) {
           counted = resolve;
         });
         const holder = services.db.transaction().execute(async (trx) => {
-          assert.equal(await countPassesHeld(trx, ws.workspaceId, "test", clock.now(), 1), 0);
+          assert.equal(await countPassesBeforeAdding(trx, ws.workspaceId, "test", clock.now(), 1), 0);
           counted();
           await gate;
           const person = await ensurePerson(trx, ws.workspaceId, "test", `${unique("held")}@example.com`, clock.now());

@@ -88,7 +88,7 @@ export async function ingestStripeEvent(services: Services, input: { slug: strin
     );
   }
 
-  return inBillingTransaction(services, { workspaceId: workspace.id, env }, async (tx) => {
+  const result = await inBillingTransaction(services, { workspaceId: workspace.id, env }, async (tx): Promise<IngestResult> => {
     const claimed = await claimStripeEvent(tx.trx, tx, { id: event.id, type: event.type, stripeCreated: event.created, receivedAt: tx.now });
     if (!claimed) return { event: event.id, type: event.type, outcome: "duplicate", reason: null };
     const handled = await handle(tx, event);
@@ -99,7 +99,13 @@ export async function ingestStripeEvent(services: Services, input: { slug: strin
       });
     }
     return { event: event.id, type: event.type, outcome: handled.outcome, reason: handled.reason };
+  }).catch((error: unknown) => {
+    services.metrics.countStripeEvent(event.type, "error");
+    throw error;
   });
+  // Only verified events are counted: their types are Stripe's, a closed set.
+  services.metrics.countStripeEvent(result.type, result.outcome);
+  return result;
 }
 
 async function handle(tx: BillingTx, event: StripeEvent): Promise<Handled> {

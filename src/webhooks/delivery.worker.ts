@@ -360,6 +360,11 @@ export class DeliveryWorker {
     const result = await this.send(delivery, attemptedAt);
     const finishedAt = clock.now();
     const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    // The lag runs from the delivery's creation, in its event's transaction.
+    this.services.metrics.countAttempt(
+      ok ? "succeeded" : result.statusCode === null ? "error" : "failed",
+      ok ? (finishedAt - delivery.createdAt) / 1000 : null,
+    );
     // What this worker remembers of the endpoint changes only once the record has
     // committed: a batch that rolls back is written again (TransactionBatcher).
     const releases = last || !ok;

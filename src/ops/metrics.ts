@@ -1,0 +1,164 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { PoolStats } from "../db/database.js";
+
+/** Figures read from the database when scraped, not kept up to date on every change. */
+export interface DeliveryFigures {
+  pendingDeliveries: number;
+  retryingDeliveries: number;
+  failingEndpoints: number;
+  disabledEndpoints: number;
+}
+
+export type AttemptResult = "succeeded" | "failed" | "error";
+
+// Latency buckets in seconds: a retrieve takes a fraction of a millisecond in process,
+// a grant a few milliseconds, a slow list page or a stalled database the upper ones.
+const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+// Delivery lag, event written to 2xx received: under a second when the receiver is up,
+// then the retry schedule's steps (5 s, 5 min, 30 min, 2 h…) when it was not.
+const LAG_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 7200, 28_800, 86_400];
+
+/**
+ * Every figure Warden exports, on a registry of its own (one per Services, so tests each
+ * get theirs, and prom-client's global registry holds nothing of ours). Label values come
+ * from closed sets only: route patterns, status codes, limit names, Stripe's event
+ * types, never a raw URL, a workspace or an address.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<"method" | "route" | "status">;
+  private readonly requestSeconds: Histogram<"method" | "route" | "status">;
+  private readonly refusals: Counter<"limit">;
+  private readonly attempts: Counter<"result">;
+  private readonly deliveryLag: Histogram<string>;
+  private readonly stripeEvents: Counter<"type" | "result">;
+  private readonly statementErrors: Counter<string>;
+  /** Set by whoever knows the figures (services.ts); read at each scrape. */
+  private deliverySource: (() => Promise<DeliveryFigures>) | null = null;
+
+  constructor() {
+    const registers = [this.registry];
+    this.requests = new Counter({
+      name: "warden_http_requests_total",
+      help: "HTTP requests answered, by method, route pattern and status",
+      labelNames: ["method", "route", "status"],
+      registers,
+    });
+    this.requestSeconds = new Histogram({
+      name: "warden_http_request_duration_seconds",
+      help: "Time from receiving a request to sending its answer, by method, route pattern and status",
+      labelNames: ["method", "route", "status"],
+      buckets: REQUEST_BUCKETS,
+      registers,
+    });
+    this.refusals = new Counter({
+      name: "warden_limit_refusals_total",
+      help: "Requests refused by a rate limit (429) or a plan limit (403), by limit",
+      labelNames: ["limit"],
+      registers,
+    });
+    this.attempts = new Counter({
+      name: "warden_webhook_attempts_total",
+      help: "Webhook delivery attempts: succeeded (2xx), failed (another status) or error (no answer: timeout, refused, unsigned)",
+      labelNames: ["result"],
+      registers,
+    });
+    this.deliveryLag = new Histogram({
+      name: "warden_webhook_delivery_lag_seconds",
+      help: "Time from a delivery's creation (its event's) to the 2xx that settled it",
+      buckets: LAG_BUCKETS,
+      registers,
+    });
+    this.stripeEvents = new Counter({
+      name: "warden_stripe_events_total",
+      help: "Verified Stripe events taken in, by type and result (applied, ignored, deferred, duplicate)",
+      labelNames: ["type", "result"],
+      registers,
+    });
+    this.statementErrors = new Counter({
+      name: "warden_db_statement_errors_total",
+      help: "Database statements that failed (through the query builder)",
+      registers,
+    });
+    const metrics = this;
+    const gauge = (name: string, help: string, read: (figures: DeliveryFigures) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        async collect() {
+          if (!metrics.deliverySource) return;
+          // A database that does not answer must not cost the process's own figures: NaN says "unknown".
+          const figures = await metrics.deliverySource().catch(() => null);
+          this.set(figures ? read(figures) : Number.NaN);
+        },
+      });
+    gauge("warden_webhook_deliveries_pending", "Deliveries waiting to be sent (first try or retry)", (f) => f.pendingDeliveries);
+    gauge("warden_webhook_deliveries_retrying", "Pending deliveries that have failed at least once", (f) => f.retryingDeliveries);
+    gauge("warden_webhook_endpoints_failing", "Enabled endpoints whose last attempt failed", (f) => f.failingEndpoints);
+    gauge("warden_webhook_endpoints_disabled", "Endpoints disabled (410 Gone, 5 days failing, or by hand)", (f) => f.disabledEndpoints);
+  }
+
+  /**
+   * Adds prom-client's process figures (CPU, memory, event-loop lag, GC). Only `warden
+   * serve` does: they start observers that live as long as the process, which a command
+   * or a test's services should not leave behind.
+   */
+  collectProcessMetrics(): void {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /**
+   * Where the delivery gauges read their figures at a scrape, and the pool's, if there is
+   * one: SQLite has no pool, so it exports no pool gauges rather than zeros.
+   */
+  readFrom(sources: { deliveries: () => Promise<DeliveryFigures>; pool: (() => PoolStats) | null }): void {
+    this.deliverySource = sources.deliveries;
+    const readPool = sources.pool;
+    if (!readPool) return;
+    const pool = (name: string, help: string, read: (stats: PoolStats) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(read(readPool()));
+        },
+      });
+    pool("warden_db_pool_connections", "PostgreSQL connections open in the pool", (s) => s.total);
+    pool("warden_db_pool_idle", "PostgreSQL connections open and idle", (s) => s.idle);
+    pool("warden_db_pool_waiting", "Queries waiting for a PostgreSQL connection", (s) => s.waiting);
+  }
+
+  countRequest(method: string, route: string, status: number, seconds: number): void {
+    const labels = { method, route, status: String(status) };
+    this.requests.inc(labels);
+    this.requestSeconds.observe(labels, seconds);
+  }
+
+  countRefusal(limit: string): void {
+    this.refusals.inc({ limit });
+  }
+
+  countAttempt(result: AttemptResult, lagSeconds: number | null): void {
+    this.attempts.inc({ result });
+    if (lagSeconds !== null) this.deliveryLag.observe(lagSeconds);
+  }
+
+  countStripeEvent(type: string, result: string): void {
+    this.stripeEvents.inc({ type, result });
+  }
+
+  countStatementError(): void {
+    this.statementErrors.inc();
+  }
+
+  /** The Prometheus text exposition of every figure. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
