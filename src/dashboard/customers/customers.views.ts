@@ -66,7 +66,7 @@ ${input.error ? notice("error", input.error) : ""}
 <div class="field"><label for="email">Find by address</label><input id="email" name="email" type="email" maxlength="254" placeholder="person@example.com" value="${input.email ?? ""}"></div>
 <button class="button primary" type="submit">Find</button>
 </form>
-<p class="hint">Each page of the list counts its rows against the day's rows read, and each address found counts as a lookup, as the API's do.</p>
+<p class="hint">As on the API, each page of the list counts its rows against the day's rows read, and a customer's page counts two lookups (the customer, and their grants).</p>
 </section>
 <section class="panel">${list}</section>`,
   );
