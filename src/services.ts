@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { Actor } from "./audit/audit.store.js";
 import type { Principal } from "./auth/key.service.js";
 import type { Clock } from "./clock.js";
 import type { Config } from "./config.js";
@@ -35,6 +36,8 @@ export interface Services {
 export interface RequestContext {
   services: Services;
   principal: Principal;
+  /** The signed-in owner when the request comes from the dashboard: their changes are audited. */
+  actor?: Actor;
 }
 
 /** In-process nudges: an event was written, so the delivery worker should look now rather than at its next poll. */

@@ -3,12 +3,26 @@
 import type { Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
 import { randomBase62 } from "../ids.js";
+import type { RequestContext } from "../services.js";
 import { type Actor, type AuditEntry, insertAuditEntry, listAuditEntries } from "./audit.store.js";
 
 export type { Actor, AuditEntry };
 
 /** What an owner did; `subject` names what it was done to (a key id…). */
-export type AuditAction = "signed_in" | "signed_out" | "key.created" | "key.revoked";
+export type AuditAction =
+  | "signed_in"
+  | "signed_out"
+  | "key.created"
+  | "key.revoked"
+  | "endpoint.added"
+  | "endpoint.secret_revealed"
+  | "endpoint.enabled"
+  | "endpoint.disabled"
+  | "endpoint.recovered"
+  | "event.example_sent"
+  | "delivery.resent"
+  | "grant.created"
+  | "grant.revoked";
 
 export async function recordAction(
   trx: Executor,
@@ -17,6 +31,15 @@ export async function recordAction(
   now: number,
 ): Promise<void> {
   await insertAuditEntry(trx, { id: `aud_${randomBase62(24)}`, actor, ...what, createdAt: now });
+}
+
+/**
+ * Records a change made through a use case shared with the API: audited when an owner
+ * made it in the dashboard (the context carries them), not when a key did.
+ */
+export async function recordOwnerAction(trx: Executor, ctx: RequestContext, action: AuditAction, subject: string, now: number): Promise<void> {
+  if (ctx.actor === undefined) return;
+  await recordAction(trx, ctx.actor, { action, workspaceId: ctx.principal.workspaceId, env: ctx.principal.env, subject }, now);
 }
 
 // A page of the newest entries; older ones stay in the table.

@@ -10,6 +10,7 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { buildApp } from "../app.js";
 import { dashboardServices, readCode } from "../test-support/dashboard.js";
 import { DIALECTS, seedWorkspace } from "../test-support/harness.js";
+import { answer, startReceiver, testWorker } from "../test-support/webhooks.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const JOURNEY_TIMEOUT_MS = 60_000;
@@ -113,6 +114,156 @@ for (const dialect of DIALECTS) {
         } finally {
           await evil.close();
         }
+        assert.deepEqual(violations, [], "no page breaks its own content-security policy");
+      } finally {
+        await browser.close();
+        await app.close();
+      }
+    });
+
+    test("webhooks: add an endpoint on a local receiver, send a test event, read the attempt with the receiver's answer, resend", {
+      timeout: JOURNEY_TIMEOUT_MS,
+    }, async () => {
+      const env = await dashboardServices(dialect);
+      env.clock.set(Date.now());
+      const ws = await seedWorkspace(env.services);
+      const receiver = await startReceiver(answer(200, '{"received":true,"note":"<b>hello</b>"}', { "content-type": "application/json" }));
+      const worker = testWorker(env.services);
+      const app = await buildApp(env.services, { logger: false });
+      await app.listen({ host: "127.0.0.1", port: 0 });
+      const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+      const browser = await launch();
+      try {
+        const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+        const violations: string[] = [];
+        page.on("console", (m) => {
+          if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+        });
+        await page.goto(`${base}/dashboard/sign-in`);
+        await page.fill("#email", ws.ownerEmail);
+        await page.click("button[type=submit]");
+        await page.waitForURL(`${base}/dashboard/sign-in/code`);
+        await page.fill("#code", await readCode(env.dataDir, ws.ownerEmail));
+        await page.click("form.stack button[type=submit]");
+        await page.waitForURL(`${base}/dashboard/w/${ws.slug}/test`);
+
+        await page.goto(`${base}/dashboard/w/${ws.slug}/test/keys`);
+        await page.click(".side >> text=Webhooks");
+        await page.waitForURL(`${base}/dashboard/w/${ws.slug}/test/webhooks`);
+        await page.fill("#url", receiver.url);
+        await page.check("input[name='event:payment.disputed']");
+        await page.check("input[name='event:subscription.cancelled']");
+        await shoot(page, "9-webhooks-add");
+        await page.click("button:has-text('Add endpoint')");
+        assert.match(await page.inputValue("#secret"), /^whsec_/);
+        await shoot(page, "10-endpoint-added");
+        await page.click("text=I have stored it");
+        await page.waitForSelector("text=Send a test event");
+        assert.ok(await page.isVisible("text=0 of 100 today"));
+
+        await page.selectOption("#type", "payment.disputed");
+        await page.click("button:has-text('Send test event')");
+        await page.waitForSelector("text=1 of 100 today");
+        await worker.drain();
+        assert.equal(receiver.received.length, 1);
+        await page.reload();
+        await shoot(page, "11-endpoint");
+        await page.click("tbody >> text=Attempts");
+        await page.waitForSelector("text=Attempt 1");
+        assert.ok(await page.isVisible("text=HTTP 200"));
+        assert.ok(await page.isVisible('pre.payload:has-text("<b>hello</b>")'), "the receiver's answer, as text");
+        await page.click("button:has-text('Resend')");
+        await page.waitForSelector("text=Resend queued");
+        await worker.drain();
+        assert.equal(receiver.received.length, 2);
+        await page.reload();
+        await page.waitForSelector("text=Attempt 2");
+        await shoot(page, "12-delivery");
+
+        await page.click(".facts >> a.url");
+        await page.click("button:has-text('Reveal signing secret')");
+        await page.waitForSelector("text=Confirm it is you");
+        await shoot(page, "13-secret-confirm");
+        await page.fill("#code", await readCode(env.dataDir, ws.ownerEmail));
+        await page.click("button:has-text('Reveal secret')");
+        assert.match(await page.inputValue("#secret"), /^whsec_/);
+        await page.click("text=Done · back to the endpoint");
+        await page.selectOption("#since", "week");
+        await page.click("button:has-text('Review')");
+        await page.waitForSelector("text=Recover failed deliveries?");
+        await shoot(page, "14-recover-confirm");
+
+        await page.goto(`${base}/dashboard/w/${ws.slug}/test/webhooks`);
+        await shoot(page, "15-webhooks-list");
+
+        await page.click(".side >> text=Events");
+        await page.waitForSelector("text=Every event of this workspace");
+        await page.selectOption("#type", "payment.disputed");
+        await page.click("button:has-text('Filter')");
+        await shoot(page, "16-events");
+        await page.click("tbody >> text=Open");
+        await page.waitForSelector("text=Payload");
+        assert.match((await page.textContent("pre.payload")) ?? "", /\n {2}"type": "payment\.disputed",\n/, "the payload, indented");
+        await shoot(page, "17-event");
+        await page.goto(`${base}/dashboard/w/${ws.slug}/test/events/deliveries?status=succeeded`);
+        await shoot(page, "18-deliveries");
+        assert.deepEqual(violations, [], "no page breaks its own content-security policy");
+      } finally {
+        await browser.close();
+        await app.close();
+      }
+    });
+
+    test("customers: find an address, grant with a note, see the note, revoke", { timeout: JOURNEY_TIMEOUT_MS }, async () => {
+      const env = await dashboardServices(dialect);
+      const ws = await seedWorkspace(env.services);
+      const app = await buildApp(env.services, { logger: false });
+      await app.listen({ host: "127.0.0.1", port: 0 });
+      const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+      for (const email of ["ada@example.com", "alan@example.com"]) {
+        const granted = await fetch(`${base}/api/v1/tools/${ws.tool}/grants`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${ws.testKey}`, "content-type": "application/json" },
+          body: JSON.stringify({ email, days: 30 }),
+        });
+        assert.equal(granted.status, 201);
+      }
+      const browser = await launch();
+      try {
+        const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+        const violations: string[] = [];
+        page.on("console", (m) => {
+          if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+        });
+        await page.goto(`${base}/dashboard/sign-in`);
+        await page.fill("#email", ws.ownerEmail);
+        await page.click("button[type=submit]");
+        await page.waitForURL(`${base}/dashboard/sign-in/code`);
+        await page.fill("#code", await readCode(env.dataDir, ws.ownerEmail));
+        await page.click("form.stack button[type=submit]");
+        await page.waitForURL(`${base}/dashboard/w/${ws.slug}/test`);
+
+        await page.goto(`${base}/dashboard/w/${ws.slug}/test/keys`);
+        await page.click(".side >> text=Customers");
+        await page.fill("#email", "grace@example.com");
+        await page.click("button:has-text('Find')");
+        await page.waitForSelector("text=No customer with this address");
+        await page.fill("#days", "14");
+        await page.fill("#note", "Speaker at <Conf> & friends");
+        await page.click("button:has-text('Grant')");
+        await page.waitForSelector("text=Access granted");
+        assert.equal(await page.textContent(".note"), "Speaker at <Conf> & friends");
+        assert.ok(await page.isVisible("text=via a grant"));
+        await shoot(page, "19-customer");
+        await page.click("tbody >> button:has-text('Revoke')");
+        await page.waitForSelector("text=Grant revoked");
+        assert.ok(await page.isVisible("text=Not entitled"));
+
+        // A revoked grant was her only access, so she leaves the list; the others stay.
+        await page.click(".side >> text=Customers");
+        await page.waitForSelector("text=ada@example.com");
+        assert.equal(await page.isVisible("text=grace@example.com"), false);
+        await shoot(page, "20-customers");
         assert.deepEqual(violations, [], "no page breaks its own content-security policy");
       } finally {
         await browser.close();

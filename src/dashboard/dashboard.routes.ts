@@ -10,6 +10,7 @@ import { toApiError } from "../http/error.handler.js";
 import { endOwnerSession } from "../owners/owner-sign-in.service.js";
 import type { Services } from "../services.js";
 import { auditRoutes } from "./audit/audit.routes.js";
+import { customerRoutes } from "./customers/customers.routes.js";
 import { keyRoutes } from "./keys/keys.routes.js";
 import { overviewRoutes } from "./overview/overview.routes.js";
 import { html } from "./shared/html.js";
@@ -18,6 +19,8 @@ import { clearSessionCookie, requireSession, signedInOf } from "./shared/owner-c
 import { sendPage } from "./shared/page.js";
 import { acceptFormsOnly, addPageHeaders, PageRefusal, refuseCrossSite } from "./shared/security.js";
 import { signInRoutes } from "./sign-in/sign-in.routes.js";
+import { eventRoutes } from "./webhooks/events.routes.js";
+import { webhookRoutes } from "./webhooks/webhooks.routes.js";
 
 // The stylesheet is read from the source tree, two folders up from this module both in
 // src/dashboard and in dist/dashboard, so tsc needs no copy step.
@@ -102,7 +105,10 @@ export async function dashboardRoutes(app: FastifyInstance, options: { services:
       return reply.redirect(`${DASHBOARD}/sign-in?signed_out=1`, 303);
     });
     await owned.register(overviewRoutes, { services });
+    await owned.register(customerRoutes, { services });
     await owned.register(keyRoutes, { services, mailer });
+    await owned.register(webhookRoutes, { services, mailer });
+    await owned.register(eventRoutes, { services });
     await owned.register(auditRoutes, { services });
   });
 }

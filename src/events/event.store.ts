@@ -41,6 +41,12 @@ const toEvent = (r: { workspace_id: string; env: Env; id: string; type: string; 
   createdAt: Number(r.created_at),
 });
 
+/** One event of a workspace environment, or null. */
+export async function findEvent(ex: Executor, workspaceId: string, env: Env, id: string): Promise<StoredEvent | null> {
+  const row = await ex.selectFrom("events").selectAll().where("workspace_id", "=", workspaceId).where("env", "=", env).where("id", "=", id).executeTakeFirst();
+  return row ? toEvent(row) : null;
+}
+
 export interface Position {
   createdAt: number;
   id: string;

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { recordOwnerAction } from "../audit/audit.service.js";
 import { DAY_MS, toIso } from "../clock.js";
 import { requireToolScope, syncCustomer } from "../customers/customer.service.js";
 import { isEmailShape } from "../customers/email.js";
@@ -99,6 +100,7 @@ export async function createGrant(ctx: RequestContext, toolId: string, body: Cre
     await syncCustomer(trx, scope, person.id, now);
     const grant = presentGrant(stored, now);
     if (idempotency) await completeIdempotencyKey(trx, idempotency, 201, JSON.stringify(grant));
+    await recordOwnerAction(trx, ctx, "grant.created", stored.id, now);
     return { created: true, grant };
   });
 }
@@ -113,6 +115,7 @@ export async function revokeGrant(ctx: RequestContext, toolId: string, grantId: 
     if (grant.revokedAt === null) {
       await revokeGrantRow(trx, grant.id, now);
       await syncCustomer(trx, scope, grant.personId, now);
+      await recordOwnerAction(trx, ctx, "grant.revoked", grant.id, now);
     }
     return { id: grant.id, tool: toolId, revoked_at: toIso(grant.revokedAt ?? now), live: false };
   });

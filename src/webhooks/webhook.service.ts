@@ -1,7 +1,8 @@
+import { recordOwnerAction } from "../audit/audit.service.js";
 import { DAY_MS, toIso } from "../clock.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { emitEvent } from "../events/event.service.js";
-import { listEventsPage } from "../events/event.store.js";
+import { findEvent, listEventsPage } from "../events/event.store.js";
 import { isEventType } from "../events/event-types.js";
 import { exampleEvent } from "../events/examples.js";
 import { decodeCursor, encodeCursor } from "../http/cursor.js";
@@ -90,7 +91,10 @@ export async function addEndpoint(ctx: RequestContext, input: { url: string; eve
     createdAt: clock.now(),
   };
   // The endpoint and its delivery lease row, together.
-  await db.transaction().execute((trx) => insertEndpoint(trx, endpoint));
+  await db.transaction().execute(async (trx) => {
+    await insertEndpoint(trx, endpoint);
+    await recordOwnerAction(trx, ctx, "endpoint.added", endpoint.id, endpoint.createdAt);
+  });
   return { endpoint: presentEndpoint(endpoint), secret };
 }
 
@@ -105,6 +109,8 @@ export async function getEndpoint(ctx: RequestContext, id: string): Promise<Webh
 
 export async function revealSecret(ctx: RequestContext, id: string): Promise<{ secret: string }> {
   const endpoint = await requireEndpoint(ctx, id);
+  // An owner reading a secret is worth a record; the API's key holder could read it any time.
+  await ctx.services.db.transaction().execute((trx) => recordOwnerAction(trx, ctx, "endpoint.secret_revealed", id, ctx.services.clock.now()));
   return { secret: ctx.services.secretBox.open(endpoint.secretSealed) };
 }
 
@@ -124,6 +130,7 @@ export async function setEnabled(ctx: RequestContext, id: string, enabled: boole
   await db.transaction().execute(async (trx) => {
     await setEndpointEnabled(trx, id, enabled, enabled ? null : "manual", clock.now());
     if (!enabled) await failPendingDeliveries(trx, id, "endpoint disabled (manual)");
+    await recordOwnerAction(trx, ctx, enabled ? "endpoint.enabled" : "endpoint.disabled", id, clock.now());
   });
   return presentEndpoint(await requireEndpoint(ctx, id));
 }
@@ -134,24 +141,27 @@ export async function recoverEndpoint(ctx: RequestContext, id: string, since: ke
   const endpoint = await requireEndpoint(ctx, id);
   if (!endpoint.enabled) throw invalidParameter("id", "The endpoint is disabled; enable it before recovering its deliveries.");
   const now = clock.now();
+  const ids = await recoverableIds(ctx, id, now - RECOVER_WINDOWS[since]);
+  await db.transaction().execute(async (trx) => {
+    await queueResends(trx, ids, now);
+    await recordOwnerAction(trx, ctx, "endpoint.recovered", id, now);
+  });
+  ctx.services.signals.wakeDelivery();
+  return { queued: ids.length };
+}
+
+async function recoverableIds(ctx: RequestContext, id: string, since: number): Promise<string[]> {
+  const { db } = ctx.services;
   const ids: string[] = [];
   let after: { createdAt: number; id: string } | null = null;
   for (;;) {
-    const page = await listDeliveriesPage(
-      db,
-      ctx.principal.workspaceId,
-      ctx.principal.env,
-      { endpointId: id, status: "failed", since: now - RECOVER_WINDOWS[since] },
-      { after, limit: 500 },
-    );
+    const page = await listDeliveriesPage(db, ctx.principal.workspaceId, ctx.principal.env, { endpointId: id, status: "failed", since }, { after, limit: 500 });
     ids.push(...page.map((d) => d.id));
     const last = page[page.length - 1];
     if (!last || page.length < 500) break;
     after = { createdAt: last.createdAt, id: last.id };
   }
-  await queueResends(db, ids, now);
-  ctx.services.signals.wakeDelivery();
-  return { queued: ids.length };
+  return ids;
 }
 
 /** How many failed deliveries `recoverEndpoint` would attempt again, for each window it takes. */
@@ -211,7 +221,10 @@ export async function resendDelivery(ctx: RequestContext, id: string): Promise<D
   const endpoint = await findEndpoint(db, ctx.principal.workspaceId, ctx.principal.env, row.endpointId);
   // The worker sends nothing to a disabled endpoint: the resend would wait, unseen, for it to be enabled.
   if (!endpoint?.enabled) throw invalidParameter("id", "This delivery's endpoint is disabled or removed; enable it before resending.");
-  await queueResends(db, [id], clock.now());
+  await db.transaction().execute(async (trx) => {
+    await queueResends(trx, [id], clock.now());
+    await recordOwnerAction(trx, ctx, "delivery.resent", id, clock.now());
+  });
   ctx.services.signals.wakeDelivery();
   return getDelivery(ctx, id);
 }
@@ -261,6 +274,13 @@ export async function listEvents(ctx: RequestContext, query: EventsQuery): Promi
   };
 }
 
+/** One event as it was sent: the exact signed JSON text, and whether it was an example. */
+export async function getEvent(ctx: RequestContext, id: string): Promise<{ event: WebhookEvent; body: string; example: boolean }> {
+  const row = await findEvent(ctx.services.db, ctx.principal.workspaceId, ctx.principal.env, id);
+  if (!row) throw notFound(`No event "${id}".`);
+  return { event: JSON.parse(row.body) as WebhookEvent, body: row.body, example: row.example };
+}
+
 /**
  * An example event through the service: stored, delivered to every enabled endpoint of
  * the environment with its own secret, logged and retried like any event. Counted
@@ -285,6 +305,7 @@ export async function sendExample(ctx: RequestContext, type: string, deliver = t
       example: true,
       endpointIds: endpoints,
     });
+    await recordOwnerAction(trx, ctx, "event.example_sent", example.id, now);
     return { event: example as unknown as WebhookEvent, deliveries: endpoints.length };
   });
   ctx.services.signals.wakeDelivery();

@@ -23,6 +23,7 @@ import {
   insertWorkspace,
   listBundles as listBundleRows,
   listOwnedWorkspaceRows,
+  listOwnerIds,
   listOwners as listOwnerRows,
   listPlans as listPlanRows,
   listTools as listToolRows,
@@ -63,6 +64,11 @@ export async function requireWorkspace(db: Db, slug: string): Promise<Workspace>
 /** The workspaces an owner owns (the dashboard shows only these). */
 export function listOwnedWorkspaces(db: Db, ownerId: string): Promise<Workspace[]> {
   return listOwnedWorkspaceRows(db, ownerId);
+}
+
+/** Every owner of a workspace: the dashboard charges a page's reads to all of them, as the API does for a key. */
+export function listWorkspaceOwnerIds(db: Db, workspaceId: string): Promise<string[]> {
+  return listOwnerIds(db, workspaceId);
 }
 
 export async function requireOwner(db: Db, email: string): Promise<Owner> {

@@ -7,12 +7,24 @@ const ACTIONS: Record<string, string> = {
   signed_out: "Signed out",
   "key.created": "Created an API key",
   "key.revoked": "Revoked an API key",
+  "endpoint.added": "Added a webhook endpoint",
+  "endpoint.secret_revealed": "Revealed a webhook signing secret",
+  "endpoint.enabled": "Enabled a webhook endpoint",
+  "endpoint.disabled": "Disabled a webhook endpoint",
+  "endpoint.recovered": "Recovered failed deliveries",
+  "event.example_sent": "Sent a test event",
+  "delivery.resent": "Resent a delivery",
+  "grant.created": "Granted access",
+  "grant.revoked": "Revoked a grant",
 };
 
 export function auditView(frame: Frame, entries: AuditEntry[]): Html {
   const body =
     entries.length === 0
-      ? emptyState("Nothing recorded yet", "Every sign-in, key created and key revoked in your workspaces will be listed here, with who did it and when.")
+      ? emptyState(
+          "Nothing recorded yet",
+          "Every sign-in, key created or revoked and webhook change in your workspaces will be listed here, with who did it and when.",
+        )
       : html`<div class="table-wrap"><table>
 <thead><tr><th>When</th><th>Who</th><th>What</th><th>Workspace</th><th>Environment</th><th>On</th></tr></thead>
 <tbody>${entries.map(

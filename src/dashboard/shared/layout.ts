@@ -7,7 +7,7 @@ import { type Html, html } from "./html.js";
 export const DASHBOARD = "/dashboard";
 export const CSS_PATH = `${DASHBOARD}/assets/dashboard.css`;
 
-export type Section = "overview" | "keys" | "audit";
+export type Section = "overview" | "customers" | "keys" | "webhooks" | "events" | "audit";
 
 /** Everything a signed-in page's frame needs. */
 export interface Frame {
@@ -87,8 +87,13 @@ function sideNav(frame: Frame): Html {
   return html`<nav class="side" aria-label="Dashboard">
 <ul>
 ${item("overview", "Overview", here ? sectionPath(here.workspace.slug, here.env, "overview") : DASHBOARD)}
+${here ? item("customers", "Customers", sectionPath(here.workspace.slug, here.env, "customers")) : ""}
 </ul>
-${here ? html`<p class="side-heading">Configure</p><ul>${item("keys", "API keys", sectionPath(here.workspace.slug, here.env, "keys"))}</ul>` : ""}
+${
+  here
+    ? html`<p class="side-heading">Configure</p><ul>${item("keys", "API keys", sectionPath(here.workspace.slug, here.env, "keys"))}${item("webhooks", "Webhooks", sectionPath(here.workspace.slug, here.env, "webhooks"))}${item("events", "Events", sectionPath(here.workspace.slug, here.env, "events"))}</ul>`
+    : ""
+}
 <p class="side-heading">Account</p>
 <ul>${item("audit", "Audit log", `${DASHBOARD}/audit`)}</ul>
 </nav>`;

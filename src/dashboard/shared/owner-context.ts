@@ -5,8 +5,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Env } from "../../db/schema.js";
 import { authenticateOwnerSession, type OwnerSessionView } from "../../owners/owner-sign-in.service.js";
-import type { Services } from "../../services.js";
-import { listOwnedWorkspaces } from "../../workspaces/workspace.service.js";
+import type { RequestContext, Services } from "../../services.js";
+import { listOwnedWorkspaces, listWorkspaceOwnerIds } from "../../workspaces/workspace.service.js";
 import type { Workspace } from "../../workspaces/workspace.types.js";
 import { parseCookies, serialiseCookie } from "./cookies.js";
 import { DASHBOARD, type Frame, type Section } from "./layout.js";
@@ -83,4 +83,28 @@ export async function workspacePage(services: Services, request: FastifyRequest,
     throw new PageRefusal(404, "Not found", "You own no such workspace, or the address is mistyped. Pick a workspace from the list at the top.");
   }
   return { owner, frame: { ...frame, current: { workspace, env }, section }, workspace, env };
+}
+
+/**
+ * The context under which a page calls the use cases the API calls: the workspace
+ * environment on screen, and the owner as the actor, so that each change is audited.
+ * No API key is involved, so there is no key request to count (a page's lookups and
+ * rows read still count against the workspace's own limits, as the API's do).
+ */
+export async function contextOf(services: Services, page: WorkspacePage): Promise<RequestContext> {
+  const { workspace, env, owner } = page;
+  const ownerIds = await listWorkspaceOwnerIds(services.db, workspace.id);
+  return {
+    services,
+    principal: {
+      keyId: `owner-session:${owner.session.actor.ownerId}`,
+      workspaceId: workspace.id,
+      workspaceSlug: workspace.slug,
+      plan: workspace.plan,
+      env,
+      ownerIds,
+      keyRequestCounted: true,
+    },
+    actor: owner.session.actor,
+  };
 }

@@ -1,0 +1,135 @@
+// Customers of a workspace environment, tool by tool: the list (the API's list use case,
+// so each page counts its rows read), a lookup by address (the API's retrieve, counted as
+// a lookup), and a customer's page with their grants and trials, where an owner grants
+// access (days, note) or revokes a grant through the API's grant use cases.
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { listCustomers, retrieveCustomer } from "../../customers/customer.service.js";
+import { ApiError } from "../../errors/errors.js";
+import { createGrant, listGrants, revokeGrant } from "../../grants/grant.service.js";
+import type { Services } from "../../services.js";
+import { listTools } from "../../workspaces/workspace.service.js";
+import { contextOf, workspacePage } from "../shared/owner-context.js";
+import { sendPage } from "../shared/page.js";
+import { formField, PageRefusal } from "../shared/security.js";
+import { customerPath, customersPath, customersView, customerView, type EntitledFilter } from "./customers.views.js";
+
+const PAGE_SIZE = 50;
+const query = (request: FastifyRequest) => request.query as Record<string, string | undefined>;
+const isCode = (error: unknown, code: string) => error instanceof ApiError && error.code === code;
+
+/** A form's days: empty is 0 (until revoked), else a whole number the API would take. */
+function daysOf(text: string): number | string {
+  const trimmed = text.trim();
+  if (trimmed === "") return 0;
+  if (!/^\d{1,4}$/.test(trimmed) || Number(trimmed) > 3650) return "Days must be a whole number from 0 to 3650.";
+  return Number(trimmed);
+}
+
+export async function customerRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
+  const { services } = options;
+  const base = "/w/:workspace/:env/customers";
+
+  async function customerContext(request: FastifyRequest) {
+    const page = await workspacePage(services, request, "customers");
+    const { tool: toolId, email } = request.params as { tool: string; email: string };
+    const tool = (await listTools(services.db, { workspace: page.workspace.slug })).find((t) => t.id === toolId);
+    if (!tool) throw new PageRefusal(404, "Not found", "No such tool in this workspace.");
+    return { page, ctx: await contextOf(services, page), tool, email };
+  }
+
+  async function renderCustomer(request: FastifyRequest, status: number, extra: { error?: string; form?: { days: string; note: string } } = {}) {
+    const { page, ctx, tool, email } = await customerContext(request);
+    const customer = await retrieveCustomer(ctx, tool.id, email).catch((error: unknown) => {
+      if (isCode(error, "not_found")) return null;
+      throw error;
+    });
+    const { data: grants } = await listGrants(ctx, tool.id, email);
+    const q = query(request);
+    return {
+      page,
+      status,
+      view: customerView(page.frame, { tool, customer, email, grants, flash: { granted: q.granted === "1", revoked: q.revoked === "1" }, ...extra }),
+    };
+  }
+
+  app.get(base, async (request, reply) => {
+    const page = await workspacePage(services, request, "customers");
+    const tools = await listTools(services.db, { workspace: page.workspace.slug });
+    const q = query(request);
+    const tool = tools.find((t) => t.id === q.tool) ?? tools[0] ?? null;
+    const entitled: EntitledFilter = q.entitled === "yes" || q.entitled === "no" ? q.entitled : "all";
+    if (tool === null) return sendPage(reply, 200, customersView(page.frame, { tools, tool: null, entitled, customers: [], next: null }));
+    const ctx = await contextOf(services, page);
+    let listed: Awaited<ReturnType<typeof listCustomers>>;
+    try {
+      listed = await listCustomers(ctx, tool.id, { limit: PAGE_SIZE, entitled: entitled === "all" ? undefined : entitled === "yes", cursor: q.after });
+    } catch (error) {
+      if (!isCode(error, "invalid_parameter")) throw error;
+      throw new PageRefusal(400, "Request not understood", "This page of the list is out of date or its address was changed. Open the list again.");
+    }
+    const next =
+      listed.next_cursor === null ? null : `${customersPath(page.frame)}?${new URLSearchParams({ tool: tool.id, entitled, after: listed.next_cursor })}`;
+    return sendPage(reply, 200, customersView(page.frame, { tools, tool: tool.id, entitled, customers: listed.data, next }));
+  });
+
+  app.get(`${base}/search`, async (request, reply) => {
+    const page = await workspacePage(services, request, "customers");
+    const q = query(request);
+    const email = (q.email ?? "").trim();
+    const tools = await listTools(services.db, { workspace: page.workspace.slug });
+    const tool = tools.find((t) => t.id === q.tool);
+    if (!tool || email === "" || email.length > 254) {
+      return sendPage(
+        reply,
+        400,
+        customersView(page.frame, {
+          tools,
+          tool: tool?.id ?? tools[0]?.id ?? null,
+          entitled: "all",
+          customers: [],
+          next: null,
+          email,
+          error: "Choose a tool and enter an address of at most 254 characters.",
+        }),
+      );
+    }
+    return reply.redirect(customerPath(page.frame, tool.id, email), 303);
+  });
+
+  app.get(`${base}/:tool/:email`, async (request, reply) => {
+    const { status, view } = await renderCustomer(request, 200);
+    return sendPage(reply, status, view);
+  });
+
+  app.post(`${base}/:tool/:email/grants`, async (request, reply) => {
+    const { page, ctx, tool, email } = await customerContext(request);
+    const form = { days: formField(request, "days"), note: formField(request, "note") };
+    const days = daysOf(form.days);
+    const note = form.note.trim();
+    const refuse = async (message: string) => {
+      const { view } = await renderCustomer(request, 400, { error: message, form });
+      return sendPage(reply, 400, view);
+    };
+    if (typeof days === "string") return refuse(days);
+    if (note.length > 200 || note.includes("\u0000")) return refuse("A note is at most 200 characters.");
+    try {
+      await createGrant(ctx, tool.id, { email, days, ...(note === "" ? {} : { note }) }, undefined);
+    } catch (error) {
+      if (!isCode(error, "invalid_parameter")) throw error;
+      return refuse((error as ApiError).message);
+    }
+    return reply.redirect(`${customerPath(page.frame, tool.id, email)}?granted=1`, 303);
+  });
+
+  app.post(`${base}/:tool/:email/grants/:grant/revoke`, async (request, reply) => {
+    const { page, ctx, tool, email } = await customerContext(request);
+    const { grant } = request.params as { grant: string };
+    try {
+      await revokeGrant(ctx, tool.id, grant);
+    } catch (error) {
+      if (isCode(error, "not_found")) throw new PageRefusal(404, "Not found", "No such grant for this tool.");
+      throw error;
+    }
+    return reply.redirect(`${customerPath(page.frame, tool.id, email)}?revoked=1`, 303);
+  });
+}

@@ -1,0 +1,86 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { dashboardApp, dashboardServices, TestBrowser } from "../../test-support/dashboard.js";
+import { DIALECTS, seedWorkspace } from "../../test-support/harness.js";
+import { answer, startReceiver, testWorker } from "../../test-support/webhooks.js";
+
+const EVENT_LINK = /\/events\/(evt_\w+)"><code>/g;
+
+for (const dialect of DIALECTS) {
+  describe(`dashboard events and deliveries (${dialect})`, () => {
+    test("every event, by type, keyset-paged with the API's cursors; an event's exact payload and its deliveries", async () => {
+      const env = await dashboardServices(dialect);
+      env.clock.set(Date.now());
+      const app = await dashboardApp(env);
+      const ws = await seedWorkspace(env.services);
+      const theirs = await seedWorkspace(env.services);
+      const receiver = await startReceiver(answer(200, "ok"));
+      const api = (key: string, url: string, payload: unknown) =>
+        app.inject({ method: "POST", url, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, payload: JSON.stringify(payload) });
+      assert.equal((await api(ws.testKey, "/api/v1/webhooks/endpoints", { url: receiver.url, events: ["payment.disputed"] })).statusCode, 201);
+      const sent: string[] = [];
+      for (let i = 0; i < 27; i++) {
+        const type = i % 9 === 0 ? "payment.disputed" : "purchase.completed";
+        const r = await api(ws.testKey, "/api/v1/webhooks/examples", { type });
+        assert.equal(r.statusCode, 202);
+        sent.push((r.json() as { event: { id: string } }).event.id);
+        env.clock.advance(1000);
+      }
+      const theirEvent = (await api(theirs.testKey, "/api/v1/webhooks/examples", { type: "purchase.completed" })).json() as { event: { id: string } };
+      await testWorker(env.services).drain();
+      assert.equal(receiver.received.length, 27, "a test event goes to every enabled endpoint, whatever it listens for");
+
+      const browser = new TestBrowser(app);
+      await browser.signIn(env.dataDir, ws.ownerEmail);
+      const events = `/dashboard/w/${ws.slug}/test/events`;
+      const first = await browser.get(events);
+      assert.equal(first.statusCode, 200);
+      const ids = [...first.body.matchAll(EVENT_LINK)].map((m) => m[1]);
+      assert.deepEqual(ids, sent.slice(-25).reverse(), "newest first, a page of 25");
+      const next = /href="([^"]+after=[^"]+)"/.exec(first.body)?.[1]?.replaceAll("&amp;", "&");
+      assert.ok(next);
+      const second = await browser.get(next);
+      assert.deepEqual(
+        [...second.body.matchAll(EVENT_LINK)].map((m) => m[1]),
+        sent.slice(0, 2).reverse(),
+      );
+      assert.ok(!second.body.includes("Older events"));
+      assert.ok(!first.body.includes(theirEvent.event.id), "another workspace's events are not listed");
+
+      const disputes = await browser.get(`${events}?type=payment.disputed`);
+      assert.deepEqual(
+        [...disputes.body.matchAll(EVENT_LINK)].map((m) => m[1]),
+        [sent[18], sent[9], sent[0]],
+      );
+      assert.equal((await browser.get(`${events}?type=nope`)).statusCode, 400);
+      // A cursor is bound to its filter and signed: another filter's, or a changed one, is refused.
+      const after = new URL(next, "http://x").searchParams.get("after") ?? "";
+      assert.equal((await browser.get(`${events}?type=payment.disputed&after=${encodeURIComponent(after)}`)).statusCode, 400);
+      assert.equal((await browser.get(`${events}?after=${encodeURIComponent(`${after.slice(0, -3)}AAA`)}`)).statusCode, 400);
+
+      const jump = await browser.get(`${events}?id=${sent[9]}`);
+      assert.equal(jump.statusCode, 303);
+      const event = await browser.get(String(jump.headers.location));
+      assert.equal(event.statusCode, 200);
+      assert.ok(event.body.includes(`&quot;id&quot;: &quot;${sent[9]}&quot;,`), "the payload, pretty-printed and escaped");
+      assert.match(event.body, /badge-pending">Example/);
+      assert.ok(event.body.includes(`>${receiver.url}</a>`));
+      assert.match(event.body, /badge-ok">Succeeded/);
+      const deliveryId = /\/webhooks\/deliveries\/(dlv_\w+)"/.exec(event.body)?.[1];
+      assert.ok(deliveryId);
+      assert.equal((await browser.get(`${events}/${theirEvent.event.id}`)).statusCode, 404);
+      assert.equal((await browser.get(`/dashboard/w/${ws.slug}/live/events/${sent[9]}`)).statusCode, 404, "a test event is not in live");
+
+      // Deliveries, by status and by event.
+      const deliveries = `${events}/deliveries`;
+      const succeeded = await browser.get(`${deliveries}?status=succeeded`);
+      assert.equal([...succeeded.body.matchAll(/\/webhooks\/deliveries\/dlv_/g)].length, 25, "a page of 25");
+      assert.match(succeeded.body, /Older deliveries/);
+      assert.match((await browser.get(`${deliveries}?status=failed`)).body, /No deliveries match/);
+      const one = await browser.get(`${deliveries}?event=${sent[18]}`);
+      assert.equal([...one.body.matchAll(/\/webhooks\/deliveries\/dlv_/g)].length, 1);
+      assert.ok(one.body.includes(`value="${sent[18]}"`), "the filter stays filled in");
+      assert.equal((await browser.get(`${deliveries}?status=lost`)).statusCode, 400);
+    });
+  });
+}

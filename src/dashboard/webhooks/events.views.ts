@@ -1,0 +1,153 @@
+import type { Delivery, WebhookEndpoint, WebhookEvent } from "../../webhooks/webhook.schema.js";
+import { type Html, html } from "../shared/html.js";
+import { appPage, emptyState, envBadge, type Frame, notice, pageHeading, time } from "../shared/layout.js";
+import { deliveryPath, deliveryStatus, type EventTypeChoice, endpointPath, eventPath, eventsPath, lastAnswer } from "./webhooks.views.js";
+
+function tabs(frame: Frame, on: "events" | "deliveries"): Html {
+  const tab = (which: "events" | "deliveries", label: string, href: string) =>
+    html`<a class="tab" href="${href}"${which === on ? html` aria-current="page"` : ""}>${label}</a>`;
+  return html`<nav class="tabs" aria-label="Log">${tab("events", "Events", eventsPath(frame))}${tab("deliveries", "Deliveries", `${eventsPath(frame)}/deliveries`)}</nav>`;
+}
+
+export interface EventsFilter {
+  type: string;
+}
+
+export function eventsView(
+  frame: Frame,
+  input: { events: WebhookEvent[]; next: string | null; filter: EventsFilter; types: EventTypeChoice[]; error?: string },
+): Html {
+  const env = frame.current?.env ?? "test";
+  const { filter } = input;
+  const list =
+    input.events.length === 0
+      ? emptyState(
+          filter.type ? `No ${filter.type} events` : "No events yet",
+          "Events appear here as customers buy, subscribe, refund and dispute; send a test event from a webhook endpoint to see one now.",
+        )
+      : html`<div class="table-wrap"><table>
+<thead><tr><th>Event</th><th>Type</th><th>Created</th><th><span class="sr-only">Open</span></th></tr></thead>
+<tbody>${input.events.map(
+          (e) => html`<tr>
+<td><a href="${eventPath(frame, e.id)}"><code>${e.id}</code></a></td>
+<td><code>${e.type}</code></td>
+<td>${time(e.created * 1000)}</td>
+<td class="actions"><a class="button small" href="${eventPath(frame, e.id)}">Open</a></td>
+</tr>`,
+        )}</tbody>
+</table></div>
+${input.next ? html`<p class="pager"><a class="button small" href="${input.next}">Older events →</a></p>` : ""}`;
+  return appPage(
+    "Events",
+    frame,
+    html`${pageHeading("Events", html`Every event of this workspace's ${env} data, listened to or not, newest first. ${envBadge(env)}`)}
+${tabs(frame, "events")}
+${input.error ? notice("error", input.error) : ""}
+<section class="panel">
+<form method="get" action="${eventsPath(frame)}" class="inline-form filters">
+<div class="field"><label for="type">Type</label>
+<select id="type" name="type"><option value="">Every type</option>${input.types.map((t) => html`<option value="${t.type}"${t.type === filter.type ? html` selected` : ""}>${t.type}</option>`)}</select></div>
+<div class="field"><label for="id">Event id</label><input id="id" name="id" maxlength="64" placeholder="evt_…"></div>
+<button class="button" type="submit">Filter</button>
+</form>
+</section>
+<section class="panel">${list}</section>`,
+  );
+}
+
+export interface DeliveriesFilter {
+  endpoint: string;
+  status: string;
+  event: string;
+}
+
+export function deliveriesView(
+  frame: Frame,
+  input: { deliveries: Delivery[]; next: string | null; filter: DeliveriesFilter; endpoints: WebhookEndpoint[]; error?: string },
+): Html {
+  const env = frame.current?.env ?? "test";
+  const { filter } = input;
+  const urls = new Map(input.endpoints.map((e) => [e.id, e.url]));
+  const list =
+    input.deliveries.length === 0
+      ? emptyState("No deliveries match", "Deliveries are made for each event to every endpoint listening for its type.")
+      : html`<div class="table-wrap"><table>
+<thead><tr><th>Event</th><th>Endpoint</th><th>Status</th><th>Attempts</th><th>Last answer</th><th>Created</th><th><span class="sr-only">Open</span></th></tr></thead>
+<tbody>${input.deliveries.map(
+          (d) => html`<tr>
+<td><a href="${eventPath(frame, d.event)}"><code>${d.event}</code></a></td>
+<td>${urls.has(d.endpoint) ? html`<a class="url" href="${endpointPath(frame, d.endpoint)}">${urls.get(d.endpoint)}</a>` : html`<code>${d.endpoint}</code>`}</td>
+<td>${deliveryStatus(d.status)}</td>
+<td class="num">${d.attempts.length}</td>
+<td>${lastAnswer(d)}</td>
+<td>${time(Date.parse(d.created_at))}</td>
+<td class="actions"><a class="button small" href="${deliveryPath(frame, d.id)}">Attempts</a></td>
+</tr>`,
+        )}</tbody>
+</table></div>
+${input.next ? html`<p class="pager"><a class="button small" href="${input.next}">Older deliveries →</a></p>` : ""}`;
+  const option = (value: string, label: string, selected: string) =>
+    html`<option value="${value}"${value === selected ? html` selected` : ""}>${label}</option>`;
+  return appPage(
+    "Deliveries",
+    frame,
+    html`${pageHeading("Deliveries", html`Each event's delivery to each endpoint, newest first. ${envBadge(env)}`)}
+${tabs(frame, "deliveries")}
+${input.error ? notice("error", input.error) : ""}
+<section class="panel">
+<form method="get" action="${eventsPath(frame)}/deliveries" class="inline-form filters">
+<div class="field"><label for="endpoint">Endpoint</label>
+<select id="endpoint" name="endpoint">${option("", "Every endpoint", filter.endpoint)}${input.endpoints.map((e) => option(e.id, e.url, filter.endpoint))}</select></div>
+<div class="field"><label for="status">Status</label>
+<select id="status" name="status">${option("", "Any status", filter.status)}${option("pending", "Pending", filter.status)}${option("succeeded", "Succeeded", filter.status)}${option("failed", "Failed", filter.status)}</select></div>
+<div class="field"><label for="event">Event id</label><input id="event" name="event" maxlength="64" placeholder="evt_…" value="${filter.event}"></div>
+<button class="button" type="submit">Filter</button>
+</form>
+</section>
+<section class="panel">${list}</section>`,
+  );
+}
+
+export function eventView(
+  frame: Frame,
+  input: { event: WebhookEvent; body: string; example: boolean; deliveries: Delivery[]; endpoints: WebhookEndpoint[] },
+): Html {
+  const { event } = input;
+  const urls = new Map(input.endpoints.map((e) => [e.id, e.url]));
+  // Pretty-printed for reading; what was signed and sent is the stored text itself.
+  const pretty = JSON.stringify(JSON.parse(input.body), null, 2);
+  const deliveries =
+    input.deliveries.length === 0
+      ? emptyState("Delivered nowhere", "No endpoint listened for this event's type when it happened.")
+      : html`<div class="table-wrap"><table>
+<thead><tr><th>Endpoint</th><th>Status</th><th>Attempts</th><th>Last answer</th><th><span class="sr-only">Open</span></th></tr></thead>
+<tbody>${input.deliveries.map(
+          (d) => html`<tr>
+<td>${urls.has(d.endpoint) ? html`<a class="url" href="${endpointPath(frame, d.endpoint)}">${urls.get(d.endpoint)}</a>` : html`<code>${d.endpoint}</code> <span class="muted">(removed)</span>`}</td>
+<td>${deliveryStatus(d.status)}</td>
+<td class="num">${d.attempts.length}</td>
+<td>${lastAnswer(d)}</td>
+<td class="actions"><a class="button small" href="${deliveryPath(frame, d.id)}">Attempts</a></td>
+</tr>`,
+        )}</tbody>
+</table></div>`;
+  return appPage(
+    "Event",
+    frame,
+    html`${pageHeading("Event", html`<code>${event.id}</code>`)}
+<section class="panel">
+<dl class="facts">
+<dt>Type</dt><dd><code>${event.type}</code>${input.example ? html` <span class="badge badge-pending">Example</span>` : ""}</dd>
+<dt>Created</dt><dd>${time(event.created * 1000)}</dd>
+</dl>
+</section>
+<section class="panel">
+<div class="panel-head"><h2>Deliveries</h2></div>
+${deliveries}
+</section>
+<section class="panel">
+<div class="panel-head"><h2>Payload</h2><span class="panel-sub">the JSON body every endpoint received, indented for reading</span></div>
+<pre class="payload">${pretty}</pre>
+</section>`,
+  );
+}

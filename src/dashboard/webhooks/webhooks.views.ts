@@ -1,0 +1,319 @@
+import type { Delivery, WebhookEndpoint } from "../../webhooks/webhook.schema.js";
+import { type Html, html } from "../shared/html.js";
+import { appPage, csrfField, emptyState, envBadge, type Frame, formatCount, notice, pageHeading, sectionPath, time } from "../shared/layout.js";
+
+export const RECOVER_CHOICES = [
+  { since: "hour", label: "the last hour" },
+  { since: "day", label: "the last day" },
+  { since: "week", label: "the last week" },
+  { since: "month", label: "the last 30 days" },
+] as const;
+export type RecoverSince = (typeof RECOVER_CHOICES)[number]["since"];
+
+export interface EventTypeChoice {
+  type: string;
+  description: string;
+}
+
+export const webhooksPath = (frame: Frame) => {
+  const here = frame.current;
+  if (!here) throw new Error("a webhooks page has a workspace");
+  return sectionPath(here.workspace.slug, here.env, "webhooks");
+};
+export const endpointPath = (frame: Frame, id: string) => `${webhooksPath(frame)}/${encodeURIComponent(id)}`;
+export const eventsPath = (frame: Frame) => {
+  const here = frame.current;
+  if (!here) throw new Error("an events page has a workspace");
+  return sectionPath(here.workspace.slug, here.env, "events");
+};
+export const eventPath = (frame: Frame, id: string) => `${eventsPath(frame)}/${encodeURIComponent(id)}`;
+export const deliveryPath = (frame: Frame, id: string) => `${webhooksPath(frame)}/deliveries/${encodeURIComponent(id)}`;
+const ms = (iso: string | null) => (iso === null ? null : Date.parse(iso));
+
+const DISABLED_BECAUSE: Record<string, string> = {
+  manual: "turned off by an owner",
+  gone: "the receiver answered 410 Gone",
+  failing: "5 days without a successful delivery",
+};
+
+/** The state of an endpoint in a word, and why when it is not simply working. */
+function endpointState(e: WebhookEndpoint): Html {
+  if (!e.enabled) {
+    const why = DISABLED_BECAUSE[e.disabled_reason ?? ""] ?? e.disabled_reason ?? "unknown";
+    const since = ms(e.disabled_at);
+    return html`<span class="badge badge-off">Disabled</span> <span class="state-note">${why}${since === null ? "" : html` · ${time(since)}`}</span>`;
+  }
+  const failing = ms(e.failing_since);
+  if (failing !== null) return html`<span class="badge badge-failing">Failing</span> <span class="state-note">since ${time(failing)}</span>`;
+  return html`<span class="badge badge-ok">Enabled</span>`;
+}
+
+const eventsOf = (e: WebhookEndpoint) =>
+  e.events === null ? html`<span class="muted">All events</span>` : html`${e.events.map((t, i) => html`${i > 0 ? " " : ""}<code>${t}</code>`)}`;
+
+function addForm(frame: Frame, types: EventTypeChoice[], input: { url?: string; checked?: ReadonlySet<string>; error?: string }): Html {
+  return html`<form method="post" action="${webhooksPath(frame)}" class="stack">
+${csrfField(frame.csrf)}
+${input.error ? notice("error", input.error) : ""}
+<label for="url">Endpoint URL</label>
+<input id="url" name="url" type="url" maxlength="2048" required placeholder="https://example.com/warden/webhooks" value="${input.url ?? ""}">
+<fieldset class="choices">
+<legend>Events to send <span class="muted">(none ticked sends every event, including types added later)</span></legend>
+${types.map(
+  (t) =>
+    html`<label class="choice"><input type="checkbox" name="event:${t.type}" value="1"${input.checked?.has(t.type) ? html` checked` : ""}> <code>${t.type}</code> <span class="muted">${t.description}</span></label>`,
+)}
+</fieldset>
+<div class="row"><button class="button primary" type="submit">Add endpoint</button></div>
+</form>`;
+}
+
+export function endpointsView(
+  frame: Frame,
+  endpoints: WebhookEndpoint[],
+  types: EventTypeChoice[],
+  form: { url?: string; checked?: ReadonlySet<string>; error?: string } = {},
+): Html {
+  const env = frame.current?.env ?? "test";
+  const table =
+    endpoints.length === 0
+      ? emptyState(
+          `No ${env} endpoints yet`,
+          "Add the URL of your server below: Warden sends it a signed POST for every event you choose, and retries for 3 days when it fails.",
+        )
+      : html`<div class="table-wrap"><table>
+<thead><tr><th>URL</th><th>Events</th><th>State</th><th>Last success</th><th><span class="sr-only">Open</span></th></tr></thead>
+<tbody>${endpoints.map(
+          (e) => html`<tr${e.enabled ? "" : html` class="is-revoked"`}>
+<td><a class="url" href="${endpointPath(frame, e.id)}">${e.url}</a></td>
+<td>${eventsOf(e)}</td>
+<td>${endpointState(e)}</td>
+<td>${e.last_success_at === null ? html`<span class="muted">Never</span>` : time(ms(e.last_success_at) as number)}</td>
+<td class="actions"><a class="button small" href="${endpointPath(frame, e.id)}">Open</a></td>
+</tr>`,
+        )}</tbody>
+</table></div>`;
+  return appPage(
+    "Webhooks",
+    frame,
+    html`${pageHeading("Webhooks", html`Endpoints that receive this workspace's ${env} events, signed with Standard Webhooks. ${envBadge(env)}`)}
+<section class="panel">
+<div class="panel-head"><h2>${endpoints.length === 1 ? "1 endpoint" : `${endpoints.length} endpoints`}</h2></div>
+${table}
+</section>
+<section class="panel">
+<div class="panel-head"><h2>Add an endpoint</h2></div>
+<p class="panel-text">Its signing secret is shown once, right after you add it; you can reveal it again later with a code we email you.</p>
+${addForm(frame, types, form)}
+</section>`,
+  );
+}
+
+function secretPanel(frame: Frame, endpoint: WebhookEndpoint, secret: string, first: boolean): Html {
+  return html`<section class="panel reveal">
+${notice("info", first ? html`<strong>Copy the signing secret now.</strong> Put it in your receiver's configuration to verify each delivery's <code>webhook-signature</code>.` : html`<strong>Keep it secret.</strong> Anyone with it can forge deliveries your receiver will trust.`)}
+<label for="secret">Signing secret of <span class="url">${endpoint.url}</span></label>
+<input id="secret" class="key-reveal" readonly value="${secret}">
+<p><a class="button primary" href="${endpointPath(frame, endpoint.id)}">${first ? "I have stored it · open the endpoint" : "Done · back to the endpoint"}</a></p>
+</section>`;
+}
+
+export function endpointAddedView(frame: Frame, endpoint: WebhookEndpoint, secret: string): Html {
+  return appPage("Endpoint added", frame, html`${pageHeading("Endpoint added")}${secretPanel(frame, endpoint, secret, true)}`);
+}
+
+export function secretRevealedView(frame: Frame, endpoint: WebhookEndpoint, secret: string): Html {
+  return appPage("Signing secret", frame, html`${pageHeading("Signing secret")}${secretPanel(frame, endpoint, secret, false)}`);
+}
+
+export function confirmRevealView(frame: Frame, endpoint: WebhookEndpoint, error?: string): Html {
+  return appPage(
+    "Confirm it is you",
+    frame,
+    html`${pageHeading("Confirm it is you", html`The signing secret lets anyone forge deliveries, so we emailed a fresh 6-digit code to <strong>${frame.email}</strong>.`)}
+<section class="panel narrow">
+${error ? notice("error", error) : ""}
+<form method="post" action="${endpointPath(frame, endpoint.id)}/secret" class="stack">
+${csrfField(frame.csrf)}
+<input type="hidden" name="confirm" value="1">
+<label for="code">Confirmation code</label>
+<input id="code" name="code" class="code-input" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required autofocus placeholder="123456">
+<div class="row"><button class="button primary" type="submit">Reveal secret</button><a class="button" href="${endpointPath(frame, endpoint.id)}">Cancel</a></div>
+</form>
+</section>`,
+  );
+}
+
+export function deliveryStatus(status: string): Html {
+  const kind = status === "succeeded" ? "ok" : status === "failed" ? "failing" : "pending";
+  return html`<span class="badge badge-${kind}">${status === "succeeded" ? "Succeeded" : status === "failed" ? "Failed" : "Pending"}</span>`;
+}
+
+export function lastAnswer(d: Delivery): Html {
+  const last = d.attempts[d.attempts.length - 1];
+  if (!last) return html`<span class="muted">Not tried yet</span>`;
+  return last.status_code === null ? html`<span class="muted">${last.error ?? "No answer"}</span>` : html`HTTP ${last.status_code}`;
+}
+
+export interface EndpointPage {
+  endpoint: WebhookEndpoint;
+  deliveries: Delivery[];
+  /** The address of the next page of deliveries, when there is one. */
+  next: string | null;
+  examples: { used: number; limit: number };
+  types: EventTypeChoice[];
+  flash: { sent?: string; to?: number; enabled?: boolean; disabled?: boolean; recovered?: number };
+}
+
+function recoverForm(frame: Frame, endpoint: WebhookEndpoint, selected: RecoverSince, label: string): Html {
+  return html`<form method="get" action="${endpointPath(frame, endpoint.id)}/recover" class="inline-form">
+<div class="field"><label for="since">Failed deliveries from</label>
+<select id="since" name="since">${RECOVER_CHOICES.map((c) => html`<option value="${c.since}"${c.since === selected ? html` selected` : ""}>${c.label}</option>`)}</select></div>
+<button class="button" type="submit">${label}</button>
+</form>`;
+}
+
+export function endpointView(frame: Frame, page: EndpointPage): Html {
+  const { endpoint: e, flash } = page;
+  const path = endpointPath(frame, e.id);
+  const flashes = html`${flash.sent ? notice("success", html`Test event <code>${flash.sent}</code> sent to ${flash.to === 1 ? "1 endpoint" : `${flash.to ?? 0} endpoints`}. Its delivery appears below in a moment.`) : ""}
+${flash.disabled ? notice("info", "The endpoint is disabled: Warden sends it nothing, and its pending deliveries are marked failed.") : ""}
+${flash.enabled ? notice("success", html`The endpoint is enabled again. <strong>Recover what failed while it was off?</strong> ${recoverForm(frame, e, "day", "Review…")}`) : ""}
+${flash.recovered !== undefined ? notice("success", `${flash.recovered === 1 ? "1 failed delivery is" : `${formatCount(flash.recovered)} failed deliveries are`} queued to be sent again.`) : ""}`;
+  const deliveries =
+    page.deliveries.length === 0
+      ? emptyState("No deliveries yet", "Send a test event above to see what your receiver answers.")
+      : html`<div class="table-wrap"><table>
+<thead><tr><th>Event</th><th>Status</th><th>Attempts</th><th>Last answer</th><th>Created</th><th><span class="sr-only">Open</span></th></tr></thead>
+<tbody>${page.deliveries.map(
+          (d) => html`<tr>
+<td><a href="${eventPath(frame, d.event)}"><code>${d.event}</code></a></td>
+<td>${deliveryStatus(d.status)}</td>
+<td class="num">${d.attempts.length}</td>
+<td>${lastAnswer(d)}</td>
+<td>${time(Date.parse(d.created_at))}</td>
+<td class="actions"><a class="button small" href="${deliveryPath(frame, d.id)}">Attempts</a></td>
+</tr>`,
+        )}</tbody>
+</table></div>
+${page.next ? html`<p class="pager"><a class="button small" href="${page.next}">Older deliveries →</a></p>` : ""}`;
+  const exhausted = page.examples.used >= page.examples.limit;
+  // A type this endpoint listens for: the one its receiver is likeliest to handle.
+  const preselected = e.events?.[0] ?? null;
+  return appPage(
+    "Endpoint",
+    frame,
+    html`${pageHeading("Webhook endpoint", html`<span class="url">${e.url}</span>`)}
+${flashes}
+<section class="panel">
+<dl class="facts">
+<dt>State</dt><dd>${endpointState(e)}</dd>
+<dt>Events</dt><dd>${eventsOf(e)}</dd>
+<dt>Last success</dt><dd>${e.last_success_at === null ? html`<span class="muted">Never</span>` : time(Date.parse(e.last_success_at))}</dd>
+<dt>Added</dt><dd>${time(Date.parse(e.created_at))}</dd>
+<dt>Id</dt><dd><code>${e.id}</code></dd>
+</dl>
+<div class="row">
+<form method="post" action="${path}/secret">${csrfField(frame.csrf)}<button class="button" type="submit">Reveal signing secret…</button></form>
+${
+  e.enabled
+    ? html`<form method="post" action="${path}/disable">${csrfField(frame.csrf)}<button class="button danger-outline" type="submit">Disable</button></form>`
+    : html`<form method="post" action="${path}/enable">${csrfField(frame.csrf)}<button class="button primary" type="submit">Enable</button></form>`
+}
+</div>
+</section>
+<div class="columns">
+<section class="panel">
+<div class="panel-head"><h2>Send a test event</h2><span class="panel-sub">${formatCount(page.examples.used)} of ${formatCount(page.examples.limit)} today</span></div>
+<p class="panel-text">An example event, signed, logged and retried like a real one, sent to every enabled endpoint of this environment whatever events it listens for.</p>
+<form method="post" action="${path}/test" class="inline-form">
+${csrfField(frame.csrf)}
+<div class="field"><label for="type">Event type</label>
+<select id="type" name="type">${page.types.map((t) => html`<option value="${t.type}"${t.type === preselected ? html` selected` : ""}>${t.type}</option>`)}</select></div>
+<button class="button primary" type="submit"${exhausted || !e.enabled ? html` disabled` : ""}>Send test event</button>
+</form>
+${exhausted ? html`<p class="hint">Today's example events are used up; the count starts again at midnight UTC.</p>` : ""}
+${e.enabled ? "" : html`<p class="hint">Enable the endpoint to send it events.</p>`}
+</section>
+<section class="panel">
+<div class="panel-head"><h2>Recover failed deliveries</h2></div>
+<p class="panel-text">Sends once more every delivery to this endpoint that failed in the window. You see how many before anything is sent.</p>
+${e.enabled ? recoverForm(frame, e, "day", "Review…") : html`<p class="hint">Enable the endpoint first: Warden sends nothing to a disabled endpoint.</p>`}
+</section>
+</div>
+<section class="panel">
+<div class="panel-head"><h2>Deliveries</h2><span class="panel-sub">newest first</span></div>
+${deliveries}
+</section>`,
+  );
+}
+
+export function recoverConfirmView(frame: Frame, endpoint: WebhookEndpoint, since: RecoverSince, count: number): Html {
+  const label = RECOVER_CHOICES.find((c) => c.since === since)?.label ?? since;
+  const path = endpointPath(frame, endpoint.id);
+  return appPage(
+    "Recover deliveries",
+    frame,
+    html`${pageHeading("Recover failed deliveries?", html`<span class="url">${endpoint.url}</span>`)}
+<section class="panel narrow">
+${
+  count === 0
+    ? html`${notice("info", `No delivery to this endpoint failed in ${label}: there is nothing to send again.`)}<p><a class="button" href="${path}">Back to the endpoint</a></p>`
+    : html`<p class="stat-value">${formatCount(count)}<span class="stat-of"> ${count === 1 ? "delivery" : "deliveries"}</span></p>
+<p class="panel-text">failed in ${label} and will be sent once more, in the order they were created, with their original <code>webhook-id</code> so your receiver can recognise repeats.</p>
+<form method="post" action="${path}/recover" class="row">
+${csrfField(frame.csrf)}
+<input type="hidden" name="since" value="${since}">
+<button class="button primary" type="submit">Resend ${formatCount(count)}</button>
+<a class="button" href="${path}">Cancel</a>
+</form>`
+}
+</section>`,
+  );
+}
+
+export function deliveryView(frame: Frame, d: Delivery, endpoint: WebhookEndpoint | null, flash: { resent?: boolean }): Html {
+  const attempts =
+    d.attempts.length === 0
+      ? emptyState("Not attempted yet", "The delivery worker picks it up within a few seconds.")
+      : html`<ol class="attempts">${d.attempts.map(
+          (a, i) => html`<li class="attempt">
+<div class="attempt-head">
+<strong>Attempt ${i + 1}</strong>${a.manual ? html` <span class="badge badge-pending">Resent</span>` : ""}
+<span>${time(Date.parse(a.attempted_at))}</span>
+<span class="muted">${formatCount(a.duration_ms)} ms</span>
+${
+  a.status_code === null
+    ? html`<span class="badge badge-failing">${a.error ?? "No answer"}</span>`
+    : html`<span class="badge ${a.status_code >= 200 && a.status_code < 300 ? "badge-ok" : "badge-failing"}">HTTP ${a.status_code}</span>`
+}
+</div>
+${a.response_body === null || a.response_body === "" ? html`<p class="muted">No answer body.</p>` : html`<pre class="payload">${a.response_body}</pre>`}
+</li>`,
+        )}</ol>`;
+  const canResend = endpoint?.enabled === true;
+  return appPage(
+    "Delivery",
+    frame,
+    html`${pageHeading("Delivery", html`<code>${d.id}</code>`)}
+${flash.resent ? notice("success", "Resend queued: one more attempt goes out now, with the same webhook-id.") : ""}
+<section class="panel">
+<dl class="facts">
+<dt>Status</dt><dd>${deliveryStatus(d.status)}</dd>
+<dt>Endpoint</dt><dd>${endpoint ? html`<a class="url" href="${endpointPath(frame, endpoint.id)}">${endpoint.url}</a>` : html`<code>${d.endpoint}</code> <span class="muted">(removed)</span>`}</dd>
+<dt>Event</dt><dd><a href="${eventPath(frame, d.event)}"><code>${d.event}</code></a></dd>
+<dt>Created</dt><dd>${time(Date.parse(d.created_at))}</dd>
+<dt>Next retry</dt><dd>${d.next_attempt_at === null ? html`<span class="muted">None</span>` : time(Date.parse(d.next_attempt_at))}</dd>
+</dl>
+<form method="post" action="${deliveryPath(frame, d.id)}/resend" class="row">
+${csrfField(frame.csrf)}
+<button class="button primary" type="submit"${canResend ? "" : html` disabled`}>Resend</button>
+${canResend ? html`<span class="hint">One more attempt now, with the same webhook-id${d.status === "pending" ? "; its scheduled retries stay as they are" : ""}.</span>` : html`<span class="hint">The endpoint is disabled or removed: enable it to resend.</span>`}
+</form>
+</section>
+<section class="panel">
+<div class="panel-head"><h2>Attempts</h2><span class="panel-sub">the first 4 KiB of each answer</span></div>
+${attempts}
+</section>`,
+  );
+}
