@@ -187,6 +187,9 @@ export interface WardenOptions {
 export function snapshotWarden(into: string): string {
   cpSync(join(ROOT, "bin"), join(into, "bin"), { recursive: true });
   cpSync(join(ROOT, "dist"), join(into, "dist"), { recursive: true });
+  // The files the compiled code reads beside it: the dashboard's stylesheet, the version.
+  cpSync(join(ROOT, "src", "dashboard", "assets"), join(into, "src", "dashboard", "assets"), { recursive: true });
+  cpSync(join(ROOT, "package.json"), join(into, "package.json"));
   return join(into, "bin", "warden.js");
 }
 
