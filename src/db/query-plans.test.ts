@@ -239,6 +239,15 @@ async function recordDeliveryPath(storageOptions: Omit<StorageOptions, "onQuery"
     const worker = testWorker(services, { claimPerEndpoint: 32 });
     await worker.drain();
     const { data } = await call("GET", `/api/v1/webhooks/deliveries?endpoint=${endpoint.id}&status=succeeded`);
+    // The logs by creation time (the dashboard's filter), alone and with each other filter, and a next page.
+    const range = `created_after=${Math.floor(clock.now() / 1000) - 3600}&created_before=${Math.ceil(clock.now() / 1000) + 1}`;
+    const events = await call("GET", `/api/v1/webhooks/events?limit=5&${range}`);
+    await call("GET", `/api/v1/webhooks/events?limit=5&${range}&cursor=${encodeURIComponent(events.next_cursor)}`);
+    await call("GET", `/api/v1/webhooks/events?${range}&type=payment.refunded`);
+    const deliveries = await call("GET", `/api/v1/webhooks/deliveries?limit=5&${range}`);
+    await call("GET", `/api/v1/webhooks/deliveries?limit=5&${range}&cursor=${encodeURIComponent(deliveries.next_cursor)}`);
+    await call("GET", `/api/v1/webhooks/deliveries?${range}&endpoint=${endpoint.id}&status=failed`);
+    await call("GET", `/api/v1/webhooks/deliveries?${range}&event=${events.data[0].id}`);
     await call("POST", `/api/v1/webhooks/deliveries/${data[0].id}/resend`);
     await worker.drain();
     record(false);

@@ -57,10 +57,13 @@ export async function listEventsPage(
   ex: Executor,
   workspaceId: string,
   env: Env,
-  options: { after: Position | null; limit: number; type?: string },
+  options: { after: Position | null; limit: number; type?: string; since?: number; before?: number },
 ): Promise<StoredEvent[]> {
   let query = ex.selectFrom("events").selectAll().where("workspace_id", "=", workspaceId).where("env", "=", env);
   if (options.type) query = query.where("type", "=", options.type);
+  // Created at or after `since`, before `before`: a range of the same index the order walks.
+  if (options.since !== undefined) query = query.where("created_at", ">=", options.since);
+  if (options.before !== undefined) query = query.where("created_at", "<", options.before);
   const { after } = options;
   if (after) {
     query = query.where((eb) => eb.or([eb("created_at", "<", after.createdAt), eb.and([eb("created_at", "=", after.createdAt), eb("id", "<", after.id)])]));

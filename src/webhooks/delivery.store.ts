@@ -463,6 +463,8 @@ export interface DeliveryFilter {
   status?: DeliveryStatus;
   /** Only deliveries created at or after this time. */
   since?: number;
+  /** Only deliveries created before this time. */
+  before?: number;
 }
 
 /** Deliveries newest first, after a keyset position. */
@@ -478,6 +480,7 @@ export async function listDeliveriesPage(
   if (filter.eventId) query = query.where("event_id", "=", filter.eventId);
   if (filter.status) query = query.where("status", "=", filter.status);
   if (filter.since !== undefined) query = query.where("created_at", ">=", filter.since);
+  if (filter.before !== undefined) query = query.where("created_at", "<", filter.before);
   const { after } = options;
   if (after) {
     query = query.where((eb) => eb.or([eb("created_at", "<", after.createdAt), eb.and([eb("created_at", "=", after.createdAt), eb("id", "<", after.id)])]));

@@ -276,6 +276,84 @@ for (const dialect of DIALECTS) {
       assert.equal(errorOf(tampered).param, "cursor");
     });
 
+    test("events and deliveries by creation time: epoch seconds or ISO 8601, paged within the range, the cursor bound to it", async () => {
+      const { services, clock } = await testServices(dialect);
+      const start = Date.parse("2026-11-20T10:00:00Z");
+      clock.set(start);
+      const ws = await seedWorkspace(services);
+      const api = await testApi(services);
+      const receiver = await startReceiver();
+      const { endpoint } = await addEndpoint(api, ws.testKey, receiver.url);
+      const sent: string[] = [];
+      // One event an hour, 10:00 to 14:00.
+      for (let i = 0; i < 5; i++) {
+        sent.push(((await sendExample(api, ws.testKey, "purchase.completed")).json() as { event: { id: string } }).event.id);
+        clock.advance(HOUR_MS);
+      }
+      const page = async (list: "events" | "deliveries", query: string) => {
+        const response = await api.request({ url: `/api/v1/webhooks/${list}?${query}`, key: ws.testKey });
+        assert.equal(response.statusCode, 200, response.body);
+        const body = response.json() as { data: { id: string; event?: string }[]; next_cursor: string | null };
+        return { ids: body.data.map((d) => d.event ?? d.id), next: body.next_cursor };
+      };
+      const walk = async (list: "events" | "deliveries", query: string) => {
+        const ids: string[] = [];
+        let cursor: string | null = null;
+        do {
+          const got: { ids: string[]; next: string | null } = await page(list, `limit=1&${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+          ids.push(...got.ids);
+          cursor = got.next;
+        } while (cursor !== null && ids.length < 10);
+        return ids;
+      };
+      const eleven = (start + HOUR_MS) / 1000;
+      // At or after 11:00 (epoch seconds), before 13:00 (ISO with an offset): 11:00 and 12:00.
+      const range = `created_after=${eleven}&created_before=${encodeURIComponent("2026-11-20T14:00:00+01:00")}`;
+      assert.deepEqual(await walk("events", range), [sent[2], sent[1]]);
+      assert.deepEqual(await walk("deliveries", `${range}&endpoint=${endpoint.id}`), [sent[2], sent[1]]);
+      assert.deepEqual((await page("events", "created_after=2026-11-20T12:30:00.5Z")).ids, [sent[4], sent[3]]);
+      assert.deepEqual((await page("deliveries", "created_before=2026-11-20T11:00:00Z")).ids, [sent[0]]);
+      assert.deepEqual((await page("events", `created_after=${(start + 5 * HOUR_MS) / 1000}`)).ids, []);
+
+      // A cursor is of its range: under another range, or with none, it is refused.
+      const first = await page("events", `limit=1&${range}`);
+      assert.ok(first.next);
+      for (const other of [`created_after=${eleven - 1}`, "", `created_after=${eleven}`]) {
+        const refused = await api.request({ url: `/api/v1/webhooks/events?limit=1&${other}&cursor=${encodeURIComponent(first.next)}`, key: ws.testKey });
+        assert.equal(refused.statusCode, 400, other);
+        assert.equal(errorOf(refused).param, "cursor");
+      }
+      // The same instants written the other way are the same range.
+      assert.deepEqual(
+        (
+          await page(
+            "events",
+            `limit=1&created_after=2026-11-20T11:00:00Z&created_before=${(start + 3 * HOUR_MS) / 1000}&cursor=${encodeURIComponent(first.next)}`,
+          )
+        ).ids,
+        [sent[1]],
+      );
+
+      for (const [query, param] of [
+        ["created_after=yesterday", "created_after"],
+        ["created_before=2026-11-20T10:00:00", "created_before"],
+        ["created_after=2026-02-31T00:00:00Z", "created_after"],
+        ["created_after=-5", "created_after"],
+        [`created_after=${eleven}&created_before=${eleven}`, "created_before"],
+      ] as const) {
+        for (const list of ["events", "deliveries"]) {
+          const refused = await api.request({ url: `/api/v1/webhooks/${list}?${query}`, key: ws.testKey });
+          assert.equal(refused.statusCode, 400, `${list}?${query}`);
+          assert.deepEqual([errorOf(refused).type, errorOf(refused).param], ["invalid_request_error", param], `${list}?${query}`);
+        }
+      }
+      const doc = (await api.request({ url: "/api/v1/openapi.json" })).json() as { paths: Record<string, { get: { parameters: { name: string }[] } }> };
+      for (const path of ["/api/v1/webhooks/events", "/api/v1/webhooks/deliveries"]) {
+        const names = doc.paths[path]?.get.parameters.map((p) => p.name) ?? [];
+        assert.ok(names.includes("created_after") && names.includes("created_before"), `${path}: ${names}`);
+      }
+    });
+
     test("resend: one manual attempt with the same webhook-id; a failed delivery stays failed if it fails again", async () => {
       const { services, clock } = await testServices(dialect);
       clock.set(Date.now());

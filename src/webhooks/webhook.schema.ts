@@ -109,11 +109,22 @@ export const PageQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const EventsQuery = Type.Composite([PageQuery, Type.Object({ type: Type.Optional(Type.String({ maxLength: 64 })) })], { additionalProperties: false });
+/** Checked by the use case, so a bad value's error says what is expected. */
+const TimeBound = (description: string) =>
+  Type.Optional(Type.String({ maxLength: 40, description: `${description}: epoch seconds (1764126000) or ISO 8601 with a time zone (2026-11-26T03:00:00Z)` }));
+const CreatedRange = Type.Object({
+  created_after: TimeBound("Only what was created at or after this time"),
+  created_before: TimeBound("Only what was created before this time"),
+});
+
+export const EventsQuery = Type.Composite([PageQuery, CreatedRange, Type.Object({ type: Type.Optional(Type.String({ maxLength: 64 })) })], {
+  additionalProperties: false,
+});
 
 export const DeliveriesQuery = Type.Composite(
   [
     PageQuery,
+    CreatedRange,
     Type.Object({
       endpoint: Type.Optional(Type.String({ maxLength: 64 })),
       event: Type.Optional(Type.String({ maxLength: 64 })),

@@ -229,19 +229,50 @@ export async function resendDelivery(ctx: RequestContext, id: string): Promise<D
   return getDelivery(ctx, id);
 }
 
+const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
+
+/**
+ * A time bound of a list, as Stripe's vendors write it (epoch seconds) or as Svix's do
+ * (ISO 8601 with a time zone, which says what instant it is), in milliseconds.
+ */
+function timeBound(param: "created_after" | "created_before", value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (/^\d{1,12}$/.test(value)) return Number(value) * 1000;
+  const parts = ISO_TIME.exec(value);
+  const ms = parts ? Date.parse(value) : Number.NaN;
+  // Date.parse takes 2026-02-31 for 3 March: the day must exist in its month.
+  const [, year, month, day] = parts ?? [];
+  const real = parts !== null && new Date(Date.UTC(Number(year), Number(month) - 1, Number(day))).getUTCDate() === Number(day);
+  if (!real || Number.isNaN(ms)) {
+    throw invalidParameter(param, `${param} must be epoch seconds (1764126000) or an ISO 8601 time with a time zone (2026-11-26T03:00:00Z).`);
+  }
+  return ms;
+}
+
+/** The created_after/created_before range of a list query; an empty range is a mistake, not an empty page. */
+function createdRange(query: { created_after?: string; created_before?: string }): { since?: number; before?: number } {
+  const since = timeBound("created_after", query.created_after);
+  const before = timeBound("created_before", query.created_before);
+  if (since !== undefined && before !== undefined && since >= before)
+    throw invalidParameter("created_before", "created_before must be later than created_after.");
+  return { since, before };
+}
+
 export async function listDeliveries(
   ctx: RequestContext,
   query: DeliveriesQuery,
 ): Promise<{ data: Delivery[]; has_more: boolean; next_cursor: string | null }> {
   const { db, cursorKey } = ctx.services;
   const limit = query.limit ?? 20;
-  const context = `deliveries|${ctx.principal.workspaceId}|${ctx.principal.env}|${query.endpoint ?? ""}|${query.event ?? ""}|${query.status ?? ""}`;
+  const { since, before } = createdRange(query);
+  // The range, as instants, is part of what the cursor is of: a page of one range is no position in another.
+  const context = `deliveries|${ctx.principal.workspaceId}|${ctx.principal.env}|${query.endpoint ?? ""}|${query.event ?? ""}|${query.status ?? ""}|${since ?? ""}|${before ?? ""}`;
   const position = query.cursor === undefined ? null : decodeCursor(cursorKey, context, query.cursor);
   const rows = await listDeliveriesPage(
     db,
     ctx.principal.workspaceId,
     ctx.principal.env,
-    { endpointId: query.endpoint, eventId: query.event, status: query.status },
+    { endpointId: query.endpoint, eventId: query.event, status: query.status, since, before },
     { after: position && { createdAt: position.at, id: position.id }, limit: limit + 1 },
   );
   const page = rows.slice(0, limit);
@@ -257,12 +288,15 @@ export async function listDeliveries(
 export async function listEvents(ctx: RequestContext, query: EventsQuery): Promise<{ data: WebhookEvent[]; has_more: boolean; next_cursor: string | null }> {
   const { db, cursorKey } = ctx.services;
   const limit = query.limit ?? 20;
-  const context = `events|${ctx.principal.workspaceId}|${ctx.principal.env}|${query.type ?? ""}`;
+  const { since, before } = createdRange(query);
+  const context = `events|${ctx.principal.workspaceId}|${ctx.principal.env}|${query.type ?? ""}|${since ?? ""}|${before ?? ""}`;
   const position = query.cursor === undefined ? null : decodeCursor(cursorKey, context, query.cursor);
   const rows = await listEventsPage(db, ctx.principal.workspaceId, ctx.principal.env, {
     after: position && { createdAt: position.at, id: position.id },
     limit: limit + 1,
     type: query.type,
+    since,
+    before,
   });
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];

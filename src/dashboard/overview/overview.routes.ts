@@ -4,8 +4,9 @@ import type { FastifyInstance } from "fastify";
 import { listWorkspaceKeys } from "../../auth/key.service.js";
 import { readWorkspaceUsage } from "../../limits/usage.service.js";
 import type { Services } from "../../services.js";
+import { listEndpoints } from "../../webhooks/webhook.service.js";
 import { sectionPath } from "../shared/layout.js";
-import { ownerFrame, workspacePage } from "../shared/owner-context.js";
+import { contextOf, ownerFrame, workspacePage } from "../shared/owner-context.js";
 import { sendPage } from "../shared/page.js";
 import { noWorkspaceView, overviewView } from "./overview.views.js";
 
@@ -22,7 +23,14 @@ export async function overviewRoutes(app: FastifyInstance, options: { services: 
   app.get("/w/:workspace/:env", async (request, reply) => {
     const page = await workspacePage(services, request, "overview");
     const scope = { workspaceId: page.workspace.id, env: page.env };
-    const [usage, keys] = await Promise.all([readWorkspaceUsage(services, page.workspace, page.env), listWorkspaceKeys(services, scope)]);
-    return sendPage(reply, 200, overviewView(page.frame, { workspace: page.workspace, usage, keys }));
+    const ctx = await contextOf(services, page);
+    const [usage, keys, endpoints] = await Promise.all([
+      readWorkspaceUsage(services, page.workspace, page.env),
+      listWorkspaceKeys(services, scope),
+      listEndpoints(ctx),
+    ]);
+    // What needs the vendor's attention: deliveries are not arriving at these.
+    const troubled = endpoints.data.filter((e) => !e.enabled || e.failing_since !== null);
+    return sendPage(reply, 200, overviewView(page.frame, { workspace: page.workspace, usage, keys, troubled }));
   });
 }

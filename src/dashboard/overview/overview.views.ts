@@ -1,8 +1,10 @@
 import type { KeySummary } from "../../auth/key.service.js";
 import type { WorkspaceUsage } from "../../limits/usage.service.js";
+import type { WebhookEndpoint } from "../../webhooks/webhook.schema.js";
 import type { Workspace } from "../../workspaces/workspace.types.js";
 import { type Html, html } from "../shared/html.js";
 import { appPage, emptyState, type Frame, formatCount, formatTime, pageHeading, sectionPath } from "../shared/layout.js";
+import { endpointPath, endpointState, webhooksPath } from "../webhooks/webhooks.views.js";
 
 function passesCard(usage: WorkspaceUsage, workspace: Workspace): Html {
   const { held, limit, atLeast } = usage.passes;
@@ -59,7 +61,25 @@ function gettingStarted(frame: Frame, keys: KeySummary[]): Html {
 </section>`;
 }
 
-export function overviewView(frame: Frame, input: { workspace: Workspace; usage: WorkspaceUsage; keys: KeySummary[] }): Html {
+/** Endpoints disabled or failing, each with why and since when; nothing when all are well. */
+function troubledEndpoints(frame: Frame, endpoints: WebhookEndpoint[]): Html {
+  if (endpoints.length === 0) return html``;
+  return html`<section class="panel">
+<div class="panel-head"><h2>Webhook endpoints that need attention</h2><p class="panel-sub">Events are not reaching them. <a href="${webhooksPath(frame)}">All endpoints</a></p></div>
+<div class="table-wrap"><table>
+<thead><tr><th>Endpoint</th><th>State</th><th><span class="sr-only">Open</span></th></tr></thead>
+<tbody>${endpoints.map(
+    (e) => html`<tr>
+<td><a class="url" href="${endpointPath(frame, e.id)}">${e.url}</a></td>
+<td>${endpointState(e)}</td>
+<td class="actions"><a class="button small" href="${endpointPath(frame, e.id)}">Open</a></td>
+</tr>`,
+  )}</tbody>
+</table></div>
+</section>`;
+}
+
+export function overviewView(frame: Frame, input: { workspace: Workspace; usage: WorkspaceUsage; keys: KeySummary[]; troubled: WebhookEndpoint[] }): Html {
   const { workspace, usage, keys } = input;
   const env = frame.current?.env ?? "test";
   return appPage(
@@ -67,6 +87,7 @@ export function overviewView(frame: Frame, input: { workspace: Workspace; usage:
     frame,
     html`${pageHeading(workspace.name, html`Workspace <code>${workspace.slug}</code> · ${workspace.plan === "hobby" ? "Hobby" : "Pro"} plan · ${env === "test" ? "test" : "live"} environment`)}
 ${gettingStarted(frame, keys)}
+${troubledEndpoints(frame, input.troubled)}
 <div class="stats">
 ${passesCard(usage, workspace)}
 ${keysCard(frame, keys)}
@@ -74,10 +95,6 @@ ${keysCard(frame, keys)}
 <section class="panel">
 <div class="panel-head"><h2>Today's usage</h2><p class="panel-sub">Counted for this workspace's ${env} environment, as the API counts it.</p></div>
 ${usageTable(usage)}
-</section>
-<section class="panel">
-<div class="panel-head"><h2>Coming to the dashboard</h2></div>
-<p class="panel-text">Webhook endpoints and their delivery log, events, and customers are not in the dashboard yet. Meanwhile the <code>warden</code> command does all of it: <code>warden endpoints add</code>, <code>warden deliveries list</code>, <code>warden events send</code>.</p>
 </section>`,
   );
 }

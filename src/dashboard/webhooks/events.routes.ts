@@ -2,6 +2,7 @@
 // delivery (by endpoint, status and event), each keyset-paged with the API's own list
 // use cases and cursors, and an event's page with its exact payload and its deliveries.
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { toIso } from "../../clock.js";
 import { ApiError } from "../../errors/errors.js";
 import { describeEventTypes, isEventType } from "../../events/event-types.js";
 import type { Services } from "../../services.js";
@@ -16,8 +17,25 @@ const PAGE_SIZE = 25;
 const STATUSES = ["pending", "succeeded", "failed"] as const;
 type Status = (typeof STATUSES)[number];
 
+const HOUR_MS = 3_600_000;
+/** The time filter's choices: created within the last hour, day, week or 30 days. */
+const WINDOWS: Record<string, number> = { hour: HOUR_MS, day: 24 * HOUR_MS, week: 7 * 24 * HOUR_MS, month: 30 * 24 * HOUR_MS };
+
 const query = (request: FastifyRequest) => request.query as Record<string, string | undefined>;
 const text = (value: string | undefined) => (value ?? "").trim().slice(0, 64);
+
+/**
+ * The time filter as the API's created_after. A window runs back from the first page's
+ * time; its next pages carry that instant (`created_after`), since the cursor is bound to
+ * it and "the last hour" a minute later is another list.
+ */
+function timeFilter(services: Services, q: Record<string, string | undefined>): { within: string; createdAfter: string | undefined } {
+  const within = text(q.within);
+  if (within === "") return { within, createdAfter: undefined };
+  const window = Object.hasOwn(WINDOWS, within) ? WINDOWS[within] : undefined;
+  if (window === undefined) throw new PageRefusal(400, "Request not understood", "Choose a time: the last hour, day, week or 30 days.");
+  return { within, createdAfter: text(q.created_after) || toIso(services.clock.now() - window) };
+}
 
 /** A cursor the API refuses (tampered, or of another filter) is a stale page, not a failure. */
 async function paging<T>(list: () => Promise<T>): Promise<T> {
@@ -43,18 +61,20 @@ export async function eventRoutes(app: FastifyInstance, options: { services: Ser
     if (id !== "") return reply.redirect(eventPath(page.frame, id), 303);
     const type = text(q.type);
     if (type !== "" && !isEventType(type)) throw new PageRefusal(400, "Request not understood", `There is no event type "${type}".`);
+    const { within, createdAfter } = timeFilter(services, q);
     const ctx = await contextOf(services, page);
-    const listed = await paging(() => listEvents(ctx, { limit: PAGE_SIZE, type: type || undefined, cursor: q.after }));
-    const next =
-      listed.next_cursor === null ? null : `${eventsPath(page.frame)}?${new URLSearchParams({ ...(type ? { type } : {}), after: listed.next_cursor })}`;
-    return sendPage(reply, 200, eventsView(page.frame, { events: listed.data, next, filter: { type }, types }));
+    const listed = await paging(() => listEvents(ctx, { limit: PAGE_SIZE, type: type || undefined, created_after: createdAfter, cursor: q.after }));
+    const kept = { ...(type ? { type } : {}), ...(createdAfter ? { within, created_after: createdAfter } : {}) };
+    const next = listed.next_cursor === null ? null : `${eventsPath(page.frame)}?${new URLSearchParams({ ...kept, after: listed.next_cursor })}`;
+    return sendPage(reply, 200, eventsView(page.frame, { events: listed.data, next, filter: { type, within }, types }));
   });
 
   app.get(`${base}/deliveries`, async (request, reply) => {
     const page = await workspacePage(services, request, "events");
     const ctx = await contextOf(services, page);
     const q = query(request);
-    const filter = { endpoint: text(q.endpoint), status: text(q.status), event: text(q.event) };
+    const { within, createdAfter } = timeFilter(services, q);
+    const filter = { endpoint: text(q.endpoint), status: text(q.status), event: text(q.event), within };
     if (filter.status !== "" && !STATUSES.includes(filter.status as Status))
       throw new PageRefusal(400, "Request not understood", "Choose a status: pending, succeeded or failed.");
     const [listed, endpoints] = await Promise.all([
@@ -64,12 +84,13 @@ export async function eventRoutes(app: FastifyInstance, options: { services: Ser
           endpoint: filter.endpoint || undefined,
           event: filter.event || undefined,
           status: (filter.status || undefined) as Status | undefined,
+          created_after: createdAfter,
           cursor: q.after,
         }),
       ),
       listEndpoints(ctx),
     ]);
-    const kept = Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== ""));
+    const kept = { ...Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== "")), ...(createdAfter ? { created_after: createdAfter } : {}) };
     const next = listed.next_cursor === null ? null : `${eventsPath(page.frame)}/deliveries?${new URLSearchParams({ ...kept, after: listed.next_cursor })}`;
     return sendPage(reply, 200, deliveriesView(page.frame, { deliveries: listed.data, next, filter, endpoints: endpoints.data }));
   });

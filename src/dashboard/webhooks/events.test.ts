@@ -82,5 +82,76 @@ for (const dialect of DIALECTS) {
       assert.ok(one.body.includes(`value="${sent[18]}"`), "the filter stays filled in");
       assert.equal((await browser.get(`${deliveries}?status=lost`)).statusCode, 400);
     });
+
+    test("events and deliveries by time: the last hour, day, week or 30 days; the next page keeps the window's start", async () => {
+      const env = await dashboardServices(dialect);
+      env.clock.set(Date.now());
+      const app = await dashboardApp(env);
+      const ws = await seedWorkspace(env.services);
+      const receiver = await startReceiver(answer(200, "ok"));
+      const api = (url: string, payload: unknown) =>
+        app.inject({
+          method: "POST",
+          url,
+          headers: { authorization: `Bearer ${ws.testKey}`, "content-type": "application/json" },
+          payload: JSON.stringify(payload),
+        });
+      assert.equal((await api("/api/v1/webhooks/endpoints", { url: receiver.url })).statusCode, 201);
+      const send = async () => ((await api("/api/v1/webhooks/examples", { type: "purchase.completed" })).json() as { event: { id: string } }).event.id;
+      const old = await send();
+      env.clock.advance(10 * 24 * 3_600_000);
+      const earlier: string[] = [];
+      for (let i = 0; i < 27; i++) {
+        earlier.push(await send());
+        env.clock.advance(1000);
+      }
+      env.clock.advance(2 * 3_600_000);
+      const recent = [await send()];
+      env.clock.advance(1000);
+      recent.push(await send());
+
+      const browser = new TestBrowser(app);
+      await browser.signIn(env.dataDir, ws.ownerEmail);
+      const events = `/dashboard/w/${ws.slug}/test/events`;
+      const ids = (body: string) => [...body.matchAll(EVENT_LINK)].map((m) => m[1]);
+      const hour = await browser.get(`${events}?within=hour`);
+      assert.deepEqual(ids(hour.body), [...recent].reverse(), "only the last hour's events");
+      assert.match(hour.body, /<option value="hour" selected>Last hour/);
+      const week = await browser.get(`${events}?within=week`);
+      assert.ok(!ids(week.body).includes(old) && ids(week.body).length === 25);
+      const next = /href="([^"]+after=[^"]+)"/.exec(week.body)?.[1]?.replaceAll("&amp;", "&");
+      assert.ok(next);
+      assert.ok(next.includes("created_after="), next);
+      // Half an hour later the next page is still of the same window, its start carried along.
+      env.clock.advance(1_800_000);
+      const second = await browser.get(next);
+      assert.equal(second.statusCode, 200);
+      assert.deepEqual(ids(second.body), earlier.slice(0, 4).reverse(), "the rest of the week, and not the older event");
+      assert.match(second.body, /<option value="week" selected>/);
+      const moved = new URL(next, "http://x");
+      moved.searchParams.set("created_after", new Date(Date.parse(moved.searchParams.get("created_after") ?? "") - 1000).toISOString());
+      assert.equal((await browser.get(`${moved.pathname}${moved.search}`)).statusCode, 400, "the cursor is bound to the window's start");
+      assert.ok(ids((await browser.get(`${events}?within=month`)).body).length === 25);
+      assert.deepEqual(ids((await browser.get(events)).body).length, 25);
+      assert.equal((await browser.get(`${events}?within=year`)).statusCode, 400);
+      assert.match((await browser.get(`${events}?within=hour&type=payment.disputed`)).body, /No payment.disputed events/);
+
+      const deliveries = `${events}/deliveries`;
+      const count = (body: string) => [...body.matchAll(/\/webhooks\/deliveries\/dlv_/g)].length;
+      env.clock.advance(-1_800_000);
+      const lastHour = await browser.get(`${deliveries}?within=hour`);
+      assert.equal(count(lastHour.body), 2);
+      assert.match(lastHour.body, /<option value="hour" selected>/);
+      const byDay = await browser.get(`${deliveries}?within=day&status=pending`);
+      assert.equal(count(byDay.body), 25);
+      const nextDeliveries = /href="([^"]+after=[^"]+)"/.exec(byDay.body)?.[1]?.replaceAll("&amp;", "&");
+      assert.ok(nextDeliveries);
+      assert.ok(nextDeliveries.includes("created_after=") && nextDeliveries.includes("status=pending"), nextDeliveries);
+      env.clock.advance(3_600_000);
+      assert.equal(count((await browser.get(nextDeliveries)).body), 4, "the rest of the day's 29 deliveries, not the old one");
+      assert.equal(count((await browser.get(`${deliveries}?event=${old}&within=week`)).body), 0);
+      assert.equal(count((await browser.get(`${deliveries}?event=${old}&within=month`)).body), 1);
+      assert.equal((await browser.get(`${deliveries}?within=%3Cb%3E`)).statusCode, 400);
+    });
   });
 }

@@ -9,8 +9,22 @@ function tabs(frame: Frame, on: "events" | "deliveries"): Html {
   return html`<nav class="tabs" aria-label="Log">${tab("events", "Events", eventsPath(frame))}${tab("deliveries", "Deliveries", `${eventsPath(frame)}/deliveries`)}</nav>`;
 }
 
+/** The time filter's choices; the routes turn one into the API's created_after. */
+function withinField(within: string): Html {
+  const choices = [
+    ["", "Any time"],
+    ["hour", "Last hour"],
+    ["day", "Last 24 hours"],
+    ["week", "Last 7 days"],
+    ["month", "Last 30 days"],
+  ] as const;
+  return html`<div class="field"><label for="within">Created</label>
+<select id="within" name="within">${choices.map(([value, label]) => html`<option value="${value}"${value === within ? html` selected` : ""}>${label}</option>`)}</select></div>`;
+}
+
 export interface EventsFilter {
   type: string;
+  within: string;
 }
 
 export function eventsView(
@@ -22,7 +36,7 @@ export function eventsView(
   const list =
     input.events.length === 0
       ? emptyState(
-          filter.type ? `No ${filter.type} events` : "No events yet",
+          filter.type ? `No ${filter.type} events` : filter.within ? "No events in this time" : "No events yet",
           "Events appear here as customers buy, subscribe, refund and dispute; send a test event from a webhook endpoint to see one now.",
         )
       : html`<div class="table-wrap"><table>
@@ -47,6 +61,7 @@ ${input.error ? notice("error", input.error) : ""}
 <form method="get" action="${eventsPath(frame)}" class="inline-form filters">
 <div class="field"><label for="type">Type</label>
 <select id="type" name="type"><option value="">Every type</option>${input.types.map((t) => html`<option value="${t.type}"${t.type === filter.type ? html` selected` : ""}>${t.type}</option>`)}</select></div>
+${withinField(filter.within)}
 <div class="field"><label for="id">Event id</label><input id="id" name="id" maxlength="64" placeholder="evt_…"></div>
 <button class="button" type="submit">Filter</button>
 </form>
@@ -59,6 +74,7 @@ export interface DeliveriesFilter {
   endpoint: string;
   status: string;
   event: string;
+  within: string;
 }
 
 export function deliveriesView(
@@ -101,6 +117,7 @@ ${input.error ? notice("error", input.error) : ""}
 <div class="field"><label for="status">Status</label>
 <select id="status" name="status">${option("", "Any status", filter.status)}${option("pending", "Pending", filter.status)}${option("succeeded", "Succeeded", filter.status)}${option("failed", "Failed", filter.status)}</select></div>
 <div class="field"><label for="event">Event id</label><input id="event" name="event" maxlength="64" placeholder="evt_…" value="${filter.event}"></div>
+${withinField(filter.within)}
 <button class="button" type="submit">Filter</button>
 </form>
 </section>

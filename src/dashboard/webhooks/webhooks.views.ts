@@ -37,7 +37,7 @@ const DISABLED_BECAUSE: Record<string, string> = {
 };
 
 /** The state of an endpoint in a word, and why when it is not simply working. */
-function endpointState(e: WebhookEndpoint): Html {
+export function endpointState(e: WebhookEndpoint): Html {
   if (!e.enabled) {
     const why = DISABLED_BECAUSE[e.disabled_reason ?? ""] ?? e.disabled_reason ?? "unknown";
     const since = ms(e.disabled_at);
