@@ -76,7 +76,7 @@ for (const dialect of DIALECTS) {
       const body = shown.body;
       const lic = /<code>(lic_\w+)<\/code><\/td>\s*<td><span class="badge badge-ok">Active/.exec(body)?.[1];
       assert.ok(lic, "the paid licence, active");
-      assert.match(body, /badge-pending">Suspended by a dispute/);
+      assert.match(body, /badge-pending">Suspended<\/span> <span class="state-note">by a dispute/);
       assert.match(body, /<td>Lifetime<\/td>/);
       assert.match(body, /49\.00 EUR/);
       assert.match(body, /<code>sub_ada_1<\/code>[\s\S]*?badge-ok">active<\/span>[\s\S]*?<td>Monthly<\/td>[\s\S]*?Renews/);

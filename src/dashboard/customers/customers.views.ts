@@ -165,7 +165,7 @@ const money = (cents: number | null, currency: string | null) =>
 
 const LICENCE_STATE: Record<HeldLicence["status"], Html> = {
   active: html`<span class="badge badge-ok">Active</span>`,
-  suspended: html`<span class="badge badge-pending">Suspended by a dispute</span>`,
+  suspended: html`<span class="badge badge-pending">Suspended</span> <span class="state-note">by a dispute</span>`,
   revoked: html`<span class="badge badge-off">Revoked</span>`,
 };
 
@@ -233,7 +233,7 @@ ${
   h.licences.length === 0
     ? emptyState("No licences", "One-time purchases of this tool, or of a bundle that includes it, appear here.")
     : table(
-        html`<th>Licence</th><th>State</th><th>Plan</th><th>Bought</th><th>Amount</th><th>Kind</th><th><span class="sr-only">Actions</span></th>`,
+        html`<th>Licence</th><th>State</th><th>Plan</th><th>Bought</th><th class="num">Amount</th><th>Kind</th><th><span class="sr-only">Actions</span></th>`,
         h.licences.map((l) => licenceRow(frame, tool, email, l)),
       )
 }
@@ -307,10 +307,11 @@ ${csrfField(frame.csrf)}
 <input id="code" name="code" class="code-input" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required autofocus placeholder="123456">
 <div class="row"><button class="button danger" type="submit">End it now</button><a class="button" href="${back}">Keep it</a></div>
 </form>`
-    : html`<form method="post" action="${action}" class="inline-form">
+    : html`<form method="post" action="${action}" class="stack">
 ${csrfField(frame.csrf)}
 <input type="hidden" name="when" value="now">
-<button class="button danger-outline" type="submit">End it now…</button>
+<p>Now: the customer loses the tool at their next check${s.seats !== null && s.seats > 0 ? ", and so does every seat of the team" : ""}. We email you a fresh code first.</p>
+<div class="row"><button class="button danger-outline" type="submit">End it now…</button></div>
 </form>`;
   return appPage(
     "Cancel subscription",
