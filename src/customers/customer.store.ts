@@ -482,6 +482,8 @@ const HELD_DEVICES = 100;
 /**
  * A person's licences and subscriptions that cover the tool (itself or a bundle naming
  * it), newest first, and their devices of the tool, the most recently active first.
+ * A person belongs to one workspace environment, so the person's id is the whole filter
+ * (and the index the planner takes: `…_person`).
  */
 export async function loadHoldings(ex: Executor, scope: ToolScope, personId: string): Promise<Holdings> {
   const planName = (alias: "l" | "s") =>
@@ -504,8 +506,6 @@ export async function loadHoldings(ex: Executor, scope: ToolScope, personId: str
       planName("l").as("plan_name"),
     ])
     .where("l.person_id", "=", personId)
-    .where("l.workspace_id", "=", scope.workspaceId)
-    .where("l.env", "=", scope.env)
     .where(coversTool("l", scope))
     .orderBy("l.purchased_at", "desc")
     .orderBy("l.id")
@@ -514,8 +514,6 @@ export async function loadHoldings(ex: Executor, scope: ToolScope, personId: str
     .selectFrom("subscriptions as s")
     .select(["s.id", "s.status", "s.current_period_end", "s.cancel_at_period_end", "s.cancel_at", "s.ended_at", "s.seats", planName("s").as("plan_name")])
     .where("s.person_id", "=", personId)
-    .where("s.workspace_id", "=", scope.workspaceId)
-    .where("s.env", "=", scope.env)
     .where(coversTool("s", scope))
     .orderBy("s.created_at", "desc")
     .orderBy("s.id")
