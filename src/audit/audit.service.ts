@@ -22,7 +22,10 @@ export type AuditAction =
   | "event.example_sent"
   | "delivery.resent"
   | "grant.created"
-  | "grant.revoked";
+  | "grant.revoked"
+  | "licence.refunded"
+  | "subscription.set_to_cancel"
+  | "subscription.ended";
 
 export async function recordAction(
   trx: Executor,

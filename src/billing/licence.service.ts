@@ -2,6 +2,7 @@
 // refunded in full (revoked, payment.refunded). Disputes are in dispute.service.ts.
 // The `…In` functions run inside a payment transaction (billing.context.ts) and are
 // shared by Stripe's reports and the vendor's actions, so both apply the same change.
+import { type Actor, recordAction } from "../audit/audit.service.js";
 import { toIso } from "../clock.js";
 import type { Env } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
@@ -99,9 +100,10 @@ export interface RefundResult {
 /**
  * The vendor's refund (the specification's dashboard source): made at Stripe when the
  * environment has a secret key, then the licence is revoked and payment.refunded sent
- * with the id Stripe's own report of the refund will also derive.
+ * with the id Stripe's own report of the refund will also derive. An owner's refund from
+ * the dashboard names them as `actor`: recorded in the audit log with the change.
  */
-export async function refundLicence(services: Services, input: { id: string }): Promise<RefundResult> {
+export async function refundLicence(services: Services, input: { id: string; actor?: Actor }): Promise<RefundResult> {
   const found = await findLicenceById(services.db, input.id);
   if (!found) throw notFound(`No licence "${input.id}".`);
   if (found.teamLicenceId !== null || found.teamSubscriptionId !== null) {
@@ -118,6 +120,9 @@ export async function refundLicence(services: Services, input: { id: string }): 
     const licence = (await findLicenceById(tx.trx, found.id)) ?? found;
     const outcome = await refundLicenceIn(tx, licence, { paymentIntent, amountCents, currency });
     if (outcome === "revoked_by_dispute") throw invalidParameter("id", `Licence ${licence.id} was revoked by a lost dispute; there is nothing to refund.`);
+    if (outcome === "refunded" && input.actor !== undefined) {
+      await recordAction(tx.trx, input.actor, { action: "licence.refunded", workspaceId: licence.workspaceId, env: licence.env, subject: licence.id }, tx.now);
+    }
     const refundedAt = outcome === "refunded" ? tx.now : (licence.refundedAt ?? tx.now);
     return {
       id: licence.id,

@@ -8,6 +8,7 @@
 // Reports may arrive in any order and more than once: a report older than the stored
 // state changes nothing (the processor's time decides, not arrival), an ended
 // subscription stays ended, and every event's id is derived from its fact.
+import { type Actor, recordAction } from "../audit/audit.service.js";
 import { toIso } from "../clock.js";
 import type { Env } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
@@ -177,13 +178,21 @@ export async function requireSubscription(services: Services, input: { id: strin
   return sub;
 }
 
+async function audit(tx: BillingTx, actor: Actor | undefined, action: "subscription.ended" | "subscription.set_to_cancel", id: string): Promise<void> {
+  if (actor !== undefined) await recordAction(tx.trx, actor, { action, workspaceId: tx.workspaceId, env: tx.env, subject: id }, tx.now);
+}
+
 /**
  * The vendor's cancellation (the specification's dashboard source), made at Stripe too
  * when the environment has a secret key. Without `now` it is
  * set to end at the period's end (subscription.cancelled, immediately false, once a UTC
  * day); with `now` it ends at once (immediately true) and a team's seats end with it.
+ * An owner's cancellation from the dashboard names them as `actor`: audited with the change.
  */
-export async function cancelSubscription(services: Services, input: { id: string; now: boolean; workspace?: string; env?: string }): Promise<CancelResult> {
+export async function cancelSubscription(
+  services: Services,
+  input: { id: string; now: boolean; workspace?: string; env?: string; actor?: Actor },
+): Promise<CancelResult> {
   const found = await requireSubscription(services, input);
   if (found.endedAt !== null) throw invalidParameter("id", `Subscription ${found.id} ended at ${toIso(found.endedAt)}.`);
   // At Stripe first, so that it stops billing; if Stripe refuses, nothing changes here.
@@ -196,9 +205,11 @@ export async function cancelSubscription(services: Services, input: { id: string
       const ended = await reload(tx, sub.id);
       await emitSubscriptionEnded(tx, ended);
       await syncHolders(tx, ended, await holdersOf(tx, ended));
+      await audit(tx, input.actor, "subscription.ended", sub.id);
     } else if (!scheduledToCancel(sub)) {
       await updateSubscription(tx.trx, tx, sub.id, { cancelAtPeriodEnd: true });
       await notifySetToCancel(tx, await reload(tx, sub.id), utcDay(tx.now));
+      await audit(tx, input.actor, "subscription.set_to_cancel", sub.id);
     }
     const after = await reload(tx, sub.id);
     return {

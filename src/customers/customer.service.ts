@@ -12,15 +12,17 @@ import {
   findCustomerRow,
   findKindBoundary,
   findPersonWithSources,
+  type Holdings,
   type KindWindow,
   listCustomerPage,
   loadDeviceActivity,
+  loadHoldings,
   loadSources,
   type ToolScope,
   upsertCustomerRow,
 } from "./customer.store.js";
 import { computeEntitlement } from "./entitlement.js";
-import { findPeopleByIds } from "./person.store.js";
+import { findPeopleByIds, findPersonByEmail } from "./person.store.js";
 
 /** Each kind of customer (holders, signed-in non-holders) is listed up to its newest 2,000. */
 export const LISTED_PER_KIND = 2_000;
@@ -99,6 +101,18 @@ export async function retrieveCustomer(ctx: RequestContext, toolId: string, emai
       : null,
     trial: entitlement.trial ? { endsAt: toIso(entitlement.trial.endsAt), active: entitlement.trial.active } : null,
   };
+}
+
+/**
+ * A customer's licences, subscriptions and devices for one tool, for the dashboard's
+ * page of that customer. Not counted as a lookup: the page has counted its retrieve of
+ * the same customer already, and this only details what that retrieve summarised.
+ */
+export async function customerHoldings(ctx: RequestContext, toolId: string, email: string): Promise<Holdings> {
+  const scope = await requireToolScope(ctx, toolId);
+  const person = await findPersonByEmail(ctx.services.db, scope.workspaceId, scope.env, email);
+  if (!person) return { licences: [], subscriptions: [], devices: [] };
+  return loadHoldings(ctx.services.db, scope, person.id);
 }
 
 export interface CustomerPageResult {

@@ -8,8 +8,10 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { buildApp } from "../app.js";
+import { DAY_MS, toIso } from "../clock.js";
+import { importNdjson } from "../import/import.service.js";
 import { dashboardServices, readCode } from "../test-support/dashboard.js";
-import { DIALECTS, seedWorkspace } from "../test-support/harness.js";
+import { DIALECTS, seedCatalogue, seedWorkspace } from "../test-support/harness.js";
 import { answer, startReceiver, testWorker } from "../test-support/webhooks.js";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -264,6 +266,118 @@ for (const dialect of DIALECTS) {
         await page.waitForSelector("text=ada@example.com");
         assert.equal(await page.isVisible("text=grace@example.com"), false);
         await shoot(page, "20-customers");
+        assert.deepEqual(violations, [], "no page breaks its own content-security policy");
+      } finally {
+        await browser.close();
+        await app.close();
+      }
+    });
+
+    test("a customer's licences and subscription: refund after a fresh code, cancel at the period's end", { timeout: JOURNEY_TIMEOUT_MS }, async () => {
+      const env = await dashboardServices(dialect);
+      const ws = await seedCatalogue(env.services);
+      const now = env.clock.now();
+      const lines = [
+        {
+          type: "licence",
+          email: "ada@example.com",
+          tool: "tabmaster",
+          plan: "lifetime",
+          purchased_at: toIso(now - 40 * DAY_MS),
+          amount_cents: 4900,
+          currency: "eur",
+          payment_intent: "pi_b1",
+        },
+        {
+          type: "licence",
+          email: "ada@example.com",
+          bundle: "suite",
+          plan: "suite-lifetime",
+          purchased_at: toIso(now - 80 * DAY_MS),
+          amount_cents: 9900,
+          currency: "eur",
+          payment_intent: "pi_b2",
+          seats: 5,
+        },
+        {
+          type: "licence",
+          email: "ada@example.com",
+          tool: "tabmaster",
+          status: "suspended",
+          purchased_at: toIso(now - 90 * DAY_MS),
+          amount_cents: 4900,
+          currency: "eur",
+          payment_intent: "pi_b3",
+        },
+        {
+          type: "subscription",
+          id: "sub_b1",
+          email: "ada@example.com",
+          tool: "tabmaster",
+          plan: "monthly",
+          status: "active",
+          current_period_start: toIso(now - DAY_MS),
+          current_period_end: toIso(now + 29 * DAY_MS),
+        },
+        {
+          type: "device",
+          email: "ada@example.com",
+          tool: "tabmaster",
+          name: "Ada's <MacBook>",
+          platform: "macos",
+          created_at: toIso(now - 30 * DAY_MS),
+          last_active_at: toIso(now - DAY_MS),
+        },
+        {
+          type: "device",
+          email: "ada@example.com",
+          tool: "tabmaster",
+          name: "Old PC",
+          platform: "windows",
+          created_at: toIso(now - 60 * DAY_MS),
+          last_active_at: toIso(now - 50 * DAY_MS),
+          signed_out_at: toIso(now - 45 * DAY_MS),
+        },
+      ];
+      await importNdjson(env.services.db, env.services.clock, { workspace: ws.slug, env: "test", text: lines.map((l) => JSON.stringify(l)).join("\n") });
+      const app = await buildApp(env.services, { logger: false });
+      await app.listen({ host: "127.0.0.1", port: 0 });
+      const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+      const browser = await launch();
+      try {
+        const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+        const violations: string[] = [];
+        page.on("console", (m) => {
+          if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+        });
+        await page.goto(`${base}/dashboard/sign-in`);
+        await page.fill("#email", ws.ownerEmail);
+        await page.click("button[type=submit]");
+        await page.waitForURL(`${base}/dashboard/sign-in/code`);
+        await page.fill("#code", await readCode(env.dataDir, ws.ownerEmail));
+        await page.click("form.stack button[type=submit]");
+        await page.waitForURL(`${base}/dashboard/w/${ws.slug}/test`);
+
+        await page.goto(`${base}/dashboard/w/${ws.slug}/test/customers/tabmaster/ada%40example.com`);
+        await page.waitForSelector("text=by a dispute");
+        assert.ok(await page.isVisible("text=Ada's <MacBook>"));
+        assert.ok(await page.isVisible("text=Team of 5 seats"));
+        await shoot(page, "21-customer-holdings");
+        await page.click("tr:has-text('49.00 EUR'):has-text('Active') >> button:has-text('Refund…')");
+        await page.waitForSelector("text=Refund this licence?");
+        await shoot(page, "22-refund-confirm");
+        await page.fill("#code", await readCode(env.dataDir, ws.ownerEmail));
+        await page.click("button:has-text('Refund 49.00 EUR')");
+        await page.waitForSelector("text=Licence refunded");
+
+        await page.click("tr:has-text('sub_b1') >> text=Cancel…");
+        await page.waitForSelector("text=Cancel this subscription?");
+        await shoot(page, "23-cancel-confirm");
+        await page.click("button:has-text('Cancel at period end')");
+        await page.waitForSelector("text=Subscription set to end");
+        await shoot(page, "24-customer-after");
+        const api = await fetch(`${base}/api/v1/tools/tabmaster/customers/ada%40example.com`, { headers: { authorization: `Bearer ${ws.testKey}` } });
+        assert.equal(((await api.json()) as { subscription: { cancelAtPeriodEnd: boolean } }).subscription.cancelAtPeriodEnd, true);
         assert.deepEqual(violations, [], "no page breaks its own content-security policy");
       } finally {
         await browser.close();

@@ -105,7 +105,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: { services:
       return reply.redirect(`${DASHBOARD}/sign-in?signed_out=1`, 303);
     });
     await owned.register(overviewRoutes, { services });
-    await owned.register(customerRoutes, { services });
+    await owned.register(customerRoutes, { services, mailer });
     await owned.register(keyRoutes, { services, mailer });
     await owned.register(webhookRoutes, { services, mailer });
     await owned.register(eventRoutes, { services });

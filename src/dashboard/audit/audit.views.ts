@@ -16,6 +16,9 @@ const ACTIONS: Record<string, string> = {
   "delivery.resent": "Resent a delivery",
   "grant.created": "Granted access",
   "grant.revoked": "Revoked a grant",
+  "licence.refunded": "Refunded a licence",
+  "subscription.set_to_cancel": "Set a subscription to end at its period's end",
+  "subscription.ended": "Ended a subscription now",
 };
 
 export function auditView(frame: Frame, entries: AuditEntry[]): Html {

@@ -1,17 +1,23 @@
 // Customers of a workspace environment, tool by tool: the list (the API's list use case,
 // so each page counts its rows read), a lookup by address (the API's retrieve, counted as
 // a lookup), and a customer's page with their grants and trials, where an owner grants
-// access (days, note) or revokes a grant through the API's grant use cases.
+// access (days, note) or revokes a grant through the API's grant use cases, and refunds a
+// licence or cancels a subscription through the use cases of `warden admin` (a refund, or
+// ending a subscription now, after a fresh mailed code).
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { listCustomers, retrieveCustomer } from "../../customers/customer.service.js";
+import { refundLicence } from "../../billing/licence.service.js";
+import { cancelSubscription } from "../../billing/subscription.service.js";
+import type { Mailer } from "../../client/mailer.js";
+import { customerHoldings, listCustomers, retrieveCustomer } from "../../customers/customer.service.js";
 import { ApiError } from "../../errors/errors.js";
 import { createGrant, listGrants, revokeGrant } from "../../grants/grant.service.js";
+import { requestConfirmationCode, verifyConfirmationCode } from "../../owners/owner-sign-in.service.js";
 import type { Services } from "../../services.js";
 import { listTools } from "../../workspaces/workspace.service.js";
 import { contextOf, workspacePage } from "../shared/owner-context.js";
 import { sendPage } from "../shared/page.js";
 import { formField, PageRefusal } from "../shared/security.js";
-import { customerPath, customersPath, customersView, customerView, type EntitledFilter } from "./customers.views.js";
+import { confirmCancelView, confirmRefundView, customerPath, customersPath, customersView, customerView, type EntitledFilter } from "./customers.views.js";
 
 const PAGE_SIZE = 50;
 const query = (request: FastifyRequest) => request.query as Record<string, string | undefined>;
@@ -25,8 +31,8 @@ function daysOf(text: string): number | string {
   return Number(trimmed);
 }
 
-export async function customerRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
-  const { services } = options;
+export async function customerRoutes(app: FastifyInstance, options: { services: Services; mailer: Mailer }): Promise<void> {
+  const { services, mailer } = options;
   const base = "/w/:workspace/:env/customers";
 
   async function customerContext(request: FastifyRequest) {
@@ -44,11 +50,21 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
       throw error;
     });
     const { data: grants } = await listGrants(ctx, tool.id, email);
+    const holdings = await customerHoldings(ctx, tool.id, email);
     const q = query(request);
+    const cancelled = q.cancelled === "now" || q.cancelled === "period_end" ? q.cancelled : undefined;
     return {
       page,
       status,
-      view: customerView(page.frame, { tool, customer, email, grants, flash: { granted: q.granted === "1", revoked: q.revoked === "1" }, ...extra }),
+      view: customerView(page.frame, {
+        tool,
+        customer,
+        email,
+        grants,
+        holdings,
+        flash: { granted: q.granted === "1", revoked: q.revoked === "1", refunded: q.refunded === "1", cancelled },
+        ...extra,
+      }),
     };
   }
 
@@ -132,4 +148,91 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
     }
     return reply.redirect(`${customerPath(page.frame, tool.id, email)}?revoked=1`, 303);
   });
+
+  // Refund and cancel act only on a licence or subscription this page lists: this
+  // customer's, for this tool, in this workspace environment; anything else is 404.
+  async function holdingsContext(request: FastifyRequest) {
+    const found = await customerContext(request);
+    return { ...found, holdings: await customerHoldings(found.ctx, found.tool.id, found.email) };
+  }
+
+  app.post(`${base}/:tool/:email/licences/:licence/refund`, async (request, reply) => {
+    const { page, tool, email, holdings } = await holdingsContext(request);
+    const { licence: id } = request.params as { licence: string };
+    const licence = holdings.licences.find((l) => l.id === id);
+    if (!licence) throw new PageRefusal(404, "Not found", "No such licence for this customer.");
+    if (licence.seat || !licence.paid || licence.status === "revoked") {
+      throw new PageRefusal(400, "Nothing to refund", "This licence is revoked, is a seat of a team purchase, or has no recorded payment.");
+    }
+    const refuse = (status: number, error: string) => sendPage(reply, status, confirmRefundView(page.frame, { tool, email, licence, error }));
+    if (formField(request, "confirm") !== "1") {
+      await requestConfirmationCode(services, mailer, page.owner.session, { source: request.ip, action: `refund licence ${licence.id} of ${email}` });
+      return sendPage(reply, 200, confirmRefundView(page.frame, { tool, email, licence }));
+    }
+    const wrong = await codeRefusal(services, page.owner.session, formField(request, "code"));
+    if (wrong !== null) return refuse(400, wrong);
+    try {
+      await refundLicence(services, { id: licence.id, actor: page.owner.session.actor });
+    } catch (error) {
+      if (!isCode(error, "invalid_parameter")) throw error;
+      return refuse(400, (error as ApiError).message);
+    }
+    return reply.redirect(`${customerPath(page.frame, tool.id, email)}?refunded=1`, 303);
+  });
+
+  async function subscriptionOf(request: FastifyRequest) {
+    const found = await holdingsContext(request);
+    const { subscription: id } = request.params as { subscription: string };
+    const subscription = found.holdings.subscriptions.find((s) => s.id === id && s.endedAt === null);
+    if (!subscription) throw new PageRefusal(404, "Not found", "No such subscription of this customer still running.");
+    return { ...found, subscription };
+  }
+
+  app.get(`${base}/:tool/:email/subscriptions/:subscription/cancel`, async (request, reply) => {
+    const { page, tool, email, subscription } = await subscriptionOf(request);
+    return sendPage(reply, 200, confirmCancelView(page.frame, { tool, email, subscription }));
+  });
+
+  app.post(`${base}/:tool/:email/subscriptions/:subscription/cancel`, async (request, reply) => {
+    const { page, tool, email, subscription } = await subscriptionOf(request);
+    const when = formField(request, "when");
+    if (when !== "now" && when !== "period_end") throw new PageRefusal(400, "Request not understood", "Choose when the subscription ends.");
+    const view = (status: number, extra: { codeSent?: boolean; error?: string }) =>
+      sendPage(reply, status, confirmCancelView(page.frame, { tool, email, subscription, ...extra }));
+    if (when === "now") {
+      if (formField(request, "confirm") !== "1") {
+        await requestConfirmationCode(services, mailer, page.owner.session, {
+          source: request.ip,
+          action: `end subscription ${subscription.id} of ${email} now`,
+        });
+        return view(200, { codeSent: true });
+      }
+      const wrong = await codeRefusal(services, page.owner.session, formField(request, "code"));
+      if (wrong !== null) return view(400, { codeSent: true, error: wrong });
+    }
+    try {
+      await cancelSubscription(services, {
+        id: subscription.id,
+        now: when === "now",
+        workspace: page.workspace.slug,
+        env: page.env,
+        actor: page.owner.session.actor,
+      });
+    } catch (error) {
+      if (!isCode(error, "invalid_parameter")) throw error;
+      return view(400, { error: (error as ApiError).message });
+    }
+    return reply.redirect(`${customerPath(page.frame, tool.id, email)}?cancelled=${when}`, 303);
+  });
+}
+
+/** Checks a confirmation code; the page to answer with when it is wrong, or null when it is right. */
+async function codeRefusal(services: Services, session: Parameters<typeof verifyConfirmationCode>[1], code: string): Promise<string | null> {
+  try {
+    await verifyConfirmationCode(services, session, code);
+    return null;
+  } catch (error) {
+    if (isCode(error, "invalid_parameter")) return (error as ApiError).message;
+    throw error;
+  }
 }

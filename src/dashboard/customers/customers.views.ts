@@ -1,4 +1,5 @@
 import type { Customer, CustomerListItem } from "../../customers/customer.schema.js";
+import type { HeldDevice, HeldLicence, HeldSubscription, Holdings } from "../../customers/customer.store.js";
 import type { Grant } from "../../grants/grant.schema.js";
 import type { Tool } from "../../workspaces/workspace.types.js";
 import { type Html, html } from "../shared/html.js";
@@ -100,7 +101,8 @@ export function customerView(
     customer: Customer | null;
     email: string;
     grants: Grant[];
-    flash: { granted?: boolean; revoked?: boolean };
+    holdings: Holdings;
+    flash: { granted?: boolean; revoked?: boolean; refunded?: boolean; cancelled?: "period_end" | "now" };
     error?: string;
     form?: { days: string; note: string };
   },
@@ -133,7 +135,11 @@ export function customerView(
     html`${pageHeading(email, html`Customer of <strong>${tool.name}</strong>`)}
 ${input.flash.granted ? notice("success", "Access granted. The customer holds the tool from their next check.") : ""}
 ${input.flash.revoked ? notice("success", "Grant revoked. Unless another source entitles them, the customer loses the tool at their next check.") : ""}
+${input.flash.refunded ? notice("success", "Licence refunded: it is revoked and payment.refunded was sent.") : ""}
+${input.flash.cancelled === "now" ? notice("success", "Subscription ended now. Unless another source entitles them, the customer loses the tool at their next check.") : ""}
+${input.flash.cancelled === "period_end" ? notice("success", "Subscription set to end at the end of its period. The customer keeps the tool until then.") : ""}
 <section class="panel">${facts}</section>
+${holdingsSections(frame, tool.id, email, input.holdings)}
 <section class="panel">
 <div class="panel-head"><h2>Grants and trials</h2></div>
 ${grants}
@@ -149,6 +155,188 @@ ${csrfField(frame.csrf)}
 <input id="note" name="note" maxlength="200" placeholder="e.g. Conference speaker" value="${input.form?.note ?? ""}">
 <div class="row"><button class="button primary" type="submit">Grant ${tool.name}</button></div>
 </form>
+</section>`,
+  );
+}
+
+/** An amount in the currency's main unit, e.g. "49.00 EUR". */
+const money = (cents: number | null, currency: string | null) =>
+  cents === null || currency === null ? null : `${(cents / 100).toFixed(2)} ${currency.toUpperCase()}`;
+
+const LICENCE_STATE: Record<HeldLicence["status"], Html> = {
+  active: html`<span class="badge badge-ok">Active</span>`,
+  suspended: html`<span class="badge badge-pending">Suspended</span> <span class="state-note">by a dispute</span>`,
+  revoked: html`<span class="badge badge-off">Revoked</span>`,
+};
+
+const muted = (text: string) => html`<span class="muted">${text}</span>`;
+
+function licenceKind(l: HeldLicence): string {
+  if (l.seat) return "Team seat";
+  if (l.seats !== null && l.seats > 0) return `Team of ${l.seats} seats`;
+  return "Single";
+}
+
+function licenceRow(frame: Frame, tool: string, email: string, l: HeldLicence): Html {
+  const refundable = !l.seat && l.paid && l.status !== "revoked" && l.refundedAt === null;
+  return html`<tr>
+<td><code>${l.id}</code></td>
+<td>${LICENCE_STATE[l.status]}${l.refundedAt === null ? "" : html` <span class="state-note">refunded ${time(l.refundedAt)}</span>`}</td>
+<td>${l.planName ?? muted("No plan")}</td>
+<td>${time(l.purchasedAt)}</td>
+<td class="num">${money(l.amountCents, l.currency) ?? muted(l.seat ? "Paid by the team" : "None")}</td>
+<td>${licenceKind(l)}</td>
+<td class="actions">${
+    refundable
+      ? html`<form method="post" action="${customerPath(frame, tool, email)}/licences/${encodeURIComponent(l.id)}/refund">${csrfField(frame.csrf)}<button class="button small danger-outline" type="submit">Refund…</button></form>`
+      : ""
+  }</td>
+</tr>`;
+}
+
+function subscriptionRow(frame: Frame, tool: string, email: string, s: HeldSubscription): Html {
+  const ends =
+    s.endedAt !== null
+      ? html`Ended ${time(s.endedAt)}`
+      : s.cancelAtPeriodEnd || s.cancelAt !== null
+        ? html`Ends ${time(s.cancelAt ?? s.currentPeriodEnd)}`
+        : html`Renews ${time(s.currentPeriodEnd)}`;
+  return html`<tr>
+<td><code>${s.id}</code></td>
+<td><span class="badge ${s.endedAt === null && (s.status === "active" || s.status === "trialing") ? "badge-ok" : "badge-off"}">${s.status}</span></td>
+<td>${s.planName ?? muted("No plan")}</td>
+<td>${ends}</td>
+<td>${s.seats !== null && s.seats > 0 ? `Team of ${s.seats} seats` : "Single"}</td>
+<td class="actions">${
+    s.endedAt === null
+      ? html`<a class="button small danger-outline" href="${customerPath(frame, tool, email)}/subscriptions/${encodeURIComponent(s.id)}/cancel">Cancel…</a>`
+      : ""
+  }</td>
+</tr>`;
+}
+
+function deviceRow(d: HeldDevice): Html {
+  return html`<tr>
+<td>${d.name}</td>
+<td>${d.platform ?? muted("Unknown")}</td>
+<td>${d.signedOutAt === null ? html`<span class="badge badge-ok">Signed in</span>` : html`<span class="badge badge-off">Signed out</span> <span class="state-note">${time(d.signedOutAt)}</span>`}</td>
+<td>${d.lastActiveAt === null ? muted("Never") : time(d.lastActiveAt)}</td>
+<td>${time(d.createdAt)}</td>
+</tr>`;
+}
+
+function holdingsSections(frame: Frame, tool: string, email: string, h: Holdings): Html {
+  const table = (head: Html, rows: Html[]) => html`<div class="table-wrap"><table><thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table></div>`;
+  return html`<section class="panel">
+<div class="panel-head"><h2>Licences</h2></div>
+${
+  h.licences.length === 0
+    ? emptyState("No licences", "One-time purchases of this tool, or of a bundle that includes it, appear here.")
+    : table(
+        html`<th>Licence</th><th>State</th><th>Plan</th><th>Bought</th><th class="num">Amount</th><th>Kind</th><th><span class="sr-only">Actions</span></th>`,
+        h.licences.map((l) => licenceRow(frame, tool, email, l)),
+      )
+}
+</section>
+<section class="panel">
+<div class="panel-head"><h2>Subscriptions</h2></div>
+${
+  h.subscriptions.length === 0
+    ? emptyState("No subscriptions", "Subscriptions to this tool, or to a bundle that includes it, appear here.")
+    : table(
+        html`<th>Subscription</th><th>Status</th><th>Plan</th><th>Period</th><th>Kind</th><th><span class="sr-only">Actions</span></th>`,
+        h.subscriptions.map((s) => subscriptionRow(frame, tool, email, s)),
+      )
+}
+</section>
+<section class="panel">
+<div class="panel-head"><h2>Devices</h2></div>
+${
+  h.devices.length === 0
+    ? emptyState("No devices", "Devices appear once the customer signs in to the tool or activates it.")
+    : table(html`<th>Name</th><th>Platform</th><th>State</th><th>Last active</th><th>Added</th>`, h.devices.map(deviceRow))
+}
+</section>`;
+}
+
+/** Refunding a licence: what will happen, then the fresh code mailed to the owner. */
+export function confirmRefundView(frame: Frame, input: { tool: Tool; email: string; licence: HeldLicence; error?: string }): Html {
+  const { licence: l } = input;
+  const back = customerPath(frame, input.tool.id, input.email);
+  return appPage(
+    "Refund licence",
+    frame,
+    html`${pageHeading("Refund this licence?", html`A refund returns money, so we emailed a fresh 6-digit code to <strong>${frame.email}</strong>.`)}
+<section class="panel narrow">
+<dl class="facts">
+<dt>Customer</dt><dd>${input.email}</dd>
+<dt>Licence</dt><dd><code>${l.id}</code></dd>
+<dt>Plan</dt><dd>${l.planName ?? muted("No plan")}</dd>
+<dt>Bought</dt><dd>${time(l.purchasedAt)}</dd>
+<dt>Amount</dt><dd>${money(l.amountCents, l.currency) ?? ""}</dd>
+</dl>
+${notice("error", html`The licence is revoked and <code>payment.refunded</code> is sent${l.seats !== null && l.seats > 0 ? html`; every seat of the team loses the tool too` : ""}. When Stripe is connected, the payment is refunded there first. This cannot be undone.`)}
+${input.error ? notice("error", input.error) : ""}
+<form method="post" action="${back}/licences/${encodeURIComponent(l.id)}/refund" class="stack">
+${csrfField(frame.csrf)}
+<input type="hidden" name="confirm" value="1">
+<label for="code">Confirmation code</label>
+<input id="code" name="code" class="code-input" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required autofocus placeholder="123456">
+<div class="row"><button class="button danger" type="submit">Refund ${money(l.amountCents, l.currency) ?? ""}</button><a class="button" href="${back}">Keep it</a></div>
+</form>
+</section>`,
+  );
+}
+
+/** Cancelling a subscription: at the period's end (confirmed here) or now (then a fresh code). */
+export function confirmCancelView(
+  frame: Frame,
+  input: { tool: Tool; email: string; subscription: HeldSubscription; codeSent?: boolean; error?: string },
+): Html {
+  const { subscription: s } = input;
+  const back = customerPath(frame, input.tool.id, input.email);
+  const action = `${back}/subscriptions/${encodeURIComponent(s.id)}/cancel`;
+  const scheduled = s.cancelAtPeriodEnd || s.cancelAt !== null;
+  const nowForm = input.codeSent
+    ? html`<form method="post" action="${action}" class="stack">
+${csrfField(frame.csrf)}
+<input type="hidden" name="when" value="now">
+<input type="hidden" name="confirm" value="1">
+<p>Ending it now takes the tool away at once, so we emailed a fresh 6-digit code to <strong>${frame.email}</strong>.</p>
+<label for="code">Confirmation code</label>
+<input id="code" name="code" class="code-input" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required autofocus placeholder="123456">
+<div class="row"><button class="button danger" type="submit">End it now</button><a class="button" href="${back}">Keep it</a></div>
+</form>`
+    : html`<form method="post" action="${action}" class="stack">
+${csrfField(frame.csrf)}
+<input type="hidden" name="when" value="now">
+<p>Now: the customer loses the tool at their next check${s.seats !== null && s.seats > 0 ? ", and so does every seat of the team" : ""}. We email you a fresh code first.</p>
+<div class="row"><button class="button danger-outline" type="submit">End it now…</button></div>
+</form>`;
+  return appPage(
+    "Cancel subscription",
+    frame,
+    html`${pageHeading("Cancel this subscription?")}
+<section class="panel narrow">
+<dl class="facts">
+<dt>Customer</dt><dd>${input.email}</dd>
+<dt>Subscription</dt><dd><code>${s.id}</code> · ${s.status}</dd>
+<dt>Plan</dt><dd>${s.planName ?? muted("No plan")}</dd>
+<dt>Period ends</dt><dd>${time(s.currentPeriodEnd)}</dd>
+</dl>
+${input.error ? notice("error", input.error) : ""}
+${
+  scheduled
+    ? notice("info", "It is set to end at the end of its period already.")
+    : html`<form method="post" action="${action}" class="stack">
+${csrfField(frame.csrf)}
+<input type="hidden" name="when" value="period_end">
+<p>At the period's end: the customer keeps the tool until ${time(s.currentPeriodEnd)} and is not charged again.</p>
+<div class="row"><button class="button primary" type="submit">Cancel at period end</button><a class="button" href="${back}">Keep it</a></div>
+</form>`
+}
+<h2>Or end it now</h2>
+${nowForm}
 </section>`,
   );
 }

@@ -1,0 +1,189 @@
+// A customer's licences, subscriptions and devices on their page, and the owner's refund
+// and cancellations from it, through the use cases of `warden admin`, on both engines.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { refundLicence } from "../../billing/licence.service.js";
+import { DAY_MS, toIso } from "../../clock.js";
+import { derivedId } from "../../ids.js";
+import { importNdjson } from "../../import/import.service.js";
+import type { Services } from "../../services.js";
+import { dashboardApp, dashboardServices, readCode, TestBrowser } from "../../test-support/dashboard.js";
+import { DIALECTS, seedCatalogue, type Workspace } from "../../test-support/harness.js";
+
+const DEVICE = "<b>Ada's</b> Mac & co";
+
+async function seed(services: Services, ws: Workspace) {
+  const now = services.clock.now();
+  const lines = [
+    {
+      type: "licence",
+      email: "ada@example.com",
+      tool: "tabmaster",
+      plan: "lifetime",
+      purchased_at: toIso(now - 10 * DAY_MS),
+      amount_cents: 4900,
+      currency: "eur",
+      payment_intent: "pi_ada_1",
+    },
+    { type: "licence", email: "ada@example.com", tool: "tabmaster", status: "suspended", purchased_at: toIso(now - 20 * DAY_MS) },
+    { type: "licence", email: "ada@example.com", tool: "notepad", purchased_at: toIso(now - 5 * DAY_MS) },
+    {
+      type: "subscription",
+      id: "sub_ada_1",
+      email: "ada@example.com",
+      tool: "tabmaster",
+      plan: "monthly",
+      status: "active",
+      current_period_start: toIso(now - DAY_MS),
+      current_period_end: toIso(now + 29 * DAY_MS),
+    },
+    {
+      type: "device",
+      email: "ada@example.com",
+      tool: "tabmaster",
+      name: DEVICE,
+      platform: "macos",
+      created_at: toIso(now - 9 * DAY_MS),
+      last_active_at: toIso(now - DAY_MS),
+    },
+  ];
+  const report = await importNdjson(services.db, services.clock, { workspace: ws.slug, env: "test", text: lines.map((l) => JSON.stringify(l)).join("\n") });
+  assert.ok(report, "imported");
+}
+
+async function setUp(dialect: (typeof DIALECTS)[number], limits: Record<string, string> = {}) {
+  const env = await dashboardServices(dialect, limits);
+  const app = await dashboardApp(env);
+  const ws = await seedCatalogue(env.services);
+  await seed(env.services, ws);
+  const browser = new TestBrowser(app);
+  await browser.signIn(env.dataDir, ws.ownerEmail);
+  const page = `/dashboard/w/${ws.slug}/test/customers/tabmaster/ada%40example.com`;
+  const api = async (path: string) => {
+    const r = await app.inject({ url: `/api/v1${path}`, headers: { authorization: `Bearer ${ws.testKey}` } });
+    assert.equal(r.statusCode, 200, r.body);
+    return r.json() as Record<string, unknown>;
+  };
+  return { env, app, ws, browser, page, api };
+}
+
+for (const dialect of DIALECTS) {
+  describe(`dashboard customer holdings (${dialect})`, () => {
+    test("licences, subscriptions and devices on the customer's page, escaped, counted as the page was", async () => {
+      const { env, ws, browser, page } = await setUp(dialect);
+      const shown = await browser.get(page);
+      assert.equal(shown.statusCode, 200);
+      const body = shown.body;
+      const lic = /<code>(lic_\w+)<\/code><\/td>\s*<td><span class="badge badge-ok">Active/.exec(body)?.[1];
+      assert.ok(lic, "the paid licence, active");
+      assert.match(body, /badge-pending">Suspended<\/span> <span class="state-note">by a dispute/);
+      assert.match(body, /<td>Lifetime<\/td>/);
+      assert.match(body, /49\.00 EUR/);
+      assert.match(body, /<code>sub_ada_1<\/code>[\s\S]*?badge-ok">active<\/span>[\s\S]*?<td>Monthly<\/td>[\s\S]*?Renews/);
+      assert.ok(body.includes("&lt;b&gt;Ada&#39;s&lt;/b&gt; Mac &amp; co"), "the device's name, escaped");
+      assert.ok(!body.includes("<b>Ada"));
+      assert.equal((body.match(/\/refund"/g) ?? []).length, 1, "only the paid licence can be refunded");
+      assert.equal((body.match(/<code>lic_/g) ?? []).length, 2, "another tool's licence is not on this tool's page");
+      const used = (await env.services.limits.readDailyUsage(env.services.db, { workspaceId: ws.workspaceId, env: "test" }, env.clock.now())).find(
+        (u) => u.what === "Customer lookups",
+      )?.used;
+      assert.equal(used, 2, "still two lookups: the customer and their grants");
+    });
+
+    test("a refund asks for a fresh code, then revokes the licence and sends payment.refunded once; audited", async () => {
+      const { env, ws, browser, page, api } = await setUp(dialect);
+      const lic = /action="[^"]+\/licences\/(lic_\w+)\/refund"/.exec((await browser.get(page)).body)?.[1];
+      assert.ok(lic);
+      const action = `${page}/licences/${lic}/refund`;
+
+      assert.equal((await browser.post(action, { _csrf: "0".repeat(64) })).statusCode, 403, "no form token, no refund");
+      const asked = await browser.post(action);
+      assert.equal(asked.statusCode, 200);
+      assert.match(asked.body, /we emailed a fresh 6-digit code/);
+      const code = await readCode(env.dataDir, ws.ownerEmail);
+      const wrong = await browser.post(action, { confirm: "1", code: code === "000000" ? "111111" : "000000" });
+      assert.equal(wrong.statusCode, 400);
+      assert.deepEqual((await api("/webhooks/events?type=payment.refunded")).data, []);
+      assert.equal((await api("/tools/tabmaster/customers/ada%40example.com")).entitled, true, "nothing refunded without the code");
+
+      // A wrong code spends one of the code's tries; a fresh one is asked for.
+      await browser.post(action);
+      const done = await browser.post(action, { confirm: "1", code: await readCode(env.dataDir, ws.ownerEmail) });
+      assert.equal(done.statusCode, 303);
+      const after = await browser.get(String(done.headers.location));
+      assert.match(after.body, /Licence refunded/);
+      assert.match(after.body, new RegExp(`<code>${lic}</code></td>\\s*<td><span class="badge badge-off">Revoked</span> <span class="state-note">refunded`));
+      assert.equal((after.body.match(/\/refund"/g) ?? []).length, 0);
+
+      const events = (await api("/webhooks/events?type=payment.refunded")).data as { id: string; data: { licence: string; amount: number } }[];
+      assert.equal(events.length, 1);
+      assert.equal(events[0]?.data.licence, lic);
+      assert.equal(events[0]?.data.amount, 4900);
+      // The id the processor's report of the same refund derives, so that report sends nothing more.
+      assert.equal(events[0]?.id, derivedId("evt", `${ws.workspaceId}|test|payment.refunded|pi_ada_1`));
+      const again = await refundLicence(env.services, { id: lic });
+      assert.equal(again.refunded_now, false);
+      assert.equal(((await api("/webhooks/events?type=payment.refunded")).data as unknown[]).length, 1);
+
+      assert.match((await browser.get("/dashboard/audit")).body, /Refunded a licence/);
+    });
+
+    test("cancel at the period's end after a confirmation page, then now after a fresh code; the API's retrieve follows", async () => {
+      const { env, ws, browser, page, api } = await setUp(dialect);
+      const confirm = `${page}/subscriptions/sub_ada_1/cancel`;
+      const shown = await browser.get(confirm);
+      assert.equal(shown.statusCode, 200);
+      assert.match(shown.body, /Cancel at period end/);
+      assert.equal((await browser.post(confirm, { when: "period_end", _csrf: "0".repeat(64) })).statusCode, 403);
+      assert.equal((await browser.post(confirm, { when: "later" })).statusCode, 400);
+
+      const scheduled = await browser.post(confirm, { when: "period_end" });
+      assert.equal(scheduled.statusCode, 303);
+      assert.match((await browser.get(String(scheduled.headers.location))).body, /set to end at the end of its period/);
+      let customer = await api("/tools/tabmaster/customers/ada%40example.com");
+      assert.deepEqual(customer.subscription && (customer.subscription as { cancelAtPeriodEnd: boolean }).cancelAtPeriodEnd, true);
+      assert.equal(customer.entitled, true);
+
+      const asked = await browser.post(confirm, { when: "now" });
+      assert.equal(asked.statusCode, 200);
+      assert.match(asked.body, /we emailed a fresh 6-digit code/);
+      assert.equal((await api("/tools/tabmaster/customers/ada%40example.com")).entitled, true, "not ended before the code");
+      const ended = await browser.post(confirm, { when: "now", confirm: "1", code: await readCode(env.dataDir, ws.ownerEmail) });
+      assert.equal(ended.statusCode, 303);
+      const after = await browser.get(String(ended.headers.location));
+      assert.match(after.body, /Subscription ended now/);
+      assert.match(after.body, /badge-off">canceled<\/span>/);
+      customer = await api("/tools/tabmaster/customers/ada%40example.com");
+      assert.equal((customer.subscription as { status: string } | null)?.status ?? "none", "canceled");
+      assert.equal((await browser.get(confirm)).statusCode, 404, "an ended subscription has nothing to cancel");
+
+      const audit = (await browser.get("/dashboard/audit")).body;
+      assert.match(audit, /Set a subscription to end at its period/);
+      assert.match(audit, /Ended a subscription now/);
+    });
+
+    test("another owner's workspace, another customer's licence: 404, and nothing changes", async () => {
+      const { env, app, ws, page, api } = await setUp(dialect);
+      const other = await seedCatalogue(env.services);
+      const stranger = new TestBrowser(app);
+      await stranger.signIn(env.dataDir, other.ownerEmail);
+      // The stranger's own page, for a form token of their own session.
+      assert.equal((await stranger.get(`/dashboard/w/${other.slug}/test/customers`)).statusCode, 200);
+      assert.equal((await stranger.get(page)).statusCode, 404);
+      assert.equal((await stranger.get(`${page}/subscriptions/sub_ada_1/cancel`)).statusCode, 404);
+      assert.equal((await stranger.post(`${page}/subscriptions/sub_ada_1/cancel`, { when: "period_end" })).statusCode, 404);
+
+      // The owner's own page of another customer does not reach Ada's licence.
+      const owner = new TestBrowser(app);
+      await owner.signIn(env.dataDir, ws.ownerEmail);
+      const lic = /action="[^"]+\/licences\/(lic_\w+)\/refund"/.exec((await owner.get(page)).body)?.[1];
+      assert.ok(lic);
+      const elsewhere = page.replace("ada%40example.com", "bob%40example.com");
+      assert.equal((await owner.post(`${elsewhere}/licences/${lic}/refund`)).statusCode, 404);
+      assert.equal((await owner.post(`${elsewhere}/subscriptions/sub_ada_1/cancel`, { when: "period_end" })).statusCode, 404);
+      const customer = await api("/tools/tabmaster/customers/ada%40example.com");
+      assert.equal((customer.subscription as { cancelAtPeriodEnd: boolean }).cancelAtPeriodEnd, false);
+      assert.deepEqual((await api("/webhooks/events?type=payment.refunded")).data, []);
+    });
+  });
+}
