@@ -9,13 +9,26 @@ after(() => {
   for (const child of running) child.kill("SIGKILL");
 });
 
+/**
+ * A port for a process the test starts (`warden serve`), found free now. Chosen below
+ * the kernel's ephemeral range (32768 and up here): a port from `listen(0)` was free
+ * only until released, and the receivers other test files bind with `listen(0)` could be
+ * given it before the process bound it; the test then talked to another file's receiver
+ * (seen once in CI: a delivery test's receiver got /healthz polls, and the kill test an
+ * empty answer).
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await canListen(port)) return port;
+  }
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
-    });
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
   });
 }
 
