@@ -41,7 +41,9 @@ export const ERROR_TYPES = new Set(["invalid_request_error", "authentication_err
 // What an answer must never show: the insides of the service. Patterns of the server's own
 // making only, so that a fuzzed value echoed back in a message cannot trip them.
 const LEAKS: [string, RegExp][] = [
-  ["stack trace", /\bat [^\n"]*:\d+:\d+\)?|\n\s+at (async )?[\w.<>]+ \(/],
+  // A V8 frame: "at fn (/path/file.js:1:2)", "at /path/file.js:1:2", "at node:internal/…:1:2".
+  // Not any "at … 03:00:00": the OpenAPI document says "created at or after … (2026-11-26T03:00:00Z)".
+  ["stack trace", /\bat (?:(?:async )?[\w.<>$[\] ]+ \()?(?:file:\/\/|\/|node:|[A-Za-z]:\\)[^\n"()]*:\d+:\d+\)?|\n\s+at (async )?[\w.<>]+ \(/],
   ["file path", new RegExp(`${escapeRegExp(process.cwd())}|node_modules/|/src/[a-z-]+/[a-z.-]+\\.[jt]s|file://`)],
   [
     "SQL",
