@@ -249,26 +249,26 @@ for (const dialect of DIALECTS) {
     test("endpoints rotate-secret prints the new secret once; deliveries then verify with the new and the old one", async () => {
       const { env } = await setUp(dialect);
       const hook = await receiver();
-      const endpoint = (await run(env, "endpoints", "add", hook.url, "--json")).json();
-      const rotated = await run(env, "endpoints", "rotate-secret", endpoint.id);
+      const endpoint = (await runWarden(env, "endpoints", "add", hook.url, "--json")).json();
+      const rotated = await runWarden(env, "endpoints", "rotate-secret", endpoint.id);
       assert.equal(rotated.code, 0, rotated.stderr);
       const [, secret, until] =
         /^New signing secret of ep_\w+: (whsec_\S+)\nUntil (\S+) every delivery is signed with it and with the old one/.exec(rotated.stdout) ?? [];
       assert.ok(secret && until, rotated.stdout);
       assert.notEqual(secret, endpoint.secret);
       assert.ok(Math.abs(Date.parse(until) - Date.now() - 24 * 3_600_000) < 60_000, "the old secret signs for 24 hours");
-      assert.equal((await run(env, "endpoints", "secret", endpoint.id)).stdout.trim(), secret);
+      assert.equal((await runWarden(env, "endpoints", "secret", endpoint.id)).stdout.trim(), secret);
 
-      assert.equal((await run(env, "events", "send", "payment.refunded")).code, 0);
+      assert.equal((await runWarden(env, "events", "send", "payment.refunded")).code, 0);
       await waitFor(() => hook.received.length === 1, "the delivery arrived");
       const [delivery] = hook.received;
       assert.ok(delivery);
       assert.equal(verify(secret, delivery).type, "payment.refunded");
       assert.equal(verify(endpoint.secret, delivery).type, "payment.refunded");
 
-      const json = (await run(env, "endpoints", "rotate-secret", endpoint.id, "--json")).json();
+      const json = (await runWarden(env, "endpoints", "rotate-secret", endpoint.id, "--json")).json();
       assert.deepEqual(Object.keys(json), ["id", "secret", "previous_secret_expires_at"]);
-      const missing = await run(env, "endpoints", "rotate-secret", "ep_000000000000000000000000");
+      const missing = await runWarden(env, "endpoints", "rotate-secret", "ep_000000000000000000000000");
       assert.equal(missing.code, 1);
       assert.match(missing.stderr, /No webhook endpoint/);
     });
