@@ -18,7 +18,7 @@ export interface AccessClaims {
   env: "test" | "live";
   tool: string;
   entitled: boolean;
-  via: Via | Via[] | null;
+  via: Via | null;
   plan: string | null;
   /** Epoch seconds. */
   trial_ends_at: number | null;
@@ -39,8 +39,8 @@ export interface Jwk {
 
 /** Warden never signs a token for longer than a revocation may take to lock. */
 const MAX_LIFETIME_S = 900;
-/** A key set older than this is fetched again, so a key Warden dropped stops being trusted. */
-const KEY_SET_MAX_AGE_MS = 24 * 3600_000;
+/** A key set older than this is fetched again, so a key Warden dropped stops being trusted within the hour. */
+const KEY_SET_MAX_AGE_MS = 3600_000;
 
 const invalid = (message: string) => new WardenError("invalid_token", message);
 
@@ -102,7 +102,7 @@ interface StoredKeySet {
 
 /**
  * Warden's public keys, kept in the extension's storage: fetched when missing, older
- * than a day, or when a token names a key the set does not have (Warden rotated it).
+ * than an hour, or when a token names a key the set does not have (Warden rotated it).
  */
 export class KeySet {
   readonly #imported = new Map<string, Promise<CryptoKey>>();
@@ -123,7 +123,7 @@ export class KeySet {
     try {
       this.#set = { keys: await this.fetchSet(), fetchedAt: this.clock.now() };
     } catch (error) {
-      // Offline with a set kept from before: a day-old set still verifies what it verified.
+      // Offline with a set kept from before: an hour-old set still verifies what it verified.
       if (this.#set && !refresh) return this.#set;
       throw error;
     }

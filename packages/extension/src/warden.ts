@@ -42,7 +42,7 @@ export interface AccessState {
   signedIn: boolean;
   /** Unlock the tool's features when true. */
   entitled: boolean;
-  via: Via | Via[] | null;
+  via: Via | null;
   /** The plan's id. */
   plan: string | null;
   /** Epoch milliseconds. */
@@ -66,6 +66,8 @@ export interface CheckoutOptions {
 export interface Warden {
   /** Mails a 6-digit code to the address. */
   signIn(email: string): Promise<SignInSent>;
+  /** The address a code was last mailed to by signIn, until verify succeeds: a popup opened again asks for the code. */
+  pendingEmail(): Promise<string | null>;
   /** Signs in with the mailed code (to the address of the last signIn, even from another popup), then checks access. */
   verify(code: string, device?: DeviceInfo): Promise<SignedIn>;
   /** Signs this device out, here at once and at Warden. */
@@ -260,16 +262,19 @@ export function createWarden(options: WardenOptions): Warden {
     else recheckTimer = clock.setTimeout(() => void check().catch(() => {}), Math.max(0, at - now));
   }
 
+  /** Keeps an access answer once its token verifies. */
+  async function keep(answer: { token?: unknown } | null | undefined, receivedAt: number): Promise<void> {
+    if (typeof answer?.token !== "string") throw new WardenError("invalid_token", "Warden's access answer has no token: Warden is older than this library.");
+    const claims = await claimsOf(answer.token);
+    await storage.set(ACCESS, { token: answer.token, receivedAt, expiresAt: receivedAt + lifetimeMs(claims), failedAt: null } satisfies StoredAccess);
+  }
+
   async function askWarden(): Promise<AccessState> {
     const current = await session();
     if (!current) return publish(SIGNED_OUT);
     const now = clock.now();
     try {
-      const answer = await request<{ token?: unknown }>(http, clientUrl(`${toolPath}/access`), { bearer: current.token });
-      if (typeof answer?.token !== "string") throw new WardenError("invalid_token", "Warden's access answer has no token: Warden is older than this library.");
-      const claims = await claimsOf(answer.token);
-      const kept: StoredAccess = { token: answer.token, receivedAt: now, expiresAt: now + lifetimeMs(claims), failedAt: null };
-      await storage.set(ACCESS, kept);
+      await keep(await request<{ token?: unknown }>(http, clientUrl(`${toolPath}/access`), { bearer: current.token }), now);
     } catch (error) {
       if (error instanceof WardenError && error.status === 401) {
         // Signed out from another device, or the token is gone: this device is signed out.
@@ -344,11 +349,19 @@ export function createWarden(options: WardenOptions): Warden {
     }
   }
 
-  async function openSession(answer: { token: string; email: string; device: Device }): Promise<SignedIn> {
+  /** A new device session; an activation's answer carries its first access answer, a sign-in's is asked for. */
+  async function openSession(answer: { token: string; email: string; device: Device; access?: { token?: unknown } }): Promise<SignedIn> {
+    const receivedAt = clock.now();
     await storage.set(SESSION, { token: answer.token, email: answer.email, deviceId: answer.device.id } satisfies StoredSession);
     await storage.remove(ACCESS);
     await storage.remove(PENDING);
-    await refreshQuietly();
+    try {
+      await keep(answer.access, receivedAt);
+      if (background) await reschedule();
+      publish((await derive()).state);
+    } catch {
+      await refreshQuietly();
+    }
     return { email: answer.email, device: answer.device };
   }
 
@@ -362,6 +375,10 @@ export function createWarden(options: WardenOptions): Warden {
       return sent;
     },
 
+    async pendingEmail() {
+      return (((await storage.get(PENDING)) as { email: string } | undefined) ?? null)?.email ?? null;
+    },
+
     async verify(code, device) {
       const pending = (await storage.get(PENDING)) as { email: string } | undefined;
       if (!pending) throw new WardenError("invalid_request_error", "Ask for a code with signIn(email) first.", { param: "email" });
@@ -373,7 +390,7 @@ export function createWarden(options: WardenOptions): Warden {
     },
 
     async activate(licenceKey, device) {
-      const answer = await request<{ token: string; email: string; device: Device }>(http, clientUrl(`${toolPath}/activate`), {
+      const answer = await request<{ token: string; email: string; device: Device; access?: { token?: unknown } }>(http, clientUrl(`${toolPath}/activate`), {
         method: "POST",
         body: { workspace: options.workspace, key: licenceKey, device: device ?? options.device ?? defaultDevice() },
       });
