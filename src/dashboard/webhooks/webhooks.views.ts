@@ -165,6 +165,39 @@ export interface EndpointPage {
   flash: { sent?: string; to?: number; enabled?: boolean; disabled?: boolean; recovered?: number };
 }
 
+/**
+ * Deliveries, newest first, each linked to its event and its attempts; with `endpointUrls`
+ * (the list of every endpoint's deliveries) a column says which endpoint each went to.
+ */
+export function deliveriesTable(
+  frame: Frame,
+  deliveries: readonly Delivery[],
+  next: string | null,
+  options: { empty: Html; endpointUrls?: ReadonlyMap<string, string> },
+): Html {
+  if (deliveries.length === 0) return options.empty;
+  const urls = options.endpointUrls;
+  const endpointCell = (d: Delivery) => {
+    const url = urls?.get(d.endpoint);
+    return url === undefined ? html`<td><code>${d.endpoint}</code></td>` : html`<td><a class="url" href="${endpointPath(frame, d.endpoint)}">${url}</a></td>`;
+  };
+  return html`<div class="table-wrap"><table>
+<thead><tr><th>Event</th>${urls ? html`<th>Endpoint</th>` : ""}<th>Status</th><th>Attempts</th><th>Last answer</th><th>Created</th><th><span class="sr-only">Open</span></th></tr></thead>
+<tbody>${deliveries.map(
+    (d) => html`<tr>
+<td><a href="${eventPath(frame, d.event)}"><code>${d.event}</code></a></td>
+${urls ? endpointCell(d) : ""}
+<td>${deliveryStatus(d.status)}</td>
+<td class="num">${d.attempts.length}</td>
+<td>${lastAnswer(d)}</td>
+<td>${time(Date.parse(d.created_at))}</td>
+<td class="actions"><a class="button small" href="${deliveryPath(frame, d.id)}">Attempts</a></td>
+</tr>`,
+  )}</tbody>
+</table></div>
+${next ? html`<p class="pager"><a class="button small" href="${next}">Older deliveries →</a></p>` : ""}`;
+}
+
 function recoverForm(frame: Frame, endpoint: WebhookEndpoint, selected: RecoverSince, label: string): Html {
   return html`<form method="get" action="${endpointPath(frame, endpoint.id)}/recover" class="inline-form">
 <div class="field"><label for="since">Failed deliveries from</label>
@@ -180,23 +213,9 @@ export function endpointView(frame: Frame, page: EndpointPage): Html {
 ${flash.disabled ? notice("info", "The endpoint is disabled: Warden sends it nothing, and its pending deliveries are marked failed.") : ""}
 ${flash.enabled ? notice("success", html`The endpoint is enabled again. <strong>Recover what failed while it was off?</strong> ${recoverForm(frame, e, "day", "Review…")}`) : ""}
 ${flash.recovered !== undefined ? notice("success", `${flash.recovered === 1 ? "1 failed delivery is" : `${formatCount(flash.recovered)} failed deliveries are`} queued to be sent again.`) : ""}`;
-  const deliveries =
-    page.deliveries.length === 0
-      ? emptyState("No deliveries yet", "Send a test event above to see what your receiver answers.")
-      : html`<div class="table-wrap"><table>
-<thead><tr><th>Event</th><th>Status</th><th>Attempts</th><th>Last answer</th><th>Created</th><th><span class="sr-only">Open</span></th></tr></thead>
-<tbody>${page.deliveries.map(
-          (d) => html`<tr>
-<td><a href="${eventPath(frame, d.event)}"><code>${d.event}</code></a></td>
-<td>${deliveryStatus(d.status)}</td>
-<td class="num">${d.attempts.length}</td>
-<td>${lastAnswer(d)}</td>
-<td>${time(Date.parse(d.created_at))}</td>
-<td class="actions"><a class="button small" href="${deliveryPath(frame, d.id)}">Attempts</a></td>
-</tr>`,
-        )}</tbody>
-</table></div>
-${page.next ? html`<p class="pager"><a class="button small" href="${page.next}">Older deliveries →</a></p>` : ""}`;
+  const deliveries = deliveriesTable(frame, page.deliveries, page.next, {
+    empty: emptyState("No deliveries yet", "Send a test event above to see what your receiver answers."),
+  });
   const exhausted = page.examples.used >= page.examples.limit;
   // A type this endpoint listens for: the one its receiver is likeliest to handle.
   const preselected = e.events?.[0] ?? null;
