@@ -39,7 +39,9 @@ async function render(state) {
   document.body.dataset.state = state.signedIn ? (state.entitled ? "unlocked" : "locked") : pending ? "code" : "signed-out";
   if (!state.signedIn) return;
 
-  $("who").textContent = state.email ?? "a licence key";
+  $("who-line").replaceChildren(
+    ...(state.email ? ["Signed in as ", Object.assign(document.createElement("strong"), { textContent: state.email })] : ["Activated with a licence key"]),
+  );
   const parts = [];
   if (state.entitled) parts.push(`Pro features on, by ${VIA[state.via] ?? state.via}${state.plan ? ` (${state.plan})` : ""}.`);
   else parts.push("Pro features are locked.");

@@ -24,6 +24,9 @@ export async function request<T>(http: HttpOptions, url: string, options: { meth
     try {
       response = await http.fetch(url, {
         method: options.method ?? "GET",
+        // Warden's access answer says Cache-Control: private, max-age=<recheck_after>: a
+        // browser would answer a fresh check from its HTTP cache. The library keeps answers itself.
+        cache: "no-store",
         headers: {
           accept: "application/json",
           ...(options.body === undefined ? {} : { "content-type": "application/json" }),

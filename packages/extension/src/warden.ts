@@ -47,6 +47,7 @@ export interface AccessState {
   plan: string | null;
   /** Epoch milliseconds. */
   trialEndsAt: number | null;
+  /** The signed-in address; null signed out, and on a device activated with a licence key. */
   email: string | null;
   /** Epoch milliseconds (this device's clock) until which this answer holds; null when none is held. */
   expiresAt: number | null;
@@ -102,7 +103,8 @@ export interface Warden {
 
 interface StoredSession {
   token: string;
-  email: string;
+  /** null for a device activated with a licence key: it is not its holder signed in. */
+  email: string | null;
   deviceId: string;
 }
 
@@ -211,7 +213,7 @@ export function createWarden(options: WardenOptions): Warden {
           via: claims.via,
           plan: claims.plan,
           trialEndsAt: claims.trial_ends_at === null ? null : claims.trial_ends_at * 1000,
-          email: claims.email ?? current.email,
+          email: claims.email,
           expiresAt: kept.expiresAt,
           offline,
         };
@@ -350,9 +352,9 @@ export function createWarden(options: WardenOptions): Warden {
   }
 
   /** A new device session; an activation's answer carries its first access answer, a sign-in's is asked for. */
-  async function openSession(answer: { token: string; email: string; device: Device; access?: { token?: unknown } }): Promise<SignedIn> {
+  async function openSession(answer: { token: string; email: string; device: Device; access?: { token?: unknown } }, byKey: boolean): Promise<SignedIn> {
     const receivedAt = clock.now();
-    await storage.set(SESSION, { token: answer.token, email: answer.email, deviceId: answer.device.id } satisfies StoredSession);
+    await storage.set(SESSION, { token: answer.token, email: byKey ? null : answer.email, deviceId: answer.device.id } satisfies StoredSession);
     await storage.remove(ACCESS);
     await storage.remove(PENDING);
     try {
@@ -386,7 +388,7 @@ export function createWarden(options: WardenOptions): Warden {
         method: "POST",
         body: { workspace: options.workspace, tool: options.tool, env, email: pending.email, code, device: device ?? options.device ?? defaultDevice() },
       });
-      return openSession(answer);
+      return openSession(answer, false);
     },
 
     async activate(licenceKey, device) {
@@ -394,7 +396,7 @@ export function createWarden(options: WardenOptions): Warden {
         method: "POST",
         body: { workspace: options.workspace, key: licenceKey, device: device ?? options.device ?? defaultDevice() },
       });
-      return openSession(answer);
+      return openSession(answer, true);
     },
 
     async signOut() {

@@ -217,6 +217,7 @@ export function fakeWarden(clock: { now(): number }): FakeWarden {
       const url = new URL(String(input));
       const method = init?.method ?? "GET";
       fake.calls.push(`${method} ${url.pathname}`);
+      if (init?.cache !== "no-store") throw new Error(`${method} ${url.pathname} could be answered from the browser's HTTP cache`);
       if (fake.down) throw new TypeError("fetch failed");
       const queued = fake.queued.shift();
       if (queued) return queued;
