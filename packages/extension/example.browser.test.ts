@@ -37,9 +37,6 @@ async function shoot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
 }
 
-/** The popup's state as it shows it: signed-out, code, locked or unlocked. */
-const popupState = (page: Page) => page.evaluate(() => document.body.dataset.state ?? "");
-
 async function waitForState(page: Page, state: string, timeoutMs = 10_000): Promise<void> {
   await page.waitForSelector(`body[data-state="${state}"]`, { timeout: timeoutMs });
 }
