@@ -28,6 +28,7 @@ import {
 import type { Plan, Tool } from "../workspaces/workspace.types.js";
 import { type Command, optStr, str } from "./command.js";
 import { loginLinkCommand } from "./login-link.command.js";
+import { signingKeyCommands } from "./signing-key.commands.js";
 import { formatTable, isoOrNull, minute } from "./table.js";
 
 function parseAmount(raw: string | undefined): number | undefined {
@@ -110,6 +111,7 @@ export const adminCommands: Record<string, Command> = {
     },
   },
   "admin login-link": loginLinkCommand,
+  ...signingKeyCommands,
   "admin workspace list": {
     summary: "List workspaces, or those of one owner.",
     usage: "warden admin workspace list [--owner E]",
@@ -341,7 +343,9 @@ export const adminCommands: Record<string, Command> = {
     positionals: 1,
     async run({ positionals: [file], services }) {
       const backup = await backupDatabase((await services()).config, file as string);
-      const key = backup.secretKeyFile ? `\nKeep ${backup.secretKeyFile} with it: it seals the webhook and Stripe secrets (or set WARDEN_SECRET_KEY).` : "";
+      const key = backup.secretKeyFile
+        ? `\nKeep ${backup.secretKeyFile} with it: it seals the webhook and Stripe secrets, the licence keys and the token signing keys (or set WARDEN_SECRET_KEY).`
+        : "";
       return { json: backup, text: `Backed up ${backup.source} to ${backup.file} (${backup.bytes} bytes).${key}` };
     },
   },

@@ -16,6 +16,7 @@ import type { Env } from "../db/schema.js";
 import { ApiError, invalidParameter, notFound } from "../errors/errors.js";
 import { newId, randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
+import { audienceOf, MAX_TOKEN_SECONDS, signAccessToken, TOKEN_ISSUER } from "../tokens/access-token.js";
 import { findTool, findWorkspaceBySlug } from "../workspaces/workspace.store.js";
 import type { Access, SignInBody, VerifyBody } from "./client.schema.js";
 import {
@@ -209,7 +210,7 @@ export async function authenticateDevice(
   return session;
 }
 
-/** Whether the device's person holds the tool now, and for how long the answer may be kept. */
+/** Whether the device's person holds the tool now, for how long the answer may be kept, and the answer signed. */
 export async function checkAccess(services: Services, session: DeviceSession, toolId: string): Promise<Access> {
   const { db, clock } = services;
   if (toolId !== session.toolId) throw notFound(`This device is signed in to tool "${session.toolId}", not "${toolId}".`);
@@ -220,7 +221,25 @@ export async function checkAccess(services: Services, session: DeviceSession, to
   await touchDevice(db, session.deviceId, now);
   // Access that runs out by itself before the usual recheck is rechecked when it ends.
   const untilEnd = entitlement.entitled && entitlement.heldUntil !== null ? Math.ceil((entitlement.heldUntil - now) / 1000) : MAX_RECHECK_SECONDS;
+  const recheckAfter = Math.max(1, Math.min(MAX_RECHECK_SECONDS, untilEnd));
   const subscription = entitlement.subscription;
+  const iat = Math.floor(now / 1000);
+  const token = signAccessToken(await services.signingKeys.signer(), {
+    iss: TOKEN_ISSUER,
+    aud: audienceOf(session.workspaceSlug, session.env),
+    // A device activated with a licence key is not its holder signed in: it is named by itself, without the address.
+    sub: session.licenceId === null ? session.personId : session.deviceId,
+    email: session.licenceId === null ? session.email : null,
+    workspace: session.workspaceSlug,
+    env: session.env,
+    tool: toolId,
+    entitled: entitlement.entitled,
+    via: entitlement.via,
+    plan: entitlement.plan?.id ?? null,
+    trial_ends_at: entitlement.trial ? Math.floor(entitlement.trial.endsAt / 1000) : null,
+    iat,
+    exp: iat + Math.min(recheckAfter, MAX_TOKEN_SECONDS),
+  });
   return {
     entitled: entitlement.entitled,
     via: entitlement.via,
@@ -234,7 +253,8 @@ export async function checkAccess(services: Services, session: DeviceSession, to
           cancelAt: subscription.cancelAt === null ? null : toIso(subscription.cancelAt),
         }
       : null,
-    recheck_after: Math.max(1, Math.min(MAX_RECHECK_SECONDS, untilEnd)),
+    recheck_after: recheckAfter,
+    token,
   };
 }
 
