@@ -4,7 +4,6 @@ import { closeTestDispute, openTestDispute } from "../billing/dispute.service.js
 import { refundLicence } from "../billing/licence.service.js";
 import { assignSeat, unassignSeat } from "../billing/seat.service.js";
 import { cancelSubscription } from "../billing/subscription.service.js";
-import { ApiError } from "../errors/errors.js";
 import { importFile } from "../import/import.service.js";
 import { backupDatabase } from "../retention/backup.service.js";
 import { connectStripe } from "../stripe/stripe-account.service.js";
@@ -21,6 +20,8 @@ import {
   listPlans,
   listTools,
   listWorkspaces,
+  renamePlan,
+  retirePlan,
   revokeKey,
   setOwnerSuspension,
   updateTool,
@@ -29,12 +30,6 @@ import type { Plan, Tool } from "../workspaces/workspace.types.js";
 import { type Command, optStr, str } from "./command.js";
 import { loginLinkCommand } from "./login-link.command.js";
 import { formatTable, isoOrNull, minute } from "./table.js";
-
-function parseAmount(raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw)) throw new ApiError("invalid_parameter", "--amount-cents must be a whole number.", { param: "amount-cents" });
-  return Number(raw);
-}
 
 const toolJson = (workspace: string, tool: Tool) => ({ id: tool.id, name: tool.name, workspace, trial_days: tool.trialDays });
 const planJson = (plan: Plan) => ({
@@ -46,6 +41,7 @@ const planJson = (plan: Plan) => ({
   currency: plan.currency,
   interval: plan.interval,
   default: plan.isDefault,
+  retired_at: isoOrNull(plan.retiredAt),
 });
 const price = (plan: Plan) =>
   plan.amountCents === null ? "-" : `${(plan.amountCents / 100).toFixed(2)} ${plan.currency}${plan.interval ? ` a ${plan.interval}` : ""}`;
@@ -171,8 +167,13 @@ export const adminCommands: Record<string, Command> = {
     options: { workspace: { type: "string" }, id: { type: "string" }, name: { type: "string" }, "trial-days": { type: "string" } },
     required: ["workspace", "id"],
     async run({ values: v, services }) {
-      const { db } = await services();
-      const tool = await updateTool(db, { workspace: str(v, "workspace"), id: str(v, "id"), name: optStr(v, "name"), trialDays: optStr(v, "trial-days") });
+      const { db, clock } = await services();
+      const tool = await updateTool(db, clock, {
+        workspace: str(v, "workspace"),
+        id: str(v, "id"),
+        name: optStr(v, "name"),
+        trialDays: optStr(v, "trial-days"),
+      });
       return { json: toolJson(str(v, "workspace"), tool), text: `Updated tool ${tool.id}${trialText(tool)}.` };
     },
   },
@@ -187,8 +188,8 @@ export const adminCommands: Record<string, Command> = {
         json: plans.map((p) => ({ ...planJson(p), created_at: isoOrNull(p.createdAt) })),
         text: table(
           "No plans.",
-          ["PRODUCT", "ID", "BILLING", "PRICE", "DEFAULT", "NAME"],
-          plans.map((p) => [`${p.productKind} ${p.productId}`, p.id, p.billing, price(p), p.isDefault ? "yes" : "", p.name]),
+          ["PRODUCT", "ID", "BILLING", "PRICE", "DEFAULT", "RETIRED", "NAME"],
+          plans.map((p) => [`${p.productKind} ${p.productId}`, p.id, p.billing, price(p), p.isDefault ? "yes" : "", minute(p.retiredAt), p.name]),
         ),
       };
     },
@@ -219,13 +220,44 @@ export const adminCommands: Record<string, Command> = {
         id: str(v, "id"),
         name: str(v, "name"),
         billing: str(v, "billing"),
-        amountCents: parseAmount(optStr(v, "amount-cents")),
+        amountCents: optStr(v, "amount-cents"),
         currency: optStr(v, "currency"),
         interval: optStr(v, "interval"),
         isDefault: v.default === true,
       });
       const json = planJson(plan);
       return { json, text: `Created plan ${plan.id} for ${plan.productKind} ${plan.productId}.` };
+    },
+  },
+  "admin plan rename": {
+    summary: "Rename a plan (its id, price and billing never change).",
+    usage: "warden admin plan rename --workspace S (--tool TOOL | --bundle B) --id PLAN --name N",
+    options: { workspace: { type: "string" }, tool: { type: "string" }, bundle: { type: "string" }, id: { type: "string" }, name: { type: "string" } },
+    required: ["workspace", "id", "name"],
+    async run({ values: v, services }) {
+      const { db, clock } = await services();
+      const plan = await renamePlan(db, clock, {
+        workspace: str(v, "workspace"),
+        tool: optStr(v, "tool"),
+        bundle: optStr(v, "bundle"),
+        id: str(v, "id"),
+        name: str(v, "name"),
+      });
+      return { json: planJson(plan), text: `Renamed plan ${plan.id} of ${plan.productKind} ${plan.productId} to "${plan.name}".` };
+    },
+  },
+  "admin plan retire": {
+    summary: "Retire a plan: no longer offered at checkout, kept for the licences and subscriptions bought with it.",
+    usage: "warden admin plan retire --workspace S (--tool TOOL | --bundle B) --id PLAN",
+    options: { workspace: { type: "string" }, tool: { type: "string" }, bundle: { type: "string" }, id: { type: "string" } },
+    required: ["workspace", "id"],
+    async run({ values: v, services }) {
+      const { db, clock } = await services();
+      const plan = await retirePlan(db, clock, { workspace: str(v, "workspace"), tool: optStr(v, "tool"), bundle: optStr(v, "bundle"), id: str(v, "id") });
+      const text = plan.retiredNow
+        ? `Retired plan ${plan.id} of ${plan.productKind} ${plan.productId}: checkout no longer offers it; what was bought with it keeps it.`
+        : `Plan ${plan.id} of ${plan.productKind} ${plan.productId} was retired already.`;
+      return { json: planJson(plan), text };
     },
   },
   "admin bundle list": {

@@ -78,6 +78,8 @@ export interface PlansTable {
   interval: "month" | "year" | null;
   is_default: number;
   created_at: number;
+  /** When it stopped being offered at checkout (migration 017); null while offered. */
+  retired_at: number | null;
 }
 
 export interface ApiKeysTable {

@@ -119,8 +119,29 @@ export async function insertPlan(ex: Executor, workspaceId: string, plan: Plan):
       interval: plan.interval,
       is_default: plan.isDefault ? 1 : 0,
       created_at: plan.createdAt,
+      retired_at: plan.retiredAt,
     })
     .execute();
+}
+
+type PlanKey = Pick<Plan, "productKind" | "productId" | "id">;
+
+const planRow = (ex: Executor, workspaceId: string, plan: PlanKey) =>
+  ex
+    .updateTable("plans")
+    .where("workspace_id", "=", workspaceId)
+    .where("product_kind", "=", plan.productKind)
+    .where("product_id", "=", plan.productId)
+    .where("id", "=", plan.id);
+
+export async function updatePlanName(ex: Executor, workspaceId: string, plan: PlanKey & { name: string }): Promise<void> {
+  await planRow(ex, workspaceId, plan).set({ name: plan.name }).execute();
+}
+
+/** Retires a plan that is still offered; false when it was retired already. */
+export async function retirePlanRow(ex: Executor, workspaceId: string, plan: PlanKey, now: number): Promise<boolean> {
+  const result = await planRow(ex, workspaceId, plan).set({ retired_at: now }).where("retired_at", "is", null).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 /** A product's plan by id, or its default plan when `planId` is null. */
@@ -148,6 +169,7 @@ function toPlan(row: Selectable<PlansTable>): Plan {
     interval: row.interval,
     isDefault: row.is_default === 1,
     createdAt: Number(row.created_at),
+    retiredAt: row.retired_at === null ? null : Number(row.retired_at),
   };
 }
 

@@ -7,7 +7,7 @@ import { type Html, html } from "./html.js";
 export const DASHBOARD = "/dashboard";
 export const CSS_PATH = `${DASHBOARD}/assets/dashboard.css`;
 
-export type Section = "overview" | "customers" | "keys" | "webhooks" | "events" | "audit";
+export type Section = "overview" | "customers" | "tools" | "bundles" | "stripe" | "keys" | "webhooks" | "events" | "owners" | "audit";
 
 /** Everything a signed-in page's frame needs. */
 export interface Frame {
@@ -91,7 +91,8 @@ ${here ? item("customers", "Customers", sectionPath(here.workspace.slug, here.en
 </ul>
 ${
   here
-    ? html`<p class="side-heading">Configure</p><ul>${item("keys", "API keys", sectionPath(here.workspace.slug, here.env, "keys"))}${item("webhooks", "Webhooks", sectionPath(here.workspace.slug, here.env, "webhooks"))}${item("events", "Events", sectionPath(here.workspace.slug, here.env, "events"))}</ul>`
+    ? html`<p class="side-heading">Catalogue</p><ul>${item("tools", "Tools and plans", sectionPath(here.workspace.slug, here.env, "tools"))}${item("bundles", "Bundles", sectionPath(here.workspace.slug, here.env, "bundles"))}</ul>
+<p class="side-heading">Configure</p><ul>${item("stripe", "Stripe", sectionPath(here.workspace.slug, here.env, "stripe"))}${item("keys", "API keys", sectionPath(here.workspace.slug, here.env, "keys"))}${item("webhooks", "Webhooks", sectionPath(here.workspace.slug, here.env, "webhooks"))}${item("events", "Events", sectionPath(here.workspace.slug, here.env, "events"))}${item("owners", "Owners", sectionPath(here.workspace.slug, here.env, "owners"))}</ul>`
     : ""
 }
 <p class="side-heading">Account</p>
@@ -158,3 +159,18 @@ export function time(ms: number): Html {
 }
 
 export const formatCount = (n: number) => n.toLocaleString("en-GB");
+
+/**
+ * An amount in minor units in its currency's own format: 4900 eur is €49.00, 500 jpy is
+ * ¥500 (a currency without decimals has no minor unit to divide by). A code Intl does not
+ * know is shown as it is stored.
+ */
+export function formatMoney(minorUnits: number, currency: string): string {
+  let format: Intl.NumberFormat;
+  try {
+    format = new Intl.NumberFormat("en", { style: "currency", currency: currency.toUpperCase() });
+  } catch {
+    return `${minorUnits} ${currency} (minor units)`;
+  }
+  return format.format(minorUnits / 10 ** (format.resolvedOptions().maximumFractionDigits ?? 2));
+}

@@ -14,6 +14,7 @@ import * as endpointLeases from "./012-endpoint-leases.js";
 import * as dashboard from "./013-dashboard.js";
 import * as deliveryRetryAt from "./014-delivery-retry-at.js";
 import * as retention from "./015-retention.js";
+import * as configure from "./017-configure.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   "013-dashboard": dashboard,
   "014-delivery-retry-at": deliveryRetryAt,
   "015-retention": retention,
+  "017-configure": configure,
 };
