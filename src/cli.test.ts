@@ -241,6 +241,31 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    test("changes a bundle's tools: --dry-run says who would gain or lose access and changes nothing", async () => {
+      const env = await privateDatabaseEnv(dialect);
+      const email = `${unique("o")}@example.com`;
+      const slug = unique("ws");
+      await wardenJson(env, "admin", "owner", "create", "--email", email);
+      await wardenJson(env, "admin", "workspace", "create", "--slug", slug, "--name", "Acme", "--owner", email);
+      for (const id of ["tabs", "notes", "clips"]) await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", id, "--name", id);
+      await wardenJson(env, "admin", "bundle", "create", "--workspace", slug, "--id", "suite", "--name", "Suite", "--tools", "tabs,notes");
+      const update = ["admin", "bundle", "update", "--workspace", slug, "--id", "suite", "--tools", "tabs,clips"];
+
+      const dry = await warden(env, ...update, "--dry-run");
+      assert.equal(dry.code, 0, dry.stderr);
+      assert.equal(
+        dry.stdout,
+        "Dry run: bundle suite would name tabs, clips (nothing changed).\nlive: 0 people would gain clips.\nlive: 0 people would lose notes.\ntest: 0 people would gain clips.\ntest: 0 people would lose notes.\n",
+      );
+      assert.deepEqual((await wardenList(env, "admin", "bundle", "list", "--workspace", slug))[0]?.tools, ["notes", "tabs"]);
+      const applied = await wardenJson(env, ...update);
+      assert.deepEqual([applied.tools, applied.added, applied.removed, applied.applied], [["tabs", "clips"], ["clips"], ["notes"], true]);
+      assert.deepEqual((await wardenList(env, "admin", "bundle", "list", "--workspace", slug))[0]?.tools, ["clips", "tabs"]);
+      const again = await warden(env, ...update);
+      assert.equal(again.code, 1);
+      assert.match(again.stderr, /Bundle "suite" names these tools already: nothing to change\./);
+    });
+
     test("refuses bad input with a message and a non-zero exit", async () => {
       const env = await privateDatabaseEnv(dialect);
       const email = `${unique("o")}@example.com`;

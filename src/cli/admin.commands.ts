@@ -7,6 +7,7 @@ import { cancelSubscription } from "../billing/subscription.service.js";
 import { importFile } from "../import/import.service.js";
 import { backupDatabase } from "../retention/backup.service.js";
 import { connectStripe } from "../stripe/stripe-account.service.js";
+import { changeBundleTools } from "../workspaces/bundle.service.js";
 import {
   createBundle,
   createKey,
@@ -291,6 +292,45 @@ export const adminCommands: Record<string, Command> = {
         toolIds: str(v, "tools").split(","),
       });
       return { json: { id: bundle.id, name: bundle.name, tools: bundle.toolIds }, text: `Created bundle ${bundle.id} of ${bundle.toolIds.join(", ")}.` };
+    },
+  },
+  "admin bundle update": {
+    summary: "Change the tools a bundle names: its buyers gain or lose them at once (--dry-run says who, changing nothing).",
+    usage: "warden admin bundle update --workspace S --id B --tools t1,t2 [--dry-run]",
+    options: { workspace: { type: "string" }, id: { type: "string" }, tools: { type: "string" }, "dry-run": { type: "boolean" } },
+    required: ["workspace", "id", "tools"],
+    async run({ values: v, services }) {
+      const change = await changeBundleTools(await services(), {
+        workspace: str(v, "workspace"),
+        id: str(v, "id"),
+        toolIds: str(v, "tools").split(","),
+        apply: v["dry-run"] !== true,
+      });
+      const people = (n: number, complete: boolean) => `${complete ? "" : "at least "}${n} ${n === 1 ? "person" : "people"}`;
+      const lines = change.consequences.flatMap((c) => [
+        ...c.gain.map((t) => `${c.env}: ${people(t.people, c.complete)} ${change.applied ? "gained" : "would gain"} ${t.toolId}.`),
+        ...c.lose.map((t) => `${c.env}: ${people(t.people, c.complete)} ${change.applied ? "lost" : "would lose"} ${t.toolId}.`),
+      ]);
+      const head = change.applied
+        ? `Bundle ${change.bundle.id} now names ${change.bundle.toolIds.join(", ")}.`
+        : `Dry run: bundle ${change.bundle.id} would name ${change.bundle.toolIds.join(", ")} (nothing changed).`;
+      return {
+        json: {
+          id: change.bundle.id,
+          tools: change.bundle.toolIds,
+          added: change.added,
+          removed: change.removed,
+          applied: change.applied,
+          consequences: change.consequences.map((c) => ({
+            env: c.env,
+            buyers: c.buyers,
+            complete: c.complete,
+            gain: Object.fromEntries(c.gain.map((t) => [t.toolId, t.people])),
+            lose: Object.fromEntries(c.lose.map((t) => [t.toolId, t.people])),
+          })),
+        },
+        text: [head, ...lines].join("\n"),
+      };
     },
   },
   "admin key list": {

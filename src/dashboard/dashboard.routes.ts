@@ -10,6 +10,7 @@ import { toApiError } from "../http/error.handler.js";
 import { endOwnerSession } from "../owners/owner-sign-in.service.js";
 import type { Services } from "../services.js";
 import { auditRoutes } from "./audit/audit.routes.js";
+import { bundleRoutes } from "./catalogue/bundles.routes.js";
 import { toolRoutes } from "./catalogue/tools.routes.js";
 import { customerRoutes } from "./customers/customers.routes.js";
 import { keyRoutes } from "./keys/keys.routes.js";
@@ -108,6 +109,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: { services:
     await owned.register(overviewRoutes, { services });
     await owned.register(customerRoutes, { services, mailer });
     await owned.register(toolRoutes, { services });
+    await owned.register(bundleRoutes, { services });
     await owned.register(keyRoutes, { services, mailer });
     await owned.register(webhookRoutes, { services, mailer });
     await owned.register(eventRoutes, { services });

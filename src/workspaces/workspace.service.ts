@@ -13,6 +13,7 @@ import { newId } from "../ids.js";
 import type { Services } from "../services.js";
 import {
   bundleExists,
+  findBundle,
   findOwnerByEmail,
   findPlan,
   findTool,
@@ -206,6 +207,14 @@ export async function createBundle(
     await audit(trx, actor, { action: "bundle.created", workspaceId: workspace.id, subject: bundle.id }, bundle.createdAt);
   });
   return bundle;
+}
+
+/** A bundle of the workspace with its tools, or 404. */
+export async function requireBundle(db: Db, input: { workspace: string; id: string }): Promise<{ workspace: Workspace; bundle: Bundle }> {
+  const workspace = await requireWorkspace(db, input.workspace);
+  const bundle = await findBundle(db, workspace.id, input.id);
+  if (!bundle) throw notFound(`No bundle "${input.id}" in workspace "${workspace.slug}".`);
+  return { workspace, bundle };
 }
 
 /** What a plan is for: exactly one of a tool or a bundle, which must exist. */

@@ -83,6 +83,34 @@ export async function bundleExists(ex: Executor, workspaceId: string, bundleId: 
   return row !== undefined;
 }
 
+export async function findBundle(ex: Executor, workspaceId: string, bundleId: string): Promise<Bundle | null> {
+  const row = await ex
+    .selectFrom("bundles")
+    .select(["id", "name", "created_at"])
+    .where("workspace_id", "=", workspaceId)
+    .where("id", "=", bundleId)
+    .executeTakeFirst();
+  return row ? { id: row.id, name: row.name, toolIds: await listBundleTools(ex, workspaceId, bundleId), createdAt: Number(row.created_at) } : null;
+}
+
+/** The bundle names these tools from now on (entitlement reads bundle_tools on every check). */
+export async function replaceBundleTools(ex: Executor, workspaceId: string, bundleId: string, change: { added: string[]; removed: string[] }): Promise<void> {
+  if (change.removed.length > 0) {
+    await ex
+      .deleteFrom("bundle_tools")
+      .where("workspace_id", "=", workspaceId)
+      .where("bundle_id", "=", bundleId)
+      .where("tool_id", "in", change.removed)
+      .execute();
+  }
+  if (change.added.length > 0) {
+    await ex
+      .insertInto("bundle_tools")
+      .values(change.added.map((toolId) => ({ workspace_id: workspaceId, bundle_id: bundleId, tool_id: toolId })))
+      .execute();
+  }
+}
+
 export async function listBundleTools(ex: Executor, workspaceId: string, bundleId: string): Promise<string[]> {
   const rows = await ex
     .selectFrom("bundle_tools")
