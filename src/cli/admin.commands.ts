@@ -6,7 +6,7 @@ import { assignSeat, unassignSeat } from "../billing/seat.service.js";
 import { cancelSubscription } from "../billing/subscription.service.js";
 import { importFile } from "../import/import.service.js";
 import { backupDatabase } from "../retention/backup.service.js";
-import { connectStripe } from "../stripe/stripe-account.service.js";
+import { connectStripe, disconnectStripe, stripeStatus } from "../stripe/stripe-account.service.js";
 import { changeBundleTools } from "../workspaces/bundle.service.js";
 import {
   createBundle,
@@ -433,6 +433,46 @@ export const adminCommands: Record<string, Command> = {
         json: connection,
         text: `Connected ${connection.workspace} (${connection.env}) to Stripe. Point a Stripe webhook endpoint at https://<your Warden host>${connection.webhook_path}.`,
       };
+    },
+  },
+  "admin stripe status": {
+    summary: "Show a workspace environment's Stripe connection (secrets by their last four only) and the last Stripe event received.",
+    usage: "warden admin stripe status --workspace S --env test|live",
+    options: { workspace: { type: "string" }, env: { type: "string" } },
+    required: ["workspace", "env"],
+    async run({ values: v, services }) {
+      const status = await stripeStatus(await services(), { workspace: str(v, "workspace"), env: str(v, "env") });
+      const { connection: c, lastEvent: e } = status;
+      const json = {
+        workspace: status.workspace,
+        env: status.env,
+        webhook_path: status.webhookPath,
+        connected: c !== null,
+        webhook_secret: c ? `whsec_…${c.webhookSecretLastFour}` : null,
+        secret_key: c?.secretKey ? `${c.secretKey.prefix}_…${c.secretKey.lastFour}` : null,
+        last_event: e ? { id: e.id, type: e.type, received_at: isoOrNull(e.receivedAt), outcome: e.outcome, reason: e.reason } : null,
+      };
+      const text = [
+        c
+          ? `${status.workspace} (${status.env}) is connected to Stripe at ${status.webhookPath}.`
+          : `${status.workspace} (${status.env}) is not connected to Stripe.`,
+        ...(c ? [`Signing secret: ${json.webhook_secret}`, `Secret key: ${json.secret_key ?? "none"}`] : []),
+        e ? `Last event: ${e.type} ${e.id} at ${minute(e.receivedAt)}, ${e.outcome}${e.reason ? ` (${e.reason})` : ""}.` : "No Stripe event received yet.",
+      ].join("\n");
+      return { json, text };
+    },
+  },
+  "admin stripe disconnect": {
+    summary: "Disconnect a workspace environment from Stripe: its secrets are forgotten and Stripe's deliveries refused.",
+    usage: "warden admin stripe disconnect --workspace S --env test|live",
+    options: { workspace: { type: "string" }, env: { type: "string" } },
+    required: ["workspace", "env"],
+    async run({ values: v, services }) {
+      const result = await disconnectStripe(await services(), { workspace: str(v, "workspace"), env: str(v, "env") });
+      const text = result.disconnected
+        ? `Disconnected ${str(v, "workspace")} (${str(v, "env")}) from Stripe.`
+        : `${str(v, "workspace")} (${str(v, "env")}) was not connected to Stripe.`;
+      return { json: result, text };
     },
   },
   "admin licence refund": {
