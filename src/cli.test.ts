@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -264,6 +265,38 @@ for (const dialect of DIALECTS) {
       const again = await warden(env, ...update);
       assert.equal(again.code, 1);
       assert.match(again.stderr, /Bundle "suite" names these tools already: nothing to change\./);
+    });
+
+    test("invites a co-owner by mail, lists and withdraws invitations, removes an owner but never the last", async () => {
+      const env = await privateDatabaseEnv(dialect);
+      const email = `${unique("o")}@example.com`;
+      const colleague = `${unique("c")}@example.com`;
+      const slug = unique("ws");
+      await wardenJson(env, "admin", "owner", "create", "--email", email);
+      await wardenJson(env, "admin", "workspace", "create", "--slug", slug, "--name", "Acme", "--owner", email);
+      const owners = ["--workspace", slug];
+
+      const invited = await wardenJson(env, "admin", "owner", "invite", ...owners, "--email", colleague, "--base-url", "https://warden.example.com");
+      assert.match(String(invited.id), /^inv_/);
+      const outbox = join(env.WARDEN_DATA_DIR as string, "outbox");
+      const mails = await Promise.all((await readdir(outbox)).map((f) => readFile(join(outbox, f), "utf8")));
+      assert.ok(mails.some((m) => m.includes(`To: ${colleague}`) && m.includes("https://warden.example.com/dashboard/invitations")));
+      const listed = await wardenJson(env, "admin", "owner", "invitations", ...owners);
+      assert.deepEqual(
+        (listed.invitations as { email: string }[]).map((i) => i.email),
+        [colleague],
+      );
+      assert.deepEqual(await wardenJson(env, "admin", "owner", "withdraw", ...owners, "--email", colleague), { withdrawn: 1 });
+      assert.deepEqual((await wardenJson(env, "admin", "owner", "invitations", ...owners)).invitations, []);
+
+      const last = await warden(env, "admin", "owner", "remove", ...owners, "--email", email);
+      assert.equal(last.code, 1);
+      assert.equal(last.stderr, `warden: ${email} is the workspace's only owner: invite another owner before removing this one.\n`);
+      const stranger = await warden(env, "admin", "owner", "remove", ...owners, "--email", colleague);
+      assert.equal(stranger.code, 1);
+      assert.match(stranger.stderr, /is not an owner of workspace/);
+      const again = await warden(env, "admin", "owner", "invite", ...owners, "--email", email);
+      assert.match(again.stderr, /is an owner of this workspace already/);
     });
 
     test("refuses bad input with a message and a non-zero exit", async () => {

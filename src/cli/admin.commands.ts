@@ -4,6 +4,7 @@ import { closeTestDispute, openTestDispute } from "../billing/dispute.service.js
 import { refundLicence } from "../billing/licence.service.js";
 import { assignSeat, unassignSeat } from "../billing/seat.service.js";
 import { cancelSubscription } from "../billing/subscription.service.js";
+import { createMailer } from "../client/mailer.js";
 import { importFile } from "../import/import.service.js";
 import { backupDatabase } from "../retention/backup.service.js";
 import { connectStripe, disconnectStripe, stripeStatus } from "../stripe/stripe-account.service.js";
@@ -28,8 +29,9 @@ import {
   updateTool,
 } from "../workspaces/workspace.service.js";
 import type { Plan, Tool } from "../workspaces/workspace.types.js";
+import { inviteOwner, listWorkspaceOwners, removeOwner, withdrawInvitation } from "../workspaces/workspace-owners.service.js";
 import { type Command, optStr, str } from "./command.js";
-import { loginLinkCommand } from "./login-link.command.js";
+import { dashboardBaseUrl, loginLinkCommand } from "./login-link.command.js";
 import { formatTable, isoOrNull, minute } from "./table.js";
 
 const toolJson = (workspace: string, tool: Tool) => ({ id: tool.id, name: tool.name, workspace, trial_days: tool.trialDays });
@@ -107,6 +109,76 @@ export const adminCommands: Record<string, Command> = {
     },
   },
   "admin login-link": loginLinkCommand,
+  "admin owner invite": {
+    summary: "Invite an address to co-own a workspace: it accepts by signing in to the dashboard within 7 days.",
+    usage: "warden admin owner invite --workspace S --email E [--base-url https://warden.example.com]",
+    options: { workspace: { type: "string" }, email: { type: "string" }, "base-url": { type: "string" } },
+    required: ["workspace", "email"],
+    async run({ values: v, services }) {
+      const all = await services();
+      const baseUrl = dashboardBaseUrl(optStr(v, "base-url"), all.config);
+      // The mail is the invitation; without SMTP_URL it lands in <data dir>/outbox/, which is all the log would say.
+      const mailer = createMailer(all.config, { info: () => {} });
+      try {
+        const invitation = await inviteOwner(all, mailer, { workspace: str(v, "workspace"), email: str(v, "email"), baseUrl });
+        return {
+          json: { id: invitation.id, email: invitation.email, expires_at: isoOrNull(invitation.expiresAt) },
+          text: `Invited ${invitation.email} to co-own ${str(v, "workspace")}: they accept by signing in at ${baseUrl}/dashboard before ${minute(invitation.expiresAt)}.`,
+        };
+      } finally {
+        mailer.close();
+      }
+    },
+  },
+  "admin owner withdraw": {
+    summary: "Withdraw the open invitation of an address to co-own a workspace.",
+    usage: "warden admin owner withdraw --workspace S --email E",
+    options: { workspace: { type: "string" }, email: { type: "string" } },
+    required: ["workspace", "email"],
+    async run({ values: v, services }) {
+      const result = await withdrawInvitation(await services(), { workspace: str(v, "workspace"), email: str(v, "email") });
+      return { json: result, text: result.withdrawn > 0 ? `Withdrew the invitation of ${str(v, "email")}.` : `${str(v, "email")} has no open invitation.` };
+    },
+  },
+  "admin owner remove": {
+    summary: "Remove an owner from a workspace (never its last): their dashboard sessions lose it from the next request.",
+    usage: "warden admin owner remove --workspace S --email E",
+    options: { workspace: { type: "string" }, email: { type: "string" } },
+    required: ["workspace", "email"],
+    async run({ values: v, services }) {
+      const result = await removeOwner(await services(), { workspace: str(v, "workspace"), email: str(v, "email") });
+      return {
+        json: { email: result.email, owners_left: result.ownersLeft },
+        text: `Removed ${result.email} from ${str(v, "workspace")} (${result.ownersLeft} left).`,
+      };
+    },
+  },
+  "admin owner invitations": {
+    summary: "List a workspace's owners and its open invitations.",
+    usage: "warden admin owner invitations --workspace S",
+    options: { workspace: { type: "string" } },
+    required: ["workspace"],
+    async run({ values: v, services }) {
+      const { owners, invitations } = await listWorkspaceOwners(await services(), { workspace: str(v, "workspace") });
+      return {
+        json: {
+          owners: owners.map((o) => ({ email: o.email, added_at: isoOrNull(o.addedAt), suspended: o.suspendedAt !== null })),
+          invitations: invitations.map((i) => ({ email: i.email, created_at: isoOrNull(i.createdAt), expires_at: isoOrNull(i.expiresAt) })),
+        },
+        text: [
+          formatTable(
+            ["OWNER", "SINCE"],
+            owners.map((o) => [o.email, minute(o.addedAt)]),
+          ),
+          table(
+            "No open invitations.",
+            ["INVITED", "EXPIRES"],
+            invitations.map((i) => [i.email, minute(i.expiresAt)]),
+          ),
+        ].join("\n\n"),
+      };
+    },
+  },
   "admin workspace list": {
     summary: "List workspaces, or those of one owner.",
     usage: "warden admin workspace list [--owner E]",

@@ -15,6 +15,7 @@ import { toolRoutes } from "./catalogue/tools.routes.js";
 import { customerRoutes } from "./customers/customers.routes.js";
 import { keyRoutes } from "./keys/keys.routes.js";
 import { overviewRoutes } from "./overview/overview.routes.js";
+import { ownerRoutes } from "./owners/owners.routes.js";
 import { html } from "./shared/html.js";
 import { cardPage, DASHBOARD } from "./shared/layout.js";
 import { clearSessionCookie, requireSession, signedInOf } from "./shared/owner-context.js";
@@ -117,6 +118,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: { services:
     await owned.register(toolRoutes, { services });
     await owned.register(bundleRoutes, { services });
     await owned.register(stripeRoutes, { services, mailer });
+    await owned.register(ownerRoutes, { services, mailer });
     await owned.register(keyRoutes, { services, mailer });
     await owned.register(webhookRoutes, { services, mailer });
     await owned.register(eventRoutes, { services });

@@ -15,6 +15,7 @@ import * as dashboard from "./013-dashboard.js";
 import * as deliveryRetryAt from "./014-delivery-retry-at.js";
 import * as retention from "./015-retention.js";
 import * as configure from "./017-configure.js";
+import * as ownerInvitations from "./018-owner-invitations.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   "014-delivery-retry-at": deliveryRetryAt,
   "015-retention": retention,
   "017-configure": configure,
+  "018-owner-invitations": ownerInvitations,
 };
