@@ -55,7 +55,7 @@ export async function connectStripe(
       createdAt: existing?.createdAt ?? now,
       updatedAt: now,
     });
-    const subject = secrets.secretKey === undefined ? "webhook signing secret" : "webhook signing secret and secret key";
+    const subject = secrets.secretKey === undefined ? "signing secret" : "signing secret, secret key";
     if (actor) await recordAction(trx, actor, { action: "stripe.connected", workspaceId: workspace.id, env, subject }, now);
   });
   const secretKey = secrets.secretKey !== undefined || existing?.secretKeySealed != null;

@@ -41,7 +41,7 @@ export function auditView(frame: Frame, entries: AuditEntry[]): Html {
           "Nothing recorded yet",
           "Every sign-in, key created or revoked and webhook change in your workspaces will be listed here, with who did it and when.",
         )
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap audit-table"><table>
 <thead><tr><th>When</th><th>Who</th><th>What</th><th>Workspace</th><th>Environment</th><th>On</th></tr></thead>
 <tbody>${entries.map(
           (e) => html`<tr>
