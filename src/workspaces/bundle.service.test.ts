@@ -67,6 +67,17 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await holds(t, "ada@example.com", "tabmaster"), [true, true]);
     });
 
+    test("past the bound the counts are of the first buyers only, said as such; applying still brings every buyer's rows up to date", async () => {
+      const t = await paymentsTestbed(dialect);
+      for (const email of ["ada@example.com", "grace@example.com", "alan@example.com"]) await buySuite(t, email);
+      const input = { workspace: t.ws.slug, id: "suite", toolIds: ["tabmaster", "linkkeeper", "notepad"], countUpTo: 2 };
+      const preview = await changeBundleTools(t.services, { ...input, apply: false });
+      const test = preview.consequences.find((c) => c.env === "test");
+      assert.deepEqual([test?.buyers, test?.complete, test?.gain.map((g) => g.people)], [3, false, [2]]);
+      await changeBundleTools(t.services, { ...input, apply: true });
+      for (const email of ["ada@example.com", "grace@example.com", "alan@example.com"]) assert.deepEqual(await holds(t, email, "notepad"), [true, true], email);
+    });
+
     test("refuses a change that names no tool, an unknown tool, the same tools or an unknown bundle, and changes nothing", async () => {
       const t = await paymentsTestbed(dialect);
       const base = { workspace: t.ws.slug, id: "suite", apply: true };

@@ -32,7 +32,7 @@ export interface ToolConsequence {
 
 export interface EnvConsequence {
   env: Env;
-  /** People who bought the bundle, counted up to COUNTED_BUYERS + 1. */
+  /** People who bought the bundle, counted up to one past the bound (COUNTED_BUYERS). */
   buyers: number;
   /** Whether every buyer was counted; otherwise the figures are at least these. */
   complete: boolean;
@@ -73,7 +73,7 @@ async function entitledIn(trx: Executor, scope: { workspaceId: string; env: Env 
  */
 export async function changeBundleTools(
   services: Services,
-  input: { workspace: string; id: string; toolIds: string[]; apply: boolean },
+  input: { workspace: string; id: string; toolIds: string[]; apply: boolean /** COUNTED_BUYERS unless given (tests give a small one). */; countUpTo?: number },
   actor?: Actor,
 ): Promise<BundleChange> {
   const { db, clock } = services;
@@ -85,14 +85,15 @@ export async function changeBundleTools(
   const names = new Map((await listTools(db, workspace.id)).map((t) => [t.id, t.name]));
   const now = clock.now();
   const product = { kind: "bundle" as const, id: bundle.id };
+  const countUpTo = input.countUpTo ?? COUNTED_BUYERS;
 
   try {
     return await db.transaction().execute(async (trx) => {
       const counted = new Map<Env, { buyers: string[]; before: Map<string, Set<string>> }>();
       for (const env of ["live", "test"] as const) {
         const scope = { workspaceId: workspace.id, env };
-        const buyers = await listProductBuyers(trx, scope, product, { limit: COUNTED_BUYERS + 1, afterPersonId: null });
-        const sample = buyers.slice(0, COUNTED_BUYERS);
+        const buyers = await listProductBuyers(trx, scope, product, { limit: countUpTo + 1, afterPersonId: null });
+        const sample = buyers.slice(0, countUpTo);
         const before = new Map<string, Set<string>>();
         for (const toolId of [...added, ...removed]) before.set(toolId, await entitledIn(trx, scope, toolId, sample, now));
         counted.set(env, { buyers, before });
@@ -103,7 +104,7 @@ export async function changeBundleTools(
       const consequences: EnvConsequence[] = [];
       for (const [env, { buyers, before }] of counted) {
         const scope = { workspaceId: workspace.id, env };
-        const sample = buyers.slice(0, COUNTED_BUYERS);
+        const sample = buyers.slice(0, countUpTo);
         const difference = async (toolId: string, gained: boolean): Promise<ToolConsequence> => {
           const after = await entitledIn(trx, scope, toolId, sample, now);
           const was = before.get(toolId) ?? new Set();
@@ -114,7 +115,7 @@ export async function changeBundleTools(
         for (const toolId of added) gain.push(await difference(toolId, true));
         const lose: ToolConsequence[] = [];
         for (const toolId of removed) lose.push(await difference(toolId, false));
-        consequences.push({ env, buyers: buyers.length, complete: buyers.length <= COUNTED_BUYERS, gain, lose });
+        consequences.push({ env, buyers: buyers.length, complete: buyers.length <= countUpTo, gain, lose });
       }
       const change: BundleChange = { bundle: { ...bundle, toolIds }, before: bundle.toolIds, added, removed, consequences, applied: input.apply };
       if (!input.apply) throw new Preview(change);
