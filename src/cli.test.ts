@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -104,7 +105,7 @@ for (const dialect of DIALECTS) {
         ["all"],
       );
       const planTable = (await runWarden(env, "admin", "plan", "list", "--workspace", slug, "--tool", "tabs")).stdout;
-      assert.match(planTable, /tool tabs +pro +subscription +4\.99 eur a month +yes +Pro\n/);
+      assert.match(planTable, /tool tabs +pro +subscription +4\.99 eur a month +yes +- +Pro\n/);
 
       assert.deepEqual(
         (await wardenList(env, "admin", "bundle", "list", "--workspace", slug)).map((b) => [b.id, b.name, b.tools]),
@@ -177,6 +178,7 @@ for (const dialect of DIALECTS) {
         currency: "eur",
         interval: "month",
         default: true,
+        retired_at: null,
       });
       const key = await wardenJson(env, "admin", "key", "create", "--workspace", slug, "--env", "live");
       assert.deepEqual(Object.keys(key).sort(), ["id", "key"]);
@@ -184,6 +186,98 @@ for (const dialect of DIALECTS) {
       assert.match(String(key.key), /^wk_live_[0-9A-Za-z]{32}$/);
       const revoked = await wardenJson(env, "admin", "key", "revoke", "--id", String(key.id));
       assert.equal(revoked.id, key.id);
+    });
+
+    test("renames and retires a plan: the same use cases as the dashboard, with the same refusals", async () => {
+      const env = await privateDatabaseEnv(dialect);
+      const email = `${unique("o")}@example.com`;
+      const slug = unique("ws");
+      await wardenJson(env, "admin", "owner", "create", "--email", email);
+      await wardenJson(env, "admin", "workspace", "create", "--slug", slug, "--name", "Acme", "--owner", email);
+      await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "tabs", "--name", "Tabs");
+      const plan = ["--workspace", slug, "--tool", "tabs", "--id", "pro"];
+      await wardenJson(env, "admin", "plan", "create", ...plan, "--name", "Pro", "--billing", "one_time", "--amount-cents", "4900", "--default");
+
+      const renamed = await wardenJson(env, "admin", "plan", "rename", ...plan, "--name", "Pro for life");
+      assert.equal(renamed.name, "Pro for life");
+      assert.equal(
+        (await runWarden(env, "admin", "plan", "retire", ...plan)).stdout,
+        "Retired plan pro of tool tabs: checkout no longer offers it; what was bought with it keeps it.\n",
+      );
+      assert.equal((await runWarden(env, "admin", "plan", "retire", ...plan)).stdout, "Plan pro of tool tabs was retired already.\n");
+      const [listed] = await wardenList(env, "admin", "plan", "list", "--workspace", slug);
+      assert.equal(listed?.name, "Pro for life");
+      assert.equal(listed?.default, true, "it keeps its mark, so that the events of what was bought with it name it as before");
+      assert.match(String(listed?.retired_at), /^\d{4}-\d\d-\d\dT/);
+
+      const cases: [string[], RegExp][] = [
+        [["admin", "plan", "rename", ...plan, "--name", " "], /name must be 1 to 200 characters/],
+        [["admin", "plan", "rename", "--workspace", slug, "--tool", "tabs", "--id", "gold", "--name", "Gold"], /No plan "gold" for tool "tabs"/],
+        [["admin", "plan", "retire", "--workspace", slug, "--bundle", "nope", "--id", "pro"], /No bundle "nope"/],
+        [["admin", "plan", "retire", "--workspace", slug, "--id", "pro"], /exactly one of --tool or --bundle/],
+      ];
+      for (const [argv, message] of cases) {
+        const run = await runWarden(env, ...argv);
+        assert.equal(run.code, 1, `${argv.join(" ")}: ${run.stderr}`);
+        assert.match(run.stderr, message, argv.join(" "));
+      }
+    });
+
+    test("changes a bundle's tools: --dry-run says who would gain or lose access and changes nothing", async () => {
+      const env = await privateDatabaseEnv(dialect);
+      const email = `${unique("o")}@example.com`;
+      const slug = unique("ws");
+      await wardenJson(env, "admin", "owner", "create", "--email", email);
+      await wardenJson(env, "admin", "workspace", "create", "--slug", slug, "--name", "Acme", "--owner", email);
+      for (const id of ["tabs", "notes", "clips"]) await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", id, "--name", id);
+      await wardenJson(env, "admin", "bundle", "create", "--workspace", slug, "--id", "suite", "--name", "Suite", "--tools", "tabs,notes");
+      const update = ["admin", "bundle", "update", "--workspace", slug, "--id", "suite", "--tools", "tabs,clips"];
+
+      const dry = await runWarden(env, ...update, "--dry-run");
+      assert.equal(dry.code, 0, dry.stderr);
+      assert.equal(
+        dry.stdout,
+        "Dry run: bundle suite would name tabs, clips (nothing changed).\nlive: 0 people would gain clips.\nlive: 0 people would lose notes.\ntest: 0 people would gain clips.\ntest: 0 people would lose notes.\n",
+      );
+      assert.deepEqual((await wardenList(env, "admin", "bundle", "list", "--workspace", slug))[0]?.tools, ["notes", "tabs"]);
+      const applied = await wardenJson(env, ...update);
+      assert.deepEqual([applied.tools, applied.added, applied.removed, applied.applied], [["tabs", "clips"], ["clips"], ["notes"], true]);
+      assert.deepEqual((await wardenList(env, "admin", "bundle", "list", "--workspace", slug))[0]?.tools, ["clips", "tabs"]);
+      const again = await runWarden(env, ...update);
+      assert.equal(again.code, 1);
+      assert.match(again.stderr, /Bundle "suite" names these tools already: nothing to change\./);
+    });
+
+    test("invites a co-owner by mail, lists and withdraws invitations, removes an owner but never the last", async () => {
+      const env = await privateDatabaseEnv(dialect);
+      const email = `${unique("o")}@example.com`;
+      const colleague = `${unique("c")}@example.com`;
+      const slug = unique("ws");
+      await wardenJson(env, "admin", "owner", "create", "--email", email);
+      await wardenJson(env, "admin", "workspace", "create", "--slug", slug, "--name", "Acme", "--owner", email);
+      const owners = ["--workspace", slug];
+
+      const invited = await wardenJson(env, "admin", "owner", "invite", ...owners, "--email", colleague, "--base-url", "https://warden.example.com");
+      assert.match(String(invited.id), /^inv_/);
+      const outbox = join(env.WARDEN_DATA_DIR as string, "outbox");
+      const mails = await Promise.all((await readdir(outbox)).map((f) => readFile(join(outbox, f), "utf8")));
+      assert.ok(mails.some((m) => m.includes(`To: ${colleague}`) && m.includes("https://warden.example.com/dashboard/invitations")));
+      const listed = await wardenJson(env, "admin", "owner", "invitations", ...owners);
+      assert.deepEqual(
+        (listed.invitations as { email: string }[]).map((i) => i.email),
+        [colleague],
+      );
+      assert.deepEqual(await wardenJson(env, "admin", "owner", "withdraw", ...owners, "--email", colleague), { withdrawn: 1 });
+      assert.deepEqual((await wardenJson(env, "admin", "owner", "invitations", ...owners)).invitations, []);
+
+      const last = await runWarden(env, "admin", "owner", "remove", ...owners, "--email", email);
+      assert.equal(last.code, 1);
+      assert.equal(last.stderr, `warden: ${email} is the workspace's only owner: invite another owner before removing this one.\n`);
+      const stranger = await runWarden(env, "admin", "owner", "remove", ...owners, "--email", colleague);
+      assert.equal(stranger.code, 1);
+      assert.match(stranger.stderr, /is not an owner of workspace/);
+      const again = await runWarden(env, "admin", "owner", "invite", ...owners, "--email", email);
+      assert.match(again.stderr, /is an owner of this workspace already/);
     });
 
     test("refuses bad input with a message and a non-zero exit", async () => {
@@ -208,10 +302,18 @@ for (const dialect of DIALECTS) {
         [["admin", "tool", "create", "--workspace", "missing", "--id", "t", "--name", "T"], 1, /No workspace/],
         [["admin", "tool", "update", "--workspace", "missing", "--id", "t", "--trial-days", "7"], 1, /No workspace/],
         [["admin", "tool", "update", "--workspace", slug, "--id", "nope", "--trial-days", "7"], 1, /No tool "nope"/],
-        [["admin", "tool", "update", "--workspace", slug, "--id", "tabs"], 1, /Give --name or --trial-days/],
-        [["admin", "tool", "update", "--workspace", slug, "--id", "tabs", "--trial-days=-1"], 1, /--trial-days must be a whole number from 0/],
-        [["admin", "tool", "update", "--workspace", slug, "--id", "tabs", "--trial-days", "366"], 1, /--trial-days must be a whole number from 0/],
-        [["admin", "tool", "create", "--workspace", slug, "--id", "t2", "--name", "T", "--trial-days", "2.5"], 1, /--trial-days must be/],
+        [["admin", "tool", "update", "--workspace", slug, "--id", "tabs"], 1, /Nothing to change: give a new name or a trial length/],
+        [
+          ["admin", "tool", "update", "--workspace", slug, "--id", "tabs", "--trial-days=-1"],
+          1,
+          /The trial must be a whole number of days from 0 \(no trial\) to 365/,
+        ],
+        [
+          ["admin", "tool", "update", "--workspace", slug, "--id", "tabs", "--trial-days", "366"],
+          1,
+          /The trial must be a whole number of days from 0 \(no trial\) to 365/,
+        ],
+        [["admin", "tool", "create", "--workspace", slug, "--id", "t2", "--name", "T", "--trial-days", "2.5"], 1, /The trial must be a whole number of days/],
         [["admin", "key", "create", "--workspace", "missing", "--env", "test"], 1, /No workspace/],
         [["admin", "key", "revoke", "--id", "key_nope"], 1, /No API key/],
         [["admin", "frobnicate"], 2, /Unknown command/],
@@ -243,14 +345,14 @@ for (const dialect of DIALECTS) {
         [[...plan, "--tool", "tabs", "--bundle", "suite", "--billing", "one_time"], /exactly one of --tool or --bundle/],
         [[...plan, "--billing", "one_time"], /exactly one of --tool or --bundle/],
         [[...plan, "--tool", "tabs", "--billing", "monthly"], /billing must be one_time or subscription/],
-        [[...plan, "--tool", "tabs", "--billing", "subscription", "--interval", "week"], /needs --interval month or year/],
-        [[...plan, "--tool", "tabs", "--billing", "subscription"], /needs --interval month or year/],
-        [[...plan, "--tool", "tabs", "--billing", "one_time", "--interval", "month"], /one_time plan has no interval/],
+        [[...plan, "--tool", "tabs", "--billing", "subscription", "--interval", "week"], /renews every month or every year: give its interval/],
+        [[...plan, "--tool", "tabs", "--billing", "subscription"], /renews every month or every year: give its interval/],
+        [[...plan, "--tool", "tabs", "--billing", "one_time", "--interval", "month"], /A one-time plan has no interval/],
         [[...plan, "--tool", "tabs", "--billing", "one_time", "--currency", "euro"], /currency must be a three-letter code/],
         [[...plan, "--tool", "tabs", "--billing", "one_time", "--currency", "e1r"], /currency must be a three-letter code/],
-        [[...plan, "--tool", "tabs", "--billing", "one_time", "--amount-cents=-500"], /--amount-cents must be a whole number/],
-        [[...plan, "--tool", "tabs", "--billing", "one_time", "--amount-cents", "4.99"], /--amount-cents must be a whole number/],
-        [[...plan, "--tool", "tabs", "--billing", "one_time", "--amount-cents", "99999999999999999999"], /amount-cents must be a whole number/],
+        [[...plan, "--tool", "tabs", "--billing", "one_time", "--amount-cents=-500"], /The amount must be a whole number of minor units/],
+        [[...plan, "--tool", "tabs", "--billing", "one_time", "--amount-cents", "4.99"], /The amount must be a whole number of minor units/],
+        [[...plan, "--tool", "tabs", "--billing", "one_time", "--amount-cents", "99999999999999999999"], /The amount must be a whole number of minor units/],
         [[...plan, "--bundle", "nosuch", "--billing", "one_time"], /No bundle "nosuch"/],
         [[...bundle, "--id", "more", "--tools", "tabs,ghost"], /No tool "ghost"/],
         [[...bundle, "--id", "more", "--tools", " , "], /names at least one tool/],

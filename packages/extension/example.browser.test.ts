@@ -50,7 +50,7 @@ for (const dialect of DIALECTS) {
       const { services, clock } = env;
       clock.set(Date.now());
       const ws = await seedCatalogue(services);
-      await updateTool(services.db, { workspace: ws.slug, id: ws.tool, trialDays: "14" });
+      await updateTool(services.db, services.clock, { workspace: ws.slug, id: ws.tool, trialDays: "14" });
       const port = await freePort();
       const base = `http://127.0.0.1:${port}`;
       const accessChecks: number[] = [];

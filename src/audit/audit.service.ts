@@ -26,7 +26,20 @@ export type AuditAction =
   | "grant.revoked"
   | "licence.refunded"
   | "subscription.set_to_cancel"
-  | "subscription.ended";
+  | "subscription.ended"
+  | "tool.created"
+  | "tool.updated"
+  | "plan.created"
+  | "plan.renamed"
+  | "plan.retired"
+  | "bundle.created"
+  | "bundle.tools_changed"
+  | "stripe.connected"
+  | "stripe.disconnected"
+  | "owner.invited"
+  | "owner.invitation_withdrawn"
+  | "owner.joined"
+  | "owner.removed";
 
 export async function recordAction(
   trx: Executor,

@@ -22,9 +22,10 @@ function planLabel(productId: string, plan: Plan | null): string {
   return plan.isDefault ? plan.id : `${productId}:${plan.id}`;
 }
 
-/** The plan a purchase names, or the product's default plan when it names none. */
+/** The plan a purchase names, or the product's default plan when it names none and that plan is still offered (as catalogue.ts decides). */
 async function planOf(tx: BillingTx, purchase: { productKind: StoredLicence["productKind"]; productId: string; planId: string | null }): Promise<string> {
-  return planLabel(purchase.productId, await findPlan(tx.trx, tx.workspaceId, purchase.productKind, purchase.productId, purchase.planId));
+  const plan = await findPlan(tx.trx, tx.workspaceId, purchase.productKind, purchase.productId, purchase.planId);
+  return planLabel(purchase.productId, plan !== null && (purchase.planId !== null || plan.retiredAt === null) ? plan : null);
 }
 
 const teamSeats = (seats: number | null) => (seats !== null && seats > 0 ? { seats } : {});

@@ -27,7 +27,10 @@ export async function resolvePurchase(
     if (plan.billing !== billing) return { problem: `plan "${wanted.planId}" is billed ${plan.billing}, not ${billing}` };
     return { productKind, productId, planId: plan.id, seats: wanted.seats };
   }
-  // No plan named: the product's default plan when it is billed this way, else none.
+  // No plan named: the product's default plan when it is billed this way and still
+  // offered, else none. A plan named is taken even when retired since: the checkout, or
+  // the subscription renewing, was made while it was offered.
   const fallback = await findPlan(tx.trx, tx.workspaceId, productKind, productId, null);
-  return { productKind, productId, planId: fallback?.billing === billing ? fallback.id : null, seats: wanted.seats };
+  const offered = fallback !== null && fallback.retiredAt === null && fallback.billing === billing;
+  return { productKind, productId, planId: offered ? fallback.id : null, seats: wanted.seats };
 }

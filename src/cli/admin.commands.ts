@@ -4,10 +4,11 @@ import { closeTestDispute, openTestDispute } from "../billing/dispute.service.js
 import { refundLicence } from "../billing/licence.service.js";
 import { assignSeat, unassignSeat } from "../billing/seat.service.js";
 import { cancelSubscription } from "../billing/subscription.service.js";
-import { ApiError } from "../errors/errors.js";
+import { createMailer } from "../client/mailer.js";
 import { importFile } from "../import/import.service.js";
 import { backupDatabase } from "../retention/backup.service.js";
-import { connectStripe } from "../stripe/stripe-account.service.js";
+import { connectStripe, disconnectStripe, stripeStatus } from "../stripe/stripe-account.service.js";
+import { changeBundleTools } from "../workspaces/bundle.service.js";
 import {
   createBundle,
   createKey,
@@ -21,21 +22,18 @@ import {
   listPlans,
   listTools,
   listWorkspaces,
+  renamePlan,
+  retirePlan,
   revokeKey,
   setOwnerSuspension,
   updateTool,
 } from "../workspaces/workspace.service.js";
 import type { Plan, Tool } from "../workspaces/workspace.types.js";
+import { inviteOwner, listWorkspaceOwners, removeOwner, withdrawInvitation } from "../workspaces/workspace-owners.service.js";
 import { type Command, optStr, str } from "./command.js";
-import { loginLinkCommand } from "./login-link.command.js";
+import { dashboardBaseUrl, loginLinkCommand } from "./login-link.command.js";
 import { signingKeyCommands } from "./signing-key.commands.js";
 import { formatTable, isoOrNull, minute } from "./table.js";
-
-function parseAmount(raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw)) throw new ApiError("invalid_parameter", "--amount-cents must be a whole number.", { param: "amount-cents" });
-  return Number(raw);
-}
 
 const toolJson = (workspace: string, tool: Tool) => ({ id: tool.id, name: tool.name, workspace, trial_days: tool.trialDays });
 const planJson = (plan: Plan) => ({
@@ -47,6 +45,7 @@ const planJson = (plan: Plan) => ({
   currency: plan.currency,
   interval: plan.interval,
   default: plan.isDefault,
+  retired_at: isoOrNull(plan.retiredAt),
 });
 const price = (plan: Plan) =>
   plan.amountCents === null ? "-" : `${(plan.amountCents / 100).toFixed(2)} ${plan.currency}${plan.interval ? ` a ${plan.interval}` : ""}`;
@@ -112,6 +111,76 @@ export const adminCommands: Record<string, Command> = {
   },
   "admin login-link": loginLinkCommand,
   ...signingKeyCommands,
+  "admin owner invite": {
+    summary: "Invite an address to co-own a workspace: it accepts by signing in to the dashboard within 7 days.",
+    usage: "warden admin owner invite --workspace S --email E [--base-url https://warden.example.com]",
+    options: { workspace: { type: "string" }, email: { type: "string" }, "base-url": { type: "string" } },
+    required: ["workspace", "email"],
+    async run({ values: v, services }) {
+      const all = await services();
+      const baseUrl = dashboardBaseUrl(optStr(v, "base-url"), all.config);
+      // The mail is the invitation; without SMTP_URL it lands in <data dir>/outbox/, which is all the log would say.
+      const mailer = createMailer(all.config, { info: () => {} });
+      try {
+        const invitation = await inviteOwner(all, mailer, { workspace: str(v, "workspace"), email: str(v, "email"), baseUrl });
+        return {
+          json: { id: invitation.id, email: invitation.email, expires_at: isoOrNull(invitation.expiresAt) },
+          text: `Invited ${invitation.email} to co-own ${str(v, "workspace")}: they accept by signing in at ${baseUrl}/dashboard before ${minute(invitation.expiresAt)}.`,
+        };
+      } finally {
+        mailer.close();
+      }
+    },
+  },
+  "admin owner withdraw": {
+    summary: "Withdraw the open invitation of an address to co-own a workspace.",
+    usage: "warden admin owner withdraw --workspace S --email E",
+    options: { workspace: { type: "string" }, email: { type: "string" } },
+    required: ["workspace", "email"],
+    async run({ values: v, services }) {
+      const result = await withdrawInvitation(await services(), { workspace: str(v, "workspace"), email: str(v, "email") });
+      return { json: result, text: result.withdrawn > 0 ? `Withdrew the invitation of ${str(v, "email")}.` : `${str(v, "email")} has no open invitation.` };
+    },
+  },
+  "admin owner remove": {
+    summary: "Remove an owner from a workspace (never its last): their dashboard sessions lose it from the next request.",
+    usage: "warden admin owner remove --workspace S --email E",
+    options: { workspace: { type: "string" }, email: { type: "string" } },
+    required: ["workspace", "email"],
+    async run({ values: v, services }) {
+      const result = await removeOwner(await services(), { workspace: str(v, "workspace"), email: str(v, "email") });
+      return {
+        json: { email: result.email, owners_left: result.ownersLeft },
+        text: `Removed ${result.email} from ${str(v, "workspace")} (${result.ownersLeft} left).`,
+      };
+    },
+  },
+  "admin owner invitations": {
+    summary: "List a workspace's owners and its open invitations.",
+    usage: "warden admin owner invitations --workspace S",
+    options: { workspace: { type: "string" } },
+    required: ["workspace"],
+    async run({ values: v, services }) {
+      const { owners, invitations } = await listWorkspaceOwners(await services(), { workspace: str(v, "workspace") });
+      return {
+        json: {
+          owners: owners.map((o) => ({ email: o.email, added_at: isoOrNull(o.addedAt), suspended: o.suspendedAt !== null })),
+          invitations: invitations.map((i) => ({ email: i.email, created_at: isoOrNull(i.createdAt), expires_at: isoOrNull(i.expiresAt) })),
+        },
+        text: [
+          formatTable(
+            ["OWNER", "SINCE"],
+            owners.map((o) => [o.email, minute(o.addedAt)]),
+          ),
+          table(
+            "No open invitations.",
+            ["INVITED", "EXPIRES"],
+            invitations.map((i) => [i.email, minute(i.expiresAt)]),
+          ),
+        ].join("\n\n"),
+      };
+    },
+  },
   "admin workspace list": {
     summary: "List workspaces, or those of one owner.",
     usage: "warden admin workspace list [--owner E]",
@@ -173,8 +242,13 @@ export const adminCommands: Record<string, Command> = {
     options: { workspace: { type: "string" }, id: { type: "string" }, name: { type: "string" }, "trial-days": { type: "string" } },
     required: ["workspace", "id"],
     async run({ values: v, services }) {
-      const { db } = await services();
-      const tool = await updateTool(db, { workspace: str(v, "workspace"), id: str(v, "id"), name: optStr(v, "name"), trialDays: optStr(v, "trial-days") });
+      const { db, clock } = await services();
+      const tool = await updateTool(db, clock, {
+        workspace: str(v, "workspace"),
+        id: str(v, "id"),
+        name: optStr(v, "name"),
+        trialDays: optStr(v, "trial-days"),
+      });
       return { json: toolJson(str(v, "workspace"), tool), text: `Updated tool ${tool.id}${trialText(tool)}.` };
     },
   },
@@ -189,8 +263,8 @@ export const adminCommands: Record<string, Command> = {
         json: plans.map((p) => ({ ...planJson(p), created_at: isoOrNull(p.createdAt) })),
         text: table(
           "No plans.",
-          ["PRODUCT", "ID", "BILLING", "PRICE", "DEFAULT", "NAME"],
-          plans.map((p) => [`${p.productKind} ${p.productId}`, p.id, p.billing, price(p), p.isDefault ? "yes" : "", p.name]),
+          ["PRODUCT", "ID", "BILLING", "PRICE", "DEFAULT", "RETIRED", "NAME"],
+          plans.map((p) => [`${p.productKind} ${p.productId}`, p.id, p.billing, price(p), p.isDefault ? "yes" : "", minute(p.retiredAt), p.name]),
         ),
       };
     },
@@ -221,13 +295,44 @@ export const adminCommands: Record<string, Command> = {
         id: str(v, "id"),
         name: str(v, "name"),
         billing: str(v, "billing"),
-        amountCents: parseAmount(optStr(v, "amount-cents")),
+        amountCents: optStr(v, "amount-cents"),
         currency: optStr(v, "currency"),
         interval: optStr(v, "interval"),
         isDefault: v.default === true,
       });
       const json = planJson(plan);
       return { json, text: `Created plan ${plan.id} for ${plan.productKind} ${plan.productId}.` };
+    },
+  },
+  "admin plan rename": {
+    summary: "Rename a plan (its id, price and billing never change).",
+    usage: "warden admin plan rename --workspace S (--tool TOOL | --bundle B) --id PLAN --name N",
+    options: { workspace: { type: "string" }, tool: { type: "string" }, bundle: { type: "string" }, id: { type: "string" }, name: { type: "string" } },
+    required: ["workspace", "id", "name"],
+    async run({ values: v, services }) {
+      const { db, clock } = await services();
+      const plan = await renamePlan(db, clock, {
+        workspace: str(v, "workspace"),
+        tool: optStr(v, "tool"),
+        bundle: optStr(v, "bundle"),
+        id: str(v, "id"),
+        name: str(v, "name"),
+      });
+      return { json: planJson(plan), text: `Renamed plan ${plan.id} of ${plan.productKind} ${plan.productId} to "${plan.name}".` };
+    },
+  },
+  "admin plan retire": {
+    summary: "Retire a plan: no longer offered at checkout, kept for the licences and subscriptions bought with it.",
+    usage: "warden admin plan retire --workspace S (--tool TOOL | --bundle B) --id PLAN",
+    options: { workspace: { type: "string" }, tool: { type: "string" }, bundle: { type: "string" }, id: { type: "string" } },
+    required: ["workspace", "id"],
+    async run({ values: v, services }) {
+      const { db, clock } = await services();
+      const plan = await retirePlan(db, clock, { workspace: str(v, "workspace"), tool: optStr(v, "tool"), bundle: optStr(v, "bundle"), id: str(v, "id") });
+      const text = plan.retiredNow
+        ? `Retired plan ${plan.id} of ${plan.productKind} ${plan.productId}: checkout no longer offers it; what was bought with it keeps it.`
+        : `Plan ${plan.id} of ${plan.productKind} ${plan.productId} was retired already.`;
+      return { json: planJson(plan), text };
     },
   },
   "admin bundle list": {
@@ -261,6 +366,45 @@ export const adminCommands: Record<string, Command> = {
         toolIds: str(v, "tools").split(","),
       });
       return { json: { id: bundle.id, name: bundle.name, tools: bundle.toolIds }, text: `Created bundle ${bundle.id} of ${bundle.toolIds.join(", ")}.` };
+    },
+  },
+  "admin bundle update": {
+    summary: "Change the tools a bundle names: its buyers gain or lose them at once (--dry-run says who, changing nothing).",
+    usage: "warden admin bundle update --workspace S --id B --tools t1,t2 [--dry-run]",
+    options: { workspace: { type: "string" }, id: { type: "string" }, tools: { type: "string" }, "dry-run": { type: "boolean" } },
+    required: ["workspace", "id", "tools"],
+    async run({ values: v, services }) {
+      const change = await changeBundleTools(await services(), {
+        workspace: str(v, "workspace"),
+        id: str(v, "id"),
+        toolIds: str(v, "tools").split(","),
+        apply: v["dry-run"] !== true,
+      });
+      const people = (n: number, complete: boolean) => `${complete ? "" : "at least "}${n} ${n === 1 ? "person" : "people"}`;
+      const lines = change.consequences.flatMap((c) => [
+        ...c.gain.map((t) => `${c.env}: ${people(t.people, c.complete)} ${change.applied ? "gained" : "would gain"} ${t.toolId}.`),
+        ...c.lose.map((t) => `${c.env}: ${people(t.people, c.complete)} ${change.applied ? "lost" : "would lose"} ${t.toolId}.`),
+      ]);
+      const head = change.applied
+        ? `Bundle ${change.bundle.id} now names ${change.bundle.toolIds.join(", ")}.`
+        : `Dry run: bundle ${change.bundle.id} would name ${change.bundle.toolIds.join(", ")} (nothing changed).`;
+      return {
+        json: {
+          id: change.bundle.id,
+          tools: change.bundle.toolIds,
+          added: change.added,
+          removed: change.removed,
+          applied: change.applied,
+          consequences: change.consequences.map((c) => ({
+            env: c.env,
+            buyers: c.buyers,
+            complete: c.complete,
+            gain: Object.fromEntries(c.gain.map((t) => [t.toolId, t.people])),
+            lose: Object.fromEntries(c.lose.map((t) => [t.toolId, t.people])),
+          })),
+        },
+        text: [head, ...lines].join("\n"),
+      };
     },
   },
   "admin key list": {
@@ -365,6 +509,46 @@ export const adminCommands: Record<string, Command> = {
         json: connection,
         text: `Connected ${connection.workspace} (${connection.env}) to Stripe. Point a Stripe webhook endpoint at https://<your Warden host>${connection.webhook_path}.`,
       };
+    },
+  },
+  "admin stripe status": {
+    summary: "Show a workspace environment's Stripe connection (secrets by their last four only) and the last Stripe event received.",
+    usage: "warden admin stripe status --workspace S --env test|live",
+    options: { workspace: { type: "string" }, env: { type: "string" } },
+    required: ["workspace", "env"],
+    async run({ values: v, services }) {
+      const status = await stripeStatus(await services(), { workspace: str(v, "workspace"), env: str(v, "env") });
+      const { connection: c, lastEvent: e } = status;
+      const json = {
+        workspace: status.workspace,
+        env: status.env,
+        webhook_path: status.webhookPath,
+        connected: c !== null,
+        webhook_secret: c ? `whsec_…${c.webhookSecretLastFour}` : null,
+        secret_key: c?.secretKey ? `${c.secretKey.prefix}_…${c.secretKey.lastFour}` : null,
+        last_event: e ? { id: e.id, type: e.type, received_at: isoOrNull(e.receivedAt), outcome: e.outcome, reason: e.reason } : null,
+      };
+      const text = [
+        c
+          ? `${status.workspace} (${status.env}) is connected to Stripe at ${status.webhookPath}.`
+          : `${status.workspace} (${status.env}) is not connected to Stripe.`,
+        ...(c ? [`Signing secret: ${json.webhook_secret}`, `Secret key: ${json.secret_key ?? "none"}`] : []),
+        e ? `Last event: ${e.type} ${e.id} at ${minute(e.receivedAt)}, ${e.outcome}${e.reason ? ` (${e.reason})` : ""}.` : "No Stripe event received yet.",
+      ].join("\n");
+      return { json, text };
+    },
+  },
+  "admin stripe disconnect": {
+    summary: "Disconnect a workspace environment from Stripe: its secrets are forgotten and Stripe's deliveries refused.",
+    usage: "warden admin stripe disconnect --workspace S --env test|live",
+    options: { workspace: { type: "string" }, env: { type: "string" } },
+    required: ["workspace", "env"],
+    async run({ values: v, services }) {
+      const result = await disconnectStripe(await services(), { workspace: str(v, "workspace"), env: str(v, "env") });
+      const text = result.disconnected
+        ? `Disconnected ${str(v, "workspace")} (${str(v, "env")}) from Stripe.`
+        : `${str(v, "workspace")} (${str(v, "env")}) was not connected to Stripe.`;
+      return { json: result, text };
     },
   },
   "admin licence refund": {

@@ -164,6 +164,32 @@ for (const dialect of DIALECTS) {
       ]);
       const [started] = (await api("/webhooks/events?type=subscription.started")).body.data;
       assert.equal((started?.data as { plan?: string } | undefined)?.plan, "monthly");
+
+      // The connection as the dashboard's Stripe page shows it, then disconnected: Stripe's next delivery is refused.
+      const status = await wardenJson<{
+        connected: boolean;
+        webhook_secret: string;
+        secret_key: string | null;
+        last_event: { type: string; outcome: string } | null;
+      }>(env, "admin", "stripe", "status", "--workspace", slug, "--env", "test");
+      assert.deepEqual(
+        [status.connected, status.webhook_secret, status.secret_key, status.last_event?.type, status.last_event?.outcome],
+        [true, "whsec_…6789", null, "customer.subscription.created", "applied"],
+      );
+      assert.ok(!JSON.stringify(status).includes(webhookSecret), "never the secret in full");
+      assert.deepEqual(await wardenJson(env, "admin", "stripe", "disconnect", "--workspace", slug, "--env", "test"), { disconnected: true });
+      const payload = JSON.stringify(stripeEvent("charge.refunded", chargeObject({ paymentIntent, amount: 4900, amountRefunded: 4900 }), { now: Date.now() }));
+      const refused = await fetch(`${warden.baseUrl}/processor/stripe/${slug}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "stripe-signature": Stripe.webhooks.generateTestHeaderString({ payload, secret: webhookSecret }) },
+        body: payload,
+      });
+      assert.equal(refused.status, 400);
+      assert.deepEqual(await wardenJson(env, "admin", "stripe", "disconnect", "--workspace", slug, "--env", "test"), { disconnected: false });
+      assert.match(
+        (await runWarden(env, "admin", "stripe", "status", "--workspace", slug, "--env", "test")).stdout,
+        /is not connected to Stripe\.\nLast event: customer\.subscription\.created /,
+      );
       await warden.kill();
     });
   });

@@ -11,6 +11,14 @@ function localBaseUrl(host: string, port: number): string {
   return `http://${shown}:${port}`;
 }
 
+/** The dashboard's origin for a link in a mail or on the terminal: --base-url, or the local server's. */
+export function dashboardBaseUrl(given: string | undefined, config: { host: string; port: number }): string {
+  if (given !== undefined && !/^https?:\/\/[^/\s]+\/?$/.test(given)) {
+    throw invalidParameter("base-url", "--base-url must be the dashboard's origin, such as https://warden.example.com.");
+  }
+  return (given ?? localBaseUrl(config.host, config.port)).replace(/\/$/, "");
+}
+
 export const loginLinkCommand: Command = {
   summary: "Print a one-time link that signs an owner in to the dashboard (their first visit, or a way back in).",
   usage: "warden admin login-link --email E [--base-url https://warden.example.com]",
@@ -18,11 +26,7 @@ export const loginLinkCommand: Command = {
   required: ["email"],
   async run({ values: v, services }) {
     const all = await services();
-    const given = optStr(v, "base-url");
-    if (given !== undefined && !/^https?:\/\/[^/\s]+\/?$/.test(given)) {
-      throw invalidParameter("base-url", "--base-url must be the dashboard's origin, such as https://warden.example.com.");
-    }
-    const base = (given ?? localBaseUrl(all.config.host, all.config.port)).replace(/\/$/, "");
+    const base = dashboardBaseUrl(optStr(v, "base-url"), all.config);
     const link = await createOwnerLoginLink(all, { email: str(v, "email") });
     const url = `${base}/dashboard/sign-in/link/${link.token}`;
     return {

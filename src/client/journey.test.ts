@@ -21,7 +21,7 @@ for (const dialect of DIALECTS) {
       const { services, clock } = await testServices(dialect, { SMTP_URL: mailbox.url });
       const ws = await seedCatalogue(services);
       const stripeSecret = await connectTestStripe(services, ws);
-      await updateTool(services.db, { workspace: ws.slug, id: ws.tool, trialDays: "14" });
+      await updateTool(services.db, services.clock, { workspace: ws.slug, id: ws.tool, trialDays: "14" });
       const app = await buildApp(services, { logger: false });
       await app.listen({ host: "127.0.0.1", port: 0 });
       after(() => app.close());

@@ -19,7 +19,7 @@ export interface Mailer {
   close(): void;
 }
 
-export function createMailer(config: Pick<Config, "smtpUrl" | "mailFrom" | "dataDir">, log: FastifyBaseLogger): Mailer {
+export function createMailer(config: Pick<Config, "smtpUrl" | "mailFrom" | "dataDir">, log: Pick<FastifyBaseLogger, "info">): Mailer {
   if (config.smtpUrl !== null) {
     const transport = nodemailer.createTransport(config.smtpUrl);
     return {

@@ -28,7 +28,7 @@ for (const dialect of DIALECTS) {
       assert.equal(offered.statusCode, 400, "no trial offered yet");
       assert.equal(offered.json().error.param, "tool");
 
-      await updateTool(services.db, { workspace: ws.slug, id: ws.tool, trialDays: "14" });
+      await updateTool(services.db, services.clock, { workspace: ws.slug, id: ws.tool, trialDays: "14" });
       const started = await startTrial(api, ws.tool, token);
       assert.equal(started.statusCode, 201, started.body);
       const trial = started.json();
@@ -82,7 +82,7 @@ for (const dialect of DIALECTS) {
       const { services } = await testServices(dialect, { SMTP_URL: mailbox.url, WARDEN_LIMIT_HOBBY_PASSES: "1", WARDEN_LIMIT_ADDITIONS_PER_DAY: "2" });
       const ws = await seedWorkspace(services, { plan: "hobby" });
       const api = await testApi(services);
-      await updateTool(services.db, { workspace: ws.slug, id: ws.tool, trialDays: "7" });
+      await updateTool(services.db, services.clock, { workspace: ws.slug, id: ws.tool, trialDays: "7" });
 
       const first = await signIn(api, ws, `first-${ws.slug}@example.com`);
       assert.equal((await startTrial(api, ws.tool, first)).statusCode, 201);
@@ -98,7 +98,7 @@ for (const dialect of DIALECTS) {
 
       // On a Pro workspace the additions limit (2 here) refuses the third addition, a grant's or a trial's.
       const pro = await seedWorkspace(services);
-      await updateTool(services.db, { workspace: pro.slug, id: pro.tool, trialDays: "7" });
+      await updateTool(services.db, services.clock, { workspace: pro.slug, id: pro.tool, trialDays: "7" });
       for (const n of [1, 2]) {
         const grant = await api.request({
           method: "POST",
@@ -119,7 +119,7 @@ for (const dialect of DIALECTS) {
       const { services } = await testServices(dialect, { SMTP_URL: mailbox.url });
       const ws = await seedWorkspace(services);
       const api = await testApi(services);
-      await updateTool(services.db, { workspace: ws.slug, id: ws.tool, trialDays: "7" });
+      await updateTool(services.db, services.clock, { workspace: ws.slug, id: ws.tool, trialDays: "7" });
       const token = await signIn(api, ws, `t-${ws.slug}@example.com`);
       assert.equal((await startTrial(api, "linkkeeper", token)).statusCode, 404);
       const anonymous = await api.request({ method: "POST", url: `/api/client/v1/tools/${ws.tool}/trial` });

@@ -10,6 +10,7 @@ import {
   type CustomerRow,
   demoteExpiredHolders,
   findCustomerRow,
+  findCustomerRows,
   findKindBoundary,
   findPersonWithSources,
   type Holdings,
@@ -20,8 +21,9 @@ import {
   loadSources,
   type ToolScope,
   upsertCustomerRow,
+  upsertCustomerRows,
 } from "./customer.store.js";
-import { computeEntitlement } from "./entitlement.js";
+import { computeEntitlement, type Sources } from "./entitlement.js";
 import { findPeopleByIds, findPersonByEmail } from "./person.store.js";
 
 /** Each kind of customer (holders, signed-in non-holders) is listed up to its newest 2,000. */
@@ -29,6 +31,21 @@ export const LISTED_PER_KIND = 2_000;
 
 export function toolScope(workspaceId: string, env: Env, toolId: string): ToolScope {
   return { workspaceId, env, toolId };
+}
+
+/** A person's customer row for one tool, from their sources and the row as it was; null while they have neither held it nor signed in. */
+function customerRowOf(personId: string, existing: CustomerRow | null, sources: Sources, now: number, signedInAt?: number): CustomerRow | null {
+  const entitlement = computeEntitlement(sources, now);
+  const signedIn = existing?.signedIn === true || signedInAt !== undefined;
+  const starts = [existing?.since, entitlement.firstHeldAt, signedInAt].filter((t): t is number => t !== undefined && t !== null);
+  if (starts.length === 0) return null;
+  return {
+    personId,
+    since: Math.min(...starts),
+    signedIn,
+    kind: entitlement.entitled ? "holder" : signedIn ? "member" : "none",
+    heldUntil: entitlement.entitled ? entitlement.heldUntil : null,
+  };
 }
 
 /**
@@ -40,19 +57,27 @@ export async function syncCustomer(ex: Executor, scope: ToolScope, personId: str
   const existing = await findCustomerRow(ex, scope, personId);
   const sources = (await loadSources(ex, scope, [personId])).get(personId);
   if (!sources) return null;
-  const entitlement = computeEntitlement(sources, now);
-  const signedIn = existing?.signedIn === true || signedInAt !== undefined;
-  const starts = [existing?.since, entitlement.firstHeldAt, signedInAt].filter((t): t is number => t !== undefined && t !== null);
-  if (starts.length === 0) return null;
-  const row: CustomerRow = {
-    personId,
-    since: Math.min(...starts),
-    signedIn,
-    kind: entitlement.entitled ? "holder" : signedIn ? "member" : "none",
-    heldUntil: entitlement.entitled ? entitlement.heldUntil : null,
-  };
-  await upsertCustomerRow(ex, scope, row);
+  const row = customerRowOf(personId, existing, sources, now, signedInAt);
+  if (row) await upsertCustomerRow(ex, scope, row);
   return row;
+}
+
+/** syncCustomer for several people at once (a bundle that names a tool more or less): a few statements a batch. */
+export async function syncCustomers(ex: Executor, scope: ToolScope, personIds: readonly string[], now: number): Promise<void> {
+  const [existing, sources] = await Promise.all([findCustomerRows(ex, scope, personIds), loadSources(ex, scope, personIds)]);
+  const rows: CustomerRow[] = [];
+  for (const personId of personIds) {
+    const own = sources.get(personId);
+    const row = own ? customerRowOf(personId, existing.get(personId) ?? null, own, now) : null;
+    if (row) rows.push(row);
+  }
+  await upsertCustomerRows(ex, scope, rows);
+}
+
+/** Which of these people hold the tool now, by the same rule as the API's answer. */
+export async function entitledAmong(ex: Executor, scope: ToolScope, personIds: readonly string[], now: number): Promise<Set<string>> {
+  const sources = await loadSources(ex, scope, personIds);
+  return new Set([...sources].filter(([, own]) => computeEntitlement(own, now).entitled).map(([personId]) => personId));
 }
 
 /** The tools a product covers: the tool itself, or every tool a bundle names. */

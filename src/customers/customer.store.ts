@@ -4,7 +4,7 @@ import { jsonArrayFrom as sqliteJsonArrayFrom } from "kysely/helpers/sqlite";
 import { batchedRead } from "../db/batched-read.js";
 import { type Dialect, dialectOf, type Executor } from "../db/database.js";
 import { type Placeholder, prepared, preparedRaw } from "../db/prepared.js";
-import type { CustomerKind, Env, PlansTable } from "../db/schema.js";
+import type { CustomerKind, Env, PlansTable, ProductKind } from "../db/schema.js";
 import { normaliseEmail } from "./email.js";
 import type { GrantSource, LicenceSource, PlanInfo, Sources, SubscriptionSource } from "./entitlement.js";
 import type { Person } from "./person.store.js";
@@ -316,12 +316,97 @@ export async function findCustomerRow(ex: Executor, scope: ToolScope, personId: 
     : null;
 }
 
+/** The customer rows of these people for one tool (those that exist). */
+export async function findCustomerRows(ex: Executor, scope: ToolScope, personIds: readonly string[]): Promise<Map<string, CustomerRow>> {
+  if (personIds.length === 0) return new Map();
+  const rows = await ex
+    .selectFrom("customers")
+    .select(["person_id", "since", "signed_in", "kind", "held_until"])
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("tool_id", "=", scope.toolId)
+    .where("person_id", "in", personIds)
+    .execute();
+  return new Map(
+    rows.map((row) => [
+      row.person_id,
+      {
+        personId: row.person_id,
+        since: Number(row.since),
+        signedIn: row.signed_in === 1,
+        kind: row.kind,
+        heldUntil: row.held_until === null ? null : Number(row.held_until),
+      },
+    ]),
+  );
+}
+
+/**
+ * The people who bought a product (a licence or a subscription of it, in any state,
+ * seats of a team purchase included), by person id, `limit` after `afterPersonId`.
+ * Walks the environment's licences and subscriptions: only a bundle's change of tools
+ * asks, and no index on the product is worth its cost on every purchase for that.
+ */
+export async function listProductBuyers(
+  ex: Executor,
+  scope: { workspaceId: string; env: Env },
+  product: { kind: ProductKind; id: string },
+  page: { limit: number; afterPersonId: string | null },
+): Promise<string[]> {
+  const licences = ex
+    .selectFrom("licences")
+    .select("person_id")
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("product_kind", "=", product.kind)
+    .where("product_id", "=", product.id);
+  const subscriptions = ex
+    .selectFrom("subscriptions")
+    .select("person_id")
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("product_kind", "=", product.kind)
+    .where("product_id", "=", product.id);
+  let query = ex.selectFrom(licences.union(subscriptions).as("buyers")).select("person_id");
+  if (page.afterPersonId !== null) query = query.where("person_id", ">", page.afterPersonId);
+  const rows = await query.orderBy("person_id").limit(page.limit).execute();
+  return rows.map((r) => r.person_id);
+}
+
 export async function upsertCustomerRow(ex: Executor, scope: ToolScope, row: CustomerRow): Promise<void> {
   const values = { since: row.since, signed_in: row.signedIn ? 1 : 0, kind: row.kind, held_until: row.heldUntil };
   await ex
     .insertInto("customers")
     .values({ workspace_id: scope.workspaceId, env: scope.env, tool_id: scope.toolId, person_id: row.personId, ...values })
     .onConflict((oc) => oc.columns(["workspace_id", "env", "tool_id", "person_id"]).doUpdateSet(values))
+    .execute();
+}
+
+/** upsertCustomerRow for several people in one statement. */
+export async function upsertCustomerRows(ex: Executor, scope: ToolScope, rows: readonly CustomerRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await ex
+    .insertInto("customers")
+    .values(
+      rows.map((row) => ({
+        workspace_id: scope.workspaceId,
+        env: scope.env,
+        tool_id: scope.toolId,
+        person_id: row.personId,
+        since: row.since,
+        signed_in: row.signedIn ? 1 : 0,
+        kind: row.kind,
+        held_until: row.heldUntil,
+      })),
+    )
+    .onConflict((oc) =>
+      oc.columns(["workspace_id", "env", "tool_id", "person_id"]).doUpdateSet((eb) => ({
+        since: eb.ref("excluded.since"),
+        signed_in: eb.ref("excluded.signed_in"),
+        kind: eb.ref("excluded.kind"),
+        held_until: eb.ref("excluded.held_until"),
+      })),
+    )
     .execute();
 }
 

@@ -10,21 +10,27 @@ import { toApiError } from "../http/error.handler.js";
 import { endOwnerSession } from "../owners/owner-sign-in.service.js";
 import type { Services } from "../services.js";
 import { auditRoutes } from "./audit/audit.routes.js";
+import { bundleRoutes } from "./catalogue/bundles.routes.js";
+import { toolRoutes } from "./catalogue/tools.routes.js";
 import { customerRoutes } from "./customers/customers.routes.js";
 import { keyRoutes } from "./keys/keys.routes.js";
 import { overviewRoutes } from "./overview/overview.routes.js";
+import { ownerRoutes } from "./owners/owners.routes.js";
 import { html } from "./shared/html.js";
 import { cardPage, DASHBOARD } from "./shared/layout.js";
 import { clearSessionCookie, requireSession, signedInOf } from "./shared/owner-context.js";
 import { sendPage } from "./shared/page.js";
 import { acceptFormsOnly, addPageHeaders, PageRefusal, refuseCrossSite } from "./shared/security.js";
 import { signInRoutes } from "./sign-in/sign-in.routes.js";
+import { stripeRoutes } from "./stripe/stripe.routes.js";
 import { eventRoutes } from "./webhooks/events.routes.js";
 import { webhookRoutes } from "./webhooks/webhooks.routes.js";
 
-// The stylesheet is read from the source tree, two folders up from this module both in
-// src/dashboard and in dist/dashboard, so tsc needs no copy step.
-const STYLESHEET = readFileSync(join(import.meta.dirname, "..", "..", "src", "dashboard", "assets", "dashboard.css"), "utf8");
+// The stylesheet and the one script are read from the source tree, two folders up from
+// this module both in src/dashboard and in dist/dashboard, so tsc needs no copy step.
+const ASSETS = join(import.meta.dirname, "..", "..", "src", "dashboard", "assets");
+const STYLESHEET = readFileSync(join(ASSETS, "dashboard.css"), "utf8");
+const COPY_SCRIPT = readFileSync(join(ASSETS, "copy.js"), "utf8");
 
 const TITLES: Record<number, string> = {
   400: "Request not understood",
@@ -95,6 +101,9 @@ export async function dashboardRoutes(app: FastifyInstance, options: { services:
   app.get("/assets/dashboard.css", async (_request, reply) => {
     return reply.header("Content-Type", "text/css; charset=utf-8").header("Cache-Control", "no-cache").send(STYLESHEET);
   });
+  app.get("/assets/copy.js", async (_request, reply) => {
+    return reply.header("Content-Type", "text/javascript; charset=utf-8").header("Cache-Control", "no-cache").send(COPY_SCRIPT);
+  });
 
   await app.register(signInRoutes, { services, mailer });
   await app.register(async (owned) => {
@@ -106,6 +115,10 @@ export async function dashboardRoutes(app: FastifyInstance, options: { services:
     });
     await owned.register(overviewRoutes, { services });
     await owned.register(customerRoutes, { services, mailer });
+    await owned.register(toolRoutes, { services });
+    await owned.register(bundleRoutes, { services });
+    await owned.register(stripeRoutes, { services, mailer });
+    await owned.register(ownerRoutes, { services, mailer });
     await owned.register(keyRoutes, { services, mailer });
     await owned.register(webhookRoutes, { services, mailer });
     await owned.register(eventRoutes, { services });

@@ -43,6 +43,21 @@ export interface WorkspacesTable {
 export interface WorkspaceOwnersTable {
   workspace_id: string;
   owner_id: string;
+  /** When they became an owner of it (migration 018); null for owners from before. */
+  added_at: number | null;
+}
+
+/** An address invited to co-own a workspace (migration 018): accepted by signing in before it expires. */
+export interface OwnerInvitationsTable {
+  id: string;
+  workspace_id: string;
+  email: string;
+  email_norm: string;
+  invited_by: string | null;
+  created_at: number;
+  expires_at: number;
+  accepted_at: number | null;
+  withdrawn_at: number | null;
 }
 
 export interface ToolsTable {
@@ -79,6 +94,8 @@ export interface PlansTable {
   interval: "month" | "year" | null;
   is_default: number;
   created_at: number;
+  /** When it stopped being offered at checkout (migration 017); null while offered. */
+  retired_at: number | null;
 }
 
 export interface ApiKeysTable {
@@ -455,4 +472,5 @@ export interface Database {
   owner_codes: OwnerCodesTable;
   owner_sessions: OwnerSessionsTable;
   audit_log: AuditLogTable;
+  owner_invitations: OwnerInvitationsTable;
 }

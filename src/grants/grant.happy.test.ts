@@ -71,7 +71,7 @@ for (const dialect of DIALECTS) {
       const { services, clock } = await testServices(dialect, { SMTP_URL: mailbox.url });
       const ws = await seedWorkspace(services);
       const api = await testApi(services);
-      await updateTool(services.db, { workspace: ws.slug, id: ws.tool, trialDays: "14" });
+      await updateTool(services.db, services.clock, { workspace: ws.slug, id: ws.tool, trialDays: "14" });
       const email = `grace.${ws.slug}@example.com`;
       const grant = async (note: string) => {
         const created = await api.request({ method: "POST", url: `/api/v1/tools/${ws.tool}/grants`, key: ws.testKey, payload: { email, days: 30, note } });

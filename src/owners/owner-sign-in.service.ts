@@ -15,6 +15,7 @@ import { randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
 import { requireOwner } from "../workspaces/workspace.service.js";
 import { findOwnerByEmail, findOwnerById } from "../workspaces/workspace.store.js";
+import { acceptOwnerInvitations } from "../workspaces/workspace-owners.service.js";
 import { findOpenLink, findOpenOwnerCode, type OwnerCodePurpose, replaceOwnerCode } from "./owner-code.store.js";
 import { endOwnerSessionRow, findOwnerSession, insertOwnerSession, touchOwnerSession } from "./owner-session.store.js";
 
@@ -55,6 +56,8 @@ async function openSession(trx: Executor, actor: Actor, now: number): Promise<Op
   const token = `wds_${randomBase62(43)}`;
   await insertOwnerSession(trx, { id: `oss_${randomBase62(24)}`, ownerId: actor.ownerId, tokenHash: sha256(token), now });
   await recordAction(trx, actor, { action: "signed_in", workspaceId: null, env: null, subject: null }, now);
+  // Signing in proves the address: the workspaces it was invited to co-own are its own from now.
+  await acceptOwnerInvitations(trx, actor, now);
   return { token, actor };
 }
 

@@ -29,6 +29,8 @@ export async function createCheckout(
   const { workspace, tool } = await resolveWorkspaceTool(services, input.hostname, body.workspace, toolId);
   const plan = await findPlan(db, workspace.id, "tool", toolId, body.plan);
   if (!plan) throw invalidParameter("plan", `No plan "${body.plan}" for tool "${toolId}".`);
+  // Retired: kept for what was bought with it, offered no more.
+  if (plan.retiredAt !== null) throw invalidParameter("plan", `Plan "${plan.id}" of tool "${toolId}" is no longer offered.`);
   if (plan.amountCents === null) throw invalidParameter("plan", `Plan "${plan.id}" has no price to pay at checkout.`);
   if (body.email !== undefined && !isEmailShape(body.email)) throw invalidParameter("email", "email must be an email address such as person@example.com.");
   const env = body.livemode ? "live" : "test";

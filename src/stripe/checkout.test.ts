@@ -8,6 +8,7 @@ import { clientCalls, testMailbox } from "../test-support/client.js";
 import { DIALECTS, seedCatalogue, testApi, testServices } from "../test-support/harness.js";
 import { deliver, emittedEvents, paymentSession, stripeEvent } from "../test-support/stripe.js";
 import { startStripeApi } from "../test-support/stripe-api.js";
+import { retirePlan } from "../workspaces/workspace.service.js";
 import { connectStripe } from "./stripe-account.service.js";
 
 const SECRET_KEY = "sk_test_checkoutStandIn0123";
@@ -69,6 +70,38 @@ for (const dialect of DIALECTS) {
       assert.equal(await deliver(api, ws, WEBHOOK_SECRET, stripeEvent("checkout.session.completed", session, { now: clock.now() }), clock.now()), "applied");
       const [purchase] = await emittedEvents(services, ws);
       assert.equal(purchase?.type === "purchase.completed" && purchase.data.checkout_session, answer.checkout_session);
+    });
+
+    test("a retired plan is not offered at checkout; a checkout made before it was retired still makes its licence, which keeps the plan", async () => {
+      const { services, clock, ws, api, stripeApi, checkout } = await setUp(dialect);
+      const body = { plan: "lifetime", livemode: false, email: "ada@example.com", success_url: "https://tabmaster.example/thanks" };
+      const before = await checkout(body);
+      assert.equal(before.statusCode, 200, before.body);
+      const retired = await retirePlan(services.db, clock, { workspace: ws.slug, tool: "tabmaster", id: "lifetime" });
+      assert.equal(retired.retiredNow, true);
+
+      const refused = await checkout(body);
+      assert.equal(refused.statusCode, 400);
+      assert.deepEqual(refused.json().error, {
+        type: "invalid_request_error",
+        message: 'Plan "lifetime" of tool "tabmaster" is no longer offered.',
+        param: "plan",
+      });
+      assert.equal(stripeApi.calls.length, 1, "Stripe is not asked for a retired plan");
+      // The subscription plan is still offered.
+      assert.equal((await checkout({ ...body, plan: "monthly" })).statusCode, 200);
+
+      const session = paymentSession({
+        id: (before.json() as { checkout_session: string }).checkout_session,
+        email: "ada@example.com",
+        metadata: { warden_tool: "tabmaster", warden_plan: "lifetime" },
+        now: clock.now(),
+      });
+      assert.equal(await deliver(api, ws, WEBHOOK_SECRET, stripeEvent("checkout.session.completed", session, { now: clock.now() }), clock.now()), "applied");
+      const customer = await api.request({ url: "/api/v1/tools/tabmaster/customers/ada@example.com", key: ws.testKey });
+      assert.equal(customer.statusCode, 200, customer.body);
+      assert.equal(customer.json().entitled, true);
+      assert.equal(customer.json().plan.id, "lifetime");
     });
 
     test("a subscription plan with seats makes a subscription-mode session whose subscription carries the metadata", async () => {

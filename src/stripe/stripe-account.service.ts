@@ -1,10 +1,13 @@
-// `warden admin stripe connect`: a workspace environment's Stripe webhook signing secret
-// and, optionally, its secret key, both sealed at rest like webhook endpoint secrets.
-import type { Env } from "../db/schema.js";
+// `warden admin stripe connect|status|disconnect` and the dashboard's Stripe page: a
+// workspace environment's Stripe webhook signing secret and, optionally, its secret key,
+// both sealed at rest like webhook endpoint secrets and never shown again in full.
+import { type Actor, recordAction } from "../audit/audit.service.js";
+import type { Env, StripeEventOutcome } from "../db/schema.js";
 import { invalidParameter } from "../errors/errors.js";
 import type { Services } from "../services.js";
 import { requireEnv, requireWorkspace } from "../workspaces/workspace.service.js";
-import { findStripeAccount, upsertStripeAccount } from "./stripe-account.store.js";
+import { deleteStripeAccount, findStripeAccount, upsertStripeAccount } from "./stripe-account.store.js";
+import { findLastStripeEvent } from "./stripe-event.store.js";
 
 const WEBHOOK_SECRET = /^whsec_[A-Za-z0-9+/=_-]{8,200}$/;
 const SECRET_KEY = /^(sk|rk)_(test|live)_[A-Za-z0-9]{8,200}$/;
@@ -19,30 +22,99 @@ export interface StripeConnection {
 
 export const stripeWebhookPath = (slug: string) => `/processor/stripe/${slug}`;
 
+/** The secrets as typed, checked for their shape and for the environment they are for; nothing is stored. */
+export function checkStripeSecrets(env: Env, input: { webhookSecret: string; secretKey?: string }): { webhookSecret: string; secretKey?: string } {
+  const webhookSecret = input.webhookSecret.trim();
+  if (!WEBHOOK_SECRET.test(webhookSecret)) {
+    throw invalidParameter("webhook-secret", "webhook-secret must be the endpoint's signing secret from Stripe, starting with whsec_.");
+  }
+  if (input.secretKey === undefined) return { webhookSecret };
+  const secretKey = input.secretKey.trim();
+  const match = SECRET_KEY.exec(secretKey);
+  if (!match) throw invalidParameter("secret-key", "secret-key must be a Stripe secret or restricted key (sk_… or rk_…).");
+  if (match[2] !== env) throw invalidParameter("secret-key", `secret-key is a ${match[2]} mode key; the ${env} environment needs a ${env} mode key.`);
+  return { webhookSecret, secretKey };
+}
+
 export async function connectStripe(
   services: Services,
   input: { workspace: string; env: string; webhookSecret: string; secretKey?: string },
+  actor?: Actor,
 ): Promise<StripeConnection> {
   const workspace = await requireWorkspace(services.db, input.workspace);
   const env = requireEnv(input.env);
-  if (!WEBHOOK_SECRET.test(input.webhookSecret)) {
-    throw invalidParameter("webhook-secret", "webhook-secret must be the endpoint's signing secret from Stripe, starting with whsec_.");
-  }
-  if (input.secretKey !== undefined) {
-    const match = SECRET_KEY.exec(input.secretKey);
-    if (!match) throw invalidParameter("secret-key", "secret-key must be a Stripe secret or restricted key (sk_… or rk_…).");
-    if (match[2] !== env) throw invalidParameter("secret-key", `secret-key is a ${match[2]} mode key; the ${env} environment needs a ${env} mode key.`);
-  }
+  const secrets = checkStripeSecrets(env, input);
   const now = services.clock.now();
   const existing = await findStripeAccount(services.db, workspace.id, env);
-  await upsertStripeAccount(services.db, {
-    workspaceId: workspace.id,
-    env,
-    webhookSecretSealed: services.secretBox.seal(input.webhookSecret),
-    secretKeySealed: input.secretKey === undefined ? null : services.secretBox.seal(input.secretKey),
-    createdAt: existing?.createdAt ?? now,
-    updatedAt: now,
+  await services.db.transaction().execute(async (trx) => {
+    await upsertStripeAccount(trx, {
+      workspaceId: workspace.id,
+      env,
+      webhookSecretSealed: services.secretBox.seal(secrets.webhookSecret),
+      secretKeySealed: secrets.secretKey === undefined ? null : services.secretBox.seal(secrets.secretKey),
+      createdAt: existing?.createdAt ?? now,
+      updatedAt: now,
+    });
+    const subject = secrets.secretKey === undefined ? "signing secret" : "signing secret, secret key";
+    if (actor) await recordAction(trx, actor, { action: "stripe.connected", workspaceId: workspace.id, env, subject }, now);
   });
-  const secretKey = input.secretKey !== undefined || existing?.secretKeySealed != null;
+  const secretKey = secrets.secretKey !== undefined || existing?.secretKeySealed != null;
   return { workspace: workspace.slug, env, webhook_path: stripeWebhookPath(workspace.slug), secret_key: secretKey };
+}
+
+/** The last four characters of a secret: enough to tell which one is stored, never enough to use it. */
+const lastFour = (secret: string) => secret.slice(-4);
+
+export interface StripeStatus {
+  workspace: string;
+  env: Env;
+  webhookPath: string;
+  /** Null when the environment is not connected. */
+  connection: {
+    webhookSecretLastFour: string;
+    /** `sk_test`, `rk_live`…: which kind of key, with its last four; null without one. */
+    secretKey: { prefix: string; lastFour: string } | null;
+    connectedAt: number;
+    updatedAt: number;
+  } | null;
+  /** The newest Stripe event this environment received (and verified), with how it was handled. */
+  lastEvent: { id: string; type: string; receivedAt: number; outcome: StripeEventOutcome; reason: string | null } | null;
+}
+
+/** A workspace environment's Stripe connection as an owner may see it: the secrets by their last four characters only. */
+export async function stripeStatus(services: Services, input: { workspace: string; env: string }): Promise<StripeStatus> {
+  const workspace = await requireWorkspace(services.db, input.workspace);
+  const env = requireEnv(input.env);
+  const [account, lastEvent] = await Promise.all([
+    findStripeAccount(services.db, workspace.id, env),
+    findLastStripeEvent(services.db, { workspaceId: workspace.id, env }),
+  ]);
+  let connection: StripeStatus["connection"] = null;
+  if (account) {
+    // Opened here, in the use case, so that only the last four characters leave it.
+    const secretKey = account.secretKeySealed === null ? null : services.secretBox.open(account.secretKeySealed);
+    connection = {
+      webhookSecretLastFour: lastFour(services.secretBox.open(account.webhookSecretSealed)),
+      secretKey: secretKey === null ? null : { prefix: secretKey.slice(0, 7), lastFour: lastFour(secretKey) },
+      connectedAt: account.createdAt,
+      updatedAt: account.updatedAt,
+    };
+  }
+  return { workspace: workspace.slug, env, webhookPath: stripeWebhookPath(workspace.slug), connection, lastEvent };
+}
+
+/**
+ * Forgets a workspace environment's Stripe secrets: Stripe's deliveries are refused from
+ * the next one (as for an environment never connected), and the buy button can no longer
+ * open a checkout. What Stripe's events made (licences, subscriptions) stays.
+ */
+export async function disconnectStripe(services: Services, input: { workspace: string; env: string }, actor?: Actor): Promise<{ disconnected: boolean }> {
+  const workspace = await requireWorkspace(services.db, input.workspace);
+  const env = requireEnv(input.env);
+  const now = services.clock.now();
+  return services.db.transaction().execute(async (trx) => {
+    const deleted = await deleteStripeAccount(trx, workspace.id, env);
+    if (deleted && actor) await recordAction(trx, actor, { action: "stripe.disconnected", workspaceId: workspace.id, env, subject: null }, now);
+    return { disconnected: deleted };
+  });
 }

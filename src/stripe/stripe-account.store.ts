@@ -45,3 +45,9 @@ export async function upsertStripeAccount(ex: Executor, account: StripeAccount):
     .onConflict((oc) => oc.columns(["workspace_id", "env"]).doUpdateSet(update))
     .execute();
 }
+
+/** Forgets the connection; false when there was none. */
+export async function deleteStripeAccount(ex: Executor, workspaceId: string, env: Env): Promise<boolean> {
+  const result = await ex.deleteFrom("stripe_accounts").where("workspace_id", "=", workspaceId).where("env", "=", env).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}

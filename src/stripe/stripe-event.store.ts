@@ -63,3 +63,19 @@ export async function listDeferredEvents(ex: Executor, scope: Scope, subscriptio
     .execute();
   return rows.map((r) => ({ id: r.id, payload: r.payload ?? "" }));
 }
+
+/** The newest event the environment received (index stripe_events_received, migration 017). */
+export async function findLastStripeEvent(
+  ex: Executor,
+  scope: Scope,
+): Promise<{ id: string; type: string; receivedAt: number; outcome: StripeEventOutcome; reason: string | null } | null> {
+  const row = await ex
+    .selectFrom("stripe_events")
+    .select(["id", "type", "received_at", "outcome", "reason"])
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .orderBy("received_at", "desc")
+    .limit(1)
+    .executeTakeFirst();
+  return row ? { id: row.id, type: row.type, receivedAt: Number(row.received_at), outcome: row.outcome, reason: row.reason } : null;
+}

@@ -108,6 +108,25 @@ export async function ingestStripeEvent(services: Services, input: { slug: strin
   return result;
 }
 
+/**
+ * The event types to choose on the Stripe endpoint (the dashboard's Stripe page lists
+ * them): those handle() acts on, with invoice.paid alone of the two invoice types that
+ * say the same thing. Stripe sends anything else only if chosen, and it is ignored.
+ */
+export const STRIPE_EVENT_TYPES = [
+  "checkout.session.completed",
+  "checkout.session.async_payment_succeeded",
+  "customer.subscription.created",
+  "customer.subscription.updated",
+  "customer.subscription.deleted",
+  "customer.subscription.paused",
+  "customer.subscription.resumed",
+  "invoice.paid",
+  "charge.refunded",
+  "charge.dispute.created",
+  "charge.dispute.closed",
+] as const;
+
 async function handle(tx: BillingTx, event: StripeEvent): Promise<Handled> {
   switch (event.type) {
     case "checkout.session.completed":

@@ -1,17 +1,19 @@
 // Operator use cases behind `warden admin`: owners, workspaces, tools, bundles, plans
 // and keys. Each checks its input and answers a clear error; nothing is half-written.
 
+import { type Actor, type AuditAction, recordAction } from "../audit/audit.service.js";
 import { createApiKey, type KeySummary, listWorkspaceKeys } from "../auth/key.service.js";
 import { revokeKey as revokeKeyRow } from "../auth/key.store.js";
 import type { Clock } from "../clock.js";
 import { isEmailShape, normaliseEmail } from "../customers/email.js";
-import type { Db } from "../db/database.js";
+import type { Db, Executor } from "../db/database.js";
 import type { Env, ProductKind } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { newId } from "../ids.js";
 import type { Services } from "../services.js";
 import {
   bundleExists,
+  findBundle,
   findOwnerByEmail,
   findPlan,
   findTool,
@@ -28,7 +30,9 @@ import {
   listPlans as listPlanRows,
   listTools as listToolRows,
   listWorkspaces as listWorkspaceRows,
+  retirePlanRow,
   setOwnerSuspended,
+  updatePlanName,
   updateToolRow,
 } from "./workspace.store.js";
 import type { Bundle, Owner, Plan, ServicePlan, Tool, Workspace } from "./workspace.types.js";
@@ -109,11 +113,30 @@ const MAX_TRIAL_DAYS = 365;
 function requireTrialDays(raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
   const days = /^\d{1,3}$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!(days <= MAX_TRIAL_DAYS)) throw invalidParameter("trial-days", `--trial-days must be a whole number from 0 (no trial) to ${MAX_TRIAL_DAYS}.`);
+  if (!(days <= MAX_TRIAL_DAYS)) throw invalidParameter("trial-days", `The trial must be a whole number of days from 0 (no trial) to ${MAX_TRIAL_DAYS}.`);
   return days;
 }
 
-export async function createTool(db: Db, clock: Clock, input: { workspace: string; id: string; name: string; trialDays?: string }): Promise<Tool> {
+/**
+ * Records what an owner changed in a workspace's catalogue, Stripe connection or owners,
+ * in the change's transaction. The operator's `warden admin` acts as no owner, so it
+ * passes no actor and nothing is recorded.
+ */
+async function audit(
+  trx: Executor,
+  actor: Actor | undefined,
+  what: { action: AuditAction; workspaceId: string; env?: Env; subject: string },
+  now: number,
+): Promise<void> {
+  if (actor) await recordAction(trx, actor, { env: null, ...what }, now);
+}
+
+export async function createTool(
+  db: Db,
+  clock: Clock,
+  input: { workspace: string; id: string; name: string; trialDays?: string },
+  actor?: Actor,
+): Promise<Tool> {
   const workspace = await requireWorkspace(db, input.workspace);
   const tool: Tool = {
     id: requireProductId("id", input.id),
@@ -122,53 +145,86 @@ export async function createTool(db: Db, clock: Clock, input: { workspace: strin
     createdAt: clock.now(),
   };
   if (await findTool(db, workspace.id, tool.id)) throw invalidParameter("id", `Tool "${tool.id}" exists already in this workspace.`);
-  await insertTool(db, workspace.id, tool);
+  await db.transaction().execute(async (trx) => {
+    await insertTool(trx, workspace.id, tool);
+    await audit(trx, actor, { action: "tool.created", workspaceId: workspace.id, subject: tool.id }, tool.createdAt);
+  });
   return tool;
 }
 
-/** Renames a tool or changes the trial it offers; a trial already started keeps its end. */
-export async function updateTool(db: Db, input: { workspace: string; id: string; name?: string; trialDays?: string }): Promise<Tool> {
+/** A tool of the workspace, or 404. */
+export async function requireTool(db: Db, input: { workspace: string; id: string }): Promise<{ workspace: Workspace; tool: Tool }> {
   const workspace = await requireWorkspace(db, input.workspace);
-  const found = await findTool(db, workspace.id, input.id);
-  if (!found) throw notFound(`No tool "${input.id}" in workspace "${workspace.slug}".`);
-  if (input.name === undefined && input.trialDays === undefined) throw invalidParameter("trial-days", "Give --name or --trial-days to change.");
+  const tool = await findTool(db, workspace.id, input.id);
+  if (!tool) throw notFound(`No tool "${input.id}" in workspace "${workspace.slug}".`);
+  return { workspace, tool };
+}
+
+/** Renames a tool or changes the trial it offers; a trial already started keeps its end. Its id never changes. */
+export async function updateTool(
+  db: Db,
+  clock: Clock,
+  input: { workspace: string; id: string; name?: string; trialDays?: string },
+  actor?: Actor,
+): Promise<Tool> {
+  const { workspace, tool: found } = await requireTool(db, input);
+  if (input.name === undefined && input.trialDays === undefined) throw invalidParameter("trial-days", "Nothing to change: give a new name or a trial length.");
   const tool: Tool = {
     ...found,
     name: input.name === undefined ? found.name : requireText("name", input.name),
     trialDays: requireTrialDays(input.trialDays, found.trialDays),
   };
-  await updateToolRow(db, workspace.id, tool);
+  await db.transaction().execute(async (trx) => {
+    await updateToolRow(trx, workspace.id, tool);
+    await audit(trx, actor, { action: "tool.updated", workspaceId: workspace.id, subject: tool.id }, clock.now());
+  });
   return tool;
 }
 
-export async function createBundle(db: Db, clock: Clock, input: { workspace: string; id: string; name: string; toolIds: string[] }): Promise<Bundle> {
+/** The tools a bundle may name: at least one, each of this workspace, each once. */
+export async function requireBundleTools(db: Db, workspaceId: string, toolIds: readonly string[]): Promise<string[]> {
+  const unique = [...new Set(toolIds.map((t) => t.trim()).filter((t) => t !== ""))];
+  if (unique.length === 0) throw invalidParameter("tools", "A bundle names at least one tool.");
+  for (const toolId of unique) {
+    if (!(await findTool(db, workspaceId, toolId))) throw invalidParameter("tools", `No tool "${toolId}" in this workspace.`);
+  }
+  return unique;
+}
+
+export async function createBundle(
+  db: Db,
+  clock: Clock,
+  input: { workspace: string; id: string; name: string; toolIds: string[] },
+  actor?: Actor,
+): Promise<Bundle> {
   const workspace = await requireWorkspace(db, input.workspace);
   const id = requireProductId("id", input.id);
-  const toolIds = [...new Set(input.toolIds.map((t) => t.trim()).filter((t) => t !== ""))];
-  if (toolIds.length === 0) throw invalidParameter("tools", "A bundle names at least one tool.");
-  for (const toolId of toolIds) {
-    if (!(await findTool(db, workspace.id, toolId))) throw invalidParameter("tools", `No tool "${toolId}" in this workspace.`);
-  }
+  const toolIds = await requireBundleTools(db, workspace.id, input.toolIds);
   if (await bundleExists(db, workspace.id, id)) throw invalidParameter("id", `Bundle "${id}" exists already in this workspace.`);
   const bundle: Bundle = { id, name: requireText("name", input.name), toolIds, createdAt: clock.now() };
-  await db.transaction().execute((trx) => insertBundle(trx, workspace.id, bundle));
+  await db.transaction().execute(async (trx) => {
+    await insertBundle(trx, workspace.id, bundle);
+    await audit(trx, actor, { action: "bundle.created", workspaceId: workspace.id, subject: bundle.id }, bundle.createdAt);
+  });
   return bundle;
 }
 
-export interface CreatePlanInput {
+/** A bundle of the workspace with its tools, or 404. */
+export async function requireBundle(db: Db, input: { workspace: string; id: string }): Promise<{ workspace: Workspace; bundle: Bundle }> {
+  const workspace = await requireWorkspace(db, input.workspace);
+  const bundle = await findBundle(db, workspace.id, input.id);
+  if (!bundle) throw notFound(`No bundle "${input.id}" in workspace "${workspace.slug}".`);
+  return { workspace, bundle };
+}
+
+/** What a plan is for: exactly one of a tool or a bundle, which must exist. */
+interface ProductRef {
   workspace: string;
   tool?: string;
   bundle?: string;
-  id: string;
-  name: string;
-  billing: string;
-  amountCents?: number;
-  currency?: string;
-  interval?: string;
-  isDefault?: boolean;
 }
 
-export async function createPlan(db: Db, clock: Clock, input: CreatePlanInput): Promise<Plan> {
+async function requireProduct(db: Db, input: ProductRef): Promise<{ workspace: Workspace; productKind: ProductKind; productId: string }> {
   const workspace = await requireWorkspace(db, input.workspace);
   if ((input.tool === undefined) === (input.bundle === undefined)) throw invalidParameter("tool", "Give exactly one of --tool or --bundle.");
   const productKind: ProductKind = input.tool !== undefined ? "tool" : "bundle";
@@ -176,18 +232,40 @@ export async function createPlan(db: Db, clock: Clock, input: CreatePlanInput): 
   if (productKind === "tool" ? !(await findTool(db, workspace.id, productId)) : !(await bundleExists(db, workspace.id, productId))) {
     throw notFound(`No ${productKind} "${productId}" in this workspace.`);
   }
+  return { workspace, productKind, productId };
+}
+
+export interface CreatePlanInput extends ProductRef {
+  id: string;
+  name: string;
+  billing: string;
+  /** Minor units (cents), as a number or as the text a person typed; absent: a plan with no price to pay. */
+  amountCents?: number | string;
+  currency?: string;
+  interval?: string;
+  isDefault?: boolean;
+}
+
+function requireAmount(raw: number | string | undefined): number | null {
+  if (raw === undefined) return null;
+  const amount = typeof raw === "number" ? raw : /^\d{1,16}$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN;
+  if (!Number.isSafeInteger(amount) || amount < 0) {
+    throw invalidParameter("amount-cents", "The amount must be a whole number of minor units (cents: 4900 is 49.00), 0 or more.");
+  }
+  return amount;
+}
+
+export async function createPlan(db: Db, clock: Clock, input: CreatePlanInput, actor?: Actor): Promise<Plan> {
+  const { workspace, productKind, productId } = await requireProduct(db, input);
   if (input.billing !== "one_time" && input.billing !== "subscription") throw invalidParameter("billing", "billing must be one_time or subscription.");
   const interval = input.interval ?? null;
   if (input.billing === "subscription" && interval !== "month" && interval !== "year") {
-    throw invalidParameter("interval", "A subscription plan needs --interval month or year.");
+    throw invalidParameter("interval", "A subscription plan renews every month or every year: give its interval, month or year.");
   }
-  if (input.billing === "one_time" && interval !== null) throw invalidParameter("interval", "A one_time plan has no interval.");
-  const currency = (input.currency ?? "eur").toLowerCase();
+  if (input.billing === "one_time" && interval !== null) throw invalidParameter("interval", "A one-time plan has no interval.");
+  const currency = (input.currency ?? "eur").trim().toLowerCase();
   if (!/^[a-z]{3}$/.test(currency)) throw invalidParameter("currency", "currency must be a three-letter code such as eur.");
-  const amountCents = input.amountCents ?? null;
-  if (amountCents !== null && (!Number.isSafeInteger(amountCents) || amountCents < 0)) {
-    throw invalidParameter("amount-cents", "amount-cents must be a whole number of minor units, 0 or more.");
-  }
+  const amountCents = requireAmount(input.amountCents);
   const id = requireProductId("id", input.id);
   if (await findPlan(db, workspace.id, productKind, productId, id))
     throw invalidParameter("id", `Plan "${id}" exists already for ${productKind} "${productId}".`);
@@ -202,9 +280,52 @@ export async function createPlan(db: Db, clock: Clock, input: CreatePlanInput): 
     interval: interval as Plan["interval"],
     isDefault: input.isDefault ?? false,
     createdAt: clock.now(),
+    retiredAt: null,
   };
-  await db.transaction().execute((trx) => insertPlan(trx, workspace.id, plan));
+  await db.transaction().execute(async (trx) => {
+    await insertPlan(trx, workspace.id, plan);
+    await audit(trx, actor, { action: "plan.created", workspaceId: workspace.id, subject: planSubject(plan) }, plan.createdAt);
+  });
   return plan;
+}
+
+/** How the audit log names a plan: `tabmaster:lifetime`, as event data does. */
+const planSubject = (plan: Pick<Plan, "productId" | "id">) => `${plan.productId}:${plan.id}`;
+
+async function requirePlan(db: Db, input: ProductRef & { id: string }): Promise<{ workspace: Workspace; plan: Plan }> {
+  const { workspace, productKind, productId } = await requireProduct(db, input);
+  const plan = await findPlan(db, workspace.id, productKind, productId, input.id);
+  if (!plan) throw notFound(`No plan "${input.id}" for ${productKind} "${productId}".`);
+  return { workspace, plan };
+}
+
+/** A plan's new name; its id, price and billing never change (purchases name it). */
+export async function renamePlan(db: Db, clock: Clock, input: ProductRef & { id: string; name: string }, actor?: Actor): Promise<Plan> {
+  const { workspace, plan: found } = await requirePlan(db, input);
+  const plan = { ...found, name: requireText("name", input.name) };
+  await db.transaction().execute(async (trx) => {
+    await updatePlanName(trx, workspace.id, plan);
+    await audit(trx, actor, { action: "plan.renamed", workspaceId: workspace.id, subject: planSubject(plan) }, clock.now());
+  });
+  return plan;
+}
+
+/**
+ * Retires a plan: checkout no longer offers it, and a purchase that names no plan no
+ * longer falls back to it. The licences and subscriptions bought with it keep it (their
+ * renewals, refunds and events still name it). It keeps its default mark, so the events
+ * of what was bought with it keep naming it the same way (a default plan by its bare
+ * id). Retiring a retired plan changes nothing.
+ */
+export async function retirePlan(db: Db, clock: Clock, input: ProductRef & { id: string }, actor?: Actor): Promise<Plan & { retiredNow: boolean }> {
+  const { workspace, plan } = await requirePlan(db, input);
+  const now = clock.now();
+  const retiredNow = await db.transaction().execute(async (trx) => {
+    if (!(await retirePlanRow(trx, workspace.id, plan, now))) return false;
+    await audit(trx, actor, { action: "plan.retired", workspaceId: workspace.id, subject: planSubject(plan) }, now);
+    return true;
+  });
+  return retiredNow ? { ...plan, retiredAt: now, retiredNow } : { ...plan, retiredNow };
 }
 
 export async function createKey(

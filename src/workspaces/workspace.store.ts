@@ -31,7 +31,7 @@ export async function insertWorkspace(ex: Executor, workspace: Workspace, ownerI
     .values({ id: workspace.id, slug: workspace.slug, name: workspace.name, plan: workspace.plan, created_at: workspace.createdAt })
     .execute();
   for (const ownerId of ownerIds) {
-    await ex.insertInto("workspace_owners").values({ workspace_id: workspace.id, owner_id: ownerId }).execute();
+    await ex.insertInto("workspace_owners").values({ workspace_id: workspace.id, owner_id: ownerId, added_at: workspace.createdAt }).execute();
   }
 }
 
@@ -83,6 +83,34 @@ export async function bundleExists(ex: Executor, workspaceId: string, bundleId: 
   return row !== undefined;
 }
 
+export async function findBundle(ex: Executor, workspaceId: string, bundleId: string): Promise<Bundle | null> {
+  const row = await ex
+    .selectFrom("bundles")
+    .select(["id", "name", "created_at"])
+    .where("workspace_id", "=", workspaceId)
+    .where("id", "=", bundleId)
+    .executeTakeFirst();
+  return row ? { id: row.id, name: row.name, toolIds: await listBundleTools(ex, workspaceId, bundleId), createdAt: Number(row.created_at) } : null;
+}
+
+/** The bundle names these tools from now on (entitlement reads bundle_tools on every check). */
+export async function replaceBundleTools(ex: Executor, workspaceId: string, bundleId: string, change: { added: string[]; removed: string[] }): Promise<void> {
+  if (change.removed.length > 0) {
+    await ex
+      .deleteFrom("bundle_tools")
+      .where("workspace_id", "=", workspaceId)
+      .where("bundle_id", "=", bundleId)
+      .where("tool_id", "in", change.removed)
+      .execute();
+  }
+  if (change.added.length > 0) {
+    await ex
+      .insertInto("bundle_tools")
+      .values(change.added.map((toolId) => ({ workspace_id: workspaceId, bundle_id: bundleId, tool_id: toolId })))
+      .execute();
+  }
+}
+
 export async function listBundleTools(ex: Executor, workspaceId: string, bundleId: string): Promise<string[]> {
   const rows = await ex
     .selectFrom("bundle_tools")
@@ -119,8 +147,29 @@ export async function insertPlan(ex: Executor, workspaceId: string, plan: Plan):
       interval: plan.interval,
       is_default: plan.isDefault ? 1 : 0,
       created_at: plan.createdAt,
+      retired_at: plan.retiredAt,
     })
     .execute();
+}
+
+type PlanKey = Pick<Plan, "productKind" | "productId" | "id">;
+
+const planRow = (ex: Executor, workspaceId: string, plan: PlanKey) =>
+  ex
+    .updateTable("plans")
+    .where("workspace_id", "=", workspaceId)
+    .where("product_kind", "=", plan.productKind)
+    .where("product_id", "=", plan.productId)
+    .where("id", "=", plan.id);
+
+export async function updatePlanName(ex: Executor, workspaceId: string, plan: PlanKey & { name: string }): Promise<void> {
+  await planRow(ex, workspaceId, plan).set({ name: plan.name }).execute();
+}
+
+/** Retires a plan that is still offered; false when it was retired already. */
+export async function retirePlanRow(ex: Executor, workspaceId: string, plan: PlanKey, now: number): Promise<boolean> {
+  const result = await planRow(ex, workspaceId, plan).set({ retired_at: now }).where("retired_at", "is", null).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 /** A product's plan by id, or its default plan when `planId` is null. */
@@ -148,6 +197,7 @@ function toPlan(row: Selectable<PlansTable>): Plan {
     interval: row.interval,
     isDefault: row.is_default === 1,
     createdAt: Number(row.created_at),
+    retiredAt: row.retired_at === null ? null : Number(row.retired_at),
   };
 }
 

@@ -43,4 +43,6 @@ export interface Plan {
   interval: "month" | "year" | null;
   isDefault: boolean;
   createdAt: number;
+  /** When it stopped being offered at checkout; null while it is offered. Kept for what was bought with it. */
+  retiredAt: number | null;
 }

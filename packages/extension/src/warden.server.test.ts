@@ -136,7 +136,7 @@ for (const dialect of DIALECTS) {
 
     test("a trial, the purchases with their keys, a device activated with a key, a team's seats, a checkout", async () => {
       const { services, ws, clock, make, signIn, stripeApi } = await setUp(dialect);
-      await updateTool(services.db, { workspace: ws.slug, id: ws.tool, trialDays: "14" });
+      await updateTool(services.db, services.clock, { workspace: ws.slug, id: ws.tool, trialDays: "14" });
       const email = `alan-${ws.slug}@example.com`;
       const client = make();
       await signIn(client, email);

@@ -20,6 +20,19 @@ const ACTIONS: Record<string, string> = {
   "licence.refunded": "Refunded a licence",
   "subscription.set_to_cancel": "Set a subscription to end at its period's end",
   "subscription.ended": "Ended a subscription now",
+  "tool.created": "Added a tool",
+  "tool.updated": "Changed a tool",
+  "plan.created": "Added a plan",
+  "plan.renamed": "Renamed a plan",
+  "plan.retired": "Retired a plan",
+  "bundle.created": "Added a bundle",
+  "bundle.tools_changed": "Changed a bundle's tools",
+  "stripe.connected": "Connected Stripe",
+  "stripe.disconnected": "Disconnected Stripe",
+  "owner.invited": "Invited a co-owner",
+  "owner.invitation_withdrawn": "Withdrew an invitation",
+  "owner.joined": "Joined as a co-owner",
+  "owner.removed": "Removed an owner",
 };
 
 export function auditView(frame: Frame, entries: AuditEntry[]): Html {
@@ -29,7 +42,7 @@ export function auditView(frame: Frame, entries: AuditEntry[]): Html {
           "Nothing recorded yet",
           "Every sign-in, key created or revoked and webhook change in your workspaces will be listed here, with who did it and when.",
         )
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap audit-table"><table>
 <thead><tr><th>When</th><th>Who</th><th>What</th><th>Workspace</th><th>Environment</th><th>On</th></tr></thead>
 <tbody>${entries.map(
           (e) => html`<tr>

@@ -32,7 +32,10 @@ export function customersView(
   const tool = input.tool;
   const list =
     tool === null
-      ? emptyState("No tools yet", "Your operator adds tools to the workspace; their customers appear here.")
+      ? emptyState(
+          "No tools yet",
+          html`Add a tool under <a href="${sectionPath(frame.current?.workspace.slug ?? "", frame.current?.env ?? "test", "tools")}">Tools and plans</a>; its customers appear here.`,
+        )
       : input.customers.length === 0
         ? emptyState("No customers match", "People appear here once they buy, sign in, start a trial or are granted the tool.")
         : html`<div class="table-wrap"><table>

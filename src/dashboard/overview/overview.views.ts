@@ -107,7 +107,7 @@ export function noWorkspaceView(frame: Frame): Html {
 <section class="panel">
 ${emptyState(
   "You own no workspace yet",
-  html`Ask your operator to create one for you: <code>warden admin workspace create --slug acme --name "Acme" --owner ${frame.email}</code>. It will appear here at once.`,
+  html`Ask your operator to create one for you: <code>warden admin workspace create --slug acme --name "Acme" --owner ${frame.email}</code>. It appears here at once. To join an existing one, ask one of its owners to invite this address, then follow the link in their mail.`,
 )}
 </section>`,
   );

@@ -6,8 +6,10 @@ import { type Html, html } from "./html.js";
 
 export const DASHBOARD = "/dashboard";
 export const CSS_PATH = `${DASHBOARD}/assets/dashboard.css`;
+/** The one script: Copy buttons (see assets/copy.js); only pages with one load it. */
+const COPY_SCRIPT_PATH = `${DASHBOARD}/assets/copy.js`;
 
-export type Section = "overview" | "customers" | "keys" | "webhooks" | "events" | "audit";
+export type Section = "overview" | "customers" | "tools" | "bundles" | "stripe" | "keys" | "webhooks" | "events" | "owners" | "audit";
 
 /** Everything a signed-in page's frame needs. */
 export interface Frame {
@@ -25,7 +27,7 @@ export function sectionPath(workspace: string, env: Env, section: Exclude<Sectio
   return section === "overview" ? base : `${base}/${section}`;
 }
 
-function head(title: string): Html {
+function head(title: string, options: { copyButtons?: boolean } = {}): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -33,7 +35,12 @@ function head(title: string): Html {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Warden</title>
 <link rel="stylesheet" href="${CSS_PATH}">
-</head>`;
+${
+  options.copyButtons
+    ? html`<script src="${COPY_SCRIPT_PATH}" defer></script>
+`
+    : ""
+}</head>`;
 }
 
 const brand = html`<span class="brand"><span class="brand-mark" aria-hidden="true">W</span> Warden</span>`;
@@ -91,7 +98,8 @@ ${here ? item("customers", "Customers", sectionPath(here.workspace.slug, here.en
 </ul>
 ${
   here
-    ? html`<p class="side-heading">Configure</p><ul>${item("keys", "API keys", sectionPath(here.workspace.slug, here.env, "keys"))}${item("webhooks", "Webhooks", sectionPath(here.workspace.slug, here.env, "webhooks"))}${item("events", "Events", sectionPath(here.workspace.slug, here.env, "events"))}</ul>`
+    ? html`<p class="side-heading">Catalogue</p><ul>${item("tools", "Tools and plans", sectionPath(here.workspace.slug, here.env, "tools"))}${item("bundles", "Bundles", sectionPath(here.workspace.slug, here.env, "bundles"))}</ul>
+<p class="side-heading">Configure</p><ul>${item("stripe", "Stripe", sectionPath(here.workspace.slug, here.env, "stripe"))}${item("keys", "API keys", sectionPath(here.workspace.slug, here.env, "keys"))}${item("webhooks", "Webhooks", sectionPath(here.workspace.slug, here.env, "webhooks"))}${item("events", "Events", sectionPath(here.workspace.slug, here.env, "events"))}${item("owners", "Owners", sectionPath(here.workspace.slug, here.env, "owners"))}</ul>`
     : ""
 }
 <p class="side-heading">Account</p>
@@ -99,10 +107,10 @@ ${
 </nav>`;
 }
 
-/** A signed-in page: the frame around a screen's content. */
-export function appPage(title: string, frame: Frame, content: Html): Html {
+/** A signed-in page: the frame around a screen's content; `copyButtons` loads the script behind copyField's button. */
+export function appPage(title: string, frame: Frame, content: Html, options: { copyButtons?: boolean } = {}): Html {
   const testMode = frame.current?.env === "test";
-  return html`${head(title)}
+  return html`${head(title, options)}
 <body class="${testMode ? "signed-in env-is-test" : "signed-in"}">
 ${testMode ? html`<div class="test-banner" role="status"><strong>Test data</strong> · You are looking at the test environment. Nothing here touches live customers or live keys.</div>` : ""}
 <header class="top">
@@ -122,6 +130,15 @@ ${content}
 </div>
 </body>
 </html>`;
+}
+
+/**
+ * A value to paste elsewhere: a read-only field anyone can select, and a Copy button that
+ * assets/copy.js shows and wires (the page must load it: appPage's `copyButtons`).
+ */
+export function copyField(id: string, label: string, value: string): Html {
+  return html`<label for="${id}">${label}</label>
+<div class="copy-row"><input id="${id}" class="key-reveal" readonly value="${value}"><button type="button" class="button" data-copy="${id}" hidden>Copy</button></div>`;
 }
 
 export const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}">`;
@@ -158,3 +175,18 @@ export function time(ms: number): Html {
 }
 
 export const formatCount = (n: number) => n.toLocaleString("en-GB");
+
+/**
+ * An amount in minor units in its currency's own format: 4900 eur is €49.00, 500 jpy is
+ * ¥500 (a currency without decimals has no minor unit to divide by). A code Intl does not
+ * know is shown as it is stored.
+ */
+export function formatMoney(minorUnits: number, currency: string): string {
+  let format: Intl.NumberFormat;
+  try {
+    format = new Intl.NumberFormat("en", { style: "currency", currency: currency.toUpperCase() });
+  } catch {
+    return `${minorUnits} ${currency} (minor units)`;
+  }
+  return format.format(minorUnits / 10 ** (format.resolvedOptions().maximumFractionDigits ?? 2));
+}

@@ -1,0 +1,22 @@
+// The dashboard's one script, loaded only where a value is to be pasted elsewhere (the
+// Stripe page's webhook URL). Without it the value is still in a read-only field to
+// select and copy by hand; with it, each Copy button (hidden until this runs) copies its
+// field. No inline script anywhere: the policy's script-src 'self' allows this file only.
+for (const button of document.querySelectorAll("button[data-copy]")) {
+  const field = document.getElementById(button.dataset.copy ?? "");
+  if (!(field instanceof HTMLInputElement)) continue;
+  button.hidden = false;
+  button.addEventListener("click", async () => {
+    field.select();
+    try {
+      await navigator.clipboard.writeText(field.value);
+    } catch {
+      // No clipboard API (a plain-http address other than localhost): the browser's own copy of the selection.
+      document.execCommand("copy");
+    }
+    button.textContent = "Copied";
+    setTimeout(() => {
+      button.textContent = "Copy";
+    }, 2000);
+  });
+}

@@ -1,0 +1,111 @@
+// The plans of one tool or one bundle, on that product's page: add, rename, retire
+// (after a confirmation page). The same routes serve both kinds of product; each
+// calls the use case of `warden admin plan …` with the owner as actor.
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { ProductKind } from "../../db/schema.js";
+import { ApiError } from "../../errors/errors.js";
+import type { Services } from "../../services.js";
+import { createPlan, renamePlan, retirePlan } from "../../workspaces/workspace.service.js";
+import type { Plan } from "../../workspaces/workspace.types.js";
+import type { Html } from "../shared/html.js";
+import type { WorkspacePage } from "../shared/owner-context.js";
+import { sendPage } from "../shared/page.js";
+import { formField, PageRefusal } from "../shared/security.js";
+import { type PlanForm, type Product, planPath, planView, productPath, retirePlanView } from "./plans.views.js";
+
+/** The message of a use case's refusal of what was typed, or null for any other failure. */
+export const fieldError = (error: unknown) => (error instanceof ApiError && error.code === "invalid_parameter" ? error.message : null);
+
+export interface OpenedProduct {
+  page: WorkspacePage;
+  product: Product;
+  plans: Plan[];
+  /** The product's page, with the add-a-plan form as given (an error to show, what was typed). */
+  render(planForm: PlanForm): Html;
+}
+
+const productRef = (product: Product, workspace: string) => (product.kind === "tool" ? { workspace, tool: product.id } : { workspace, bundle: product.id });
+
+export async function planRoutes(
+  app: FastifyInstance,
+  options: { services: Services; kind: ProductKind; open(request: FastifyRequest): Promise<OpenedProduct> },
+): Promise<void> {
+  const { services, open } = options;
+  const { db, clock } = services;
+  const base = options.kind === "tool" ? "/w/:workspace/:env/tools/:tool/plans" : "/w/:workspace/:env/bundles/:bundle/plans";
+
+  async function openPlan(request: FastifyRequest) {
+    const opened = await open(request);
+    const { plan: planId } = request.params as { plan: string };
+    const plan = opened.plans.find((p) => p.id === planId);
+    if (!plan) throw new PageRefusal(404, "Not found", `No plan "${planId}" for ${opened.product.name}.`);
+    return { ...opened, plan };
+  }
+
+  app.post(base, async (request, reply) => {
+    const { page, product, render } = await open(request);
+    const form: PlanForm = {
+      id: formField(request, "id").trim(),
+      name: formField(request, "name"),
+      billing: formField(request, "billing"),
+      amount: formField(request, "amount").trim(),
+      currency: formField(request, "currency"),
+      interval: formField(request, "interval"),
+      isDefault: formField(request, "default") === "1",
+    };
+    try {
+      const plan = await createPlan(
+        db,
+        clock,
+        {
+          ...productRef(product, page.workspace.slug),
+          id: form.id ?? "",
+          name: form.name ?? "",
+          billing: form.billing ?? "",
+          // Empty fields are left out, as the CLI leaves out an option not given.
+          ...(form.amount ? { amountCents: form.amount } : {}),
+          ...(form.currency?.trim() ? { currency: form.currency } : {}),
+          ...(form.interval ? { interval: form.interval } : {}),
+          isDefault: form.isDefault,
+        },
+        page.owner.session.actor,
+      );
+      return reply.redirect(`${productPath(page.frame, product)}?plan_added=${encodeURIComponent(plan.id)}#plans`, 303);
+    } catch (error) {
+      const message = fieldError(error);
+      if (message === null) throw error;
+      return sendPage(reply, 400, render({ ...form, error: message }));
+    }
+  });
+
+  app.get(`${base}/:plan`, async (request, reply) => {
+    const { page, product, plan } = await openPlan(request);
+    const query = request.query as Record<string, string | undefined>;
+    return sendPage(reply, 200, planView(page.frame, product, plan, { renamed: query.renamed === "1", retired: query.retired === "1" }));
+  });
+
+  app.post(`${base}/:plan`, async (request, reply) => {
+    const { page, product, plan } = await openPlan(request);
+    const name = formField(request, "name");
+    try {
+      await renamePlan(db, clock, { ...productRef(product, page.workspace.slug), id: plan.id, name }, page.owner.session.actor);
+      return reply.redirect(`${planPath(page.frame, product, plan.id)}?renamed=1`, 303);
+    } catch (error) {
+      const message = fieldError(error);
+      if (message === null) throw error;
+      return sendPage(reply, 400, planView(page.frame, product, plan, { error: message, name }));
+    }
+  });
+
+  app.get(`${base}/:plan/retire`, async (request, reply) => {
+    const { page, product, plan } = await openPlan(request);
+    if (plan.retiredAt !== null) return reply.redirect(planPath(page.frame, product, plan.id), 303);
+    return sendPage(reply, 200, retirePlanView(page.frame, product, plan));
+  });
+
+  app.post(`${base}/:plan/retire`, async (request, reply) => {
+    const { page, product, plan } = await openPlan(request);
+    await retirePlan(db, clock, { ...productRef(product, page.workspace.slug), id: plan.id }, page.owner.session.actor);
+    return reply.redirect(`${planPath(page.frame, product, plan.id)}?retired=1`, 303);
+  });
+}

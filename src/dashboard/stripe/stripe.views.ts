@@ -1,0 +1,157 @@
+import type { Env } from "../../db/schema.js";
+import type { StripeStatus } from "../../stripe/stripe-account.service.js";
+import { type Html, html } from "../shared/html.js";
+import { appPage, copyField, csrfField, emptyState, envBadge, type Frame, notice, pageHeading, sectionPath, time } from "../shared/layout.js";
+
+export const stripePath = (frame: Frame) => {
+  const here = frame.current;
+  if (!here) throw new Error("a Stripe page has a workspace");
+  return sectionPath(here.workspace.slug, here.env, "stripe");
+};
+
+const mode = (env: Env) => (env === "test" ? "test mode" : "live mode");
+
+export interface SecretsForm {
+  webhookSecret?: string;
+  error?: string;
+}
+
+/** The form for the secrets. What was typed is never sent back in it (a secret key least of all), only the error. */
+function secretsForm(frame: Frame, env: Env, form: SecretsForm, label: string): Html {
+  return html`<form method="post" action="${stripePath(frame)}" class="stack" autocomplete="off">
+${csrfField(frame.csrf)}
+${form.error ? notice("error", form.error) : ""}
+<div class="field"><label for="webhook_secret">Signing secret of the endpoint</label>
+<input id="webhook_secret" name="webhook_secret" required spellcheck="false" placeholder="whsec_…">
+<p class="hint">On the endpoint's page in Stripe: Signing secret › Reveal.</p></div>
+<div class="field"><label for="secret_key">Secret key <span class="muted">(optional)</span></label>
+<input id="secret_key" name="secret_key" type="password" autocomplete="off" spellcheck="false" placeholder="sk_${env}_… or rk_${env}_…">
+<p class="hint">Lets your buy button open Stripe Checkout, and sends the refunds and cancellations you make here to Stripe. A restricted key needs write access to Checkout Sessions, Refunds and Subscriptions. We email you a code to confirm it.</p></div>
+<div class="row"><button class="button primary" type="submit">${label}</button></div>
+</form>`;
+}
+
+const OUTCOME: Record<string, Html> = {
+  applied: html`<span class="badge badge-ok">Applied</span>`,
+  ignored: html`<span class="badge badge-off">Ignored</span>`,
+  deferred: html`<span class="badge badge-pending">Waiting</span>`,
+};
+
+function lastEventPanel(status: StripeStatus): Html {
+  const e = status.lastEvent;
+  const body = e
+    ? html`<dl class="facts wide">
+<dt>Received</dt><dd>${time(e.receivedAt)}</dd>
+<dt>Event</dt><dd><code>${e.type}</code> <span class="muted">${e.id}</span></dd>
+<dt>Result</dt><dd>${OUTCOME[e.outcome] ?? e.outcome}${e.reason ? html` <span class="state-note">${e.reason}</span>` : ""}</dd>
+</dl>`
+    : emptyState(
+        "No event received yet",
+        html`In Stripe's dashboard, open the endpoint and choose <strong>Send test event</strong>: once its signature checks out, it shows here.`,
+      );
+  return html`<section class="panel">
+<div class="panel-head"><h2>Last event from Stripe</h2></div>
+${body}
+</section>`;
+}
+
+export function stripeView(
+  frame: Frame,
+  input: { status: StripeStatus; webhookUrl: string; events: readonly string[]; form?: SecretsForm; flash?: "connected" | "disconnected" },
+): Html {
+  const { status, webhookUrl, form = {} } = input;
+  const env = status.env;
+  const c = status.connection;
+  const url = copyField("webhook-url", "Endpoint URL", webhookUrl);
+  const eventList = html`<ul class="event-list">${input.events.map((t) => html`<li><code>${t}</code></li>`)}</ul>`;
+  const flash =
+    input.flash === "connected"
+      ? notice("success", "Stripe is connected. Send a test event from Stripe's dashboard to see it arrive below.")
+      : input.flash === "disconnected"
+        ? notice("info", "Stripe is disconnected: its secrets are forgotten and its deliveries refused.")
+        : "";
+  const connected = c
+    ? html`<section class="panel">
+<div class="panel-head"><h2>Connection</h2><span class="badge badge-ok">Connected</span></div>
+<dl class="facts wide">
+<dt>Signing secret</dt><dd><code class="key">whsec_…${c.webhookSecretLastFour}</code></dd>
+<dt>Secret key</dt><dd>${c.secretKey ? html`<code class="key">${c.secretKey.prefix}_…${c.secretKey.lastFour}</code>` : html`<span class="muted">None: your buy button cannot open a checkout, and refunds and cancellations made here stay in Warden.</span>`}</dd>
+<dt>Connected</dt><dd>${time(c.connectedAt)}</dd>
+<dt>Last changed</dt><dd>${time(c.updatedAt)}</dd>
+</dl>
+${url}
+<p class="hint">The address of this workspace's Stripe endpoint in ${mode(env)}. It receives these events: ${input.events.map((t, i) => html`${i > 0 ? ", " : ""}<code>${t}</code>`)}.</p>
+</section>
+${lastEventPanel(status)}
+<section class="panel">
+<div class="panel-head"><h2>Replace the secrets</h2></div>
+<p class="panel-text">After rolling the endpoint's signing secret in Stripe, or to add or change the secret key. Leaving the key empty keeps the one stored.</p>
+${secretsForm(frame, env, form, "Save secrets")}
+</section>
+<section class="panel narrow">
+<div class="panel-head"><h2>Disconnect</h2></div>
+<p class="panel-text">Forget both secrets: Stripe's deliveries are refused until you connect again. Licences and subscriptions already made stay.</p>
+<a class="button danger-outline" href="${stripePath(frame)}/disconnect">Disconnect…</a>
+</section>`
+    : html`<section class="panel">
+<div class="panel-head"><h2>Connect Stripe</h2><span class="badge badge-off">Not connected</span></div>
+<ol class="setup-steps">
+<li><p>In Stripe's dashboard, switch to <strong>${mode(env)}</strong> and open <strong>Developers › Webhooks › Add endpoint</strong>. Paste this URL:</p>
+${url}</li>
+<li><p>Select these events:</p>${eventList}</li>
+<li><p>Create the endpoint, then paste its signing secret here, and your secret key if your buy button is to open Stripe Checkout.</p>
+${secretsForm(frame, env, form, "Connect Stripe")}</li>
+</ol>
+</section>
+${status.lastEvent ? lastEventPanel(status) : ""}`;
+  return appPage(
+    "Stripe",
+    frame,
+    html`${pageHeading("Stripe", html`Payments of the ${env} environment come from your Stripe account's ${mode(env)}. ${envBadge(env)}`)}
+${flash}
+${connected}`,
+    { copyButtons: true },
+  );
+}
+
+/** Asks for the mailed code before a secret key is stored; the secrets ride in the form, as typed, in this answer only. */
+export function confirmSecretKeyView(frame: Frame, input: { webhookSecret: string; secretKey: string; error?: string }): Html {
+  return appPage(
+    "Confirm it is you",
+    frame,
+    html`${pageHeading("Confirm it is you", html`A secret key can take payments and refund them, so we emailed a fresh 6-digit code to <strong>${frame.email}</strong>.`)}
+<section class="panel narrow">
+${input.error ? notice("error", input.error) : ""}
+<form method="post" action="${stripePath(frame)}" class="stack" autocomplete="off">
+${csrfField(frame.csrf)}
+<input type="hidden" name="webhook_secret" value="${input.webhookSecret}">
+<input type="hidden" name="secret_key" value="${input.secretKey}">
+<input type="hidden" name="confirm" value="1">
+<label for="code">Confirmation code</label>
+<input id="code" name="code" class="code-input" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required autofocus placeholder="123456">
+<div class="row"><button class="button primary" type="submit">Save the secret key</button><a class="button" href="${stripePath(frame)}">Cancel</a></div>
+</form>
+</section>`,
+  );
+}
+
+export function disconnectView(frame: Frame, env: Env): Html {
+  return appPage(
+    "Disconnect Stripe",
+    frame,
+    html`${pageHeading("Disconnect Stripe?", html`The ${env} environment of this workspace. ${envBadge(env)}`)}
+<section class="panel narrow">
+<ul class="consequences">
+<li>Warden forgets the signing secret and the secret key.</li>
+<li>Stripe's next deliveries are refused. Stripe retries a refused delivery for a while (up to three days in live mode), so connecting again soon with the same signing secret loses nothing.</li>
+<li>Your buy button can no longer open a checkout in ${mode(env)}.</li>
+<li>Licences, subscriptions and customers stay as they are.</li>
+</ul>
+<form method="post" action="${stripePath(frame)}/disconnect" class="row">
+${csrfField(frame.csrf)}
+<button class="button danger" type="submit">Disconnect</button>
+<a class="button" href="${stripePath(frame)}">Stay connected</a>
+</form>
+</section>`,
+  );
+}
