@@ -14,7 +14,7 @@ import * as endpointLeases from "./012-endpoint-leases.js";
 import * as dashboard from "./013-dashboard.js";
 import * as deliveryRetryAt from "./014-delivery-retry-at.js";
 import * as retention from "./015-retention.js";
-import * as secretRotation from "./019-secret-rotation.js";
+import * as secretRotationAndListIndexes from "./019-secret-rotation-and-list-indexes.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -33,5 +33,5 @@ export const migrations: Record<string, Migration> = {
   "013-dashboard": dashboard,
   "014-delivery-retry-at": deliveryRetryAt,
   "015-retention": retention,
-  "019-secret-rotation": secretRotation,
+  "019-secret-rotation-and-list-indexes": secretRotationAndListIndexes,
 };
