@@ -123,6 +123,12 @@ export interface PageTiming {
   bytes: number;
   /** % of one core while this page was measured: Warden, its PostgreSQL backends, this process (the client), the rest of the machine. */
   cpu: { server: number; db: number; client: number; rest: number };
+  /**
+   * CPU time a request took, in ms, Warden's and PostgreSQL's backends' together: what the
+   * page costs whatever else the machine runs, where its latency on a busy machine is
+   * mostly the wait for a core.
+   */
+  cpuMsPerRequest: number;
 }
 
 export interface DashboardResult {
@@ -256,10 +262,11 @@ export async function measureDashboard(options: {
       latencyMs: { p50: quantile(times, 50), p99: quantile(times, 99), max: times[times.length - 1] ?? Number.NaN },
       bytes: Math.round(bytes / options.requests),
       cpu: { server, db, client: clientPercent, rest },
+      cpuMsPerRequest: (((server + db) / 100) * seconds * 1000) / options.requests,
     };
     timings.push(timing);
     options.log(
-      `  ${spec.name}: p50 ${timing.latencyMs.p50.toFixed(1)} ms, p99 ${timing.latencyMs.p99.toFixed(1)} ms (${timing.bytes.toLocaleString("en")} B; CPU server ${Math.round(server)}% / db ${Math.round(db)}% / rest ${Math.round(rest)}%)`,
+      `  ${spec.name}: p50 ${timing.latencyMs.p50.toFixed(1)} ms, p99 ${timing.latencyMs.p99.toFixed(1)} ms, ${timing.cpuMsPerRequest.toFixed(2)} ms of CPU a request (${timing.bytes.toLocaleString("en")} B; CPU server ${Math.round(server)}% / db ${Math.round(db)}% / rest ${Math.round(rest)}%)`,
     );
   }
   return timings;

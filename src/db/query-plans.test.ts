@@ -9,7 +9,7 @@ import { emitEvent } from "../events/event.service.js";
 import { exampleEvent } from "../events/examples.js";
 import { createServices, type Services } from "../services.js";
 import { createPgSchema, PG_URL, seedWorkspace } from "../test-support/harness.js";
-import { answer, startReceiver, testWorker } from "../test-support/webhooks.js";
+import { answer, emitExample, startReceiver, testWorker } from "../test-support/webhooks.js";
 import { createBundle, createTool } from "../workspaces/workspace.service.js";
 import { openStorage, type StorageOptions } from "./database.js";
 import type { Database } from "./schema.js";
@@ -347,17 +347,12 @@ async function recordFilteredLists(storageOptions: Omit<StorageOptions, "onQuery
     return response.json();
   };
   const { endpoint } = await call("/api/v1/webhooks/endpoints", { url: "https://hooks.example.com/plans" });
-  const example = exampleEvent("payment.refunded", { livemode: false, now: clock.now() });
-  await services.db
-    .transaction()
-    .execute((trx) =>
-      emitEvent(trx, { workspaceId: ws.workspaceId, env: "test", id: example.id, type: "payment.refunded", data: example.data, createdAt: clock.now() }),
-    );
+  const eventId = await emitExample(services, ws);
   const owner = await services.db.selectFrom("owners").select("id").where("email", "=", ws.ownerEmail).executeTakeFirstOrThrow();
   record(true);
   await call("/api/v1/webhooks/events?type=dispute.closed");
   for (const status of ["pending", "failed"]) await call(`/api/v1/webhooks/deliveries?status=${status}`);
-  await call(`/api/v1/webhooks/deliveries?event=${example.id}`);
+  await call(`/api/v1/webhooks/deliveries?event=${eventId}`);
   await call(`/api/v1/webhooks/endpoints/${endpoint.id}/recoverable`);
   await listAudit(services.db, owner.id, [ws.workspaceId]);
   record(false);
