@@ -14,7 +14,8 @@ import * as endpointLeases from "./012-endpoint-leases.js";
 import * as dashboard from "./013-dashboard.js";
 import * as deliveryRetryAt from "./014-delivery-retry-at.js";
 import * as retention from "./015-retention.js";
-import * as secretRotationAndListIndexes from "./019-secret-rotation-and-list-indexes.js";
+import * as listIndexes from "./019-list-indexes.js";
+import * as secretRotation from "./019-secret-rotation.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -33,5 +34,6 @@ export const migrations: Record<string, Migration> = {
   "013-dashboard": dashboard,
   "014-delivery-retry-at": deliveryRetryAt,
   "015-retention": retention,
-  "019-secret-rotation-and-list-indexes": secretRotationAndListIndexes,
+  "019-secret-rotation": secretRotation,
+  "019-list-indexes": listIndexes,
 };

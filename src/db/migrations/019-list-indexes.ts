@@ -1,15 +1,9 @@
 import { type Kysely, sql } from "kysely";
 
+// Shipped beside 019-secret-rotation (the same task's number): the dashboard's lists at a
+// million events (bench scenario 7, bench/README.md).
 export async function up(db: Kysely<unknown>): Promise<void> {
-  // Rotating an endpoint's signing secret keeps the one it replaces for 24 hours, sealed
-  // like the current one, so that receivers can switch over while every delivery carries
-  // both signatures (webhooks/README.md). Past its expiry the previous secret is never
-  // used, whatever is still in the row.
-  await db.schema.alterTable("webhook_endpoints").addColumn("previous_secret_sealed", "text").execute();
-  await db.schema.alterTable("webhook_endpoints").addColumn("previous_secret_expires_at", "bigint").execute();
-
-  // The dashboard's lists at a million events (bench scenario 7, bench/README.md): each
-  // filter finds its page by an index in the list's order, instead of walking the
+  // Each filter finds its page by an index in the list's order, instead of walking the
   // workspace's events or deliveries newest first and keeping the few that match (a
   // filter that matched nothing read them all: 1.2 s for pending deliveries at 1M).
   // An event's deliveries, newest first, from the index that finds them: SQLite walked
