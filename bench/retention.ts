@@ -18,7 +18,6 @@ import { sql } from "kysely";
 import { DAY_MS, ManualClock, MINUTE_MS, systemClock } from "../src/clock.js";
 import { parseConfig } from "../src/config.js";
 import { migrateToLatest, openStorage, type Storage } from "../src/db/database.js";
-import { newOrderedId } from "../src/ids.js";
 import { pruneExpired } from "../src/retention/retention.service.js";
 import { createKey } from "../src/workspaces/workspace.service.js";
 import { BENCH } from "./customer-mix.js";
@@ -26,6 +25,7 @@ import { BENCH_LIMITS, PG_URL, runOnPg } from "./engine-run.js";
 import { measureLoad } from "./load.js";
 import { ROOT, snapshotWarden, startWarden } from "./processes.js";
 import { type BenchWorkspace, seedCustomers, setUpWorkspace } from "./seed.js";
+import { addBenchEndpoint, seedEvents } from "./seed-events.js";
 
 const { values } = parseArgs({
   options: {
@@ -53,90 +53,13 @@ const log = (line: string) => {
   process.stdout.write(`${line}\n`);
 };
 
-const BODY = JSON.stringify({
-  type: "payment.refunded",
-  data: { object: "refund", amount: 4900, currency: "eur", customer: { email: "someone@example.com" } },
-});
-
-/** Settled events with one delivery and one attempt each, created between 40 and 70 days before `now`. */
+/** Settled events with one delivery and one attempt each, created between 70 and 40 days before `now`. */
 async function seedOldEvents(storage: Storage, ws: BenchWorkspace, count: number, now: number): Promise<void> {
-  const { db } = storage;
   const endpointId = "ep_benchretention00000000000";
-  await db
-    .insertInto("webhook_endpoints")
-    .values({
-      id: endpointId,
-      workspace_id: ws.workspaceId,
-      env: ws.env,
-      url: "https://example.com/hook",
-      event_types: null,
-      secret_sealed: "x",
-      enabled: 1,
-      disabled_reason: null,
-      disabled_at: null,
-      last_success_at: null,
-      failing_since: null,
-      created_at: now - 70 * DAY_MS,
-      removed_at: null,
-    })
-    .execute();
-  await db.insertInto("endpoint_leases").values({ endpoint_id: endpointId, locked_until: null, locked_by: null }).execute();
-  const PER_STATEMENT = 500;
-  const span = 30 * DAY_MS;
-  for (let start = 0; start < count; start += 20 * PER_STATEMENT) {
-    await db.transaction().execute(async (trx) => {
-      for (let from = start; from < Math.min(count, start + 20 * PER_STATEMENT); from += PER_STATEMENT) {
-        const n = Math.min(PER_STATEMENT, count - from);
-        const rows = Array.from({ length: n }, (_, k) => {
-          const i = from + k;
-          const at = now - 70 * DAY_MS + Math.floor((i / count) * span);
-          return { i, at, eventId: `evt_bench${String(i).padStart(19, "0")}`, deliveryId: newOrderedId("dlv", at) };
-        });
-        await trx
-          .insertInto("events")
-          .values(
-            rows.map((r) => ({ workspace_id: ws.workspaceId, env: ws.env, id: r.eventId, type: "payment.refunded", body: BODY, example: 0, created_at: r.at })),
-          )
-          .execute();
-        await trx
-          .insertInto("deliveries")
-          .values(
-            rows.map((r) => ({
-              id: r.deliveryId,
-              workspace_id: ws.workspaceId,
-              env: ws.env,
-              endpoint_id: endpointId,
-              event_id: r.eventId,
-              status: "succeeded" as const,
-              attempts: 1,
-              one_shot: 0,
-              next_attempt_at: null,
-              last_attempt_at: r.at + 100,
-              last_status_code: 200,
-              last_error: null,
-              created_at: r.at,
-            })),
-          )
-          .execute();
-        await trx
-          .insertInto("delivery_attempts")
-          .values(
-            rows.map((r) => ({
-              id: newOrderedId("att", r.at + 100),
-              delivery_id: r.deliveryId,
-              attempted_at: r.at + 100,
-              duration_ms: 40,
-              status_code: 200,
-              response_body: "ok",
-              error: null,
-              manual: 0,
-            })),
-          )
-          .execute();
-      }
-    });
-    if ((start / (20 * PER_STATEMENT)) % 20 === 0) process.stdout.write(`  seeded ${start.toLocaleString("en")} events\r`);
-  }
+  await addBenchEndpoint(storage, ws, endpointId, now - 70 * DAY_MS);
+  await seedEvents(storage, ws, { endpointId, count, oldest: now - 70 * DAY_MS, newest: now - 40 * DAY_MS, idPrefix: "bench" }, (done) =>
+    process.stdout.write(`  seeded ${done.toLocaleString("en")} events\r`),
+  );
 }
 
 async function pages(storage: Storage): Promise<{ pages: number; free: number; mb: number }> {
@@ -333,78 +256,11 @@ async function measureSteadyTraffic(now: number): Promise<void> {
 let steadyEndpoint: string | null = null;
 
 async function writeSteadyEvents(storage: Storage, ws: BenchWorkspace, count: number, at: number, offset: number): Promise<void> {
-  const { db } = storage;
   if (!steadyEndpoint) {
     steadyEndpoint = "ep_benchsteady00000000000000";
-    await db
-      .insertInto("webhook_endpoints")
-      .values({
-        id: steadyEndpoint,
-        workspace_id: ws.workspaceId,
-        env: ws.env,
-        url: "https://example.com/hook",
-        event_types: null,
-        secret_sealed: "x",
-        enabled: 1,
-        disabled_reason: null,
-        disabled_at: null,
-        last_success_at: null,
-        failing_since: null,
-        created_at: at,
-        removed_at: null,
-      })
-      .execute();
+    await addBenchEndpoint(storage, ws, steadyEndpoint, at);
   }
-  const endpointId = steadyEndpoint;
-  await db.transaction().execute(async (trx) => {
-    for (let from = 0; from < count; from += 300) {
-      const rows = Array.from({ length: Math.min(300, count - from) }, (_, k) => {
-        const i = offset + from + k;
-        return { eventId: `evt_steady${String(i).padStart(18, "0")}`, deliveryId: newOrderedId("dlv", at) };
-      });
-      await trx
-        .insertInto("events")
-        .values(
-          rows.map((r) => ({ workspace_id: ws.workspaceId, env: ws.env, id: r.eventId, type: "payment.refunded", body: BODY, example: 0, created_at: at })),
-        )
-        .execute();
-      await trx
-        .insertInto("deliveries")
-        .values(
-          rows.map((r) => ({
-            id: r.deliveryId,
-            workspace_id: ws.workspaceId,
-            env: ws.env,
-            endpoint_id: endpointId,
-            event_id: r.eventId,
-            status: "succeeded" as const,
-            attempts: 1,
-            one_shot: 0,
-            next_attempt_at: null,
-            last_attempt_at: at,
-            last_status_code: 200,
-            last_error: null,
-            created_at: at,
-          })),
-        )
-        .execute();
-      await trx
-        .insertInto("delivery_attempts")
-        .values(
-          rows.map((r) => ({
-            id: newOrderedId("att", at),
-            delivery_id: r.deliveryId,
-            attempted_at: at,
-            duration_ms: 40,
-            status_code: 200,
-            response_body: "ok",
-            error: null,
-            manual: 0,
-          })),
-        )
-        .execute();
-    }
-  });
+  await seedEvents(storage, ws, { endpointId: steadyEndpoint, count, oldest: at, newest: at, idPrefix: "steady", firstNumber: offset });
 }
 
 await main();

@@ -4,7 +4,7 @@
 // Markdown and JSON under bench/results/ (smoke runs under bench/tmp/results/).
 //
 //   node --import tsx bench/run.ts [--size smoke|default|full] [--engines sqlite,postgres]
-//        [--sizes 10000,100000] [--duration S] [--scenarios 1,2,3,4,5] [--events N] [--profile] [--keep]
+//        [--sizes 10000,100000] [--duration S] [--scenarios 1,2,3,4,5,7] [--events N] [--profile] [--keep]
 //
 // The script runs Warden from the compiled code (bin/warden.js → dist/, copied at the
 // start so that a rebuild during the run changes nothing); the npm scripts build first.
@@ -33,6 +33,8 @@ const PRESETS: Record<Preset["name"], Preset> = {
     listPageSize: 500,
     webhookEvents: 500,
     patient: false,
+    dashboardRequests: 10,
+    dashboardWarmup: 2,
   },
   default: {
     name: "default",
@@ -47,6 +49,8 @@ const PRESETS: Record<Preset["name"], Preset> = {
     // 5,000 keeps `npm run bench` to minutes; the issue's 20,000 is bench:full (or --events).
     webhookEvents: 5_000,
     patient: true,
+    dashboardRequests: 200,
+    dashboardWarmup: 20,
   },
   full: {
     name: "full",
@@ -60,6 +64,8 @@ const PRESETS: Record<Preset["name"], Preset> = {
     listPageSize: 500,
     webhookEvents: 20_000,
     patient: true,
+    dashboardRequests: 300,
+    dashboardWarmup: 30,
   },
 };
 

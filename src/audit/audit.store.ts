@@ -42,21 +42,24 @@ export async function insertAuditEntry(
  * of their owners), and the owner's own entries outside any workspace (sign-in, sign-out).
  */
 export async function listAuditEntries(ex: Executor, ownerId: string, workspaceIds: readonly string[], limit: number): Promise<AuditEntry[]> {
-  const rows = await ex
-    .selectFrom("audit_log as a")
-    .leftJoin("workspaces as w", "w.id", "a.workspace_id")
-    .select(["a.id", "a.owner_email", "a.workspace_id", "w.slug", "a.env", "a.action", "a.subject", "a.created_at"])
-    .where((eb) =>
-      eb.or([
-        ...(workspaceIds.length > 0 ? [eb("a.workspace_id", "in", workspaceIds)] : []),
-        eb.and([eb("a.workspace_id", "is", null), eb("a.owner_id", "=", ownerId)]),
-      ]),
-    )
-    .orderBy("a.created_at", "desc")
-    .orderBy("a.id", "desc")
-    .limit(limit)
-    .execute();
-  return rows.map((row) => ({
+  const newest = () =>
+    ex
+      .selectFrom("audit_log as a")
+      .leftJoin("workspaces as w", "w.id", "a.workspace_id")
+      .select(["a.id", "a.owner_email", "a.workspace_id", "w.slug", "a.env", "a.action", "a.subject", "a.created_at"])
+      .orderBy("a.created_at", "desc")
+      .orderBy("a.id", "desc")
+      .limit(limit);
+  // One walk of each workspace's entries and one of the owner's own, each in the order of
+  // its index and cut at `limit`, merged here: asked with OR in one statement, both
+  // engines collected every matching entry and sorted them all (0.7 s for 100,000).
+  const parts = await Promise.all([
+    ...workspaceIds.map((id) => newest().where("a.workspace_id", "=", id).execute()),
+    newest().where("a.workspace_id", "is", null).where("a.owner_id", "=", ownerId).execute(),
+  ]);
+  const rows = parts.flat().map((row) => ({ ...row, created_at: Number(row.created_at) }));
+  rows.sort((x, y) => y.created_at - x.created_at || (x.id < y.id ? 1 : x.id > y.id ? -1 : 0));
+  return rows.slice(0, limit).map((row) => ({
     id: row.id,
     ownerEmail: row.owner_email,
     workspaceId: row.workspace_id,
@@ -64,6 +67,6 @@ export async function listAuditEntries(ex: Executor, ownerId: string, workspaceI
     env: row.env,
     action: row.action,
     subject: row.subject,
-    createdAt: Number(row.created_at),
+    createdAt: row.created_at,
   }));
 }

@@ -5,15 +5,13 @@ import { replaceSignInCode } from "../client/sign-in-code.store.js";
 import { DAY_MS, ManualClock, MINUTE_MS } from "../clock.js";
 import { parseConfig } from "../config.js";
 import { openStorage } from "../db/database.js";
-import { emitEvent } from "../events/event.service.js";
-import { exampleEvent } from "../events/examples.js";
 import { claimIdempotencyKey } from "../grants/idempotency.store.js";
 import { newId } from "../ids.js";
 import { addToCounters } from "../limits/counter.store.js";
 import { createServices, type Services } from "../services.js";
 import { claimStripeEvent, setStripeEventOutcome } from "../stripe/stripe-event.store.js";
 import { createPgSchema, DIALECTS, PG_URL, seedWorkspace, testApi, testServices, unique, type Workspace } from "../test-support/harness.js";
-import { recordingLogger, startReceiver, testWorker } from "../test-support/webhooks.js";
+import { emitExample, recordingLogger, startReceiver, testWorker } from "../test-support/webhooks.js";
 import { queueResends } from "../webhooks/delivery.store.js";
 import { type Pruned, pruneExpired, RetentionPruner } from "./retention.service.js";
 
@@ -32,21 +30,7 @@ const readsWholeTable = (node: PgPlanNode) =>
 const NOW_OPTIONS = { batchSize: 500, pauseMs: 0, pauseFactor: 0 };
 
 /** Emits a payment.refunded event now; `endpointIds` [] writes it with no delivery. */
-async function emit(services: Services, ws: Workspace, endpointIds?: string[]): Promise<string> {
-  const example = exampleEvent("payment.refunded", { livemode: false, now: services.clock.now() });
-  await services.db.transaction().execute((trx) =>
-    emitEvent(trx, {
-      workspaceId: ws.workspaceId,
-      env: "test",
-      id: example.id,
-      type: "payment.refunded",
-      data: example.data,
-      createdAt: services.clock.now(),
-      ...(endpointIds ? { endpointIds } : {}),
-    }),
-  );
-  return example.id;
-}
+const emit = (services: Services, ws: Workspace, endpointIds?: string[]) => emitExample(services, ws, endpointIds ? { endpointIds } : {});
 
 async function eventExists(services: Services, ws: Workspace, id: string): Promise<boolean> {
   const row = await services.db.selectFrom("events").select("id").where("workspace_id", "=", ws.workspaceId).where("id", "=", id).executeTakeFirst();

@@ -6,6 +6,9 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from "node:net";
 import { after } from "node:test";
 import type { FastifyBaseLogger } from "fastify";
+import { emitEvent } from "../events/event.service.js";
+import type { EventType } from "../events/event-types.js";
+import { exampleEvent } from "../events/examples.js";
 import type { Services } from "../services.js";
 import { DEFAULT_WORKER_OPTIONS, DeliveryWorker, type DeliveryWorkerOptions } from "../webhooks/delivery.worker.js";
 
@@ -130,4 +133,30 @@ export function testWorker(services: Services, options: Partial<DeliveryWorkerOp
   // first retry due at exactly 5 s, the instant a failing endpoint's pause ends.
   const worker = new DeliveryWorker(services, logger, { ...DEFAULT_WORKER_OPTIONS, allowPrivate: true, random: () => 0.5, ...options });
   return Object.assign(worker, { errors });
+}
+
+/**
+ * Emits an example event of `type` (payment.refunded) in the workspace's test environment
+ * (its facts overridden by `data`) at the clock's now, in its own transaction, to the environment's enabled endpoints
+ * (`endpointIds` [] writes it with no delivery); answers its id.
+ */
+export async function emitExample(
+  services: Services,
+  ws: { workspaceId: string },
+  options: { type?: EventType; data?: Record<string, unknown>; endpointIds?: string[] } = {},
+): Promise<string> {
+  const type = options.type ?? "payment.refunded";
+  const example = exampleEvent(type, { livemode: false, now: services.clock.now() });
+  await services.db.transaction().execute((trx) =>
+    emitEvent(trx, {
+      workspaceId: ws.workspaceId,
+      env: "test",
+      id: example.id,
+      type,
+      data: { ...example.data, ...options.data },
+      createdAt: services.clock.now(),
+      ...(options.endpointIds ? { endpointIds: options.endpointIds } : {}),
+    }),
+  );
+  return example.id;
 }

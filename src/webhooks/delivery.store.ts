@@ -496,7 +496,8 @@ export async function listDeliveriesPage(
   let query = ex.selectFrom("deliveries").select(DELIVERY_COLUMNS).where("workspace_id", "=", workspaceId).where("env", "=", env);
   if (filter.endpointId) query = query.where("endpoint_id", "=", filter.endpointId);
   if (filter.eventId) query = query.where("event_id", "=", filter.eventId);
-  if (filter.status) query = query.where("status", "=", filter.status);
+  // A literal, so that both engines may use the partial index of the status (migration 019).
+  if (filter.status) query = query.where("status", "=", sql.lit(filter.status));
   if (filter.since !== undefined) query = query.where("created_at", ">=", filter.since);
   if (filter.before !== undefined) query = query.where("created_at", "<", filter.before);
   const { after } = options;
@@ -523,7 +524,7 @@ export async function countFailedSince<K extends string>(
     .where("workspace_id", "=", workspaceId)
     .where("env", "=", env)
     .where("endpoint_id", "=", endpointId)
-    .where("status", "=", "failed")
+    .where("status", "=", sql.lit("failed"))
     .where("created_at", ">=", oldest)
     .executeTakeFirstOrThrow();
   const counts = row as Record<string, number | string | null>;

@@ -11,7 +11,7 @@ import { exampleEvent } from "../events/examples.js";
 import { newId } from "../ids.js";
 import type { Services } from "../services.js";
 import { DIALECTS, seedWorkspace, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
-import { answer, type Handler, type ReceivedRequest, startReceiver, testWorker } from "../test-support/webhooks.js";
+import { answer, emitExample, type Handler, type ReceivedRequest, startReceiver, testWorker } from "../test-support/webhooks.js";
 import { RETRY_DELAYS_MS } from "./delivery.schedule.js";
 import { type AttemptOutcome, claimDueDeliveries, type DueEndpoint, findDueEndpoints, recordAttempts, releaseLeases, renewLease } from "./delivery.store.js";
 import { setEndpointEnabled } from "./endpoint.store.js";
@@ -38,20 +38,8 @@ async function addEndpoint(api: TestApi, key: string, url: string, events?: Even
 }
 
 /** Emits a realistic event of `type` now, in its own transaction; answers its id. */
-async function emit(services: Services, ws: Workspace, type: EventType = "payment.refunded", data: Record<string, unknown> = {}): Promise<string> {
-  const example = exampleEvent(type, { livemode: false, now: services.clock.now() });
-  await services.db.transaction().execute((trx) =>
-    emitEvent(trx, {
-      workspaceId: ws.workspaceId,
-      env: "test",
-      id: example.id,
-      type,
-      data: { ...example.data, ...data },
-      createdAt: services.clock.now(),
-    }),
-  );
-  return example.id;
-}
+const emit = (services: Services, ws: Workspace, type: EventType = "payment.refunded", data: Record<string, unknown> = {}) =>
+  emitExample(services, ws, { type, data });
 
 async function deliveriesOf(api: TestApi, key: string, query: string): Promise<Delivery[]> {
   const response = await api.request({ url: `/api/v1/webhooks/deliveries?limit=100&${query}`, key });

@@ -9,11 +9,8 @@ import { describe, test } from "node:test";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { Webhook as SvixWebhook } from "svix";
 import { DAY_MS, MINUTE_MS, toIso } from "../clock.js";
-import { emitEvent } from "../events/event.service.js";
-import { exampleEvent } from "../events/examples.js";
-import type { Services } from "../services.js";
-import { DIALECTS, seedWorkspace, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
-import { answer, type ReceivedRequest, startReceiver, testWorker } from "../test-support/webhooks.js";
+import { DIALECTS, seedWorkspace, type TestApi, testApi, testServices } from "../test-support/harness.js";
+import { answer, emitExample, type ReceivedRequest, startReceiver, testWorker } from "../test-support/webhooks.js";
 import type { WebhookEndpoint } from "./webhook.schema.js";
 
 interface Rotated {
@@ -31,21 +28,6 @@ async function rotate(api: TestApi, key: string, id: string): Promise<Rotated> {
   const response = await api.request({ method: "POST", url: `/api/v1/webhooks/endpoints/${id}/secret/rotate`, key });
   assert.equal(response.statusCode, 200, response.body);
   return response.json() as Rotated;
-}
-
-async function emit(services: Services, ws: Workspace): Promise<string> {
-  const example = exampleEvent("payment.refunded", { livemode: false, now: services.clock.now() });
-  await services.db.transaction().execute((trx) =>
-    emitEvent(trx, {
-      workspaceId: ws.workspaceId,
-      env: "test",
-      id: example.id,
-      type: "payment.refunded",
-      data: example.data,
-      createdAt: services.clock.now(),
-    }),
-  );
-  return example.id;
 }
 
 const headersOf = (request: ReceivedRequest) =>
@@ -108,7 +90,7 @@ for (const dialect of DIALECTS) {
 
       // Inside the overlap: two v1 entries in the one header; either secret verifies, in both libraries.
       clock.set(realNow);
-      await emit(services, ws);
+      await emitExample(services, ws);
       await testWorker(services).drain();
       const [during] = receiver.received;
       assert.ok(during);
@@ -127,7 +109,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(verifiedBy(after, { old, new: rotated.secret, other }), bothLibraries(["new"]));
       // And for new events; the endpoint no longer mentions the old secret, though the row still holds it.
       clock.set(rotatedAt + DAY_MS + MINUTE_MS);
-      await emit(services, ws);
+      await emitExample(services, ws);
       await testWorker(services).drain();
       const later = receiver.received[2];
       assert.ok(later);
@@ -150,7 +132,7 @@ for (const dialect of DIALECTS) {
       assert.equal(third.previous_secret_expires_at, toIso(clock.now() + DAY_MS), "24 hours from the second rotation");
 
       clock.set(realNow);
-      await emit(services, ws);
+      await emitExample(services, ws);
       await testWorker(services).drain();
       const [request] = receiver.received;
       assert.ok(request);
@@ -166,7 +148,7 @@ for (const dialect of DIALECTS) {
       const receiver = await startReceiver();
       const { endpoint } = await addEndpoint(api, ws.testKey, receiver.url);
       const answered = await Promise.all([rotate(api, ws.testKey, endpoint.id), rotate(api, ws.testKey, endpoint.id)]);
-      await emit(services, ws);
+      await emitExample(services, ws);
       await testWorker(services).drain();
       const [request] = receiver.received;
       assert.ok(request);

@@ -18,6 +18,7 @@ import * as signingKeys from "./016-signing-keys.js";
 import * as configure from "./017-configure.js";
 import * as ownerInvitations from "./018-owner-invitations.js";
 import * as secretRotation from "./019-secret-rotation.js";
+import * as listIndexes from "./020-list-indexes.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   "017-configure": configure,
   "018-owner-invitations": ownerInvitations,
   "019-secret-rotation": secretRotation,
+  "020-list-indexes": listIndexes,
 };
