@@ -36,11 +36,11 @@ export interface Preset {
   patient: boolean;
 }
 
-/** The scenarios this run measures (6, both engines, is --engines; 7 is issue 25's access check). */
-export type Scenario = 1 | 2 | 3 | 4 | 5 | 7;
-export const SCENARIOS: readonly Scenario[] = [1, 2, 3, 4, 5, 7];
+/** The scenarios this run measures (6, both engines, is --engines; 8 is issue 25's access check). */
+export type Scenario = 1 | 2 | 3 | 4 | 5 | 8;
+export const SCENARIOS: readonly Scenario[] = [1, 2, 3, 4, 5, 8];
 /** Scenarios that need the seeded customers (5 makes its own buyers). */
-const SEEDED_SCENARIOS: readonly Scenario[] = [1, 2, 3, 4, 7];
+const SEEDED_SCENARIOS: readonly Scenario[] = [1, 2, 3, 4, 8];
 
 // Quotas high enough not to trip, through the documented variables: every request is
 // still counted, in the same transactions, against the same rows.
@@ -81,7 +81,7 @@ export interface GrantRun extends Measured {
 /** One engine's figures; a scenario not selected (--scenarios) has none. */
 export interface EngineResult {
   engine: Dialect;
-  /** Customers in the workspace when scenarios 1 to 3 and 7 ran (0 when none of them or 4 was selected). */
+  /** Customers in the workspace when scenarios 1 to 3 and 8 ran (0 when none of them or 4 was selected). */
   customers: number;
   /** Each size seeded into a database of its own, from none. */
   seeding: { customers: number; seconds: number; rows: Record<string, number> }[];
@@ -95,7 +95,7 @@ export interface EngineResult {
   baselineGrant?: Measured;
   grants?: GrantRun;
   webhooks?: WebhookResult;
-  /** Scenario 7: the client API's access check, each answer with its token signed. */
+  /** Scenario 8: the client API's access check, each answer with its token signed. */
   accessBodyBytes?: number;
   baselineAccess?: Measured;
   access?: Measured & { ratio: number; peakRssMb: number };
@@ -351,7 +351,7 @@ export async function runEngine(
   };
 
   try {
-    // Scenarios 1 to 4 and 7 need the customers; scenario 5 makes its own buyers.
+    // Scenarios 1 to 4 and 8 need the customers; scenario 5 makes its own buyers.
     const sizes = SEEDED_SCENARIOS.some(wants) ? preset.sizes : [];
     const largest = sizes[sizes.length - 1] ?? 0;
     // Scenario 4's smaller sizes first, each in a database of its own, then the largest,
@@ -406,9 +406,9 @@ export async function runEngine(
       }
     }
 
-    // Scenario 7: the access check at the largest size, each answer signed, against the
+    // Scenario 8: the access check at the largest size, each answer signed, against the
     // baseline just before; and signing alone, on the same core with the same Node.
-    if (wants(7) && largest > 0) {
+    if (wants(8) && largest > 0) {
       const signing = measureSigning(preset.patient ? 5 : 1);
       log(
         `  [${engine}] signing alone: ${int(signing.signaturesPerSec)} Ed25519 signatures/s, ${int(signing.tokensPerSec)} whole tokens/s (${signing.tokenBytes} B) on one core`,

@@ -136,7 +136,7 @@ export function renderMarkdown(info: RunInfo, engines: EngineResult[], checks: T
       `${info.profiled ? " **Profiled run (node --cpu-prof): figures are lower than an unprofiled run's.**" : ""}`,
   );
   lines.push("");
-  if (scenarios.some((n) => n <= 4 || n === 7)) {
+  if (scenarios.some((n) => n <= 4 || n === 8)) {
     lines.push(
       `Load: autocannon, ${p.connections} connections, ${p.warmupSec} s warm-up then ${p.durationSec} s measured, each server in a fresh process. Latencies are from request to last byte. CPU is in % of one core during the measured run: the server under test, the PostgreSQL backends serving it, the load generator, and the rest of the machine (other work; a run disturbed by more than 25% is repeated, up to three times, keeping the least disturbed).`,
     );
@@ -157,7 +157,7 @@ export function renderMarkdown(info: RunInfo, engines: EngineResult[], checks: T
     if (e.baselineAccess) rows.push(loadRow(`Baseline node:http GET (${e.accessBodyBytes} B, as the access check)`, e.engine, e.baselineAccess));
   for (const e of engines) {
     if (e.access)
-      rows.push(loadRow(`7. Access check, token signed (${customers(e.customers)})`, e.engine, e.access, { ratio: e.access.ratio, rssMb: e.access.peakRssMb }));
+      rows.push(loadRow(`8. Access check, token signed (${customers(e.customers)})`, e.engine, e.access, { ratio: e.access.ratio, rssMb: e.access.peakRssMb }));
   }
   if (rows.length > 0) {
     lines.push("| Scenario | Engine | req/s | p50 ms | p99 ms | peak RSS MB | × baseline | CPU % server / db / load / rest |");

@@ -144,7 +144,7 @@ class CustomerWriter {
         created_at: createdAt,
         last_active_at: Math.max(createdAt, this.now - Math.floor(fraction(i, 20 + d) * 30 * DAY)),
         signed_out_at: null,
-        // Signed in as verify leaves a device: its session token stored as SHA-256 (scenario 7 sends it).
+        // Signed in as verify leaves a device: its session token stored as SHA-256 (scenario 8 sends it).
         token_hash: createHash("sha256").update(deviceTokenOf(i, d)).digest("hex"),
       });
     }

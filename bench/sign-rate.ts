@@ -1,4 +1,4 @@
-// The cost of signing alone (scenario 7): Ed25519 signatures per second on one core, with
+// The cost of signing alone (scenario 8): Ed25519 signatures per second on one core, with
 // the Node that runs Warden, pinned where Warden runs. Twice: node:crypto's signature of
 // a token's signing input, and Warden's whole token (claims to JSON, base64url, signature).
 //
