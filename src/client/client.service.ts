@@ -11,6 +11,7 @@ import { isEmailShape, normaliseEmail } from "../customers/email.js";
 import { computeEntitlement, type Sources } from "../customers/entitlement.js";
 import { ensurePerson, markPersonSignedIn } from "../customers/person.store.js";
 import type { Executor } from "../db/database.js";
+import { closeCode, takeCodeTry } from "../db/one-time-code.store.js";
 import type { Env } from "../db/schema.js";
 import { ApiError, invalidParameter, notFound } from "../errors/errors.js";
 import { newId, randomBase62 } from "../ids.js";
@@ -31,7 +32,7 @@ import {
   touchDevice,
 } from "./device-session.store.js";
 import type { Mailer } from "./mailer.js";
-import { closeSignInCode, findOpenSignInCode, replaceSignInCode, takeSignInAttempt } from "./sign-in-code.store.js";
+import { findOpenSignInCode, replaceSignInCode } from "./sign-in-code.store.js";
 
 const CODE_TTL_MS = 10 * 60_000;
 const MAX_CODE_ATTEMPTS = 5;
@@ -166,9 +167,9 @@ export async function verifySignIn(services: Services, input: { hostname: string
   const now = clock.now();
   const outcome = await db.transaction().execute(async (trx) => {
     const open = await findOpenSignInCode(trx, target, MAX_CODE_ATTEMPTS, now);
-    if (!open || !(await takeSignInAttempt(trx, open.id, MAX_CODE_ATTEMPTS))) return "no_code" as const;
+    if (!open || !(await takeCodeTry(trx, "sign_in_codes", open.id, MAX_CODE_ATTEMPTS))) return "no_code" as const;
     if (!sameHash(open.codeHash, hashCode(open.id, body.code))) return "wrong_code" as const;
-    if (!(await closeSignInCode(trx, open.id, now))) return "no_code" as const;
+    if (!(await closeCode(trx, "sign_in_codes", open.id, now))) return "no_code" as const;
 
     const person = await ensurePerson(trx, target.workspaceId, target.env, open.email, now);
     await markPersonSignedIn(trx, person.id, now);

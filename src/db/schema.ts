@@ -265,6 +265,9 @@ export interface WebhookEndpointsTable {
   url: string;
   event_types: string | null;
   secret_sealed: string;
+  /** The secret a rotation replaced, still signing beside the current one until its expiry (migration 019). */
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: number | null;
   enabled: number;
   disabled_reason: string | null;
   disabled_at: number | null;

@@ -15,6 +15,7 @@ import * as dashboard from "./013-dashboard.js";
 import * as deliveryRetryAt from "./014-delivery-retry-at.js";
 import * as retention from "./015-retention.js";
 import * as signingKeys from "./016-signing-keys.js";
+import * as secretRotation from "./019-secret-rotation.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   "014-delivery-retry-at": deliveryRetryAt,
   "015-retention": retention,
   "016-signing-keys": signingKeys,
+  "019-secret-rotation": secretRotation,
 };
