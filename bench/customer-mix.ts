@@ -112,6 +112,7 @@ export function planCustomer(i: number, now: number): CustomerPlan {
   const firstAt = now - minutesAgo * 60_000;
   // The sign-in follows the first source within a day, and never lies in the future.
   const signedIn = origin === "account-only" || fraction(i, 5) < 0.6;
+  // devicesOf decides the sign-in the same way.
   const signedInAt = signedIn ? Math.min(now - 60_000, firstAt + Math.floor(fraction(i, 6) * DAY_MS)) : null;
   const paid = origin.startsWith("licence") || origin.startsWith("subscription") || origin.startsWith("bundle");
   return {
@@ -121,8 +122,26 @@ export function planCustomer(i: number, now: number): CustomerPlan {
     firstAt,
     signedInAt,
     earlierTrial: paid && fraction(i, 7) < 0.3,
-    devices: signedIn ? hash32(i, 8) % 3 : 0,
+    devices: devicesOf(i, origin),
   };
+}
+
+/** Devices of customer i on the benchmark tool: 0 to 2 for a signed-in customer (the load generator picks one without planning the customer). */
+export function devicesOf(i: number, origin: Origin = originOf(i)): number {
+  const signedIn = origin === "account-only" || fraction(i, 5) < 0.6;
+  return signedIn ? hash32(i, 8) % 3 : 0;
+}
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/**
+ * The session token of customer i's device d, in the shape Warden makes (`wdt_` and 43
+ * base62 characters): the seeder stores its hash, the load generator sends it.
+ */
+export function deviceTokenOf(i: number, d: number): string {
+  let token = "wdt_";
+  for (let k = 0; k < 43; k++) token += BASE62[hash32(i * 3 + d, 100 + k) % 62];
+  return token;
 }
 
 export const DAY = DAY_MS;

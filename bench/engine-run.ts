@@ -3,17 +3,18 @@
 // bare node:http baseline measured under the same load settings just before Warden's own
 // run. The sizes of scenario 4 take turns in rounds, each with a database of its own, so
 // that the machine's speed, which moves by half within minutes, moves every size alike.
+import { spawnSync } from "node:child_process";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { sql } from "kysely";
 import pg from "pg";
 import { type Dialect, migrateToLatest, openStorage, type Storage } from "../src/db/database.js";
-import { BENCH, emailOf, hash32 } from "./customer-mix.js";
+import { BENCH, devicesOf, deviceTokenOf, emailOf, hash32 } from "./customer-mix.js";
 import { type DashboardResult, type DashboardSeed, measureDashboard, seedDashboard, signInOwner } from "./dashboard-pages.js";
 import { type ListWalkResult, measureListWalk } from "./list-walk.js";
 import { type DatabasePids, type Measured, measureLoad } from "./load.js";
 import type { LoadRequest } from "./load-worker.js";
-import { onInterrupt, runWardenCommand, type ServerProcess, startBaseline, startWarden } from "./processes.js";
+import { commandFor, onInterrupt, ROOT, runWardenCommand, type ServerProcess, startBaseline, startWarden } from "./processes.js";
 import { type BenchWorkspace, countLoadGrants, seedCustomers, setUpWorkspace, verifySeed } from "./seed.js";
 import { runWebhookScenario, type WebhookResult } from "./webhook-delivery.js";
 
@@ -39,9 +40,11 @@ export interface Preset {
   dashboardWarmup: number;
 }
 
-/** The scenarios this run measures (6, both engines, is --engines; 7, the dashboard, came with issue 24). */
-export type Scenario = 1 | 2 | 3 | 4 | 5 | 7;
-export const SCENARIOS: readonly Scenario[] = [1, 2, 3, 4, 5, 7];
+/** The scenarios this run measures (6, both engines, is --engines; 7, the dashboard, came with issue 24; 8, the access check, with issue 25). */
+export type Scenario = 1 | 2 | 3 | 4 | 5 | 7 | 8;
+export const SCENARIOS: readonly Scenario[] = [1, 2, 3, 4, 5, 7, 8];
+/** Scenarios that need the seeded customers (5 makes its own buyers). */
+const SEEDED_SCENARIOS: readonly Scenario[] = [1, 2, 3, 4, 7, 8];
 
 // Quotas high enough not to trip, through the documented variables: every request is
 // still counted, in the same transactions, against the same rows.
@@ -82,7 +85,7 @@ export interface GrantRun extends Measured {
 /** One engine's figures; a scenario not selected (--scenarios) has none. */
 export interface EngineResult {
   engine: Dialect;
-  /** Customers in the workspace when scenarios 1 to 3 ran (0 when none of 1 to 4 was selected). */
+  /** Customers in the workspace when scenarios 1 to 3 and 8 ran (0 when none of them or 4 was selected). */
   customers: number;
   /** Each size seeded into a database of its own, from none. */
   seeding: { customers: number; seconds: number; rows: Record<string, number> }[];
@@ -97,7 +100,21 @@ export interface EngineResult {
   grants?: GrantRun;
   webhooks?: WebhookResult;
   dashboard?: DashboardResult;
+  /** Scenario 8: the client API's access check, each answer with its token signed. */
+  accessBodyBytes?: number;
+  baselineAccess?: Measured;
+  access?: Measured & { ratio: number; peakRssMb: number };
+  /** Signing alone, on the server's core with the same Node, measured before the access check's runs. */
+  signing?: SigningRate;
   profiles: string[];
+}
+
+export interface SigningRate {
+  /** node:crypto's Ed25519 signature of a token's signing input. */
+  signaturesPerSec: number;
+  /** Warden's whole token: claims to JSON, base64url, signature. */
+  tokensPerSec: number;
+  tokenBytes: number;
 }
 
 interface Database {
@@ -159,6 +176,7 @@ async function settle(storage: Storage): Promise<void> {
 }
 
 const log = (message: string) => process.stdout.write(`${message}\n`);
+const int = (value: number) => Math.round(value).toLocaleString("en");
 
 /** Mean body size of Warden's answer to `count` random retrieve requests; fails on any non-200. */
 async function sampleRetrieveBodies(warden: ServerProcess, ws: BenchWorkspace, customers: number, count: number): Promise<number> {
@@ -173,6 +191,30 @@ async function sampleRetrieveBodies(warden: ServerProcess, ws: BenchWorkspace, c
     bytes += body.byteLength;
   }
   return Math.round(bytes / count);
+}
+
+/** Mean body size of Warden's answer to `count` access checks by random seeded devices; fails on any non-200. */
+async function sampleAccessBodies(warden: ServerProcess, customers: number, count: number): Promise<number> {
+  let bytes = 0;
+  let sampled = 0;
+  for (let n = 0; sampled < count; n++) {
+    const i = hash32(n, 98) % customers;
+    if (devicesOf(i) === 0) continue;
+    const response = await fetch(`${warden.url}/api/client/v1/tools/${BENCH.tool}/access`, { headers: { authorization: `Bearer ${deviceTokenOf(i, 0)}` } });
+    const body = await response.arrayBuffer();
+    if (response.status !== 200) throw new Error(`the access check of customer ${i} answered ${response.status}: ${Buffer.from(body).toString()}`);
+    bytes += body.byteLength;
+    sampled += 1;
+  }
+  return Math.round(bytes / count);
+}
+
+/** Ed25519 signatures per second on the server's core, by the Node that runs Warden (bench/sign-rate.ts). */
+function measureSigning(seconds: number): SigningRate {
+  const [command, args] = commandFor("server", process.execPath, ["--import", "tsx", "bench/sign-rate.ts", String(seconds)]);
+  const run = spawnSync(command, args, { cwd: ROOT, encoding: "utf8" });
+  if (run.status !== 0) throw new Error(`bench/sign-rate.ts failed (exit ${run.status}):\n${run.stderr}`);
+  return JSON.parse(run.stdout) as SigningRate;
 }
 
 async function sampleGrantBody(warden: ServerProcess, ws: BenchWorkspace): Promise<number> {
@@ -314,8 +356,8 @@ export async function runEngine(
   };
 
   try {
-    // Scenarios 1 to 4 need the customers; scenario 5 makes its own buyers.
-    const sizes = [1, 2, 3, 4, 7].some((n) => wants(n as Scenario)) ? preset.sizes : [];
+    // Scenarios 1 to 4 and 8 need the customers; scenario 5 makes its own buyers.
+    const sizes = SEEDED_SCENARIOS.some(wants) ? preset.sizes : [];
     const largest = sizes[sizes.length - 1] ?? 0;
     // Scenario 4's smaller sizes first, each in a database of its own, then the largest,
     // which every other scenario uses.
@@ -366,6 +408,41 @@ export async function runEngine(
           single: medianRun(single),
           roundsP50Ms: { loaded: loaded.map((m) => m.latencyMs.p50), single: single.map((m) => m.latencyMs.p50) },
         });
+      }
+    }
+
+    // Scenario 8: the access check at the largest size, each answer signed, against the
+    // baseline just before; and signing alone, on the same core with the same Node.
+    if (wants(8) && largest > 0) {
+      const signing = measureSigning(preset.patient ? 5 : 1);
+      log(
+        `  [${engine}] signing alone: ${int(signing.signaturesPerSec)} Ed25519 signatures/s, ${int(signing.tokensPerSec)} whole tokens/s (${signing.tokenBytes} B) on one core`,
+      );
+      result.signing = signing;
+      const accessLoad = (): LoadRequest => ({ kind: "access", tool: BENCH.tool, customers: largest });
+      const warden = await launchWarden(main.database, `access-${largest}`);
+      try {
+        const accessBodyBytes = await sampleAccessBodies(warden, largest, 200);
+        const baseline = await startBaseline({ bodyBytes: accessBodyBytes, status: 200, logFile: join(options.workDir, "baseline.log") });
+        let baselineAccess: Measured;
+        try {
+          baselineAccess = await measureLoad(baseline, load(accessLoad(), ws.key), { patient: preset.patient });
+        } finally {
+          await baseline.stop();
+        }
+        assertAllOk("baseline of the access check", baselineAccess);
+        log(`  [${engine}] baseline node:http GET, ${accessBodyBytes} B body: ${summary(baselineAccess)}`);
+        const measured = await measureLoad(warden, load(accessLoad(), ws.key), { patient: preset.patient, pids: main.database.pids });
+        assertAllOk(`access check at ${largest}`, measured);
+        const peakRssMb = warden.peakRssMb();
+        log(
+          `  [${engine}] access check at ${largest.toLocaleString("en")} customers: ${summary(measured)}; ${(measured.reqPerSec / baselineAccess.reqPerSec).toFixed(2)}× the baseline`,
+        );
+        result.accessBodyBytes = accessBodyBytes;
+        result.baselineAccess = baselineAccess;
+        result.access = { ...measured, ratio: measured.reqPerSec / baselineAccess.reqPerSec, peakRssMb };
+      } finally {
+        await warden.stop();
       }
     }
 

@@ -9,13 +9,15 @@
 // Prints one JSON line per phase on stdout: {"event":"measuring"} when the measured run
 // starts, then {"event":"done","result":…}.
 import autocannon from "autocannon";
-import { emailOf } from "./customer-mix.js";
+import { devicesOf, deviceTokenOf, emailOf } from "./customer-mix.js";
 
 export type LoadRequest =
   /** Retrieve a customer: a random one of the first `customers` seeded. */
   | { kind: "retrieve"; tool: string; customers: number }
   /** Create a grant for a new address per request, marked by `note`. */
-  | { kind: "grant"; tool: string; note: string; tag: string };
+  | { kind: "grant"; tool: string; note: string; tag: string }
+  /** The client API's access check by a random seeded device of the first `customers`, with its own token. */
+  | { kind: "access"; tool: string; customers: number };
 
 export interface LoadSpec {
   url: string;
@@ -57,6 +59,24 @@ function requestsFor(spec: LoadSpec): { method: Method; setupRequest: (req: auto
       {
         method: "GET",
         setupRequest: (req) => ({ ...req, path: base + encodeURIComponent(emailOf(Math.floor(Math.random() * request.customers))) }),
+      },
+    ];
+  }
+  if (request.kind === "access") {
+    const path = `/api/client/v1/tools/${request.tool}/access`;
+    return [
+      {
+        method: "GET",
+        setupRequest: (req) => {
+          // About half the customers have a device: draw until one has.
+          for (;;) {
+            const i = Math.floor(Math.random() * request.customers);
+            const devices = devicesOf(i);
+            if (devices === 0) continue;
+            const authorization = `Bearer ${deviceTokenOf(i, Math.floor(Math.random() * devices))}`;
+            return { ...req, path, headers: { ...req.headers, authorization } };
+          }
+        },
       },
     ];
   }

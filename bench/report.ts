@@ -66,6 +66,14 @@ export function checkTargets(engines: EngineResult[], preset: Preset): TargetChe
         met: e.list.lastOverFirst <= 1.5,
       });
     }
+    if (e.access) {
+      checks.push({
+        target: `Access check (token signed) at ${customers(e.customers)} ≥ 0.3× baseline req/s (SQLite; issue 25)${e.customers < 1_000_000 ? " (the issue's size is 1M: bench:full)" : ""}`,
+        engine: e.engine,
+        measured: `${ratio(e.access.ratio)} (${int(e.access.reqPerSec)} vs ${int(e.baselineAccess?.reqPerSec ?? 0)} req/s), p99 ${ms(e.access.latencyMs.p99)} ms`,
+        met: e.engine === "sqlite" ? e.access.ratio >= 0.3 : null,
+      });
+    }
     if (e.retrieve) {
       checks.push({
         target: "Peak RSS under the retrieve benchmark < 250 MB",
@@ -142,7 +150,7 @@ export function renderMarkdown(info: RunInfo, engines: EngineResult[], checks: T
       `${info.profiled ? " **Profiled run (node --cpu-prof): figures are lower than an unprofiled run's.**" : ""}`,
   );
   lines.push("");
-  if (scenarios.some((n) => n <= 4)) {
+  if (scenarios.some((n) => n <= 4 || n === 8)) {
     lines.push(
       `Load: autocannon, ${p.connections} connections, ${p.warmupSec} s warm-up then ${p.durationSec} s measured, each server in a fresh process. Latencies are from request to last byte. CPU is in % of one core during the measured run: the server under test, the PostgreSQL backends serving it, the load generator, and the rest of the machine (other work; a run disturbed by more than 25% is repeated, up to three times, keeping the least disturbed).`,
     );
@@ -159,10 +167,24 @@ export function renderMarkdown(info: RunInfo, engines: EngineResult[], checks: T
   for (const e of engines) {
     if (e.grants) rows.push(loadRow(`2. Create a grant (${customers(e.customers)})`, e.engine, e.grants, { ratio: e.grants.ratio, rssMb: e.grants.peakRssMb }));
   }
+  for (const e of engines)
+    if (e.baselineAccess) rows.push(loadRow(`Baseline node:http GET (${e.accessBodyBytes} B, as the access check)`, e.engine, e.baselineAccess));
+  for (const e of engines) {
+    if (e.access)
+      rows.push(loadRow(`8. Access check, token signed (${customers(e.customers)})`, e.engine, e.access, { ratio: e.access.ratio, rssMb: e.access.peakRssMb }));
+  }
   if (rows.length > 0) {
     lines.push("| Scenario | Engine | req/s | p50 ms | p99 ms | peak RSS MB | × baseline | CPU % server / db / load / rest |");
     lines.push("|---|---|---:|---:|---:|---:|---:|---:|");
     lines.push(...rows);
+    lines.push("");
+  }
+  for (const e of engines) {
+    if (!e.signing) continue;
+    const { signaturesPerSec, tokensPerSec, tokenBytes } = e.signing;
+    lines.push(
+      `Signing alone (${e.engine} run, on the server's core, Node ${info.machine.node}): ${int(signaturesPerSec)} Ed25519 signatures/s (${(1e6 / signaturesPerSec).toFixed(1)} µs each); ${int(tokensPerSec)} whole tokens/s of ${tokenBytes} B (claims to JSON, base64url, signature).`,
+    );
     lines.push("");
   }
   const lists = engines.filter((e) => e.list);

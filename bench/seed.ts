@@ -3,6 +3,7 @@
 // a million customers (one import line at a time would take hours). Each customer's
 // `customers` row is derived with the service's own computeEntitlement, exactly as
 // syncCustomer derives it, and verifySeed checks a sample against syncCustomer itself.
+import { createHash } from "node:crypto";
 import type { Insertable } from "kysely";
 import { systemClock } from "../src/clock.js";
 import { syncCustomer, toolScope } from "../src/customers/customer.service.js";
@@ -21,7 +22,7 @@ import type { Storage, Trx } from "../src/db/database.js";
 import type { CustomersTable, Database, DevicesTable, Env, GrantsTable, LicencesTable, PeopleTable, SubscriptionsTable } from "../src/db/schema.js";
 import { newId } from "../src/ids.js";
 import { createBundle, createKey, createOwner, createPlan, createTool, createWorkspace } from "../src/workspaces/workspace.service.js";
-import { BENCH, type CustomerPlan, DAY, emailOf, fraction, planCustomer } from "./customer-mix.js";
+import { BENCH, type CustomerPlan, DAY, deviceTokenOf, emailOf, fraction, planCustomer } from "./customer-mix.js";
 
 export interface BenchWorkspace {
   workspaceId: string;
@@ -143,6 +144,8 @@ class CustomerWriter {
         created_at: createdAt,
         last_active_at: Math.max(createdAt, this.now - Math.floor(fraction(i, 20 + d) * 30 * DAY)),
         signed_out_at: null,
+        // Signed in as verify leaves a device: its session token stored as SHA-256 (scenario 8 sends it).
+        token_hash: createHash("sha256").update(deviceTokenOf(i, d)).digest("hex"),
       });
     }
 

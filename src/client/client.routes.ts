@@ -24,7 +24,7 @@ import {
   SignInSent,
   VerifyBody,
 } from "./client.schema.js";
-import { authenticateDevice, checkAccess, listDevices, requestSignIn, signOut, verifySignIn } from "./client.service.js";
+import { authenticateDevice, checkDeviceAccess, listDevices, requestSignIn, signOut, verifySignIn } from "./client.service.js";
 import { isAllowedClientOrigin } from "./cors.js";
 import { createMailer } from "./mailer.js";
 import { assignTeamSeat, listPurchases, listTeamSeats, unassignTeamSeat } from "./purchase.service.js";
@@ -105,7 +105,12 @@ export const clientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       },
     },
     async (request, reply) => {
-      const answer = await checkAccess(services, await session(request), request.params.tool);
+      const answer = await checkDeviceAccess(services, {
+        hostname: request.hostname,
+        source: request.ip,
+        authorization: request.headers.authorization,
+        toolId: request.params.tool,
+      });
       reply.header("Cache-Control", `private, max-age=${answer.recheck_after}`);
       return answer;
     },

@@ -182,6 +182,40 @@ for (const dialect of DIALECTS) {
       assert.equal(member.entitled, false);
     });
 
+    test("checks at the same moment each record their own device's last activity (written together)", async () => {
+      const { services, clock } = await testServices(dialect, { SMTP_URL: mailbox.url });
+      const ws = await seedWorkspace(services);
+      const api = await testApi(services);
+      const tokens: string[] = [];
+      for (let i = 0; i < 4; i++) tokens.push(await signIn(api, ws, `many-${i}-${ws.slug}@example.com`));
+      const lastActive = async () =>
+        (await services.db.selectFrom("devices").select(["id", "last_active_at"]).where("workspace_id", "=", ws.workspaceId).orderBy("id").execute()).map(
+          (d) => d.last_active_at,
+        );
+      assert.deepEqual(await lastActive(), [null, null, null, null]);
+
+      clock.advance(7_000);
+      // The last device twice in the same turn: written once, at the latest time.
+      const answers = await Promise.all([...tokens, tokens[3] as string].map((token) => check(api, ws.tool, token)));
+      assert.deepEqual(
+        answers.map((a) => a.statusCode),
+        [200, 200, 200, 200, 200],
+      );
+      assert.deepEqual((await lastActive()).map(Number), [clock.now(), clock.now(), clock.now(), clock.now()]);
+      // Each answer is its own device's, though their reads may have shared a statement.
+      const signedFor = answers.map((a) => JSON.parse(Buffer.from(a.json().token.split(".")[1], "base64url").toString()).email);
+      assert.deepEqual(
+        signedFor,
+        [0, 1, 2, 3, 3].map((i) => `many-${i}-${ws.slug}@example.com`),
+      );
+
+      clock.advance(1_000);
+      await check(api, ws.tool, tokens[1] as string);
+      const after = (await lastActive()).map(Number);
+      assert.equal(after.filter((at) => at === clock.now()).length, 1);
+      assert.equal(after.filter((at) => at === clock.now() - 1_000).length, 3);
+    });
+
     test("access that runs out sooner is rechecked when it ends", async () => {
       const { services, clock } = await testServices(dialect, { SMTP_URL: mailbox.url });
       const ws = await seedWorkspace(services);

@@ -38,7 +38,7 @@ function coversTool(alias: "l" | "s", scope: SourceScope) {
 }
 
 /** The workspace and tool of a source query: values, or columns of an enclosing query. */
-interface SourceScope {
+export interface SourceScope {
   workspaceId: string | RawBuilder<string>;
   toolId: string | RawBuilder<string>;
 }
@@ -262,11 +262,35 @@ function toPersonWithSources(row: PersonWithSourcesRow | undefined): PersonWithS
   if (!row) return null;
   return {
     person: { id: row.id, email: row.email, signedInAt: row.signed_in_at === null ? null : Number(row.signed_in_at) },
-    sources: {
-      licences: fromJson(row.licences).map(toLicenceSource),
-      subscriptions: fromJson(row.subscriptions).map(toSubscriptionSource),
-      grants: fromJson(row.grants).map(toGrantSource),
-    },
+    sources: toSources(row),
+  };
+}
+
+/**
+ * The sources of the `person` of an enclosing statement, as its columns `licences`,
+ * `subscriptions` and `grants` (JSON arrays), for a tool that may be a column of that
+ * statement too: the client's access check reads them with the device in one statement.
+ */
+export function sourceColumns(ex: Executor, scope: SourceScope): RawBuilder<unknown> {
+  const dialect = dialectOf(ex);
+  const jsonArrayFrom = dialect === "postgres" ? pgJsonArrayFrom : sqliteJsonArrayFrom;
+  return sql`${ifHeld("licences", jsonArrayFrom(licencesQuery(ex, scope, "enclosing")), dialect)} as licences,
+  ${ifHeld("subscriptions", jsonArrayFrom(subscriptionsQuery(ex, scope, "enclosing")), dialect)} as subscriptions,
+  ${ifHeld("grants", jsonArrayFrom(grantsQuery(ex, scope, "enclosing")), dialect)} as grants`;
+}
+
+/** The columns `sourceColumns` adds to a row. */
+export interface SourceColumns {
+  licences: LicenceRow[] | string;
+  subscriptions: SubscriptionRow[] | string;
+  grants: GrantRow[] | string;
+}
+
+export function toSources(row: SourceColumns): Sources {
+  return {
+    licences: fromJson(row.licences).map(toLicenceSource),
+    subscriptions: fromJson(row.subscriptions).map(toSubscriptionSource),
+    grants: fromJson(row.grants).map(toGrantSource),
   };
 }
 
