@@ -1,4 +1,5 @@
-// Runs every *.test.ts under src with node's own test runner (TypeScript through tsx).
+// Runs every *.test.ts under src and packages with node's own test runner (TypeScript
+// through tsx).
 // Node 20's --test takes no globs, so the files are listed here.
 import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
@@ -7,12 +8,12 @@ import { join } from "node:path";
 function findTests(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return findTests(path);
+    if (entry.isDirectory()) return entry.name === "node_modules" || entry.name === "dist" ? [] : findTests(path);
     return entry.name.endsWith(".test.ts") ? [path] : [];
   });
 }
 
 const only = process.argv.slice(2);
-const files = only.length > 0 ? only : findTests("src").sort();
+const files = only.length > 0 ? only : [...findTests("src"), ...findTests("packages")].sort();
 const result = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=2", ...files], { stdio: "inherit" });
 process.exit(result.status ?? 1);

@@ -22,6 +22,7 @@ import { instrumentRequests, metricsRoutes } from "./ops/metrics.routes.js";
 import { closeConnectionsWhenClosing } from "./ops/shutdown.js";
 import type { Services } from "./services.js";
 import { stripeRoutes } from "./stripe/stripe.routes.js";
+import { jwksRoutes } from "./tokens/jwks.routes.js";
 import { webhookRoutes } from "./webhooks/webhook.routes.js";
 import {
   CreatedWebhookEndpoint,
@@ -108,7 +109,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
         title: "Warden API",
         version: "1.0.0",
         description:
-          "Check whether an email address holds a tool and why, list customers, and grant or revoke free access. Every request carries Authorization: Bearer <API_KEY>.",
+          "Check whether an email address holds a tool and why, list customers, and grant or revoke free access. Every request carries Authorization: Bearer <API_KEY>. The client API (tag Client) is what an extension calls; its access answers are signed, and a vendor's server verifies them against /.well-known/jwks.json (tag Access tokens).",
       },
       servers: [{ url: "/" }],
       components: { securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "wk_test_… or wk_live_…" } } },
@@ -142,6 +143,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(stripeRoutes, { services });
   // The client API: sign-in by emailed code, device sessions, the access check, the buy button.
   await app.register(clientRoutes, { services, prefix: "/api/client/v1" });
+  // The public keys that verify the client API's access tokens, for vendors' servers and extensions.
+  await app.register(jwksRoutes, { services });
   // The vendor dashboard: server-rendered pages for owners, signed in with a mailed code.
   await app.register(dashboardRoutes, { services, prefix: "/dashboard" });
   // For operators' machines, off the API: health checks, and the metrics behind their own token.

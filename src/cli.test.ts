@@ -5,35 +5,16 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { main } from "./cli.js";
 import { parseConfig } from "./config.js";
 import { openStorage } from "./db/database.js";
+import { runWarden, wardenJson } from "./test-support/cli.js";
 import { DIALECTS, privateDatabaseEnv, unique } from "./test-support/harness.js";
 import { startWarden } from "./test-support/serve.js";
 
 const execFileAsync = promisify(execFile);
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function warden(env: Record<string, string>, ...argv: string[]): Promise<Run> {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env });
-  return { code, stdout, stderr };
-}
-
-async function wardenJson(env: Record<string, string>, ...argv: string[]): Promise<Record<string, unknown>> {
-  const run = await warden(env, ...argv, "--json");
-  assert.equal(run.code, 0, `${argv.join(" ")}: ${run.stderr}`);
-  return JSON.parse(run.stdout);
-}
-
 async function wardenList(env: Record<string, string>, ...argv: string[]): Promise<Record<string, unknown>[]> {
-  const run = await warden(env, ...argv, "--json");
+  const run = await runWarden(env, ...argv, "--json");
   assert.equal(run.code, 0, `${argv.join(" ")}: ${run.stderr}`);
   const list = JSON.parse(run.stdout);
   assert.ok(Array.isArray(list), `${argv.join(" ")} answers an array`);
@@ -89,7 +70,7 @@ for (const dialect of DIALECTS) {
           [other, [otherSlug], false],
         ],
       );
-      const ownerTable = (await warden(env, "admin", "owner", "list")).stdout;
+      const ownerTable = (await runWarden(env, "admin", "owner", "list")).stdout;
       assert.match(ownerTable, /^ID +EMAIL +SUSPENDED +CREATED +WORKSPACES\n/);
       assert.match(ownerTable, new RegExp(`${email.replace(/[.]/g, "\\.")} +no +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\dZ +${slug}\n`));
 
@@ -108,7 +89,7 @@ for (const dialect of DIALECTS) {
           ["tabs", "Tabs", slug, 7, "string"],
         ],
       );
-      assert.match((await warden(env, "admin", "tool", "list", "--workspace", slug)).stdout, /^ID {5}TRIAL DAYS {2}CREATED {12}NAME\nnotes {2}0 /);
+      assert.match((await runWarden(env, "admin", "tool", "list", "--workspace", slug)).stdout, /^ID {5}TRIAL DAYS {2}CREATED {12}NAME\nnotes {2}0 /);
 
       const plans = await wardenList(env, "admin", "plan", "list", "--workspace", slug);
       assert.deepEqual(
@@ -123,7 +104,7 @@ for (const dialect of DIALECTS) {
         (await wardenList(env, "admin", "plan", "list", "--workspace", slug, "--bundle", "suite")).map((p) => p.id),
         ["all"],
       );
-      const planTable = (await warden(env, "admin", "plan", "list", "--workspace", slug, "--tool", "tabs")).stdout;
+      const planTable = (await runWarden(env, "admin", "plan", "list", "--workspace", slug, "--tool", "tabs")).stdout;
       assert.match(planTable, /tool tabs +pro +subscription +4\.99 eur a month +yes +- +Pro\n/);
 
       assert.deepEqual(
@@ -131,7 +112,7 @@ for (const dialect of DIALECTS) {
         [["suite", "Suite", ["notes", "tabs"]]],
       );
       assert.deepEqual(await wardenList(env, "admin", "bundle", "list", "--workspace", otherSlug), []);
-      assert.equal((await warden(env, "admin", "bundle", "list", "--workspace", otherSlug)).stdout, "No bundles.\n");
+      assert.equal((await runWarden(env, "admin", "bundle", "list", "--workspace", otherSlug)).stdout, "No bundles.\n");
 
       const keys = await wardenList(env, "admin", "key", "list", "--workspace", slug);
       assert.deepEqual(
@@ -143,7 +124,7 @@ for (const dialect of DIALECTS) {
         ],
       );
       // Never the secret, nor its hash.
-      const keyText = (await warden(env, "admin", "key", "list", "--workspace", slug)).stdout + JSON.stringify(keys);
+      const keyText = (await runWarden(env, "admin", "key", "list", "--workspace", slug)).stdout + JSON.stringify(keys);
       assert.ok(!keyText.includes(String(testKey.key)) && !keyText.includes(String(liveKey.key)));
       assert.doesNotMatch(keyText, /[0-9a-f]{64}/);
       assert.deepEqual(
@@ -159,11 +140,11 @@ for (const dialect of DIALECTS) {
         [["admin", "key", "list", "--workspace", slug, "--env", "prod"], /env must be test or live/],
       ];
       for (const [argv, message] of refusals) {
-        const run = await warden(env, ...argv);
+        const run = await runWarden(env, ...argv);
         assert.equal(run.code, 1, argv.join(" "));
         assert.match(run.stderr, message, argv.join(" "));
       }
-      assert.equal((await warden(env, "admin", "tool", "list")).code, 2);
+      assert.equal((await runWarden(env, "admin", "tool", "list")).code, 2);
     });
 
     test("sets up a workspace with --json output", async () => {
@@ -220,10 +201,10 @@ for (const dialect of DIALECTS) {
       const renamed = await wardenJson(env, "admin", "plan", "rename", ...plan, "--name", "Pro for life");
       assert.equal(renamed.name, "Pro for life");
       assert.equal(
-        (await warden(env, "admin", "plan", "retire", ...plan)).stdout,
+        (await runWarden(env, "admin", "plan", "retire", ...plan)).stdout,
         "Retired plan pro of tool tabs: checkout no longer offers it; what was bought with it keeps it.\n",
       );
-      assert.equal((await warden(env, "admin", "plan", "retire", ...plan)).stdout, "Plan pro of tool tabs was retired already.\n");
+      assert.equal((await runWarden(env, "admin", "plan", "retire", ...plan)).stdout, "Plan pro of tool tabs was retired already.\n");
       const [listed] = await wardenList(env, "admin", "plan", "list", "--workspace", slug);
       assert.equal(listed?.name, "Pro for life");
       assert.equal(listed?.default, true, "it keeps its mark, so that the events of what was bought with it name it as before");
@@ -236,7 +217,7 @@ for (const dialect of DIALECTS) {
         [["admin", "plan", "retire", "--workspace", slug, "--id", "pro"], /exactly one of --tool or --bundle/],
       ];
       for (const [argv, message] of cases) {
-        const run = await warden(env, ...argv);
+        const run = await runWarden(env, ...argv);
         assert.equal(run.code, 1, `${argv.join(" ")}: ${run.stderr}`);
         assert.match(run.stderr, message, argv.join(" "));
       }
@@ -252,7 +233,7 @@ for (const dialect of DIALECTS) {
       await wardenJson(env, "admin", "bundle", "create", "--workspace", slug, "--id", "suite", "--name", "Suite", "--tools", "tabs,notes");
       const update = ["admin", "bundle", "update", "--workspace", slug, "--id", "suite", "--tools", "tabs,clips"];
 
-      const dry = await warden(env, ...update, "--dry-run");
+      const dry = await runWarden(env, ...update, "--dry-run");
       assert.equal(dry.code, 0, dry.stderr);
       assert.equal(
         dry.stdout,
@@ -262,7 +243,7 @@ for (const dialect of DIALECTS) {
       const applied = await wardenJson(env, ...update);
       assert.deepEqual([applied.tools, applied.added, applied.removed, applied.applied], [["tabs", "clips"], ["clips"], ["notes"], true]);
       assert.deepEqual((await wardenList(env, "admin", "bundle", "list", "--workspace", slug))[0]?.tools, ["clips", "tabs"]);
-      const again = await warden(env, ...update);
+      const again = await runWarden(env, ...update);
       assert.equal(again.code, 1);
       assert.match(again.stderr, /Bundle "suite" names these tools already: nothing to change\./);
     });
@@ -289,13 +270,13 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await wardenJson(env, "admin", "owner", "withdraw", ...owners, "--email", colleague), { withdrawn: 1 });
       assert.deepEqual((await wardenJson(env, "admin", "owner", "invitations", ...owners)).invitations, []);
 
-      const last = await warden(env, "admin", "owner", "remove", ...owners, "--email", email);
+      const last = await runWarden(env, "admin", "owner", "remove", ...owners, "--email", email);
       assert.equal(last.code, 1);
       assert.equal(last.stderr, `warden: ${email} is the workspace's only owner: invite another owner before removing this one.\n`);
-      const stranger = await warden(env, "admin", "owner", "remove", ...owners, "--email", colleague);
+      const stranger = await runWarden(env, "admin", "owner", "remove", ...owners, "--email", colleague);
       assert.equal(stranger.code, 1);
       assert.match(stranger.stderr, /is not an owner of workspace/);
-      const again = await warden(env, "admin", "owner", "invite", ...owners, "--email", email);
+      const again = await runWarden(env, "admin", "owner", "invite", ...owners, "--email", email);
       assert.match(again.stderr, /is an owner of this workspace already/);
     });
 
@@ -338,14 +319,14 @@ for (const dialect of DIALECTS) {
         [["admin", "frobnicate"], 2, /Unknown command/],
       ];
       for (const [argv, code, message] of cases) {
-        const run = await warden(env, ...argv);
+        const run = await runWarden(env, ...argv);
         assert.equal(run.code, code, `${argv.join(" ")}: ${run.stderr}`);
         assert.match(run.stderr, message, argv.join(" "));
         assert.equal(run.stdout, "");
       }
-      const json = await warden(env, "admin", "workspace", "create", "--slug", "Bad Slug", "--name", "x", "--owner", email, "--json");
+      const json = await runWarden(env, "admin", "workspace", "create", "--slug", "Bad Slug", "--name", "x", "--owner", email, "--json");
       assert.deepEqual(JSON.parse(json.stderr).error.param, "slug");
-      const key = await warden(env, "admin", "key", "create", "--workspace", unique("nope"), "--env", "staging");
+      const key = await runWarden(env, "admin", "key", "create", "--workspace", unique("nope"), "--env", "staging");
       assert.equal(key.code, 1);
     });
 
@@ -379,13 +360,13 @@ for (const dialect of DIALECTS) {
         [["admin", "owner", "suspend", "--email", "nobody@example.com"], /No owner with email "nobody@example.com"/],
       ];
       for (const [argv, message] of cases) {
-        const run = await warden(env, ...argv);
+        const run = await runWarden(env, ...argv);
         assert.equal(run.code, 1, `${argv.join(" ")}: ${run.stderr}`);
         assert.match(run.stderr, message, argv.join(" "));
         assert.equal(run.stdout, "");
       }
       // An empty --tools never reaches the use case: the option counts as missing.
-      const empty = await warden(env, ...bundle, "--id", "more", "--tools", "");
+      const empty = await runWarden(env, ...bundle, "--id", "more", "--tools", "");
       assert.equal(empty.code, 2);
       assert.match(empty.stderr, /--tools is required/);
 
@@ -452,42 +433,42 @@ for (const dialect of DIALECTS) {
 }
 
 test("a bad configuration value stops the command with a clear message", async () => {
-  const run = await warden({ WARDEN_LIMIT_LOOKUPS_PER_DAY: "lots" }, "admin", "owner", "create", "--email", "a@example.com");
+  const run = await runWarden({ WARDEN_LIMIT_LOOKUPS_PER_DAY: "lots" }, "admin", "owner", "create", "--email", "a@example.com");
   assert.equal(run.code, 2);
   assert.match(run.stderr, /WARDEN_LIMIT_LOOKUPS_PER_DAY must be a whole number/);
 });
 
 test("help lists every command", async () => {
-  const run = await warden({}, "help");
+  const run = await runWarden({}, "help");
   assert.equal(run.code, 0);
   for (const word of ["serve", "admin owner create", "admin key revoke", "admin plan create"]) assert.ok(run.stdout.includes(word), word);
 });
 
 test("a group lists its commands; a wrong one says so and lists them, exit 2", async () => {
   for (const group of ["admin", "admin owner", "admin workspace", "admin tool", "admin key", "endpoints", "deliveries", "events"]) {
-    const run = await warden({}, ...group.split(" "));
+    const run = await runWarden({}, ...group.split(" "));
     assert.equal(run.code, 0, group);
     assert.match(run.stdout, new RegExp(`^Commands of warden ${group}:\n`));
     for (const line of run.stdout.trim().split("\n").slice(1)) assert.match(line, new RegExp(`^(  warden ${group} |      \\S)`), line);
-    assert.equal((await warden({}, ...group.split(" "), "--help")).stdout, run.stdout);
+    assert.equal((await runWarden({}, ...group.split(" "), "--help")).stdout, run.stdout);
   }
-  const owner = await warden({}, "admin", "owner");
+  const owner = await runWarden({}, "admin", "owner");
   for (const word of ["create", "list", "suspend", "unsuspend"]) assert.match(owner.stdout, new RegExp(`warden admin owner ${word}\\b`));
   assert.match(owner.stdout, /List owners, with the workspaces each holds\./);
   assert.doesNotMatch(owner.stdout, /admin tool/);
 
-  const wrong = await warden({}, "admin", "owner", "frob");
+  const wrong = await runWarden({}, "admin", "owner", "frob");
   assert.equal(wrong.code, 2);
   assert.equal(wrong.stdout, "");
   assert.match(wrong.stderr, /^warden: Unknown command "admin owner frob"\.\n\nCommands of warden admin owner:\n/);
-  const wrongGroup = await warden({}, "endpoints", "frob", "--json");
+  const wrongGroup = await runWarden({}, "endpoints", "frob", "--json");
   assert.equal(wrongGroup.code, 2);
   assert.match(JSON.parse(wrongGroup.stderr).error.message, /Unknown command "endpoints frob"/);
-  const unknown = await warden({}, "frob");
+  const unknown = await runWarden({}, "frob");
   assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /Unknown command "frob"/);
 
-  const help = await warden({}, "admin", "tool", "create", "--help");
+  const help = await runWarden({}, "admin", "tool", "create", "--help");
   assert.equal(help.code, 0);
   assert.match(help.stdout, /^ {2}warden admin tool create --workspace S --id TOOL --name N \[--trial-days N\]\n {6}Add a tool/);
 });
@@ -505,7 +486,7 @@ test("option errors are told in Warden's words, naming the command, exit 2", asy
     [["admin", "owner", "list", "-q"], 'warden: unknown option -q for "admin owner list"; see warden admin owner list --help.'],
   ];
   for (const [argv, first] of cases) {
-    const run = await warden({}, ...argv);
+    const run = await runWarden({}, ...argv);
     assert.equal(run.code, 2, argv.join(" "));
     const [line, usage] = run.stderr.split("\n");
     assert.equal(line, first);
@@ -520,6 +501,7 @@ test("warden --version and -v print the package's version, from the built entry 
   for (const flag of ["--version", "-v"]) {
     const { stdout } = await execFileAsync(process.execPath, [fileURLToPath(new URL("../bin/warden.js", import.meta.url)), flag]);
     assert.equal(stdout, `${version}\n`);
-    assert.deepEqual(await warden({}, flag), { code: 0, stdout: `${version}\n`, stderr: "" });
+    const run = await runWarden({}, flag);
+    assert.deepEqual({ code: run.code, stdout: run.stdout, stderr: run.stderr }, { code: 0, stdout: `${version}\n`, stderr: "" });
   }
 });

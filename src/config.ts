@@ -37,7 +37,7 @@ export interface Config {
    */
   trustProxy: false | TrustProxy;
   logLevel: string;
-  /** Seals webhook secrets at rest; null means a development key kept in the data folder. */
+  /** Seals webhook secrets, Stripe keys, licence keys and the token signing keys at rest; null means a development key kept in the data folder. */
   secretKey: string | null;
   /** Allow webhook endpoints on loopback and private networks (local development, tests). */
   allowPrivateWebhooks: boolean;

@@ -10,6 +10,7 @@ import { ensureSetting } from "./db/settings.store.js";
 import { LimitsService } from "./limits/limits.service.js";
 import { Metrics } from "./ops/metrics.js";
 import { readDeliveryFigures } from "./ops/ops.store.js";
+import { ensureSigningKey, SigningKeys } from "./tokens/signing-key.service.js";
 import { SecretBox } from "./webhooks/secret-box.js";
 import { KnownTools } from "./workspaces/known-tools.js";
 
@@ -24,6 +25,8 @@ export interface Services {
   cursorKey: Buffer;
   /** Seals secrets at rest under WARDEN_SECRET_KEY. */
   secretBox: SecretBox;
+  /** The key that signs access tokens and the JWK Set, read again every minute. */
+  signingKeys: SigningKeys;
   signals: Signals;
   /** Tools known to exist (they are never removed), checked without a query. */
   knownTools: KnownTools;
@@ -92,6 +95,8 @@ export async function createServices(config: Readonly<Config>, options: { clock:
   try {
     await migrateToLatest(storage.db, storage.dialect);
     const cursorSecret = await ensureSetting(storage.db, "cursor_hmac_key", () => randomBytes(32).toString("base64"));
+    const secretBox = new SecretBox(config.secretKey ?? (await loadDevelopmentSecretKey(config.dataDir)));
+    await ensureSigningKey(storage.db, secretBox, options.clock.now());
     return {
       config,
       db: storage.db,
@@ -99,7 +104,8 @@ export async function createServices(config: Readonly<Config>, options: { clock:
       clock: options.clock,
       limits: new LimitsService(config.limits, storage.dialect),
       cursorKey: Buffer.from(cursorSecret, "base64"),
-      secretBox: new SecretBox(config.secretKey ?? (await loadDevelopmentSecretKey(config.dataDir))),
+      secretBox,
+      signingKeys: new SigningKeys(storage.db, secretBox, options.clock),
       signals: new Signals(),
       knownTools: new KnownTools(),
       metrics,

@@ -16,6 +16,7 @@ export type AuditAction =
   | "key.revoked"
   | "endpoint.added"
   | "endpoint.secret_revealed"
+  | "endpoint.secret_rotated"
   | "endpoint.enabled"
   | "endpoint.disabled"
   | "endpoint.recovered"

@@ -32,6 +32,7 @@ import type { Plan, Tool } from "../workspaces/workspace.types.js";
 import { inviteOwner, listWorkspaceOwners, removeOwner, withdrawInvitation } from "../workspaces/workspace-owners.service.js";
 import { type Command, optStr, str } from "./command.js";
 import { dashboardBaseUrl, loginLinkCommand } from "./login-link.command.js";
+import { signingKeyCommands } from "./signing-key.commands.js";
 import { formatTable, isoOrNull, minute } from "./table.js";
 
 const toolJson = (workspace: string, tool: Tool) => ({ id: tool.id, name: tool.name, workspace, trial_days: tool.trialDays });
@@ -109,6 +110,7 @@ export const adminCommands: Record<string, Command> = {
     },
   },
   "admin login-link": loginLinkCommand,
+  ...signingKeyCommands,
   "admin owner invite": {
     summary: "Invite an address to co-own a workspace: it accepts by signing in to the dashboard within 7 days.",
     usage: "warden admin owner invite --workspace S --email E [--base-url https://warden.example.com]",
@@ -485,7 +487,9 @@ export const adminCommands: Record<string, Command> = {
     positionals: 1,
     async run({ positionals: [file], services }) {
       const backup = await backupDatabase((await services()).config, file as string);
-      const key = backup.secretKeyFile ? `\nKeep ${backup.secretKeyFile} with it: it seals the webhook and Stripe secrets (or set WARDEN_SECRET_KEY).` : "";
+      const key = backup.secretKeyFile
+        ? `\nKeep ${backup.secretKeyFile} with it: it seals the webhook and Stripe secrets, the licence keys and the token signing keys (or set WARDEN_SECRET_KEY).`
+        : "";
       return { json: backup, text: `Backed up ${backup.source} to ${backup.file} (${backup.bytes} bytes).${key}` };
     },
   },

@@ -5,26 +5,13 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import Stripe from "stripe";
-import { main } from "../cli.js";
 import { systemClock } from "../clock.js";
 import { parseConfig } from "../config.js";
 import { createServices } from "../services.js";
+import { runWarden, wardenJson } from "../test-support/cli.js";
 import { DIALECTS, privateDatabaseEnv, unique } from "../test-support/harness.js";
 import { startWarden } from "../test-support/serve.js";
 import { chargeObject, paymentSession, stripeEvent, stripeId, subscriptionObject, subscriptionSession } from "../test-support/stripe.js";
-
-async function run(env: Record<string, string>, ...argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env });
-  return { code, stdout, stderr, json: () => JSON.parse(stdout) };
-}
-
-async function ok(env: Record<string, string>, ...argv: string[]) {
-  const result = await run(env, ...argv, "--json");
-  assert.equal(result.code, 0, `${argv.join(" ")}: ${result.stderr}`);
-  return result.json();
-}
 
 const DAY_MS = 86_400_000;
 
@@ -34,10 +21,10 @@ for (const dialect of DIALECTS) {
       const env = { ...(await privateDatabaseEnv(dialect)), WARDEN_SECRET_KEY: "payments-cli-test-key-0123456789abcdef" };
       const owner = `${unique("o")}@example.com`;
       const slug = unique("ws");
-      await ok(env, "admin", "owner", "create", "--email", owner);
-      await ok(env, "admin", "workspace", "create", "--slug", slug, "--name", "Acme", "--owner", owner, "--plan", "pro");
-      await ok(env, "admin", "tool", "create", "--workspace", slug, "--id", "tabs", "--name", "Tabs");
-      await ok(
+      await wardenJson(env, "admin", "owner", "create", "--email", owner);
+      await wardenJson(env, "admin", "workspace", "create", "--slug", slug, "--name", "Acme", "--owner", owner, "--plan", "pro");
+      await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "tabs", "--name", "Tabs");
+      await wardenJson(
         env,
         "admin",
         "plan",
@@ -55,7 +42,7 @@ for (const dialect of DIALECTS) {
         "--amount-cents",
         "2900",
       );
-      await ok(
+      await wardenJson(
         env,
         "admin",
         "plan",
@@ -76,11 +63,11 @@ for (const dialect of DIALECTS) {
         "month",
         "--default",
       );
-      const key = (await ok(env, "admin", "key", "create", "--workspace", slug, "--env", "test")).key as string;
+      const key = (await wardenJson(env, "admin", "key", "create", "--workspace", slug, "--env", "test")).key as string;
       const webhookSecret = "whsec_cliTestSecret0123456789";
-      const connected = await ok(env, "admin", "stripe", "connect", "--workspace", slug, "--env", "test", "--webhook-secret", webhookSecret);
+      const connected = await wardenJson(env, "admin", "stripe", "connect", "--workspace", slug, "--env", "test", "--webhook-secret", webhookSecret);
       assert.deepEqual(connected, { workspace: slug, env: "test", webhook_path: `/processor/stripe/${slug}`, secret_key: false });
-      const badSecret = await run(env, "admin", "stripe", "connect", "--workspace", slug, "--env", "test", "--webhook-secret", "nope");
+      const badSecret = await runWarden(env, "admin", "stripe", "connect", "--workspace", slug, "--env", "test", "--webhook-secret", "nope");
       assert.equal(badSecret.code, 1);
       assert.match(badSecret.stderr, /whsec_/);
 
@@ -120,15 +107,15 @@ for (const dialect of DIALECTS) {
           .executeTakeFirstOrThrow();
       const licence = (await licenceOf("ada@example.com")).id;
 
-      const opened = await ok(env, "admin", "dispute", "open", "--licence", licence);
+      const opened = await wardenJson<{ id: string; status: string }>(env, "admin", "dispute", "open", "--licence", licence);
       assert.equal(opened.status, "needs_response");
       assert.equal((await api("/tools/tabs/customers/ada%40example.com")).body.entitled, false);
-      assert.equal((await ok(env, "admin", "dispute", "close", "--id", opened.id, "--status", "warning_closed")).status, "warning_closed");
+      assert.equal((await wardenJson(env, "admin", "dispute", "close", "--id", opened.id, "--status", "warning_closed")).status, "warning_closed");
       assert.equal((await api("/tools/tabs/customers/ada%40example.com")).body.entitled, true);
-      const badStatus = await run(env, "admin", "dispute", "close", "--id", opened.id, "--status", "maybe");
+      const badStatus = await runWarden(env, "admin", "dispute", "close", "--id", opened.id, "--status", "maybe");
       assert.equal(badStatus.code, 1);
 
-      const refunded = await ok(env, "admin", "licence", "refund", "--id", licence);
+      const refunded = await wardenJson(env, "admin", "licence", "refund", "--id", licence);
       assert.equal(refunded.refunded_now, true);
       assert.equal((await stripe("charge.refunded", chargeObject({ paymentIntent, amount: 4900, amountRefunded: 4900 }))).outcome, "applied");
       assert.equal((await api("/tools/tabs/customers/ada%40example.com")).body.entitled, false);
@@ -139,13 +126,13 @@ for (const dialect of DIALECTS) {
         paymentSession({ email: "it@example.org", metadata: { warden_tool: "tabs", warden_plan: "life", warden_seats: "1" }, now }),
       );
       const team = (await licenceOf("it@example.org")).id;
-      const seat = await ok(env, "admin", "seats", "assign", "--team", team, "--email", "alan@example.org");
+      const seat = await wardenJson(env, "admin", "seats", "assign", "--team", team, "--email", "alan@example.org");
       assert.deepEqual([seat.seats_in_use, seat.seats], [1, 1]);
-      const full = await run(env, "admin", "seats", "assign", "--team", team, "--email", "barbara@example.org");
+      const full = await runWarden(env, "admin", "seats", "assign", "--team", team, "--email", "barbara@example.org");
       assert.equal(full.code, 1);
       assert.match(full.stderr, /all in use/);
       assert.equal((await api("/tools/tabs/customers/alan%40example.org")).body.via, "licence");
-      assert.equal((await ok(env, "admin", "seats", "unassign", "--team", team, "--email", "alan@example.org")).status, "revoked");
+      assert.equal((await wardenJson(env, "admin", "seats", "unassign", "--team", team, "--email", "alan@example.org")).status, "revoked");
       assert.equal((await api("/tools/tabs/customers/alan%40example.org")).body.entitled, false);
 
       // A subscription, cancelled by the vendor: first at the period's end, then at once.
@@ -157,9 +144,9 @@ for (const dialect of DIALECTS) {
         subscriptionObject({ id: sub, status: "active", metadata, startedAt: now, periodStart: now, periodEnd: now + 30 * DAY_MS }),
       );
       assert.equal((await api("/tools/tabs/customers/linus%40example.com")).body.via, "subscription");
-      const scheduled = await ok(env, "admin", "subscription", "cancel", "--id", sub);
+      const scheduled = await wardenJson(env, "admin", "subscription", "cancel", "--id", sub);
       assert.deepEqual([scheduled.cancel_at_period_end, scheduled.ended], [true, false]);
-      const ended = await ok(env, "admin", "subscription", "cancel", "--id", sub, "--now", "--workspace", slug, "--env", "test");
+      const ended = await wardenJson(env, "admin", "subscription", "cancel", "--id", sub, "--now", "--workspace", slug, "--env", "test");
       assert.equal(ended.ended, true);
       assert.equal((await api("/tools/tabs/customers/linus%40example.com")).body.entitled, false);
       await services.close();
@@ -179,13 +166,18 @@ for (const dialect of DIALECTS) {
       assert.equal((started?.data as { plan?: string } | undefined)?.plan, "monthly");
 
       // The connection as the dashboard's Stripe page shows it, then disconnected: Stripe's next delivery is refused.
-      const status = await ok(env, "admin", "stripe", "status", "--workspace", slug, "--env", "test");
+      const status = await wardenJson<{
+        connected: boolean;
+        webhook_secret: string;
+        secret_key: string | null;
+        last_event: { type: string; outcome: string } | null;
+      }>(env, "admin", "stripe", "status", "--workspace", slug, "--env", "test");
       assert.deepEqual(
         [status.connected, status.webhook_secret, status.secret_key, status.last_event?.type, status.last_event?.outcome],
         [true, "whsec_…6789", null, "customer.subscription.created", "applied"],
       );
       assert.ok(!JSON.stringify(status).includes(webhookSecret), "never the secret in full");
-      assert.deepEqual(await ok(env, "admin", "stripe", "disconnect", "--workspace", slug, "--env", "test"), { disconnected: true });
+      assert.deepEqual(await wardenJson(env, "admin", "stripe", "disconnect", "--workspace", slug, "--env", "test"), { disconnected: true });
       const payload = JSON.stringify(stripeEvent("charge.refunded", chargeObject({ paymentIntent, amount: 4900, amountRefunded: 4900 }), { now: Date.now() }));
       const refused = await fetch(`${warden.baseUrl}/processor/stripe/${slug}`, {
         method: "POST",
@@ -193,9 +185,9 @@ for (const dialect of DIALECTS) {
         body: payload,
       });
       assert.equal(refused.status, 400);
-      assert.deepEqual(await ok(env, "admin", "stripe", "disconnect", "--workspace", slug, "--env", "test"), { disconnected: false });
+      assert.deepEqual(await wardenJson(env, "admin", "stripe", "disconnect", "--workspace", slug, "--env", "test"), { disconnected: false });
       assert.match(
-        (await run(env, "admin", "stripe", "status", "--workspace", slug, "--env", "test")).stdout,
+        (await runWarden(env, "admin", "stripe", "status", "--workspace", slug, "--env", "test")).stdout,
         /is not connected to Stripe\.\nLast event: customer\.subscription\.created /,
       );
       await warden.kill();

@@ -139,6 +139,24 @@ export const webhookCommands: Record<string, Command> = {
       return { json: { id, secret }, text: secret };
     },
   },
+  "endpoints rotate-secret": {
+    summary: "Give an endpoint a new signing secret and print it; the old one also signs for 24 hours.",
+    usage: "warden endpoints rotate-secret ID",
+    options: { ...clientOptions },
+    positionals: 1,
+    async run({ values, positionals: [id = ""], env }) {
+      const rotated = await ApiClient.from(values, env).request<{ secret: string; previous_secret_expires_at: string }>(
+        "POST",
+        `/webhooks/endpoints/${encodeURIComponent(id)}/secret/rotate`,
+      );
+      return {
+        json: { id, ...rotated },
+        text:
+          `New signing secret of ${id}: ${rotated.secret}\n` +
+          `Until ${rotated.previous_secret_expires_at} every delivery is signed with it and with the old one; then with it alone. Put it in your receiver before then.`,
+      };
+    },
+  },
   "endpoints enable": {
     summary: "Enable an endpoint again, and say how many of its failed deliveries `deliveries recover` could resend.",
     usage: "warden endpoints enable ID",

@@ -9,7 +9,8 @@ import { ApiError, invalidParameter, notFound } from "../errors/errors.js";
 import { randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
 import type { ActivateBody } from "./client.schema.js";
-import { openDeviceSession, resolveWorkspaceTool, sameHash, sha256 } from "./client.service.js";
+import { checkAccess, openDeviceSession, resolveWorkspaceTool, sameHash, sha256 } from "./client.service.js";
+import type { DeviceSession } from "./device-session.store.js";
 import { countActivatedDevices, findLicenceIdByKeyHash, findSealedLicenceKeys, setLicenceKey } from "./licence-key.store.js";
 
 // `wlk_` + 32 base62 characters: about 190 random bits, so SHA-256 is enough to store it.
@@ -57,7 +58,7 @@ export async function activateLicence(services: Services, input: { hostname: str
     throw invalidParameter("key", `This licence is for ${licence.productKind} "${licence.productId}", which does not include tool "${tool.id}".`);
   }
 
-  return inBillingTransaction(services, licence, async (tx) => {
+  const activated = await inBillingTransaction(services, licence, async (tx) => {
     // Read again under the payment lock: a refund or dispute may have landed meanwhile.
     const current = await findLicenceById(tx.trx, licence.id);
     if (!current) throw notFound("No such licence.");
@@ -81,6 +82,20 @@ export async function activateLicence(services: Services, input: { hostname: str
       now: tx.now,
     });
     await syncCustomer(tx.trx, toolScope(tx.workspaceId, tx.env, tool.id), person.id, tx.now);
-    return { ...opened, email: person.email };
+    const session: DeviceSession = {
+      deviceId: opened.device.id,
+      workspaceId: tx.workspaceId,
+      workspaceSlug: workspace.slug,
+      env: tx.env,
+      toolId: tool.id,
+      personId: person.id,
+      email: person.email,
+      licenceId: current.id,
+      tokenHash: sha256(opened.token),
+    };
+    return { ...opened, email: person.email, session };
   });
+  // The device's first check comes with it, after the commit, signed like any other.
+  const { session, ...answer } = activated;
+  return { ...answer, access: await checkAccess(services, session, tool.id) };
 }

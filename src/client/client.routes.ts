@@ -9,6 +9,7 @@ import { activateLicence } from "./activation.service.js";
 import {
   Access,
   ActivateBody,
+  ActivatedSession,
   AssignSeatBody,
   DeviceList,
   DeviceParams,
@@ -96,7 +97,7 @@ export const clientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       schema: {
         operationId: "clientCheckAccess",
         summary: "Check access",
-        description: `Whether the signed-in person holds the tool now, and how. Keep the answer at most recheck_after seconds (never more than 900). ${DEVICE_AUTH}`,
+        description: `Whether the signed-in person holds the tool now, and how, with the answer signed (token: a JWT to verify against /.well-known/jwks.json, expiring with the answer). Keep the answer at most recheck_after seconds (never more than 900). ${DEVICE_AUTH}`,
         tags: ["Client"],
         security: [],
         params: ToolParams,
@@ -166,12 +167,12 @@ export const clientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       schema: {
         operationId: "clientActivateLicence",
         summary: "Activate a licence key on a device",
-        description: `Registers a device with a licence key instead of a sign-in and answers its session token, as verify does. At most ${services.limits.devicesPerLicence} devices per licence at once (403 plan_limit_error beyond; signing one out frees its place). Wrong keys count against the source address like wrong API keys.`,
+        description: `Registers a device with a licence key instead of a sign-in and answers its session token, as verify does, with the device's first access check (access, its signed token included). At most ${services.limits.devicesPerLicence} devices per licence at once (403 plan_limit_error beyond; signing one out frees its place). Wrong keys count against the source address like wrong API keys.`,
         tags: ["Client"],
         security: [],
         params: ToolParams,
         body: ActivateBody,
-        response: { 200: Session, ...withPlanLimit },
+        response: { 200: ActivatedSession, ...withPlanLimit },
       },
     },
     async (request) => activateLicence(services, { hostname: request.hostname, source: request.ip, toolId: request.params.tool, body: request.body }),

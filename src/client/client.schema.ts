@@ -82,10 +82,25 @@ export const Access = Type.Object(
       maximum: 900,
       description: "Seconds this answer may be kept; ask again after them (never more than 900, so a revocation locks within 15 minutes)",
     }),
+    token: Type.String({
+      description:
+        "This answer signed: a JWT (compact JWS, EdDSA with Ed25519) that expires recheck_after seconds from now. Verify it offline against /.well-known/jwks.json with audience <workspace>:<env>; its claims are iss, aud, sub, email, workspace, env, tool, entitled, via, plan (the plan's id), trial_ends_at, iat and exp (see docs/api.md, Access tokens)",
+    }),
   },
   { additionalProperties: false },
 );
 export type Access = Static<typeof Access>;
+
+export const ActivatedSession = Type.Object(
+  {
+    ...Session.properties,
+    access: Type.Object(Access.properties, {
+      additionalProperties: false,
+      description: "The new device's access check, as GET /tools/{tool}/access answers it, token included: no second call is needed",
+    }),
+  },
+  { additionalProperties: false },
+);
 
 export const DeviceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
 

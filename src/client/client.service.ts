@@ -11,10 +11,12 @@ import { isEmailShape, normaliseEmail } from "../customers/email.js";
 import { computeEntitlement } from "../customers/entitlement.js";
 import { ensurePerson, markPersonSignedIn } from "../customers/person.store.js";
 import type { Executor } from "../db/database.js";
+import { closeCode, takeCodeTry } from "../db/one-time-code.store.js";
 import type { Env } from "../db/schema.js";
 import { ApiError, invalidParameter, notFound } from "../errors/errors.js";
 import { newId, randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
+import { audienceOf, MAX_TOKEN_SECONDS, signAccessToken, TOKEN_ISSUER } from "../tokens/access-token.js";
 import { findTool, findWorkspaceBySlug } from "../workspaces/workspace.store.js";
 import type { Access, SignInBody, VerifyBody } from "./client.schema.js";
 import {
@@ -27,7 +29,7 @@ import {
   touchDevice,
 } from "./device-session.store.js";
 import type { Mailer } from "./mailer.js";
-import { closeSignInCode, findOpenSignInCode, replaceSignInCode, takeSignInAttempt } from "./sign-in-code.store.js";
+import { findOpenSignInCode, replaceSignInCode } from "./sign-in-code.store.js";
 
 const CODE_TTL_MS = 10 * 60_000;
 const MAX_CODE_ATTEMPTS = 5;
@@ -161,9 +163,9 @@ export async function verifySignIn(services: Services, input: { hostname: string
   const now = clock.now();
   const outcome = await db.transaction().execute(async (trx) => {
     const open = await findOpenSignInCode(trx, target, MAX_CODE_ATTEMPTS, now);
-    if (!open || !(await takeSignInAttempt(trx, open.id, MAX_CODE_ATTEMPTS))) return "no_code" as const;
+    if (!open || !(await takeCodeTry(trx, "sign_in_codes", open.id, MAX_CODE_ATTEMPTS))) return "no_code" as const;
     if (!sameHash(open.codeHash, hashCode(open.id, body.code))) return "wrong_code" as const;
-    if (!(await closeSignInCode(trx, open.id, now))) return "no_code" as const;
+    if (!(await closeCode(trx, "sign_in_codes", open.id, now))) return "no_code" as const;
 
     const person = await ensurePerson(trx, target.workspaceId, target.env, open.email, now);
     await markPersonSignedIn(trx, person.id, now);
@@ -208,7 +210,7 @@ export async function authenticateDevice(
   return session;
 }
 
-/** Whether the device's person holds the tool now, and for how long the answer may be kept. */
+/** Whether the device's person holds the tool now, for how long the answer may be kept, and the answer signed. */
 export async function checkAccess(services: Services, session: DeviceSession, toolId: string): Promise<Access> {
   const { db, clock } = services;
   if (toolId !== session.toolId) throw notFound(`This device is signed in to tool "${session.toolId}", not "${toolId}".`);
@@ -219,7 +221,25 @@ export async function checkAccess(services: Services, session: DeviceSession, to
   await touchDevice(db, session.deviceId, now);
   // Access that runs out by itself before the usual recheck is rechecked when it ends.
   const untilEnd = entitlement.entitled && entitlement.heldUntil !== null ? Math.ceil((entitlement.heldUntil - now) / 1000) : MAX_RECHECK_SECONDS;
+  const recheckAfter = Math.max(1, Math.min(MAX_RECHECK_SECONDS, untilEnd));
   const subscription = entitlement.subscription;
+  const iat = Math.floor(now / 1000);
+  const token = signAccessToken(await services.signingKeys.signer(), {
+    iss: TOKEN_ISSUER,
+    aud: audienceOf(session.workspaceSlug, session.env),
+    // A device activated with a licence key is not its holder signed in: it is named by itself, without the address.
+    sub: session.licenceId === null ? session.personId : session.deviceId,
+    email: session.licenceId === null ? session.email : null,
+    workspace: session.workspaceSlug,
+    env: session.env,
+    tool: toolId,
+    entitled: entitlement.entitled,
+    via: entitlement.via,
+    plan: entitlement.plan?.id ?? null,
+    trial_ends_at: entitlement.trial ? Math.floor(entitlement.trial.endsAt / 1000) : null,
+    iat,
+    exp: iat + Math.min(recheckAfter, MAX_TOKEN_SECONDS),
+  });
   return {
     entitled: entitlement.entitled,
     via: entitlement.via,
@@ -233,7 +253,8 @@ export async function checkAccess(services: Services, session: DeviceSession, to
           cancelAt: subscription.cancelAt === null ? null : toIso(subscription.cancelAt),
         }
       : null,
-    recheck_after: Math.max(1, Math.min(MAX_RECHECK_SECONDS, untilEnd)),
+    recheck_after: recheckAfter,
+    token,
   };
 }
 

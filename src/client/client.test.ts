@@ -155,7 +155,9 @@ for (const dialect of DIALECTS) {
       clock.advance(5_000);
       const open = await check(api, ws.tool, token);
       assert.equal(open.statusCode, 200, open.body);
-      assert.deepEqual(open.json(), { entitled: true, via: "grant", plan: null, trial: null, subscription: null, recheck_after: 900 });
+      const { token: signed, ...answer } = open.json();
+      assert.deepEqual(answer, { entitled: true, via: "grant", plan: null, trial: null, subscription: null, recheck_after: 900 });
+      assert.match(signed, /^[\w-]+\.[\w-]+\.[\w-]+$/, "the answer signed (src/tokens/access-token.test.ts verifies it)");
       assert.equal(open.headers["cache-control"], "private, max-age=900");
 
       const listed = await api.request({ url: `/api/v1/tools/${ws.tool}/customers`, key: ws.testKey });

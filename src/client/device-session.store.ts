@@ -9,6 +9,8 @@ export interface DeviceSession {
   env: Env;
   toolId: string;
   personId: string;
+  /** The person's address as first stored. */
+  email: string;
   /** The licence the device was activated with (no sign-in), or null for a signed-in device. */
   licenceId: string | null;
   tokenHash: string;
@@ -28,6 +30,7 @@ export async function findSessionByTokenHash(ex: Executor, tokenHash: string): P
   const row = await ex
     .selectFrom("devices")
     .innerJoin("workspaces", "workspaces.id", "devices.workspace_id")
+    .innerJoin("people", "people.id", "devices.person_id")
     .select([
       "devices.id",
       "devices.workspace_id",
@@ -35,6 +38,7 @@ export async function findSessionByTokenHash(ex: Executor, tokenHash: string): P
       "devices.env",
       "devices.tool_id",
       "devices.person_id",
+      "people.email",
       "devices.licence_id",
       "devices.token_hash",
     ])
@@ -49,6 +53,7 @@ export async function findSessionByTokenHash(ex: Executor, tokenHash: string): P
     env: row.env,
     toolId: row.tool_id,
     personId: row.person_id,
+    email: row.email,
     licenceId: row.licence_id,
     tokenHash: row.token_hash,
   };

@@ -74,21 +74,3 @@ export async function findOpenSignInCode(
     expiresAt: Number(row.expires_at),
   };
 }
-
-/** Takes one try of the code; false when none is left (a concurrent try took the last). */
-export async function takeSignInAttempt(ex: Executor, id: string, maxAttempts: number): Promise<boolean> {
-  const result = await ex
-    .updateTable("sign_in_codes")
-    .set((eb) => ({ attempts: eb("attempts", "+", 1) }))
-    .where("id", "=", id)
-    .where("attempts", "<", maxAttempts)
-    .where("closed_at", "is", null)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}
-
-/** Uses the code up; false when it was closed meanwhile (single use). */
-export async function closeSignInCode(ex: Executor, id: string, now: number): Promise<boolean> {
-  const result = await ex.updateTable("sign_in_codes").set({ closed_at: now }).where("id", "=", id).where("closed_at", "is", null).executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}

@@ -7,6 +7,8 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
+import { Webhook as StandardWebhook } from "standardwebhooks";
+import { Webhook as SvixWebhook } from "svix";
 import { buildApp } from "../app.js";
 import { DAY_MS, toIso } from "../clock.js";
 import { importNdjson } from "../import/import.service.js";
@@ -31,6 +33,23 @@ async function shoot(page: Page, name: string): Promise<void> {
   if (!SCREENSHOTS) return;
   await mkdir(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/** A page signed in as `email` on the test environment's overview, and the policy violations it reports. */
+async function signedIn(browser: Browser, base: string, dataDir: string, email: string, slug: string): Promise<{ page: Page; violations: string[] }> {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+  const violations: string[] = [];
+  page.on("console", (m) => {
+    if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+  });
+  await page.goto(`${base}/dashboard/sign-in`);
+  await page.fill("#email", email);
+  await page.click("button[type=submit]");
+  await page.waitForURL(`${base}/dashboard/sign-in/code`);
+  await page.fill("#code", await readCode(dataDir, email));
+  await page.click("form.stack button[type=submit]");
+  await page.waitForURL(`${base}/dashboard/w/${slug}/test`);
+  return { page, violations };
 }
 
 for (const dialect of DIALECTS) {
@@ -102,7 +121,7 @@ for (const dialect of DIALECTS) {
         await shoot(page, "8-audit");
 
         // A page of another origin (another port is another origin) posts a form at the dashboard with this browser's cookies.
-        const evil = await buildEvilSite(base, ws.slug);
+        const evil = await buildEvilSite(`${base}/dashboard/w/${ws.slug}/test/keys`, { name: "Planted by another site", _csrf: "x" });
         try {
           const attacker = await context.newPage();
           await attacker.goto(evil.url);
@@ -209,6 +228,74 @@ for (const dialect of DIALECTS) {
         await shoot(page, "17-event");
         await page.goto(`${base}/dashboard/w/${ws.slug}/test/events/deliveries?status=succeeded`);
         await shoot(page, "18-deliveries");
+        assert.deepEqual(violations, [], "no page breaks its own content-security policy");
+      } finally {
+        await browser.close();
+        await app.close();
+      }
+    });
+
+    test("webhooks: rotate the signing secret after a fresh code, see the new one once, deliveries signed with both; a cross-site rotation refused", {
+      timeout: JOURNEY_TIMEOUT_MS,
+    }, async () => {
+      const env = await dashboardServices(dialect);
+      env.clock.set(Date.now());
+      const ws = await seedWorkspace(env.services);
+      const receiver = await startReceiver();
+      const app = await buildApp(env.services, { logger: false });
+      await app.listen({ host: "127.0.0.1", port: 0 });
+      const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+      const browser = await launch();
+      try {
+        const { page, violations } = await signedIn(browser, base, env.dataDir, ws.ownerEmail, ws.slug);
+        await page.goto(`${base}/dashboard/w/${ws.slug}/test/webhooks`);
+        await page.fill("#url", receiver.url);
+        await page.click("button:has-text('Add endpoint')");
+        const old = await page.inputValue("#secret");
+        await page.click("text=I have stored it");
+        await page.waitForSelector("text=Send a test event");
+        const endpointUrl = page.url();
+
+        // Another site's form, with this browser's cookies, rotates nothing.
+        const evil = await buildEvilSite(`${endpointUrl}/secret/rotate`, { confirm: "1", code: "123456", _csrf: "x" });
+        try {
+          const attacker = await page.context().newPage();
+          await attacker.goto(evil.url);
+          await attacker.click("button");
+          await attacker.waitForLoadState();
+          assert.match(await attacker.title(), /Request refused/);
+        } finally {
+          await evil.close();
+        }
+
+        await page.click("button:has-text('Rotate signing secret')");
+        await page.waitForSelector("text=Confirm it is you");
+        await shoot(page, "25-rotate-confirm");
+        await page.fill("#code", await readCode(env.dataDir, ws.ownerEmail));
+        await page.click("button:has-text('Rotate secret')");
+        await page.waitForSelector("text=Copy the new signing secret now");
+        const rotated = await page.inputValue("#secret");
+        assert.match(rotated, /^whsec_/);
+        assert.notEqual(rotated, old);
+        await shoot(page, "26-secret-rotated");
+        await page.click("text=I have stored it");
+        await page.waitForSelector("text=the old secret also signs until");
+        assert.ok(!(await page.content()).includes(rotated), "the new secret is not shown again");
+        await shoot(page, "27-endpoint-rotating");
+
+        await page.click("button:has-text('Send test event')");
+        await page.waitForSelector("text=1 of 100 today");
+        await testWorker(env.services).drain();
+        const [delivery] = receiver.received;
+        assert.ok(delivery);
+        const headers = Object.fromEntries(["webhook-id", "webhook-timestamp", "webhook-signature"].map((h) => [h, String(delivery.headers[h])]));
+        assert.equal(headers["webhook-signature"]?.split(" ").length, 2, "two signatures in the one header");
+        for (const Webhook of [StandardWebhook, SvixWebhook]) {
+          for (const secret of [old, rotated])
+            assert.equal((new Webhook(secret).verify(delivery.body, headers) as { type: string }).type, "purchase.completed");
+        }
+        await page.goto(`${base}/dashboard/audit`);
+        assert.equal(await page.locator("text=Rotated a webhook signing secret").count(), 1);
         assert.deepEqual(violations, [], "no page breaks its own content-security policy");
       } finally {
         await browser.close();
@@ -387,14 +474,15 @@ for (const dialect of DIALECTS) {
   });
 }
 
-/** A page on another origin whose form posts to the dashboard's key creation. */
-async function buildEvilSite(base: string, slug: string): Promise<{ url: string; close(): Promise<void> }> {
+/** A page on another origin whose form posts `fields` to `action` on the dashboard. */
+async function buildEvilSite(action: string, fields: Record<string, string>): Promise<{ url: string; close(): Promise<void> }> {
   const { createServer } = await import("node:http");
+  const inputs = Object.entries(fields)
+    .map(([name, value]) => `<input name="${name}" value="${value}">`)
+    .join("");
   const server = createServer((_req, res) => {
     res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-    res.end(
-      `<!doctype html><form method="post" action="${base}/dashboard/w/${slug}/test/keys"><input name="name" value="Planted by another site"><input name="_csrf" value="x"><button>Win a prize</button></form>`,
-    );
+    res.end(`<!doctype html><form method="post" action="${action}">${inputs}<button>Win a prize</button></form>`);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {

@@ -14,6 +14,7 @@
 // - stripe account: a workspace environment's Stripe webhook secret and key (sealed).
 // - stripe event: a Stripe event already handled (or held back), by Stripe's event id.
 // - dispute: a buyer's dispute of a payment, open or closed.
+// - signing key: an Ed25519 key that signs access tokens (sealed), by generation.
 // Times are epoch milliseconds (bigint); booleans are 0/1 integers, the same on
 // SQLite and PostgreSQL.
 
@@ -112,6 +113,18 @@ export interface ApiKeysTable {
 export interface SettingsTable {
   name: string;
   value: string;
+}
+
+export interface SigningKeysTable {
+  /** The key's JWK thumbprint (RFC 7638). */
+  kid: string;
+  /** 1 for the first key, one more for each rotation; unique, so that one key wins a race. */
+  generation: number;
+  /** The public key's JWK `x` (base64url). */
+  public_x: string;
+  /** The private key's JWK `d`, sealed under WARDEN_SECRET_KEY. */
+  private_sealed: string;
+  created_at: number;
 }
 
 export interface CountersTable {
@@ -269,6 +282,9 @@ export interface WebhookEndpointsTable {
   url: string;
   event_types: string | null;
   secret_sealed: string;
+  /** The secret a rotation replaced, still signing beside the current one until its expiry (migration 019). */
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: number | null;
   enabled: number;
   disabled_reason: string | null;
   disabled_at: number | null;
@@ -431,6 +447,7 @@ export interface Database {
   plans: PlansTable;
   api_keys: ApiKeysTable;
   settings: SettingsTable;
+  signing_keys: SigningKeysTable;
   counters: CountersTable;
   auth_version: AuthVersionTable;
   people: PeopleTable;

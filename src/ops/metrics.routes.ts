@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, onResponseHookHandler } from "fastify";
 import { ApiError } from "../errors/errors.js";
 import type { Services } from "../services.js";
 import type { Metrics } from "./metrics.js";
@@ -33,9 +33,20 @@ export const metricsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
  * before any route, so that it sees them all.
  */
 export function instrumentRequests(app: FastifyInstance, metrics: Metrics): void {
-  // A callback hook: an async one would cost every request a promise.
+  // Each route gets a hook that knows its pattern: reading request.routeOptions builds
+  // and freezes an object on every request, which cost the retrieve benchmark some 3%.
+  // Callback hooks: an async one would cost every request a promise.
+  app.addHook("onRoute", (route) => {
+    const url = route.url;
+    const count: onResponseHookHandler = (request, reply, done) => {
+      metrics.countRequest(request.method, url, reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    };
+    route.onResponse = [...[route.onResponse ?? []].flat(), count];
+  });
+  // A request no route took never reaches a route's hooks.
   app.addHook("onResponse", (request, reply, done) => {
-    metrics.countRequest(request.method, request.routeOptions.url ?? "unmatched", reply.statusCode, reply.elapsedTime / 1000);
+    if (request.is404) metrics.countRequest(request.method, "unmatched", reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
   app.addHook("onError", async (_request, _reply, error) => {

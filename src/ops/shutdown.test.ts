@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { request as httpRequest } from "node:http";
 import { describe, test } from "node:test";
-import { main } from "../cli.js";
 import { openStorage } from "../db/database.js";
+import { wardenJson } from "../test-support/cli.js";
 import { DIALECTS, privateDatabaseEnv, unique } from "../test-support/harness.js";
-import { type RunningWarden, startWarden } from "../test-support/serve.js";
+import { callApi, type RunningWarden, startWarden } from "../test-support/serve.js";
 import { startReceiver } from "../test-support/webhooks.js";
 import type { Delivery } from "../webhooks/webhook.schema.js";
 
@@ -16,23 +16,6 @@ const EVENTS = 5;
 const SLOW_ANSWER_MS = 1_500;
 const BURST = 20;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function admin(env: Record<string, string>, ...argv: string[]): Promise<Record<string, unknown>> {
-  let stdout = "";
-  let stderr = "";
-  const code = await main([...argv, "--json"], { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env });
-  assert.equal(code, 0, `${argv.join(" ")}: ${stderr}`);
-  return JSON.parse(stdout);
-}
-
-async function call<T>(warden: RunningWarden, key: string, method: string, path: string, body?: object): Promise<{ status: number; json: T }> {
-  const response = await fetch(`${warden.baseUrl}/api/v1${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: response.status, json: (await response.json()) as T };
-}
 
 /** A grant whose body arrives in two halves: the request is under way between them. */
 function slowGrant(warden: RunningWarden, key: string, email: string): { sendRest: () => void; answer: Promise<{ status: number; body: string }> } {
@@ -74,10 +57,10 @@ for (const dialect of DIALECTS) {
       };
       const email = `${unique("o")}@example.com`;
       const slug = unique("ws");
-      await admin(env, "admin", "owner", "create", "--email", email);
-      await admin(env, "admin", "workspace", "create", "--slug", slug, "--name", "Term", "--owner", email, "--plan", "pro");
-      await admin(env, "admin", "tool", "create", "--workspace", slug, "--id", "tabmaster", "--name", "Tab Master");
-      const key = String((await admin(env, "admin", "key", "create", "--workspace", slug, "--env", "test")).key);
+      await wardenJson(env, "admin", "owner", "create", "--email", email);
+      await wardenJson(env, "admin", "workspace", "create", "--slug", slug, "--name", "Term", "--owner", email, "--plan", "pro");
+      await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "tabmaster", "--name", "Tab Master");
+      const key = String((await wardenJson(env, "admin", "key", "create", "--workspace", slug, "--env", "test")).key);
 
       // The first request is answered slowly: it is under way when SIGTERM comes.
       let signalFirst: () => void = () => {};
@@ -94,10 +77,10 @@ for (const dialect of DIALECTS) {
 
       let warden = await startWarden(env);
       try {
-        assert.equal((await call(warden, key, "POST", "/webhooks/endpoints", { url: receiver.url })).status, 201);
+        assert.equal((await callApi(warden, key, "POST", "/webhooks/endpoints", { url: receiver.url })).status, 201);
         const emitted: string[] = [];
         for (let i = 0; i < EVENTS; i++) {
-          const sent = await call<{ event: { id: string } }>(warden, key, "POST", "/webhooks/examples", { type: "payment.refunded" });
+          const sent = await callApi<{ event: { id: string } }>(warden, key, "POST", "/webhooks/examples", { type: "payment.refunded" });
           assert.equal(sent.status, 202);
           emitted.push(sent.json.event.id);
         }
@@ -155,13 +138,13 @@ for (const dialect of DIALECTS) {
         // Every grant answered 201 is stored.
         const granted = [slowEmail, ...burstEmails.filter((_, i) => statuses[i] === 201)];
         for (const address of granted) {
-          const customer = await call<{ tools: unknown }>(warden, key, "GET", `/tools/tabmaster/customers/${encodeURIComponent(address)}`);
+          const customer = await callApi<{ tools: unknown }>(warden, key, "GET", `/tools/tabmaster/customers/${encodeURIComponent(address)}`);
           assert.equal(customer.status, 200, `${address} was granted: ${JSON.stringify(customer.json)}`);
         }
 
         let deliveries: Delivery[] = [];
         for (let i = 0; i < 100; i++) {
-          deliveries = (await call<{ data: Delivery[] }>(warden, key, "GET", "/webhooks/deliveries?limit=100")).json.data;
+          deliveries = (await callApi<{ data: Delivery[] }>(warden, key, "GET", "/webhooks/deliveries?limit=100")).json.data;
           if (deliveries.length === EVENTS && deliveries.every((d) => d.status === "succeeded")) break;
           await sleep(50);
         }

@@ -95,21 +95,3 @@ export async function findOpenLink(ex: Executor, codeHash: string, now: number):
     .executeTakeFirst();
   return row ? toCode(row) : null;
 }
-
-/** Takes one try of the code; false when none is left (a concurrent try took the last). */
-export async function takeOwnerCodeAttempt(ex: Executor, id: string, maxAttempts: number): Promise<boolean> {
-  const result = await ex
-    .updateTable("owner_codes")
-    .set((eb) => ({ attempts: eb("attempts", "+", 1) }))
-    .where("id", "=", id)
-    .where("attempts", "<", maxAttempts)
-    .where("closed_at", "is", null)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}
-
-/** Uses the code up; false when it was closed meanwhile (single use). */
-export async function closeOwnerCode(ex: Executor, id: string, now: number): Promise<boolean> {
-  const result = await ex.updateTable("owner_codes").set({ closed_at: now }).where("id", "=", id).where("closed_at", "is", null).executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}

@@ -9,13 +9,14 @@ import type { Mailer } from "../client/mailer.js";
 import { toIso } from "../clock.js";
 import { isEmailShape, normaliseEmail } from "../customers/email.js";
 import type { Executor } from "../db/database.js";
+import { closeCode, takeCodeTry } from "../db/one-time-code.store.js";
 import { invalidParameter } from "../errors/errors.js";
 import { randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
 import { requireOwner } from "../workspaces/workspace.service.js";
 import { findOwnerByEmail, findOwnerById } from "../workspaces/workspace.store.js";
 import { acceptOwnerInvitations } from "../workspaces/workspace-owners.service.js";
-import { closeOwnerCode, findOpenLink, findOpenOwnerCode, type OwnerCodePurpose, replaceOwnerCode, takeOwnerCodeAttempt } from "./owner-code.store.js";
+import { findOpenLink, findOpenOwnerCode, type OwnerCodePurpose, replaceOwnerCode } from "./owner-code.store.js";
 import { endOwnerSessionRow, findOwnerSession, insertOwnerSession, touchOwnerSession } from "./owner-session.store.js";
 
 const CODE_TTL_MS = 10 * 60_000;
@@ -124,9 +125,9 @@ async function useCode<T>(
   then: (ownerId: string) => Promise<T>,
 ): Promise<CodeOutcome<T>> {
   const open = await findOpenOwnerCode(trx, binding, purpose, MAX_CODE_ATTEMPTS, now);
-  if (!open || !(await takeOwnerCodeAttempt(trx, open.id, MAX_CODE_ATTEMPTS))) return { ok: false, reason: "no_code" };
+  if (!open || !(await takeCodeTry(trx, "owner_codes", open.id, MAX_CODE_ATTEMPTS))) return { ok: false, reason: "no_code" };
   if (!/^\d{6}$/.test(code) || !sameHash(open.codeHash, hashCode(open.id, code)) || open.ownerId === null) return { ok: false, reason: "wrong_code" };
-  if (!(await closeOwnerCode(trx, open.id, now))) return { ok: false, reason: "no_code" };
+  if (!(await closeCode(trx, "owner_codes", open.id, now))) return { ok: false, reason: "no_code" };
   return { ok: true, value: await then(open.ownerId) };
 }
 
@@ -190,7 +191,7 @@ export async function redeemOwnerLoginLink(services: Services, token: string): P
   const now = clock.now();
   return db.transaction().execute(async (trx) => {
     const open = await findOpenLink(trx, sha256(token), now);
-    if (!open || open.ownerId === null || !(await closeOwnerCode(trx, open.id, now))) return null;
+    if (!open || open.ownerId === null || !(await closeCode(trx, "owner_codes", open.id, now))) return null;
     const owner = await findOwnerById(trx, open.ownerId);
     if (!owner || owner.suspendedAt !== null) return null;
     return openSession(trx, { ownerId: owner.id, email: owner.email }, now);

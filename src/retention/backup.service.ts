@@ -10,7 +10,7 @@ interface Backup {
   source: string;
   file: string;
   bytes: number;
-  /** The file that seals webhook and Stripe secrets when WARDEN_SECRET_KEY is unset: the backup is of no use without it. */
+  /** The file that seals webhook and Stripe secrets (and licence and signing keys) when WARDEN_SECRET_KEY is unset: the backup is of no use without it. */
   secretKeyFile: string | null;
 }
 

@@ -3,29 +3,10 @@ import { copyFile, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { main } from "../cli.js";
 import { openStorage } from "../db/database.js";
+import { runWarden, wardenJson } from "../test-support/cli.js";
 import { privateDatabaseEnv, unique } from "../test-support/harness.js";
 import { startWarden } from "../test-support/serve.js";
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function warden(env: Record<string, string>, ...argv: string[]): Promise<Run> {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env });
-  return { code, stdout, stderr };
-}
-
-async function wardenJson(env: Record<string, string>, ...argv: string[]): Promise<Record<string, unknown>> {
-  const run = await warden(env, ...argv, "--json");
-  assert.equal(run.code, 0, `${argv.join(" ")}: ${run.stderr}`);
-  return JSON.parse(run.stdout);
-}
 
 const folders: string[] = [];
 after(async () => {
@@ -73,7 +54,7 @@ describe("warden admin backup", () => {
 
     const before = [...acknowledged];
     const file = join(await freshFolder(), "warden-backup.sqlite");
-    const run = await warden(env, "admin", "backup", file);
+    const run = await runWarden(env, "admin", "backup", file);
     const duringBackup = acknowledged.length - before.length;
     while (acknowledged.length < before.length + duringBackup + 50) await new Promise((resolve) => setTimeout(resolve, 5));
     writing = false;
@@ -135,19 +116,19 @@ describe("warden admin backup", () => {
     await setUp(env);
     const folder = await freshFolder();
     const file = join(folder, "one.sqlite");
-    assert.equal((await warden(env, "admin", "backup", file)).code, 0);
-    const again = await warden(env, "admin", "backup", file, "--json");
+    assert.equal((await runWarden(env, "admin", "backup", file)).code, 0);
+    const again = await runWarden(env, "admin", "backup", file, "--json");
     assert.equal(again.code, 1);
     assert.deepEqual(JSON.parse(again.stderr), {
       error: { type: "invalid_request_error", message: `${file} exists already; give the backup a new file name.`, param: "FILE" },
     });
-    const nowhere = await warden(env, "admin", "backup", join(folder, "no", "such.sqlite"));
+    const nowhere = await runWarden(env, "admin", "backup", join(folder, "no", "such.sqlite"));
     assert.equal(nowhere.code, 1);
     assert.match(nowhere.stderr, /folder of .* does not exist/);
-    assert.equal((await warden(env, "admin", "backup")).code, 2);
+    assert.equal((await runWarden(env, "admin", "backup")).code, 2);
 
     const pg = await privateDatabaseEnv("postgres");
-    const refused = await warden(pg, "admin", "backup", join(folder, "two.sqlite"));
+    const refused = await runWarden(pg, "admin", "backup", join(folder, "two.sqlite"));
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /PostgreSQL .*pg_dump -Fc .*pg_restore/);
   });

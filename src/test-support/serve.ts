@@ -76,3 +76,13 @@ export async function startWarden(env: Record<string, string>): Promise<RunningW
   child.kill("SIGKILL");
   throw new Error(`warden serve did not start: ${stderr}`);
 }
+
+/** A call to the vendor API of a running `warden serve` with a secret key. */
+export async function callApi<T>(warden: RunningWarden, key: string, method: string, path: string, body?: object): Promise<{ status: number; json: T }> {
+  const response = await fetch(`${warden.baseUrl}/api/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: response.status, json: (await response.json()) as T };
+}

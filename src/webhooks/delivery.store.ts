@@ -3,6 +3,7 @@ import { dialectOf, type Executor } from "../db/database.js";
 import { type Placeholder, prepared, preparedRaw } from "../db/prepared.js";
 import type { DeliveriesTable, DeliveryStatus, Env } from "../db/schema.js";
 import { newOrderedId } from "../ids.js";
+import { type PreviousSecret, previousSecretOf } from "./endpoint.store.js";
 
 export interface Delivery {
   id: string;
@@ -31,6 +32,8 @@ export interface DueDelivery {
   retryAt: number | null;
   url: string;
   secretSealed: string;
+  /** The secret a rotation replaced, as the claim read it; it signs too until its expiry (signingSecrets). */
+  previousSecret: PreviousSecret | null;
   body: string;
   createdAt: number;
 }
@@ -129,7 +132,21 @@ function dueQuery(ex: Executor, endpointId: string, now: number, resendsOnly: bo
     .selectFrom("deliveries as d")
     .innerJoin("webhook_endpoints as e", "e.id", "d.endpoint_id")
     .innerJoin("events as v", (join) => join.onRef("v.workspace_id", "=", "d.workspace_id").onRef("v.env", "=", "d.env").onRef("v.id", "=", "d.event_id"))
-    .select(["d.id", "d.endpoint_id", "d.event_id", "d.attempts", "d.one_shot", "d.retry_at", "d.created_at", "d.seq", "e.url", "e.secret_sealed", "v.body"])
+    .select([
+      "d.id",
+      "d.endpoint_id",
+      "d.event_id",
+      "d.attempts",
+      "d.one_shot",
+      "d.retry_at",
+      "d.created_at",
+      "d.seq",
+      "e.url",
+      "e.secret_sealed",
+      "e.previous_secret_sealed",
+      "e.previous_secret_expires_at",
+      "v.body",
+    ])
     .where("d.status", "=", sql.lit("pending"))
     .where("d.endpoint_id", "=", endpointId)
     .where("d.next_attempt_at", "<=", now)
@@ -221,6 +238,7 @@ export async function claimDueDeliveries(
     retryAt: r.retry_at === null ? null : Number(r.retry_at),
     url: r.url,
     secretSealed: r.secret_sealed,
+    previousSecret: previousSecretOf(r),
     body: r.body,
     createdAt: Number(r.created_at),
   }));

@@ -15,7 +15,7 @@ import {
   releaseLeases,
   renewLease,
 } from "./delivery.store.js";
-import { recordEndpointFailure, recordEndpointSuccess, setEndpointEnabled } from "./endpoint.store.js";
+import { recordEndpointFailure, recordEndpointSuccess, setEndpointEnabled, signingSecrets } from "./endpoint.store.js";
 import { postWebhook, type SendResult } from "./sender.js";
 import { webhookHeaders } from "./signature.js";
 
@@ -305,9 +305,11 @@ export class DeliveryWorker {
     const { clock } = this.services;
     let headers: Record<string, string>;
     try {
-      const secret = this.openSecret(delivery.secretSealed);
+      // While a rotation overlaps, with the new secret and the previous one: the time of
+      // the attempt decides, so the previous secret signs nothing from its expiry on.
+      const secrets = signingSecrets(delivery.secretSealed, delivery.previousSecret, attemptedAt).map((sealed) => this.openSecret(sealed));
       // Every attempt keeps the event id as webhook-id and is signed afresh with the current time.
-      headers = webhookHeaders(secret, delivery.eventId, Math.floor(attemptedAt / 1000), delivery.body);
+      headers = webhookHeaders(secrets, delivery.eventId, Math.floor(attemptedAt / 1000), delivery.body);
     } catch (error) {
       // A WARDEN_SECRET_KEY changed since the endpoint was added, say: recorded as the
       // attempt's error (and retried) rather than thrown until the lease runs out, forever.

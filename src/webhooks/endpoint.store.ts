@@ -1,6 +1,12 @@
 import type { Executor } from "../db/database.js";
 import type { Env, WebhookEndpointsTable } from "../db/schema.js";
 
+/** The secret a rotation replaced, sealed, and when it stops signing (migration 019). */
+export interface PreviousSecret {
+  sealed: string;
+  expiresAt: number;
+}
+
 export interface Endpoint {
   id: string;
   workspaceId: string;
@@ -9,12 +15,28 @@ export interface Endpoint {
   /** null means every event type. */
   eventTypes: string[] | null;
   secretSealed: string;
+  /** The secret the last rotation replaced and until when it signs (see signingSecrets); null when never rotated. */
+  previousSecret: PreviousSecret | null;
   enabled: boolean;
   disabledReason: string | null;
   disabledAt: number | null;
   lastSuccessAt: number | null;
   failingSince: number | null;
   createdAt: number;
+}
+
+/**
+ * The sealed secrets a delivery attempted at `now` is signed with: the current one, then
+ * the previous one while a rotation overlaps (strictly before its expiry; from then on it
+ * is never used, whatever is still in the row).
+ */
+export function signingSecrets(current: string, previous: PreviousSecret | null, now: number): string[] {
+  return previous !== null && now < previous.expiresAt ? [current, previous.sealed] : [current];
+}
+
+export function previousSecretOf(r: { previous_secret_sealed: string | null; previous_secret_expires_at: number | null }): PreviousSecret | null {
+  const { previous_secret_sealed: sealed, previous_secret_expires_at: expiresAt } = r;
+  return sealed === null || expiresAt === null ? null : { sealed, expiresAt: Number(expiresAt) };
 }
 
 type Row = Omit<WebhookEndpointsTable, "removed_at">;
@@ -29,6 +51,7 @@ function toEndpoint(r: Row): Endpoint {
     url: r.url,
     eventTypes: r.event_types === null ? null : (JSON.parse(r.event_types) as string[]),
     secretSealed: r.secret_sealed,
+    previousSecret: previousSecretOf(r),
     enabled: r.enabled === 1,
     disabledReason: r.disabled_reason,
     disabledAt: num(r.disabled_at),
@@ -45,6 +68,8 @@ const COLUMNS = [
   "url",
   "event_types",
   "secret_sealed",
+  "previous_secret_sealed",
+  "previous_secret_expires_at",
   "enabled",
   "disabled_reason",
   "disabled_at",
@@ -63,6 +88,8 @@ export async function insertEndpoint(ex: Executor, endpoint: Endpoint): Promise<
       url: endpoint.url,
       event_types: endpoint.eventTypes === null ? null : JSON.stringify(endpoint.eventTypes),
       secret_sealed: endpoint.secretSealed,
+      previous_secret_sealed: null,
+      previous_secret_expires_at: null,
       enabled: endpoint.enabled ? 1 : 0,
       disabled_reason: null,
       disabled_at: null,
@@ -100,6 +127,27 @@ export async function findEndpoint(ex: Executor, workspaceId: string, env: Env, 
     .where("removed_at", "is", null)
     .executeTakeFirst();
   return row ? toEndpoint(row) : null;
+}
+
+/**
+ * Makes `sealed` the endpoint's secret and keeps the current one as the previous until
+ * `previousExpiresAt`, in one statement: the row's own values move, so two rotations at
+ * once each demote the secret the other made, and neither answers a secret that no longer
+ * signs. A previous secret still valid is dropped (the oldest of three goes). False when
+ * the endpoint was removed meanwhile.
+ */
+export async function rotateEndpointSecret(ex: Executor, id: string, sealed: string, previousExpiresAt: number): Promise<boolean> {
+  const result = await ex
+    .updateTable("webhook_endpoints")
+    .set((eb) => ({
+      previous_secret_sealed: eb.ref("secret_sealed"),
+      previous_secret_expires_at: previousExpiresAt,
+      secret_sealed: sealed,
+    }))
+    .where("id", "=", id)
+    .where("removed_at", "is", null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 /** Removal keeps the row, so the delivery log still names the endpoint. */

@@ -174,6 +174,16 @@ describe("signing", () => {
     }
   });
 
+  test("signed with two secrets (a rotation's overlap), the header holds one v1 entry each, in order, and either verifies", () => {
+    const [current, previous, other] = [newWebhookSecret(), newWebhookSecret(), newWebhookSecret()];
+    const headers = webhookHeaders([current, previous], "evt_1", 1614265330, "{}");
+    assert.equal(headers["webhook-signature"], `${signPayload(current, "evt_1", 1614265330, "{}")} ${signPayload(previous, "evt_1", 1614265330, "{}")}`);
+    for (const secret of [current, previous]) assert.deepEqual(verifySignature(secret, headers, "{}", 1614265330), { valid: true });
+    assert.deepEqual(verifySignature(other, headers, "{}", 1614265330), { valid: false, reason: "no_matching_signature" });
+    assert.deepEqual(webhookHeaders([current], "evt_1", 1614265330, "{}"), webhookHeaders(current, "evt_1", 1614265330, "{}"));
+    assert.throws(() => webhookHeaders([], "evt_1", 1614265330, "{}"), /at least one secret/);
+  });
+
   test("a raw body given as bytes verifies like the string it encodes", () => {
     const secret = newWebhookSecret();
     const body = JSON.stringify({ email: "zoë@example.com", amount: 2900 });

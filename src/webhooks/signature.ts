@@ -51,12 +51,19 @@ type WebhookHeaders = {
   "content-type": "application/json";
 };
 
-/** The headers of one delivery attempt; each attempt is signed afresh with its own timestamp. */
-export function webhookHeaders(secret: string, msgId: string, timestampSeconds: number, body: string): WebhookHeaders {
+/**
+ * The headers of one delivery attempt; each attempt is signed afresh with its own
+ * timestamp. Several secrets (an endpoint's new and previous one, while a rotation
+ * overlaps) give one `v1,` entry each, space-separated in the one header, as Standard
+ * Webhooks allows: a receiver holding either secret finds its match.
+ */
+export function webhookHeaders(secrets: string | readonly string[], msgId: string, timestampSeconds: number, body: string): WebhookHeaders {
+  const signatures = (typeof secrets === "string" ? [secrets] : secrets).map((secret) => signPayload(secret, msgId, timestampSeconds, body));
+  if (signatures.length === 0) throw new Error("a delivery is signed with at least one secret");
   return {
     "webhook-id": msgId,
     "webhook-timestamp": String(timestampSeconds),
-    "webhook-signature": signPayload(secret, msgId, timestampSeconds, body),
+    "webhook-signature": signatures.join(" "),
     "content-type": "application/json",
   };
 }

@@ -61,6 +61,7 @@ for (const dialect of DIALECTS) {
           disabled_at: null,
           last_success_at: null,
           failing_since: null,
+          previous_secret_expires_at: null,
           created_at: "",
         },
       );

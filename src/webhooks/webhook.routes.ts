@@ -2,7 +2,16 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import { principalOf } from "../auth/auth.hook.js";
 import type { Services } from "../services.js";
-import { CreateEndpointBody, DeliveriesQuery, EndpointParams, EventsQuery, ExampleBody, RecoverableDeliveries, RecoverBody } from "./webhook.schema.js";
+import {
+  CreateEndpointBody,
+  DeliveriesQuery,
+  EndpointParams,
+  EventsQuery,
+  ExampleBody,
+  RecoverableDeliveries,
+  RecoverBody,
+  RotatedWebhookSecret,
+} from "./webhook.schema.js";
 import {
   addEndpoint,
   countRecoverable,
@@ -15,6 +24,7 @@ import {
   removeEndpoint,
   resendDelivery,
   revealSecret,
+  rotateSecret,
   sendExample,
   setEnabled,
 } from "./webhook.service.js";
@@ -83,6 +93,21 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
       },
     },
     async (request) => revealSecret(ctx(request), request.params.id),
+  );
+  app.post(
+    "/webhooks/endpoints/:id/secret/rotate",
+    {
+      schema: {
+        operationId: "rotateWebhookSecret",
+        summary: "Rotate an endpoint's signing secret",
+        description:
+          "Answers a new secret. The one it replaces keeps signing for 24 hours: every delivery meanwhile carries both signatures in webhook-signature, then only the new one. Rotating again within the 24 hours drops the oldest secret.",
+        tags,
+        params: EndpointParams,
+        response: { 200: RotatedWebhookSecret, ...errors },
+      },
+    },
+    async (request) => rotateSecret(ctx(request), request.params.id),
   );
   app.post(
     "/webhooks/endpoints/:id/enable",

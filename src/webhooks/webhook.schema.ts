@@ -1,6 +1,8 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { IsoDate, Nullable } from "../http/common.schema.js";
 
+const isoDate = (description: string) => Type.String({ format: "date-time", examples: IsoDate.examples, description });
+
 export const WebhookEndpoint = Type.Object(
   {
     id: Type.String({ description: "ep_ followed by 24 letters and digits" }),
@@ -11,6 +13,9 @@ export const WebhookEndpoint = Type.Object(
     disabled_at: Nullable(IsoDate),
     last_success_at: Nullable(IsoDate),
     failing_since: Nullable(IsoDate),
+    previous_secret_expires_at: Nullable(
+      isoDate("After a rotation: until when the replaced secret still signs every delivery beside the new one; null when none does"),
+    ),
     created_at: IsoDate,
   },
   { $id: "WebhookEndpoint", additionalProperties: false },
@@ -22,6 +27,14 @@ export const CreatedWebhookEndpoint = Type.Object(
     secret: Type.String({ description: "Signing secret, whsec_…; shown here and revealable later" }),
   },
   { $id: "CreatedWebhookEndpoint", additionalProperties: false },
+);
+
+export const RotatedWebhookSecret = Type.Object(
+  {
+    secret: Type.String({ description: "The new signing secret, whsec_…; shown here and revealable later" }),
+    previous_secret_expires_at: isoDate("Until when the replaced secret still signs every delivery beside the new one (24 hours from now)"),
+  },
+  { additionalProperties: false },
 );
 
 export const WebhookEndpointList = Type.Object({ data: Type.Array(Type.Ref("WebhookEndpoint")) }, { $id: "WebhookEndpointList", additionalProperties: false });

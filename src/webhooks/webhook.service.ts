@@ -17,15 +17,28 @@ import {
   queueResends,
   type Delivery as StoredDelivery,
 } from "./delivery.store.js";
-import { type Endpoint, findEndpoint, insertEndpoint, listEndpoints as listEndpointRows, markEndpointRemoved, setEndpointEnabled } from "./endpoint.store.js";
+import {
+  type Endpoint,
+  findEndpoint,
+  insertEndpoint,
+  listEndpoints as listEndpointRows,
+  markEndpointRemoved,
+  rotateEndpointSecret,
+  setEndpointEnabled,
+  signingSecrets,
+} from "./endpoint.store.js";
 import { privateHostReason } from "./private-address.js";
 import { newWebhookSecret } from "./signature.js";
 import type { DeliveriesQuery, Delivery, EventsQuery, WebhookEndpoint, WebhookEvent } from "./webhook.schema.js";
 
+/** How long the secret a rotation replaces keeps signing beside the new one. */
+export const ROTATION_OVERLAP_MS = DAY_MS;
 const RECOVER_WINDOWS = { hour: 3_600_000, day: DAY_MS, week: 7 * DAY_MS, month: 30 * DAY_MS } as const;
 const iso = (ms: number | null) => (ms === null ? null : toIso(ms));
 
-export function presentEndpoint(e: Endpoint): WebhookEndpoint {
+/** The endpoint as the API shows it at `now` (a previous secret past its expiry is not mentioned). */
+export function presentEndpoint(e: Endpoint, now: number): WebhookEndpoint {
+  const overlapping = signingSecrets(e.secretSealed, e.previousSecret, now).length > 1;
   return {
     id: e.id,
     url: e.url,
@@ -35,6 +48,7 @@ export function presentEndpoint(e: Endpoint): WebhookEndpoint {
     disabled_at: iso(e.disabledAt),
     last_success_at: iso(e.lastSuccessAt),
     failing_since: iso(e.failingSince),
+    previous_secret_expires_at: overlapping && e.previousSecret ? toIso(e.previousSecret.expiresAt) : null,
     created_at: toIso(e.createdAt),
   };
 }
@@ -83,6 +97,7 @@ export async function addEndpoint(ctx: RequestContext, input: { url: string; eve
     url: checkUrl(input.url, config.allowPrivateWebhooks),
     eventTypes: checkEventTypes(input.events),
     secretSealed: secretBox.seal(secret),
+    previousSecret: null,
     enabled: true,
     disabledReason: null,
     disabledAt: null,
@@ -95,16 +110,17 @@ export async function addEndpoint(ctx: RequestContext, input: { url: string; eve
     await insertEndpoint(trx, endpoint);
     await recordOwnerAction(trx, ctx, "endpoint.added", endpoint.id, endpoint.createdAt);
   });
-  return { endpoint: presentEndpoint(endpoint), secret };
+  return { endpoint: presentEndpoint(endpoint, endpoint.createdAt), secret };
 }
 
 export async function listEndpoints(ctx: RequestContext): Promise<{ data: WebhookEndpoint[] }> {
   const rows = await listEndpointRows(ctx.services.db, ctx.principal.workspaceId, ctx.principal.env);
-  return { data: rows.map(presentEndpoint) };
+  const now = ctx.services.clock.now();
+  return { data: rows.map((e) => presentEndpoint(e, now)) };
 }
 
 export async function getEndpoint(ctx: RequestContext, id: string): Promise<WebhookEndpoint> {
-  return presentEndpoint(await requireEndpoint(ctx, id));
+  return presentEndpoint(await requireEndpoint(ctx, id), ctx.services.clock.now());
 }
 
 export async function revealSecret(ctx: RequestContext, id: string): Promise<{ secret: string }> {
@@ -114,6 +130,27 @@ export async function revealSecret(ctx: RequestContext, id: string): Promise<{ s
   return { secret: ctx.services.secretBox.open(endpoint.secretSealed) };
 }
 
+/**
+ * A new signing secret, answered once (as when the endpoint was added; revealSecret shows
+ * it later). The secret it replaces keeps signing beside it for ROTATION_OVERLAP_MS: every
+ * delivery attempted meanwhile carries both signatures, so a receiver can switch over
+ * whenever it likes within the day. Rotating again meanwhile drops the oldest secret: the
+ * one being replaced becomes the previous, for a fresh 24 hours.
+ */
+export async function rotateSecret(ctx: RequestContext, id: string): Promise<{ secret: string; previous_secret_expires_at: string }> {
+  const { db, clock, secretBox } = ctx.services;
+  await requireEndpoint(ctx, id);
+  const secret = newWebhookSecret();
+  const now = clock.now();
+  const expiresAt = now + ROTATION_OVERLAP_MS;
+  await db.transaction().execute(async (trx) => {
+    // Removed since it was found: no secret is answered that nothing signs with.
+    if (!(await rotateEndpointSecret(trx, id, secretBox.seal(secret), expiresAt))) throw notFound(`No webhook endpoint "${id}".`);
+    await recordOwnerAction(trx, ctx, "endpoint.secret_rotated", id, now);
+  });
+  return { secret, previous_secret_expires_at: toIso(expiresAt) };
+}
+
 export async function removeEndpoint(ctx: RequestContext, id: string): Promise<WebhookEndpoint> {
   const { db, clock } = ctx.services;
   const endpoint = await requireEndpoint(ctx, id);
@@ -121,7 +158,7 @@ export async function removeEndpoint(ctx: RequestContext, id: string): Promise<W
     await markEndpointRemoved(trx, id, clock.now());
     await failPendingDeliveries(trx, id, "endpoint removed");
   });
-  return presentEndpoint({ ...endpoint, enabled: false });
+  return presentEndpoint({ ...endpoint, enabled: false }, clock.now());
 }
 
 export async function setEnabled(ctx: RequestContext, id: string, enabled: boolean): Promise<WebhookEndpoint> {
@@ -132,7 +169,7 @@ export async function setEnabled(ctx: RequestContext, id: string, enabled: boole
     if (!enabled) await failPendingDeliveries(trx, id, "endpoint disabled (manual)");
     await recordOwnerAction(trx, ctx, enabled ? "endpoint.enabled" : "endpoint.disabled", id, clock.now());
   });
-  return presentEndpoint(await requireEndpoint(ctx, id));
+  return presentEndpoint(await requireEndpoint(ctx, id), clock.now());
 }
 
 /** Queues one new attempt for every failed delivery of the endpoint created in the window. */

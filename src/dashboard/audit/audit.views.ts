@@ -9,6 +9,7 @@ const ACTIONS: Record<string, string> = {
   "key.revoked": "Revoked an API key",
   "endpoint.added": "Added a webhook endpoint",
   "endpoint.secret_revealed": "Revealed a webhook signing secret",
+  "endpoint.secret_rotated": "Rotated a webhook signing secret",
   "endpoint.enabled": "Enabled a webhook endpoint",
   "endpoint.disabled": "Disabled a webhook endpoint",
   "endpoint.recovered": "Recovered failed deliveries",

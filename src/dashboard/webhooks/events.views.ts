@@ -1,7 +1,7 @@
 import type { Delivery, WebhookEndpoint, WebhookEvent } from "../../webhooks/webhook.schema.js";
 import { type Html, html } from "../shared/html.js";
 import { appPage, emptyState, envBadge, type Frame, notice, pageHeading, time } from "../shared/layout.js";
-import { deliveryPath, deliveryStatus, type EventTypeChoice, endpointPath, eventPath, eventsPath, lastAnswer } from "./webhooks.views.js";
+import { deliveriesTable, deliveryPath, deliveryStatus, type EventTypeChoice, endpointPath, eventPath, eventsPath, lastAnswer } from "./webhooks.views.js";
 
 function tabs(frame: Frame, on: "events" | "deliveries"): Html {
   const tab = (which: "events" | "deliveries", label: string, href: string) =>
@@ -83,25 +83,10 @@ export function deliveriesView(
 ): Html {
   const env = frame.current?.env ?? "test";
   const { filter } = input;
-  const urls = new Map(input.endpoints.map((e) => [e.id, e.url]));
-  const list =
-    input.deliveries.length === 0
-      ? emptyState("No deliveries match", "Deliveries are made for each event to every endpoint listening for its type.")
-      : html`<div class="table-wrap"><table>
-<thead><tr><th>Event</th><th>Endpoint</th><th>Status</th><th>Attempts</th><th>Last answer</th><th>Created</th><th><span class="sr-only">Open</span></th></tr></thead>
-<tbody>${input.deliveries.map(
-          (d) => html`<tr>
-<td><a href="${eventPath(frame, d.event)}"><code>${d.event}</code></a></td>
-<td>${urls.has(d.endpoint) ? html`<a class="url" href="${endpointPath(frame, d.endpoint)}">${urls.get(d.endpoint)}</a>` : html`<code>${d.endpoint}</code>`}</td>
-<td>${deliveryStatus(d.status)}</td>
-<td class="num">${d.attempts.length}</td>
-<td>${lastAnswer(d)}</td>
-<td>${time(Date.parse(d.created_at))}</td>
-<td class="actions"><a class="button small" href="${deliveryPath(frame, d.id)}">Attempts</a></td>
-</tr>`,
-        )}</tbody>
-</table></div>
-${input.next ? html`<p class="pager"><a class="button small" href="${input.next}">Older deliveries →</a></p>` : ""}`;
+  const list = deliveriesTable(frame, input.deliveries, input.next, {
+    empty: emptyState("No deliveries match", "Deliveries are made for each event to every endpoint listening for its type."),
+    endpointUrls: new Map(input.endpoints.map((e) => [e.id, e.url])),
+  });
   const option = (value: string, label: string, selected: string) =>
     html`<option value="${value}"${value === selected ? html` selected` : ""}>${label}</option>`;
   return appPage(

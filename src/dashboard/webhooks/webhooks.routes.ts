@@ -1,8 +1,8 @@
 // Configure › Webhooks: the endpoints of a workspace environment, each endpoint's page
-// (secret, enable/disable, test event, recovery, its deliveries) and a delivery's page
+// (reveal or rotate the secret, enable/disable, test event, recovery, its deliveries) and a delivery's page
 // with every attempt. Every action calls the use case the API's /webhooks routes call,
 // under the owner as actor, so that it is audited.
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Mailer } from "../../client/mailer.js";
 import { ApiError } from "../../errors/errors.js";
 import { describeEventTypes } from "../../events/event-types.js";
@@ -18,6 +18,7 @@ import {
   recoverEndpoint,
   resendDelivery,
   revealSecret,
+  rotateSecret,
   sendExample,
   setEnabled,
 } from "../../webhooks/webhook.service.js";
@@ -25,7 +26,7 @@ import { contextOf, workspacePage } from "../shared/owner-context.js";
 import { sendPage } from "../shared/page.js";
 import { formField, PageRefusal } from "../shared/security.js";
 import {
-  confirmRevealView,
+  confirmSecretView,
   deliveryPath,
   deliveryView,
   endpointAddedView,
@@ -34,7 +35,9 @@ import {
   RECOVER_CHOICES,
   type RecoverSince,
   recoverConfirmView,
+  type SecretAction,
   secretRevealedView,
+  secretRotatedView,
   webhooksPath,
 } from "./webhooks.views.js";
 
@@ -131,23 +134,44 @@ export async function webhookRoutes(app: FastifyInstance, options: { services: S
     );
   });
 
-  // Revealing the secret asks for a fresh mailed code, as creating a live key does.
-  app.post(`${base}/:endpoint/secret`, async (request, reply) => {
-    const { page, ctx, endpoint } = await openEndpoint(request);
+  /**
+   * Revealing or rotating the secret asks for a fresh mailed code, as creating a live key
+   * does: the first POST mails it, the second (confirm=1) checks it. Answers whether the
+   * code was good, having sent the page to show otherwise.
+   */
+  async function confirmed(request: FastifyRequest, reply: FastifyReply, opened: Awaited<ReturnType<typeof openEndpoint>>, action: SecretAction) {
+    const { page, endpoint } = opened;
     const { session } = page.owner;
     if (formField(request, "confirm") !== "1") {
-      await requestConfirmationCode(services, mailer, session, { source: request.ip, action: `reveal a webhook signing secret in ${page.workspace.name}` });
-      return sendPage(reply, 200, confirmRevealView(page.frame, endpoint));
+      const what = action === "reveal" ? "reveal a webhook signing secret" : "rotate a webhook signing secret";
+      await requestConfirmationCode(services, mailer, session, { source: request.ip, action: `${what} in ${page.workspace.name}` });
+      await sendPage(reply, 200, confirmSecretView(page.frame, endpoint, action));
+      return false;
     }
     try {
       await verifyConfirmationCode(services, session, formField(request, "code"));
+      return true;
     } catch (error) {
       const message = fieldError(error);
       if (message === null) throw error;
-      return sendPage(reply, 400, confirmRevealView(page.frame, endpoint, message));
+      await sendPage(reply, 400, confirmSecretView(page.frame, endpoint, action, message));
+      return false;
     }
-    const { secret } = await revealSecret(ctx, endpoint.id);
-    return sendPage(reply, 200, secretRevealedView(page.frame, endpoint, secret));
+  }
+
+  app.post(`${base}/:endpoint/secret`, async (request, reply) => {
+    const opened = await openEndpoint(request);
+    if (!(await confirmed(request, reply, opened, "reveal"))) return reply;
+    const { secret } = await revealSecret(opened.ctx, opened.endpoint.id);
+    return sendPage(reply, 200, secretRevealedView(opened.page.frame, opened.endpoint, secret));
+  });
+
+  // The new secret is in the answer to the POST, as a new endpoint's is: no GET shows it.
+  app.post(`${base}/:endpoint/secret/rotate`, async (request, reply) => {
+    const opened = await openEndpoint(request);
+    if (!(await confirmed(request, reply, opened, "rotate"))) return reply;
+    const rotated = await rotateSecret(opened.ctx, opened.endpoint.id);
+    return sendPage(reply, 200, secretRotatedView(opened.page.frame, opened.endpoint, rotated));
   });
 
   for (const [action, enabled] of [

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { Webhook } from "standardwebhooks";
 import { dashboardApp, dashboardServices, readCode, TestBrowser } from "../../test-support/dashboard.js";
 import { DIALECTS, seedWorkspace } from "../../test-support/harness.js";
 import { answer, startReceiver, testWorker } from "../../test-support/webhooks.js";
@@ -76,6 +77,74 @@ for (const dialect of DIALECTS) {
       for (const what of ["Added a webhook endpoint", "Sent a test event", "Resent a delivery"]) assert.ok(audit.body.includes(what), what);
     });
 
+    test("rotating the secret needs a fresh code, shows the new secret once, and deliveries carry both signatures for 24 hours", async () => {
+      const env = await dashboardServices(dialect);
+      env.clock.set(Date.now());
+      const app = await dashboardApp(env);
+      const ws = await seedWorkspace(env.services);
+      const receiver = await startReceiver();
+      const browser = new TestBrowser(app);
+      await browser.signIn(env.dataDir, ws.ownerEmail);
+      const list = `/dashboard/w/${ws.slug}/test/webhooks`;
+      await browser.get(list);
+      const added = await browser.post(list, { url: receiver.url });
+      const [old] = added.body.match(SECRET) ?? [];
+      const id = endpointIdOf(added.body);
+      assert.ok(old && id);
+      const page = `${list}/${id}`;
+      assert.doesNotMatch((await browser.get(page)).body, /Rotating/);
+
+      // Without the form's token, or from another site, nothing is mailed and nothing rotates.
+      assert.equal((await browser.post(`${page}/secret/rotate`, { _csrf: "0".repeat(64) })).statusCode, 403);
+      assert.equal((await browser.post(`${page}/secret/rotate`, {}, { "sec-fetch-site": "cross-site" })).statusCode, 403);
+      const signInCode = await readCode(env.dataDir, ws.ownerEmail);
+      const asked = await browser.post(`${page}/secret/rotate`);
+      assert.equal(asked.statusCode, 200);
+      assert.match(asked.body, /Confirm it is you/);
+      assert.match(asked.body, /the old one keeps signing beside it for 24 hours/);
+      assert.equal(asked.body.match(SECRET), null);
+      const code = await readCode(env.dataDir, ws.ownerEmail);
+      assert.notEqual(code, signInCode);
+      const wrong = await browser.post(`${page}/secret/rotate`, { confirm: "1", code: code === "000000" ? "111111" : "000000" });
+      assert.equal(wrong.statusCode, 400);
+      const unchanged = await env.services.db.selectFrom("webhook_endpoints").select("secret_sealed").where("id", "=", id).executeTakeFirstOrThrow();
+      assert.equal(env.services.secretBox.open(unchanged.secret_sealed), old, "a wrong code rotates nothing");
+
+      const rotated = await browser.post(`${page}/secret/rotate`, { confirm: "1", code });
+      assert.equal(rotated.statusCode, 200);
+      const [secret, ...more] = rotated.body.match(SECRET) ?? [];
+      assert.ok(secret && more.length === 0, "the new secret alone is in the answer to the POST");
+      assert.notEqual(secret, old);
+      assert.match(rotated.body, /Copy the new signing secret now/);
+      assert.equal((await browser.post(`${page}/secret/rotate`, { confirm: "1", code })).statusCode, 400, "the code is spent");
+
+      const shown = await browser.get(page);
+      assert.equal(shown.body.match(SECRET), null, "never on a GET");
+      assert.match(shown.body, /badge-pending">Rotating<\/span> <span class="state-note">the old secret also signs until/);
+      await browser.post(`${page}/test`, { type: "payment.refunded" });
+      await testWorker(env.services).drain();
+      const [delivery] = receiver.received;
+      assert.ok(delivery);
+      const headers = Object.fromEntries(["webhook-id", "webhook-timestamp", "webhook-signature"].map((h) => [h, String(delivery.headers[h])]));
+      assert.equal(headers["webhook-signature"]?.split(" ").length, 2);
+      for (const key of [secret, old]) assert.equal((new Webhook(key).verify(delivery.body, headers) as { type: string }).type, "payment.refunded");
+
+      const audit = await browser.get("/dashboard/audit");
+      assert.equal(audit.body.match(/Rotated a webhook signing secret/g)?.length, 1);
+
+      // A day later the old secret is gone from the page (and from the signatures:
+      // secret-rotation.test.ts); a visit every 8 hours keeps the session from idling out.
+      for (let hours = 8; hours < 24; hours += 8) {
+        env.clock.advance(8 * 3_600_000);
+        assert.match((await browser.get(page)).body, /Rotating/, `${hours} hours later`);
+      }
+      env.clock.advance(8 * 3_600_000);
+      const dayLater = await browser.get(page);
+      assert.equal(dayLater.statusCode, 200);
+      assert.match(dayLater.body, /Webhook endpoint/);
+      assert.doesNotMatch(dayLater.body, /Rotating/);
+    });
+
     test("a bad URL is refused with the form kept and escaped; forged forms and foreign workspaces are refused", async () => {
       const env = await dashboardServices(dialect);
       const app = await dashboardApp(env);
@@ -110,6 +179,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await browser.get(`${list}/${theirId}`)).statusCode, 404);
       assert.equal((await browser.post(`${list}/${theirId}/disable`)).statusCode, 404);
       assert.equal((await browser.post(`${list}/${theirId}/secret`, { confirm: "1", code: "123456" })).statusCode, 404);
+      assert.equal((await browser.post(`${list}/${theirId}/secret/rotate`, { confirm: "1", code: "123456" })).statusCode, 404);
       assert.match((await theirBrowser.get(`/dashboard/w/${theirs.slug}/test/webhooks`)).body, /badge-ok">Enabled/, "still enabled");
       // The same endpoint is not in my live environment either.
       assert.equal((await browser.get(`/dashboard/w/${ws.slug}/live/webhooks/${theirId}`)).statusCode, 404);

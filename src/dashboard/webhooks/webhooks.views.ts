@@ -109,36 +109,67 @@ ${addForm(frame, types, form)}
   );
 }
 
-function secretPanel(frame: Frame, endpoint: WebhookEndpoint, secret: string, first: boolean): Html {
+type SecretShown = { kind: "added" } | { kind: "revealed" } | { kind: "rotated"; previousExpiresAt: string };
+
+function secretPanel(frame: Frame, endpoint: WebhookEndpoint, secret: string, shown: SecretShown): Html {
+  const once = shown.kind !== "revealed";
+  const message =
+    shown.kind === "added"
+      ? html`<strong>Copy the signing secret now.</strong> Put it in your receiver's configuration to verify each delivery's <code>webhook-signature</code>.`
+      : shown.kind === "rotated"
+        ? html`<strong>Copy the new signing secret now.</strong> Until ${time(Date.parse(shown.previousExpiresAt))} every delivery is signed with it and with the old one, so your receiver keeps verifying whichever it holds; after that only with this one. Put it in your receiver before then.`
+        : html`<strong>Keep it secret.</strong> Anyone with it can forge deliveries your receiver will trust.`;
   return html`<section class="panel reveal">
-${notice("info", first ? html`<strong>Copy the signing secret now.</strong> Put it in your receiver's configuration to verify each delivery's <code>webhook-signature</code>.` : html`<strong>Keep it secret.</strong> Anyone with it can forge deliveries your receiver will trust.`)}
-<label for="secret">Signing secret of <span class="url">${endpoint.url}</span></label>
+${notice("info", message)}
+<label for="secret">${shown.kind === "rotated" ? "New signing secret" : "Signing secret"} of <span class="url">${endpoint.url}</span></label>
 <input id="secret" class="key-reveal" readonly value="${secret}">
-<p><a class="button primary" href="${endpointPath(frame, endpoint.id)}">${first ? "I have stored it · open the endpoint" : "Done · back to the endpoint"}</a></p>
+<p><a class="button primary" href="${endpointPath(frame, endpoint.id)}">${once ? "I have stored it · open the endpoint" : "Done · back to the endpoint"}</a></p>
 </section>`;
 }
 
 export function endpointAddedView(frame: Frame, endpoint: WebhookEndpoint, secret: string): Html {
-  return appPage("Endpoint added", frame, html`${pageHeading("Endpoint added")}${secretPanel(frame, endpoint, secret, true)}`);
+  return appPage("Endpoint added", frame, html`${pageHeading("Endpoint added")}${secretPanel(frame, endpoint, secret, { kind: "added" })}`);
 }
 
 export function secretRevealedView(frame: Frame, endpoint: WebhookEndpoint, secret: string): Html {
-  return appPage("Signing secret", frame, html`${pageHeading("Signing secret")}${secretPanel(frame, endpoint, secret, false)}`);
+  return appPage("Signing secret", frame, html`${pageHeading("Signing secret")}${secretPanel(frame, endpoint, secret, { kind: "revealed" })}`);
 }
 
-export function confirmRevealView(frame: Frame, endpoint: WebhookEndpoint, error?: string): Html {
+export function secretRotatedView(frame: Frame, endpoint: WebhookEndpoint, rotated: { secret: string; previous_secret_expires_at: string }): Html {
+  return appPage(
+    "Secret rotated",
+    frame,
+    html`${pageHeading("Signing secret rotated")}${secretPanel(frame, endpoint, rotated.secret, { kind: "rotated", previousExpiresAt: rotated.previous_secret_expires_at })}`,
+  );
+}
+
+/** What a fresh code confirms on an endpoint: revealing its secret, or rotating it. */
+export type SecretAction = "reveal" | "rotate";
+
+const SECRET_ACTIONS: Record<SecretAction, { path: string; why: string; button: string }> = {
+  reveal: { path: "secret", why: "The signing secret lets anyone forge deliveries", button: "Reveal secret" },
+  rotate: {
+    path: "secret/rotate",
+    why: "Rotating gives the endpoint a new signing secret (the old one keeps signing beside it for 24 hours, then stops)",
+    button: "Rotate secret",
+  },
+};
+
+export function confirmSecretView(frame: Frame, endpoint: WebhookEndpoint, action: SecretAction, error?: string): Html {
+  const { path, why, button } = SECRET_ACTIONS[action];
   return appPage(
     "Confirm it is you",
     frame,
-    html`${pageHeading("Confirm it is you", html`The signing secret lets anyone forge deliveries, so we emailed a fresh 6-digit code to <strong>${frame.email}</strong>.`)}
+    html`${pageHeading("Confirm it is you", html`${why}, so we emailed a fresh 6-digit code to <strong>${frame.email}</strong>.`)}
 <section class="panel narrow">
 ${error ? notice("error", error) : ""}
-<form method="post" action="${endpointPath(frame, endpoint.id)}/secret" class="stack">
+${action === "rotate" && endpoint.previous_secret_expires_at !== null ? notice("info", html`This endpoint was rotated less than 24 hours ago: rotating again stops its oldest secret now, and the current one becomes the old one.`) : ""}
+<form method="post" action="${endpointPath(frame, endpoint.id)}/${path}" class="stack">
 ${csrfField(frame.csrf)}
 <input type="hidden" name="confirm" value="1">
 <label for="code">Confirmation code</label>
 <input id="code" name="code" class="code-input" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required autofocus placeholder="123456">
-<div class="row"><button class="button primary" type="submit">Reveal secret</button><a class="button" href="${endpointPath(frame, endpoint.id)}">Cancel</a></div>
+<div class="row"><button class="button primary" type="submit">${button}</button><a class="button" href="${endpointPath(frame, endpoint.id)}">Cancel</a></div>
 </form>
 </section>`,
   );
@@ -165,6 +196,39 @@ export interface EndpointPage {
   flash: { sent?: string; to?: number; enabled?: boolean; disabled?: boolean; recovered?: number };
 }
 
+/**
+ * Deliveries, newest first, each linked to its event and its attempts; with `endpointUrls`
+ * (the list of every endpoint's deliveries) a column says which endpoint each went to.
+ */
+export function deliveriesTable(
+  frame: Frame,
+  deliveries: readonly Delivery[],
+  next: string | null,
+  options: { empty: Html; endpointUrls?: ReadonlyMap<string, string> },
+): Html {
+  if (deliveries.length === 0) return options.empty;
+  const urls = options.endpointUrls;
+  const endpointCell = (d: Delivery) => {
+    const url = urls?.get(d.endpoint);
+    return url === undefined ? html`<td><code>${d.endpoint}</code></td>` : html`<td><a class="url" href="${endpointPath(frame, d.endpoint)}">${url}</a></td>`;
+  };
+  return html`<div class="table-wrap"><table>
+<thead><tr><th>Event</th>${urls ? html`<th>Endpoint</th>` : ""}<th>Status</th><th>Attempts</th><th>Last answer</th><th>Created</th><th><span class="sr-only">Open</span></th></tr></thead>
+<tbody>${deliveries.map(
+    (d) => html`<tr>
+<td><a href="${eventPath(frame, d.event)}"><code>${d.event}</code></a></td>
+${urls ? endpointCell(d) : ""}
+<td>${deliveryStatus(d.status)}</td>
+<td class="num">${d.attempts.length}</td>
+<td>${lastAnswer(d)}</td>
+<td>${time(Date.parse(d.created_at))}</td>
+<td class="actions"><a class="button small" href="${deliveryPath(frame, d.id)}">Attempts</a></td>
+</tr>`,
+  )}</tbody>
+</table></div>
+${next ? html`<p class="pager"><a class="button small" href="${next}">Older deliveries →</a></p>` : ""}`;
+}
+
 function recoverForm(frame: Frame, endpoint: WebhookEndpoint, selected: RecoverSince, label: string): Html {
   return html`<form method="get" action="${endpointPath(frame, endpoint.id)}/recover" class="inline-form">
 <div class="field"><label for="since">Failed deliveries from</label>
@@ -180,23 +244,9 @@ export function endpointView(frame: Frame, page: EndpointPage): Html {
 ${flash.disabled ? notice("info", "The endpoint is disabled: Warden sends it nothing, and its pending deliveries are marked failed.") : ""}
 ${flash.enabled ? notice("success", html`The endpoint is enabled again. <strong>Recover what failed while it was off?</strong> ${recoverForm(frame, e, "day", "Review…")}`) : ""}
 ${flash.recovered !== undefined ? notice("success", `${flash.recovered === 1 ? "1 failed delivery is" : `${formatCount(flash.recovered)} failed deliveries are`} queued to be sent again.`) : ""}`;
-  const deliveries =
-    page.deliveries.length === 0
-      ? emptyState("No deliveries yet", "Send a test event above to see what your receiver answers.")
-      : html`<div class="table-wrap"><table>
-<thead><tr><th>Event</th><th>Status</th><th>Attempts</th><th>Last answer</th><th>Created</th><th><span class="sr-only">Open</span></th></tr></thead>
-<tbody>${page.deliveries.map(
-          (d) => html`<tr>
-<td><a href="${eventPath(frame, d.event)}"><code>${d.event}</code></a></td>
-<td>${deliveryStatus(d.status)}</td>
-<td class="num">${d.attempts.length}</td>
-<td>${lastAnswer(d)}</td>
-<td>${time(Date.parse(d.created_at))}</td>
-<td class="actions"><a class="button small" href="${deliveryPath(frame, d.id)}">Attempts</a></td>
-</tr>`,
-        )}</tbody>
-</table></div>
-${page.next ? html`<p class="pager"><a class="button small" href="${page.next}">Older deliveries →</a></p>` : ""}`;
+  const deliveries = deliveriesTable(frame, page.deliveries, page.next, {
+    empty: emptyState("No deliveries yet", "Send a test event above to see what your receiver answers."),
+  });
   const exhausted = page.examples.used >= page.examples.limit;
   // A type this endpoint listens for: the one its receiver is likeliest to handle.
   const preselected = e.events?.[0] ?? null;
@@ -211,10 +261,12 @@ ${flashes}
 <dt>Events</dt><dd>${eventsOf(e)}</dd>
 <dt>Last success</dt><dd>${e.last_success_at === null ? html`<span class="muted">Never</span>` : time(Date.parse(e.last_success_at))}</dd>
 <dt>Added</dt><dd>${time(Date.parse(e.created_at))}</dd>
+${e.previous_secret_expires_at === null ? "" : html`<dt>Signing secret</dt><dd><span class="badge badge-pending">Rotating</span> <span class="state-note">the old secret also signs until ${time(Date.parse(e.previous_secret_expires_at))}</span></dd>`}
 <dt>Id</dt><dd><code>${e.id}</code></dd>
 </dl>
 <div class="row">
 <form method="post" action="${path}/secret">${csrfField(frame.csrf)}<button class="button" type="submit">Reveal signing secret…</button></form>
+<form method="post" action="${path}/secret/rotate">${csrfField(frame.csrf)}<button class="button" type="submit">Rotate signing secret…</button></form>
 ${
   e.enabled
     ? html`<form method="post" action="${path}/disable">${csrfField(frame.csrf)}<button class="button danger-outline" type="submit">Disable</button></form>`

@@ -14,8 +14,10 @@ import * as endpointLeases from "./012-endpoint-leases.js";
 import * as dashboard from "./013-dashboard.js";
 import * as deliveryRetryAt from "./014-delivery-retry-at.js";
 import * as retention from "./015-retention.js";
+import * as signingKeys from "./016-signing-keys.js";
 import * as configure from "./017-configure.js";
 import * as ownerInvitations from "./018-owner-invitations.js";
+import * as secretRotation from "./019-secret-rotation.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -34,6 +36,8 @@ export const migrations: Record<string, Migration> = {
   "013-dashboard": dashboard,
   "014-delivery-retry-at": deliveryRetryAt,
   "015-retention": retention,
+  "016-signing-keys": signingKeys,
   "017-configure": configure,
   "018-owner-invitations": ownerInvitations,
+  "019-secret-rotation": secretRotation,
 };

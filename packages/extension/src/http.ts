@@ -1,0 +1,52 @@
+// Calls to Warden: JSON in and out, the API's errors as WardenErrors, a 429 waited out.
+import { errorFromBody, WardenError } from "./errors.js";
+import type { Clock } from "./platform.js";
+
+/** A 429 asking for a longer wait than this is handed to the caller instead of waited out. */
+const MAX_RETRY_WAIT_S = 60;
+const MAX_RETRIES = 2;
+
+export interface HttpOptions {
+  fetch: typeof fetch;
+  clock: Clock;
+}
+
+function retryAfterSeconds(header: string | null, now: number): number | null {
+  if (header === null) return null;
+  if (/^\d+$/.test(header.trim())) return Number(header.trim());
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - now) / 1000));
+}
+
+export async function request<T>(http: HttpOptions, url: string, options: { method?: string; body?: unknown; bearer?: string | null } = {}): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    let response: Response;
+    try {
+      response = await http.fetch(url, {
+        method: options.method ?? "GET",
+        // Warden's access answer says Cache-Control: private, max-age=<recheck_after>: a
+        // browser would answer a fresh check from its HTTP cache. The library keeps answers itself.
+        cache: "no-store",
+        headers: {
+          accept: "application/json",
+          ...(options.body === undefined ? {} : { "content-type": "application/json" }),
+          ...(options.bearer ? { authorization: `Bearer ${options.bearer}` } : {}),
+        },
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      });
+    } catch (cause) {
+      throw new WardenError("network_error", `Warden could not be reached: ${(cause as Error)?.message ?? cause}`);
+    }
+    let body: unknown = null;
+    try {
+      body = await response.json();
+    } catch {}
+    if (response.ok) return body as T;
+    const retryAfter = retryAfterSeconds(response.headers.get("retry-after"), http.clock.now());
+    if (response.status === 429 && retryAfter !== null && retryAfter <= MAX_RETRY_WAIT_S && attempt < MAX_RETRIES) {
+      await new Promise<void>((resolve) => http.clock.setTimeout(resolve, retryAfter * 1000));
+      continue;
+    }
+    throw errorFromBody(response.status, body, retryAfter);
+  }
+}

@@ -1,0 +1,215 @@
+// The library against Warden itself (the app built in process, listening on 127.0.0.1),
+// on SQLite and PostgreSQL: every call an extension makes, with codes read from the
+// outbox, grants and revocations through the vendor API, and tokens signed by Warden.
+// The library's own clock is a fake one, so expiry is reached without waiting.
+import assert from "node:assert/strict";
+import type { AddressInfo } from "node:net";
+import { after, describe, test } from "node:test";
+import { buildApp } from "../../../src/app.js";
+import { toIso } from "../../../src/clock.js";
+import { randomBase62 } from "../../../src/ids.js";
+import { importNdjson } from "../../../src/import/import.service.js";
+import { connectStripe } from "../../../src/stripe/stripe-account.service.js";
+import { dashboardServices, readCode } from "../../../src/test-support/dashboard.js";
+import { DIALECTS, seedCatalogue } from "../../../src/test-support/harness.js";
+import { startStripeApi } from "../../../src/test-support/stripe-api.js";
+import { updateTool } from "../../../src/workspaces/workspace.service.js";
+import { FakeClock, sharedStorage } from "../test-support/fakes.js";
+import { createWarden, WardenError, type WardenOptions } from "./index.js";
+
+async function setUp(dialect: (typeof DIALECTS)[number]) {
+  const stripeApi = await startStripeApi();
+  const env = await dashboardServices(dialect, { WARDEN_STRIPE_API_URL: stripeApi.url });
+  const ws = await seedCatalogue(env.services);
+  const app = await buildApp(env.services, { logger: false });
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  after(() => app.close());
+  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const clock = new FakeClock(env.clock.now());
+  const requests: string[] = [];
+  const counted = (async (input: RequestInfo | URL, init?: RequestInit) => {
+    requests.push(`${init?.method ?? "GET"} ${new URL(String(input)).pathname}`);
+    return fetch(input, init);
+  }) as typeof fetch;
+  const make = (extra: Partial<WardenOptions> = {}) =>
+    createWarden({
+      url,
+      workspace: ws.slug,
+      tool: ws.tool,
+      env: "test",
+      clock,
+      fetch: counted,
+      storage: sharedStorage().area,
+      alarms: null,
+      runtime: null,
+      ...extra,
+    });
+  const SESSION_KEY = `warden:${ws.slug}:test:${ws.tool}:session`;
+  const vendor = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${url}/api/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${ws.testKey}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    assert.ok(response.ok, await response.clone().text());
+    return (await response.json()) as Record<string, unknown>;
+  };
+  const signIn = async (client: ReturnType<typeof make>, email: string) => {
+    await client.signIn(email);
+    return client.verify(await readCode(env.dataDir, email), { name: "Test laptop", platform: "chrome-linux" });
+  };
+  return { ...env, ws, url, clock, requests, make, vendor, signIn, stripeApi, SESSION_KEY };
+}
+
+for (const dialect of DIALECTS) {
+  describe(`the library against Warden (${dialect})`, () => {
+    test("sign-in with the mailed code; locked, unlocked by a grant at the next check, locked by its revocation once the token runs out", async () => {
+      const { ws, url, clock, requests, make, vendor, dataDir, SESSION_KEY } = await setUp(dialect);
+      const storage = sharedStorage();
+      const client = make({ storage: storage.area });
+      const email = `ada-${ws.slug}@example.com`;
+      await client.signIn(email);
+      assert.equal(await client.pendingEmail(), email);
+      await assert.rejects(client.verify("000000"), (e: WardenError) => e instanceof WardenError && e.type === "invalid_request_error" && e.param === "code");
+      const signedIn = await client.verify(await readCode(dataDir, email), { name: "Test laptop", platform: "chrome-linux" });
+      assert.deepEqual([signedIn.email, signedIn.device.name, signedIn.device.current], [email, "Test laptop", true]);
+      assert.equal(await client.pendingEmail(), null);
+
+      const locked = await client.access();
+      assert.deepEqual(locked, {
+        signedIn: true,
+        entitled: false,
+        via: null,
+        plan: null,
+        trialEndsAt: null,
+        email,
+        expiresAt: clock.now() + 900_000,
+        offline: false,
+      });
+      assert.deepEqual(
+        requests.filter((r) => r.includes("jwks")),
+        ["GET /.well-known/jwks.json"],
+        "the key set came from Warden",
+      );
+
+      const grant = await vendor("POST", `/tools/${ws.tool}/grants`, { email, days: 30 });
+      requests.length = 0;
+      assert.equal((await client.access()).entitled, false, "the held answer stands until it runs out");
+      assert.deepEqual(requests, []);
+      const unlocked = await client.access({ fresh: true });
+      assert.deepEqual([unlocked.entitled, unlocked.via, unlocked.email], [true, "grant", email]);
+
+      const devices = await client.devices();
+      assert.deepEqual(
+        devices.map((d) => [d.name, d.current]),
+        [["Test laptop", true]],
+      );
+
+      await vendor("DELETE", `/tools/${ws.tool}/grants/${grant.id}`);
+      await clock.advance(899_999);
+      assert.equal((await client.access()).entitled, true);
+      await clock.advance(1);
+      assert.equal((await client.access()).entitled, false, "locked once the token ran out");
+
+      const deviceToken = ((await storage.area.get(SESSION_KEY)) as { token: string }).token;
+      const listDevices = () => fetch(`${url}/api/client/v1/devices`, { headers: { authorization: `Bearer ${deviceToken}` } });
+      assert.equal((await listDevices()).status, 200);
+      await client.signOut();
+      assert.equal((await client.access()).signedIn, false);
+      assert.equal(await storage.area.get(SESSION_KEY), undefined);
+      assert.equal((await listDevices()).status, 401, "signed out at Warden too");
+    });
+
+    test("a device signed out from another device is signed out at its next check", async () => {
+      const { ws, make, signIn } = await setUp(dialect);
+      const email = `grace-${ws.slug}@example.com`;
+      const laptop = make();
+      const desktop = make();
+      await signIn(laptop, email);
+      const other = await signIn(desktop, email);
+      assert.equal((await laptop.devices()).length, 2);
+      await laptop.signOutDevice(other.device.id);
+      assert.equal((await desktop.access({ fresh: true })).signedIn, false);
+      await assert.rejects(desktop.devices(), (e: WardenError) => e.type === "authentication_error");
+      assert.equal((await laptop.access()).signedIn, true);
+    });
+
+    test("a trial, the purchases with their keys, a device activated with a key, a team's seats, a checkout", async () => {
+      const { services, ws, clock, make, signIn, stripeApi } = await setUp(dialect);
+      await updateTool(services.db, services.clock, { workspace: ws.slug, id: ws.tool, trialDays: "14" });
+      const email = `alan-${ws.slug}@example.com`;
+      const client = make();
+      await signIn(client, email);
+
+      const trial = await client.startTrial();
+      assert.equal(trial.kind, "trial");
+      const during = await client.access();
+      assert.deepEqual([during.entitled, during.via, during.trialEndsAt], [true, "trial", Date.parse(trial.ends_at ?? "")]);
+
+      const single = `lic_${randomBase62(24)}`;
+      const team = `lic_${randomBase62(24)}`;
+      const boughtAt = services.clock.now() - 60_000;
+      const lines = [
+        {
+          type: "licence",
+          id: single,
+          email,
+          tool: ws.tool,
+          plan: "lifetime",
+          purchased_at: toIso(boughtAt),
+          amount_cents: 4900,
+          currency: "eur",
+          payment_intent: `pi_${single}`,
+        },
+        { type: "licence", id: team, email, tool: ws.tool, seats: 2, purchased_at: toIso(boughtAt - 1000) },
+      ];
+      await importNdjson(services.db, services.clock, { workspace: ws.slug, env: "test", text: lines.map((l) => JSON.stringify(l)).join("\n") });
+      const bought = await client.purchases();
+      assert.deepEqual(
+        bought.map((p) => [p.id, p.plan, p.seats]),
+        [
+          [single, "lifetime", null],
+          [team, null, 2],
+        ],
+      );
+      const key = bought[0]?.key;
+      assert.match(key ?? "", /^wlk_[0-9A-Za-z]{32}$/);
+
+      // Another browser, no sign-in: the key alone.
+      const other = make();
+      await assert.rejects(other.activate("wlk_wrong"), (e: WardenError) => e.type === "invalid_request_error" && e.param === "key");
+      const activated = await other.activate(key ?? "", { name: "Office PC", platform: "edge-windows" });
+      assert.equal(activated.device.name, "Office PC");
+      const byKey = await other.access();
+      assert.deepEqual([byKey.entitled, byKey.via, byKey.plan, byKey.email, byKey.expiresAt], [true, "licence", "lifetime", null, clock.now() + 900_000]);
+      await assert.rejects(other.startTrial(), (e: WardenError) => e.type === "authentication_error");
+      assert.equal((await other.access()).signedIn, true, "a key-activated device asking for a sign-in's action stays activated");
+
+      const seat = await client.assignSeat(team, `ben-${ws.slug}@example.com`);
+      assert.deepEqual([seat.status, seat.seats, seat.seats_in_use], ["active", 2, 1]);
+      assert.deepEqual(
+        (await client.seats(team)).data.map((s) => s.email),
+        [`ben-${ws.slug}@example.com`],
+      );
+      assert.equal((await client.unassignSeat(team, seat.seat)).status, "revoked");
+      await assert.rejects(other.seats(team), (e: WardenError) => e.type === "authentication_error");
+
+      await assert.rejects(client.checkout("lifetime", { successUrl: "https://tabmaster.example/thanks" }), {
+        type: "invalid_request_error",
+        param: "livemode",
+      });
+      await connectStripe(services, { workspace: ws.slug, env: "test", webhookSecret: "whsec_libraryTest0123", secretKey: "sk_test_libraryTest0123" });
+      const checkoutUrl = await client.checkout("lifetime", { successUrl: "https://tabmaster.example/thanks", seats: 3 });
+      assert.match(checkoutUrl, /^https:\/\/checkout\.stripe\.com\//);
+      const sent = stripeApi.calls.at(-1)?.form ?? {};
+      assert.deepEqual(
+        [sent["line_items[0][quantity]"], sent.customer_email, sent.success_url, sent["metadata[warden_seats]"]],
+        ["3", email, "https://tabmaster.example/thanks", "3"],
+      );
+      await assert.rejects(client.checkout("no-such-plan", { successUrl: "https://tabmaster.example/thanks" }), {
+        type: "invalid_request_error",
+        param: "plan",
+      });
+    });
+  });
+}

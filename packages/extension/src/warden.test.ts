@@ -1,0 +1,349 @@
+// The library's caching, expiry, offline and recheck rules against a fake Warden and a
+// fake clock (no test waits): tokens are signed here with node:crypto in Warden's format.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { FakeClock, fakeAlarms, fakeRuntime, fakeWarden, settle, sharedStorage, TARGET, testSigner, until } from "../test-support/fakes.js";
+import { type AccessState, createWarden, WardenError, type WardenOptions } from "./index.js";
+
+const URL_ = "http://warden.test";
+
+function setup() {
+  const clock = new FakeClock();
+  const warden = fakeWarden(clock);
+  const storage = sharedStorage();
+  const make = (extra: Partial<WardenOptions> = {}) =>
+    createWarden({ url: URL_, ...TARGET, clock, fetch: warden.fetch, storage: storage.area, alarms: null, runtime: null, contentScript: false, ...extra });
+  return { clock, warden, storage, make };
+}
+
+async function signedIn(extra: Partial<WardenOptions> = {}) {
+  const s = setup();
+  const client = s.make(extra);
+  await client.signIn("ada@example.com");
+  await client.verify("123456");
+  s.warden.calls.length = 0;
+  return { ...s, client };
+}
+
+const SIGNED_IN_LOCKED: AccessState = {
+  signedIn: true,
+  entitled: false,
+  via: null,
+  plan: null,
+  trialEndsAt: null,
+  email: "ada@example.com",
+  expiresAt: null,
+  offline: false,
+};
+
+const ACCESS_KEY = `warden:${TARGET.workspace}:${TARGET.env}:${TARGET.tool}:access`;
+const accessCalls = (calls: string[]) => calls.filter((c) => c.endsWith("/access")).length;
+
+describe("access: the held answer and its token", () => {
+  test("held while its token is valid, asked again once it expires", async () => {
+    const { client, warden, clock } = await signedIn();
+    warden.answer = { entitled: true, via: "grant", plan: null, trial_ends_at: null, recheck_after: 600 };
+    const first = await client.access({ fresh: true });
+    assert.equal(first.entitled, true);
+    assert.equal(first.expiresAt, clock.now() + 600_000);
+    warden.answer.entitled = false;
+    await clock.advance(599_999);
+    assert.equal((await client.access()).entitled, true, "the answer is kept for exp - iat");
+    assert.equal(accessCalls(warden.calls), 1);
+    await clock.advance(1);
+    assert.equal((await client.access()).entitled, false, "at exp it asks again");
+    assert.equal(accessCalls(warden.calls), 2);
+  });
+
+  test("the key set is fetched once and kept in storage for every part of the extension; a new kid fetches it again", async () => {
+    const { client, warden, make } = await signedIn();
+    await client.access({ fresh: true });
+    const popup = make();
+    await popup.access();
+    assert.equal(warden.calls.filter((c) => c.includes("jwks")).length, 0, "verify already fetched the set; the popup reads it from storage");
+    assert.equal(accessCalls(warden.calls), 1, "the popup holds the service worker's answer");
+
+    // Warden rotates: tokens name a new key, the set has both.
+    const old = warden.signer;
+    warden.signer = testSigner("k2");
+    warden.published = [old, warden.signer];
+    warden.answer.entitled = true;
+    assert.equal((await popup.access({ fresh: true })).entitled, true);
+    assert.equal(warden.calls.filter((c) => c.includes("jwks")).length, 1);
+  });
+
+  test("a token Warden did not sign, or signed for another workspace, environment or tool, is never kept", async () => {
+    const { client, warden } = await signedIn();
+    warden.answer.entitled = true;
+    const genuine = await client.access({ fresh: true });
+    assert.equal(genuine.entitled, true);
+
+    const cases: [string, () => void][] = [
+      ["a key not in the set", () => (warden.signer = testSigner("k1"))],
+      ["another workspace", () => (warden.overrides = { workspace: "evil", aud: "evil:test" })],
+      ["the live environment", () => (warden.overrides = { env: "live", aud: `${TARGET.workspace}:live` })],
+      ["an audience not its own", () => (warden.overrides = { aud: "evil:test" })],
+      ["another tool", () => (warden.overrides = { tool: "other" })],
+      ["a lifetime over 900 s", () => (warden.overrides = { exp: Math.floor(Date.parse("2026-11-21T12:00:00Z") / 1000) + 901 })],
+    ];
+    const original = warden.signer;
+    for (const [name, spoil] of cases) {
+      warden.signer = original;
+      warden.overrides = {};
+      spoil();
+      await assert.rejects(client.access({ fresh: true }), (e: WardenError) => e instanceof WardenError && e.type === "invalid_token", name);
+      assert.equal((await client.access()).expiresAt, genuine.expiresAt, `${name}: the genuine answer is still the one held`);
+    }
+
+    // A token whose claims were changed after signing.
+    warden.signer = original;
+    warden.overrides = {};
+    warden.answer.entitled = false;
+    const token = warden.signer.sign(warden.claims());
+    const [h, , sig] = token.split(".");
+    const forged = `${h}.${Buffer.from(JSON.stringify({ ...warden.claims(), entitled: true })).toString("base64url")}.${sig}`;
+    warden.queued.push(Response.json({ entitled: true, token: forged }));
+    await assert.rejects(client.access({ fresh: true }), (e: WardenError) => e.type === "invalid_token" && /signature/.test(e.message));
+
+    // A token that is not EdDSA.
+    warden.queued.push(Response.json({ token: warden.signer.sign(warden.claims(), { alg: "none", kid: "k1" }) }));
+    await assert.rejects(client.access({ fresh: true }), (e: WardenError) => e.type === "invalid_token");
+  });
+
+  test("the device's clock does not stretch an answer: held exp - iat from its arrival, and not when the clock goes back", async () => {
+    const { client, warden, clock } = await signedIn();
+    warden.answer.entitled = true;
+    // The device's clock runs two hours ahead of Warden's: the token says iat two hours ago.
+    const wardenNow = clock.now();
+    warden.overrides = { iat: Math.floor(wardenNow / 1000), exp: Math.floor(wardenNow / 1000) + 900 };
+    clock.set(wardenNow + 2 * 3600_000);
+    const state = await client.access({ fresh: true });
+    assert.equal(state.entitled, true, "a paying user is not locked out by a wrong clock");
+    assert.equal(state.expiresAt, clock.now() + 900_000);
+    // The clock is set back to before the answer arrived: it is not held.
+    clock.set(wardenNow);
+    await client.access();
+    assert.equal(accessCalls(warden.calls), 2);
+  });
+});
+
+describe("offline", () => {
+  test("the last valid answer holds until its exp and never past it; back online it is asked again", async () => {
+    const { client, warden, clock } = await signedIn();
+    warden.answer = { entitled: true, via: "licence", plan: "lifetime", trial_ends_at: null, recheck_after: 300 };
+    const online = await client.access({ fresh: true });
+    warden.down = true;
+    await clock.advance(200_000);
+    const offline = await client.access({ fresh: true });
+    assert.deepEqual(offline, { ...online, offline: true });
+    await clock.advance(99_999);
+    assert.equal((await client.access()).entitled, true);
+    await clock.advance(1);
+    assert.deepEqual(await client.access(), { ...SIGNED_IN_LOCKED, offline: true });
+    warden.down = false;
+    assert.deepEqual(await client.access(), { ...online, expiresAt: clock.now() + 300_000 });
+  });
+
+  test("a 5xx or a rate limit longer than a minute is Warden unavailable, not a locked person", async () => {
+    const { client, warden, clock } = await signedIn();
+    warden.answer.entitled = true;
+    await client.access({ fresh: true });
+    warden.queued.push(Response.json({ error: { type: "api_error", message: "The service failed" } }, { status: 503 }));
+    assert.deepEqual([(await client.access({ fresh: true })).entitled, (await client.access()).offline], [true, true]);
+    warden.queued.push(Response.json({ error: { type: "rate_limit_error", message: "Too many" } }, { status: 429, headers: { "retry-after": "3600" } }));
+    assert.equal((await client.access({ fresh: true })).entitled, true);
+    await clock.advance(900_000);
+    assert.equal((await client.access()).entitled, true, "asked again at exp, and answered");
+    assert.equal((await client.access()).offline, false);
+  });
+});
+
+describe("onAccessChange and the parts of an extension", () => {
+  test("a change made in one part reaches the listeners of another; a renewal that changes nothing is not a change", async () => {
+    const { client: worker, warden, make } = await signedIn();
+    const popup = make();
+    const seen: AccessState[] = [];
+    popup.onAccessChange((state) => seen.push(state));
+    await popup.access();
+    assert.deepEqual(
+      seen.map((s) => s.entitled),
+      [false],
+    );
+    warden.answer.entitled = true;
+    warden.answer.via = "grant";
+    await worker.access({ fresh: true });
+    await until(() => seen.length === 2, "the popup to follow");
+    assert.deepEqual(
+      seen.map((s) => [s.entitled, s.via]),
+      [
+        [false, null],
+        [true, "grant"],
+      ],
+    );
+    await worker.access({ fresh: true });
+    await popup.access();
+    assert.equal(seen.length, 2);
+    await worker.signOut();
+    await until(() => seen.length === 3, "the popup to follow");
+    assert.deepEqual(seen.at(-1), { signedIn: false, entitled: false, via: null, plan: null, trialEndsAt: null, email: null, expiresAt: null, offline: false });
+    assert.equal(warden.signedOut, true, "signed out at Warden too");
+  });
+
+  test("a part that only listens locks when the answer runs out", async () => {
+    const { warden, clock, make } = await signedIn();
+    warden.answer = { entitled: true, via: "trial", plan: null, trial_ends_at: 1_900_000_000, recheck_after: 120 };
+    const popup = make();
+    const seen: AccessState[] = [];
+    popup.onAccessChange((state) => seen.push(state));
+    await popup.access({ fresh: true });
+    assert.equal(seen.at(-1)?.trialEndsAt, 1_900_000_000_000);
+    warden.down = true;
+    await clock.advance(120_000);
+    assert.deepEqual(
+      seen.map((s) => [s.entitled, s.offline]),
+      [
+        [true, false],
+        [false, true],
+      ],
+    );
+  });
+
+  test("a device signed out elsewhere is signed out here at its next check", async () => {
+    const { client, warden } = await signedIn();
+    const seen: boolean[] = [];
+    client.onAccessChange((state) => seen.push(state.signedIn));
+    await client.access();
+    warden.signedOut = true;
+    assert.equal((await client.access({ fresh: true })).signedIn, false);
+    assert.deepEqual(seen, [false], "listeners hear of changes after they subscribe");
+    await assert.rejects(client.devices(), (e: WardenError) => e.type === "authentication_error" && e.status === 401);
+  });
+
+  test("a content script asks the service worker, never Warden", async () => {
+    const { warden, make, storage } = await signedIn();
+    const runtime = fakeRuntime();
+    const worker = make({ runtime });
+    worker.startBackground();
+    const calls: string[] = [];
+    const script = make({
+      runtime,
+      contentScript: true,
+      fetch: (async (...args: Parameters<typeof fetch>) => {
+        calls.push(String(args[0]));
+        return warden.fetch(...args);
+      }) as typeof fetch,
+    });
+    warden.answer.entitled = true;
+    await storage.area.remove(ACCESS_KEY);
+    assert.equal((await script.access()).entitled, true);
+    assert.deepEqual(calls, [], "the content script made no request of its own");
+    assert.equal(accessCalls(warden.calls), 1, "the service worker asked");
+  });
+});
+
+describe("the recheck", () => {
+  test("an alarm renews the answer before it expires, and survives the service worker being stopped", async () => {
+    const { warden, clock, make } = await signedIn();
+    const alarms = fakeAlarms();
+    const name = `warden:${TARGET.workspace}:${TARGET.env}:${TARGET.tool}`;
+    let worker = make({ alarms: alarms.api });
+    worker.startBackground();
+    assert.equal(alarms.listenerCount(), 1, "the alarm listener is added at once, in the worker's first turn");
+    await settle();
+    const first = await worker.access({ fresh: true });
+    assert.equal(alarms.alarms.get(name), clock.now() + 810_000, "at 90% of the token's life");
+
+    // The browser stops the worker; the alarm wakes a new one, which registers its listener at start.
+    await clock.advance(810_000);
+    alarms.stopWorker();
+    worker = make({ alarms: alarms.api });
+    worker.startBackground();
+    await settle();
+    warden.answer.entitled = true;
+    alarms.fire(name);
+    await until(() => alarms.alarms.get(name) === clock.now() + 810_000, "the next alarm");
+    assert.equal(accessCalls(warden.calls), 2);
+    const renewed = await make().access();
+    assert.equal(renewed.entitled, true);
+    assert.ok(renewed.expiresAt !== null && first.expiresAt !== null && renewed.expiresAt > first.expiresAt);
+    assert.equal(alarms.alarms.get(name), clock.now() + 810_000);
+
+    // Offline: retried every retrySeconds, and at the held answer's expiry, when it locks.
+    warden.down = true;
+    const renewedAt = clock.now();
+    await clock.advance(810_000);
+    alarms.fire(name);
+    await until(() => alarms.alarms.get(name) === clock.now() + 60_000, "a retry a minute later");
+    await clock.advance(60_000);
+    alarms.fire(name);
+    await until(() => alarms.alarms.get(name) === renewedAt + 900_000, "a retry at the answer's exp");
+    assert.equal((await make().access()).entitled, true);
+    await clock.advance(30_000);
+    alarms.fire(name);
+    await until(() => alarms.alarms.get(name) === clock.now() + 60_000, "a retry a minute later");
+    assert.deepEqual(await make().access(), { ...SIGNED_IN_LOCKED, offline: true });
+    // Signing out offline: signed out here at once (Warden is told when it can be), no more rechecks.
+    await assert.rejects(worker.signOut(), (e: WardenError) => e.type === "network_error");
+    assert.equal((await make().access()).signedIn, false);
+    await until(() => !alarms.alarms.has(name), "the alarm to be cleared");
+  });
+
+  test("without alarms a timer does it", async () => {
+    const { warden, clock, make, storage } = await signedIn();
+    const worker = make();
+    worker.startBackground();
+    await worker.access({ fresh: true });
+    const held = storage.values.get(ACCESS_KEY);
+    warden.answer.entitled = true;
+    await clock.advance(809_999);
+    assert.equal(accessCalls(warden.calls), 1);
+    await clock.advance(1);
+    await until(() => storage.values.get(ACCESS_KEY) !== held, "the renewed answer");
+    assert.equal(accessCalls(warden.calls), 2);
+    assert.equal((await make().access()).entitled, true);
+  });
+});
+
+describe("errors and rate limits", () => {
+  test("the API's error is a typed value with its type, message and param", async () => {
+    const { make } = setup();
+    const client = make();
+    await assert.rejects(client.verify("123456"), (e: WardenError) => e.type === "invalid_request_error" && e.param === "email");
+    await client.signIn("ada@example.com");
+    await assert.rejects(client.verify("000000"), {
+      name: "WardenError",
+      type: "invalid_request_error",
+      message: "That code is not right.",
+      param: "code",
+      status: 400,
+    });
+    await assert.rejects(client.purchases(), (e: WardenError) => e.type === "authentication_error");
+    await assert.rejects(client.checkout("lifetime"), (e: WardenError) => e.param === "success_url");
+  });
+
+  test("a 429 waits for Retry-After, then asks again", async () => {
+    const { make, warden, clock } = setup();
+    const client = make();
+    warden.queued.push(Response.json({ error: { type: "rate_limit_error", message: "Slow down" } }, { status: 429, headers: { "retry-after": "7" } }));
+    let done = false;
+    const sent = client.signIn("ada@example.com").finally(() => {
+      done = true;
+    });
+    await clock.advance(6_999);
+    assert.equal(done, false, "still waiting");
+    await clock.advance(1);
+    assert.equal((await sent).sent, true);
+    assert.deepEqual(warden.calls, ["POST /api/client/v1/sign-in", "POST /api/client/v1/sign-in"]);
+
+    warden.queued.push(
+      Response.json({ error: { type: "rate_limit_error", message: "Five codes an hour" } }, { status: 429, headers: { "retry-after": "1800" } }),
+    );
+    await assert.rejects(client.signIn("ada@example.com"), { type: "rate_limit_error", retryAfter: 1800, status: 429 });
+  });
+
+  test("Warden unreachable is a network_error", async () => {
+    const { make, warden } = setup();
+    warden.down = true;
+    await assert.rejects(make().signIn("ada@example.com"), (e: WardenError) => e.type === "network_error" && e.status === 0);
+  });
+});

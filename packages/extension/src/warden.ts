@@ -1,0 +1,498 @@
+// createWarden: everything between Warden's client API and an extension. State lives in
+// the extension's shared storage (the device token, the last signed access answer, the
+// key set), so the service worker, the popup and every content script see one answer,
+// and the service worker may be stopped and started at any time without losing it.
+import { WardenError } from "./errors.js";
+import { request } from "./http.js";
+import { type Alarms, type Clock, defaultStorage, extensionApi, isContentScript, type Runtime, type Storage, systemClock } from "./platform.js";
+import { type AccessClaims, type Jwk, KeySet, lifetimeMs, type Via } from "./token.js";
+import type { Device, DeviceInfo, Grant, Purchase, SeatChange, SeatList, SignedIn, SignInSent } from "./types.js";
+
+export interface WardenOptions {
+  /** Warden's address, e.g. https://acme.warden.example.com (without /api/…). */
+  url: string;
+  /** The workspace's slug. */
+  workspace: string;
+  /** The tool's id. */
+  tool: string;
+  /** "live" (the default) for a published extension, "test" for a development build. */
+  env?: "test" | "live";
+  /** Where Stripe sends a buyer after paying, unless checkout() is told. */
+  successUrl?: string;
+  /** Where Stripe sends a buyer who gives up, unless checkout() is told. */
+  cancelUrl?: string;
+  /** How this device is named in the person's device list (default: browser and system, e.g. "Chrome on macOS"). */
+  device?: DeviceInfo;
+  /** Seconds between tries while Warden cannot be reached (default 60). */
+  retrySeconds?: number;
+  /** Default: chrome.storage.local or browser.storage.local, else memory. */
+  storage?: Storage;
+  /** Default: chrome.alarms or browser.alarms, else timers. null: timers. */
+  alarms?: Alarms | null;
+  /** Default: chrome.runtime or browser.runtime. */
+  runtime?: Runtime | null;
+  /** Whether this runs in a content script, which asks the service worker instead of Warden (default: found from location). */
+  contentScript?: boolean;
+  clock?: Clock;
+  fetch?: typeof fetch;
+}
+
+/** What the extension may do now, from the last access token that verified. */
+export interface AccessState {
+  signedIn: boolean;
+  /** Unlock the tool's features when true. */
+  entitled: boolean;
+  via: Via | null;
+  /** The plan's id. */
+  plan: string | null;
+  /** Epoch milliseconds. */
+  trialEndsAt: number | null;
+  /** The signed-in address; null signed out, and on a device activated with a licence key. */
+  email: string | null;
+  /** Epoch milliseconds (this device's clock) until which this answer holds; null when none is held. */
+  expiresAt: number | null;
+  /** The last try to reach Warden failed: the answer is the last one that verified, and locked once it expired. */
+  offline: boolean;
+}
+
+export interface CheckoutOptions {
+  /** A team purchase: seats to hand out. */
+  seats?: number;
+  /** Pre-fills the checkout's address (a signed-in buyer's own by default). */
+  email?: string;
+  successUrl?: string;
+  cancelUrl?: string;
+}
+
+export interface Warden {
+  /** Mails a 6-digit code to the address. */
+  signIn(email: string): Promise<SignInSent>;
+  /** The address a code was last mailed to by signIn, until verify succeeds: a popup opened again asks for the code. */
+  pendingEmail(): Promise<string | null>;
+  /** Signs in with the mailed code (to the address of the last signIn, even from another popup), then checks access. */
+  verify(code: string, device?: DeviceInfo): Promise<SignedIn>;
+  /** Signs this device out, here at once and at Warden. */
+  signOut(): Promise<void>;
+  /** The person's signed-in devices. */
+  devices(): Promise<Device[]>;
+  /** Signs out one of the person's devices (this one included). */
+  signOutDevice(id: string): Promise<void>;
+  /** The held answer while its token is valid, else a fresh check; `{ fresh: true }` always asks Warden. */
+  access(options?: { fresh?: boolean }): Promise<AccessState>;
+  /** Called whenever the access state changes, in any part of the extension; answers a function that stops it. */
+  onAccessChange(listener: (state: AccessState) => void): () => void;
+  /**
+   * Call once, synchronously, at the top level of the background service worker: the
+   * recheck before the token expires (an alarm, so it survives the worker being stopped),
+   * and the checks content scripts ask for.
+   */
+  startBackground(): void;
+  /** Starts the tool's trial (once per person), then checks access. */
+  startTrial(): Promise<Grant>;
+  /** The person's licences (with their keys), seats and subscriptions. */
+  purchases(): Promise<Purchase[]>;
+  /** Registers this device with a licence key instead of a sign-in, then checks access. */
+  activate(licenceKey: string, device?: DeviceInfo): Promise<SignedIn>;
+  /** A Stripe Checkout page for one of the tool's plans: the URL to open. */
+  checkout(plan: string, options?: CheckoutOptions): Promise<string>;
+  /** A team purchase's seats (its buyer only). */
+  seats(purchaseId: string): Promise<SeatList>;
+  assignSeat(purchaseId: string, email: string): Promise<SeatChange>;
+  unassignSeat(purchaseId: string, seatId: string): Promise<SeatChange>;
+}
+
+interface StoredSession {
+  token: string;
+  /** null for a device activated with a licence key: it is not its holder signed in. */
+  email: string | null;
+  deviceId: string;
+}
+
+/** The last signed answer, and when a try to renew it failed. Times are this device's clock. */
+interface StoredAccess {
+  token: string | null;
+  receivedAt: number;
+  /** receivedAt + the token's exp - iat: never longer than Warden signed it for, whatever the date on this device. */
+  expiresAt: number;
+  failedAt: number | null;
+}
+
+const SIGNED_OUT: AccessState = Object.freeze({
+  signedIn: false,
+  entitled: false,
+  via: null,
+  plan: null,
+  trialEndsAt: null,
+  email: null,
+  expiresAt: null,
+  offline: false,
+});
+
+/** Warden could not answer: keep the last valid answer and try again later. */
+const unreachable = (error: unknown) => error instanceof WardenError && (error.type === "network_error" || error.status === 429 || error.status >= 500);
+
+function defaultDevice(): DeviceInfo {
+  const ua = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent ?? "";
+  const browser = /Firefox\//.test(ua) ? "Firefox" : /Edg\//.test(ua) ? "Edge" : /Chrom(e|ium)\//.test(ua) ? "Chrome" : "Browser";
+  const system = /Windows/.test(ua)
+    ? "Windows"
+    : /Mac OS X/.test(ua)
+      ? "macOS"
+      : /CrOS/.test(ua)
+        ? "ChromeOS"
+        : /Android/.test(ua)
+          ? "Android"
+          : /Linux/.test(ua)
+            ? "Linux"
+            : "";
+  return { name: system ? `${browser} on ${system}` : browser, platform: `${browser}-${system || "other"}`.toLowerCase() };
+}
+
+export function createWarden(options: WardenOptions): Warden {
+  const api = extensionApi();
+  const env = options.env ?? "live";
+  const base = options.url.replace(/\/+$/, "");
+  const clock = options.clock ?? systemClock;
+  const storage = options.storage ?? defaultStorage(api);
+  const alarms = options.alarms === undefined ? (api?.alarms ?? null) : options.alarms;
+  const runtime = options.runtime === undefined ? (api?.runtime ?? null) : options.runtime;
+  const contentScript = options.contentScript ?? isContentScript(api);
+  const retryMs = (options.retrySeconds ?? 60) * 1000;
+  const http = { fetch: options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init)), clock };
+  const expected = { workspace: options.workspace, env, tool: options.tool };
+  const prefix = `warden:${options.workspace}:${env}:${options.tool}`;
+  const SESSION = `${prefix}:session`;
+  const ACCESS = `${prefix}:access`;
+  const PENDING = `${prefix}:pending`;
+  const toolPath = `/tools/${encodeURIComponent(options.tool)}`;
+  const clientUrl = (path: string) => `${base}/api/client/v1${path}`;
+  const keys = new KeySet(storage, `warden:jwks:${base}`, clock, async () => (await request<{ keys: Jwk[] }>(http, `${base}/.well-known/jwks.json`)).keys);
+
+  const listeners = new Set<(state: AccessState) => void>();
+  let published: string | null = null;
+  let expiryTimer: unknown = null;
+  let recheckTimer: unknown = null;
+  let inflight: Promise<AccessState> | null = null;
+  let background = false;
+  let unwatch: (() => void) | null = null;
+  let verified: { token: string; claims: Promise<AccessClaims> } | null = null;
+
+  const session = async () => ((await storage.get(SESSION)) as StoredSession | undefined) ?? null;
+
+  async function forget(): Promise<void> {
+    await storage.remove(SESSION);
+    await storage.remove(ACCESS);
+    await storage.remove(PENDING);
+  }
+
+  function claimsOf(token: string): Promise<AccessClaims> {
+    if (verified?.token === token) return verified.claims;
+    const claims = keys.verify(token, expected);
+    verified = { token, claims };
+    // A failure to fetch the key set is not the token's: try again next time.
+    claims.catch(() => {
+      if (verified?.claims === claims) verified = null;
+    });
+    return claims;
+  }
+
+  /** The state from storage alone, without asking Warden; `held` when a valid answer is kept. */
+  async function derive(): Promise<{ state: AccessState; held: boolean }> {
+    const current = await session();
+    if (!current) return { state: SIGNED_OUT, held: false };
+    const kept = (await storage.get(ACCESS)) as StoredAccess | undefined;
+    const now = clock.now();
+    const offline = kept?.failedAt != null;
+    // A clock set back before the answer arrived could otherwise stretch it: such an answer is not held.
+    if (kept?.token && kept.receivedAt <= now && now < kept.expiresAt) {
+      try {
+        const claims = await claimsOf(kept.token);
+        const state: AccessState = {
+          signedIn: true,
+          entitled: claims.entitled,
+          via: claims.via,
+          plan: claims.plan,
+          trialEndsAt: claims.trial_ends_at === null ? null : claims.trial_ends_at * 1000,
+          email: claims.email,
+          expiresAt: kept.expiresAt,
+          offline,
+        };
+        return { state, held: true };
+      } catch {
+        // Not verifiable now (no key set offline, or not Warden's): not an answer to keep.
+      }
+    }
+    return { state: { ...SIGNED_OUT, signedIn: true, email: current.email, offline }, held: false };
+  }
+
+  function publish(state: AccessState): AccessState {
+    if (expiryTimer !== null) clock.clearTimeout(expiryTimer);
+    expiryTimer = null;
+    // Parts that listen lock when the answer runs out, even with no service worker to recheck.
+    if (listeners.size > 0 && state.expiresAt !== null) {
+      expiryTimer = clock.setTimeout(() => void access().catch(() => {}), Math.max(0, state.expiresAt - clock.now()));
+    }
+    const { expiresAt: _renewed, ...meaning } = state;
+    const key = JSON.stringify(meaning);
+    if (key !== published) {
+      published = key;
+      for (const listener of listeners) listener(state);
+    }
+    return state;
+  }
+
+  async function reschedule(): Promise<void> {
+    const current = await session();
+    const kept = (await storage.get(ACCESS)) as StoredAccess | undefined;
+    const name = prefix;
+    if (recheckTimer !== null) clock.clearTimeout(recheckTimer);
+    recheckTimer = null;
+    if (!current) {
+      await alarms?.clear(name);
+      return;
+    }
+    const now = clock.now();
+    let at = now;
+    if (kept?.failedAt != null) {
+      at = kept.failedAt + retryMs;
+      if (kept.token && kept.expiresAt > now) at = Math.min(at, kept.expiresAt);
+    } else if (kept?.token) {
+      // Renewed before it runs out, so no part of the extension sees a gap between two answers.
+      at = kept.receivedAt + (kept.expiresAt - kept.receivedAt) * 0.9;
+    }
+    if (alarms) await alarms.create(name, { when: Math.max(at, now) });
+    else recheckTimer = clock.setTimeout(() => void check().catch(() => {}), Math.max(0, at - now));
+  }
+
+  /** Keeps an access answer once its token verifies. */
+  async function keep(answer: { token?: unknown } | null | undefined, receivedAt: number): Promise<void> {
+    if (typeof answer?.token !== "string") throw new WardenError("invalid_token", "Warden's access answer has no token: Warden is older than this library.");
+    const claims = await claimsOf(answer.token);
+    await storage.set(ACCESS, { token: answer.token, receivedAt, expiresAt: receivedAt + lifetimeMs(claims), failedAt: null } satisfies StoredAccess);
+  }
+
+  async function askWarden(): Promise<AccessState> {
+    const current = await session();
+    if (!current) return publish(SIGNED_OUT);
+    const now = clock.now();
+    try {
+      await keep(await request<{ token?: unknown }>(http, clientUrl(`${toolPath}/access`), { bearer: current.token }), now);
+    } catch (error) {
+      if (error instanceof WardenError && error.status === 401) {
+        // Signed out from another device, or the token is gone: this device is signed out.
+        if ((await session())?.token === current.token) await forget();
+      } else if (unreachable(error)) {
+        const kept = (await storage.get(ACCESS)) as StoredAccess | undefined;
+        await storage.set(ACCESS, { ...(kept ?? { token: null, receivedAt: now, expiresAt: now }), failedAt: now } satisfies StoredAccess);
+      } else {
+        throw error;
+      }
+    }
+    if (background) await reschedule();
+    return publish((await derive()).state);
+  }
+
+  /** A fresh answer; concurrent callers share one request. A content script asks the service worker. */
+  function check(): Promise<AccessState> {
+    inflight ??= (contentScript ? askBackground(true) : askWarden()).finally(() => {
+      inflight = null;
+    });
+    return inflight;
+  }
+
+  async function askBackground(fresh: boolean): Promise<AccessState> {
+    try {
+      const answer = (await runtime?.sendMessage({ warden: prefix, fresh })) as AccessState | null | undefined;
+      if (answer && typeof answer.entitled === "boolean") return publish(answer);
+    } catch {}
+    // No service worker answered: what the shared storage holds is all there is.
+    return publish((await derive()).state);
+  }
+
+  async function access(opts: { fresh?: boolean } = {}): Promise<AccessState> {
+    if (!opts.fresh) {
+      const { state, held } = await derive();
+      if (held || !state.signedIn) return publish(state);
+    }
+    return check();
+  }
+
+  /** Another part of the extension changed the session or the answer: follow it. */
+  function watch(): void {
+    if (unwatch || !storage.onChanged) return;
+    unwatch = storage.onChanged((key) => {
+      if (key !== SESSION && key !== ACCESS) return;
+      void derive()
+        .then(({ state }) => publish(state))
+        .catch(() => {});
+      if (background) void reschedule().catch(() => {});
+    });
+  }
+
+  async function refreshQuietly(): Promise<void> {
+    try {
+      await check();
+    } catch (error) {
+      if (!unreachable(error)) throw error;
+    }
+  }
+
+  /** A call that needs the device token. */
+  async function authed<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+    const current = await session();
+    if (!current) throw new WardenError("authentication_error", "Sign in first: signIn(email), then verify(code).", { status: 401 });
+    try {
+      return await request<T>(http, clientUrl(path), { ...init, bearer: current.token });
+    } catch (error) {
+      // A 401 is a signed-out device, or one activated with a key asking for what only a
+      // sign-in may: the access check tells which, and forgets a signed-out device.
+      if (error instanceof WardenError && error.status === 401) await refreshQuietly().catch(() => {});
+      throw error;
+    }
+  }
+
+  /** A new device session; an activation's answer carries its first access answer, a sign-in's is asked for. */
+  async function openSession(answer: { token: string; email: string; device: Device; access?: { token?: unknown } }, byKey: boolean): Promise<SignedIn> {
+    const receivedAt = clock.now();
+    await storage.set(SESSION, { token: answer.token, email: byKey ? null : answer.email, deviceId: answer.device.id } satisfies StoredSession);
+    await storage.remove(ACCESS);
+    await storage.remove(PENDING);
+    try {
+      await keep(answer.access, receivedAt);
+      if (background) await reschedule();
+      publish((await derive()).state);
+    } catch {
+      await refreshQuietly();
+    }
+    return { email: answer.email, device: answer.device };
+  }
+
+  return {
+    async signIn(email) {
+      const sent = await request<SignInSent>(http, clientUrl("/sign-in"), {
+        method: "POST",
+        body: { workspace: options.workspace, tool: options.tool, env, email },
+      });
+      await storage.set(PENDING, { email });
+      return sent;
+    },
+
+    async pendingEmail() {
+      return (((await storage.get(PENDING)) as { email: string } | undefined) ?? null)?.email ?? null;
+    },
+
+    async verify(code, device) {
+      const pending = (await storage.get(PENDING)) as { email: string } | undefined;
+      if (!pending) throw new WardenError("invalid_request_error", "Ask for a code with signIn(email) first.", { param: "email" });
+      const answer = await request<{ token: string; email: string; device: Device }>(http, clientUrl("/sign-in/verify"), {
+        method: "POST",
+        body: { workspace: options.workspace, tool: options.tool, env, email: pending.email, code, device: device ?? options.device ?? defaultDevice() },
+      });
+      return openSession(answer, false);
+    },
+
+    async activate(licenceKey, device) {
+      const answer = await request<{ token: string; email: string; device: Device; access?: { token?: unknown } }>(http, clientUrl(`${toolPath}/activate`), {
+        method: "POST",
+        body: { workspace: options.workspace, key: licenceKey, device: device ?? options.device ?? defaultDevice() },
+      });
+      return openSession(answer, true);
+    },
+
+    async signOut() {
+      const current = await session();
+      await forget();
+      publish(SIGNED_OUT);
+      if (!current) return;
+      try {
+        await request(http, clientUrl(`/devices/${encodeURIComponent(current.deviceId)}`), { method: "DELETE", bearer: current.token });
+      } catch (error) {
+        // Already signed out at Warden: nothing left to do.
+        if (!(error instanceof WardenError && (error.status === 401 || error.status === 404))) throw error;
+      }
+    },
+
+    async devices() {
+      return (await authed<{ data: Device[] }>("/devices")).data;
+    },
+
+    async signOutDevice(id) {
+      const current = await session();
+      await authed(`/devices/${encodeURIComponent(id)}`, { method: "DELETE" });
+      if (current?.deviceId === id) {
+        await forget();
+        publish(SIGNED_OUT);
+      }
+    },
+
+    access,
+
+    onAccessChange(listener) {
+      listeners.add(listener);
+      watch();
+      return () => {
+        listeners.delete(listener);
+      };
+    },
+
+    startBackground() {
+      if (background) return;
+      background = true;
+      // Registered in the worker's first turn: an alarm that wakes a stopped worker is only delivered to listeners added then.
+      alarms?.onAlarm.addListener((alarm) => {
+        if (alarm.name === prefix) void check().catch(() => {});
+      });
+      runtime?.onMessage.addListener((message, _sender, respond) => {
+        const asked = message as { warden?: unknown; fresh?: unknown } | null;
+        if (asked?.warden !== prefix) return undefined;
+        access({ fresh: asked.fresh === true }).then(respond, () => respond(null));
+        return true;
+      });
+      watch();
+      void reschedule().catch(() => {});
+    },
+
+    async startTrial() {
+      const grant = await authed<Grant>(`${toolPath}/trial`, { method: "POST" });
+      await refreshQuietly();
+      return grant;
+    },
+
+    async purchases() {
+      return (await authed<{ data: Purchase[] }>("/purchases")).data;
+    },
+
+    async checkout(plan, opts = {}) {
+      const successUrl = opts.successUrl ?? options.successUrl;
+      if (!successUrl) throw new WardenError("invalid_request_error", "Say where Stripe sends the buyer: successUrl.", { param: "success_url" });
+      const cancelUrl = opts.cancelUrl ?? options.cancelUrl;
+      const body = {
+        workspace: options.workspace,
+        plan,
+        livemode: env === "live",
+        success_url: successUrl,
+        ...(cancelUrl ? { cancel_url: cancelUrl } : {}),
+        ...(opts.seats === undefined ? {} : { seats: opts.seats }),
+        ...(opts.email === undefined ? {} : { email: opts.email }),
+      };
+      const current = await session();
+      const path = `${toolPath}/checkout`;
+      const answer = current
+        ? await authed<{ url: string }>(path, { method: "POST", body })
+        : await request<{ url: string }>(http, clientUrl(path), { method: "POST", body });
+      return answer.url;
+    },
+
+    seats(purchaseId) {
+      return authed<SeatList>(`/purchases/${encodeURIComponent(purchaseId)}/seats`);
+    },
+
+    assignSeat(purchaseId, email) {
+      return authed<SeatChange>(`/purchases/${encodeURIComponent(purchaseId)}/seats`, { method: "POST", body: { email } });
+    },
+
+    unassignSeat(purchaseId, seatId) {
+      return authed<SeatChange>(`/purchases/${encodeURIComponent(purchaseId)}/seats/${encodeURIComponent(seatId)}`, { method: "DELETE" });
+    },
+  };
+}
