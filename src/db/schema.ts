@@ -43,7 +43,7 @@ export interface WorkspacesTable {
 export interface WorkspaceOwnersTable {
   workspace_id: string;
   owner_id: string;
-  /** When they became an owner of it (migration 018); null for owners from before. */
+  /** When they joined it by invitation (migration 018); null for the owners it was created with. */
   added_at: number | null;
 }
 

@@ -29,8 +29,8 @@ export async function dashboardApp(testEnv: TestEnv): Promise<FastifyInstance> {
   return app;
 }
 
-/** The newest mail to `to` in the outbox, or null. */
-export async function readMail(dataDir: string, to: string): Promise<string | null> {
+/** The newest mail to `to` in the outbox (of those `which` accepts), or null. */
+export async function readMail(dataDir: string, to: string, which: (mail: string) => boolean = () => true): Promise<string | null> {
   const outbox = join(dataDir, "outbox");
   let files: string[];
   try {
@@ -43,15 +43,21 @@ export async function readMail(dataDir: string, to: string): Promise<string | nu
   written.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
   for (const { file } of written) {
     const text = await readFile(join(outbox, file), "utf8");
-    if (text.includes(`\nTo: ${to}\n`)) return text;
+    if (text.includes(`\nTo: ${to}\n`) && which(text)) return text;
   }
   return null;
 }
 
-/** The code of the newest mail to `to`. */
+const CODE_SUBJECT = /Subject: (\d{6}) /;
+
+/**
+ * The code of the newest mail to `to` that carries one. Other mails (an invitation) are
+ * passed over: written within the same tick of the file system's clock, they could
+ * otherwise sort as the newer one.
+ */
 export async function readCode(dataDir: string, to: string): Promise<string> {
-  const mail = await readMail(dataDir, to);
-  const code = mail ? /Subject: (\d{6}) /.exec(mail)?.[1] : undefined;
+  const mail = await readMail(dataDir, to, (text) => CODE_SUBJECT.test(text));
+  const code = mail ? CODE_SUBJECT.exec(mail)?.[1] : undefined;
   if (!code) throw new Error(`no code mailed to ${to}`);
   return code;
 }

@@ -5,8 +5,8 @@ export interface WorkspaceOwner {
   ownerId: string;
   email: string;
   suspendedAt: number | null;
-  /** Null for owners from before migration 018. */
-  addedAt: number | null;
+  /** When they became an owner: accepting an invitation, or the workspace's creation for its first owners. */
+  addedAt: number;
 }
 
 export interface OwnerInvitation {
@@ -24,7 +24,8 @@ export async function listWorkspaceOwnerRows(ex: Executor, workspaceId: string):
   const rows = await ex
     .selectFrom("workspace_owners as wo")
     .innerJoin("owners as o", "o.id", "wo.owner_id")
-    .select(["o.id", "o.email", "o.suspended_at", "wo.added_at"])
+    .innerJoin("workspaces as w", "w.id", "wo.workspace_id")
+    .select(["o.id", "o.email", "o.suspended_at", "wo.added_at", "w.created_at"])
     .where("wo.workspace_id", "=", workspaceId)
     .orderBy("o.email_norm")
     .execute();
@@ -32,7 +33,7 @@ export async function listWorkspaceOwnerRows(ex: Executor, workspaceId: string):
     ownerId: r.id,
     email: r.email,
     suspendedAt: r.suspended_at === null ? null : Number(r.suspended_at),
-    addedAt: r.added_at === null ? null : Number(r.added_at),
+    addedAt: Number(r.added_at ?? r.created_at),
   }));
 }
 

@@ -31,7 +31,8 @@ export async function insertWorkspace(ex: Executor, workspace: Workspace, ownerI
     .values({ id: workspace.id, slug: workspace.slug, name: workspace.name, plan: workspace.plan, created_at: workspace.createdAt })
     .execute();
   for (const ownerId of ownerIds) {
-    await ex.insertInto("workspace_owners").values({ workspace_id: workspace.id, owner_id: ownerId, added_at: workspace.createdAt }).execute();
+    // No added_at: the first owners own it since its creation (listWorkspaceOwnerRows reads that).
+    await ex.insertInto("workspace_owners").values({ workspace_id: workspace.id, owner_id: ownerId }).execute();
   }
 }
 

@@ -6,10 +6,10 @@ import type { Services } from "../../services.js";
 import { changeBundleTools } from "../../workspaces/bundle.service.js";
 import { createBundle, listBundles, listPlans, listTools, requireBundle } from "../../workspaces/workspace.service.js";
 import { workspacePage } from "../shared/owner-context.js";
-import { sendPage } from "../shared/page.js";
+import { fieldError, sendPage } from "../shared/page.js";
 import { formField } from "../shared/security.js";
 import { bundleChangeView, bundlesView, bundleView } from "./bundles.views.js";
-import { fieldError, planRoutes } from "./plans.routes.js";
+import { planRoutes } from "./plans.routes.js";
 import { productPath } from "./plans.views.js";
 
 /** The tools ticked in a form or a query: one `tool:<id>` field each. */

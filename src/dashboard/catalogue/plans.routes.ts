@@ -3,18 +3,14 @@
 // calls the use case of `warden admin plan …` with the owner as actor.
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { ProductKind } from "../../db/schema.js";
-import { ApiError } from "../../errors/errors.js";
 import type { Services } from "../../services.js";
 import { createPlan, renamePlan, retirePlan } from "../../workspaces/workspace.service.js";
 import type { Plan } from "../../workspaces/workspace.types.js";
 import type { Html } from "../shared/html.js";
 import type { WorkspacePage } from "../shared/owner-context.js";
-import { sendPage } from "../shared/page.js";
+import { fieldError, sendPage } from "../shared/page.js";
 import { formField, PageRefusal } from "../shared/security.js";
 import { type PlanForm, type Product, planPath, planView, productPath, retirePlanView } from "./plans.views.js";
-
-/** The message of a use case's refusal of what was typed, or null for any other failure. */
-export const fieldError = (error: unknown) => (error instanceof ApiError && error.code === "invalid_parameter" ? error.message : null);
 
 export interface OpenedProduct {
   page: WorkspacePage;

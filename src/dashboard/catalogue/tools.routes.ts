@@ -6,9 +6,9 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Services } from "../../services.js";
 import { createTool, listPlans, listTools, requireTool, updateTool } from "../../workspaces/workspace.service.js";
 import { workspacePage } from "../shared/owner-context.js";
-import { sendPage } from "../shared/page.js";
+import { fieldError, sendPage } from "../shared/page.js";
 import { formField } from "../shared/security.js";
-import { fieldError, planRoutes } from "./plans.routes.js";
+import { planRoutes } from "./plans.routes.js";
 import { productPath } from "./plans.views.js";
 import { toolsView, toolView } from "./tools.views.js";
 

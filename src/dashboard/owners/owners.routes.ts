@@ -15,10 +15,9 @@ import {
   removeOwner,
   withdrawInvitation,
 } from "../../workspaces/workspace-owners.service.js";
-import { fieldError } from "../catalogue/plans.routes.js";
 import { DASHBOARD, sectionPath } from "../shared/layout.js";
 import { signedInOf, type WorkspacePage, workspacePage } from "../shared/owner-context.js";
-import { sendPage } from "../shared/page.js";
+import { fieldError, sendPage } from "../shared/page.js";
 import { formField, PageRefusal } from "../shared/security.js";
 import { invitationsView, ownersPath, ownersView, removeOwnerView } from "./owners.views.js";
 

@@ -25,7 +25,7 @@ export function ownersView(frame: Frame, page: OwnersPage): Html {
 <tbody>${page.owners.map(
     (o) => html`<tr>
 <td>${o.email}${o.email === frame.email ? html` <span class="badge badge-pending">You</span>` : ""}${o.suspendedAt !== null ? html` <span class="badge badge-off">Suspended</span>` : ""}</td>
-<td>${o.addedAt === null ? html`<span class="muted">From the start</span>` : time(o.addedAt)}</td>
+<td>${time(o.addedAt)}</td>
 <td class="actions">${only ? html`<span class="muted">The only owner</span>` : html`<a class="button small danger-outline" href="${path}/remove?email=${encodeURIComponent(o.email)}">Remove…</a>`}</td>
 </tr>`,
   )}</tbody>

@@ -8,9 +8,8 @@ import { requestConfirmationCode, verifyConfirmationCode } from "../../owners/ow
 import type { Services } from "../../services.js";
 import { checkStripeSecrets, connectStripe, disconnectStripe, stripeStatus } from "../../stripe/stripe-account.service.js";
 import { STRIPE_EVENT_TYPES } from "../../stripe/stripe-ingest.service.js";
-import { fieldError } from "../catalogue/plans.routes.js";
 import { type WorkspacePage, workspacePage } from "../shared/owner-context.js";
-import { sendPage } from "../shared/page.js";
+import { fieldError, sendPage } from "../shared/page.js";
 import { formField } from "../shared/security.js";
 import { confirmSecretKeyView, disconnectView, type SecretsForm, stripePath, stripeView } from "./stripe.views.js";
 

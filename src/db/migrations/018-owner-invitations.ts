@@ -2,7 +2,8 @@ import type { Kysely } from "kysely";
 
 // Co-owners: an owner invites an address to a workspace; the invitation is accepted when
 // that address signs in (with a mailed code, like any owner) before it expires, and can
-// be withdrawn until then. A workspace's owners now say since when they own it.
+// be withdrawn until then. An owner who joined so says since when (added_at); the owners a
+// workspace was created with own it since its creation.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable("owner_invitations")
