@@ -5,7 +5,7 @@
 // recheck happen in seconds of real time. Set WARDEN_SCREENSHOTS=<folder> to keep a
 // picture of the popup in each state.
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -15,27 +15,19 @@ import { buildApp } from "../../src/app.js";
 import { DAY_MS, toIso } from "../../src/clock.js";
 import { randomBase62 } from "../../src/ids.js";
 import { importNdjson } from "../../src/import/import.service.js";
+import { CHROMIUM, shoot } from "../../src/test-support/browser.js";
 import { dashboardServices, readCode } from "../../src/test-support/dashboard.js";
 import { DIALECTS, seedCatalogue } from "../../src/test-support/harness.js";
 import { freePort } from "../../src/test-support/serve.js";
 import { updateTool } from "../../src/workspaces/workspace.service.js";
 import { compileLibrary, exampleCopy } from "./test-support/example.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 const JOURNEY_TIMEOUT_MS = 240_000;
 /** The life of a token near the grant's end: short enough to wait for, long enough for a slow machine to act within. */
 const TOKEN_S = 8;
-// A developer's switch of the test itself, as in the dashboard's browser tests.
-const SCREENSHOTS = process.env.WARDEN_SCREENSHOTS;
 
 const library = compileLibrary();
 after(() => rm(library, { recursive: true, force: true }));
-
-async function shoot(page: Page, name: string): Promise<void> {
-  if (!SCREENSHOTS) return;
-  await mkdir(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
-}
 
 async function waitForState(page: Page, state: string, timeoutMs = 10_000): Promise<void> {
   await page.waitForSelector(`body[data-state="${state}"]`, { timeout: timeoutMs });
@@ -97,19 +89,19 @@ for (const dialect of DIALECTS) {
         popup.on("pageerror", (error) => errors.push(error.message));
         await popup.goto(`chrome-extension://${extensionId}/popup.html`);
         await waitForState(popup, "signed-out");
-        await shoot(popup, `${dialect}-1-signed-out`);
+        await shoot(popup, `${dialect}-1-signed-out`, { fullPage: false });
 
         // Sign in: the code comes from Warden's outbox, as a person reads it from their mail.
         const email = `ada-${ws.slug}@example.com`;
         await popup.fill("#email", email);
         await popup.click("#email-form button");
         await waitForState(popup, "code");
-        await shoot(popup, `${dialect}-2-code`);
+        await shoot(popup, `${dialect}-2-code`, { fullPage: false });
         await popup.fill("#code-input", await readCode(env.dataDir, email));
         await popup.click("#code-form button");
         await waitForState(popup, "locked");
         assert.equal(await popup.textContent("#who-line"), `Signed in as ${email}`);
-        await shoot(popup, `${dialect}-3-locked`);
+        await shoot(popup, `${dialect}-3-locked`, { fullPage: false });
 
         // A web page: the content script shows the state it reads from the extension's storage.
         const site = await context.newPage();
@@ -124,8 +116,8 @@ for (const dialect of DIALECTS) {
         await waitForState(popup, "unlocked");
         assert.match((await popup.textContent("#detail")) ?? "", /by a grant/);
         await site.waitForSelector("#tabmaster-warden-example[data-entitled=true]", { state: "attached" });
-        await shoot(popup, `${dialect}-4-unlocked`);
-        await shoot(site, `${dialect}-4-page-badge`);
+        await shoot(popup, `${dialect}-4-unlocked`, { fullPage: false });
+        await shoot(site, `${dialect}-4-page-badge`, { fullPage: false });
 
         // Nothing of the extension is open but its service worker, and the browser stops it:
         // the alarm it set wakes it to renew the answer before it runs out.
@@ -156,12 +148,12 @@ for (const dialect of DIALECTS) {
           return Math.max(...Object.values(await chrome.storage.local.get(null)).map((v) => v.expiresAt ?? 0));
         });
         assert.ok(expiresAt > Date.now(), "a valid answer is held");
-        await shoot(popup, `${dialect}-5-offline-unlocked`);
+        await shoot(popup, `${dialect}-5-offline-unlocked`, { fullPage: false });
         await waitForState(popup, "locked", expiresAt - Date.now() + 3_000);
         const lockedAt = Date.now();
         assert.ok(lockedAt >= expiresAt, `locked at ${toIso(lockedAt)}, not before exp ${toIso(expiresAt)}`);
         assert.match((await popup.textContent("#detail")) ?? "", /cannot be reached/);
-        await shoot(popup, `${dialect}-6-offline-expired`);
+        await shoot(popup, `${dialect}-6-offline-expired`, { fullPage: false });
 
         // Warden is back: the next check unlocks again. The vendor revokes: locked within recheck_after, with no one asking.
         warden = await startWarden();
@@ -171,13 +163,13 @@ for (const dialect of DIALECTS) {
         const revokedAt = Date.now();
         await waitForState(popup, "locked", (TOKEN_S + 3) * 1000);
         assert.ok(Date.now() - revokedAt <= (TOKEN_S + 1) * 1000, "locked within recheck_after");
-        await shoot(popup, `${dialect}-7-revoked`);
+        await shoot(popup, `${dialect}-7-revoked`, { fullPage: false });
 
         // The trial, started from the popup.
         await popup.click("#trial");
         await waitForState(popup, "unlocked");
         assert.match((await popup.textContent("#detail")) ?? "", /by the trial.*Trial ends/);
-        await shoot(popup, `${dialect}-8-trial`);
+        await shoot(popup, `${dialect}-8-trial`, { fullPage: false });
 
         // Another person's licence key, on this browser signed out: no sign-in, the key alone.
         const buyer = `buyer-${ws.slug}@example.com`;
@@ -206,10 +198,10 @@ for (const dialect of DIALECTS) {
         await waitForState(popup, "unlocked");
         assert.match((await popup.textContent("#detail")) ?? "", /by a licence \(lifetime\)/);
         assert.equal(await popup.textContent("#who-line"), "Activated with a licence key");
-        await shoot(popup, `${dialect}-9-licence`);
+        await shoot(popup, `${dialect}-9-licence`, { fullPage: false });
         assert.deepEqual(errors, [], "no script error in the popup");
       } catch (error) {
-        for (const [i, page] of (context?.pages() ?? []).entries()) await shoot(page, `${dialect}-failed-${i}`).catch(() => {});
+        for (const [i, page] of (context?.pages() ?? []).entries()) await shoot(page, `${dialect}-failed-${i}`, { fullPage: false }).catch(() => {});
         throw error;
       } finally {
         await context?.close();

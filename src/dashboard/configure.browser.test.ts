@@ -4,33 +4,23 @@
 // a bundle entitles a buyer to both its tools, without a shell; a co-owner is invited,
 // signs in, and is refused once removed. WARDEN_SCREENSHOTS=<folder> saves every screen.
 import assert from "node:assert/strict";
-import { mkdir } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
 import { describe, test } from "node:test";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import Stripe from "stripe";
 import { buildApp } from "../app.js";
 import { main } from "../cli.js";
 import { systemClock } from "../clock.js";
 import { parseConfig } from "../config.js";
 import { createServices } from "../services.js";
+import { launchChromium, shoot, signInToDashboard, watchPolicy } from "../test-support/browser.js";
 import { readCode, readMail } from "../test-support/dashboard.js";
 import { DIALECTS, privateDatabaseEnv, unique } from "../test-support/harness.js";
 import { paymentSession, stripeEvent } from "../test-support/stripe.js";
 import { listTools } from "../workspaces/workspace.service.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 const JOURNEY_TIMEOUT_MS = 120_000;
-// The only reader of process.env outside config.ts: a developer's switch of the test itself.
-const SCREENSHOTS = process.env.WARDEN_SCREENSHOTS;
-
-async function shoot(page: Page, name: string): Promise<void> {
-  if (!SCREENSHOTS) return;
-  await mkdir(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOTS, `configure-${name}.png`), fullPage: true });
-}
 
 /** The operator's whole part: an owner and an empty workspace, made with `warden admin`. */
 async function operatorSetUp(env: Record<string, string>, owner: string, slug: string): Promise<void> {
@@ -52,30 +42,11 @@ async function serve(env: Record<string, string>) {
   return { services, app, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
 }
 
-async function launch(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"],
-  });
-}
-
 /** A page that records any breach of the content-security policy. */
 async function openPage(context: BrowserContext, violations: string[]): Promise<Page> {
   const page = await context.newPage();
-  page.on("console", (m) => {
-    if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
-  });
+  watchPolicy(page, violations);
   return page;
-}
-
-async function signIn(page: Page, base: string, dataDir: string, email: string): Promise<void> {
-  await page.goto(`${base}/dashboard/sign-in`);
-  await page.fill("#email", email);
-  await page.click("button[type=submit]");
-  await page.waitForURL(`${base}/dashboard/sign-in/code`);
-  await page.fill("#code", await readCode(dataDir, email));
-  await page.click("form.stack button[type=submit]");
 }
 
 for (const dialect of DIALECTS) {
@@ -90,19 +61,19 @@ for (const dialect of DIALECTS) {
       await operatorSetUp(env, owner, slug);
       const { services, app, base } = await serve(env);
       const ws = `${base}/dashboard/w/${slug}/test`;
-      const browser = await launch();
+      const browser = await launchChromium();
       try {
         const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
         await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
         const violations: string[] = [];
         const page = await openPage(context, violations);
-        await signIn(page, base, dataDir, owner);
+        await signInToDashboard(page, base, dataDir, owner);
         await page.waitForURL(ws);
 
         // Tools: the empty state says what to do; two tools, the first with two plans.
         await page.click(".side >> text=Tools and plans");
         await page.waitForSelector("text=No tools yet");
-        await shoot(page, "1-tools-empty");
+        await shoot(page, "configure-1-tools-empty");
         await page.fill("#tool-name", "Tab Master");
         await page.fill("#tool-id", "tabmaster");
         await page.fill("#tool-trial", "14");
@@ -123,14 +94,14 @@ for (const dialect of DIALECTS) {
         await page.waitForSelector("text=Plan monthly added");
         assert.ok(await page.isVisible("td.num:has-text('€49.00')"));
         assert.ok(await page.isVisible("td.num:has-text('€5.00')"));
-        await shoot(page, "2-tool");
+        await shoot(page, "configure-2-tool");
         await page.click("text=All tools");
         await page.fill("#tool-name", "Link Keeper");
         await page.fill("#tool-id", "linkkeeper");
         await page.click("button:has-text('Add tool')");
         await page.waitForURL(`${ws}/tools/linkkeeper?created=1`);
         await page.click(".side >> text=Tools and plans");
-        await shoot(page, "3-tools");
+        await shoot(page, "configure-3-tools");
 
         // A bundle of the two, sold by a plan of its own.
         await page.click(".side >> text=Bundles");
@@ -138,7 +109,7 @@ for (const dialect of DIALECTS) {
         await page.fill("#bundle-id", "suite");
         await page.check("input[name='tool:tabmaster']");
         await page.check("input[name='tool:linkkeeper']");
-        await shoot(page, "4-bundle-add");
+        await shoot(page, "configure-4-bundle-add");
         await page.click("button:has-text('Add bundle')");
         await page.waitForURL(`${ws}/bundles/suite?created=1`);
         await page.fill("#plan-name", "Suite for life");
@@ -146,7 +117,7 @@ for (const dialect of DIALECTS) {
         await page.fill("#plan-amount", "9900");
         await page.click("button:has-text('Add plan')");
         await page.waitForSelector("text=Plan suite-lifetime added");
-        await shoot(page, "5-bundle");
+        await shoot(page, "configure-5-bundle");
 
         // Stripe in test mode: the URL to paste (copied with its button), the signing secret, and the secret key after a fresh code.
         await page.click(".side >> text=Stripe");
@@ -160,7 +131,7 @@ for (const dialect of DIALECTS) {
           (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText(),
         );
         assert.equal(clipboard, webhookUrl);
-        await shoot(page, "6-stripe-connect");
+        await shoot(page, "configure-6-stripe-connect");
         const webhookSecret = `whsec_${unique("journey").replace("-", "")}`;
         await page.fill("#webhook_secret", webhookSecret);
         await page.fill("#secret_key", "sk_test_journeySecretKey0123456789");
@@ -191,7 +162,7 @@ for (const dialect of DIALECTS) {
         await page.reload();
         assert.ok(await page.isVisible("dd:has-text('checkout.session.completed')"));
         assert.ok(await page.isVisible(".badge:has-text('Applied')"));
-        await shoot(page, "7-stripe-connected");
+        await shoot(page, "configure-7-stripe-connected");
 
         // The buyer holds both tools of the bundle.
         for (const tool of ["tabmaster", "linkkeeper"]) {
@@ -199,7 +170,7 @@ for (const dialect of DIALECTS) {
           assert.ok(await page.isVisible("tr:has-text('ada@example.com') >> text=Entitled"), tool);
           assert.ok(await page.isVisible("tr:has-text('ada@example.com') >> text=via a licence"), tool);
         }
-        await shoot(page, "8-customers");
+        await shoot(page, "configure-8-customers");
 
         // A co-owner: invited by mail, signs in with a code in their own browser, sees the workspace.
         const colleague = `${unique("colleague")}@example.com`;
@@ -207,11 +178,11 @@ for (const dialect of DIALECTS) {
         await page.fill("#email", colleague);
         await page.click("button:has-text('Send invitation')");
         await page.waitForSelector("text=Invitation sent to");
-        await shoot(page, "9-owners");
+        await shoot(page, "configure-9-owners");
         assert.match((await readMail(dataDir, colleague)) ?? "", /co-own Acme Extensions/);
         const theirContext = await browser.newContext({ viewport: { width: 1280, height: 800 } });
         const theirs = await openPage(theirContext, violations);
-        await signIn(theirs, base, dataDir, colleague);
+        await signInToDashboard(theirs, base, dataDir, colleague);
         await theirs.waitForURL(ws);
         assert.ok(await theirs.isVisible(".switcher >> text=Acme Extensions"));
         await theirs.click(".side >> text=Tools and plans");
@@ -220,7 +191,7 @@ for (const dialect of DIALECTS) {
         // Removed, the co-owner's next request is refused.
         await page.reload();
         await page.click(`tr:has-text('${colleague}') >> text=Remove…`);
-        await shoot(page, "10-owner-remove");
+        await shoot(page, "configure-10-owner-remove");
         await page.click("button:has-text('Remove owner')");
         await page.waitForSelector("text=is no longer an owner");
         await theirs.reload();
@@ -239,7 +210,7 @@ for (const dialect of DIALECTS) {
         ]) {
           assert.ok(await page.isVisible(`text=${action}`), action);
         }
-        await shoot(page, "11-audit");
+        await shoot(page, "configure-11-audit");
         assert.deepEqual(violations, [], "no page breaks its own content-security policy");
       } finally {
         await browser.close();
@@ -276,11 +247,11 @@ for (const dialect of DIALECTS) {
       });
       await new Promise<void>((resolve) => evil.listen(0, "127.0.0.1", resolve));
       const evilUrl = `http://127.0.0.1:${(evil.address() as AddressInfo).port}/`;
-      const browser = await launch();
+      const browser = await launchChromium();
       try {
         const context = await browser.newContext();
         const page = await context.newPage();
-        await signIn(page, base, dataDir, owner);
+        await signInToDashboard(page, base, dataDir, owner);
         await page.waitForURL(`${base}/dashboard/w/${slug}/test`);
         for (let i = 0; i < targets.length; i++) {
           const attacker = await context.newPage();

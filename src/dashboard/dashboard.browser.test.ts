@@ -2,52 +2,26 @@
 // dashboard listening on 127.0.0.1: real cookies, real form posts, the real CSP. Set
 // WARDEN_SCREENSHOTS=<folder> to save a picture of every screen while working on them.
 import assert from "node:assert/strict";
-import { mkdir } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
 import { describe, test } from "node:test";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { Webhook as SvixWebhook } from "svix";
 import { buildApp } from "../app.js";
 import { DAY_MS, toIso } from "../clock.js";
 import { importNdjson } from "../import/import.service.js";
+import { launchChromium, shoot, signInToDashboard, watchPolicy } from "../test-support/browser.js";
 import { dashboardServices, readCode } from "../test-support/dashboard.js";
 import { DIALECTS, seedCatalogue, seedWorkspace } from "../test-support/harness.js";
 import { answer, startReceiver, testWorker } from "../test-support/webhooks.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 const JOURNEY_TIMEOUT_MS = 60_000;
-// The only reader of process.env outside config.ts: a developer's switch of the test itself.
-const SCREENSHOTS = process.env.WARDEN_SCREENSHOTS;
-
-async function launch(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"],
-  });
-}
-
-async function shoot(page: Page, name: string): Promise<void> {
-  if (!SCREENSHOTS) return;
-  await mkdir(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
-}
 
 /** A page signed in as `email` on the test environment's overview, and the policy violations it reports. */
 async function signedIn(browser: Browser, base: string, dataDir: string, email: string, slug: string): Promise<{ page: Page; violations: string[] }> {
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-  const violations: string[] = [];
-  page.on("console", (m) => {
-    if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
-  });
-  await page.goto(`${base}/dashboard/sign-in`);
-  await page.fill("#email", email);
-  await page.click("button[type=submit]");
-  await page.waitForURL(`${base}/dashboard/sign-in/code`);
-  await page.fill("#code", await readCode(dataDir, email));
-  await page.click("form.stack button[type=submit]");
+  const violations = watchPolicy(page);
+  await signInToDashboard(page, base, dataDir, email);
   await page.waitForURL(`${base}/dashboard/w/${slug}/test`);
   return { page, violations };
 }
@@ -60,14 +34,11 @@ for (const dialect of DIALECTS) {
       const app = await buildApp(env.services, { logger: false });
       await app.listen({ host: "127.0.0.1", port: 0 });
       const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-      const browser = await launch();
+      const browser = await launchChromium();
       try {
         const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
         const page = await context.newPage();
-        const violations: string[] = [];
-        page.on("console", (m) => {
-          if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
-        });
+        const violations = watchPolicy(page);
 
         await page.goto(`${base}/dashboard`);
         assert.equal(new URL(page.url()).pathname, "/dashboard/sign-in");
@@ -153,19 +124,11 @@ for (const dialect of DIALECTS) {
       const app = await buildApp(env.services, { logger: false });
       await app.listen({ host: "127.0.0.1", port: 0 });
       const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-      const browser = await launch();
+      const browser = await launchChromium();
       try {
         const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-        const violations: string[] = [];
-        page.on("console", (m) => {
-          if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
-        });
-        await page.goto(`${base}/dashboard/sign-in`);
-        await page.fill("#email", ws.ownerEmail);
-        await page.click("button[type=submit]");
-        await page.waitForURL(`${base}/dashboard/sign-in/code`);
-        await page.fill("#code", await readCode(env.dataDir, ws.ownerEmail));
-        await page.click("form.stack button[type=submit]");
+        const violations = watchPolicy(page);
+        await signInToDashboard(page, base, env.dataDir, ws.ownerEmail);
         await page.waitForURL(`${base}/dashboard/w/${ws.slug}/test`);
 
         await page.goto(`${base}/dashboard/w/${ws.slug}/test/keys`);
@@ -245,7 +208,7 @@ for (const dialect of DIALECTS) {
       const app = await buildApp(env.services, { logger: false });
       await app.listen({ host: "127.0.0.1", port: 0 });
       const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-      const browser = await launch();
+      const browser = await launchChromium();
       try {
         const { page, violations } = await signedIn(browser, base, env.dataDir, ws.ownerEmail, ws.slug);
         await page.goto(`${base}/dashboard/w/${ws.slug}/test/webhooks`);
@@ -317,19 +280,11 @@ for (const dialect of DIALECTS) {
         });
         assert.equal(granted.status, 201);
       }
-      const browser = await launch();
+      const browser = await launchChromium();
       try {
         const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-        const violations: string[] = [];
-        page.on("console", (m) => {
-          if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
-        });
-        await page.goto(`${base}/dashboard/sign-in`);
-        await page.fill("#email", ws.ownerEmail);
-        await page.click("button[type=submit]");
-        await page.waitForURL(`${base}/dashboard/sign-in/code`);
-        await page.fill("#code", await readCode(env.dataDir, ws.ownerEmail));
-        await page.click("form.stack button[type=submit]");
+        const violations = watchPolicy(page);
+        await signInToDashboard(page, base, env.dataDir, ws.ownerEmail);
         await page.waitForURL(`${base}/dashboard/w/${ws.slug}/test`);
 
         await page.goto(`${base}/dashboard/w/${ws.slug}/test/keys`);
@@ -430,19 +385,11 @@ for (const dialect of DIALECTS) {
       const app = await buildApp(env.services, { logger: false });
       await app.listen({ host: "127.0.0.1", port: 0 });
       const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-      const browser = await launch();
+      const browser = await launchChromium();
       try {
         const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-        const violations: string[] = [];
-        page.on("console", (m) => {
-          if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
-        });
-        await page.goto(`${base}/dashboard/sign-in`);
-        await page.fill("#email", ws.ownerEmail);
-        await page.click("button[type=submit]");
-        await page.waitForURL(`${base}/dashboard/sign-in/code`);
-        await page.fill("#code", await readCode(env.dataDir, ws.ownerEmail));
-        await page.click("form.stack button[type=submit]");
+        const violations = watchPolicy(page);
+        await signInToDashboard(page, base, env.dataDir, ws.ownerEmail);
         await page.waitForURL(`${base}/dashboard/w/${ws.slug}/test`);
 
         await page.goto(`${base}/dashboard/w/${ws.slug}/test/customers/tabmaster/ada%40example.com`);

@@ -1,0 +1,41 @@
+// The real-browser tests' harness: Debian's chromium driven by playwright-core (no browser
+// download). WARDEN_SCREENSHOTS=<folder> saves a picture of every screen a test shoots.
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { readCode } from "./dashboard.js";
+
+export const CHROMIUM = "/usr/bin/chromium";
+/** Flags for a headless chromium in a container, with none of its own traffic. */
+const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"];
+// The only reader of process.env outside config.ts: a developer's switch of the tests themselves.
+const SCREENSHOTS = process.env.WARDEN_SCREENSHOTS;
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+}
+
+/** Saves the page as `<name>.png` when WARDEN_SCREENSHOTS names a folder; else nothing. */
+export async function shoot(page: Page, name: string, options: { fullPage?: boolean } = { fullPage: true }): Promise<void> {
+  if (!SCREENSHOTS) return;
+  await mkdir(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: options.fullPage ?? true });
+}
+
+/** Collects what the page reports of breaches of the content-security policy (into `violations`, shared by several pages if given). */
+export function watchPolicy(page: Page, violations: string[] = []): string[] {
+  page.on("console", (m) => {
+    if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+  });
+  return violations;
+}
+
+/** Signs in to the dashboard as `email` with the code mailed to the outbox of `dataDir`; where it lands is the caller's to check. */
+export async function signInToDashboard(page: Page, base: string, dataDir: string, email: string): Promise<void> {
+  await page.goto(`${base}/dashboard/sign-in`);
+  await page.fill("#email", email);
+  await page.click("button[type=submit]");
+  await page.waitForURL(`${base}/dashboard/sign-in/code`);
+  await page.fill("#code", await readCode(dataDir, email));
+  await page.click("form.stack button[type=submit]");
+}
