@@ -52,7 +52,7 @@ export async function listAuditEntries(ex: Executor, ownerId: string, workspaceI
       .limit(limit);
   // One walk of each workspace's entries and one of the owner's own, each in the order of
   // its index and cut at `limit`, merged here: asked with OR in one statement, both
-  // engines collected every matching entry and sorted them all (0.7 s for 100,000).
+  // engines collected every matching entry and sorted them all (39 ms for 20,000).
   const parts = await Promise.all([
     ...workspaceIds.map((id) => newest().where("a.workspace_id", "=", id).execute()),
     newest().where("a.workspace_id", "is", null).where("a.owner_id", "=", ownerId).execute(),

@@ -397,7 +397,7 @@ async function recordFilteredLists(storageOptions: Omit<StorageOptions, "onQuery
 
 // Each filter of the dashboard's lists has an index in the list's order (migration 020):
 // without it the list walks the workspace's rows newest first and keeps the matches,
-// reading every row when nothing matches (1.2 s at a million deliveries).
+// reading every row when nothing matches (253 ms at 200,000 deliveries).
 const FILTER_INDEXES: [RegExp, string][] = [
   [/from "events" where .*"type" = /, "events_type"],
   [/"status" = 'pending'/, "deliveries_pending"],
