@@ -49,8 +49,8 @@ interface PrunerOptions extends PruneOptions {
 // smaller batches would stall as long, more often. What bounds the effect on requests is
 // the share of time pruning holds the thread. At a twentieth (pauseFactor 19), retrieve
 // at 50 connections kept its requests/s but its p99 went from 9.0 to 13.3 ms and 9.4 to
-// 12.1 ms (1.48 and 1.28 times). At a two-hundredth, fewer than 1% of requests meet a
-// stall, so the p99 stays where it was; the server then prunes some 180 deliveries a
+// 12.1 ms (1.48 and 1.28 times). At a two-hundredth, fewer than 1% of requests can meet a
+// stall, which a p99 should not see (not yet confirmed on a quiet machine); the server then prunes some 180 deliveries a
 // second (a 1M-event backlog in about 95 minutes; up to 15M events a day in steady state).
 const DEFAULT_PRUNER_OPTIONS: PrunerOptions = { batchSize: 500, pauseMs: 20, pauseFactor: 199, intervalMs: 10 * 60_000 };
 
