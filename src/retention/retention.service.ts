@@ -44,14 +44,15 @@ interface PrunerOptions extends PruneOptions {
 
 // 500 rows a statement. On SQLite, pruning runs on the thread that answers requests, and
 // a batch's cost is mostly fixed: at 1M events (2026-11-26, on a copy of bench/retention.ts's
-// database) 500 settled deliveries and their attempts took 4 ms to delete, 1 to 3 ms to
+// database) 500 settled deliveries and their attempts took 5 ms to delete, 1 to 3 ms to
 // commit and 5 to 6 ms to checkpoint the log (its fsync), against 0.6, 1 and 6 ms for 20:
 // smaller batches would stall as long, more often. What bounds the effect on requests is
 // the share of time pruning holds the thread. At a twentieth (pauseFactor 19), retrieve
 // at 50 connections kept its requests/s but its p99 went from 9.0 to 13.3 ms and 9.4 to
-// 12.1 ms (1.48 and 1.28 times). At a two-hundredth, fewer than 1% of requests can meet a
-// stall, which a p99 should not see (not yet confirmed on a quiet machine); the server then prunes some 180 deliveries a
-// second (a 1M-event backlog in about 95 minutes; up to 15M events a day in steady state).
+// 12.1 ms (1.48 and 1.28 times). At a two-hundredth, on a quiet machine too, it went
+// 14.36 → 14.51 ms and 12.71 → 11.28 ms (1.01 and 0.89 times: bench/README.md). The
+// server then prunes some 180 deliveries a second (a 1M-event backlog in about 95
+// minutes; up to 15M events a day in steady state).
 const DEFAULT_PRUNER_OPTIONS: PrunerOptions = { batchSize: 500, pauseMs: 20, pauseFactor: 199, intervalMs: 10 * 60_000 };
 
 // A sign-in code is dead 10 minutes after it was sent; the row is kept a day so that an
