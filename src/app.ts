@@ -23,6 +23,7 @@ import { closeConnectionsWhenClosing } from "./ops/shutdown.js";
 import type { Services } from "./services.js";
 import { stripeRoutes } from "./stripe/stripe.routes.js";
 import { jwksRoutes } from "./tokens/jwks.routes.js";
+import { WARDEN_VERSION } from "./version.js";
 import { webhookRoutes } from "./webhooks/webhook.routes.js";
 import {
   CreatedWebhookEndpoint,
@@ -107,7 +108,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       openapi: "3.1.0",
       info: {
         title: "Warden API",
-        version: "1.0.0",
+        version: WARDEN_VERSION,
         description:
           "Check whether an email address holds a tool and why, list customers, and grant or revoke free access. Every request carries Authorization: Bearer <API_KEY>. The client API (tag Client) is what an extension calls; its access answers are signed, and a vendor's server verifies them against /.well-known/jwks.json (tag Access tokens).",
       },

@@ -2,7 +2,6 @@
 // as the HTTP API (admin commands, on the database) or the API itself (webhook commands,
 // with an API key). Every command prints JSON with --json and exits non-zero on bad
 // input with a clear message.
-import { readFileSync } from "node:fs";
 import { adminCommands } from "./cli/admin.commands.js";
 import { CliError, type Command, type Values } from "./cli/command.js";
 import { commandsOf, describeCommand, parseCommandLine, resolve, UsageError } from "./cli/command-line.js";
@@ -10,9 +9,10 @@ import { webhookCommands } from "./cli/webhook.commands.js";
 import { systemClock } from "./clock.js";
 import { type Config, ConfigError, parseConfig } from "./config.js";
 import { ApiError, typeOf } from "./errors/errors.js";
-import { describeStartFailure } from "./ops/start-up.js";
+import { describeDatabaseFailure, describeStartFailure, describeUnsupportedNode } from "./ops/start-up.js";
 import { startServer } from "./server.js";
 import { createServices, type Services } from "./services.js";
+import { WARDEN_VERSION } from "./version.js";
 
 export interface CliIo {
   stdout: (text: string) => void;
@@ -35,7 +35,7 @@ function helpText(): string {
     "  warden serve",
     "      Start the HTTP API (PORT, HOST, DATABASE_URL, WARDEN_DOMAIN).",
     ...Object.values(commands).map(describeCommand),
-    "  warden --version",
+    "  warden --version (or version, -v)",
     "      Print Warden's version.",
     "",
     "admin commands work on the database (DATABASE_URL or ./data); events, endpoints and deliveries",
@@ -49,11 +49,6 @@ function groupText(group: string): string {
   return [`Commands of warden ${group}:`, ...commandsOf(commands, group).map(describeCommand)].join("\n");
 }
 
-// Read at run time from the package's own package.json (one level above src/ and dist/).
-function version(): string {
-  return (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
-}
-
 const isHelp = (arg: string) => arg === "--help" || arg === "-h";
 
 export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
@@ -62,6 +57,9 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     io.stderr(json ? `${JSON.stringify({ error })}\n` : `warden: ${error.message}\n`);
     return code;
   };
+
+  const unsupported = describeUnsupportedNode(process.version);
+  if (unsupported !== null) return fail(1, { type: "api_error", message: unsupported });
 
   let config: Readonly<Config>;
   try {
@@ -75,8 +73,8 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     io.stdout(`${helpText()}\n`);
     return argv.length === 0 ? 2 : 0;
   }
-  if (argv[0] === "--version" || argv[0] === "-v") {
-    io.stdout(`${version()}\n`);
+  if (argv[0] === "--version" || argv[0] === "-v" || argv[0] === "version") {
+    io.stdout(`${WARDEN_VERSION}\n`);
     return 0;
   }
   if (argv[0] === "serve") {
@@ -89,7 +87,8 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
   }
 
   const found = resolve(commands, argv);
-  if (found.kind === "unknown") return fail(2, { type: "invalid_request_error", message: `Unknown command "${argv.join(" ")}".\n\n${helpText()}` });
+  if (found.kind === "unknown")
+    return fail(2, { type: "invalid_request_error", message: `Unknown command "${argv.join(" ")}"; warden help lists every command.` });
   if (found.kind === "group") {
     const [next] = found.rest;
     if (next === undefined || isHelp(next) || next === "--json" || next === "help") {
@@ -118,7 +117,14 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
       ...parsed,
       env: io.env,
       services: async () => {
-        services ??= await createServices(config, { clock: systemClock });
+        try {
+          services ??= await createServices(config, { clock: systemClock });
+        } catch (error) {
+          // The faults `warden serve` explains in one line are told here in the same words;
+          // anything else is a bug and keeps its stack.
+          const fault = describeDatabaseFailure(error, config);
+          throw fault === null ? error : new CliError("api_error", fault);
+        }
         return services;
       },
     });

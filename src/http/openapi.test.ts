@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
 import { test } from "node:test";
 import { testApi, testServices } from "../test-support/harness.js";
 import { openApiDocumentOf } from "../test-support/openapi-check.js";
@@ -10,6 +11,8 @@ test("the OpenAPI 3.1 document is valid and describes exactly the five vendor op
   assert.equal(served.statusCode, 200);
   const doc = served.json();
   assert.equal(doc.openapi, "3.1.0");
+  const pkg = JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+  assert.equal(doc.info.version, pkg.version, "the API document's version is the package's (warden --version)");
   assert.deepEqual(doc, JSON.parse(JSON.stringify(await openApiDocumentOf(api.app))));
 
   const operations = Object.entries(

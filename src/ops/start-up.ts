@@ -6,6 +6,7 @@ interface SystemError {
   code?: unknown;
   errors?: unknown;
   message?: unknown;
+  hostname?: unknown;
 }
 
 /** The PostgreSQL server named by DATABASE_URL, without the password: `host:port/database`. */
@@ -26,25 +27,33 @@ function codeOf(error: unknown): string | undefined {
   return undefined;
 }
 
+// Node's own messages run over several lines (a native module's mismatch is five); the
+// operator gets all of them on one, since the cause is in the later lines.
+function oneLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/\s*\n\s*/g, " ").trim();
+}
+
 /**
- * Why `warden serve` could not start, in one line for an operator (no stack: the cause is
- * outside the code). The usual causes get their remedy; anything else its own message.
+ * Why the database that the configuration names cannot be opened, in one line with what
+ * to do, for `warden serve` and every `warden admin` command alike; null when the error is
+ * none of the known faults (a bug, whose stack is then wanted).
  */
-export function describeStartFailure(error: unknown, config: Readonly<Config>): string {
-  if (error instanceof SchemaTooNewError) return `refusing to start: ${error.message}`;
+export function describeDatabaseFailure(error: unknown, config: Readonly<Config>): string | null {
+  if (error instanceof SchemaTooNewError) return `refusing to open the database: ${error.message}`;
   const code = codeOf(error);
   const where = config.databaseUrl ? `PostgreSQL at ${describePostgres(config.databaseUrl)}` : `the SQLite database in ${resolve(config.dataDir)}`;
   switch (code) {
-    case "EADDRINUSE":
-      return `port ${config.port} on ${config.host} is in use by another process: stop it or set PORT to another port`;
+    // better-sqlite3's compiled module does not load in this Node.js (built for another
+    // version, platform or C library): Node's message names which, npm rebuild mends it.
+    case "ERR_DLOPEN_FAILED":
+      return `cannot load the SQLite driver with Node.js ${process.version}: ${oneLine(error)}; run npm rebuild better-sqlite3 (or npm ci) in Warden's folder with this Node.js`;
     case "EACCES":
     case "EPERM":
-      if ((error as SystemError).message && String((error as SystemError).message).includes("listen")) {
-        return `not allowed to listen on port ${config.port} on ${config.host}: ports below 1024 need privileges; set PORT`;
-      }
-      return `cannot open ${where}: permission denied (${String((error as SystemError).message)})`;
-    case "EADDRNOTAVAIL":
-      return `cannot listen on ${config.host}: this machine has no such address; set HOST`;
+      return `cannot open ${where}: permission denied (${oneLine(error)})`;
+    case "EEXIST":
+    case "ENOTDIR":
+      return `cannot open ${where}: ${oneLine(error)}; WARDEN_DATA_DIR must name a folder`;
     case "ECONNREFUSED":
     case "ETIMEDOUT":
     case "EHOSTUNREACH":
@@ -63,9 +72,51 @@ export function describeStartFailure(error: unknown, config: Readonly<Config>): 
     case "SQLITE_NOTADB":
     case "SQLITE_CORRUPT":
       return `cannot open ${where} (${code}): check WARDEN_DATA_DIR`;
+    case "SQLITE_READONLY":
+      return `cannot write to ${where} (${code}): check the permissions of WARDEN_DATA_DIR and its files`;
   }
-  const message = error instanceof Error ? error.message : String(error);
-  return `could not start: ${message.split("\n")[0]}`;
+  return null;
+}
+
+/**
+ * Why `warden serve` could not start, in one line for an operator (no stack: the cause is
+ * outside the code). The usual causes get their remedy; anything else its own message.
+ */
+export function describeStartFailure(error: unknown, config: Readonly<Config>): string {
+  if (error instanceof SchemaTooNewError) return `refusing to start: ${error.message}`;
+  const code = codeOf(error);
+  const message = oneLine(error);
+  switch (code) {
+    case "EADDRINUSE":
+      return `port ${config.port} on ${config.host} is in use by another process: stop it or set PORT to another port`;
+    case "EACCES":
+    case "EPERM":
+      if (message.includes("listen")) return `not allowed to listen on port ${config.port} on ${config.host}: ports below 1024 need privileges; set PORT`;
+      break;
+    case "EADDRNOTAVAIL":
+      return `cannot listen on ${config.host}: this machine has no such address; set HOST`;
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      // The database is opened before the server listens, so a name that does not resolve
+      // is HOST's when it is HOST (unless DATABASE_URL names the same host).
+      if ((error as SystemError).hostname === config.host && !(config.databaseUrl && describePostgres(config.databaseUrl).startsWith(`${config.host}:`))) {
+        return `cannot listen on ${config.host}: the host name does not resolve (${code}); set HOST to an address of this machine (0.0.0.0 for all)`;
+      }
+      break;
+  }
+  return describeDatabaseFailure(error, config) ?? `could not start: ${message}`;
+}
+
+/**
+ * Why this Node.js cannot run Warden, or null when it can. better-sqlite3's compiled module
+ * needs Node-API 10 (Node.js 22.14 on the 22 line); an older Node.js does not refuse to
+ * load it but crashes (a segmentation fault on 20.20 and 22.13, measured), so the version is checked
+ * before any database is opened.
+ */
+export function describeUnsupportedNode(version: string): string | null {
+  const [major = 0, minor = 0] = version.replace(/^v/, "").split(".").map(Number);
+  if (major > 22 || (major === 22 && minor >= 14)) return null;
+  return `Warden needs Node.js 22 (22.14 or newer) or 24, and this is ${version}: install one of them, then run npm ci in Warden's folder`;
 }
 
 /** The lines `warden serve` prints once it listens: where it answers, what it stores in, and what is unsafe. */
