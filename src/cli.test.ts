@@ -1,15 +1,16 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { readdir, readFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { sql } from "kysely";
 import { parseConfig } from "./config.js";
-import { openStorage } from "./db/database.js";
+import { migrateToLatest, openStorage } from "./db/database.js";
 import { runWarden, wardenJson } from "./test-support/cli.js";
-import { DIALECTS, privateDatabaseEnv, unique } from "./test-support/harness.js";
-import { startWarden } from "./test-support/serve.js";
+import { DIALECTS, PG_URL, privateDatabaseEnv, unique } from "./test-support/harness.js";
+import { freePort, startWarden } from "./test-support/serve.js";
 
 const execFileAsync = promisify(execFile);
 
@@ -503,5 +504,96 @@ test("warden --version, -v and version print the package's version, from the bui
     assert.equal(stdout, `${version}\n`);
     const run = await runWarden({}, flag);
     assert.deepEqual({ code: run.code, stdout: run.stdout, stderr: run.stderr }, { code: 0, stdout: `${version}\n`, stderr: "" });
+  }
+});
+
+describe("an admin command on a database it cannot use stops in one line, with the cause and the remedy, and no stack", () => {
+  const bin = fileURLToPath(new URL("../bin/warden.js", import.meta.url));
+
+  /** `warden admin owner list` as an operator runs it (the built entry point), expected to fail. */
+  async function refused(env: Record<string, string>, ...extra: string[]): Promise<string> {
+    const run = await execFileAsync(process.execPath, [bin, "admin", "owner", "list", ...extra], { env: { PATH: process.env.PATH ?? "", ...env } }).then(
+      () => assert.fail("the command succeeded"),
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+    assert.equal(run.code, 1, run.stderr);
+    assert.equal(run.stdout, "");
+    const lines = run.stderr.trimEnd().split("\n");
+    assert.equal(lines.length, 1, `one line, got:\n${run.stderr}`);
+    assert.doesNotMatch(run.stderr, /\n\s+at |pg-pool|SqliteError/);
+    return lines[0] ?? "";
+  }
+
+  const pgAt = (url: string) => ({ DATABASE_URL: url });
+
+  test("PostgreSQL: a database that does not exist, a refused connection, a role it does not know, a host that does not resolve", async () => {
+    const dir = (await privateDatabaseEnv("sqlite")).WARDEN_DATA_DIR as string;
+    const missing = unique("missing").replace(/-/g, "_");
+    assert.equal(
+      await refused({ ...pgAt(PG_URL.replace(/\/test$/, `/${missing}`)), WARDEN_DATA_DIR: dir }),
+      `warden: PostgreSQL at 127.0.0.1:5432/${missing}: the database does not exist; create it (createdb) or fix DATABASE_URL`,
+    );
+    const closed = await freePort();
+    assert.equal(
+      await refused({ ...pgAt(`postgres://postgres@127.0.0.1:${closed}/test`), WARDEN_DATA_DIR: dir }),
+      `warden: PostgreSQL at 127.0.0.1:${closed}/test does not answer (ECONNREFUSED): is it running, and is DATABASE_URL right?`,
+    );
+    // The password is never repeated back.
+    const role = await refused({ ...pgAt("postgres://no_such_role:hunter2-secret@127.0.0.1:5432/test"), WARDEN_DATA_DIR: dir });
+    assert.match(role, /^warden: PostgreSQL at 127\.0\.0\.1:5432\/test refused the login \((28000|28P01)\): check the user and password in DATABASE_URL$/);
+    assert.doesNotMatch(role, /hunter2/);
+    assert.equal(
+      await refused({ ...pgAt("postgres://postgres@nohost.invalid:5432/test"), WARDEN_DATA_DIR: dir }),
+      "warden: PostgreSQL at nohost.invalid:5432/test: the host name does not resolve (ENOTFOUND); check DATABASE_URL",
+    );
+  });
+
+  test("SQLite: a file that cannot be opened, a file that is not a database, a data folder that is a file", async () => {
+    const dir = (await privateDatabaseEnv("sqlite")).WARDEN_DATA_DIR as string;
+    await mkdir(join(dir, "folder", "warden.sqlite"), { recursive: true });
+    assert.equal(
+      await refused({ WARDEN_DATA_DIR: join(dir, "folder") }),
+      `warden: cannot open the SQLite database in ${join(dir, "folder")} (SQLITE_CANTOPEN): check WARDEN_DATA_DIR`,
+    );
+    await mkdir(join(dir, "garbage"));
+    await writeFile(join(dir, "garbage", "warden.sqlite"), "not a database, only words ".repeat(100));
+    assert.equal(
+      await refused({ WARDEN_DATA_DIR: join(dir, "garbage") }),
+      `warden: cannot open the SQLite database in ${join(dir, "garbage")} (SQLITE_NOTADB): check WARDEN_DATA_DIR`,
+    );
+    await writeFile(join(dir, "a-file"), "");
+    assert.match(
+      await refused({ WARDEN_DATA_DIR: join(dir, "a-file") }),
+      new RegExp(`^warden: cannot open the SQLite database in ${join(dir, "a-file")}: EEXIST: .*; WARDEN_DATA_DIR must name a folder$`),
+    );
+  });
+
+  test("with --json, the same fault is one JSON line in the API's error shape", async () => {
+    const dir = (await privateDatabaseEnv("sqlite")).WARDEN_DATA_DIR as string;
+    const closed = await freePort();
+    const line = await refused({ ...pgAt(`postgres://postgres@127.0.0.1:${closed}/test`), WARDEN_DATA_DIR: dir }, "--json");
+    assert.deepEqual(JSON.parse(line), {
+      error: { type: "api_error", message: `PostgreSQL at 127.0.0.1:${closed}/test does not answer (ECONNREFUSED): is it running, and is DATABASE_URL right?` },
+    });
+  });
+
+  for (const dialect of DIALECTS) {
+    test(`a database migrated by a newer Warden is refused (${dialect})`, async () => {
+      const env = await privateDatabaseEnv(dialect);
+      const storage = openStorage({ databaseUrl: env.DATABASE_URL ?? null, dataDir: env.WARDEN_DATA_DIR });
+      const future = `999-${unique("future")}`;
+      try {
+        await migrateToLatest(storage.db, storage.dialect);
+        await sql`insert into warden_migrations (name, applied_at) values (${future}, 0)`.execute(storage.db);
+      } finally {
+        await storage.close();
+      }
+      const run = await runWarden(env, "admin", "owner", "list");
+      assert.equal(run.code, 1);
+      assert.equal(
+        run.stderr,
+        `warden: refusing to open the database: the database has migrations this version of Warden does not know (${future}): run the newer version\n`,
+      );
+    });
   }
 });

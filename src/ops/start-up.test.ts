@@ -4,13 +4,17 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { before, describe, test } from "node:test";
 import { sql } from "kysely";
+import { parseConfig } from "../config.js";
 import { migrateToLatest, openStorage } from "../db/database.js";
 import { DIALECTS, PG_URL, privateDatabaseEnv, unique } from "../test-support/harness.js";
 import { freePort } from "../test-support/serve.js";
+import { describeStartFailure, describeUnsupportedNode } from "./start-up.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const SECRET = "start-up-test-secret-key-0123456789abcdef";
@@ -178,3 +182,61 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+test("a HOST that does not resolve is named as such, not blamed on the database", async () => {
+  const dir = await privateDatabaseEnv("sqlite");
+  assertOneLine(
+    await failToStart({ ...dir, WARDEN_SECRET_KEY: SECRET, HOST: "nohost.invalid" }),
+    /^warden: cannot listen on nohost\.invalid: the host name does not resolve \(ENOTFOUND\); set HOST to an address of this machine/,
+  );
+});
+
+describe("the one line for a fault outside the code", () => {
+  const config = parseConfig({ WARDEN_DATA_DIR: "/srv/warden" });
+
+  test("a native module built for another Node.js keeps its whole cause and says to reinstall it", async () => {
+    // Node's own message when better-sqlite3 was compiled for Node 20 and runs on 24.
+    const mismatch = Object.assign(
+      new Error(
+        "The module '/srv/warden/node_modules/better-sqlite3/build/Release/better_sqlite3.node'\nwas compiled against a different Node.js version using\nNODE_MODULE_VERSION 115. This version of Node.js requires\nNODE_MODULE_VERSION 137. Please try re-compiling or re-installing\nthe module (for instance, using `npm rebuild` or `npm install`).",
+      ),
+      { code: "ERR_DLOPEN_FAILED" },
+    );
+    const line = describeStartFailure(mismatch, config);
+    assert.doesNotMatch(line, /\n/);
+    assert.match(line, /^cannot load the SQLite driver \(better-sqlite3\) in Node\.js v\d+/);
+    assert.match(
+      line,
+      /better_sqlite3\.node' was compiled against a different Node\.js version using NODE_MODULE_VERSION 115\. This version of Node\.js requires NODE_MODULE_VERSION 137\./,
+    );
+    assert.match(line, /run npm ci \(or npm rebuild better-sqlite3\) in Warden's folder$/);
+
+    // The same for a real failure to load, here a file that is no compiled module at all.
+    const dir = await mkdtemp(join(tmpdir(), "warden-dlopen-"));
+    const file = join(dir, "better_sqlite3.node");
+    await writeFile(file, "not a shared object");
+    let real: unknown;
+    try {
+      process.dlopen({ exports: {} }, file);
+    } catch (error) {
+      real = error;
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    assert.match(describeStartFailure(real, config), /^cannot load the SQLite driver .*better_sqlite3\.node.*; reinstall it for this Node\.js: run npm ci/);
+  });
+
+  test("Node.js below 22.14 is refused in words (better-sqlite3 crashes there); 22.14, 24 and later are not", () => {
+    for (const version of ["v20.20.2", "v22.13.1", "v18.20.0"]) {
+      assert.equal(
+        describeUnsupportedNode(version),
+        `Warden needs Node.js 22 (22.14 or newer) or 24, and this is ${version}: install one of them, then run npm ci in Warden's folder`,
+      );
+    }
+    for (const version of ["v22.14.0", "v22.23.3", "v24.0.0", "v24.21.0", "v26.1.0"]) assert.equal(describeUnsupportedNode(version), null, version);
+  });
+
+  test("anything else keeps its whole message, on one line", () => {
+    assert.equal(describeStartFailure(new Error("first\n  second"), config), "could not start: first second");
+  });
+});

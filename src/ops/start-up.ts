@@ -45,9 +45,10 @@ export function describeDatabaseFailure(error: unknown, config: Readonly<Config>
   const where = config.databaseUrl ? `PostgreSQL at ${describePostgres(config.databaseUrl)}` : `the SQLite database in ${resolve(config.dataDir)}`;
   switch (code) {
     // better-sqlite3's compiled module does not load in this Node.js (built for another
-    // version, platform or C library): Node's message names which, npm rebuild mends it.
+    // version, platform or C library): Node's message says which; a reinstall with this
+    // Node.js mends it (npm ci; npm rebuild for a module compiled in place).
     case "ERR_DLOPEN_FAILED":
-      return `cannot load the SQLite driver with Node.js ${process.version}: ${oneLine(error)}; run npm rebuild better-sqlite3 (or npm ci) in Warden's folder with this Node.js`;
+      return `cannot load the SQLite driver (better-sqlite3) in Node.js ${process.version}: ${oneLine(error)}; reinstall it for this Node.js: run npm ci (or npm rebuild better-sqlite3) in Warden's folder`;
     case "EACCES":
     case "EPERM":
       return `cannot open ${where}: permission denied (${oneLine(error)})`;
