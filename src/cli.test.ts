@@ -564,7 +564,7 @@ describe("an admin command on a database it cannot use stops in one line, with t
     await writeFile(join(dir, "a-file"), "");
     assert.match(
       await refused({ WARDEN_DATA_DIR: join(dir, "a-file") }),
-      new RegExp(`^warden: cannot open the SQLite database in ${join(dir, "a-file")}: EEXIST: .*; WARDEN_DATA_DIR must name a folder$`),
+      new RegExp(`^warden: cannot use the data folder ${join(dir, "a-file")}: EEXIST: .*; WARDEN_DATA_DIR must name a folder Warden can write to$`),
     );
   });
 

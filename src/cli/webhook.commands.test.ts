@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -81,6 +81,22 @@ test("events list and events secret work offline; the secret is made once per ma
   assert.match(first.stdout.trim(), /^whsec_[A-Za-z0-9+/]{32}$/);
   assert.equal((await runWarden(env, "events", "secret")).stdout, first.stdout);
   assert.equal((await readFile(join(configHome, "warden", "dev-webhook-secret"), "utf8")).trim(), first.stdout.trim());
+});
+
+test("events secret with a config folder it cannot write stops in one line naming the path and the remedy", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "warden-config-"));
+  after(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, "a-file");
+  await writeFile(file, "");
+  const run = await runWarden({ XDG_CONFIG_HOME: file }, "events", "secret");
+  assert.equal(run.code, 1);
+  assert.equal(run.stdout, "");
+  assert.match(
+    run.stderr,
+    new RegExp(
+      `^warden: cannot keep the development signing secret in ${join(file, "warden", "dev-webhook-secret")}: ENOTDIR: .*; set XDG_CONFIG_HOME \\(or HOME\\) to a folder you can write to\n$`,
+    ),
+  );
 });
 
 for (const dialect of DIALECTS) {

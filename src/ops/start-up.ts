@@ -49,12 +49,14 @@ export function describeDatabaseFailure(error: unknown, config: Readonly<Config>
     // Node.js mends it (npm ci; npm rebuild for a module compiled in place).
     case "ERR_DLOPEN_FAILED":
       return `cannot load the SQLite driver (better-sqlite3) in Node.js ${process.version}: ${oneLine(error)}; reinstall it for this Node.js: run npm ci (or npm rebuild better-sqlite3) in Warden's folder`;
+    // The data folder (the SQLite file, the development key) on either engine; Node's
+    // message names the path.
     case "EACCES":
     case "EPERM":
-      return `cannot open ${where}: permission denied (${oneLine(error)})`;
+    case "EROFS":
     case "EEXIST":
     case "ENOTDIR":
-      return `cannot open ${where}: ${oneLine(error)}; WARDEN_DATA_DIR must name a folder`;
+      return `cannot use the data folder ${resolve(config.dataDir)}: ${oneLine(error)}; WARDEN_DATA_DIR must name a folder Warden can write to`;
     case "ECONNREFUSED":
     case "ETIMEDOUT":
     case "EHOSTUNREACH":
