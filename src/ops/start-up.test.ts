@@ -209,7 +209,10 @@ describe("the one line for a fault outside the code", () => {
       line,
       /better_sqlite3\.node' was compiled against a different Node\.js version using NODE_MODULE_VERSION 115\. This version of Node\.js requires NODE_MODULE_VERSION 137\./,
     );
-    assert.match(line, /run npm ci \(or npm rebuild better-sqlite3\) in Warden's folder$/);
+    assert.match(
+      line,
+      /using `npm rebuild` or `npm install`\); reinstall it for this Node\.js: run npm ci \(or npm rebuild better-sqlite3\) in Warden's folder$/,
+    );
 
     // The same for a real failure to load, here a file that is no compiled module at all.
     const dir = await mkdtemp(join(tmpdir(), "warden-dlopen-"));

@@ -48,7 +48,7 @@ export function describeDatabaseFailure(error: unknown, config: Readonly<Config>
     // version, platform or C library): Node's message says which; a reinstall with this
     // Node.js mends it (npm ci; npm rebuild for a module compiled in place).
     case "ERR_DLOPEN_FAILED":
-      return `cannot load the SQLite driver (better-sqlite3) in Node.js ${process.version}: ${oneLine(error)}; reinstall it for this Node.js: run npm ci (or npm rebuild better-sqlite3) in Warden's folder`;
+      return `cannot load the SQLite driver (better-sqlite3) in Node.js ${process.version}: ${oneLine(error).replace(/\.$/, "")}; reinstall it for this Node.js: run npm ci (or npm rebuild better-sqlite3) in Warden's folder`;
     // The data folder (the SQLite file, the development key) on either engine; Node's
     // message names the path.
     case "EACCES":
