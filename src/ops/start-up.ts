@@ -113,8 +113,8 @@ export function describeStartFailure(error: unknown, config: Readonly<Config>): 
 /**
  * Why this Node.js cannot run Warden, or null when it can. better-sqlite3's compiled module
  * needs Node-API 10 (Node.js 22.14 on the 22 line); an older Node.js does not refuse to
- * load it but crashes (a segmentation fault on 20.20 and 22.13, measured), so the version is checked
- * before any database is opened.
+ * load it but crashes (a segmentation fault on 20.20 and 22.13, measured), so the version
+ * is checked before any database is opened.
  */
 export function describeUnsupportedNode(version: string): string | null {
   const [major = 0, minor = 0] = version.replace(/^v/, "").split(".").map(Number);
