@@ -38,7 +38,7 @@ export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply)
 export function requireSession(app: FastifyInstance, services: Services): void {
   app.addHook("onRequest", async (request, reply) => {
     const token = sessionTokenOf(request);
-    const session = token === null ? null : await authenticateOwnerSession(services, token);
+    const session = token === null ? null : await authenticateOwnerSession(services, token, request.ip);
     if (token === null || session === null) {
       if (token !== null) clearSessionCookie(request, reply);
       return reply.redirect(`${DASHBOARD}/sign-in${token !== null ? "?expired=1" : ""}`, 303);

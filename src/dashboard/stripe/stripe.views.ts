@@ -119,7 +119,10 @@ export function confirmSecretKeyView(frame: Frame, input: { webhookSecret: strin
   return appPage(
     "Confirm it is you",
     frame,
-    html`${pageHeading("Confirm it is you", html`A secret key can take payments and refund them, so we emailed a fresh 6-digit code to <strong>${frame.email}</strong>.`)}
+    html`${pageHeading(
+      "Confirm it is you",
+      html`Whoever holds the signing secret can make purchases up, and a secret key can take payments and refund them, so we emailed a fresh 6-digit code to <strong>${frame.email}</strong>. It confirms these secrets and nothing else.`,
+    )}
 <section class="panel narrow">
 ${input.error ? notice("error", input.error) : ""}
 <form method="post" action="${stripePath(frame)}" class="stack" autocomplete="off">
@@ -129,7 +132,7 @@ ${csrfField(frame.csrf)}
 <input type="hidden" name="confirm" value="1">
 <label for="code">Confirmation code</label>
 <input id="code" name="code" class="code-input" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required autofocus placeholder="123456">
-<div class="row"><button class="button primary" type="submit">Save the secret key</button><a class="button" href="${stripePath(frame)}">Cancel</a></div>
+<div class="row"><button class="button primary" type="submit">Save the secrets</button><a class="button" href="${stripePath(frame)}">Cancel</a></div>
 </form>
 </section>`,
   );
