@@ -11,6 +11,7 @@ import type { Services } from "../../services.js";
 import { listOwnedWorkspaces } from "../../workspaces/workspace.service.js";
 import {
   acceptInvitations,
+  checkOwnerInvitation,
   inviteOwner,
   listInvitationsOf,
   listWorkspaceOwners,
@@ -45,6 +46,8 @@ export async function ownerRoutes(app: FastifyInstance, options: { services: Ser
     const page = await workspacePage(services, request, "owners");
     const email = formField(request, "email");
     try {
+      // A mistyped address, or an owner already, is told at once, before a code is mailed.
+      await checkOwnerInvitation(services, { workspace: page.workspace.slug, email }, page.owner.session.actor);
       const passed = await passCodeGate(services, mailer, request, reply, page.owner.session, {
         confirms: { action: `invite ${email.trim()} to co-own ${page.workspace.name}`, target: [page.workspace.id, normaliseEmail(email)] },
         page: (error) =>
@@ -96,20 +99,25 @@ export async function ownerRoutes(app: FastifyInstance, options: { services: Ser
     const email = formField(request, "email");
     try {
       const self = normaliseEmail(email) === normaliseEmail(page.owner.session.actor.email);
-      const passed = await passCodeGate(services, mailer, request, reply, page.owner.session, {
-        confirms: { action: `remove ${email.trim()} from the owners of ${page.workspace.name}`, target: [page.workspace.id, normaliseEmail(email)] },
-        page: (error) =>
-          confirmCodeView(page.frame, {
-            title: "Remove owner",
-            what: self ? html`You are leaving ${page.workspace.name}.` : html`<strong>${email}</strong> can no longer open ${page.workspace.name}.`,
-            postTo: `${ownersPath(page.frame)}/remove`,
-            fields: { email },
-            submit: self ? "Leave workspace" : "Remove owner",
-            cancel: ownersPath(page.frame),
-            danger: true,
-            error,
-          }),
-      });
+      // Only a removal that would happen asks for a code: no such owner, or the last one, is refused at once.
+      const { owners } = await listWorkspaceOwners(services, { workspace: page.workspace.slug });
+      const removable = owners.length > 1 && owners.some((o) => normaliseEmail(o.email) === normaliseEmail(email));
+      const passed =
+        !removable ||
+        (await passCodeGate(services, mailer, request, reply, page.owner.session, {
+          confirms: { action: `remove ${email.trim()} from the owners of ${page.workspace.name}`, target: [page.workspace.id, normaliseEmail(email)] },
+          page: (error) =>
+            confirmCodeView(page.frame, {
+              title: "Remove owner",
+              what: self ? html`You are leaving ${page.workspace.name}.` : html`<strong>${email}</strong> can no longer open ${page.workspace.name}.`,
+              postTo: `${ownersPath(page.frame)}/remove`,
+              fields: { email },
+              submit: self ? "Leave workspace" : "Remove owner",
+              cancel: ownersPath(page.frame),
+              danger: true,
+              error,
+            }),
+        }));
       if (!passed) return reply;
       const removed = await removeOwner(services, { workspace: page.workspace.slug, email }, page.owner.session.actor);
       // Having left, the owner has no page of this workspace to go back to.

@@ -21,7 +21,7 @@ for (const dialect of DIALECTS) {
       const { env, app, ws, owner, owners } = await setUp(dialect);
       assert.match((await owner.get(owners)).body, /The only owner/, "the last owner offers no removal");
       const colleague = `${unique("colleague")}@example.com`;
-      const invited = await owner.post(`${owners}/invite`, { email: colleague });
+      const invited = await owner.postWithCode(env.dataDir, ws.ownerEmail, `${owners}/invite`, { email: colleague });
       assert.equal(invited.statusCode, 303);
       const listed = await owner.get(invited.headers.location as string);
       assert.match(listed.body, /Invitation sent to <strong>/);
@@ -42,7 +42,7 @@ for (const dialect of DIALECTS) {
 
       // The first owner removes the co-owner: the co-owner's very next request is refused.
       assert.match((await owner.get(`${owners}/remove?email=${encodeURIComponent(colleague)}`)).body, /Remove .+\?/);
-      const removed = await owner.post(`${owners}/remove`, { email: colleague });
+      const removed = await owner.postWithCode(env.dataDir, ws.ownerEmail, `${owners}/remove`, { email: colleague });
       assert.equal(removed.statusCode, 303);
       assert.equal((await browser.get(`/dashboard/w/${ws.slug}/test/keys`)).statusCode, 404);
       assert.equal((await browser.post(`/dashboard/w/${ws.slug}/test/keys`, { name: "after removal" })).statusCode, 404);
@@ -59,7 +59,7 @@ for (const dialect of DIALECTS) {
     test("an invitation expires; a withdrawn one gives nothing; an owner already signed in accepts from the link", async () => {
       const { env, app, ws, owner, owners } = await setUp(dialect);
       const withdrawn = `${unique("withdrawn")}@example.com`;
-      await owner.post(`${owners}/invite`, { email: withdrawn });
+      await owner.postWithCode(env.dataDir, ws.ownerEmail, `${owners}/invite`, { email: withdrawn });
       const gone = await owner.post(`${owners}/withdraw`, { email: withdrawn });
       assert.equal(gone.statusCode, 303);
       const withdrawnBrowser = new TestBrowser(app);
@@ -71,7 +71,7 @@ for (const dialect of DIALECTS) {
       const signedIn = new TestBrowser(app);
       await signedIn.signIn(env.dataDir, other.ownerEmail);
       await owner.get(owners);
-      await owner.post(`${owners}/invite`, { email: other.ownerEmail });
+      await owner.postWithCode(env.dataDir, ws.ownerEmail, `${owners}/invite`, { email: other.ownerEmail });
       const offer = await signedIn.get("/dashboard/invitations");
       assert.match(offer.body, /You are invited/);
       assert.match(offer.body, /<strong>Test workspace<\/strong>/);
@@ -82,7 +82,7 @@ for (const dialect of DIALECTS) {
 
       // Seven days later an invitation no longer works (and the inviting session has ended too: signed in again).
       const late = `${unique("late")}@example.com`;
-      await owner.post(`${owners}/invite`, { email: late });
+      await owner.postWithCode(env.dataDir, ws.ownerEmail, `${owners}/invite`, { email: late });
       env.clock.advance(INVITATION_TTL_MS);
       const lateBrowser = new TestBrowser(app);
       await lateBrowser.signIn(env.dataDir, late);
