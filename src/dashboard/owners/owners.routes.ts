@@ -62,11 +62,11 @@ export async function ownerRoutes(app: FastifyInstance, options: { services: Ser
           }),
       });
       if (!passed) return reply;
-      // The link in the mail is this dashboard's own origin.
+      // The link in the mail is the configured public origin: a request's Host is its sender's to write.
       const invitation = await inviteOwner(
         services,
         mailer,
-        { workspace: page.workspace.slug, email, baseUrl: `${request.protocol}://${request.host}` },
+        { workspace: page.workspace.slug, email, baseUrl: services.config.publicUrl },
         page.owner.session.actor,
       );
       return reply.redirect(`${ownersPath(page.frame)}?invited=${encodeURIComponent(invitation.email)}`, 303);

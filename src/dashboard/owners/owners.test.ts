@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { dashboardApp, dashboardServices, readMail, TestBrowser } from "../../test-support/dashboard.js";
+import { dashboardApp, dashboardServices, readCode, readMail, TestBrowser } from "../../test-support/dashboard.js";
 import { DIALECTS, seedWorkspace, unique } from "../../test-support/harness.js";
 import { INVITATION_TTL_MS } from "../../workspaces/workspace-owners.service.js";
 
 async function setUp(dialect: (typeof DIALECTS)[number]) {
-  const env = await dashboardServices(dialect);
+  const env = await dashboardServices(dialect, { WARDEN_PUBLIC_URL: "https://warden.example.com" });
   const app = await dashboardApp(env);
   const ws = await seedWorkspace(env.services);
   const owner = new TestBrowser(app);
@@ -21,14 +21,19 @@ for (const dialect of DIALECTS) {
       const { env, app, ws, owner, owners } = await setUp(dialect);
       assert.match((await owner.get(owners)).body, /The only owner/, "the last owner offers no removal");
       const colleague = `${unique("colleague")}@example.com`;
-      const invited = await owner.postWithCode(env.dataDir, ws.ownerEmail, `${owners}/invite`, { email: colleague });
+      // A Host the request's sender wrote does not make the mail's link.
+      const evil = { host: "evil.example" };
+      assert.equal((await owner.post(`${owners}/invite`, { email: colleague }, evil)).statusCode, 200);
+      const code = await readCode(env.dataDir, ws.ownerEmail);
+      const invited = await owner.post(`${owners}/invite`, { email: colleague, confirm: "1", code }, evil);
       assert.equal(invited.statusCode, 303);
       const listed = await owner.get(invited.headers.location as string);
       assert.match(listed.body, /Invitation sent to <strong>/);
       assert.ok(listed.body.includes(`<td>${colleague}</td>`));
       const mail = (await readMail(env.dataDir, colleague)) ?? "";
       assert.match(mail, /Subject: You are invited to co-own Test workspace on Warden/);
-      assert.ok(mail.includes("http://localhost:80/dashboard/invitations"));
+      assert.ok(mail.includes("https://warden.example.com/dashboard/invitations"));
+      assert.doesNotMatch(mail, /evil\.example/);
       assert.ok(mail.includes(ws.ownerEmail), "says who invited");
 
       const browser = new TestBrowser(app);

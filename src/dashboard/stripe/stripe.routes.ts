@@ -3,7 +3,7 @@
 // secret can forge purchases), the URL to paste into Stripe, the last event received and
 // how it was handled, disconnect (live: after a fresh code). The use cases are those of
 // `warden admin stripe connect|status|disconnect`; the secrets never come back in full.
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance } from "fastify";
 import type { Mailer } from "../../client/mailer.js";
 import type { Services } from "../../services.js";
 import { checkStripeSecrets, connectStripe, disconnectStripe, stripeStatus } from "../../stripe/stripe-account.service.js";
@@ -19,17 +19,17 @@ export async function stripeRoutes(app: FastifyInstance, options: { services: Se
   const { services, mailer } = options;
   const base = "/w/:workspace/:env/stripe";
 
-  const render = async (request: FastifyRequest, page: WorkspacePage, extra: { form?: SecretsForm; flash?: "connected" | "disconnected" } = {}) => {
+  const render = async (page: WorkspacePage, extra: { form?: SecretsForm; flash?: "connected" | "disconnected" } = {}) => {
     const status = await stripeStatus(services, { workspace: page.workspace.slug, env: page.env });
-    // The address Stripe must call is this dashboard's own origin (behind a proxy, as WARDEN_TRUST_PROXY lets Fastify see it).
-    const webhookUrl = `${request.protocol}://${request.host}${status.webhookPath}`;
+    // The address Stripe must call, on the configured public origin (never the request's Host).
+    const webhookUrl = `${services.config.publicUrl}${status.webhookPath}`;
     return stripeView(page.frame, { status, webhookUrl, events: STRIPE_EVENT_TYPES, ...extra });
   };
 
   app.get(base, async (request, reply) => {
     const page = await workspacePage(services, request, "stripe");
     const flash = (request.query as Record<string, string | undefined>).done;
-    return sendPage(reply, 200, await render(request, page, { flash: flash === "connected" || flash === "disconnected" ? flash : undefined }));
+    return sendPage(reply, 200, await render(page, { flash: flash === "connected" || flash === "disconnected" ? flash : undefined }));
   });
 
   app.post(base, async (request, reply) => {
@@ -55,7 +55,7 @@ export async function stripeRoutes(app: FastifyInstance, options: { services: Se
     } catch (error) {
       const message = fieldError(error);
       if (message === null) throw error;
-      return sendPage(reply, 400, await render(request, page, { form: { error: message } }));
+      return sendPage(reply, 400, await render(page, { form: { error: message } }));
     }
   });
 

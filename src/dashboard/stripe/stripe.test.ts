@@ -36,7 +36,7 @@ for (const dialect of DIALECTS) {
       const fresh = await browser.get(page);
       assert.equal(fresh.statusCode, 200);
       assert.match(fresh.body, /Not connected/);
-      assert.ok(fresh.body.includes(`value="http://localhost:80/processor/stripe/${ws.slug}"`), "the URL to paste, on this origin");
+      assert.ok(fresh.body.includes(`value="http://127.0.0.1:8080/processor/stripe/${ws.slug}"`), "the URL to paste, on the public origin (here the default)");
       assert.ok(fresh.body.includes('<script src="/dashboard/assets/copy.js" defer></script>'));
       assert.equal(fresh.body.match(/<script/g)?.length, 1, "the one script, from this origin");
       assert.match(fresh.body, /<button type="button" class="button" data-copy="webhook-url" hidden>Copy<\/button>/);
