@@ -44,7 +44,7 @@ const ALL_METHODS: HTTPMethods[] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELE
 
 export interface AppOptions {
   /** pino options, or false for no logs (tests). */
-  logger?: boolean | { level: string; stream?: NodeJS.WritableStream };
+  logger?: boolean | { level: string; stream?: { write(line: string): unknown } };
 }
 
 /** Builds the HTTP application over the services. It never listens: server.ts does. */

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { dashboardApp, dashboardServices, readCode, readMail, TestBrowser } from "../../test-support/dashboard.js";
 import { DIALECTS, seedWorkspace, unique } from "../../test-support/harness.js";
+import { setOwnerSuspension } from "../../workspaces/workspace.service.js";
 import { INVITATION_TTL_MS } from "../../workspaces/workspace-owners.service.js";
 
 async function setUp(dialect: (typeof DIALECTS)[number]) {
@@ -98,13 +99,20 @@ for (const dialect of DIALECTS) {
     });
 
     test("refuses an address that is not one, or an owner already; a signed-out visit to the mail's link asks to sign in", async () => {
-      const { app, ws, owner, owners } = await setUp(dialect);
+      const { env, app, ws, owner, owners } = await setUp(dialect);
       const bad = await owner.post(`${owners}/invite`, { email: "not an address" });
       assert.equal(bad.statusCode, 400);
       assert.match(bad.body, /email must be an email address\./);
       const already = await owner.post(`${owners}/invite`, { email: ws.ownerEmail.toUpperCase() });
       assert.equal(already.statusCode, 400);
       assert.ok(already.body.includes(`${ws.ownerEmail} is an owner of this workspace already.`));
+      // An owner suspended elsewhere is invited as any address: nothing tells this owner of the suspension.
+      const suspended = await seedWorkspace(env.services);
+      await setOwnerSuspension(env.services.db, env.services.clock, { email: suspended.ownerEmail, suspended: true });
+      const quiet = await owner.postWithCode(env.dataDir, ws.ownerEmail, `${owners}/invite`, { email: suspended.ownerEmail });
+      assert.equal(quiet.statusCode, 303);
+      assert.doesNotMatch((await owner.get(quiet.headers.location as string)).body, /suspend/i);
+      assert.equal(await readMail(env.dataDir, suspended.ownerEmail, (m) => /invited/.test(m)), null, "not mailed");
       const stranger = await new TestBrowser(app).get("/dashboard/invitations");
       assert.equal(stranger.statusCode, 303);
       assert.equal(stranger.headers.location, "/dashboard/sign-in");
