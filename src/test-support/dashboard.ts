@@ -71,6 +71,7 @@ export class TestBrowser {
     readonly app: FastifyInstance,
     // Each browser its own network address, so that per-source limits of one test never meet another's.
     readonly remoteAddress = `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`,
+    readonly userAgent?: string,
   ) {}
 
   private keep(response: LightMyRequestResponse): LightMyRequestResponse {
@@ -89,7 +90,8 @@ export class TestBrowser {
   }
 
   private cookieHeader(): Record<string, string> {
-    return this.cookies.size === 0 ? {} : { cookie: [...this.cookies].map(([n, v]) => `${n}=${v}`).join("; ") };
+    const ua: Record<string, string> = this.userAgent === undefined ? {} : { "user-agent": this.userAgent };
+    return this.cookies.size === 0 ? ua : { ...ua, cookie: [...this.cookies].map(([n, v]) => `${n}=${v}`).join("; ") };
   }
 
   async get(url: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
