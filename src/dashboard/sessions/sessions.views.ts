@@ -65,7 +65,7 @@ ${sessions.length === 0 ? emptyState("No open sessions", "") : table}
 ${
   others === 0
     ? html`<p>This is your only session.</p>`
-    : html`<p>End all ${others === 1 ? "1 other session" : `${others} other sessions`}; this one stays signed in.</p>
+    : html`<p>${others === 1 ? "End the 1 other session" : `End all ${others} other sessions`}; this one stays signed in.</p>
 <form method="post" action="${SESSIONS_PATH}/end-others" class="row">${csrfField(frame.csrf)}<button class="button danger" type="submit">End all other sessions</button></form>`
 }
 </section>`,
