@@ -26,7 +26,8 @@ ${form.error ? notice("error", form.error) : ""}
 <p class="hint">On the endpoint's page in Stripe: Signing secret › Reveal.</p></div>
 <div class="field"><label for="secret_key">Secret key <span class="muted">(optional)</span></label>
 <input id="secret_key" name="secret_key" type="password" autocomplete="off" spellcheck="false" placeholder="sk_${env}_… or rk_${env}_…">
-<p class="hint">Lets your buy button open Stripe Checkout, and sends the refunds and cancellations you make here to Stripe. A restricted key needs write access to Checkout Sessions, Refunds and Subscriptions. We email you a code to confirm it.</p></div>
+<p class="hint">Lets your buy button open Stripe Checkout, and sends the refunds and cancellations you make here to Stripe. A restricted key needs write access to Checkout Sessions, Refunds and Subscriptions.</p></div>
+<p class="hint">We email you a code to confirm the secrets before they are stored.</p>
 <div class="row"><button class="button primary" type="submit">${label}</button></div>
 </form>`;
 }
@@ -114,7 +115,7 @@ ${connected}`,
   );
 }
 
-/** Asks for the mailed code before a secret key is stored; the secrets ride in the form, as typed, in this answer only. */
+/** Asks for the mailed code before the secrets are stored; they ride in the form, as typed, in this answer only. */
 export function confirmSecretKeyView(frame: Frame, input: { webhookSecret: string; secretKey: string; error?: string }): Html {
   return appPage(
     "Confirm it is you",
