@@ -83,7 +83,9 @@ for (const dialect of DIALECTS) {
       assert.equal((await listWorkspaceOwners(env.services, { workspace: ws.slug })).owners.length, 2);
 
       // Each mail names what it confirms, so the owner can tell it was not them.
-      assert.match((await readMail(env.dataDir, ws.ownerEmail, (m) => m.includes(thiefAddress))) ?? "", new RegExp(`invite ${thiefAddress}`));
+      const mail = (await readMail(env.dataDir, ws.ownerEmail, (m) => m.includes(thiefAddress))) ?? "";
+      assert.match(mail, new RegExp(`Subject: \\d{6} is your code to confirm: invite ${thiefAddress} to co-own Test workspace`));
+      assert.ok(mail.includes("end your other sessions at http://127.0.0.1:8080/dashboard/sessions"), "where to end the thief's session");
     });
 
     test("a code confirms the one action and target it was mailed for, and nothing else", async () => {

@@ -266,6 +266,9 @@ export interface ConfirmedAction {
   target: readonly string[];
 }
 
+// From the configured public origin, never a request's Host (its sender writes it).
+const sessionsPageUrl = (services: Services) => `${services.config.publicUrl}/dashboard/sessions`;
+
 const actionHashOf = (confirms: ConfirmedAction) => sha256(JSON.stringify([confirms.action, ...confirms.target]));
 
 /**
@@ -306,7 +309,7 @@ export async function requestConfirmationCode(
     {
       to: session.actor.email,
       subject: `${code} is your code to confirm: ${input.confirms.action}`,
-      text: `Your code to confirm "${input.confirms.action}" in the Warden dashboard is ${code}.\nIt works once, for 10 minutes, for this and nothing else.\n\nIf you did not ask for it, someone may be using your session: end your other sessions on the dashboard's Sessions page, and tell your operator.`,
+      text: `Your code to confirm "${input.confirms.action}" in the Warden dashboard is ${code}.\nIt works once, for 10 minutes, for this and nothing else.\n\nIf you did not ask for it, someone may be using your session: end your other sessions at ${sessionsPageUrl(services)} and tell your operator.`,
     },
     now,
   );
