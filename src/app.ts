@@ -14,6 +14,7 @@ import { ErrorBody } from "./http/common.schema.js";
 import { refuseControlCharacters } from "./http/control-characters.js";
 import { docsPageOptions } from "./http/docs-page.js";
 import { renderError } from "./http/error.handler.js";
+import { redactingStream } from "./http/log-redaction.js";
 import { answerClientError, refuseExpectation, requireHost } from "./http/raw-errors.js";
 import { validatorCompiler } from "./http/validation.js";
 import { newId } from "./ids.js";
@@ -44,13 +45,20 @@ const ALL_METHODS: HTTPMethods[] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELE
 
 export interface AppOptions {
   /** pino options, or false for no logs (tests). */
-  logger?: boolean | { level: string; stream?: NodeJS.WritableStream };
+  logger?: boolean | { level: string; stream?: { write(line: string): unknown } };
 }
 
 /** Builds the HTTP application over the services. It never listens: server.ts does. */
 export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: options.logger ?? { level: services.config.logLevel },
+    // Whatever the destination, lines are redacted on their way to it (http/log-redaction.ts).
+    logger:
+      options.logger === false
+        ? false
+        : {
+            level: typeof options.logger === "object" ? options.logger.level : services.config.logLevel,
+            stream: redactingStream(typeof options.logger === "object" && options.logger.stream ? options.logger.stream : process.stdout),
+          },
     genReqId: () => newId("req"),
     // Request ids are ours: one sent by a client is not trusted.
     requestIdHeader: false,
@@ -76,6 +84,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   app.removeContentTypeParser("text/plain");
   app.addHook("onRequest", async (request, reply) => {
     reply.header("Request-Id", request.id);
+    // Over TLS (Node's own, or a trusted proxy's X-Forwarded-Proto under WARDEN_TRUST_PROXY),
+    // browsers keep to https for a year: a later plain-http link cannot expose a session
+    // cookie or a login link. Not includeSubDomains: the vendor's other hosts are not ours.
+    if (request.protocol === "https") reply.header("Strict-Transport-Security", "max-age=31536000");
     requireHost(request.headers.host, request.raw.httpVersion);
   });
   app.addHook("preValidation", refuseControlCharacters);

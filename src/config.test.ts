@@ -78,6 +78,23 @@ describe("config", () => {
     }
   });
 
+  test("WARDEN_PUBLIC_URL: an origin, required in production, else the local server's address", () => {
+    assert.equal(parseConfig({}).publicUrl, "http://127.0.0.1:8080");
+    assert.equal(parseConfig({ HOST: "0.0.0.0", PORT: "9000" }).publicUrl, "http://localhost:9000");
+    assert.equal(parseConfig({ WARDEN_PUBLIC_URL: "https://warden.example.com/", NODE_ENV: "production" }).publicUrl, "https://warden.example.com");
+    assert.throws(
+      () => parseConfig({ NODE_ENV: "production" }),
+      (e: Error) => e instanceof ConfigError && /WARDEN_PUBLIC_URL is required in production/.test(e.message),
+    );
+    for (const bad of ["warden.example.com", "https://warden.example.com/dashboard", "ftp://warden.example.com"]) {
+      assert.throws(
+        () => parseConfig({ WARDEN_PUBLIC_URL: bad }),
+        (e: Error) => e instanceof ConfigError && /WARDEN_PUBLIC_URL must be an origin/.test(e.message),
+        bad,
+      );
+    }
+  });
+
   test("WARDEN_DOMAIN is kept lower-case", () => {
     assert.equal(parseConfig({ WARDEN_DOMAIN: " Warden.Example.COM " }).domain, "warden.example.com");
   });

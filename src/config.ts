@@ -29,6 +29,13 @@ export interface Config {
    * of the mapped pages counting in the process's resident memory.
    */
   sqliteMmapMb: number;
+  /**
+   * The origin people reach Warden at (WARDEN_PUBLIC_URL, e.g. https://warden.example.com):
+   * every link in a mail and the Stripe webhook URL are built from it, never from a
+   * request's Host, which its sender writes. Required with NODE_ENV=production; otherwise
+   * the local server's own address.
+   */
+  publicUrl: string;
   /** Workspace addresses are `<slug>.<domain>`; null means Host names no workspace. */
   domain: string | null;
   /**
@@ -139,6 +146,31 @@ function readTrustProxy(env: Env): false | TrustProxy {
   return trust;
 }
 
+/** The address a local `warden serve` answers at, from HOST and PORT. */
+function localUrl(host: string, port: number): string {
+  const shown = host === "0.0.0.0" || host === "::" ? "localhost" : host.includes(":") ? `[${host}]` : host;
+  return `http://${shown}:${port}`;
+}
+
+function readPublicUrl(env: Env, host: string, port: number): string {
+  const name = "WARDEN_PUBLIC_URL";
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === "") {
+    if (env.NODE_ENV === "production") {
+      throw new ConfigError(`${name} is required in production (NODE_ENV=production): the origin owners reach Warden at, such as https://warden.example.com`);
+    }
+    return localUrl(host, port);
+  }
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {}
+  if (!url || (url.protocol !== "http:" && url.protocol !== "https:") || url.origin !== raw.replace(/\/$/, "")) {
+    throw new ConfigError(`${name} must be an origin such as https://warden.example.com (scheme, host and port only), got "${raw}"`);
+  }
+  return url.origin;
+}
+
 function readDatabaseUrl(env: Env): string | null {
   const raw = env.DATABASE_URL;
   if (raw === undefined || raw === "") return null;
@@ -233,9 +265,12 @@ export function parseConfig(env: Env): Readonly<Config> {
   for (const [key, variable] of Object.entries(LIMIT_VARIABLES) as [keyof Limits, string][]) {
     limits[key] = readInteger(env, variable, DEFAULT_LIMITS[key], 0, 1_000_000_000);
   }
+  const port = readInteger(env, "PORT", 8080, 0, 65_535);
+  const host = env.HOST || "127.0.0.1";
   return Object.freeze({
-    port: readInteger(env, "PORT", 8080, 0, 65_535),
-    host: env.HOST || "127.0.0.1",
+    port,
+    host,
+    publicUrl: readPublicUrl(env, host, port),
     databaseUrl: readDatabaseUrl(env),
     dataDir: env.WARDEN_DATA_DIR || "./data",
     // SQLite maps at most 2 GB (its SQLITE_MAX_MMAP_SIZE as better-sqlite3 builds it).

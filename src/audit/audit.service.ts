@@ -12,6 +12,7 @@ export type { Actor, AuditEntry };
 export type AuditAction =
   | "signed_in"
   | "signed_out"
+  | "session.ended"
   | "key.created"
   | "key.revoked"
   | "endpoint.added"

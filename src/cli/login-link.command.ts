@@ -5,18 +5,12 @@ import { invalidParameter } from "../errors/errors.js";
 import { createOwnerLoginLink } from "../owners/owner-sign-in.service.js";
 import { type Command, optStr, str } from "./command.js";
 
-/** The address a local `warden serve` answers at, from the same HOST and PORT. */
-function localBaseUrl(host: string, port: number): string {
-  const shown = host === "0.0.0.0" || host === "::" ? "localhost" : host.includes(":") ? `[${host}]` : host;
-  return `http://${shown}:${port}`;
-}
-
-/** The dashboard's origin for a link in a mail or on the terminal: --base-url, or the local server's. */
-export function dashboardBaseUrl(given: string | undefined, config: { host: string; port: number }): string {
+/** The dashboard's origin for a link in a mail or on the terminal: --base-url, or WARDEN_PUBLIC_URL (by default the local server's). */
+export function dashboardBaseUrl(given: string | undefined, config: { publicUrl: string }): string {
   if (given !== undefined && !/^https?:\/\/[^/\s]+\/?$/.test(given)) {
     throw invalidParameter("base-url", "--base-url must be the dashboard's origin, such as https://warden.example.com.");
   }
-  return (given ?? localBaseUrl(config.host, config.port)).replace(/\/$/, "");
+  return (given ?? config.publicUrl).replace(/\/$/, "");
 }
 
 export const loginLinkCommand: Command = {

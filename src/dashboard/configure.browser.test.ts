@@ -34,12 +34,23 @@ async function operatorSetUp(env: Record<string, string>, owner: string, slug: s
   }
 }
 
+/** A port free at this moment, so that WARDEN_PUBLIC_URL can name it before Warden listens. */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
 /** Warden listening on 127.0.0.1 over the database the CLI wrote, with the system clock (Stripe signs with real time). */
 async function serve(env: Record<string, string>) {
-  const services = await createServices(parseConfig(env), { clock: systemClock });
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const services = await createServices(parseConfig({ ...env, WARDEN_PUBLIC_URL: base }), { clock: systemClock });
   const app = await buildApp(services, { logger: false });
-  await app.listen({ host: "127.0.0.1", port: 0 });
-  return { services, app, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
+  await app.listen({ host: "127.0.0.1", port });
+  return { services, app, base };
 }
 
 /** A page that records any breach of the content-security policy. */
@@ -138,7 +149,7 @@ for (const dialect of DIALECTS) {
         await page.click("button:has-text('Connect Stripe')");
         await page.waitForSelector("text=Confirm it is you");
         await page.fill("#code", await readCode(dataDir, owner));
-        await page.click("button:has-text('Save the secret key')");
+        await page.click("button:has-text('Save the secrets')");
         await page.waitForSelector("text=Stripe is connected");
         assert.ok(await page.isVisible(`text=whsec_…${webhookSecret.slice(-4)}`));
         assert.ok(await page.isVisible("text=sk_test_…6789"));
@@ -177,6 +188,9 @@ for (const dialect of DIALECTS) {
         await page.click(".side >> text=Owners");
         await page.fill("#email", colleague);
         await page.click("button:has-text('Send invitation')");
+        await page.waitForSelector("text=Confirm it is you");
+        await page.fill("#code", await readCode(dataDir, owner));
+        await page.click("button:has-text('Send invitation')");
         await page.waitForSelector("text=Invitation sent to");
         await shoot(page, "configure-9-owners");
         assert.match((await readMail(dataDir, colleague)) ?? "", /co-own Acme Extensions/);
@@ -192,6 +206,9 @@ for (const dialect of DIALECTS) {
         await page.reload();
         await page.click(`tr:has-text('${colleague}') >> text=Remove…`);
         await shoot(page, "configure-10-owner-remove");
+        await page.click("button:has-text('Remove owner')");
+        await page.waitForSelector("text=Confirm it is you");
+        await page.fill("#code", await readCode(dataDir, owner));
         await page.click("button:has-text('Remove owner')");
         await page.waitForSelector("text=is no longer an owner");
         await theirs.reload();

@@ -16,6 +16,7 @@ import { customerRoutes } from "./customers/customers.routes.js";
 import { keyRoutes } from "./keys/keys.routes.js";
 import { overviewRoutes } from "./overview/overview.routes.js";
 import { ownerRoutes } from "./owners/owners.routes.js";
+import { sessionRoutes } from "./sessions/sessions.routes.js";
 import { html } from "./shared/html.js";
 import { cardPage, DASHBOARD } from "./shared/layout.js";
 import { clearSessionCookie, requireSession, signedInOf } from "./shared/owner-context.js";
@@ -123,5 +124,6 @@ export async function dashboardRoutes(app: FastifyInstance, options: { services:
     await owned.register(webhookRoutes, { services, mailer });
     await owned.register(eventRoutes, { services });
     await owned.register(auditRoutes, { services });
+    await owned.register(sessionRoutes, { services });
   });
 }

@@ -78,6 +78,18 @@ for (const dialect of DIALECTS) {
       assert.equal(json.statusCode, 415);
     });
 
+    test("Strict-Transport-Security only when the request came over TLS through a trusted proxy", async () => {
+      const proxied = await dashboardApp(await dashboardServices(dialect, { WARDEN_TRUST_PROXY: "true" }));
+      const direct = await dashboardApp(await dashboardServices(dialect));
+      const tls = { "x-forwarded-proto": "https" };
+      const hsts = async (app: typeof proxied, headers: Record<string, string>) =>
+        (await app.inject({ url: "/dashboard/sign-in", headers }))?.headers["strict-transport-security"];
+      assert.equal(await hsts(proxied, tls), "max-age=31536000");
+      assert.equal((await proxied.inject({ url: "/healthz", headers: tls })).headers["strict-transport-security"], "max-age=31536000", "every answer");
+      assert.equal(await hsts(proxied, {}), undefined, "plain http through the proxy");
+      assert.equal(await hsts(direct, tls), undefined, "a header from no trusted proxy");
+    });
+
     test("names are escaped: a workspace or key called <script> renders as text", async () => {
       const env = await dashboardServices(dialect);
       const app = await dashboardApp(env);

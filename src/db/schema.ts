@@ -238,6 +238,8 @@ export interface SignInCodesTable {
   email: string;
   email_norm: string;
   code_hash: string;
+  /** A confirmation code's action and target, hashed; null for sign-in codes and links. */
+  action_hash: string | null;
   attempts: number;
   created_at: number;
   expires_at: number;
@@ -411,6 +413,8 @@ export interface OwnerCodesTable {
   email: string;
   binding: string | null;
   code_hash: string;
+  /** A confirmation code's action and target, hashed; null for sign-in codes and links. */
+  action_hash: string | null;
   attempts: number;
   created_at: number;
   expires_at: number;
@@ -424,6 +428,8 @@ export interface OwnerSessionsTable {
   created_at: number;
   last_seen_at: number;
   ended_at: number | null;
+  user_agent: string | null;
+  address: string | null;
 }
 
 export interface AuditLogTable {

@@ -9,6 +9,8 @@ export interface OwnerCode {
   email: string;
   binding: string | null;
   codeHash: string;
+  /** A confirmation code's action and target, hashed: it confirms that and nothing else. */
+  actionHash: string | null;
   attempts: number;
   createdAt: number;
   expiresAt: number;
@@ -34,6 +36,7 @@ export async function replaceOwnerCode(ex: Executor, code: OwnerCode, now: numbe
       email: code.email,
       binding: code.binding,
       code_hash: code.codeHash,
+      action_hash: code.actionHash,
       attempts: code.attempts,
       created_at: code.createdAt,
       expires_at: code.expiresAt,
@@ -49,6 +52,7 @@ type Row = {
   email: string;
   binding: string | null;
   code_hash: string;
+  action_hash: string | null;
   attempts: number;
   created_at: number;
   expires_at: number;
@@ -61,12 +65,13 @@ const toCode = (row: Row): OwnerCode => ({
   email: row.email,
   binding: row.binding,
   codeHash: row.code_hash,
+  actionHash: row.action_hash,
   attempts: Number(row.attempts),
   createdAt: Number(row.created_at),
   expiresAt: Number(row.expires_at),
 });
 
-const COLUMNS = ["id", "purpose", "owner_id", "email", "binding", "code_hash", "attempts", "created_at", "expires_at"] as const;
+const COLUMNS = ["id", "purpose", "owner_id", "email", "binding", "code_hash", "action_hash", "attempts", "created_at", "expires_at"] as const;
 
 /** The newest open code of this binding and purpose that has not expired and has tries left, or null. */
 export async function findOpenOwnerCode(ex: Executor, binding: string, purpose: OwnerCodePurpose, maxAttempts: number, now: number): Promise<OwnerCode | null> {

@@ -46,15 +46,31 @@ export interface OwnerSessionView {
   actor: Actor;
 }
 
+/** Where a session is used from: the browser's User-Agent and the request's address, for the owner's sessions page. */
+export interface SessionClient {
+  userAgent: string | null;
+  address: string | null;
+}
+
+// A User-Agent is the browser's to write: kept short, it is shown (escaped) and never parsed for a decision.
+const USER_AGENT_MAX = 256;
+
 /** What the browser keeps: the session token (shown to nobody else, stored hashed). */
 export interface OpenedSession {
   token: string;
   actor: Actor;
 }
 
-async function openSession(trx: Executor, actor: Actor, now: number): Promise<OpenedSession> {
+async function openSession(trx: Executor, actor: Actor, client: SessionClient, now: number): Promise<OpenedSession> {
   const token = `wds_${randomBase62(43)}`;
-  await insertOwnerSession(trx, { id: `oss_${randomBase62(24)}`, ownerId: actor.ownerId, tokenHash: sha256(token), now });
+  await insertOwnerSession(trx, {
+    id: `oss_${randomBase62(24)}`,
+    ownerId: actor.ownerId,
+    tokenHash: sha256(token),
+    now,
+    userAgent: client.userAgent === null ? null : client.userAgent.slice(0, USER_AGENT_MAX),
+    address: client.address,
+  });
   await recordAction(trx, actor, { action: "signed_in", workspaceId: null, env: null, subject: null }, now);
   // Signing in proves the address: the workspaces it was invited to co-own are its own from now.
   await acceptOwnerInvitations(trx, actor, now);
@@ -87,6 +103,7 @@ export async function requestOwnerSignInCode(services: Services, mailer: Mailer,
         email,
         binding: sha256(input.browser),
         codeHash: hashCode(id, code),
+        actionHash: null,
         attempts: 0,
         createdAt: now,
         expiresAt: now + CODE_TTL_MS,
@@ -113,9 +130,14 @@ export async function findPendingSignIn(services: Services, browser: string): Pr
   return open ? { email: open.email, expiresAt: open.expiresAt } : null;
 }
 
-type CodeOutcome<T> = { ok: true; value: T } | { ok: false; reason: "no_code" | "wrong_code" };
+type CodeRefusal = "no_code" | "wrong_code" | "other_action";
+type CodeOutcome<T> = { ok: true; value: T } | { ok: false; reason: CodeRefusal };
 
-/** Checks a code of a binding inside a transaction, taking one try; `then` runs on a match. */
+/**
+ * Checks a code of a binding inside a transaction, taking one try; `then` runs on a match.
+ * A confirmation code must also have been mailed for `actionHash`: one for another action
+ * or target is refused (the try spent, the code left open) before the code is compared.
+ */
 async function useCode<T>(
   trx: Executor,
   binding: string,
@@ -123,28 +145,31 @@ async function useCode<T>(
   code: string,
   now: number,
   then: (ownerId: string) => Promise<T>,
+  actionHash: string | null = null,
 ): Promise<CodeOutcome<T>> {
   const open = await findOpenOwnerCode(trx, binding, purpose, MAX_CODE_ATTEMPTS, now);
   if (!open || !(await takeCodeTry(trx, "owner_codes", open.id, MAX_CODE_ATTEMPTS))) return { ok: false, reason: "no_code" };
+  if (open.actionHash !== actionHash) return { ok: false, reason: "other_action" };
   if (!/^\d{6}$/.test(code) || !sameHash(open.codeHash, hashCode(open.id, code)) || open.ownerId === null) return { ok: false, reason: "wrong_code" };
   if (!(await closeCode(trx, "owner_codes", open.id, now))) return { ok: false, reason: "no_code" };
   return { ok: true, value: await then(open.ownerId) };
 }
 
-function refuseCode(reason: "no_code" | "wrong_code"): never {
+function refuseCode(reason: CodeRefusal): never {
+  if (reason === "other_action") throw invalidParameter("code", "That code was mailed to confirm something else. Ask for a new code from this page.");
   if (reason === "no_code") throw invalidParameter("code", "No code is waiting: it expired, was used, or had 5 wrong tries. Ask for a new one.");
   throw invalidParameter("code", "That code is not right. Check the latest mail and try again.");
 }
 
 /** Verifies the browser's sign-in code and opens a session. */
-export async function verifyOwnerSignInCode(services: Services, input: { browser: string; code: string }): Promise<OpenedSession> {
+export async function verifyOwnerSignInCode(services: Services, input: { browser: string; code: string; client: SessionClient }): Promise<OpenedSession> {
   const { db, clock } = services;
   const now = clock.now();
   const outcome = await db.transaction().execute((trx) =>
     useCode(trx, sha256(input.browser), "sign-in", input.code.trim(), now, async (ownerId) => {
       const owner = await findOwnerById(trx, ownerId);
       if (!owner || owner.suspendedAt !== null) return null;
-      return openSession(trx, { ownerId: owner.id, email: owner.email }, now);
+      return openSession(trx, { ownerId: owner.id, email: owner.email }, input.client, now);
     }),
   );
   if (!outcome.ok) refuseCode(outcome.reason);
@@ -166,8 +191,11 @@ export async function createOwnerLoginLink(services: Services, input: { email: s
       purpose: "link",
       ownerId: owner.id,
       email: owner.email,
-      binding: null,
+      // Bound to the owner, so that a newer link closes the older ones still open: a link
+      // printed into a chat or a ticket earlier is dead once the operator prints another.
+      binding: `owner:${owner.id}`,
       codeHash: sha256(token),
+      actionHash: null,
       attempts: 0,
       createdAt: now,
       expiresAt: now + LINK_TTL_MS,
@@ -185,7 +213,7 @@ export async function findOwnerLoginLink(services: Services, token: string): Pro
 }
 
 /** Uses a one-time link up and opens a session; null when it is unknown, used or expired. */
-export async function redeemOwnerLoginLink(services: Services, token: string): Promise<OpenedSession | null> {
+export async function redeemOwnerLoginLink(services: Services, token: string, client: SessionClient): Promise<OpenedSession | null> {
   if (!LINK_TOKEN.test(token)) return null;
   const { db, clock } = services;
   const now = clock.now();
@@ -194,7 +222,7 @@ export async function redeemOwnerLoginLink(services: Services, token: string): P
     if (!open || open.ownerId === null || !(await closeCode(trx, "owner_codes", open.id, now))) return null;
     const owner = await findOwnerById(trx, open.ownerId);
     if (!owner || owner.suspendedAt !== null) return null;
-    return openSession(trx, { ownerId: owner.id, email: owner.email }, now);
+    return openSession(trx, { ownerId: owner.id, email: owner.email }, client, now);
   });
 }
 
@@ -202,7 +230,7 @@ export async function redeemOwnerLoginLink(services: Services, token: string): P
  * The session of a token, or null: unknown, ended, idle or past its absolute end, or its
  * owner suspended (read on every request, so a suspension applies to the next page).
  */
-export async function authenticateOwnerSession(services: Services, token: string): Promise<OwnerSessionView | null> {
+export async function authenticateOwnerSession(services: Services, token: string, address: string | null = null): Promise<OwnerSessionView | null> {
   if (!SESSION_TOKEN.test(token)) return null;
   const { db, clock } = services;
   const now = clock.now();
@@ -212,7 +240,9 @@ export async function authenticateOwnerSession(services: Services, token: string
     await endOwnerSessionRow(db, session.id, now);
     return null;
   }
-  if (now - session.lastSeenAt >= TOUCH_EVERY_MS) await touchOwnerSession(db, session.id, now);
+  if (now - session.lastSeenAt >= TOUCH_EVERY_MS || (address !== null && address !== session.address)) {
+    await touchOwnerSession(db, session.id, now, address ?? session.address);
+  }
   return { sessionId: session.id, actor: { ownerId: session.ownerId, email: session.ownerEmail } };
 }
 
@@ -226,8 +256,32 @@ export async function endOwnerSession(services: Services, session: OwnerSessionV
   });
 }
 
-/** Mails a fresh code that a dangerous action of this session must be confirmed with. */
-export async function requestConfirmationCode(services: Services, mailer: Mailer, session: OwnerSessionView, input: { source: string; action: string }) {
+/**
+ * What a confirmation code confirms: the action in the owner's words (it is the mail's
+ * subject) and its target in full (workspace and environment ids, the object's id, the
+ * values typed, such as a signing secret or an address to invite). Only its hash is kept.
+ */
+export interface ConfirmedAction {
+  action: string;
+  target: readonly string[];
+}
+
+// From the configured public origin, never a request's Host (its sender writes it).
+const sessionsPageUrl = (services: Services) => `${services.config.publicUrl}/dashboard/sessions`;
+
+const actionHashOf = (confirms: ConfirmedAction) => sha256(JSON.stringify([confirms.action, ...confirms.target]));
+
+/**
+ * Mails a fresh code that a dangerous action of this session must be confirmed with; the
+ * code confirms that action on that target only (see docs/decisions.md, "A code for one
+ * action"). A newer code closes the session's older ones.
+ */
+export async function requestConfirmationCode(
+  services: Services,
+  mailer: Mailer,
+  session: OwnerSessionView,
+  input: { source: string; confirms: ConfirmedAction },
+) {
   const { db, clock, limits } = services;
   const now = clock.now();
   await limits.countOwnerCodeRequest(db, { emailNorm: normaliseEmail(session.actor.email), source: input.source }, now);
@@ -243,6 +297,7 @@ export async function requestConfirmationCode(services: Services, mailer: Mailer
         email: session.actor.email,
         binding: session.sessionId,
         codeHash: hashCode(id, code),
+        actionHash: actionHashOf(input.confirms),
         attempts: 0,
         createdAt: now,
         expiresAt: now + CODE_TTL_MS,
@@ -253,17 +308,19 @@ export async function requestConfirmationCode(services: Services, mailer: Mailer
   await mailer.send(
     {
       to: session.actor.email,
-      subject: `${code} is your code to confirm: ${input.action}`,
-      text: `Your code to confirm "${input.action}" in the Warden dashboard is ${code}.\nIt works once, for 10 minutes.\n\nIf you did not ask for it, someone may be using your session: sign out everywhere and tell your operator.`,
+      subject: `${code} is your code to confirm: ${input.confirms.action}`,
+      text: `Your code to confirm "${input.confirms.action}" in the Warden dashboard is ${code}.\nIt works once, for 10 minutes, for this and nothing else.\n\nIf you did not ask for it, someone may be using your session: end your other sessions at ${sessionsPageUrl(services)} and tell your operator.`,
     },
     now,
   );
   return { expiresAt: now + CODE_TTL_MS };
 }
 
-/** Checks (and uses up) this session's confirmation code, or throws a clear error on `code`. */
-export async function verifyConfirmationCode(services: Services, session: OwnerSessionView, code: string): Promise<void> {
+/** Checks (and uses up) this session's confirmation code for this action, or throws a clear error on `code`. */
+export async function verifyConfirmationCode(services: Services, session: OwnerSessionView, code: string, confirms: ConfirmedAction): Promise<void> {
   const now = services.clock.now();
-  const outcome = await services.db.transaction().execute((trx) => useCode(trx, session.sessionId, "confirm", code.trim(), now, async () => true));
+  const outcome = await services.db
+    .transaction()
+    .execute((trx) => useCode(trx, session.sessionId, "confirm", code.trim(), now, async () => true, actionHashOf(confirms)));
   if (!outcome.ok) refuseCode(outcome.reason);
 }

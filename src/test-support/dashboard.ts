@@ -71,6 +71,7 @@ export class TestBrowser {
     readonly app: FastifyInstance,
     // Each browser its own network address, so that per-source limits of one test never meet another's.
     readonly remoteAddress = `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`,
+    readonly userAgent?: string,
   ) {}
 
   private keep(response: LightMyRequestResponse): LightMyRequestResponse {
@@ -89,7 +90,8 @@ export class TestBrowser {
   }
 
   private cookieHeader(): Record<string, string> {
-    return this.cookies.size === 0 ? {} : { cookie: [...this.cookies].map(([n, v]) => `${n}=${v}`).join("; ") };
+    const ua: Record<string, string> = this.userAgent === undefined ? {} : { "user-agent": this.userAgent };
+    return this.cookies.size === 0 ? ua : { ...ua, cookie: [...this.cookies].map(([n, v]) => `${n}=${v}`).join("; ") };
   }
 
   async get(url: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
@@ -109,6 +111,16 @@ export class TestBrowser {
         headers: Object.fromEntries(Object.entries(sent).filter(([, value]) => value !== "")),
       }),
     );
+  }
+
+  /**
+   * Posts a form behind the fresh-code gate as an owner would: the first post mails a code
+   * to `email`, the second sends it back with the same fields.
+   */
+  async postWithCode(dataDir: string, email: string, url: string, fields: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+    const asked = await this.post(url, fields);
+    if (asked.statusCode !== 200 || !asked.body.includes('name="confirm" value="1"')) throw new Error(`no code asked: ${asked.statusCode}`);
+    return this.post(url, { ...fields, confirm: "1", code: await readCode(dataDir, email) });
   }
 
   /** Signs in with the code mailed to `email`; answers the page the sign-in lands on. */

@@ -45,10 +45,32 @@ export async function listWorkspaceOwners(
 }
 
 /**
+ * What inviting an address would refuse, told before anything is asked or sent (the
+ * dashboard checks this before it mails a confirmation code): not an address, or an
+ * owner of this workspace already. Whether the address owns or is suspended from another
+ * workspace is told only to the operator (no `actor`): an owner learns nothing of others.
+ */
+export async function checkOwnerInvitation(services: Services, input: { workspace: string; email: string }, actor?: Actor) {
+  const { db } = services;
+  const workspace = await requireWorkspace(db, input.workspace);
+  const email = input.email.trim();
+  if (!isEmailShape(email)) throw invalidParameter("email", "email must be an email address.");
+  const emailNorm = normaliseEmail(email);
+  const existing = await findOwnerByEmail(db, emailNorm);
+  if (existing && (await isWorkspaceOwner(db, workspace.id, existing.id)))
+    throw invalidParameter("email", `${existing.email} is an owner of this workspace already.`);
+  if (!actor && existing && existing.suspendedAt !== null)
+    throw invalidParameter("email", `${existing.email} is a suspended owner; the operator must lift the suspension first.`);
+  return { workspace, email, emailNorm, existing };
+}
+
+/**
  * Invites an address to co-own the workspace and mails it how to accept: sign in to the
  * dashboard at `baseUrl` before the invitation expires. The address becomes an owner
  * (an identity with no workspace yet) if it was none, so that it can ask for a sign-in
- * code; inviting it again replaces the open invitation with a fresh one.
+ * code; inviting it again replaces the open invitation with a fresh one. An owner's
+ * invitation of a suspended address is kept as any other but not mailed: it is accepted
+ * only by signing in, which a suspended owner cannot.
  */
 export async function inviteOwner(
   services: Services,
@@ -57,15 +79,7 @@ export async function inviteOwner(
   actor?: Actor,
 ): Promise<OwnerInvitation> {
   const { db, clock } = services;
-  const workspace = await requireWorkspace(db, input.workspace);
-  const email = input.email.trim();
-  if (!isEmailShape(email)) throw invalidParameter("email", "email must be an email address.");
-  const emailNorm = normaliseEmail(email);
-  const existing = await findOwnerByEmail(db, emailNorm);
-  if (existing && (await isWorkspaceOwner(db, workspace.id, existing.id)))
-    throw invalidParameter("email", `${existing.email} is an owner of this workspace already.`);
-  if (existing && existing.suspendedAt !== null)
-    throw invalidParameter("email", `${existing.email} is a suspended owner; the operator must lift the suspension first.`);
+  const { workspace, email, emailNorm, existing } = await checkOwnerInvitation(services, input, actor);
   const now = clock.now();
   const invitation: OwnerInvitation = {
     id: `inv_${randomBase62(24)}`,
@@ -83,6 +97,7 @@ export async function inviteOwner(
     await insertInvitation(trx, invitation, emailNorm);
     if (actor) await recordAction(trx, actor, { action: "owner.invited", workspaceId: workspace.id, env: null, subject: email }, now);
   });
+  if (existing && existing.suspendedAt !== null) return invitation;
   const by = actor ? `${actor.email} invited you` : "You are invited";
   await mailer.send(
     {

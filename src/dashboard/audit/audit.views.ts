@@ -5,6 +5,7 @@ import { appPage, emptyState, envBadge, type Frame, pageHeading, time } from "..
 const ACTIONS: Record<string, string> = {
   signed_in: "Signed in",
   signed_out: "Signed out",
+  "session.ended": "Ended another session",
   "key.created": "Created an API key",
   "key.revoked": "Revoked an API key",
   "endpoint.added": "Added a webhook endpoint",

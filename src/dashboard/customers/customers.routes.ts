@@ -11,9 +11,9 @@ import type { Mailer } from "../../client/mailer.js";
 import { customerHoldings, listCustomers, retrieveCustomer } from "../../customers/customer.service.js";
 import { ApiError } from "../../errors/errors.js";
 import { createGrant, listGrants, revokeGrant } from "../../grants/grant.service.js";
-import { requestConfirmationCode, verifyConfirmationCode } from "../../owners/owner-sign-in.service.js";
 import type { Services } from "../../services.js";
 import { listTools } from "../../workspaces/workspace.service.js";
+import { passCodeGate } from "../shared/fresh-code.js";
 import { contextOf, workspacePage } from "../shared/owner-context.js";
 import { sendPage } from "../shared/page.js";
 import { formField, PageRefusal } from "../shared/security.js";
@@ -165,12 +165,11 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
       throw new PageRefusal(400, "Nothing to refund", "This licence is revoked, is a seat of a team purchase, or has no recorded payment.");
     }
     const refuse = (status: number, error: string) => sendPage(reply, status, confirmRefundView(page.frame, { tool, email, licence, error }));
-    if (formField(request, "confirm") !== "1") {
-      await requestConfirmationCode(services, mailer, page.owner.session, { source: request.ip, action: `refund licence ${licence.id} of ${email}` });
-      return sendPage(reply, 200, confirmRefundView(page.frame, { tool, email, licence }));
-    }
-    const wrong = await codeRefusal(services, page.owner.session, formField(request, "code"));
-    if (wrong !== null) return refuse(400, wrong);
+    const passed = await passCodeGate(services, mailer, request, reply, page.owner.session, {
+      confirms: { action: `refund licence ${licence.id} of ${email}`, target: [page.workspace.id, page.env, licence.id] },
+      page: (error) => confirmRefundView(page.frame, { tool, email, licence, error }),
+    });
+    if (!passed) return reply;
     try {
       await refundLicence(services, { id: licence.id, actor: page.owner.session.actor });
     } catch (error) {
@@ -200,15 +199,11 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
     const view = (status: number, extra: { codeSent?: boolean; error?: string }) =>
       sendPage(reply, status, confirmCancelView(page.frame, { tool, email, subscription, ...extra }));
     if (when === "now") {
-      if (formField(request, "confirm") !== "1") {
-        await requestConfirmationCode(services, mailer, page.owner.session, {
-          source: request.ip,
-          action: `end subscription ${subscription.id} of ${email} now`,
-        });
-        return view(200, { codeSent: true });
-      }
-      const wrong = await codeRefusal(services, page.owner.session, formField(request, "code"));
-      if (wrong !== null) return view(400, { codeSent: true, error: wrong });
+      const passed = await passCodeGate(services, mailer, request, reply, page.owner.session, {
+        confirms: { action: `end subscription ${subscription.id} of ${email} now`, target: [page.workspace.id, page.env, subscription.id] },
+        page: (error) => confirmCancelView(page.frame, { tool, email, subscription, codeSent: true, error }),
+      });
+      if (!passed) return reply;
     }
     try {
       await cancelSubscription(services, {
@@ -224,15 +219,4 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
     }
     return reply.redirect(`${customerPath(page.frame, tool.id, email)}?cancelled=${when}`, 303);
   });
-}
-
-/** Checks a confirmation code; the page to answer with when it is wrong, or null when it is right. */
-async function codeRefusal(services: Services, session: Parameters<typeof verifyConfirmationCode>[1], code: string): Promise<string | null> {
-  try {
-    await verifyConfirmationCode(services, session, code);
-    return null;
-  } catch (error) {
-    if (isCode(error, "invalid_parameter")) return (error as ApiError).message;
-    throw error;
-  }
 }

@@ -3,7 +3,7 @@ import type { Env } from "../../db/schema.js";
 import { type Html, html } from "../shared/html.js";
 import { appPage, csrfField, emptyState, envBadge, type Frame, notice, pageHeading, sectionPath, time } from "../shared/layout.js";
 
-const keysPath = (frame: Frame) => {
+export const keysPath = (frame: Frame) => {
   const here = frame.current;
   if (!here) throw new Error("a keys page has a workspace");
   return sectionPath(here.workspace.slug, here.env, "keys");

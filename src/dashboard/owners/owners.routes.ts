@@ -1,20 +1,25 @@
 // Configure › Owners: the workspace's owners and open invitations; invite a co-owner by
 // address, withdraw an invitation, remove an owner (never the last) after a
-// confirmation. And /dashboard/invitations, where the invitation mail's link lands: a
+// confirmation. Inviting and removing ask for a fresh code for that address: a stolen
+// session must not make its thief a co-owner, nor shut the real owner out. And /dashboard/invitations, where the invitation mail's link lands: a
 // signed-out invitee signs in (which accepts), a signed-in one accepts there. The use
 // cases are those of `warden admin owner invite|withdraw|remove`.
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Mailer } from "../../client/mailer.js";
+import { normaliseEmail } from "../../customers/email.js";
 import type { Services } from "../../services.js";
 import { listOwnedWorkspaces } from "../../workspaces/workspace.service.js";
 import {
   acceptInvitations,
+  checkOwnerInvitation,
   inviteOwner,
   listInvitationsOf,
   listWorkspaceOwners,
   removeOwner,
   withdrawInvitation,
 } from "../../workspaces/workspace-owners.service.js";
+import { confirmCodeView, passCodeGate } from "../shared/fresh-code.js";
+import { html } from "../shared/html.js";
 import { DASHBOARD, sectionPath } from "../shared/layout.js";
 import { signedInOf, type WorkspacePage, workspacePage } from "../shared/owner-context.js";
 import { fieldError, sendPage } from "../shared/page.js";
@@ -41,11 +46,27 @@ export async function ownerRoutes(app: FastifyInstance, options: { services: Ser
     const page = await workspacePage(services, request, "owners");
     const email = formField(request, "email");
     try {
-      // The link in the mail is this dashboard's own origin.
+      // A mistyped address, or an owner already, is told at once, before a code is mailed.
+      await checkOwnerInvitation(services, { workspace: page.workspace.slug, email }, page.owner.session.actor);
+      const passed = await passCodeGate(services, mailer, request, reply, page.owner.session, {
+        confirms: { action: `invite ${email.trim()} to co-own ${page.workspace.name}`, target: [page.workspace.id, normaliseEmail(email)] },
+        page: (error) =>
+          confirmCodeView(page.frame, {
+            title: "Invite owner",
+            what: html`A co-owner of ${page.workspace.name} can do everything you can, remove you included; you are inviting <strong>${email}</strong>.`,
+            postTo: `${ownersPath(page.frame)}/invite`,
+            fields: { email },
+            submit: "Send invitation",
+            cancel: ownersPath(page.frame),
+            error,
+          }),
+      });
+      if (!passed) return reply;
+      // The link in the mail is the configured public origin: a request's Host is its sender's to write.
       const invitation = await inviteOwner(
         services,
         mailer,
-        { workspace: page.workspace.slug, email, baseUrl: `${request.protocol}://${request.host}` },
+        { workspace: page.workspace.slug, email, baseUrl: services.config.publicUrl },
         page.owner.session.actor,
       );
       return reply.redirect(`${ownersPath(page.frame)}?invited=${encodeURIComponent(invitation.email)}`, 303);
@@ -77,6 +98,27 @@ export async function ownerRoutes(app: FastifyInstance, options: { services: Ser
     const page = await workspacePage(services, request, "owners");
     const email = formField(request, "email");
     try {
+      const self = normaliseEmail(email) === normaliseEmail(page.owner.session.actor.email);
+      // Only a removal that would happen asks for a code: no such owner, or the last one, is refused at once.
+      const { owners } = await listWorkspaceOwners(services, { workspace: page.workspace.slug });
+      const removable = owners.length > 1 && owners.some((o) => normaliseEmail(o.email) === normaliseEmail(email));
+      const passed =
+        !removable ||
+        (await passCodeGate(services, mailer, request, reply, page.owner.session, {
+          confirms: { action: `remove ${email.trim()} from the owners of ${page.workspace.name}`, target: [page.workspace.id, normaliseEmail(email)] },
+          page: (error) =>
+            confirmCodeView(page.frame, {
+              title: "Remove owner",
+              what: self ? html`You are leaving ${page.workspace.name}.` : html`<strong>${email}</strong> can no longer open ${page.workspace.name}.`,
+              postTo: `${ownersPath(page.frame)}/remove`,
+              fields: { email },
+              submit: self ? "Leave workspace" : "Remove owner",
+              cancel: ownersPath(page.frame),
+              danger: true,
+              error,
+            }),
+        }));
+      if (!passed) return reply;
       const removed = await removeOwner(services, { workspace: page.workspace.slug, email }, page.owner.session.actor);
       // Having left, the owner has no page of this workspace to go back to.
       if (removed.email === page.owner.session.actor.email) return reply.redirect(DASHBOARD, 303);

@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { dashboardApp, dashboardServices, readMail, TestBrowser } from "../../test-support/dashboard.js";
+import { dashboardApp, dashboardServices, readCode, readMail, TestBrowser } from "../../test-support/dashboard.js";
 import { DIALECTS, seedWorkspace, unique } from "../../test-support/harness.js";
+import { setOwnerSuspension } from "../../workspaces/workspace.service.js";
 import { INVITATION_TTL_MS } from "../../workspaces/workspace-owners.service.js";
 
 async function setUp(dialect: (typeof DIALECTS)[number]) {
-  const env = await dashboardServices(dialect);
+  const env = await dashboardServices(dialect, { WARDEN_PUBLIC_URL: "https://warden.example.com" });
   const app = await dashboardApp(env);
   const ws = await seedWorkspace(env.services);
   const owner = new TestBrowser(app);
@@ -21,14 +22,19 @@ for (const dialect of DIALECTS) {
       const { env, app, ws, owner, owners } = await setUp(dialect);
       assert.match((await owner.get(owners)).body, /The only owner/, "the last owner offers no removal");
       const colleague = `${unique("colleague")}@example.com`;
-      const invited = await owner.post(`${owners}/invite`, { email: colleague });
+      // A Host the request's sender wrote does not make the mail's link.
+      const evil = { host: "evil.example" };
+      assert.equal((await owner.post(`${owners}/invite`, { email: colleague }, evil)).statusCode, 200);
+      const code = await readCode(env.dataDir, ws.ownerEmail);
+      const invited = await owner.post(`${owners}/invite`, { email: colleague, confirm: "1", code }, evil);
       assert.equal(invited.statusCode, 303);
       const listed = await owner.get(invited.headers.location as string);
       assert.match(listed.body, /Invitation sent to <strong>/);
       assert.ok(listed.body.includes(`<td>${colleague}</td>`));
       const mail = (await readMail(env.dataDir, colleague)) ?? "";
       assert.match(mail, /Subject: You are invited to co-own Test workspace on Warden/);
-      assert.ok(mail.includes("http://localhost:80/dashboard/invitations"));
+      assert.ok(mail.includes("https://warden.example.com/dashboard/invitations"));
+      assert.doesNotMatch(mail, /evil\.example/);
       assert.ok(mail.includes(ws.ownerEmail), "says who invited");
 
       const browser = new TestBrowser(app);
@@ -42,7 +48,7 @@ for (const dialect of DIALECTS) {
 
       // The first owner removes the co-owner: the co-owner's very next request is refused.
       assert.match((await owner.get(`${owners}/remove?email=${encodeURIComponent(colleague)}`)).body, /Remove .+\?/);
-      const removed = await owner.post(`${owners}/remove`, { email: colleague });
+      const removed = await owner.postWithCode(env.dataDir, ws.ownerEmail, `${owners}/remove`, { email: colleague });
       assert.equal(removed.statusCode, 303);
       assert.equal((await browser.get(`/dashboard/w/${ws.slug}/test/keys`)).statusCode, 404);
       assert.equal((await browser.post(`/dashboard/w/${ws.slug}/test/keys`, { name: "after removal" })).statusCode, 404);
@@ -59,7 +65,7 @@ for (const dialect of DIALECTS) {
     test("an invitation expires; a withdrawn one gives nothing; an owner already signed in accepts from the link", async () => {
       const { env, app, ws, owner, owners } = await setUp(dialect);
       const withdrawn = `${unique("withdrawn")}@example.com`;
-      await owner.post(`${owners}/invite`, { email: withdrawn });
+      await owner.postWithCode(env.dataDir, ws.ownerEmail, `${owners}/invite`, { email: withdrawn });
       const gone = await owner.post(`${owners}/withdraw`, { email: withdrawn });
       assert.equal(gone.statusCode, 303);
       const withdrawnBrowser = new TestBrowser(app);
@@ -71,7 +77,7 @@ for (const dialect of DIALECTS) {
       const signedIn = new TestBrowser(app);
       await signedIn.signIn(env.dataDir, other.ownerEmail);
       await owner.get(owners);
-      await owner.post(`${owners}/invite`, { email: other.ownerEmail });
+      await owner.postWithCode(env.dataDir, ws.ownerEmail, `${owners}/invite`, { email: other.ownerEmail });
       const offer = await signedIn.get("/dashboard/invitations");
       assert.match(offer.body, /You are invited/);
       assert.match(offer.body, /<strong>Test workspace<\/strong>/);
@@ -82,7 +88,7 @@ for (const dialect of DIALECTS) {
 
       // Seven days later an invitation no longer works (and the inviting session has ended too: signed in again).
       const late = `${unique("late")}@example.com`;
-      await owner.post(`${owners}/invite`, { email: late });
+      await owner.postWithCode(env.dataDir, ws.ownerEmail, `${owners}/invite`, { email: late });
       env.clock.advance(INVITATION_TTL_MS);
       const lateBrowser = new TestBrowser(app);
       await lateBrowser.signIn(env.dataDir, late);
@@ -93,13 +99,20 @@ for (const dialect of DIALECTS) {
     });
 
     test("refuses an address that is not one, or an owner already; a signed-out visit to the mail's link asks to sign in", async () => {
-      const { app, ws, owner, owners } = await setUp(dialect);
+      const { env, app, ws, owner, owners } = await setUp(dialect);
       const bad = await owner.post(`${owners}/invite`, { email: "not an address" });
       assert.equal(bad.statusCode, 400);
       assert.match(bad.body, /email must be an email address\./);
       const already = await owner.post(`${owners}/invite`, { email: ws.ownerEmail.toUpperCase() });
       assert.equal(already.statusCode, 400);
       assert.ok(already.body.includes(`${ws.ownerEmail} is an owner of this workspace already.`));
+      // An owner suspended elsewhere is invited as any address: nothing tells this owner of the suspension.
+      const suspended = await seedWorkspace(env.services);
+      await setOwnerSuspension(env.services.db, env.services.clock, { email: suspended.ownerEmail, suspended: true });
+      const quiet = await owner.postWithCode(env.dataDir, ws.ownerEmail, `${owners}/invite`, { email: suspended.ownerEmail });
+      assert.equal(quiet.statusCode, 303);
+      assert.doesNotMatch((await owner.get(quiet.headers.location as string)).body, /suspend/i);
+      assert.equal(await readMail(env.dataDir, suspended.ownerEmail, (m) => /invited/.test(m)), null, "not mailed");
       const stranger = await new TestBrowser(app).get("/dashboard/invitations");
       assert.equal(stranger.statusCode, 303);
       assert.equal(stranger.headers.location, "/dashboard/sign-in");

@@ -9,7 +9,10 @@ export const CSS_PATH = `${DASHBOARD}/assets/dashboard.css`;
 /** The one script: Copy buttons (see assets/copy.js); only pages with one load it. */
 const COPY_SCRIPT_PATH = `${DASHBOARD}/assets/copy.js`;
 
-export type Section = "overview" | "customers" | "tools" | "bundles" | "stripe" | "keys" | "webhooks" | "events" | "owners" | "audit";
+export type Section = "overview" | "customers" | "tools" | "bundles" | "stripe" | "keys" | "webhooks" | "events" | "owners" | AccountSection;
+/** Pages about the owner, not about a workspace environment. */
+export type AccountSection = "audit" | "sessions";
+const inWorkspace = (section: Section): Exclude<Section, AccountSection> => (section === "audit" || section === "sessions" ? "overview" : section);
 
 /** Everything a signed-in page's frame needs. */
 export interface Frame {
@@ -22,7 +25,7 @@ export interface Frame {
 }
 
 /** The address of a section in a workspace environment. */
-export function sectionPath(workspace: string, env: Env, section: Exclude<Section, "audit">): string {
+export function sectionPath(workspace: string, env: Env, section: Exclude<Section, AccountSection>): string {
   const base = `${DASHBOARD}/w/${encodeURIComponent(workspace)}/${env}`;
   return section === "overview" ? base : `${base}/${section}`;
 }
@@ -62,7 +65,7 @@ ${body}
 
 function workspaceSwitcher(frame: Frame): Html {
   const { current, workspaces } = frame;
-  const section = frame.section === "audit" ? "overview" : frame.section;
+  const section = inWorkspace(frame.section);
   const label = current ? current.workspace.name : "Choose one";
   const env = current?.env ?? "test";
   return html`<details class="switcher">
@@ -79,7 +82,7 @@ ${workspaces.map(
 function envSwitch(frame: Frame): Html {
   if (!frame.current) return html``;
   const { workspace, env } = frame.current;
-  const section = frame.section === "audit" ? "overview" : frame.section;
+  const section = inWorkspace(frame.section);
   const link = (target: Env, label: string) =>
     target === env
       ? html`<span class="env-option env-${target}" aria-current="true">${label}</span>`
@@ -103,7 +106,7 @@ ${
     : ""
 }
 <p class="side-heading">Account</p>
-<ul>${item("audit", "Audit log", `${DASHBOARD}/audit`)}</ul>
+<ul>${item("audit", "Audit log", `${DASHBOARD}/audit`)}${item("sessions", "Sessions", `${DASHBOARD}/sessions`)}</ul>
 </nav>`;
 }
 

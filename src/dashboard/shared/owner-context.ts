@@ -9,7 +9,7 @@ import type { RequestContext, Services } from "../../services.js";
 import { listOwnedWorkspaces, listWorkspaceOwnerIds } from "../../workspaces/workspace.service.js";
 import type { Workspace } from "../../workspaces/workspace.types.js";
 import { parseCookies, serialiseCookie } from "./cookies.js";
-import { DASHBOARD, type Frame, type Section } from "./layout.js";
+import { type AccountSection, DASHBOARD, type Frame, type Section } from "./layout.js";
 import { checkFormToken, cookieNames, csrfTokenFor, isSecure, PageRefusal } from "./security.js";
 
 export interface SignedIn {
@@ -38,7 +38,7 @@ export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply)
 export function requireSession(app: FastifyInstance, services: Services): void {
   app.addHook("onRequest", async (request, reply) => {
     const token = sessionTokenOf(request);
-    const session = token === null ? null : await authenticateOwnerSession(services, token);
+    const session = token === null ? null : await authenticateOwnerSession(services, token, request.ip);
     if (token === null || session === null) {
       if (token !== null) clearSessionCookie(request, reply);
       return reply.redirect(`${DASHBOARD}/sign-in${token !== null ? "?expired=1" : ""}`, 303);
@@ -75,7 +75,7 @@ export interface WorkspacePage {
  * A page of one workspace environment, from `/w/:workspace/:env/…`. A workspace the
  * owner does not own answers as one that does not exist.
  */
-export async function workspacePage(services: Services, request: FastifyRequest, section: Exclude<Section, "audit">): Promise<WorkspacePage> {
+export async function workspacePage(services: Services, request: FastifyRequest, section: Exclude<Section, AccountSection>): Promise<WorkspacePage> {
   const { workspace: slug, env } = request.params as { workspace: string; env: string };
   const { owner, frame } = await ownerFrame(services, request, section);
   const workspace = frame.workspaces.find((w) => w.slug === slug);

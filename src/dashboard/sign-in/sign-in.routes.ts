@@ -14,6 +14,7 @@ import {
   redeemOwnerLoginLink,
   requestOwnerSignInCode,
   SESSION_MAX_MS,
+  type SessionClient,
   verifyOwnerSignInCode,
 } from "../../owners/owner-sign-in.service.js";
 import type { Services } from "../../services.js";
@@ -51,6 +52,9 @@ function startSession(request: FastifyRequest, reply: FastifyReply, opened: Open
   ]);
   return reply.redirect(DASHBOARD, 303);
 }
+
+/** What the owner's sessions page shows of the browser that signs in. */
+const clientOf = (request: FastifyRequest): SessionClient => ({ userAgent: request.headers["user-agent"] ?? null, address: request.ip });
 
 // A refusal on a field is shown on the form again; anything else is an error page.
 const fieldError = (error: unknown) => (error instanceof ApiError && error.code === "invalid_parameter" ? error.message : null);
@@ -98,7 +102,11 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
   app.post("/sign-in/code", async (request, reply) => {
     const secret = checkBrowserForm(request);
     try {
-      return startSession(request, reply, await verifyOwnerSignInCode(services, { browser: secret, code: formField(request, "code") }));
+      return startSession(
+        request,
+        reply,
+        await verifyOwnerSignInCode(services, { browser: secret, code: formField(request, "code"), client: clientOf(request) }),
+      );
     } catch (error) {
       const message = fieldError(error);
       if (message === null) throw error;
@@ -119,7 +127,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
   app.post("/sign-in/link/:token", async (request, reply) => {
     checkBrowserForm(request);
     const { token } = request.params as { token: string };
-    const opened = await redeemOwnerLoginLink(services, token);
+    const opened = await redeemOwnerLoginLink(services, token, clientOf(request));
     if (opened === null) return sendPage(reply, 404, spentLinkView());
     return startSession(request, reply, opened);
   });

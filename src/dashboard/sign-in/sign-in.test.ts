@@ -193,6 +193,12 @@ for (const dialect of DIALECTS) {
       const again = new TestBrowser(app);
       assert.equal((await again.get(`/dashboard/sign-in/link/${token}`)).statusCode, 404);
 
+      // A newer link closes the older ones still open.
+      const older = await createOwnerLoginLink(env.services, { email: ws.ownerEmail });
+      const newer = await createOwnerLoginLink(env.services, { email: ws.ownerEmail });
+      assert.equal((await new TestBrowser(app).get(`/dashboard/sign-in/link/${older.token}`)).statusCode, 404);
+      assert.equal((await new TestBrowser(app).get(`/dashboard/sign-in/link/${newer.token}`)).statusCode, 200);
+
       const late = await createOwnerLoginLink(env.services, { email: ws.ownerEmail });
       env.clock.advance(15 * 60_000);
       assert.equal((await new TestBrowser(app).get(`/dashboard/sign-in/link/${late.token}`)).statusCode, 404);

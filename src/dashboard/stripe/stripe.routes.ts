@@ -1,13 +1,15 @@
-// Configure › Stripe, per environment: connect (the endpoint's signing secret, and a
-// secret key only after a fresh mailed code), the URL to paste into Stripe, the last
-// event received and how it was handled, disconnect. The use cases are those of
+// Configure › Stripe, per environment: connect (the endpoint's signing secret and a
+// secret key, after a fresh mailed code in both environments: whoever holds the signing
+// secret can forge purchases), the URL to paste into Stripe, the last event received and
+// how it was handled, disconnect (live: after a fresh code). The use cases are those of
 // `warden admin stripe connect|status|disconnect`; the secrets never come back in full.
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance } from "fastify";
 import type { Mailer } from "../../client/mailer.js";
-import { requestConfirmationCode, verifyConfirmationCode } from "../../owners/owner-sign-in.service.js";
 import type { Services } from "../../services.js";
 import { checkStripeSecrets, connectStripe, disconnectStripe, stripeStatus } from "../../stripe/stripe-account.service.js";
 import { STRIPE_EVENT_TYPES } from "../../stripe/stripe-ingest.service.js";
+import { confirmCodeView, passCodeGate } from "../shared/fresh-code.js";
+import { html } from "../shared/html.js";
 import { type WorkspacePage, workspacePage } from "../shared/owner-context.js";
 import { fieldError, sendPage } from "../shared/page.js";
 import { formField } from "../shared/security.js";
@@ -17,17 +19,17 @@ export async function stripeRoutes(app: FastifyInstance, options: { services: Se
   const { services, mailer } = options;
   const base = "/w/:workspace/:env/stripe";
 
-  const render = async (request: FastifyRequest, page: WorkspacePage, extra: { form?: SecretsForm; flash?: "connected" | "disconnected" } = {}) => {
+  const render = async (page: WorkspacePage, extra: { form?: SecretsForm; flash?: "connected" | "disconnected" } = {}) => {
     const status = await stripeStatus(services, { workspace: page.workspace.slug, env: page.env });
-    // The address Stripe must call is this dashboard's own origin (behind a proxy, as WARDEN_TRUST_PROXY lets Fastify see it).
-    const webhookUrl = `${request.protocol}://${request.host}${status.webhookPath}`;
+    // The address Stripe must call, on the configured public origin (never the request's Host).
+    const webhookUrl = `${services.config.publicUrl}${status.webhookPath}`;
     return stripeView(page.frame, { status, webhookUrl, events: STRIPE_EVENT_TYPES, ...extra });
   };
 
   app.get(base, async (request, reply) => {
     const page = await workspacePage(services, request, "stripe");
     const flash = (request.query as Record<string, string | undefined>).done;
-    return sendPage(reply, 200, await render(request, page, { flash: flash === "connected" || flash === "disconnected" ? flash : undefined }));
+    return sendPage(reply, 200, await render(page, { flash: flash === "connected" || flash === "disconnected" ? flash : undefined }));
   });
 
   app.post(base, async (request, reply) => {
@@ -39,28 +41,21 @@ export async function stripeRoutes(app: FastifyInstance, options: { services: Se
     try {
       // Checked before any code is mailed: a mistyped secret is told at once.
       checkStripeSecrets(page.env, input);
-      if (secretKey !== "") {
-        if (formField(request, "confirm") !== "1") {
-          await requestConfirmationCode(services, mailer, session, {
-            source: request.ip,
-            action: `store a Stripe secret key for ${page.workspace.name} (${page.env})`,
-          });
-          return sendPage(reply, 200, confirmSecretKeyView(page.frame, { webhookSecret, secretKey }));
-        }
-        try {
-          await verifyConfirmationCode(services, session, formField(request, "code"));
-        } catch (error) {
-          const message = fieldError(error);
-          if (message === null) throw error;
-          return sendPage(reply, 400, confirmSecretKeyView(page.frame, { webhookSecret, secretKey, error: message }));
-        }
-      }
+      // Bound to both secrets as typed: a code mailed for one pair never stores another.
+      const passed = await passCodeGate(services, mailer, request, reply, session, {
+        confirms: {
+          action: `change the Stripe secrets of ${page.workspace.name} (${page.env})`,
+          target: [page.workspace.id, page.env, webhookSecret, secretKey],
+        },
+        page: (error) => confirmSecretKeyView(page.frame, { webhookSecret, secretKey, error }),
+      });
+      if (!passed) return reply;
       await connectStripe(services, input, session.actor);
       return reply.redirect(`${stripePath(page.frame)}?done=connected`, 303);
     } catch (error) {
       const message = fieldError(error);
       if (message === null) throw error;
-      return sendPage(reply, 400, await render(request, page, { form: { error: message } }));
+      return sendPage(reply, 400, await render(page, { form: { error: message } }));
     }
   });
 
@@ -71,6 +66,23 @@ export async function stripeRoutes(app: FastifyInstance, options: { services: Se
 
   app.post(`${base}/disconnect`, async (request, reply) => {
     const page = await workspacePage(services, request, "stripe");
+    if (page.env === "live") {
+      const passed = await passCodeGate(services, mailer, request, reply, page.owner.session, {
+        confirms: { action: `disconnect Stripe from ${page.workspace.name} (live)`, target: [page.workspace.id, page.env] },
+        page: (error) =>
+          confirmCodeView(page.frame, {
+            title: "Disconnect Stripe",
+            what: html`Disconnecting live Stripe stops every purchase from entitling anyone.`,
+            postTo: `${stripePath(page.frame)}/disconnect`,
+            fields: {},
+            submit: "Disconnect",
+            cancel: stripePath(page.frame),
+            danger: true,
+            error,
+          }),
+      });
+      if (!passed) return reply;
+    }
     await disconnectStripe(services, { workspace: page.workspace.slug, env: page.env }, page.owner.session.actor);
     return reply.redirect(`${stripePath(page.frame)}?done=disconnected`, 303);
   });

@@ -36,7 +36,7 @@ for (const dialect of DIALECTS) {
       const fresh = await browser.get(page);
       assert.equal(fresh.statusCode, 200);
       assert.match(fresh.body, /Not connected/);
-      assert.ok(fresh.body.includes(`value="http://localhost:80/processor/stripe/${ws.slug}"`), "the URL to paste, on this origin");
+      assert.ok(fresh.body.includes(`value="http://127.0.0.1:8080/processor/stripe/${ws.slug}"`), "the URL to paste, on the public origin (here the default)");
       assert.ok(fresh.body.includes('<script src="/dashboard/assets/copy.js" defer></script>'));
       assert.equal(fresh.body.match(/<script/g)?.length, 1, "the one script, from this origin");
       assert.match(fresh.body, /<button type="button" class="button" data-copy="webhook-url" hidden>Copy<\/button>/);
@@ -49,7 +49,7 @@ for (const dialect of DIALECTS) {
       assert.match(liveKey.body, /secret-key is a live mode key; the test environment needs a test mode key\./);
       assert.equal(await readMail(env.dataDir, ws.ownerEmail).then((m) => /confirm/.test(m ?? "")), false, "no code for a refused key");
 
-      const connected = await browser.post(page, { webhook_secret: WEBHOOK_SECRET });
+      const connected = await browser.postWithCode(env.dataDir, ws.ownerEmail, page, { webhook_secret: WEBHOOK_SECRET });
       assert.equal(connected.statusCode, 303);
       const shown = await browser.get(connected.headers.location as string);
       assert.match(shown.body, /Stripe is connected/);
@@ -62,12 +62,12 @@ for (const dialect of DIALECTS) {
       assert.match(after.body, /<code>checkout\.session\.completed<\/code>/);
       assert.match(after.body, /badge-ok">Applied/);
 
-      // A secret key waits for a fresh code; a wrong one stores nothing.
+      // A secret key, as the signing secret, waits for a fresh code; a wrong one stores nothing.
       const asked = await browser.post(page, { webhook_secret: WEBHOOK_SECRET, secret_key: SECRET_KEY });
       assert.equal(asked.statusCode, 200);
       assert.match(asked.body, /Confirm it is you/);
       const code = await readCode(env.dataDir, ws.ownerEmail);
-      assert.match((await readMail(env.dataDir, ws.ownerEmail)) ?? "", /store a Stripe secret key/);
+      assert.match((await readMail(env.dataDir, ws.ownerEmail)) ?? "", /change the Stripe secrets of Test workspace \(test\)/);
       const wrong = await browser.post(page, {
         webhook_secret: WEBHOOK_SECRET,
         secret_key: SECRET_KEY,

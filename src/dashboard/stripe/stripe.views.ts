@@ -26,7 +26,8 @@ ${form.error ? notice("error", form.error) : ""}
 <p class="hint">On the endpoint's page in Stripe: Signing secret › Reveal.</p></div>
 <div class="field"><label for="secret_key">Secret key <span class="muted">(optional)</span></label>
 <input id="secret_key" name="secret_key" type="password" autocomplete="off" spellcheck="false" placeholder="sk_${env}_… or rk_${env}_…">
-<p class="hint">Lets your buy button open Stripe Checkout, and sends the refunds and cancellations you make here to Stripe. A restricted key needs write access to Checkout Sessions, Refunds and Subscriptions. We email you a code to confirm it.</p></div>
+<p class="hint">Lets your buy button open Stripe Checkout, and sends the refunds and cancellations you make here to Stripe. A restricted key needs write access to Checkout Sessions, Refunds and Subscriptions.</p></div>
+<p class="hint">We email you a code to confirm the secrets before they are stored.</p>
 <div class="row"><button class="button primary" type="submit">${label}</button></div>
 </form>`;
 }
@@ -114,12 +115,15 @@ ${connected}`,
   );
 }
 
-/** Asks for the mailed code before a secret key is stored; the secrets ride in the form, as typed, in this answer only. */
+/** Asks for the mailed code before the secrets are stored; they ride in the form, as typed, in this answer only. */
 export function confirmSecretKeyView(frame: Frame, input: { webhookSecret: string; secretKey: string; error?: string }): Html {
   return appPage(
     "Confirm it is you",
     frame,
-    html`${pageHeading("Confirm it is you", html`A secret key can take payments and refund them, so we emailed a fresh 6-digit code to <strong>${frame.email}</strong>.`)}
+    html`${pageHeading(
+      "Confirm it is you",
+      html`Whoever holds the signing secret can make purchases up, and a secret key can take payments and refund them, so we emailed a fresh 6-digit code to <strong>${frame.email}</strong>. It confirms these secrets and nothing else.`,
+    )}
 <section class="panel narrow">
 ${input.error ? notice("error", input.error) : ""}
 <form method="post" action="${stripePath(frame)}" class="stack" autocomplete="off">
@@ -129,7 +133,7 @@ ${csrfField(frame.csrf)}
 <input type="hidden" name="confirm" value="1">
 <label for="code">Confirmation code</label>
 <input id="code" name="code" class="code-input" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required autofocus placeholder="123456">
-<div class="row"><button class="button primary" type="submit">Save the secret key</button><a class="button" href="${stripePath(frame)}">Cancel</a></div>
+<div class="row"><button class="button primary" type="submit">Save the secrets</button><a class="button" href="${stripePath(frame)}">Cancel</a></div>
 </form>
 </section>`,
   );

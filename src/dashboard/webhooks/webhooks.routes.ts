@@ -1,12 +1,13 @@
 // Configure › Webhooks: the endpoints of a workspace environment, each endpoint's page
 // (reveal or rotate the secret, enable/disable, test event, recovery, its deliveries) and a delivery's page
 // with every attempt. Every action calls the use case the API's /webhooks routes call,
-// under the owner as actor, so that it is audited.
+// under the owner as actor, so that it is audited. In live, adding, enabling and
+// disabling an endpoint ask for a fresh code (a new endpoint receives every buyer's
+// address); revealing or rotating a secret asks in both environments.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Mailer } from "../../client/mailer.js";
 import { ApiError } from "../../errors/errors.js";
 import { describeEventTypes } from "../../events/event-types.js";
-import { requestConfirmationCode, verifyConfirmationCode } from "../../owners/owner-sign-in.service.js";
 import type { Services } from "../../services.js";
 import {
   addEndpoint,
@@ -22,6 +23,8 @@ import {
   sendExample,
   setEnabled,
 } from "../../webhooks/webhook.service.js";
+import { confirmCodeView, passCodeGate } from "../shared/fresh-code.js";
+import { html } from "../shared/html.js";
 import { contextOf, workspacePage } from "../shared/owner-context.js";
 import { sendPage } from "../shared/page.js";
 import { formField, PageRefusal } from "../shared/security.js";
@@ -89,6 +92,22 @@ export async function webhookRoutes(app: FastifyInstance, options: { services: S
       sendPage(reply, status, endpointsView(page.frame, (await listEndpoints(ctx)).data, types, { url, checked: new Set(chosen), error }));
     if (url === "") return again(400, "Enter the URL Warden should send events to.");
     if (url.length > URL_MAX) return again(400, `The URL is longer than ${URL_MAX} characters.`);
+    if (page.env === "live") {
+      const passed = await passCodeGate(services, mailer, request, reply, page.owner.session, {
+        confirms: { action: `add the live webhook endpoint ${url} to ${page.workspace.name}`, target: [page.workspace.id, page.env, url, ...chosen] },
+        page: (error) =>
+          confirmCodeView(page.frame, {
+            title: "Add endpoint",
+            what: html`A live endpoint receives every live event, with your buyers' addresses, at <strong>${url}</strong>.`,
+            postTo: webhooksPath(page.frame),
+            fields: { url, ...Object.fromEntries(chosen.map((type) => [`event:${type}`, "1"])) },
+            submit: "Add endpoint",
+            cancel: webhooksPath(page.frame),
+            error,
+          }),
+      });
+      if (!passed) return reply;
+    }
     try {
       const { endpoint, secret } = await addEndpoint(ctx, { url, events: chosen.length === 0 ? undefined : chosen });
       // The secret is in this answer, not after a redirect: no reload or history entry shows it again.
@@ -141,22 +160,11 @@ export async function webhookRoutes(app: FastifyInstance, options: { services: S
    */
   async function confirmed(request: FastifyRequest, reply: FastifyReply, opened: Awaited<ReturnType<typeof openEndpoint>>, action: SecretAction) {
     const { page, endpoint } = opened;
-    const { session } = page.owner;
-    if (formField(request, "confirm") !== "1") {
-      const what = action === "reveal" ? "reveal a webhook signing secret" : "rotate a webhook signing secret";
-      await requestConfirmationCode(services, mailer, session, { source: request.ip, action: `${what} in ${page.workspace.name}` });
-      await sendPage(reply, 200, confirmSecretView(page.frame, endpoint, action));
-      return false;
-    }
-    try {
-      await verifyConfirmationCode(services, session, formField(request, "code"));
-      return true;
-    } catch (error) {
-      const message = fieldError(error);
-      if (message === null) throw error;
-      await sendPage(reply, 400, confirmSecretView(page.frame, endpoint, action, message));
-      return false;
-    }
+    const what = action === "reveal" ? "reveal the signing secret" : "rotate the signing secret";
+    return passCodeGate(services, mailer, request, reply, page.owner.session, {
+      confirms: { action: `${what} of ${endpoint.url} in ${page.workspace.name} (${page.env})`, target: [page.workspace.id, page.env, endpoint.id] },
+      page: (error) => confirmSecretView(page.frame, endpoint, action, error),
+    });
   }
 
   app.post(`${base}/:endpoint/secret`, async (request, reply) => {
@@ -180,8 +188,32 @@ export async function webhookRoutes(app: FastifyInstance, options: { services: S
   ] as const) {
     app.post(`${base}/:endpoint/${action}`, async (request, reply) => {
       const { page, ctx, endpoint } = await openEndpoint(request);
+      const path = `${webhooksPath(page.frame)}/${encodeURIComponent(endpoint.id)}`;
+      // Enabling a live endpoint sends it every live event again; disabling one silences the vendor's own server.
+      if (page.env === "live") {
+        const passed = await passCodeGate(services, mailer, request, reply, page.owner.session, {
+          confirms: {
+            action: `${action} the live webhook endpoint ${endpoint.url} in ${page.workspace.name}`,
+            target: [page.workspace.id, page.env, endpoint.id],
+          },
+          page: (error) =>
+            confirmCodeView(page.frame, {
+              title: enabled ? "Enable endpoint" : "Disable endpoint",
+              what: enabled
+                ? html`An enabled live endpoint receives every live event, with your buyers' addresses, at <strong>${endpoint.url}</strong>.`
+                : html`A disabled endpoint receives no live events at <strong>${endpoint.url}</strong> until it is enabled again.`,
+              postTo: `${path}/${action}`,
+              fields: {},
+              submit: enabled ? "Enable" : "Disable",
+              cancel: path,
+              danger: !enabled,
+              error,
+            }),
+        });
+        if (!passed) return reply;
+      }
       await setEnabled(ctx, endpoint.id, enabled);
-      return reply.redirect(`${webhooksPath(page.frame)}/${encodeURIComponent(endpoint.id)}?${enabled ? "enabled" : "disabled"}=1`, 303);
+      return reply.redirect(`${path}?${enabled ? "enabled" : "disabled"}=1`, 303);
     });
   }
 
