@@ -43,9 +43,10 @@ export interface RequestContext {
   actor?: Actor;
 }
 
-/** In-process nudges: an event was written, so the delivery worker should look now rather than at its next poll. */
+/** In-process nudges: an event (or a mail) was written, so the delivery worker (or the mail sender) should look now rather than at its next poll. */
 export class Signals {
   private readonly deliveryListeners = new Set<() => void>();
+  private readonly mailListeners = new Set<() => void>();
 
   onDelivery(listener: () => void): () => void {
     this.deliveryListeners.add(listener);
@@ -54,6 +55,15 @@ export class Signals {
 
   wakeDelivery(): void {
     for (const listener of this.deliveryListeners) listener();
+  }
+
+  onMail(listener: () => void): () => void {
+    this.mailListeners.add(listener);
+    return () => this.mailListeners.delete(listener);
+  }
+
+  wakeMail(): void {
+    for (const listener of this.mailListeners) listener();
   }
 }
 

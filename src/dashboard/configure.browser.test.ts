@@ -16,6 +16,7 @@ import { parseConfig } from "../config.js";
 import { createServices } from "../services.js";
 import { launchChromium, shoot, signInToDashboard, watchPolicy } from "../test-support/browser.js";
 import { readCode, readMail } from "../test-support/dashboard.js";
+import { sendTestMail } from "../test-support/mail.js";
 import { DIALECTS, privateDatabaseEnv, unique } from "../test-support/harness.js";
 import { paymentSession, stripeEvent } from "../test-support/stripe.js";
 import { listTools } from "../workspaces/workspace.service.js";
@@ -37,6 +38,7 @@ async function operatorSetUp(env: Record<string, string>, owner: string, slug: s
 /** Warden listening on 127.0.0.1 over the database the CLI wrote, with the system clock (Stripe signs with real time). */
 async function serve(env: Record<string, string>) {
   const services = await createServices(parseConfig(env), { clock: systemClock });
+  sendTestMail(services);
   const app = await buildApp(services, { logger: false });
   await app.listen({ host: "127.0.0.1", port: 0 });
   return { services, app, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };

@@ -4,19 +4,19 @@
 // failures are ApiErrors; a wrong code is decided inside the transaction and thrown
 // after it commits, so the spent try is kept.
 import { hash, randomInt, timingSafeEqual } from "node:crypto";
-import { type Actor, recordAction } from "../audit/audit.service.js";
-import type { Mailer } from "../client/mailer.js";
+import { type Actor, type ActorOrigin, recordAction } from "../audit/audit.service.js";
 import { toIso } from "../clock.js";
 import { isEmailShape, normaliseEmail } from "../customers/email.js";
 import type { Executor } from "../db/database.js";
 import { closeCode, takeCodeTry } from "../db/one-time-code.store.js";
 import { invalidParameter } from "../errors/errors.js";
 import { randomBase62 } from "../ids.js";
+import { queueMails } from "../mail/mail.service.js";
 import type { Services } from "../services.js";
 import { requireOwner } from "../workspaces/workspace.service.js";
 import { findOwnerByEmail, findOwnerById } from "../workspaces/workspace.store.js";
 import { acceptOwnerInvitations } from "../workspaces/workspace-owners.service.js";
-import { findOpenLink, findOpenOwnerCode, type OwnerCodePurpose, replaceOwnerCode } from "./owner-code.store.js";
+import { findOpenLink, findOpenOwnerCode, type OwnerCode, type OwnerCodePurpose, replaceOwnerCode } from "./owner-code.store.js";
 import { endOwnerSessionRow, findOwnerSession, insertOwnerSession, touchOwnerSession } from "./owner-session.store.js";
 
 const CODE_TTL_MS = 10 * 60_000;
@@ -63,22 +63,25 @@ async function openSession(trx: Executor, actor: Actor, now: number): Promise<Op
 
 /**
  * Mails a sign-in code for the browser holding `browser` (its pre-session secret). The
- * answer is the same whether or not the address is an owner's: an unknown or suspended
- * address gets a code row that never verifies, and no mail.
+ * answer is the same whether or not the address is an owner's, in content and in the
+ * work done before it: an unknown or suspended address gets a code row that never
+ * verifies and no mail, an owner's a code row and a row in the mail outbox, written in
+ * the same transaction; the mail goes out after the answer (mail/), so neither the
+ * relay's time nor its refusal shows in it.
  */
-export async function requestOwnerSignInCode(services: Services, mailer: Mailer, input: { email: string; browser: string; source: string }) {
+export async function requestOwnerSignInCode(services: Services, input: { email: string; browser: string; source: string }) {
   const { db, clock, limits } = services;
   const email = input.email.trim();
   if (!isEmailShape(email)) throw invalidParameter("email", "Enter an email address such as you@example.com.");
   const now = clock.now();
   const emailNorm = normaliseEmail(email);
-  await limits.countOwnerCodeRequest(db, { emailNorm, source: input.source }, now);
+  await limits.countOwnerSignInRequest(db, { emailNorm, source: input.source }, now);
   const owner = await findOwnerByEmail(db, emailNorm);
   const ownerId = owner && owner.suspendedAt === null ? owner.id : null;
   const code = newCode();
   const id = `ocd_${randomBase62(24)}`;
-  await db.transaction().execute((trx) =>
-    replaceOwnerCode(
+  await db.transaction().execute(async (trx) => {
+    await replaceOwnerCode(
       trx,
       {
         id,
@@ -92,18 +95,18 @@ export async function requestOwnerSignInCode(services: Services, mailer: Mailer,
         expiresAt: now + CODE_TTL_MS,
       },
       now,
-    ),
-  );
-  if (owner && ownerId !== null) {
-    await mailer.send(
-      {
+    );
+    if (owner && ownerId !== null) {
+      const mail = {
+        kind: "owner-sign-in-code" as const,
         to: owner.email,
         subject: `${code} is your Warden sign-in code`,
         text: `Your code to sign in to the Warden dashboard is ${code}.\nIt works once, for 10 minutes, in the browser where you asked for it.\n\nIf you did not ask to sign in, ignore this mail.`,
-      },
-      now,
-    );
-  }
+      };
+      await queueMails(trx, services.secretBox, [mail], now);
+    }
+  });
+  if (ownerId !== null) services.signals.wakeMail();
   return { email, expiresAt: now + CODE_TTL_MS };
 }
 
@@ -113,9 +116,12 @@ export async function findPendingSignIn(services: Services, browser: string): Pr
   return open ? { email: open.email, expiresAt: open.expiresAt } : null;
 }
 
-type CodeOutcome<T> = { ok: true; value: T } | { ok: false; reason: "no_code" | "wrong_code" };
+type CodeOutcome<T> = { ok: true; value: T } | { ok: false; reason: "no_code" } | { ok: false; reason: "wrong_code"; email: string };
 
-/** Checks a code of a binding inside a transaction, taking one try; `then` runs on a match. */
+/**
+ * Checks a code of a binding inside a transaction, taking one try; `before` may refuse
+ * the code before any try is taken, `then` runs on a match.
+ */
 async function useCode<T>(
   trx: Executor,
   binding: string,
@@ -123,10 +129,14 @@ async function useCode<T>(
   code: string,
   now: number,
   then: (ownerId: string) => Promise<T>,
+  before?: (open: OwnerCode) => Promise<void>,
 ): Promise<CodeOutcome<T>> {
   const open = await findOpenOwnerCode(trx, binding, purpose, MAX_CODE_ATTEMPTS, now);
+  if (open && before) await before(open);
   if (!open || !(await takeCodeTry(trx, "owner_codes", open.id, MAX_CODE_ATTEMPTS))) return { ok: false, reason: "no_code" };
-  if (!/^\d{6}$/.test(code) || !sameHash(open.codeHash, hashCode(open.id, code)) || open.ownerId === null) return { ok: false, reason: "wrong_code" };
+  if (!/^\d{6}$/.test(code) || !sameHash(open.codeHash, hashCode(open.id, code)) || open.ownerId === null) {
+    return { ok: false, reason: "wrong_code", email: open.email };
+  }
   if (!(await closeCode(trx, "owner_codes", open.id, now))) return { ok: false, reason: "no_code" };
   return { ok: true, value: await then(open.ownerId) };
 }
@@ -136,17 +146,32 @@ function refuseCode(reason: "no_code" | "wrong_code"): never {
   throw invalidParameter("code", "That code is not right. Check the latest mail and try again.");
 }
 
-/** Verifies the browser's sign-in code and opens a session. */
-export async function verifyOwnerSignInCode(services: Services, input: { browser: string; code: string }): Promise<OpenedSession> {
-  const { db, clock } = services;
+/**
+ * Verifies the browser's sign-in code and opens a session. Wrong tries are counted per
+ * address across every browser and source (LimitsService.assertOwnerCodeTriesLeft);
+ * a sign-in clears them.
+ */
+export async function verifyOwnerSignInCode(services: Services, input: { browser: string; code: string; from?: ActorOrigin }): Promise<OpenedSession> {
+  const { db, clock, limits } = services;
   const now = clock.now();
-  const outcome = await db.transaction().execute((trx) =>
-    useCode(trx, sha256(input.browser), "sign-in", input.code.trim(), now, async (ownerId) => {
-      const owner = await findOwnerById(trx, ownerId);
-      if (!owner || owner.suspendedAt !== null) return null;
-      return openSession(trx, { ownerId: owner.id, email: owner.email }, now);
-    }),
-  );
+  const outcome = await db.transaction().execute(async (trx) => {
+    const used = await useCode(
+      trx,
+      sha256(input.browser),
+      "sign-in",
+      input.code.trim(),
+      now,
+      async (ownerId) => {
+        const owner = await findOwnerById(trx, ownerId);
+        if (!owner || owner.suspendedAt !== null) return null;
+        await limits.clearOwnerCodeFailures(trx, normaliseEmail(owner.email));
+        return openSession(trx, { ownerId: owner.id, email: owner.email, ...(input.from ? { from: input.from } : {}) }, now);
+      },
+      (open) => limits.assertOwnerCodeTriesLeft(trx, normaliseEmail(open.email), now),
+    );
+    if (!used.ok && used.reason === "wrong_code") await limits.countOwnerCodeFailure(trx, normaliseEmail(used.email), now);
+    return used;
+  });
   if (!outcome.ok) refuseCode(outcome.reason);
   if (outcome.value === null) throw invalidParameter("email", "This owner is suspended and cannot sign in.");
   return outcome.value;
@@ -185,16 +210,18 @@ export async function findOwnerLoginLink(services: Services, token: string): Pro
 }
 
 /** Uses a one-time link up and opens a session; null when it is unknown, used or expired. */
-export async function redeemOwnerLoginLink(services: Services, token: string): Promise<OpenedSession | null> {
+export async function redeemOwnerLoginLink(services: Services, token: string, from?: ActorOrigin): Promise<OpenedSession | null> {
   if (!LINK_TOKEN.test(token)) return null;
-  const { db, clock } = services;
+  const { db, clock, limits } = services;
   const now = clock.now();
   return db.transaction().execute(async (trx) => {
     const open = await findOpenLink(trx, sha256(token), now);
     if (!open || open.ownerId === null || !(await closeCode(trx, "owner_codes", open.id, now))) return null;
     const owner = await findOwnerById(trx, open.ownerId);
     if (!owner || owner.suspendedAt !== null) return null;
-    return openSession(trx, { ownerId: owner.id, email: owner.email }, now);
+    // The operator's link is the way back in after the wrong tries' ceiling: codes work again from it.
+    await limits.clearOwnerCodeFailures(trx, normaliseEmail(owner.email));
+    return openSession(trx, { ownerId: owner.id, email: owner.email, ...(from ? { from } : {}) }, now);
   });
 }
 
@@ -226,15 +253,18 @@ export async function endOwnerSession(services: Services, session: OwnerSessionV
   });
 }
 
-/** Mails a fresh code that a dangerous action of this session must be confirmed with. */
-export async function requestConfirmationCode(services: Services, mailer: Mailer, session: OwnerSessionView, input: { source: string; action: string }) {
+/**
+ * Mails a fresh code that a dangerous action of this session must be confirmed with. Its
+ * quota is the session's own, apart from sign-in codes: nobody else can use it up.
+ */
+export async function requestConfirmationCode(services: Services, session: OwnerSessionView, input: { action: string }) {
   const { db, clock, limits } = services;
   const now = clock.now();
-  await limits.countOwnerCodeRequest(db, { emailNorm: normaliseEmail(session.actor.email), source: input.source }, now);
+  await limits.countConfirmationRequest(db, { sessionId: session.sessionId }, now);
   const code = newCode();
   const id = `ocd_${randomBase62(24)}`;
-  await db.transaction().execute((trx) =>
-    replaceOwnerCode(
+  await db.transaction().execute(async (trx) => {
+    await replaceOwnerCode(
       trx,
       {
         id,
@@ -248,16 +278,16 @@ export async function requestConfirmationCode(services: Services, mailer: Mailer
         expiresAt: now + CODE_TTL_MS,
       },
       now,
-    ),
-  );
-  await mailer.send(
-    {
+    );
+    const mail = {
+      kind: "owner-confirm-code" as const,
       to: session.actor.email,
       subject: `${code} is your code to confirm: ${input.action}`,
       text: `Your code to confirm "${input.action}" in the Warden dashboard is ${code}.\nIt works once, for 10 minutes.\n\nIf you did not ask for it, someone may be using your session: sign out everywhere and tell your operator.`,
-    },
-    now,
-  );
+    };
+    await queueMails(trx, services.secretBox, [mail], now);
+  });
+  services.signals.wakeMail();
   return { expiresAt: now + CODE_TTL_MS };
 }
 

@@ -7,7 +7,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { refundLicence } from "../../billing/licence.service.js";
 import { cancelSubscription } from "../../billing/subscription.service.js";
-import type { Mailer } from "../../client/mailer.js";
 import { customerHoldings, listCustomers, retrieveCustomer } from "../../customers/customer.service.js";
 import { ApiError } from "../../errors/errors.js";
 import { createGrant, listGrants, revokeGrant } from "../../grants/grant.service.js";
@@ -31,8 +30,8 @@ function daysOf(text: string): number | string {
   return Number(trimmed);
 }
 
-export async function customerRoutes(app: FastifyInstance, options: { services: Services; mailer: Mailer }): Promise<void> {
-  const { services, mailer } = options;
+export async function customerRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
+  const { services } = options;
   const base = "/w/:workspace/:env/customers";
 
   async function customerContext(request: FastifyRequest) {
@@ -166,7 +165,7 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
     }
     const refuse = (status: number, error: string) => sendPage(reply, status, confirmRefundView(page.frame, { tool, email, licence, error }));
     if (formField(request, "confirm") !== "1") {
-      await requestConfirmationCode(services, mailer, page.owner.session, { source: request.ip, action: `refund licence ${licence.id} of ${email}` });
+      await requestConfirmationCode(services, page.owner.session, { action: `refund licence ${licence.id} of ${email}` });
       return sendPage(reply, 200, confirmRefundView(page.frame, { tool, email, licence }));
     }
     const wrong = await codeRefusal(services, page.owner.session, formField(request, "code"));
@@ -201,9 +200,7 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
       sendPage(reply, status, confirmCancelView(page.frame, { tool, email, subscription, ...extra }));
     if (when === "now") {
       if (formField(request, "confirm") !== "1") {
-        await requestConfirmationCode(services, mailer, page.owner.session, {
-          source: request.ip,
-          action: `end subscription ${subscription.id} of ${email} now`,
+        await requestConfirmationCode(services, page.owner.session, { action: `end subscription ${subscription.id} of ${email} now`,
         });
         return view(200, { codeSent: true });
       }

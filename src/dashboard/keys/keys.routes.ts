@@ -2,7 +2,6 @@
 // else, ever), revoke after a confirmation page. A live key needs a fresh mailed code.
 import type { FastifyInstance } from "fastify";
 import { createWorkspaceKey, listWorkspaceKeys, revokeWorkspaceKey } from "../../auth/key.service.js";
-import type { Mailer } from "../../client/mailer.js";
 import { ApiError } from "../../errors/errors.js";
 import { requestConfirmationCode, verifyConfirmationCode } from "../../owners/owner-sign-in.service.js";
 import type { Services } from "../../services.js";
@@ -14,8 +13,8 @@ import { confirmLiveKeyView, keyCreatedView, keysView, revokeKeyView } from "./k
 
 const fieldError = (error: unknown) => (error instanceof ApiError && error.code === "invalid_parameter" ? error.message : null);
 
-export async function keyRoutes(app: FastifyInstance, options: { services: Services; mailer: Mailer }): Promise<void> {
-  const { services, mailer } = options;
+export async function keyRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
+  const { services } = options;
 
   app.get("/w/:workspace/:env/keys", async (request, reply) => {
     const page = await workspacePage(services, request, "keys");
@@ -30,7 +29,7 @@ export async function keyRoutes(app: FastifyInstance, options: { services: Servi
     const name = formField(request, "name");
     if (page.env === "live") {
       if (formField(request, "confirm") !== "1") {
-        await requestConfirmationCode(services, mailer, session, { source: request.ip, action: `create a live API key in ${page.workspace.name}` });
+        await requestConfirmationCode(services, session, { action: `create a live API key in ${page.workspace.name}` });
         return sendPage(reply, 200, confirmLiveKeyView(page.frame, { name }));
       }
       try {

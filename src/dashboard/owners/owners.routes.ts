@@ -4,7 +4,6 @@
 // signed-out invitee signs in (which accepts), a signed-in one accepts there. The use
 // cases are those of `warden admin owner invite|withdraw|remove`.
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { Mailer } from "../../client/mailer.js";
 import type { Services } from "../../services.js";
 import { listOwnedWorkspaces } from "../../workspaces/workspace.service.js";
 import {
@@ -21,8 +20,8 @@ import { fieldError, sendPage } from "../shared/page.js";
 import { formField, PageRefusal } from "../shared/security.js";
 import { invitationsView, ownersPath, ownersView, removeOwnerView } from "./owners.views.js";
 
-export async function ownerRoutes(app: FastifyInstance, options: { services: Services; mailer: Mailer }): Promise<void> {
-  const { services, mailer } = options;
+export async function ownerRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
+  const { services } = options;
   const base = "/w/:workspace/:env/owners";
 
   const render = async (page: WorkspacePage, extra: { flash?: Record<string, string | undefined>; form?: { email?: string; error?: string } } = {}) => {
@@ -44,7 +43,6 @@ export async function ownerRoutes(app: FastifyInstance, options: { services: Ser
       // The link in the mail is this dashboard's own origin.
       const invitation = await inviteOwner(
         services,
-        mailer,
         { workspace: page.workspace.slug, email, baseUrl: `${request.protocol}://${request.host}` },
         page.owner.session.actor,
       );

@@ -3,6 +3,7 @@
 // session, and the workspace and environment the address names, which must be the
 // owner's own.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { ActorOrigin } from "../../audit/audit.service.js";
 import type { Env } from "../../db/schema.js";
 import { authenticateOwnerSession, type OwnerSessionView } from "../../owners/owner-sign-in.service.js";
 import type { RequestContext, Services } from "../../services.js";
@@ -20,6 +21,12 @@ export interface SignedIn {
 }
 
 const signedIn = new WeakMap<FastifyRequest, SignedIn>();
+
+/** Where a request came from, as owners are told of it: its address (through a trusted proxy, the client's) and browser. */
+export function originOf(request: FastifyRequest): ActorOrigin {
+  const agent = request.headers["user-agent"];
+  return { ip: request.ip, userAgent: typeof agent === "string" && agent !== "" ? agent.slice(0, 300) : null };
+}
 
 /** The session token a request's cookie carries, or null. */
 export function sessionTokenOf(request: FastifyRequest): string | null {
@@ -43,7 +50,8 @@ export function requireSession(app: FastifyInstance, services: Services): void {
       if (token !== null) clearSessionCookie(request, reply);
       return reply.redirect(`${DASHBOARD}/sign-in${token !== null ? "?expired=1" : ""}`, 303);
     }
-    signedIn.set(request, { session, token, csrf: csrfTokenFor(token) });
+    // The actor carries where this request came from, for the owners' notification mails.
+    signedIn.set(request, { session: { ...session, actor: { ...session.actor, from: originOf(request) } }, token, csrf: csrfTokenFor(token) });
   });
   app.addHook("preHandler", async (request) => {
     if (request.method === "GET" || request.method === "HEAD") return;

@@ -3,7 +3,6 @@
 // bound to it (so a code read off someone's screen is useless elsewhere), and it is what
 // these forms' tokens derive from.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Mailer } from "../../client/mailer.js";
 import { ApiError } from "../../errors/errors.js";
 import { randomBase62 } from "../../ids.js";
 import {
@@ -19,7 +18,7 @@ import {
 import type { Services } from "../../services.js";
 import { parseCookies, serialiseCookie } from "../shared/cookies.js";
 import { DASHBOARD } from "../shared/layout.js";
-import { sessionTokenOf } from "../shared/owner-context.js";
+import { originOf, sessionTokenOf } from "../shared/owner-context.js";
 import { sendPage } from "../shared/page.js";
 import { checkFormToken, cookieNames, csrfTokenFor, formField, isSecure } from "../shared/security.js";
 import { codeView, linkView, signInView, spentLinkView } from "./sign-in.views.js";
@@ -62,8 +61,8 @@ function checkBrowserForm(request: FastifyRequest): string {
   return secret as string;
 }
 
-export async function signInRoutes(app: FastifyInstance, options: { services: Services; mailer: Mailer }): Promise<void> {
-  const { services, mailer } = options;
+export async function signInRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
+  const { services } = options;
 
   app.get("/sign-in", async (request, reply) => {
     const token = sessionTokenOf(request);
@@ -79,7 +78,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
     const secret = checkBrowserForm(request);
     const email = formField(request, "email");
     try {
-      await requestOwnerSignInCode(services, mailer, { email, browser: secret, source: request.ip });
+      await requestOwnerSignInCode(services, { email, browser: secret, source: request.ip });
     } catch (error) {
       const message = fieldError(error);
       if (message === null) throw error;
@@ -98,7 +97,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
   app.post("/sign-in/code", async (request, reply) => {
     const secret = checkBrowserForm(request);
     try {
-      return startSession(request, reply, await verifyOwnerSignInCode(services, { browser: secret, code: formField(request, "code") }));
+      return startSession(request, reply, await verifyOwnerSignInCode(services, { browser: secret, code: formField(request, "code"), from: originOf(request) }));
     } catch (error) {
       const message = fieldError(error);
       if (message === null) throw error;
@@ -119,7 +118,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
   app.post("/sign-in/link/:token", async (request, reply) => {
     checkBrowserForm(request);
     const { token } = request.params as { token: string };
-    const opened = await redeemOwnerLoginLink(services, token);
+    const opened = await redeemOwnerLoginLink(services, token, originOf(request));
     if (opened === null) return sendPage(reply, 404, spentLinkView());
     return startSession(request, reply, opened);
   });

@@ -3,7 +3,6 @@
 // event received and how it was handled, disconnect. The use cases are those of
 // `warden admin stripe connect|status|disconnect`; the secrets never come back in full.
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { Mailer } from "../../client/mailer.js";
 import { requestConfirmationCode, verifyConfirmationCode } from "../../owners/owner-sign-in.service.js";
 import type { Services } from "../../services.js";
 import { checkStripeSecrets, connectStripe, disconnectStripe, stripeStatus } from "../../stripe/stripe-account.service.js";
@@ -13,8 +12,8 @@ import { fieldError, sendPage } from "../shared/page.js";
 import { formField } from "../shared/security.js";
 import { confirmSecretKeyView, disconnectView, type SecretsForm, stripePath, stripeView } from "./stripe.views.js";
 
-export async function stripeRoutes(app: FastifyInstance, options: { services: Services; mailer: Mailer }): Promise<void> {
-  const { services, mailer } = options;
+export async function stripeRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
+  const { services } = options;
   const base = "/w/:workspace/:env/stripe";
 
   const render = async (request: FastifyRequest, page: WorkspacePage, extra: { form?: SecretsForm; flash?: "connected" | "disconnected" } = {}) => {
@@ -41,9 +40,7 @@ export async function stripeRoutes(app: FastifyInstance, options: { services: Se
       checkStripeSecrets(page.env, input);
       if (secretKey !== "") {
         if (formField(request, "confirm") !== "1") {
-          await requestConfirmationCode(services, mailer, session, {
-            source: request.ip,
-            action: `store a Stripe secret key for ${page.workspace.name} (${page.env})`,
+          await requestConfirmationCode(services, session, { action: `store a Stripe secret key for ${page.workspace.name} (${page.env})`,
           });
           return sendPage(reply, 200, confirmSecretKeyView(page.frame, { webhookSecret, secretKey }));
         }

@@ -3,7 +3,6 @@
 // with every attempt. Every action calls the use case the API's /webhooks routes call,
 // under the owner as actor, so that it is audited.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Mailer } from "../../client/mailer.js";
 import { ApiError } from "../../errors/errors.js";
 import { describeEventTypes } from "../../events/event-types.js";
 import { requestConfirmationCode, verifyConfirmationCode } from "../../owners/owner-sign-in.service.js";
@@ -55,8 +54,8 @@ function sinceOf(value: string | undefined): RecoverSince {
   return found.since;
 }
 
-export async function webhookRoutes(app: FastifyInstance, options: { services: Services; mailer: Mailer }): Promise<void> {
-  const { services, mailer } = options;
+export async function webhookRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
+  const { services } = options;
   const types = describeEventTypes();
   const base = "/w/:workspace/:env/webhooks";
 
@@ -144,7 +143,7 @@ export async function webhookRoutes(app: FastifyInstance, options: { services: S
     const { session } = page.owner;
     if (formField(request, "confirm") !== "1") {
       const what = action === "reveal" ? "reveal a webhook signing secret" : "rotate a webhook signing secret";
-      await requestConfirmationCode(services, mailer, session, { source: request.ip, action: `${what} in ${page.workspace.name}` });
+      await requestConfirmationCode(services, session, { action: `${what} in ${page.workspace.name}` });
       await sendPage(reply, 200, confirmSecretView(page.frame, endpoint, action));
       return false;
     }

@@ -19,6 +19,7 @@ import * as configure from "./017-configure.js";
 import * as ownerInvitations from "./018-owner-invitations.js";
 import * as secretRotation from "./019-secret-rotation.js";
 import * as listIndexes from "./020-list-indexes.js";
+import * as mailOutbox from "./022-mail-outbox.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   "018-owner-invitations": ownerInvitations,
   "019-secret-rotation": secretRotation,
   "020-list-indexes": listIndexes,
+  "022-mail-outbox": mailOutbox,
 };
