@@ -1,13 +1,13 @@
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.js";
+import { createMailer } from "./client/mailer.js";
 import { systemClock } from "./clock.js";
 import type { Config } from "./config.js";
+import { MailSender } from "./mail/mail.sender.js";
 import { SHUTDOWN_GRACE_MS, settleWithin } from "./ops/shutdown.js";
 import { startSummary } from "./ops/start-up.js";
 import { RetentionPruner } from "./retention/retention.service.js";
-import { createMailer } from "./client/mailer.js";
-import { MailSender } from "./mail/mail.sender.js";
 import { createServices } from "./services.js";
 import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from "./webhooks/delivery.worker.js";
 

@@ -16,8 +16,8 @@ import { parseConfig } from "../config.js";
 import { createServices } from "../services.js";
 import { launchChromium, shoot, signInToDashboard, watchPolicy } from "../test-support/browser.js";
 import { readCode, readMail } from "../test-support/dashboard.js";
-import { sendTestMail } from "../test-support/mail.js";
 import { DIALECTS, privateDatabaseEnv, unique } from "../test-support/harness.js";
+import { sendTestMail } from "../test-support/mail.js";
 import { paymentSession, stripeEvent } from "../test-support/stripe.js";
 import { listTools } from "../workspaces/workspace.service.js";
 

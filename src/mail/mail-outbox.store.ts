@@ -113,5 +113,11 @@ export async function listUnsentMails(
     .where("sent_at", "is", null)
     .orderBy("created_at")
     .execute();
-  return rows.map((r) => ({ id: r.id, kind: r.kind, attempts: Number(r.attempts), lastError: r.last_error, nextAttemptAt: r.next_attempt_at === null ? null : Number(r.next_attempt_at) }));
+  return rows.map((r) => ({
+    id: r.id,
+    kind: r.kind,
+    attempts: Number(r.attempts),
+    lastError: r.last_error,
+    nextAttemptAt: r.next_attempt_at === null ? null : Number(r.next_attempt_at),
+  }));
 }

@@ -3,8 +3,8 @@ import type { Mailer } from "../client/mailer.js";
 import { DAY_MS } from "../clock.js";
 import { randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
-import { claimDueMails, type DueMail, recordMailFailure, recordMailSent } from "./mail-outbox.store.js";
 import { openMailContent } from "./mail.service.js";
+import { claimDueMails, type DueMail, recordMailFailure, recordMailSent } from "./mail-outbox.store.js";
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -152,7 +152,10 @@ export class MailSender {
       if (late) this.log.error(fields, "a mail has not gone out for over a day: it is kept and retried every hour; check SMTP_URL and the relay");
       else this.log.warn(fields, "a mail could not be sent; it will be retried");
       try {
-        await recordMailFailure(db, mail.id, this.senderId, { error: message.slice(0, 500), retryAt: nextMailAttemptAfter(attempts, failedAt, this.options.random) });
+        await recordMailFailure(db, mail.id, this.senderId, {
+          error: message.slice(0, 500),
+          retryAt: nextMailAttemptAfter(attempts, failedAt, this.options.random),
+        });
       } catch (recordError) {
         // The lease runs out and the mail is claimed again: nothing is lost.
         this.log.error({ err: recordError, mail: mail.id }, "a failed mail could not be recorded");

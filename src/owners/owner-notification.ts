@@ -76,5 +76,10 @@ export async function notifyOwners(trx: Executor, actor: Actor, what: Notified, 
     "Every owner of the workspace gets this mail.",
   ].join("\n");
   // Nothing secret is in it: it is kept readable, unlike a code (mail/README.md).
-  await queueMails(trx, null, recipients.map((to) => ({ kind: "owner-notification" as const, to, subject, text })), now);
+  await queueMails(
+    trx,
+    null,
+    recipients.map((to) => ({ kind: "owner-notification" as const, to, subject, text })),
+    now,
+  );
 }

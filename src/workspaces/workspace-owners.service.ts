@@ -50,11 +50,7 @@ export async function listWorkspaceOwners(
  * (an identity with no workspace yet) if it was none, so that it can ask for a sign-in
  * code; inviting it again replaces the open invitation with a fresh one.
  */
-export async function inviteOwner(
-  services: Services,
-  input: { workspace: string; email: string; baseUrl: string },
-  actor?: Actor,
-): Promise<OwnerInvitation> {
+export async function inviteOwner(services: Services, input: { workspace: string; email: string; baseUrl: string }, actor?: Actor): Promise<OwnerInvitation> {
   const { db, clock } = services;
   const workspace = await requireWorkspace(db, input.workspace);
   const email = input.email.trim();

@@ -200,8 +200,7 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
       sendPage(reply, status, confirmCancelView(page.frame, { tool, email, subscription, ...extra }));
     if (when === "now") {
       if (formField(request, "confirm") !== "1") {
-        await requestConfirmationCode(services, page.owner.session, { action: `end subscription ${subscription.id} of ${email} now`,
-        });
+        await requestConfirmationCode(services, page.owner.session, { action: `end subscription ${subscription.id} of ${email} now` });
         return view(200, { codeSent: true });
       }
       const wrong = await codeRefusal(services, page.owner.session, formField(request, "code"));

@@ -97,7 +97,11 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
   app.post("/sign-in/code", async (request, reply) => {
     const secret = checkBrowserForm(request);
     try {
-      return startSession(request, reply, await verifyOwnerSignInCode(services, { browser: secret, code: formField(request, "code"), from: originOf(request) }));
+      return startSession(
+        request,
+        reply,
+        await verifyOwnerSignInCode(services, { browser: secret, code: formField(request, "code"), from: originOf(request) }),
+      );
     } catch (error) {
       const message = fieldError(error);
       if (message === null) throw error;

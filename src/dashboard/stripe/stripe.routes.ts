@@ -40,8 +40,7 @@ export async function stripeRoutes(app: FastifyInstance, options: { services: Se
       checkStripeSecrets(page.env, input);
       if (secretKey !== "") {
         if (formField(request, "confirm") !== "1") {
-          await requestConfirmationCode(services, session, { action: `store a Stripe secret key for ${page.workspace.name} (${page.env})`,
-          });
+          await requestConfirmationCode(services, session, { action: `store a Stripe secret key for ${page.workspace.name} (${page.env})` });
           return sendPage(reply, 200, confirmSecretKeyView(page.frame, { webhookSecret, secretKey }));
         }
         try {
