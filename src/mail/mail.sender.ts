@@ -1,4 +1,3 @@
-import type { FastifyBaseLogger } from "fastify";
 import type { Mailer } from "../client/mailer.js";
 import { DAY_MS } from "../clock.js";
 import { randomBase62 } from "../ids.js";
@@ -22,6 +21,12 @@ export const MAIL_STALE_MS = DAY_MS;
 export function nextMailAttemptAfter(attempts: number, failedAt: number, random: () => number = Math.random): number {
   const base = MAIL_RETRY_DELAYS_MS[Math.min(attempts, MAIL_RETRY_DELAYS_MS.length) - 1] ?? MINUTE;
   return failedAt + Math.round(base * (1 + JITTER * random()));
+}
+
+/** What the sender logs through (Fastify's logger, or a command's quiet one). */
+interface MailLog {
+  error(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
 }
 
 export interface MailSenderOptions {
@@ -53,7 +58,7 @@ export class MailSender {
   constructor(
     private readonly services: Services,
     private readonly mailer: Mailer,
-    private readonly log: Pick<FastifyBaseLogger, "error" | "warn">,
+    private readonly log: MailLog,
     private readonly options: MailSenderOptions = DEFAULT_MAIL_SENDER_OPTIONS,
   ) {}
 
