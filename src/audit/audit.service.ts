@@ -56,10 +56,16 @@ export async function recordAction(
 
 /**
  * Records a change made through a use case shared with the API: audited when an owner
- * made it in the dashboard (the context carries them), not when a key did.
+ * made it in the dashboard (the context carries them), not when a key did; the owners'
+ * notification is queued either way.
  */
 export async function recordOwnerAction(trx: Executor, ctx: RequestContext, action: AuditAction, subject: string, now: number): Promise<void> {
-  if (ctx.actor === undefined) return;
+  if (ctx.actor === undefined) {
+    // Not audited, but owners hear of what a key did that could hand the workspace to someone else.
+    const what = { action, workspaceId: ctx.principal.workspaceId, env: ctx.principal.env, subject };
+    await notifyOwners(trx, { keyId: ctx.principal.keyId, ...(ctx.from ? { from: ctx.from } : {}) }, what, now);
+    return;
+  }
   await recordAction(trx, ctx.actor, { action, workspaceId: ctx.principal.workspaceId, env: ctx.principal.env, subject }, now);
 }
 

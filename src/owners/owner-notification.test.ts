@@ -6,7 +6,7 @@ import { type Actor, recordAction } from "../audit/audit.service.js";
 import { createWorkspaceKey } from "../auth/key.service.js";
 import { connectStripe } from "../stripe/stripe-account.service.js";
 import { dashboardApp, dashboardServices, readMail, TestBrowser } from "../test-support/dashboard.js";
-import { DIALECTS, seedWorkspace, unique } from "../test-support/harness.js";
+import { DIALECTS, seedWorkspace, testApi, unique } from "../test-support/harness.js";
 import { createOwner } from "../workspaces/workspace.service.js";
 import { inviteOwner, removeOwner } from "../workspaces/workspace-owners.service.js";
 import { addWorkspaceOwner } from "../workspaces/workspace-owners.store.js";
@@ -73,6 +73,31 @@ for (const dialect of DIALECTS) {
         assert.ok((await mailsTo(to)).some((m) => m.includes(`${other.email} was removed from the owners of Test workspace.`)));
       }
       assert.equal((await mailsTo(ws.ownerEmail)).length, 4);
+    });
+
+    test("an endpoint added and its secret revealed with an API key: owners are told which key, from where", async () => {
+      const env = await dashboardServices(dialect);
+      const { ws, other } = await twoOwners(env);
+      const api = await testApi(env.services);
+      const headers = { "user-agent": "curl/8.5.0" };
+      const added = await api.request({
+        method: "POST",
+        url: "/api/v1/webhooks/endpoints",
+        key: ws.liveKey,
+        payload: { url: "http://127.0.0.1:9/hook" },
+        headers,
+      });
+      assert.equal(added.statusCode, 201, added.body);
+      const id = added.json().endpoint.id as string;
+      const keyId = (
+        await env.services.db.selectFrom("api_keys").select("id").where("workspace_id", "=", ws.workspaceId).where("env", "=", "live").executeTakeFirstOrThrow()
+      ).id;
+      const mail = (await readMail(env.dataDir, other.email, notification)) ?? "";
+      assert.ok(mail.includes(`A webhook endpoint (${id}) was added to Test workspace (live)`), mail);
+      assert.match(mail, new RegExp(`By: the API key ${keyId}\nWhen: 2026-11-21 12:00 UTC\nFrom: [0-9.]+, curl/8.5.0\n`));
+      assert.match(mail, /revoke it on the dashboard's API keys page/);
+      assert.equal((await api.request({ method: "GET", url: `/api/v1/webhooks/endpoints/${id}/secret`, key: ws.liveKey, headers })).statusCode, 200);
+      assert.match((await readMail(env.dataDir, ws.ownerEmail, notification)) ?? "", /The signing secret of webhook endpoint .* was revealed/);
     });
 
     test("written in the action's transaction: an action that rolls back mails nobody", async () => {

@@ -3,7 +3,7 @@
 // created, a webhook secret revealed or rotated, an endpoint added, Stripe's secrets
 // changed, an owner invited, joined or removed. Written by the audit record, in the
 // transaction of the change: a change is never made without its mail.
-import type { Actor } from "../audit/audit.store.js";
+import type { Actor, ActorOrigin } from "../audit/audit.store.js";
 import type { Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
 import { queueMails } from "../mail/mail.service.js";
@@ -48,14 +48,30 @@ function describe(what: Notified, workspace: string): { subject: string; sentenc
   }
 }
 
+const NOTIFIED = new Set([
+  "key.created",
+  "endpoint.added",
+  "endpoint.secret_revealed",
+  "endpoint.secret_rotated",
+  "stripe.connected",
+  "stripe.disconnected",
+  "owner.invited",
+  "owner.joined",
+  "owner.removed",
+]);
+
 const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
 
+/** Who acted: a signed-in owner, or an API key (an endpoint added or a secret revealed through the API). */
+type Acting = Actor | { keyId: string; from?: ActorOrigin };
+
 /**
- * Queues the notification of an owner's action to each owner of its workspace (and to
- * an owner just removed, who is no longer one), when the action is one owners are told of.
+ * Queues the notification of an action to each owner of its workspace (and to an owner
+ * just removed, who is no longer one), when the action is one owners are told of.
  */
-export async function notifyOwners(trx: Executor, actor: Actor, what: Notified, now: number): Promise<void> {
-  if (what.workspaceId === null) return;
+export async function notifyOwners(trx: Executor, actor: Acting, what: Notified, now: number): Promise<void> {
+  // Decided before any read: grants and other actions of the API's hot paths pass through here.
+  if (what.workspaceId === null || !NOTIFIED.has(what.action) || (what.action === "key.created" && what.env !== "live")) return;
   const workspace = await findWorkspaceById(trx, what.workspaceId);
   if (!workspace) return;
   const described = describe(what, workspace.name);
@@ -64,14 +80,18 @@ export async function notifyOwners(trx: Executor, actor: Actor, what: Notified, 
   const recipients = (await listWorkspaceOwnerRows(trx, what.workspaceId)).filter((o) => o.suspendedAt === null).map((o) => o.email);
   if (what.action === "owner.removed" && what.subject !== null && !recipients.includes(what.subject)) recipients.push(what.subject);
   const from = actor.from ? `${actor.from.ip}, ${actor.from.userAgent ?? "no browser named (no User-Agent)"}` : "not recorded";
+  const advice =
+    "email" in actor
+      ? `If neither you nor another owner did this, someone may be signed in as ${actor.email}: open ${SESSIONS_PATH} on your Warden dashboard and end all sessions, then tell your operator.`
+      : `If nobody you trust holds this key, revoke it on the dashboard's API keys page, open ${SESSIONS_PATH} and end all sessions, then tell your operator.`;
   const text = [
     sentence,
     "",
-    `By: ${actor.email}`,
+    `By: ${"email" in actor ? actor.email : `the API key ${actor.keyId}`}`,
     `When: ${utc(now)}`,
     `From: ${from}`,
     "",
-    `If neither you nor another owner did this, someone may be signed in as ${actor.email}: open ${SESSIONS_PATH} on your Warden dashboard and end all sessions, then tell your operator.`,
+    advice,
     "",
     "Every owner of the workspace gets this mail.",
   ].join("\n");

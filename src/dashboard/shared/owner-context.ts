@@ -3,8 +3,8 @@
 // session, and the workspace and environment the address names, which must be the
 // owner's own.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { ActorOrigin } from "../../audit/audit.service.js";
 import type { Env } from "../../db/schema.js";
+import { originOf } from "../../http/request-origin.js";
 import { authenticateOwnerSession, type OwnerSessionView } from "../../owners/owner-sign-in.service.js";
 import type { RequestContext, Services } from "../../services.js";
 import { listOwnedWorkspaces, listWorkspaceOwnerIds } from "../../workspaces/workspace.service.js";
@@ -21,12 +21,6 @@ export interface SignedIn {
 }
 
 const signedIn = new WeakMap<FastifyRequest, SignedIn>();
-
-/** Where a request came from, as owners are told of it: its address (through a trusted proxy, the client's) and browser. */
-export function originOf(request: FastifyRequest): ActorOrigin {
-  const agent = request.headers["user-agent"];
-  return { ip: request.ip, userAgent: typeof agent === "string" && agent !== "" ? agent.slice(0, 300) : null };
-}
 
 /** The session token a request's cookie carries, or null. */
 export function sessionTokenOf(request: FastifyRequest): string | null {

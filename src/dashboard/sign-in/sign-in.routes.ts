@@ -4,6 +4,7 @@
 // these forms' tokens derive from.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ApiError } from "../../errors/errors.js";
+import { originOf } from "../../http/request-origin.js";
 import { randomBase62 } from "../../ids.js";
 import {
   authenticateOwnerSession,
@@ -18,7 +19,7 @@ import {
 import type { Services } from "../../services.js";
 import { parseCookies, serialiseCookie } from "../shared/cookies.js";
 import { DASHBOARD } from "../shared/layout.js";
-import { originOf, sessionTokenOf } from "../shared/owner-context.js";
+import { sessionTokenOf } from "../shared/owner-context.js";
 import { sendPage } from "../shared/page.js";
 import { checkFormToken, cookieNames, csrfTokenFor, formField, isSecure } from "../shared/security.js";
 import { codeView, linkView, signInView, spentLinkView } from "./sign-in.views.js";
