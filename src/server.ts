@@ -1,8 +1,10 @@
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.js";
+import { createMailer } from "./client/mailer.js";
 import { systemClock } from "./clock.js";
 import type { Config } from "./config.js";
+import { MailSender } from "./mail/mail.sender.js";
 import { SHUTDOWN_GRACE_MS, settleWithin } from "./ops/shutdown.js";
 import { startSummary } from "./ops/start-up.js";
 import { RetentionPruner } from "./retention/retention.service.js";
@@ -10,8 +12,8 @@ import { createServices } from "./services.js";
 import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from "./webhooks/delivery.worker.js";
 
 /**
- * Starts `warden serve`: listens, and on SIGINT/SIGTERM stops taking requests, finishes
- * those under way and the webhook attempts in flight (for at most SHUTDOWN_GRACE_MS),
+ * Starts `warden serve`: listens, sends webhooks and the outbox's mail, and on SIGINT/SIGTERM
+ * stops taking requests, finishes those under way and the webhook attempts and mails in flight (for at most SHUTDOWN_GRACE_MS),
  * gives the endpoints' leases back, closes the database and exits 0. A failure to start
  * closes what was opened and throws, for cli.ts to tell in one line.
  */
@@ -30,17 +32,28 @@ export async function startServer(config: Readonly<Config>): Promise<FastifyInst
     : null;
   const unsubscribe = worker ? services.signals.onDelivery(() => worker.wake()) : null;
   const pruner = new RetentionPruner(services, app.log);
+  // Mail goes out here, never in a request: an answer does not wait on the relay or tell by its time whom it mailed.
+  const mailer = createMailer(config, app.log);
+  const mailSender = new MailSender(services, mailer, app.log);
+  const unsubscribeMail = services.signals.onMail(() => mailSender.wake());
   // The worker stops claiming as soon as closing begins, while the requests under way finish.
   let workerStopped: Promise<void> | undefined;
+  let mailStopped: Promise<void> | undefined;
   app.addHook("preClose", async () => {
     unsubscribe?.();
+    unsubscribeMail();
     workerStopped = worker?.stop();
+    mailStopped = mailSender.stop();
   });
   // Resources are released in reverse order: stop sending and pruning, then close the database.
   app.addHook("onClose", async () => {
     if (workerStopped && !(await settleWithin(workerStopped, SHUTDOWN_GRACE_MS))) {
       app.log.warn("webhook attempts still under way after the grace period: their endpoints' leases will run out instead");
     }
+    if (mailStopped && !(await settleWithin(mailStopped, SHUTDOWN_GRACE_MS))) {
+      app.log.warn("a mail was still being sent after the grace period: it stays in the outbox and goes out at the next start");
+    }
+    mailer.close();
     await pruner.stop();
     await services.close();
   });
@@ -68,6 +81,7 @@ export async function startServer(config: Readonly<Config>): Promise<FastifyInst
   process.once("SIGINT", shutdown);
   process.once("SIGTERM", shutdown);
   worker?.start();
+  mailSender.start();
   pruner.start();
   const summary = startSummary(config, (app.server.address() as AddressInfo).port);
   app.log.info(summary.info);

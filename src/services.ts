@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Actor } from "./audit/audit.store.js";
+import type { Actor, ActorOrigin } from "./audit/audit.store.js";
 import type { Principal } from "./auth/key.service.js";
 import type { Clock } from "./clock.js";
 import type { Config } from "./config.js";
@@ -41,11 +41,14 @@ export interface RequestContext {
   principal: Principal;
   /** The signed-in owner when the request comes from the dashboard: their changes are audited. */
   actor?: Actor;
+  /** Where an API request came from (the dashboard's is on `actor`), for the owners' notification mails. */
+  from?: ActorOrigin;
 }
 
-/** In-process nudges: an event was written, so the delivery worker should look now rather than at its next poll. */
+/** In-process nudges: an event (or a mail) was written, so the delivery worker (or the mail sender) should look now rather than at its next poll. */
 export class Signals {
   private readonly deliveryListeners = new Set<() => void>();
+  private readonly mailListeners = new Set<() => void>();
 
   onDelivery(listener: () => void): () => void {
     this.deliveryListeners.add(listener);
@@ -54,6 +57,15 @@ export class Signals {
 
   wakeDelivery(): void {
     for (const listener of this.deliveryListeners) listener();
+  }
+
+  onMail(listener: () => void): () => void {
+    this.mailListeners.add(listener);
+    return () => this.mailListeners.delete(listener);
+  }
+
+  wakeMail(): void {
+    for (const listener of this.mailListeners) listener();
   }
 }
 

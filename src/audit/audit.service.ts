@@ -1,12 +1,15 @@
 // The audit log of owners' actions: written by each use case in the transaction of the
-// change it records, so that a change and its record stand or fall together.
+// change it records, so that a change and its record stand or fall together. The
+// actions owners must hear of are mailed to every owner from here, in that transaction
+// too (owners/owner-notification.ts).
 import type { Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
 import { randomBase62 } from "../ids.js";
+import { notifyOwners } from "../owners/owner-notification.js";
 import type { RequestContext } from "../services.js";
-import { type Actor, type AuditEntry, insertAuditEntry, listAuditEntries } from "./audit.store.js";
+import { type Actor, type ActorOrigin, type AuditEntry, insertAuditEntry, listAuditEntries } from "./audit.store.js";
 
-export type { Actor, AuditEntry };
+export type { Actor, ActorOrigin, AuditEntry };
 
 /** What an owner did; `subject` names what it was done to (a key id…). */
 export type AuditAction =
@@ -49,14 +52,21 @@ export async function recordAction(
   now: number,
 ): Promise<void> {
   await insertAuditEntry(trx, { id: `aud_${randomBase62(24)}`, actor, ...what, createdAt: now });
+  await notifyOwners(trx, actor, what, now);
 }
 
 /**
  * Records a change made through a use case shared with the API: audited when an owner
- * made it in the dashboard (the context carries them), not when a key did.
+ * made it in the dashboard (the context carries them), not when a key did; the owners'
+ * notification is queued either way.
  */
 export async function recordOwnerAction(trx: Executor, ctx: RequestContext, action: AuditAction, subject: string, now: number): Promise<void> {
-  if (ctx.actor === undefined) return;
+  if (ctx.actor === undefined) {
+    // Not audited, but owners hear of what a key did that could hand the workspace to someone else.
+    const what = { action, workspaceId: ctx.principal.workspaceId, env: ctx.principal.env, subject };
+    await notifyOwners(trx, { keyId: ctx.principal.keyId, ...(ctx.from ? { from: ctx.from } : {}) }, what, now);
+    return;
+  }
   await recordAction(trx, ctx.actor, { action, workspaceId: ctx.principal.workspaceId, env: ctx.principal.env, subject }, now);
 }
 

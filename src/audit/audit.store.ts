@@ -1,10 +1,18 @@
 import type { Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
 
-/** Who did it: a signed-in owner. */
+/** Who did it: a signed-in owner, and where from when a request of theirs did it. */
 export interface Actor {
   ownerId: string;
   email: string;
+  /** The request's network address and browser, for the owners' notification mails; not stored in the log. */
+  from?: ActorOrigin;
+}
+
+/** Where a request came from: its network address (as WARDEN_TRUST_PROXY reads it) and its User-Agent. */
+export interface ActorOrigin {
+  ip: string;
+  userAgent: string | null;
 }
 
 export interface AuditEntry {

@@ -6,6 +6,7 @@ import { assignSeat, unassignSeat } from "../billing/seat.service.js";
 import { cancelSubscription } from "../billing/subscription.service.js";
 import { createMailer } from "../client/mailer.js";
 import { importFile } from "../import/import.service.js";
+import { MailSender } from "../mail/mail.sender.js";
 import { backupDatabase } from "../retention/backup.service.js";
 import { connectStripe, disconnectStripe, stripeStatus } from "../stripe/stripe-account.service.js";
 import { changeBundleTools } from "../workspaces/bundle.service.js";
@@ -119,10 +120,13 @@ export const adminCommands: Record<string, Command> = {
     async run({ values: v, services }) {
       const all = await services();
       const baseUrl = dashboardBaseUrl(optStr(v, "base-url"), all.config);
-      // The mail is the invitation; without SMTP_URL it lands in <data dir>/outbox/, which is all the log would say.
+      const invitation = await inviteOwner(all, { workspace: str(v, "workspace"), email: str(v, "email"), baseUrl });
+      // The mail is the invitation: sent now rather than at the server's next look, and
+      // should the relay refuse it, kept for the server to retry. Without SMTP_URL it lands
+      // in <data dir>/outbox/, which is all the log would say.
       const mailer = createMailer(all.config, { info: () => {} });
       try {
-        const invitation = await inviteOwner(all, mailer, { workspace: str(v, "workspace"), email: str(v, "email"), baseUrl });
+        await new MailSender(all, mailer, { error: () => {}, warn: () => {} }).drain();
         return {
           json: { id: invitation.id, email: invitation.email, expires_at: isoOrNull(invitation.expiresAt) },
           text: `Invited ${invitation.email} to co-own ${str(v, "workspace")}: they accept by signing in at ${baseUrl}/dashboard before ${minute(invitation.expiresAt)}.`,

@@ -26,7 +26,6 @@ import {
 } from "./client.schema.js";
 import { authenticateDevice, checkDeviceAccess, listDevices, requestSignIn, signOut, verifySignIn } from "./client.service.js";
 import { isAllowedClientOrigin } from "./cors.js";
-import { createMailer } from "./mailer.js";
 import { assignTeamSeat, listPurchases, listTeamSeats, unassignTeamSeat } from "./purchase.service.js";
 import { startTrial } from "./trial.service.js";
 
@@ -52,8 +51,6 @@ export const clientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     // send the header, so answering it as one changes nothing for them.
     strictPreflight: false,
   });
-  const mailer = createMailer(services.config, app.log);
-  app.addHook("onClose", async () => mailer.close());
   const session = (request: FastifyRequest) =>
     authenticateDevice(services, { hostname: request.hostname, source: request.ip, authorization: request.headers.authorization });
 
@@ -71,7 +68,7 @@ export const clientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
         response: { 200: SignInSent, ...commonErrors },
       },
     },
-    async (request) => requestSignIn(services, mailer, { hostname: request.hostname, source: request.ip, body: request.body }),
+    async (request) => requestSignIn(services, { hostname: request.hostname, source: request.ip, body: request.body }),
   );
 
   app.post(

@@ -15,6 +15,7 @@ import { closeCode, takeCodeTry } from "../db/one-time-code.store.js";
 import type { Env } from "../db/schema.js";
 import { ApiError, invalidParameter, notFound } from "../errors/errors.js";
 import { newId, randomBase62 } from "../ids.js";
+import { queueMails } from "../mail/mail.service.js";
 import type { Services } from "../services.js";
 import { audienceOf, MAX_TOKEN_SECONDS, signAccessToken, TOKEN_ISSUER } from "../tokens/access-token.js";
 import { findTool, findWorkspaceBySlug } from "../workspaces/workspace.store.js";
@@ -31,7 +32,6 @@ import {
   signOutDevice,
   touchDevice,
 } from "./device-session.store.js";
-import type { Mailer } from "./mailer.js";
 import { findOpenSignInCode, replaceSignInCode } from "./sign-in-code.store.js";
 
 const CODE_TTL_MS = 10 * 60_000;
@@ -79,15 +79,15 @@ async function resolveTarget(services: Services, hostname: string, body: SignInB
   return { workspaceId: workspace.id, env: body.env ?? "live", toolId: tool.id, toolName: tool.name, email: body.email, emailNorm: normaliseEmail(body.email) };
 }
 
-export async function requestSignIn(services: Services, mailer: Mailer, input: { hostname: string; source: string; body: SignInBody }) {
+export async function requestSignIn(services: Services, input: { hostname: string; source: string; body: SignInBody }) {
   const { db, clock, limits } = services;
   const target = await resolveTarget(services, input.hostname, input.body);
   const now = clock.now();
   await limits.countSignInRequest(db, { workspaceId: target.workspaceId, env: target.env, emailNorm: target.emailNorm, source: input.source }, now);
   const code = randomInt(0, 1_000_000).toString().padStart(6, "0");
   const id = `sic_${randomBase62(24)}`;
-  await db.transaction().execute((trx) =>
-    replaceSignInCode(
+  await db.transaction().execute(async (trx) => {
+    await replaceSignInCode(
       trx,
       {
         id,
@@ -102,16 +102,17 @@ export async function requestSignIn(services: Services, mailer: Mailer, input: {
         expiresAt: now + CODE_TTL_MS,
       },
       now,
-    ),
-  );
-  await mailer.send(
-    {
+    );
+    // Sent after the answer (mail/): a relay that is slow or refuses does not fail the request, and the mail is retried.
+    const mail = {
+      kind: "client-sign-in-code" as const,
       to: target.email,
       subject: `${code} is your ${target.toolName} sign-in code`,
       text: `Your sign-in code for ${target.toolName} is ${code}.\nIt works once, for 10 minutes.\n\nIf you did not ask to sign in, ignore this mail.`,
-    },
-    now,
-  );
+    };
+    await queueMails(trx, services.secretBox, [mail], now);
+  });
+  services.signals.wakeMail();
   return { sent: true as const, expires_at: toIso(now + CODE_TTL_MS) };
 }
 

@@ -11,6 +11,7 @@ import { toIso } from "../clock.js";
 import { importNdjson } from "../import/import.service.js";
 import { clientCalls, testMailbox } from "../test-support/client.js";
 import { DIALECTS, seedCatalogue, seedWorkspace, testApi, testServices } from "../test-support/harness.js";
+import { settleMail } from "../test-support/mail.js";
 
 const mailbox = testMailbox();
 const codeFor = (address: string) => mailbox.codeFor(address);
@@ -42,7 +43,7 @@ for (const dialect of DIALECTS) {
         const asked = await askCode(api, ws, typed);
         assert.equal(asked.statusCode, 200, asked.body);
         assert.equal(asked.json().expires_at, toIso(services.clock.now() + 600_000));
-        const code = codeFor(typed);
+        const code = await codeFor(typed);
         const verified = await verify(api, ws, typed, code);
         assert.equal(verified.statusCode, 200, verified.body);
         const session = verified.json();
@@ -75,7 +76,7 @@ for (const dialect of DIALECTS) {
       const email = `tries-${ws.slug}@example.com`;
 
       await askCode(api, ws, email);
-      const code = codeFor(email);
+      const code = await codeFor(email);
       const wrong = code === "000000" ? "000001" : "000000";
       for (let i = 0; i < 5; i++) {
         const answer = await verify(api, ws, email, wrong);
@@ -85,14 +86,14 @@ for (const dialect of DIALECTS) {
       assert.equal((await verify(api, ws, email, code)).statusCode, 400, "void after 5 tries");
 
       await askCode(api, ws, email);
-      const expiring = codeFor(email);
+      const expiring = await codeFor(email);
       clock.advance(600_000);
       assert.equal((await verify(api, ws, email, expiring)).statusCode, 400, "expired");
 
       await askCode(api, ws, email);
-      const older = codeFor(email);
+      const older = await codeFor(email);
       await askCode(api, ws, email);
-      const newer = codeFor(email);
+      const newer = await codeFor(email);
       if (older !== newer) assert.equal((await verify(api, ws, email, older)).statusCode, 400, "replaced");
       assert.equal((await verify(api, ws, email, newer)).statusCode, 200);
 
@@ -134,6 +135,7 @@ for (const dialect of DIALECTS) {
       const api = await testApi(services);
       const email = `local-${ws.slug}@example.com`;
       assert.equal((await askCode(api, ws, email)).statusCode, 200);
+      await settleMail();
       const [file] = await readdir(join(dir, "outbox"));
       assert.ok(file);
       const text = await readFile(join(dir, "outbox", file), "utf8");

@@ -45,7 +45,7 @@ for (const dialect of DIALECTS) {
         const asked = await call("POST", "/api/client/v1/sign-in", { body: { workspace: ws.slug, tool: ws.tool, email, env: "test" } });
         assert.equal(asked.status, 200);
         const verified = await call("POST", "/api/client/v1/sign-in/verify", {
-          body: { workspace: ws.slug, tool: ws.tool, email, env: "test", code: mailbox.codeFor(email), device: { name: device, platform: "chrome-mac" } },
+          body: { workspace: ws.slug, tool: ws.tool, email, env: "test", code: await mailbox.codeFor(email), device: { name: device, platform: "chrome-mac" } },
         });
         assert.equal(verified.status, 200);
         return String(verified.body.token);

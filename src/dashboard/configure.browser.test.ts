@@ -17,6 +17,7 @@ import { createServices } from "../services.js";
 import { launchChromium, shoot, signInToDashboard, watchPolicy } from "../test-support/browser.js";
 import { readCode, readMail } from "../test-support/dashboard.js";
 import { DIALECTS, privateDatabaseEnv, unique } from "../test-support/harness.js";
+import { sendTestMail } from "../test-support/mail.js";
 import { paymentSession, stripeEvent } from "../test-support/stripe.js";
 import { listTools } from "../workspaces/workspace.service.js";
 
@@ -48,6 +49,7 @@ async function serve(env: Record<string, string>) {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const services = await createServices(parseConfig({ ...env, WARDEN_PUBLIC_URL: base }), { clock: systemClock });
+  sendTestMail(services);
   const app = await buildApp(services, { logger: false });
   await app.listen({ host: "127.0.0.1", port });
   return { services, app, base };

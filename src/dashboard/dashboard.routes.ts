@@ -4,7 +4,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { createMailer } from "../client/mailer.js";
 import { statusOf } from "../errors/errors.js";
 import { toApiError } from "../http/error.handler.js";
 import { endOwnerSession } from "../owners/owner-sign-in.service.js";
@@ -74,8 +73,6 @@ function renderPageError(services: Services) {
 
 export async function dashboardRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
   const { services } = options;
-  const mailer = createMailer(services.config, app.log);
-  app.addHook("onClose", async () => mailer.close());
 
   // Pages are not part of the API: none of them is in the OpenAPI document.
   app.addHook("onRoute", (route) => {
@@ -106,7 +103,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: { services:
     return reply.header("Content-Type", "text/javascript; charset=utf-8").header("Cache-Control", "no-cache").send(COPY_SCRIPT);
   });
 
-  await app.register(signInRoutes, { services, mailer });
+  await app.register(signInRoutes, { services });
   await app.register(async (owned) => {
     requireSession(owned, services);
     owned.post("/sign-out", async (request, reply) => {
@@ -115,13 +112,13 @@ export async function dashboardRoutes(app: FastifyInstance, options: { services:
       return reply.redirect(`${DASHBOARD}/sign-in?signed_out=1`, 303);
     });
     await owned.register(overviewRoutes, { services });
-    await owned.register(customerRoutes, { services, mailer });
+    await owned.register(customerRoutes, { services });
     await owned.register(toolRoutes, { services });
     await owned.register(bundleRoutes, { services });
-    await owned.register(stripeRoutes, { services, mailer });
-    await owned.register(ownerRoutes, { services, mailer });
-    await owned.register(keyRoutes, { services, mailer });
-    await owned.register(webhookRoutes, { services, mailer });
+    await owned.register(stripeRoutes, { services });
+    await owned.register(ownerRoutes, { services });
+    await owned.register(keyRoutes, { services });
+    await owned.register(webhookRoutes, { services });
     await owned.register(eventRoutes, { services });
     await owned.register(auditRoutes, { services });
     await owned.register(sessionRoutes, { services });

@@ -443,6 +443,20 @@ export interface AuditLogTable {
   created_at: number;
 }
 
+/** A mail to send, sent, or still being retried (migration 022). */
+export interface MailOutboxTable {
+  id: string;
+  kind: string;
+  recipient: string;
+  content_sealed: string | null;
+  attempts: Generated<number>;
+  next_attempt_at: number | null;
+  locked_by: string | null;
+  last_error: string | null;
+  created_at: number;
+  sent_at: number | null;
+}
+
 export interface Database {
   owners: OwnersTable;
   workspaces: WorkspacesTable;
@@ -479,4 +493,5 @@ export interface Database {
   owner_sessions: OwnerSessionsTable;
   audit_log: AuditLogTable;
   owner_invitations: OwnerInvitationsTable;
+  mail_outbox: MailOutboxTable;
 }

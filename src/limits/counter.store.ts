@@ -209,3 +209,16 @@ export async function readStoredCounters(ex: Executor, scopes: readonly string[]
   const rows = await ex.selectFrom("counters").select(["scope", "count", "window_end"]).where("scope", "in", scopes).execute();
   return new Map(rows.map((row) => [row.scope, { count: Number(row.count), windowEnd: Number(row.window_end) }]));
 }
+
+/** Sets a counter to one for a window ending at `windowEnd` (a wait: refused while it is open). */
+export async function setCounterWindow(ex: Executor, scope: string, windowEnd: number): Promise<void> {
+  await ex
+    .insertInto("counters")
+    .values({ scope, window_end: windowEnd, count: 1 })
+    .onConflict((oc) => oc.column("scope").doUpdateSet({ window_end: windowEnd, count: 1 }))
+    .execute();
+}
+
+export async function deleteCounter(ex: Executor, scope: string): Promise<void> {
+  await ex.deleteFrom("counters").where("scope", "=", scope).execute();
+}

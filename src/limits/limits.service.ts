@@ -4,9 +4,18 @@ import type { Dialect, Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
 import { ApiError } from "../errors/errors.js";
 import { CounterBatcher } from "./counter.batcher.js";
-import { addToCounters, type CounterState, readCounter, readStoredCounters } from "./counter.store.js";
+import { addToCounters, type CounterState, deleteCounter, readCounter, readStoredCounters, setCounterWindow } from "./counter.store.js";
 
 const HOUR_MS = 3_600_000;
+
+/** NIST SP 800-63B (5.2.2): at most 100 consecutive failed attempts on one account. */
+export const OWNER_CODE_FAILURES_PER_DAY = 100;
+const OWNER_SIGN_IN_MAX_DELAY_MS = 15 * MINUTE_MS;
+
+/** The wait after the `beyond`-th code past a pair's free ones (0 is the first): 1 minute, doubling, at most 15. */
+export function ownerSignInDelayMs(beyond: number): number {
+  return Math.min(MINUTE_MS * 2 ** Math.min(beyond, 10), OWNER_SIGN_IN_MAX_DELAY_MS);
+}
 
 // Window shapes. Per-minute limits use fixed minutes (never more than the limit in any
 // calendar minute; decisions.md allows it). "Per day" is the UTC day, except lookups,
@@ -303,33 +312,93 @@ export class LimitsService {
   }
 
   /**
-   * Codes and links mailed to dashboard owners: the client sign-in's hourly figures, per
-   * address and per source address, in scopes of their own.
+   * Sign-in codes asked for a dashboard owner's address. No quota is the address's alone,
+   * so that nobody can spend an owner's sign-ins for them: the source address has its
+   * hourly figure (which only locks out that source), and each address and source pair
+   * gets its first `signInsPerAddressPerHour` codes of a clock hour at once, then waits a
+   * delay that doubles with each further code (1, 2, 4, 8, then 15 minutes). An owner
+   * asking from their own network is never slowed by a stranger asking from another.
    */
-  countOwnerCodeRequest(ex: Executor, subject: { emailNorm: string; source: string }, now: number): Promise<void> {
+  async countOwnerSignInRequest(ex: Executor, subject: { emailNorm: string; source: string }, now: number): Promise<void> {
+    const pairScope = `owner-sign-ins-pair:${subject.emailNorm}:${subject.source}`;
+    const waitScope = `owner-sign-ins-wait:${subject.emailNorm}:${subject.source}`;
+    const wait = await readCounter(ex, waitScope, now);
+    if (wait.count > 0) {
+      const minutes = Math.ceil((wait.windowEnd - now) / MINUTE_MS);
+      throw new ApiError(
+        "rate_limited",
+        `Too many sign-in codes asked for this address from your network: wait ${minutes === 1 ? "a minute" : `${minutes} minutes`} before asking for another.`,
+        { rateLimit: { limit: this.limits.signInsPerAddressPerHour, remaining: 0, resetAt: wait.windowEnd }, limit: "owner-sign-ins-pair" },
+      );
+    }
     const hour = { end: Math.floor(now / HOUR_MS) * HOUR_MS + HOUR_MS };
-    const retry = "Retry after the hour resets.";
-    return this.count(
+    await this.count(
       ex,
       [
         {
-          scope: `owner-codes-address:${subject.emailNorm}`,
-          limit: this.limits.signInsPerAddressPerHour,
-          window: hour,
-          what: "sign-in codes per hour for this address",
-          retry,
-        },
-        {
-          scope: `owner-codes-source:${subject.source}`,
+          scope: `owner-sign-ins-source:${subject.source}`,
           limit: this.limits.signInsPerSourcePerHour,
           window: hour,
           what: "sign-in codes per hour from this network address",
-          retry,
+          retry: "Retry after the hour resets.",
         },
       ],
       1,
       now,
     );
+    const [pair] = await addToCounters(ex, this.dialect, [{ scope: pairScope, nextWindowEnd: hour.end }], 1, now);
+    const beyond = (pair?.count ?? 0) - this.limits.signInsPerAddressPerHour;
+    if (beyond >= 0) await setCounterWindow(ex, waitScope, now + ownerSignInDelayMs(beyond));
+  }
+
+  /**
+   * Confirmation codes of a signed-in owner's session, in a quota of the session's own:
+   * requests for the owner's address that anyone can make never use it up.
+   */
+  countConfirmationRequest(ex: Executor, subject: { sessionId: string }, now: number): Promise<void> {
+    return this.count(
+      ex,
+      [
+        {
+          scope: `owner-confirm-session:${subject.sessionId}`,
+          limit: this.limits.signInsPerAddressPerHour,
+          window: { end: Math.floor(now / HOUR_MS) * HOUR_MS + HOUR_MS },
+          what: "confirmation codes per hour for this session",
+          retry: "Retry after the hour resets.",
+        },
+      ],
+      1,
+      now,
+    );
+  }
+
+  private ownerCodeFailureScope(emailNorm: string): string {
+    return `owner-code-failures:${emailNorm}`;
+  }
+
+  /**
+   * Refuses every sign-in code of an address that has had OWNER_CODE_FAILURES_PER_DAY
+   * wrong tries in a row within 24 hours (NIST SP 800-63B's ceiling): at most that many
+   * guesses at a million-valued code a day, whoever guesses, from however many sources.
+   */
+  async assertOwnerCodeTriesLeft(ex: Executor, emailNorm: string, now: number): Promise<void> {
+    const failures = await readCounter(ex, this.ownerCodeFailureScope(emailNorm), now);
+    if (failures.count < OWNER_CODE_FAILURES_PER_DAY) return;
+    throw new ApiError(
+      "rate_limited",
+      `Too many wrong sign-in codes for this address in a day (${OWNER_CODE_FAILURES_PER_DAY}): codes for it work again in 24 hours. Your operator can print a one-time sign-in link with warden admin login-link.`,
+      { rateLimit: { limit: OWNER_CODE_FAILURES_PER_DAY, remaining: 0, resetAt: failures.windowEnd }, limit: "owner-code-failures" },
+    );
+  }
+
+  /** A wrong sign-in code for the address, in the transaction that spent the try. */
+  async countOwnerCodeFailure(ex: Executor, emailNorm: string, now: number): Promise<void> {
+    await addToCounters(ex, this.dialect, [{ scope: this.ownerCodeFailureScope(emailNorm), nextWindowEnd: windowEndFor("anchored-day", now) }], 1, now);
+  }
+
+  /** A sign-in succeeded: the wrong tries counted are no longer consecutive. */
+  async clearOwnerCodeFailures(ex: Executor, emailNorm: string): Promise<void> {
+    await deleteCounter(ex, this.ownerCodeFailureScope(emailNorm));
   }
 
   /**

@@ -4,19 +4,19 @@
 // failures are ApiErrors; a wrong code is decided inside the transaction and thrown
 // after it commits, so the spent try is kept.
 import { hash, randomInt, timingSafeEqual } from "node:crypto";
-import { type Actor, recordAction } from "../audit/audit.service.js";
-import type { Mailer } from "../client/mailer.js";
+import { type Actor, type ActorOrigin, recordAction } from "../audit/audit.service.js";
 import { toIso } from "../clock.js";
 import { isEmailShape, normaliseEmail } from "../customers/email.js";
 import type { Executor } from "../db/database.js";
 import { closeCode, takeCodeTry } from "../db/one-time-code.store.js";
 import { invalidParameter } from "../errors/errors.js";
 import { randomBase62 } from "../ids.js";
+import { queueMails } from "../mail/mail.service.js";
 import type { Services } from "../services.js";
 import { requireOwner } from "../workspaces/workspace.service.js";
 import { findOwnerByEmail, findOwnerById } from "../workspaces/workspace.store.js";
 import { acceptOwnerInvitations } from "../workspaces/workspace-owners.service.js";
-import { findOpenLink, findOpenOwnerCode, type OwnerCodePurpose, replaceOwnerCode } from "./owner-code.store.js";
+import { findOpenLink, findOpenOwnerCode, type OwnerCode, type OwnerCodePurpose, replaceOwnerCode } from "./owner-code.store.js";
 import { endOwnerSessionRow, findOwnerSession, insertOwnerSession, touchOwnerSession } from "./owner-session.store.js";
 
 const CODE_TTL_MS = 10 * 60_000;
@@ -46,12 +46,6 @@ export interface OwnerSessionView {
   actor: Actor;
 }
 
-/** Where a session is used from: the browser's User-Agent and the request's address, for the owner's sessions page. */
-export interface SessionClient {
-  userAgent: string | null;
-  address: string | null;
-}
-
 // A User-Agent is the browser's to write: kept short, it is shown (escaped) and never parsed for a decision.
 const USER_AGENT_MAX = 256;
 
@@ -61,15 +55,16 @@ export interface OpenedSession {
   actor: Actor;
 }
 
-async function openSession(trx: Executor, actor: Actor, client: SessionClient, now: number): Promise<OpenedSession> {
+/** Opens a session; where it was opened from (the actor's origin) is kept for the owner's sessions page. */
+async function openSession(trx: Executor, actor: Actor & { from: ActorOrigin }, now: number): Promise<OpenedSession> {
   const token = `wds_${randomBase62(43)}`;
   await insertOwnerSession(trx, {
     id: `oss_${randomBase62(24)}`,
     ownerId: actor.ownerId,
     tokenHash: sha256(token),
     now,
-    userAgent: client.userAgent === null ? null : client.userAgent.slice(0, USER_AGENT_MAX),
-    address: client.address,
+    userAgent: actor.from.userAgent === null ? null : actor.from.userAgent.slice(0, USER_AGENT_MAX),
+    address: actor.from.ip,
   });
   await recordAction(trx, actor, { action: "signed_in", workspaceId: null, env: null, subject: null }, now);
   // Signing in proves the address: the workspaces it was invited to co-own are its own from now.
@@ -79,22 +74,25 @@ async function openSession(trx: Executor, actor: Actor, client: SessionClient, n
 
 /**
  * Mails a sign-in code for the browser holding `browser` (its pre-session secret). The
- * answer is the same whether or not the address is an owner's: an unknown or suspended
- * address gets a code row that never verifies, and no mail.
+ * answer is the same whether or not the address is an owner's, in content and in the
+ * work done before it: an unknown or suspended address gets a code row that never
+ * verifies and no mail, an owner's a code row and a row in the mail outbox, written in
+ * the same transaction; the mail goes out after the answer (mail/), so neither the
+ * relay's time nor its refusal shows in it.
  */
-export async function requestOwnerSignInCode(services: Services, mailer: Mailer, input: { email: string; browser: string; source: string }) {
+export async function requestOwnerSignInCode(services: Services, input: { email: string; browser: string; source: string }) {
   const { db, clock, limits } = services;
   const email = input.email.trim();
   if (!isEmailShape(email)) throw invalidParameter("email", "Enter an email address such as you@example.com.");
   const now = clock.now();
   const emailNorm = normaliseEmail(email);
-  await limits.countOwnerCodeRequest(db, { emailNorm, source: input.source }, now);
+  await limits.countOwnerSignInRequest(db, { emailNorm, source: input.source }, now);
   const owner = await findOwnerByEmail(db, emailNorm);
   const ownerId = owner && owner.suspendedAt === null ? owner.id : null;
   const code = newCode();
   const id = `ocd_${randomBase62(24)}`;
-  await db.transaction().execute((trx) =>
-    replaceOwnerCode(
+  await db.transaction().execute(async (trx) => {
+    await replaceOwnerCode(
       trx,
       {
         id,
@@ -109,18 +107,18 @@ export async function requestOwnerSignInCode(services: Services, mailer: Mailer,
         expiresAt: now + CODE_TTL_MS,
       },
       now,
-    ),
-  );
-  if (owner && ownerId !== null) {
-    await mailer.send(
-      {
+    );
+    if (owner && ownerId !== null) {
+      const mail = {
+        kind: "owner-sign-in-code" as const,
         to: owner.email,
         subject: `${code} is your Warden sign-in code`,
         text: `Your code to sign in to the Warden dashboard is ${code}.\nIt works once, for 10 minutes, in the browser where you asked for it.\n\nIf you did not ask to sign in, ignore this mail.`,
-      },
-      now,
-    );
-  }
+      };
+      await queueMails(trx, services.secretBox, [mail], now);
+    }
+  });
+  if (ownerId !== null) services.signals.wakeMail();
   return { email, expiresAt: now + CODE_TTL_MS };
 }
 
@@ -131,10 +129,11 @@ export async function findPendingSignIn(services: Services, browser: string): Pr
 }
 
 type CodeRefusal = "no_code" | "wrong_code" | "other_action";
-type CodeOutcome<T> = { ok: true; value: T } | { ok: false; reason: CodeRefusal };
+type CodeOutcome<T> = { ok: true; value: T } | { ok: false; reason: Exclude<CodeRefusal, "wrong_code"> } | { ok: false; reason: "wrong_code"; email: string };
 
 /**
- * Checks a code of a binding inside a transaction, taking one try; `then` runs on a match.
+ * Checks a code of a binding inside a transaction, taking one try; `before` may refuse
+ * the code before any try is taken, `then` runs on a match.
  * A confirmation code must also have been mailed for `actionHash`: one for another action
  * or target is refused (the try spent, the code left open) before the code is compared.
  */
@@ -146,11 +145,15 @@ async function useCode<T>(
   now: number,
   then: (ownerId: string) => Promise<T>,
   actionHash: string | null = null,
+  before?: (open: OwnerCode) => Promise<void>,
 ): Promise<CodeOutcome<T>> {
   const open = await findOpenOwnerCode(trx, binding, purpose, MAX_CODE_ATTEMPTS, now);
+  if (open && before) await before(open);
   if (!open || !(await takeCodeTry(trx, "owner_codes", open.id, MAX_CODE_ATTEMPTS))) return { ok: false, reason: "no_code" };
   if (open.actionHash !== actionHash) return { ok: false, reason: "other_action" };
-  if (!/^\d{6}$/.test(code) || !sameHash(open.codeHash, hashCode(open.id, code)) || open.ownerId === null) return { ok: false, reason: "wrong_code" };
+  if (!/^\d{6}$/.test(code) || !sameHash(open.codeHash, hashCode(open.id, code)) || open.ownerId === null) {
+    return { ok: false, reason: "wrong_code", email: open.email };
+  }
   if (!(await closeCode(trx, "owner_codes", open.id, now))) return { ok: false, reason: "no_code" };
   return { ok: true, value: await then(open.ownerId) };
 }
@@ -161,17 +164,33 @@ function refuseCode(reason: CodeRefusal): never {
   throw invalidParameter("code", "That code is not right. Check the latest mail and try again.");
 }
 
-/** Verifies the browser's sign-in code and opens a session. */
-export async function verifyOwnerSignInCode(services: Services, input: { browser: string; code: string; client: SessionClient }): Promise<OpenedSession> {
-  const { db, clock } = services;
+/**
+ * Verifies the browser's sign-in code and opens a session. Wrong tries are counted per
+ * address across every browser and source (LimitsService.assertOwnerCodeTriesLeft);
+ * a sign-in clears them.
+ */
+export async function verifyOwnerSignInCode(services: Services, input: { browser: string; code: string; from: ActorOrigin }): Promise<OpenedSession> {
+  const { db, clock, limits } = services;
   const now = clock.now();
-  const outcome = await db.transaction().execute((trx) =>
-    useCode(trx, sha256(input.browser), "sign-in", input.code.trim(), now, async (ownerId) => {
-      const owner = await findOwnerById(trx, ownerId);
-      if (!owner || owner.suspendedAt !== null) return null;
-      return openSession(trx, { ownerId: owner.id, email: owner.email }, input.client, now);
-    }),
-  );
+  const outcome = await db.transaction().execute(async (trx) => {
+    const used = await useCode(
+      trx,
+      sha256(input.browser),
+      "sign-in",
+      input.code.trim(),
+      now,
+      async (ownerId) => {
+        const owner = await findOwnerById(trx, ownerId);
+        if (!owner || owner.suspendedAt !== null) return null;
+        await limits.clearOwnerCodeFailures(trx, normaliseEmail(owner.email));
+        return openSession(trx, { ownerId: owner.id, email: owner.email, from: input.from }, now);
+      },
+      null,
+      (open) => limits.assertOwnerCodeTriesLeft(trx, normaliseEmail(open.email), now),
+    );
+    if (!used.ok && used.reason === "wrong_code") await limits.countOwnerCodeFailure(trx, normaliseEmail(used.email), now);
+    return used;
+  });
   if (!outcome.ok) refuseCode(outcome.reason);
   if (outcome.value === null) throw invalidParameter("email", "This owner is suspended and cannot sign in.");
   return outcome.value;
@@ -213,16 +232,18 @@ export async function findOwnerLoginLink(services: Services, token: string): Pro
 }
 
 /** Uses a one-time link up and opens a session; null when it is unknown, used or expired. */
-export async function redeemOwnerLoginLink(services: Services, token: string, client: SessionClient): Promise<OpenedSession | null> {
+export async function redeemOwnerLoginLink(services: Services, token: string, from: ActorOrigin): Promise<OpenedSession | null> {
   if (!LINK_TOKEN.test(token)) return null;
-  const { db, clock } = services;
+  const { db, clock, limits } = services;
   const now = clock.now();
   return db.transaction().execute(async (trx) => {
     const open = await findOpenLink(trx, sha256(token), now);
     if (!open || open.ownerId === null || !(await closeCode(trx, "owner_codes", open.id, now))) return null;
     const owner = await findOwnerById(trx, open.ownerId);
     if (!owner || owner.suspendedAt !== null) return null;
-    return openSession(trx, { ownerId: owner.id, email: owner.email }, client, now);
+    // The operator's link is the way back in after the wrong tries' ceiling: codes work again from it.
+    await limits.clearOwnerCodeFailures(trx, normaliseEmail(owner.email));
+    return openSession(trx, { ownerId: owner.id, email: owner.email, from }, now);
   });
 }
 
@@ -276,19 +297,15 @@ const actionHashOf = (confirms: ConfirmedAction) => sha256(JSON.stringify([confi
  * code confirms that action on that target only (see docs/decisions.md, "A code for one
  * action"). A newer code closes the session's older ones.
  */
-export async function requestConfirmationCode(
-  services: Services,
-  mailer: Mailer,
-  session: OwnerSessionView,
-  input: { source: string; confirms: ConfirmedAction },
-) {
+export async function requestConfirmationCode(services: Services, session: OwnerSessionView, input: { confirms: ConfirmedAction }) {
   const { db, clock, limits } = services;
   const now = clock.now();
-  await limits.countOwnerCodeRequest(db, { emailNorm: normaliseEmail(session.actor.email), source: input.source }, now);
+  // The session's own quota, apart from sign-in codes: nobody else can use it up.
+  await limits.countConfirmationRequest(db, { sessionId: session.sessionId }, now);
   const code = newCode();
   const id = `ocd_${randomBase62(24)}`;
-  await db.transaction().execute((trx) =>
-    replaceOwnerCode(
+  await db.transaction().execute(async (trx) => {
+    await replaceOwnerCode(
       trx,
       {
         id,
@@ -303,16 +320,16 @@ export async function requestConfirmationCode(
         expiresAt: now + CODE_TTL_MS,
       },
       now,
-    ),
-  );
-  await mailer.send(
-    {
+    );
+    const mail = {
+      kind: "owner-confirm-code" as const,
       to: session.actor.email,
       subject: `${code} is your code to confirm: ${input.confirms.action}`,
       text: `Your code to confirm "${input.confirms.action}" in the Warden dashboard is ${code}.\nIt works once, for 10 minutes, for this and nothing else.\n\nIf you did not ask for it, someone may be using your session: end your other sessions at ${sessionsPageUrl(services)} and tell your operator.`,
-    },
-    now,
-  );
+    };
+    await queueMails(trx, services.secretBox, [mail], now);
+  });
+  services.signals.wakeMail();
   return { expiresAt: now + CODE_TTL_MS };
 }
 

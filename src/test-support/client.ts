@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { after, before } from "node:test";
 import { SMTPServer } from "smtp-server";
 import type { TestApi, Workspace } from "./harness.js";
+import { settleMail } from "./mail.js";
 
 interface ReceivedMail {
   to: string[];
@@ -14,8 +15,8 @@ interface ReceivedMail {
 export interface TestMailbox {
   /** `smtp://127.0.0.1:<port>`, for SMTP_URL; set once the file's `before` ran. */
   readonly url: string;
-  /** The sign-in code of the newest mail to the address. */
-  codeFor(address: string): string;
+  /** The sign-in code of the newest mail to the address, once the mail queued so far is sent. */
+  codeFor(address: string): Promise<string>;
 }
 
 /** Starts the server before the file's tests and stops it after them. */
@@ -47,7 +48,8 @@ export function testMailbox(): TestMailbox {
     get url() {
       return url;
     },
-    codeFor(address: string): string {
+    async codeFor(address: string): Promise<string> {
+      await settleMail();
       const mail = inbox.findLast((m) => m.to.some((to) => to.toLowerCase() === address.toLowerCase()));
       const code = mail?.raw.match(/sign-in code for .* is (\d{6})\./)?.[1];
       assert.ok(code, `no code mailed to ${address}`);
@@ -75,7 +77,7 @@ export function clientCalls(mailbox: TestMailbox) {
     async signIn(api: TestApi, ws: Workspace, email: string, device = DEVICE): Promise<string> {
       const asked = await askCode(api, ws, email);
       assert.equal(asked.statusCode, 200, asked.body);
-      const verified = await verify(api, ws, email, mailbox.codeFor(email), device);
+      const verified = await verify(api, ws, email, await mailbox.codeFor(email), device);
       assert.equal(verified.statusCode, 200, verified.body);
       return verified.json().token;
     },

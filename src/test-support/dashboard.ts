@@ -9,6 +9,7 @@ import type { FastifyInstance, LightMyRequestResponse } from "fastify";
 import { buildApp } from "../app.js";
 import type { Dialect } from "../db/database.js";
 import { type TestEnv, testServices } from "./harness.js";
+import { flushMail, settleMail } from "./mail.js";
 
 const dirs: string[] = [];
 after(async () => {
@@ -29,8 +30,10 @@ export async function dashboardApp(testEnv: TestEnv): Promise<FastifyInstance> {
   return app;
 }
 
-/** The newest mail to `to` in the outbox (of those `which` accepts), or null. */
+/** The newest mail to `to` in the outbox (of those `which` accepts), or null, once the mail queued so far is sent. */
 export async function readMail(dataDir: string, to: string, which: (mail: string) => boolean = () => true): Promise<string | null> {
+  await settleMail();
+  await flushMail(dataDir);
   const outbox = join(dataDir, "outbox");
   let files: string[];
   try {

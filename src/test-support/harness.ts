@@ -13,6 +13,7 @@ import { type Dialect, openStorage, type Storage } from "../db/database.js";
 import { randomBase62 } from "../ids.js";
 import { createServices, type Services } from "../services.js";
 import { createBundle, createKey, createOwner, createPlan, createTool, createWorkspace } from "../workspaces/workspace.service.js";
+import { sendTestMail } from "./mail.js";
 import { checkAgainstOpenApi } from "./openapi-check.js";
 
 export const PG_URL = "postgres://postgres@127.0.0.1:5432/test";
@@ -88,6 +89,7 @@ export async function testServices(dialect: Dialect, env: Record<string, string>
   const config = parseConfig({ WARDEN_DOMAIN: "warden.test", WARDEN_SECRET_KEY: TEST_SECRET_KEY, WARDEN_ALLOW_PRIVATE_WEBHOOKS: "1", ...env });
   // The storage outlives the services: the file's cleanup closes it.
   const services = await createServices(config, { clock, storage: { ...storage, close: async () => {} } });
+  sendTestMail(services);
   return { services, clock, config };
 }
 

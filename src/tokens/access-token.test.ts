@@ -131,7 +131,14 @@ for (const dialect of DIALECTS) {
       const verified = await api.request({
         method: "POST",
         url: "/api/client/v1/sign-in/verify",
-        payload: { workspace: ws.slug, tool: ws.tool, email, env: "live", code: mailbox.codeFor(email), device: { name: "Home", platform: "firefox-linux" } },
+        payload: {
+          workspace: ws.slug,
+          tool: ws.tool,
+          email,
+          env: "live",
+          code: await mailbox.codeFor(email),
+          device: { name: "Home", platform: "firefox-linux" },
+        },
       });
       assert.equal(verified.statusCode, 200, verified.body);
       const liveToken = (await check(api, ws.tool, verified.json().token)).json().token;

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import { principalOf } from "../auth/auth.hook.js";
+import { originOf } from "../http/request-origin.js";
 import type { Services } from "../services.js";
 import {
   CreateEndpointBody,
@@ -34,7 +35,8 @@ const tags = ["Webhooks"];
 
 /** Webhook endpoints, the event log, deliveries, resend, recover and example events: what `warden` and the dashboard use. */
 export const webhookRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
-  const ctx = (request: Parameters<typeof principalOf>[0]) => ({ services, principal: principalOf(request) });
+  // Where the request came from: owners are mailed when a key adds an endpoint or reveals or rotates a secret.
+  const ctx = (request: Parameters<typeof principalOf>[0]) => ({ services, principal: principalOf(request), from: originOf(request) });
 
   app.get(
     "/webhooks/endpoints",

@@ -3,12 +3,12 @@
 // like any owner, before it expires (7 days); an owner is removed, never the last. The
 // dashboard's Owners page and `warden admin owner invite|remove|withdraw` call these.
 import { type Actor, recordAction } from "../audit/audit.service.js";
-import type { Mailer } from "../client/mailer.js";
 import { toIso } from "../clock.js";
 import { isEmailShape, normaliseEmail } from "../customers/email.js";
 import type { Executor } from "../db/database.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { newId, randomBase62 } from "../ids.js";
+import { queueMails } from "../mail/mail.service.js";
 import type { Services } from "../services.js";
 import { requireWorkspace } from "./workspace.service.js";
 import { findOwnerByEmail, findWorkspaceById, insertOwner } from "./workspace.store.js";
@@ -72,12 +72,7 @@ export async function checkOwnerInvitation(services: Services, input: { workspac
  * invitation of a suspended address is kept as any other but not mailed: it is accepted
  * only by signing in, which a suspended owner cannot.
  */
-export async function inviteOwner(
-  services: Services,
-  mailer: Mailer,
-  input: { workspace: string; email: string; baseUrl: string },
-  actor?: Actor,
-): Promise<OwnerInvitation> {
+export async function inviteOwner(services: Services, input: { workspace: string; email: string; baseUrl: string }, actor?: Actor): Promise<OwnerInvitation> {
   const { db, clock } = services;
   const { workspace, email, emailNorm, existing } = await checkOwnerInvitation(services, input, actor);
   const now = clock.now();
@@ -91,22 +86,23 @@ export async function inviteOwner(
     acceptedAt: null,
     withdrawnAt: null,
   };
+  const by = actor ? `${actor.email} invited you` : "You are invited";
   await db.transaction().execute(async (trx) => {
     if (!existing) await insertOwner(trx, { id: newId("own"), email, suspendedAt: null, createdAt: now }, emailNorm);
     await withdrawInvitations(trx, workspace.id, emailNorm, now);
     await insertInvitation(trx, invitation, emailNorm);
     if (actor) await recordAction(trx, actor, { action: "owner.invited", workspaceId: workspace.id, env: null, subject: email }, now);
-  });
-  if (existing && existing.suspendedAt !== null) return invitation;
-  const by = actor ? `${actor.email} invited you` : "You are invited";
-  await mailer.send(
-    {
+    // A suspended address's invitation is kept but not mailed (see above).
+    if (existing && existing.suspendedAt !== null) return;
+    const mail = {
+      kind: "owner-invitation" as const,
       to: email,
       subject: `You are invited to co-own ${workspace.name} on Warden`,
       text: `${by} to co-own the workspace "${workspace.name}" in the Warden dashboard.\n\nTo accept, sign in with this address at ${input.baseUrl.replace(/\/$/, "")}/dashboard/invitations before ${toIso(invitation.expiresAt)}: we mail you a code, no password needed.\n\nIf you did not expect this, ignore this mail: the invitation expires by itself.`,
-    },
-    now,
-  );
+    };
+    await queueMails(trx, services.secretBox, [mail], now);
+  });
+  services.signals.wakeMail();
   return invitation;
 }
 

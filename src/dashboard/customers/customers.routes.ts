@@ -7,7 +7,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { refundLicence } from "../../billing/licence.service.js";
 import { cancelSubscription } from "../../billing/subscription.service.js";
-import type { Mailer } from "../../client/mailer.js";
 import { customerHoldings, listCustomers, retrieveCustomer } from "../../customers/customer.service.js";
 import { ApiError } from "../../errors/errors.js";
 import { createGrant, listGrants, revokeGrant } from "../../grants/grant.service.js";
@@ -31,8 +30,8 @@ function daysOf(text: string): number | string {
   return Number(trimmed);
 }
 
-export async function customerRoutes(app: FastifyInstance, options: { services: Services; mailer: Mailer }): Promise<void> {
-  const { services, mailer } = options;
+export async function customerRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
+  const { services } = options;
   const base = "/w/:workspace/:env/customers";
 
   async function customerContext(request: FastifyRequest) {
@@ -165,7 +164,7 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
       throw new PageRefusal(400, "Nothing to refund", "This licence is revoked, is a seat of a team purchase, or has no recorded payment.");
     }
     const refuse = (status: number, error: string) => sendPage(reply, status, confirmRefundView(page.frame, { tool, email, licence, error }));
-    const passed = await passCodeGate(services, mailer, request, reply, page.owner.session, {
+    const passed = await passCodeGate(services, request, reply, page.owner.session, {
       confirms: { action: `refund licence ${licence.id} of ${email}`, target: [page.workspace.id, page.env, licence.id] },
       page: (error) => confirmRefundView(page.frame, { tool, email, licence, error }),
     });
@@ -199,7 +198,7 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
     const view = (status: number, extra: { codeSent?: boolean; error?: string }) =>
       sendPage(reply, status, confirmCancelView(page.frame, { tool, email, subscription, ...extra }));
     if (when === "now") {
-      const passed = await passCodeGate(services, mailer, request, reply, page.owner.session, {
+      const passed = await passCodeGate(services, request, reply, page.owner.session, {
         confirms: { action: `end subscription ${subscription.id} of ${email} now`, target: [page.workspace.id, page.env, subscription.id] },
         page: (error) => confirmCancelView(page.frame, { tool, email, subscription, codeSent: true, error }),
       });

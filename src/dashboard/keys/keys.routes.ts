@@ -3,7 +3,6 @@
 // fresh mailed code for that key.
 import type { FastifyInstance } from "fastify";
 import { createWorkspaceKey, listWorkspaceKeys, revokeWorkspaceKey } from "../../auth/key.service.js";
-import type { Mailer } from "../../client/mailer.js";
 import { ApiError } from "../../errors/errors.js";
 import type { Services } from "../../services.js";
 import { confirmCodeView, passCodeGate } from "../shared/fresh-code.js";
@@ -16,8 +15,8 @@ import { confirmLiveKeyView, keyCreatedView, keysPath, keysView, maskedKey, revo
 
 const fieldError = (error: unknown) => (error instanceof ApiError && error.code === "invalid_parameter" ? error.message : null);
 
-export async function keyRoutes(app: FastifyInstance, options: { services: Services; mailer: Mailer }): Promise<void> {
-  const { services, mailer } = options;
+export async function keyRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
+  const { services } = options;
 
   app.get("/w/:workspace/:env/keys", async (request, reply) => {
     const page = await workspacePage(services, request, "keys");
@@ -32,7 +31,7 @@ export async function keyRoutes(app: FastifyInstance, options: { services: Servi
     const name = formField(request, "name");
     if (
       page.env === "live" &&
-      !(await passCodeGate(services, mailer, request, reply, session, {
+      !(await passCodeGate(services, request, reply, session, {
         confirms: { action: `create a live API key in ${page.workspace.name}`, target: [page.workspace.id, page.env, name] },
         page: (error) => confirmLiveKeyView(page.frame, { name, error }),
       }))
@@ -68,7 +67,7 @@ export async function keyRoutes(app: FastifyInstance, options: { services: Servi
       const keys = await listWorkspaceKeys(services, { workspaceId: page.workspace.id, env: page.env });
       const key = keys.find((k) => k.id === keyId && k.revokedAt === null);
       if (!key) throw new PageRefusal(404, "Not found", "No such active key in this workspace environment. It may have been revoked already.");
-      const passed = await passCodeGate(services, mailer, request, reply, page.owner.session, {
+      const passed = await passCodeGate(services, request, reply, page.owner.session, {
         confirms: {
           action: `revoke the live API key ${maskedKey(key.env, key.lastFour)} in ${page.workspace.name}`,
           target: [page.workspace.id, page.env, key.id],

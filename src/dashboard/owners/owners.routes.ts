@@ -5,7 +5,6 @@
 // signed-out invitee signs in (which accepts), a signed-in one accepts there. The use
 // cases are those of `warden admin owner invite|withdraw|remove`.
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { Mailer } from "../../client/mailer.js";
 import { normaliseEmail } from "../../customers/email.js";
 import type { Services } from "../../services.js";
 import { listOwnedWorkspaces } from "../../workspaces/workspace.service.js";
@@ -26,8 +25,8 @@ import { fieldError, sendPage } from "../shared/page.js";
 import { formField, PageRefusal } from "../shared/security.js";
 import { invitationsView, ownersPath, ownersView, removeOwnerView } from "./owners.views.js";
 
-export async function ownerRoutes(app: FastifyInstance, options: { services: Services; mailer: Mailer }): Promise<void> {
-  const { services, mailer } = options;
+export async function ownerRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
+  const { services } = options;
   const base = "/w/:workspace/:env/owners";
 
   const render = async (page: WorkspacePage, extra: { flash?: Record<string, string | undefined>; form?: { email?: string; error?: string } } = {}) => {
@@ -48,7 +47,7 @@ export async function ownerRoutes(app: FastifyInstance, options: { services: Ser
     try {
       // A mistyped address, or an owner already, is told at once, before a code is mailed.
       await checkOwnerInvitation(services, { workspace: page.workspace.slug, email }, page.owner.session.actor);
-      const passed = await passCodeGate(services, mailer, request, reply, page.owner.session, {
+      const passed = await passCodeGate(services, request, reply, page.owner.session, {
         confirms: { action: `invite ${email.trim()} to co-own ${page.workspace.name}`, target: [page.workspace.id, normaliseEmail(email)] },
         page: (error) =>
           confirmCodeView(page.frame, {
@@ -63,12 +62,7 @@ export async function ownerRoutes(app: FastifyInstance, options: { services: Ser
       });
       if (!passed) return reply;
       // The link in the mail is the configured public origin: a request's Host is its sender's to write.
-      const invitation = await inviteOwner(
-        services,
-        mailer,
-        { workspace: page.workspace.slug, email, baseUrl: services.config.publicUrl },
-        page.owner.session.actor,
-      );
+      const invitation = await inviteOwner(services, { workspace: page.workspace.slug, email, baseUrl: services.config.publicUrl }, page.owner.session.actor);
       return reply.redirect(`${ownersPath(page.frame)}?invited=${encodeURIComponent(invitation.email)}`, 303);
     } catch (error) {
       const message = fieldError(error);
@@ -104,7 +98,7 @@ export async function ownerRoutes(app: FastifyInstance, options: { services: Ser
       const removable = owners.length > 1 && owners.some((o) => normaliseEmail(o.email) === normaliseEmail(email));
       const passed =
         !removable ||
-        (await passCodeGate(services, mailer, request, reply, page.owner.session, {
+        (await passCodeGate(services, request, reply, page.owner.session, {
           confirms: { action: `remove ${email.trim()} from the owners of ${page.workspace.name}`, target: [page.workspace.id, normaliseEmail(email)] },
           page: (error) =>
             confirmCodeView(page.frame, {

@@ -5,7 +5,6 @@
 // form's fields back with the code; the second post checks the code against the fields
 // it carries, so a code mailed for one action or target never confirms another.
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { Mailer } from "../../client/mailer.js";
 import { type ConfirmedAction, type OwnerSessionView, requestConfirmationCode, verifyConfirmationCode } from "../../owners/owner-sign-in.service.js";
 import type { Services } from "../../services.js";
 import { type Html, html } from "./html.js";
@@ -25,14 +24,13 @@ export interface CodeGate {
  */
 export async function passCodeGate(
   services: Services,
-  mailer: Mailer,
   request: FastifyRequest,
   reply: FastifyReply,
   session: OwnerSessionView,
   gate: CodeGate,
 ): Promise<boolean> {
   if (formField(request, "confirm") !== "1") {
-    await requestConfirmationCode(services, mailer, session, { source: request.ip, confirms: gate.confirms });
+    await requestConfirmationCode(services, session, { confirms: gate.confirms });
     await sendPage(reply, 200, gate.page());
     return false;
   }

@@ -4,6 +4,7 @@
 // owner's own.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Env } from "../../db/schema.js";
+import { originOf } from "../../http/request-origin.js";
 import { authenticateOwnerSession, type OwnerSessionView } from "../../owners/owner-sign-in.service.js";
 import type { RequestContext, Services } from "../../services.js";
 import { listOwnedWorkspaces, listWorkspaceOwnerIds } from "../../workspaces/workspace.service.js";
@@ -43,7 +44,8 @@ export function requireSession(app: FastifyInstance, services: Services): void {
       if (token !== null) clearSessionCookie(request, reply);
       return reply.redirect(`${DASHBOARD}/sign-in${token !== null ? "?expired=1" : ""}`, 303);
     }
-    signedIn.set(request, { session, token, csrf: csrfTokenFor(token) });
+    // The actor carries where this request came from, for the owners' notification mails.
+    signedIn.set(request, { session: { ...session, actor: { ...session.actor, from: originOf(request) } }, token, csrf: csrfTokenFor(token) });
   });
   app.addHook("preHandler", async (request) => {
     if (request.method === "GET" || request.method === "HEAD") return;

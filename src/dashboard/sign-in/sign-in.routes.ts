@@ -3,8 +3,8 @@
 // bound to it (so a code read off someone's screen is useless elsewhere), and it is what
 // these forms' tokens derive from.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Mailer } from "../../client/mailer.js";
 import { ApiError } from "../../errors/errors.js";
+import { originOf } from "../../http/request-origin.js";
 import { randomBase62 } from "../../ids.js";
 import {
   authenticateOwnerSession,
@@ -14,7 +14,6 @@ import {
   redeemOwnerLoginLink,
   requestOwnerSignInCode,
   SESSION_MAX_MS,
-  type SessionClient,
   verifyOwnerSignInCode,
 } from "../../owners/owner-sign-in.service.js";
 import type { Services } from "../../services.js";
@@ -53,9 +52,6 @@ function startSession(request: FastifyRequest, reply: FastifyReply, opened: Open
   return reply.redirect(DASHBOARD, 303);
 }
 
-/** What the owner's sessions page shows of the browser that signs in. */
-const clientOf = (request: FastifyRequest): SessionClient => ({ userAgent: request.headers["user-agent"] ?? null, address: request.ip });
-
 // A refusal on a field is shown on the form again; anything else is an error page.
 const fieldError = (error: unknown) => (error instanceof ApiError && error.code === "invalid_parameter" ? error.message : null);
 
@@ -66,8 +62,8 @@ function checkBrowserForm(request: FastifyRequest): string {
   return secret as string;
 }
 
-export async function signInRoutes(app: FastifyInstance, options: { services: Services; mailer: Mailer }): Promise<void> {
-  const { services, mailer } = options;
+export async function signInRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
+  const { services } = options;
 
   app.get("/sign-in", async (request, reply) => {
     const token = sessionTokenOf(request);
@@ -83,7 +79,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
     const secret = checkBrowserForm(request);
     const email = formField(request, "email");
     try {
-      await requestOwnerSignInCode(services, mailer, { email, browser: secret, source: request.ip });
+      await requestOwnerSignInCode(services, { email, browser: secret, source: request.ip });
     } catch (error) {
       const message = fieldError(error);
       if (message === null) throw error;
@@ -105,7 +101,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
       return startSession(
         request,
         reply,
-        await verifyOwnerSignInCode(services, { browser: secret, code: formField(request, "code"), client: clientOf(request) }),
+        await verifyOwnerSignInCode(services, { browser: secret, code: formField(request, "code"), from: originOf(request) }),
       );
     } catch (error) {
       const message = fieldError(error);
@@ -127,7 +123,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
   app.post("/sign-in/link/:token", async (request, reply) => {
     checkBrowserForm(request);
     const { token } = request.params as { token: string };
-    const opened = await redeemOwnerLoginLink(services, token, clientOf(request));
+    const opened = await redeemOwnerLoginLink(services, token, originOf(request));
     if (opened === null) return sendPage(reply, 404, spentLinkView());
     return startSession(request, reply, opened);
   });

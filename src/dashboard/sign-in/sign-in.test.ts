@@ -76,7 +76,7 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    test("codes are limited per address and per source address each hour", async () => {
+    test("codes are limited per address and source with growing waits, and per source address each hour", async () => {
       const env = await dashboardServices(dialect, { WARDEN_LIMIT_SIGN_INS_PER_SOURCE_PER_HOUR: "7" });
       const app = await dashboardApp(env);
       const ws = await seedWorkspace(env.services);
@@ -85,12 +85,17 @@ for (const dialect of DIALECTS) {
       for (let i = 0; i < 5; i++) assert.equal((await browser.post("/dashboard/sign-in", { email: ws.ownerEmail })).statusCode, 303);
       const refused = await browser.post("/dashboard/sign-in", { email: ws.ownerEmail });
       assert.equal(refused.statusCode, 429);
+      assert.equal(refused.headers["retry-after"], "60");
       assert.match(refused.headers["content-type"] as string, /^text\/html; charset=utf-8/);
-      assert.match(refused.body, /sign-in codes per hour for this address/);
-      // Two more addresses from the same source reach its 7.
+      assert.match(refused.body, /from your network: wait a minute/);
+      env.clock.advance(60_000);
+      assert.equal((await browser.post("/dashboard/sign-in", { email: ws.ownerEmail })).statusCode, 303, "the wait is over");
+      assert.equal((await browser.post("/dashboard/sign-in", { email: ws.ownerEmail })).headers["retry-after"], "120", "each wait twice the last");
+      // One more address from the same source reaches its 7.
       assert.equal((await browser.post("/dashboard/sign-in", { email: "a@example.com" })).statusCode, 303);
-      assert.equal((await browser.post("/dashboard/sign-in", { email: "b@example.com" })).statusCode, 303);
-      assert.equal((await browser.post("/dashboard/sign-in", { email: "c@example.com" })).statusCode, 429);
+      const sourceUsed = await browser.post("/dashboard/sign-in", { email: "b@example.com" });
+      assert.equal(sourceUsed.statusCode, 429);
+      assert.match(sourceUsed.body, /sign-in codes per hour from this network address/);
       env.clock.advance(HOUR);
       assert.equal((await browser.post("/dashboard/sign-in", { email: ws.ownerEmail })).statusCode, 303);
     });

@@ -4,7 +4,6 @@
 // how it was handled, disconnect (live: after a fresh code). The use cases are those of
 // `warden admin stripe connect|status|disconnect`; the secrets never come back in full.
 import type { FastifyInstance } from "fastify";
-import type { Mailer } from "../../client/mailer.js";
 import type { Services } from "../../services.js";
 import { checkStripeSecrets, connectStripe, disconnectStripe, stripeStatus } from "../../stripe/stripe-account.service.js";
 import { STRIPE_EVENT_TYPES } from "../../stripe/stripe-ingest.service.js";
@@ -15,8 +14,8 @@ import { fieldError, sendPage } from "../shared/page.js";
 import { formField } from "../shared/security.js";
 import { confirmSecretKeyView, disconnectView, type SecretsForm, stripePath, stripeView } from "./stripe.views.js";
 
-export async function stripeRoutes(app: FastifyInstance, options: { services: Services; mailer: Mailer }): Promise<void> {
-  const { services, mailer } = options;
+export async function stripeRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
+  const { services } = options;
   const base = "/w/:workspace/:env/stripe";
 
   const render = async (page: WorkspacePage, extra: { form?: SecretsForm; flash?: "connected" | "disconnected" } = {}) => {
@@ -42,7 +41,7 @@ export async function stripeRoutes(app: FastifyInstance, options: { services: Se
       // Checked before any code is mailed: a mistyped secret is told at once.
       checkStripeSecrets(page.env, input);
       // Bound to both secrets as typed: a code mailed for one pair never stores another.
-      const passed = await passCodeGate(services, mailer, request, reply, session, {
+      const passed = await passCodeGate(services, request, reply, session, {
         confirms: {
           action: `change the Stripe secrets of ${page.workspace.name} (${page.env})`,
           target: [page.workspace.id, page.env, webhookSecret, secretKey],
@@ -67,7 +66,7 @@ export async function stripeRoutes(app: FastifyInstance, options: { services: Se
   app.post(`${base}/disconnect`, async (request, reply) => {
     const page = await workspacePage(services, request, "stripe");
     if (page.env === "live") {
-      const passed = await passCodeGate(services, mailer, request, reply, page.owner.session, {
+      const passed = await passCodeGate(services, request, reply, page.owner.session, {
         confirms: { action: `disconnect Stripe from ${page.workspace.name} (live)`, target: [page.workspace.id, page.env] },
         page: (error) =>
           confirmCodeView(page.frame, {

@@ -5,7 +5,6 @@
 // disabling an endpoint ask for a fresh code (a new endpoint receives every buyer's
 // address); revealing or rotating a secret asks in both environments.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Mailer } from "../../client/mailer.js";
 import { ApiError } from "../../errors/errors.js";
 import { describeEventTypes } from "../../events/event-types.js";
 import type { Services } from "../../services.js";
@@ -58,8 +57,8 @@ function sinceOf(value: string | undefined): RecoverSince {
   return found.since;
 }
 
-export async function webhookRoutes(app: FastifyInstance, options: { services: Services; mailer: Mailer }): Promise<void> {
-  const { services, mailer } = options;
+export async function webhookRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
+  const { services } = options;
   const types = describeEventTypes();
   const base = "/w/:workspace/:env/webhooks";
 
@@ -93,7 +92,7 @@ export async function webhookRoutes(app: FastifyInstance, options: { services: S
     if (url === "") return again(400, "Enter the URL Warden should send events to.");
     if (url.length > URL_MAX) return again(400, `The URL is longer than ${URL_MAX} characters.`);
     if (page.env === "live") {
-      const passed = await passCodeGate(services, mailer, request, reply, page.owner.session, {
+      const passed = await passCodeGate(services, request, reply, page.owner.session, {
         confirms: { action: `add the live webhook endpoint ${url} to ${page.workspace.name}`, target: [page.workspace.id, page.env, url, ...chosen] },
         page: (error) =>
           confirmCodeView(page.frame, {
@@ -161,7 +160,7 @@ export async function webhookRoutes(app: FastifyInstance, options: { services: S
   async function confirmed(request: FastifyRequest, reply: FastifyReply, opened: Awaited<ReturnType<typeof openEndpoint>>, action: SecretAction) {
     const { page, endpoint } = opened;
     const what = action === "reveal" ? "reveal the signing secret" : "rotate the signing secret";
-    return passCodeGate(services, mailer, request, reply, page.owner.session, {
+    return passCodeGate(services, request, reply, page.owner.session, {
       confirms: { action: `${what} of ${endpoint.url} in ${page.workspace.name} (${page.env})`, target: [page.workspace.id, page.env, endpoint.id] },
       page: (error) => confirmSecretView(page.frame, endpoint, action, error),
     });
@@ -191,7 +190,7 @@ export async function webhookRoutes(app: FastifyInstance, options: { services: S
       const path = `${webhooksPath(page.frame)}/${encodeURIComponent(endpoint.id)}`;
       // Enabling a live endpoint sends it every live event again; disabling one silences the vendor's own server.
       if (page.env === "live") {
-        const passed = await passCodeGate(services, mailer, request, reply, page.owner.session, {
+        const passed = await passCodeGate(services, request, reply, page.owner.session, {
           confirms: {
             action: `${action} the live webhook endpoint ${endpoint.url} in ${page.workspace.name}`,
             target: [page.workspace.id, page.env, endpoint.id],

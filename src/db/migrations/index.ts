@@ -20,6 +20,7 @@ import * as ownerInvitations from "./018-owner-invitations.js";
 import * as secretRotation from "./019-secret-rotation.js";
 import * as listIndexes from "./020-list-indexes.js";
 import * as ownerSessionsDetail from "./021-owner-sessions-detail.js";
+import * as mailOutbox from "./022-mail-outbox.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   "019-secret-rotation": secretRotation,
   "020-list-indexes": listIndexes,
   "021-owner-sessions-detail": ownerSessionsDetail,
+  "022-mail-outbox": mailOutbox,
 };
