@@ -194,12 +194,13 @@ function withNamedStatements(pool: pg.Pool, availability: DatabaseAvailability, 
       const query = async (text: unknown, values?: readonly unknown[]) => {
         const name = typeof text === "string" ? preparedStatementName(text) : undefined;
         const timeout = bound.statementMs === undefined ? {} : { query_timeout: bound.statementMs };
+        const ticket = availability.begin();
         try {
           const result =
             typeof text !== "string"
               ? await client.query(text as string, values as unknown[])
               : await client.query({ ...(name === undefined ? {} : { name }), text, values: values as unknown[], ...timeout });
-          availability.succeeded();
+          availability.succeeded(ticket);
           return result;
         } catch (error) {
           const thrown = fault(error);

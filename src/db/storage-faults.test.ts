@@ -114,10 +114,14 @@ describe("storage faults: which errors are the database being away", () => {
     const changes: boolean[] = [];
     const availability = new DatabaseAvailability(() => failures++);
     availability.onChange((available) => changes.push(available));
-    availability.succeeded();
+    availability.succeeded(availability.begin());
+    const underWay = availability.begin();
     for (let i = 0; i < 5; i++) availability.failed(new Error("down"));
     assert.equal(availability.isAvailable, false);
-    for (let i = 0; i < 3; i++) availability.succeeded();
+    // A statement begun before the failure finishes: that says nothing of the database now.
+    availability.succeeded(underWay);
+    assert.deepEqual(changes, [false]);
+    for (let i = 0; i < 3; i++) availability.succeeded(availability.begin());
     availability.failed(new Error("down again"));
     assert.deepEqual(changes, [false, true, false]);
     assert.equal(failures, 6);

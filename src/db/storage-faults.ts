@@ -53,10 +53,14 @@ export function isDatabaseUnavailable(error: unknown): boolean {
  * Whether the database answers, as the statements find it: one call of `onChange` when
  * the first statement fails because it is away, and one when a statement succeeds again
  * (the log's one warning each way, not one per request); `onFailure` at every such
- * failure (the metric).
+ * failure (the metric). Only a statement begun after the last failure can say the
+ * database is back: one already under way when the server went may still finish (seen:
+ * a success 19 ms after the first failure, while the server was shutting down).
  */
 export class DatabaseAvailability {
   private available = true;
+  private begun = 0;
+  private lastFailureAfter = 0;
   private readonly listeners = new Set<(available: boolean, error?: unknown) => void>();
 
   constructor(private readonly onFailure: () => void = () => {}) {}
@@ -70,15 +74,21 @@ export class DatabaseAvailability {
     return () => this.listeners.delete(listener);
   }
 
+  /** A statement or a connection begins: its ticket, for `succeeded`. */
+  begin(): number {
+    return ++this.begun;
+  }
+
   failed(error: unknown): void {
     this.onFailure();
+    this.lastFailureAfter = this.begun;
     if (!this.available) return;
     this.available = false;
     for (const listener of this.listeners) listener(false, error);
   }
 
-  succeeded(): void {
-    if (this.available) return;
+  succeeded(ticket: number): void {
+    if (this.available || ticket <= this.lastFailureAfter) return;
     this.available = true;
     for (const listener of this.listeners) listener(true);
   }
