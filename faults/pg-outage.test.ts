@@ -65,8 +65,14 @@ class PgCluster {
   }
 
   /** Fast shutdown: connections are cut, as in a failover or a restart for an upgrade. */
-  stop() {
-    return run("pg_ctlcluster", [String(VERSION), this.name, "stop", "-m", "fast"]);
+  async stop(): Promise<void> {
+    await run("pg_ctlcluster", [String(VERSION), this.name, "stop", "-m", "fast"]);
+  }
+
+  /** pg_isready's word for the cluster now. */
+  async state(): Promise<string> {
+    const answer = await run("pg_isready", ["-h", "127.0.0.1", "-p", String(this.port)]).catch((error: { stdout?: string }) => error);
+    return String(answer.stdout ?? "").trim();
   }
 
   drop() {
@@ -364,8 +370,10 @@ describe("PostgreSQL outages (postgres, a cluster of the test's own)", { skip: C
 
   test("`warden serve` started while the database is down keeps trying, one line a try, and serves once it is up; gives up in one line after WARDEN_DB_WAIT_SECONDS", async () => {
     await cluster.stop();
+    const before = await cluster.state();
     const waiting = serve({ ...ENV, DATABASE_URL: cluster.url, WARDEN_DB_WAIT_SECONDS: "60" });
-    await sleep(5_000);
+    // Node's start takes seconds on a loaded machine; then a try every 2 s.
+    for (const until = Date.now() + 20_000; waiting.lines().length < 2 && Date.now() < until; ) await sleep(200);
     assert.equal(waiting.child.exitCode, null, "still trying");
     const triesWhileDown = waiting.lines().length;
     await cluster.start();
@@ -381,7 +389,7 @@ describe("PostgreSQL outages (postgres, a cluster of the test's own)", { skip: C
     await cluster.start();
     recordFigures("pg-outage-start", { triesWhileDown, linesBeforeServing: lines.length, gaveUpAfterLines: gaveUp.length, exitCode: code });
 
-    assert.ok(triesWhileDown >= 2, `one line a try while down: ${JSON.stringify(lines)}, ready ${ready} (${clusters})`);
+    assert.ok(triesWhileDown >= 2, `one line a try while down: ${JSON.stringify(lines)}, ready ${ready}, the cluster before: ${before} (${clusters})`);
     assert.match(lines[0] ?? "", /^warden: PostgreSQL at 127\.0\.0\.1:\d+\/postgres does not answer \(ECONNREFUSED\)/);
     for (const line of lines) assert.match(line, /^warden: .*\(try \d+; trying again for \d+ s more: WARDEN_DB_WAIT_SECONDS\)$/);
     assert.ok(ready, `serves once the database is up, without a restart (${clusters})`);
