@@ -84,10 +84,8 @@ async function loadDevelopmentSecretKey(dataDir: string): Promise<string> {
   }
 }
 
-export async function createServices(
-  config: Readonly<Config>,
-  options: { clock: Clock; storage?: Storage /** Bounds every statement once migrated (Storage.boundStatements). */; statementTimeoutMs?: number },
-): Promise<Services> {
+/** `statementTimeoutMs` bounds every statement once migrated (Storage.boundStatements): `warden serve` sets it. */
+export async function createServices(config: Readonly<Config>, options: { clock: Clock; storage?: Storage; statementTimeoutMs?: number }): Promise<Services> {
   const metrics = new Metrics();
   const storage =
     options.storage ??
