@@ -17,6 +17,7 @@ import { systemClock } from "../src/clock.js";
 import { parseConfig } from "../src/config.js";
 import { type Dialect, migrateToLatest, openStorage, type Storage } from "../src/db/database.js";
 import type { Database } from "../src/db/schema.js";
+import { DatabaseAvailability } from "../src/db/storage-faults.js";
 import { createServices } from "../src/services.js";
 import { BENCH, emailOf } from "./customer-mix.js";
 import { BENCH_LIMITS, PG_URL } from "./engine-run.js";
@@ -47,7 +48,7 @@ function openCensusStorage(engine: Dialect, where: string, options: { cacheState
     if (event.level === "query") record({ sql: event.query.sql, ms: event.queryDurationMillis });
   };
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), log });
-  return { db, dialect: "sqlite", close: () => db.destroy() };
+  return { db, dialect: "sqlite", availability: new DatabaseAvailability(), boundStatements: () => {}, close: () => db.destroy() };
 }
 
 /** SQL text with its literal lists folded, so that `in (?, ?)` and `in (?)` count as one statement. */

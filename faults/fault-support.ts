@@ -180,7 +180,7 @@ export interface BuiltWarden extends RunningWarden {
   log(): string;
 }
 
-async function startBuiltWarden(env: Record<string, string>): Promise<BuiltWarden> {
+export async function startBuiltWarden(env: Record<string, string>): Promise<BuiltWarden> {
   const port = await freePort();
   const child = spawn(process.execPath, [join(import.meta.dirname, "..", "bin", "warden.js"), "serve"], {
     env: { ...process.env, LOG_LEVEL: "warn", ...env, PORT: String(port) },

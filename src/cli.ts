@@ -79,7 +79,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
   }
   if (argv[0] === "serve") {
     try {
-      await startServer(config);
+      await startServer(config, (line) => io.stderr(`warden: ${line}\n`));
     } catch (error) {
       return fail(1, { type: "api_error", message: describeStartFailure(error, config) });
     }

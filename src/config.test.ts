@@ -154,6 +154,14 @@ describe("config", () => {
     assert.throws(() => parseConfig({ WARDEN_SQLITE_MMAP_MB: "1g" }), /WARDEN_SQLITE_MMAP_MB must be a whole number/);
   });
 
+  test("WARDEN_DB_WAIT_SECONDS: a minute unless given, 0 for no wait, at most an hour", () => {
+    assert.equal(parseConfig({}).dbWaitSeconds, 60);
+    assert.equal(parseConfig({ WARDEN_DB_WAIT_SECONDS: "0" }).dbWaitSeconds, 0);
+    assert.equal(parseConfig({ WARDEN_DB_WAIT_SECONDS: "15" }).dbWaitSeconds, 15);
+    assert.throws(() => parseConfig({ WARDEN_DB_WAIT_SECONDS: "3601" }), /WARDEN_DB_WAIT_SECONDS must be between 0 and 3600/);
+    assert.throws(() => parseConfig({ WARDEN_DB_WAIT_SECONDS: "10s" }), /WARDEN_DB_WAIT_SECONDS must be a whole number/);
+  });
+
   test("the Stripe API address: unset is Stripe's own; else an http(s) origin", () => {
     assert.equal(parseConfig({}).stripeApiUrl, null);
     assert.equal(parseConfig({ WARDEN_STRIPE_API_URL: "http://127.0.0.1:12111" }).stripeApiUrl, "http://127.0.0.1:12111");

@@ -36,6 +36,12 @@ export interface Config {
    * the local server's own address.
    */
   publicUrl: string;
+  /**
+   * How long `warden serve` keeps trying to reach PostgreSQL at start before it gives up
+   * (WARDEN_DB_WAIT_SECONDS, 0: not at all): processes restarted by a supervisor while
+   * the database is still coming up wait for it instead of exiting in a loop.
+   */
+  dbWaitSeconds: number;
   /** Workspace addresses are `<slug>.<domain>`; null means Host names no workspace. */
   domain: string | null;
   /**
@@ -275,6 +281,7 @@ export function parseConfig(env: Env): Readonly<Config> {
     dataDir: env.WARDEN_DATA_DIR || "./data",
     // SQLite maps at most 2 GB (its SQLITE_MAX_MMAP_SIZE as better-sqlite3 builds it).
     sqliteMmapMb: readInteger(env, "WARDEN_SQLITE_MMAP_MB", 0, 0, 2047),
+    dbWaitSeconds: readInteger(env, "WARDEN_DB_WAIT_SECONDS", 60, 0, 3_600),
     domain: readDomain(env),
     trustProxy: readTrustProxy(env),
     logLevel: readLogLevel(env),

@@ -5,20 +5,35 @@ import { createMailer } from "./client/mailer.js";
 import { systemClock } from "./clock.js";
 import type { Config } from "./config.js";
 import { MailSender } from "./mail/mail.sender.js";
+import { waitForDatabase } from "./ops/database-wait.js";
 import { SHUTDOWN_GRACE_MS, settleWithin } from "./ops/shutdown.js";
-import { startSummary } from "./ops/start-up.js";
+import { describeStartFailure, startSummary } from "./ops/start-up.js";
 import { RetentionPruner } from "./retention/retention.service.js";
 import { createServices } from "./services.js";
 import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from "./webhooks/delivery.worker.js";
 
 /**
+ * How long a statement may run in `warden serve` before it counts as the database not
+ * answering: a request is answered (503) within about this, rather than hanging on a
+ * server that is cut off. Warden's statements take milliseconds; migrations, which may
+ * rightly take longer, run before the bound is set.
+ */
+const STATEMENT_TIMEOUT_MS = 2_000;
+
+/**
  * Starts `warden serve`: listens, sends webhooks and the outbox's mail, and on SIGINT/SIGTERM
  * stops taking requests, finishes those under way and the webhook attempts and mails in flight (for at most SHUTDOWN_GRACE_MS),
  * gives the endpoints' leases back, closes the database and exits 0. A failure to start
- * closes what was opened and throws, for cli.ts to tell in one line.
+ * closes what was opened and throws, for cli.ts to tell in one line. A database that is
+ * unreachable at start is tried again for WARDEN_DB_WAIT_SECONDS, each try `report`ed in
+ * one line.
  */
-export async function startServer(config: Readonly<Config>): Promise<FastifyInstance> {
-  const services = await createServices(config, { clock: systemClock });
+export async function startServer(config: Readonly<Config>, report: (line: string) => void): Promise<FastifyInstance> {
+  const services = await waitForDatabase(
+    () => createServices(config, { clock: systemClock, statementTimeoutMs: STATEMENT_TIMEOUT_MS }),
+    (error) => describeStartFailure(error, config),
+    { waitSeconds: config.dbWaitSeconds, clock: systemClock, sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)), report },
+  );
   let app: FastifyInstance;
   try {
     app = await buildApp(services);
@@ -27,6 +42,11 @@ export async function startServer(config: Readonly<Config>): Promise<FastifyInst
     throw error;
   }
   services.metrics.collectProcessMetrics();
+  // One line when the database goes and one when it is back, however many requests failed between.
+  services.availability.onChange((available, error) => {
+    if (available) app.log.warn("the database answers again");
+    else app.log.warn({ err: error }, "the database is unreachable: requests that need it answer 503 until it is back");
+  });
   const worker = config.deliveryWorker
     ? new DeliveryWorker(services, app.log, { ...DEFAULT_WORKER_OPTIONS, allowPrivate: config.allowPrivateWebhooks, leaseMs: config.deliveryLeaseMs })
     : null;

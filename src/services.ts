@@ -7,6 +7,7 @@ import type { Clock } from "./clock.js";
 import type { Config } from "./config.js";
 import { type Db, type Dialect, migrateToLatest, openStorage, type Storage } from "./db/database.js";
 import { ensureSetting } from "./db/settings.store.js";
+import type { DatabaseAvailability } from "./db/storage-faults.js";
 import { LimitsService } from "./limits/limits.service.js";
 import { Metrics } from "./ops/metrics.js";
 import { readDeliveryFigures } from "./ops/ops.store.js";
@@ -19,6 +20,8 @@ export interface Services {
   config: Readonly<Config>;
   db: Db;
   dialect: Dialect;
+  /** Whether the database answers, as the statements find it: `warden serve` logs its changes. */
+  availability: DatabaseAvailability;
   clock: Clock;
   limits: LimitsService;
   /** HMAC key for list cursors, shared by every process through the database. */
@@ -93,7 +96,8 @@ async function loadDevelopmentSecretKey(dataDir: string): Promise<string> {
   }
 }
 
-export async function createServices(config: Readonly<Config>, options: { clock: Clock; storage?: Storage }): Promise<Services> {
+/** `statementTimeoutMs` bounds every statement once migrated (Storage.boundStatements): `warden serve` sets it. */
+export async function createServices(config: Readonly<Config>, options: { clock: Clock; storage?: Storage; statementTimeoutMs?: number }): Promise<Services> {
   const metrics = new Metrics();
   const storage =
     options.storage ??
@@ -102,6 +106,7 @@ export async function createServices(config: Readonly<Config>, options: { clock:
       dataDir: config.dataDir,
       sqliteMmapMb: config.sqliteMmapMb,
       onStatementError: () => metrics.countStatementError(),
+      onUnavailable: () => metrics.countUnavailable(),
     });
   metrics.readFrom({ deliveries: () => readDeliveryFigures(storage.db), pool: storage.poolStats ?? null });
   try {
@@ -109,10 +114,12 @@ export async function createServices(config: Readonly<Config>, options: { clock:
     const cursorSecret = await ensureSetting(storage.db, "cursor_hmac_key", () => randomBytes(32).toString("base64"));
     const secretBox = new SecretBox(config.secretKey ?? (await loadDevelopmentSecretKey(config.dataDir)));
     await ensureSigningKey(storage.db, secretBox, options.clock.now());
+    if (options.statementTimeoutMs !== undefined) storage.boundStatements(options.statementTimeoutMs);
     return {
       config,
       db: storage.db,
       dialect: storage.dialect,
+      availability: storage.availability,
       clock: options.clock,
       limits: new LimitsService(config.limits, storage.dialect),
       cursorKey: Buffer.from(cursorSecret, "base64"),

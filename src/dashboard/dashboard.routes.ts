@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { statusOf } from "../errors/errors.js";
+import { retryAfterOf, statusOf } from "../errors/errors.js";
 import { toApiError } from "../http/error.handler.js";
 import { endOwnerSession } from "../owners/owner-sign-in.service.js";
 import type { Services } from "../services.js";
@@ -57,7 +57,11 @@ function renderPageError(services: Services) {
       title = TITLES[status] ?? "Something went wrong";
       message = apiError.message;
       if (apiError.rateLimit) reply.header("Retry-After", String(Math.max(1, Math.ceil((apiError.rateLimit.resetAt - services.clock.now()) / 1000))));
-      if (status >= 500) {
+      const retryAfter = retryAfterOf(apiError.code);
+      if (retryAfter !== undefined) reply.header("Retry-After", String(retryAfter));
+      // The database being away is logged once when it goes (server.ts), and its page says so.
+      if (apiError.code === "database_unavailable") title = "Try again in a moment";
+      else if (status >= 500) {
         request.log.error({ err: error }, "dashboard request failed");
         title = "Something went wrong";
         message = `The dashboard failed to answer. Try again in a moment; if it keeps failing, give your operator the request id ${request.id}.`;

@@ -18,6 +18,7 @@ import pg from "pg";
 import { migrations } from "./migrations/index.js";
 import { preparedStatementName } from "./prepared.js";
 import type { Database } from "./schema.js";
+import { DatabaseAvailability, DatabaseUnavailableError, isUnreachableDriverError } from "./storage-faults.js";
 
 export type Dialect = "sqlite" | "postgres";
 export type Db = Kysely<Database>;
@@ -30,6 +31,14 @@ export interface Storage {
   dialect: Dialect;
   /** The PostgreSQL pool's connections, for the metrics; absent on SQLite. */
   poolStats?: () => PoolStats;
+  /** Whether PostgreSQL answers, as the statements find it; SQLite's is always available. */
+  availability: DatabaseAvailability;
+  /**
+   * Bounds every statement from now on (PostgreSQL): one that has not answered in
+   * `ms` fails as the database being unreachable and its connection is dropped.
+   * `warden serve` sets it once migrated: a migration may rightly take longer.
+   */
+  boundStatements(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -54,7 +63,15 @@ export interface StorageOptions {
   onQuery?: (sql: string, parameters: readonly unknown[], ms: number) => void;
   /** Called when a statement fails (the metrics count them). */
   onStatementError?: () => void;
+  /** Called when a statement or a connection fails because PostgreSQL is unreachable (the metrics count them). */
+  onUnavailable?: () => void;
 }
+
+/**
+ * How long a connection to PostgreSQL may take: a request waits no longer for a database
+ * that does not answer (a dropped network, a host that is down) before it is told 503.
+ */
+export const CONNECT_TIMEOUT_MS = 2_000;
 
 // node-pg returns int8 as a string because it can exceed 2^53; our int8 columns hold
 // epoch milliseconds and counts, far below that, so they are read as numbers.
@@ -155,23 +172,62 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
  * connection keeps a bounded set, and ad-hoc queries (`select *`, variable `in` lists)
  * never hold a plan that a later migration could make stale.
  */
-function withNamedStatements(pool: pg.Pool): PostgresPool {
+function withNamedStatements(pool: pg.Pool, availability: DatabaseAvailability, bound: { statementMs: number | undefined }): PostgresPool {
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  // The driver's error, classified once here: the rest of the code sees a DatabaseUnavailableError.
+  const fault = (error: unknown) => {
+    if (!isUnreachableDriverError(error)) return error;
+    availability.failed(error);
+    return new DatabaseUnavailableError(error);
+  };
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
     let wrapper = wrappers.get(client);
     if (!wrapper) {
+      // pg-pool listens for a client's errors only while it is idle, and Kysely never
+      // does: a server that goes away while a client is checked out made it emit an
+      // unhandled 'error' and killed the process. The query under way fails by itself.
+      client.on("error", () => {});
+      // A connection whose statement failed for want of the server is not given back to
+      // the pool: a statement past its bound may still be running on it.
+      let broken = false;
       // Kysely passes either SQL and its values, or a cursor (streams), which goes through as is.
-      const query = (text: unknown, values?: readonly unknown[]) => {
+      const query = async (text: unknown, values?: readonly unknown[]) => {
         const name = typeof text === "string" ? preparedStatementName(text) : undefined;
-        if (name === undefined) return client.query(text as string, values as unknown[]);
-        return client.query({ name, text: text as string, values: values as unknown[] });
+        const timeout = bound.statementMs === undefined ? {} : { query_timeout: bound.statementMs };
+        const ticket = availability.begin();
+        try {
+          const result =
+            typeof text !== "string"
+              ? await client.query(text as string, values as unknown[])
+              : await client.query({ ...(name === undefined ? {} : { name }), text, values: values as unknown[], ...timeout });
+          availability.succeeded(ticket);
+          return result;
+        } catch (error) {
+          const thrown = fault(error);
+          if (thrown !== error) broken = true;
+          throw thrown;
+        }
       };
-      wrapper = { query, release: () => client.release() } as unknown as PostgresPoolClient;
+      const release = () => {
+        const destroy = broken;
+        broken = false;
+        client.release(destroy);
+      };
+      wrapper = { query, release } as unknown as PostgresPoolClient;
       wrappers.set(client, wrapper);
     }
     return wrapper;
   };
-  return { connect: async () => wrap(await pool.connect()), end: () => pool.end() };
+  return {
+    connect: async () => {
+      try {
+        return wrap(await pool.connect());
+      } catch (error) {
+        throw fault(error);
+      }
+    },
+    end: () => pool.end(),
+  };
 }
 
 export function openStorage(options: StorageOptions): Storage {
@@ -180,11 +236,26 @@ export function openStorage(options: StorageOptions): Storage {
       connectionString: options.databaseUrl,
       max: options.poolSize ?? 10,
       types: pgTypes,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       ...(options.pgSchema ? { options: `-c search_path=${options.pgSchema}` } : {}),
     });
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }), log: queryLogger(options) });
+    // An idle connection that the server drops (a restart) is taken out of the pool by
+    // pg-pool; without a listener its 'error' event would end the process.
+    pool.on("error", () => {});
+    const availability = new DatabaseAvailability(options.onUnavailable);
+    const bound: { statementMs: number | undefined } = { statementMs: undefined };
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool, availability, bound) }), log: queryLogger(options) });
     const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
-    return { db, dialect: "postgres", poolStats, close: () => db.destroy() };
+    return {
+      db,
+      dialect: "postgres",
+      poolStats,
+      availability,
+      boundStatements: (ms) => {
+        bound.statementMs = ms;
+      },
+      close: () => db.destroy(),
+    };
   }
   let file = options.sqliteFile;
   if (!file) {
@@ -205,7 +276,8 @@ export function openStorage(options: StorageOptions): Storage {
   const database = withStatementCache(sqlite);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }), log: queryLogger(options) });
   directSqliteOf.set(db.getExecutor().adapter, makeDirectSqlite(sqlite, database, options));
-  return { db, dialect: "sqlite", close: () => db.destroy() };
+  // A statement on SQLite runs in this process: there is no server to be away, nor a statement to bound.
+  return { db, dialect: "sqlite", availability: new DatabaseAvailability(), boundStatements: () => {}, close: () => db.destroy() };
 }
 
 // Kysely's own Migrator introspects every table of every schema before it starts; on

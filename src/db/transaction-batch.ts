@@ -1,5 +1,6 @@
 import type { Db, Trx } from "./database.js";
 import { GroupCommit, type Waiting } from "./group-commit.js";
+import { isDatabaseUnavailable } from "./storage-faults.js";
 
 /**
  * Writes what is handed to it in one turn of the event loop as one batch, in one
@@ -9,7 +10,8 @@ import { GroupCommit, type Waiting } from "./group-commit.js";
  * be alone: when the batch fails, it is rolled back and every unit is written again in a
  * transaction of its own, so only the failing one fails. A unit may therefore be written
  * twice: `write` must keep its effects in the database, and its caller apply the answer
- * only once it has it.
+ * only once it has it. A batch that failed because the database is unreachable fails
+ * every unit at once: written one by one, each would wait for the database in turn.
  */
 export class TransactionBatcher<I, O> {
   private readonly group: GroupCommit<I, O>;
@@ -37,7 +39,11 @@ export class TransactionBatcher<I, O> {
             batch.map((unit) => unit.input),
           ),
         );
-      } catch {
+      } catch (error) {
+        if (isDatabaseUnavailable(error)) {
+          for (const { reject } of batch) reject(error);
+          return;
+        }
         // Some unit failed: each is written alone below, so that the others do not fail with it.
       }
       if (outputs) {

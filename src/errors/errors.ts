@@ -20,7 +20,8 @@ export type ErrorCode =
   | "not_found"
   | "route_not_found"
   | "rate_limited"
-  | "internal";
+  | "internal"
+  | "database_unavailable";
 
 export function statusOf(code: ErrorCode): number {
   switch (code) {
@@ -52,6 +53,8 @@ export function statusOf(code: ErrorCode): number {
       return 429;
     case "internal":
       return 500;
+    case "database_unavailable":
+      return 503;
   }
 }
 
@@ -78,8 +81,18 @@ export function typeOf(code: ErrorCode): ErrorType {
     case "rate_limited":
       return "rate_limit_error";
     case "internal":
+    case "database_unavailable":
       return "api_error";
   }
+}
+
+/**
+ * Seconds a client is asked to wait (Retry-After) by codes that are not its fault and
+ * pass by themselves. A restarted PostgreSQL answers again within seconds; a rate limit
+ * says its own (its window's end).
+ */
+export function retryAfterOf(code: ErrorCode): number | undefined {
+  return code === "database_unavailable" ? 5 : undefined;
 }
 
 /** Rate-limit facts for the Retry-After and RateLimit-* headers of a 429. */

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import type { Clock } from "../clock.js";
-import { ApiError, type ErrorCode, statusOf, typeOf } from "../errors/errors.js";
+import { isDatabaseUnavailable } from "../db/storage-faults.js";
+import { ApiError, type ErrorCode, retryAfterOf, statusOf, typeOf } from "../errors/errors.js";
 
 interface FastifyValidationError {
   instancePath: string;
@@ -29,6 +30,7 @@ function describeValidation(part: string | undefined, error: FastifyValidationEr
 /** Turns anything thrown into one of the catalogue's errors; unknown throws become `internal`. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  if (isDatabaseUnavailable(error)) return new ApiError("database_unavailable", "The database is unreachable; retry in a few seconds.");
   const fe = error as Partial<FastifyError> & { validation?: FastifyValidationError[] };
   const first = fe.validation?.[0];
   if (first) {
@@ -84,7 +86,11 @@ export function renderError(clock: Clock) {
     const apiError = toApiError(error);
     const status = statusOf(apiError.code);
     let message = apiError.message;
-    if (status >= 500) {
+    const retryAfter = retryAfterOf(apiError.code);
+    if (retryAfter !== undefined) reply.header("Retry-After", String(retryAfter));
+    // The database being away is logged once when it goes and once when it is back
+    // (server.ts), not at every request; its message shows nothing of the insides.
+    if (status >= 500 && apiError.code !== "database_unavailable") {
       request.log.error({ err: error }, "request failed");
       message = `The service failed; retry. Request id ${request.id}.`;
     }

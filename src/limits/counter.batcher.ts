@@ -1,5 +1,6 @@
 import type { Dialect, Executor } from "../db/database.js";
 import { GroupCommit, type Waiting } from "../db/group-commit.js";
+import { isDatabaseUnavailable } from "../db/storage-faults.js";
 import { addEachWithin, type CounterIncrement, type CountOutcome, type LimitedAddition } from "./counter.store.js";
 
 /** One request's counts. */
@@ -48,7 +49,11 @@ export class CounterBatcher {
       const { additions, now } = merge(batch.map((w) => w.input));
       // A statement that fails for one request's counter (bad input in its scope) counted
       // nothing, like a refusal: every request is counted again alone, so only it fails.
-      const outcome = await addEachWithin(ex, this.dialect, additions, now).catch(() => null);
+      // Unless the database is unreachable: then each would wait for it in turn.
+      const outcome = await addEachWithin(ex, this.dialect, additions, now).catch((error: unknown) => {
+        if (isDatabaseUnavailable(error)) throw error;
+        return null;
+      });
       if (outcome && !outcome.refused && outcome.states) {
         const counts = new Map(additions.map((addition, i) => [addition.scope, outcome.states?.[i]]));
         // Each request is answered with the counts after the whole batch: as if it came last.

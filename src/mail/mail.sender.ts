@@ -1,5 +1,6 @@
 import type { Mailer } from "../client/mailer.js";
 import { DAY_MS } from "../clock.js";
+import { isDatabaseUnavailable } from "../db/storage-faults.js";
 import { randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
 import { openMailContent } from "./mail.service.js";
@@ -99,7 +100,8 @@ export class MailSender {
       try {
         await this.drain();
       } catch (error) {
-        this.log.error({ err: error }, "claiming mails failed");
+        // An outage is logged once, where the database's availability is tracked (server.ts); the next poll tries again.
+        if (!isDatabaseUnavailable(error)) this.log.error({ err: error }, "claiming mails failed");
       }
       if (this.running) await this.sleep();
     }

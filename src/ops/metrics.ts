@@ -33,6 +33,7 @@ export class Metrics {
   private readonly deliveryLag: Histogram<string>;
   private readonly stripeEvents: Counter<"type" | "result">;
   private readonly statementErrors: Counter<string>;
+  private readonly unavailable: Counter<string>;
   /** Set by whoever knows the figures (services.ts); read at each scrape. */
   private deliverySource: (() => Promise<DeliveryFigures>) | null = null;
 
@@ -78,6 +79,11 @@ export class Metrics {
     this.statementErrors = new Counter({
       name: "warden_db_statement_errors_total",
       help: "Database statements that failed (through the query builder)",
+      registers,
+    });
+    this.unavailable = new Counter({
+      name: "warden_db_unavailable_total",
+      help: "Statements and connections that failed because PostgreSQL was unreachable (down, restarting, not answering)",
       registers,
     });
     const metrics = this;
@@ -151,6 +157,10 @@ export class Metrics {
 
   countStatementError(): void {
     this.statementErrors.inc();
+  }
+
+  countUnavailable(): void {
+    this.unavailable.inc();
   }
 
   /** The Prometheus text exposition of every figure. */

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Clock } from "../clock.js";
 import { type Db, readMigrationState } from "../db/database.js";
+import { isDatabaseUnavailable } from "../db/storage-faults.js";
 
 export type Readiness = { ready: true } | { ready: false; reason: string };
 
@@ -44,12 +45,15 @@ export class ReadinessCheck {
         if (pending.length > 0) return { ready: false, reason: `migrations not applied yet (${pending.join(", ")})` };
         return { ready: true };
       },
-      (error: unknown): Readiness => {
+      (error: unknown): Readiness | null => {
+        // Unreachable: `warden serve` logs that once when it begins and once when it ends.
+        if (isDatabaseUnavailable(error)) return null;
         this.log.warn({ err: error }, "readiness: the database did not answer");
         return { ready: false, reason: "the database does not answer" };
       },
     );
     const answer = await Promise.race([read, late]).finally(() => clearTimeout(timer));
+    if (answer === null) return { ready: false, reason: "the database is unreachable" };
     // Logged when readiness changes, not at every poll.
     if (answer.ready !== this.wasReady) {
       if (answer.ready) this.log.info("ready again");

@@ -94,7 +94,8 @@ describe("failures to start", () => {
     const closed = await freePort();
     const dir = await privateDatabaseEnv("sqlite");
     assertOneLine(
-      await failToStart({ ...dir, DATABASE_URL: `postgres://postgres:pw@127.0.0.1:${closed}/test` }),
+      // Without waiting for it to come up (WARDEN_DB_WAIT_SECONDS; faults/pg-outage.test.ts waits).
+      await failToStart({ ...dir, DATABASE_URL: `postgres://postgres:pw@127.0.0.1:${closed}/test`, WARDEN_DB_WAIT_SECONDS: "0" }),
       new RegExp(`PostgreSQL at 127\\.0\\.0\\.1:${closed}/test does not answer \\(ECONNREFUSED\\)`),
     );
   });

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import { DAY_MS } from "../clock.js";
+import { isDatabaseUnavailable } from "../db/storage-faults.js";
 import { IDEMPOTENCY_WINDOW_MS } from "../grants/grant.service.js";
 import type { Services } from "../services.js";
 import {
@@ -61,6 +62,10 @@ const SIGN_IN_CODES_KEPT_MS = DAY_MS;
 // Windows close at the same instant for every process only as far as their clocks
 // agree: an hour's margin keeps a window that one process still counts in.
 const COUNTERS_KEPT_MS = 60 * 60_000;
+
+// A run that found the database unreachable is tried again after this, not a whole
+// interval later: what it left is deleted by the next run either way.
+const RETRY_UNAVAILABLE_MS = 30_000;
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -141,21 +146,24 @@ export class RetentionPruner {
     if (this.stopping) return;
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.running = this.run().finally(() => {
+      this.running = this.run().then((reached) => {
         this.running = null;
-        this.schedule(this.options.intervalMs);
+        this.schedule(reached ? this.options.intervalMs : Math.min(RETRY_UNAVAILABLE_MS, this.options.intervalMs));
       });
     }, delayMs);
     // A pending run never keeps a process alive that has nothing else to do.
     this.timer.unref();
   }
 
-  private async run(): Promise<void> {
+  /** Answers false when the database was unreachable (logged once by `warden serve`, not here). */
+  private async run(): Promise<boolean> {
     try {
       const pruned = await pruneExpired(this.services, { ...this.options, stopped: () => this.stopping });
       if (Object.values(pruned).some((n) => n > 0)) this.log.info({ pruned }, "pruned expired rows");
     } catch (error) {
+      if (isDatabaseUnavailable(error)) return false;
       this.log.error({ err: error }, "pruning failed");
     }
+    return true;
   }
 }

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Executor, Trx } from "../db/database.js";
+import { isDatabaseUnavailable } from "../db/storage-faults.js";
 import { TransactionBatcher } from "../db/transaction-batch.js";
 import { newOrderedId, randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
@@ -42,6 +43,12 @@ const PAUSE_AFTER_FAILURE_MS = RETRY_DELAYS_MS[0] ?? 5_000;
  */
 const RECORD_LINGER_MS = 10;
 const RECORD_BATCH = 256;
+/**
+ * How long the worker waits before it looks for work again after the database was
+ * unreachable: instead of every poll interval, and it does not log each try (the server
+ * logs the outage once). A database back within this is used again within this.
+ */
+const UNAVAILABLE_RETRY_MS = 1_000;
 /** Opened endpoint secrets kept in memory; past this many the cache starts again. */
 const OPENED_SECRETS = 10_000;
 
@@ -147,23 +154,31 @@ export class DeliveryWorker {
   private async run(): Promise<void> {
     while (this.running) {
       let claimed = 0;
+      let unavailable = false;
       try {
         claimed = await this.dispatch();
       } catch (error) {
-        this.log.error({ err: error }, "claiming deliveries failed");
+        unavailable = isDatabaseUnavailable(error);
+        this.logFailure(error, {}, "claiming deliveries failed");
       }
       if (!this.running) break;
-      if (claimed === 0 || this.busy.size >= this.options.concurrency) await this.sleep();
+      if (unavailable) await this.sleep(UNAVAILABLE_RETRY_MS);
+      else if (claimed === 0 || this.busy.size >= this.options.concurrency) await this.sleep(this.options.pollIntervalMs);
     }
   }
 
-  private sleep(): Promise<void> {
+  /** A failure of the database's being away is not logged here: `warden serve` logs the outage once. */
+  private logFailure(error: unknown, fields: Record<string, string>, message: string): void {
+    if (!isDatabaseUnavailable(error)) this.log.error({ err: error, ...fields }, message);
+  }
+
+  private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       if (this.woken) {
         this.woken = false;
         return resolve();
       }
-      const timer = setTimeout(done, this.options.pollIntervalMs);
+      const timer = setTimeout(done, ms);
       function done() {
         clearTimeout(timer);
         resolve();
@@ -258,13 +273,13 @@ export class DeliveryWorker {
               leasedUntil = now + this.leaseMs;
             }
           } catch (error) {
-            this.log.error({ err: error, endpoint: endpointId }, "an endpoint's lease could not be renewed");
+            this.logFailure(error, { endpoint: endpointId }, "an endpoint's lease could not be renewed");
             return;
           }
           const { ok, recorded, releases } = await this.attempt(delivery, !more && index === deliveries.length - 1);
           // The lease runs out and the delivery is claimed again: nothing is lost.
           const settled = recorded.catch((error: unknown) => {
-            this.log.error({ err: error, delivery: delivery.id }, "delivery attempt could not be recorded");
+            this.logFailure(error, { delivery: delivery.id }, "delivery attempt could not be recorded");
             recordFailed = true;
             return true;
           });
@@ -285,7 +300,7 @@ export class DeliveryWorker {
           const resendsOnly = (this.pausedUntil.get(endpointId) ?? 0) > now;
           deliveries = await this.claim([{ endpointId, resendsOnly }], now, [...recording.keys()]);
         } catch (error) {
-          this.log.error({ err: error, endpoint: endpointId }, "claiming an endpoint's next deliveries failed");
+          this.logFailure(error, { endpoint: endpointId }, "claiming an endpoint's next deliveries failed");
           return;
         }
         leasedUntil = now + this.leaseMs;
@@ -294,7 +309,7 @@ export class DeliveryWorker {
       await Promise.all(recording.values());
       if (!recordFailed && !releasedWithRecord) {
         await releaseLeases(this.services.db, [endpointId], this.workerId).catch((error: unknown) =>
-          this.log.error({ err: error, endpoint: endpointId }, "giving back an endpoint's lease failed"),
+          this.logFailure(error, { endpoint: endpointId }, "giving back an endpoint's lease failed"),
         );
       }
     }
