@@ -40,9 +40,10 @@ const TITLES: Record<number, string> = {
   413: "Form too large",
   415: "Not a form",
   429: "Slow down",
+  503: "Try again later",
 };
 
-/** Errors of the dashboard are pages, with the catalogue's status; a 5xx names only its request id. */
+/** Errors of the dashboard are pages, with the catalogue's status; an internal failure names only its request id. */
 function renderPageError(services: Services) {
   return (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
     addPageHeaders(reply);
@@ -57,8 +58,10 @@ function renderPageError(services: Services) {
       title = TITLES[status] ?? "Something went wrong";
       message = apiError.message;
       if (apiError.rateLimit) reply.header("Retry-After", String(Math.max(1, Math.ceil((apiError.rateLimit.resetAt - services.clock.now()) / 1000))));
-      if (status >= 500) {
-        request.log.error({ err: error }, "dashboard request failed");
+      if (apiError.retryAfterSeconds !== undefined) reply.header("Retry-After", String(apiError.retryAfterSeconds));
+      if (status >= 500) request.log.error({ err: error }, "dashboard request failed");
+      // As in the API: only `internal` hides its message; a 503 says what is unavailable.
+      if (apiError.code === "internal") {
         title = "Something went wrong";
         message = `The dashboard failed to answer. Try again in a moment; if it keeps failing, give your operator the request id ${request.id}.`;
       }

@@ -20,6 +20,7 @@ export type ErrorCode =
   | "not_found"
   | "route_not_found"
   | "rate_limited"
+  | "storage_full"
   | "internal";
 
 export function statusOf(code: ErrorCode): number {
@@ -52,6 +53,8 @@ export function statusOf(code: ErrorCode): number {
       return 429;
     case "internal":
       return 500;
+    case "storage_full":
+      return 503;
   }
 }
 
@@ -77,6 +80,7 @@ export function typeOf(code: ErrorCode): ErrorType {
       return "not_found";
     case "rate_limited":
       return "rate_limit_error";
+    case "storage_full":
     case "internal":
       return "api_error";
   }
@@ -97,14 +101,17 @@ export class ApiError extends Error {
   readonly rateLimit: RateLimitInfo | undefined;
   /** Which limit refused (a 429 or a plan limit's 403), for the metrics: `lookups`, `hobby-passes`… */
   readonly limit: string | undefined;
+  /** Seconds for the Retry-After of a 503: when trying again is worth it. */
+  readonly retryAfterSeconds: number | undefined;
 
-  constructor(code: ErrorCode, message: string, options: { param?: string; rateLimit?: RateLimitInfo; limit?: string } = {}) {
+  constructor(code: ErrorCode, message: string, options: { param?: string; rateLimit?: RateLimitInfo; limit?: string; retryAfterSeconds?: number } = {}) {
     super(message);
     this.name = "ApiError";
     this.code = code;
     this.param = options.param;
     this.rateLimit = options.rateLimit;
     this.limit = options.limit;
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
 
@@ -114,4 +121,18 @@ export function invalidParameter(param: string, message: string): ApiError {
 
 export function notFound(message: string): ApiError {
   return new ApiError("not_found", message);
+}
+
+// An operator frees space in minutes, not seconds: clients asked to come back sooner
+// would only add failed writes to a disk that has no room for them.
+const STORAGE_FULL_RETRY_SECONDS = 60;
+
+/**
+ * A write refused because the database's storage is full (decisions.md, Storage: 503,
+ * not 507). The message says what is wrong, not why: no path, no driver text.
+ */
+export function storageFull(): ApiError {
+  return new ApiError("storage_full", "Warden's storage is full, so this change was not saved. Retry later; reads still work.", {
+    retryAfterSeconds: STORAGE_FULL_RETRY_SECONDS,
+  });
 }

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import type { Clock } from "../clock.js";
-import { ApiError, type ErrorCode, statusOf, typeOf } from "../errors/errors.js";
+import { isStorageFull } from "../db/storage-faults.js";
+import { ApiError, type ErrorCode, statusOf, storageFull, typeOf } from "../errors/errors.js";
 
 interface FastifyValidationError {
   instancePath: string;
@@ -29,6 +30,7 @@ function describeValidation(part: string | undefined, error: FastifyValidationEr
 /** Turns anything thrown into one of the catalogue's errors; unknown throws become `internal`. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  if (isStorageFull(error)) return storageFull();
   const fe = error as Partial<FastifyError> & { validation?: FastifyValidationError[] };
   const first = fe.validation?.[0];
   if (first) {
@@ -84,10 +86,11 @@ export function renderError(clock: Clock) {
     const apiError = toApiError(error);
     const status = statusOf(apiError.code);
     let message = apiError.message;
-    if (status >= 500) {
-      request.log.error({ err: error }, "request failed");
-      message = `The service failed; retry. Request id ${request.id}.`;
-    }
+    if (status >= 500) request.log.error({ err: error }, "request failed");
+    // Only `internal` hides its message: its cause is a bug. A 503's message is the
+    // catalogue's own sentence (what is unavailable), never the cause's text.
+    if (apiError.code === "internal") message = `The service failed; retry. Request id ${request.id}.`;
+    if (apiError.retryAfterSeconds !== undefined) reply.header("Retry-After", String(apiError.retryAfterSeconds));
     if (apiError.rateLimit) {
       const { limit, remaining, resetAt } = apiError.rateLimit;
       const seconds = Math.max(1, Math.ceil((resetAt - clock.now()) / 1000));
