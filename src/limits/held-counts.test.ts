@@ -1,0 +1,137 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { sql } from "kysely";
+import { MINUTE_MS } from "../clock.js";
+import type { Db, Dialect } from "../db/database.js";
+import { ApiError } from "../errors/errors.js";
+import { DIALECTS, testServices, unique } from "../test-support/harness.js";
+import { CounterBatcher } from "./counter.batcher.js";
+import { readCounter } from "./counter.store.js";
+import { HeldCounts } from "./held-counts.js";
+
+const NOW = Date.UTC(2026, 10, 23, 12, 0, 0);
+const counter = (scope: string, limit: number) => ({ scope, nextWindowEnd: NOW + MINUTE_MS, limit });
+
+/**
+ * Makes every write of a counter whose scope matches `pattern` (SQL `like`) fail as a
+ * full disk does, with the engine's own error: on SQLite a trigger that needs pages past
+ * `max_page_count` (SQLITE_FULL), on PostgreSQL one that raises `disk_full` (53100).
+ * Answers the function that gives the room back.
+ */
+async function fillDiskFor(db: Db, dialect: Dialect, pattern: string): Promise<() => Promise<void>> {
+  const name = `full_${unique("t").replace(/-/g, "_")}`;
+  const quoted = `'${pattern.replace(/'/g, "''")}'`;
+  if (dialect === "sqlite") {
+    await sql`create table if not exists disk_filler (b blob)`.execute(db);
+    for (const event of ["insert", "update"]) {
+      await sql
+        .raw(
+          `create trigger ${name}_${event} after ${event} on counters when new.scope like ${quoted} begin insert into disk_filler values (zeroblob(1000000)); end`,
+        )
+        .execute(db);
+    }
+    const pages = await sql<{ page_count: number }>`pragma page_count`.execute(db);
+    await sql.raw(`pragma max_page_count = ${pages.rows[0]?.page_count}`).execute(db);
+    return async () => {
+      for (const event of ["insert", "update"]) await sql.raw(`drop trigger ${name}_${event}`).execute(db);
+      await sql.raw("pragma max_page_count = 1073741823").execute(db);
+    };
+  }
+  await sql
+    .raw(
+      `create or replace function ${name}() returns trigger language plpgsql as $$ begin raise exception 'could not extend file' using errcode = 'disk_full'; end $$`,
+    )
+    .execute(db);
+  await sql
+    .raw(`create trigger ${name} before insert or update on counters for each row when (new.scope like ${quoted}) execute function ${name}()`)
+    .execute(db);
+  return async () => {
+    await sql.raw(`drop trigger ${name} on counters`).execute(db);
+    await sql.raw(`drop function ${name}()`).execute(db);
+  };
+}
+
+for (const dialect of DIALECTS) {
+  describe(`counts held while the storage is full (${dialect})`, () => {
+    test("a count the disk refuses is held, the limit stays exact meanwhile, and it is written once there is room", async () => {
+      const { services } = await testServices(dialect);
+      const held = new HeldCounts();
+      const batcher = new CounterBatcher(dialect, held);
+      const scope = unique("full-limited");
+      await batcher.count(services.db, [counter(scope, 5)], 1, NOW);
+      await batcher.count(services.db, [counter(scope, 5)], 1, NOW);
+      const giveRoomBack = await fillDiskFor(services.db, dialect, "full-%");
+
+      // Eight requests in one turn with room for three more: exactly three get through.
+      const outcomes = await Promise.all(Array.from({ length: 8 }, () => batcher.count(services.db, [counter(scope, 5)], 1, NOW)));
+      assert.deepEqual(
+        outcomes.map((o) => o.refused),
+        [false, false, false, true, true, true, true, true],
+      );
+      assert.deepEqual(
+        outcomes.map((o) => o.states?.[0]?.count),
+        [3, 4, 5, 6, 6, 6, 6, 6],
+      );
+      // Refused one at a time, later, as well.
+      assert.equal((await batcher.count(services.db, [counter(scope, 5)], 1, NOW + 1_000)).refused, true);
+      assert.equal((await readCounter(services.db, scope, NOW)).count, 2, "nothing reached the database");
+      assert.equal(held.size, 1);
+
+      await giveRoomBack();
+      // The next count that reaches the database writes what was held first.
+      const other = unique("roomy");
+      assert.equal((await batcher.count(services.db, [counter(other, 1000)], 1, NOW + 2_000)).refused, false);
+      assert.equal((await readCounter(services.db, scope, NOW + 2_000)).count, 5);
+      assert.equal(held.size, 0);
+      assert.equal((await batcher.count(services.db, [counter(scope, 5)], 1, NOW + 3_000)).refused, true);
+    });
+
+    test("a held count is dropped when its window closes, and the next window starts from zero", async () => {
+      const { services } = await testServices(dialect);
+      const held = new HeldCounts();
+      const batcher = new CounterBatcher(dialect, held);
+      const scope = unique("full-window");
+      const giveRoomBack = await fillDiskFor(services.db, dialect, "full-%");
+      try {
+        for (let i = 0; i < 3; i++) assert.equal((await batcher.count(services.db, [counter(scope, 3)], 1, NOW)).refused, false);
+        assert.equal((await batcher.count(services.db, [counter(scope, 3)], 1, NOW)).refused, true);
+        const next = { scope, nextWindowEnd: NOW + 2 * MINUTE_MS, limit: 3 };
+        const outcome = await batcher.count(services.db, [next], 1, NOW + MINUTE_MS);
+        assert.equal(outcome.refused, false);
+        assert.deepEqual(outcome.states?.[0], { count: 1, windowEnd: NOW + 2 * MINUTE_MS });
+      } finally {
+        await giveRoomBack();
+      }
+      await batcher.count(services.db, [counter(unique("roomy"), 1000)], 1, NOW + MINUTE_MS + 1);
+      assert.deepEqual(await readCounter(services.db, scope, NOW + MINUTE_MS + 1), { count: 1, windowEnd: NOW + 2 * MINUTE_MS });
+    });
+
+    test("wrong keys counted while the disk is full still block their address, and reach the database later", async () => {
+      const { services, clock } = await testServices(dialect, { WARDEN_LIMIT_WRONG_KEYS_PER_MIN: "3" });
+      const { limits, db } = services;
+      const source = unique("full-source");
+      const giveRoomBack = await fillDiskFor(db, dialect, "wrong-keys:full-%");
+      const now = clock.now();
+      try {
+        for (let i = 0; i < 3; i++) assert.equal(await limits.countWrongKey(db, source, now), null);
+        assert.ok((await limits.countWrongKey(db, source, now)) instanceof ApiError);
+        await assert.rejects(limits.assertSourceNotBlocked(db, source, now), (e: ApiError) => e.code === "rate_limited");
+        assert.equal((await readCounter(db, limits.wrongKeyScope(source), now)).count, 0);
+        assert.equal(limits.heldCounters, 1);
+      } finally {
+        await giveRoomBack();
+      }
+      assert.equal(await limits.writeHeldCounts(db, now), true);
+      assert.equal((await readCounter(db, limits.wrongKeyScope(source), now)).count, 4);
+      assert.equal(limits.heldCounters, 0);
+    });
+
+    test("any other failure of a counter's write is not held: the request fails", { skip: dialect === "sqlite" && "SQLite stores a NUL in text" }, async () => {
+      const { services } = await testServices(dialect);
+      const held = new HeldCounts();
+      const batcher = new CounterBatcher(dialect, held);
+      await assert.rejects(batcher.count(services.db, [counter(`${unique("bad")}\u0000x`, 10)], 1, NOW), /0x00/);
+      assert.equal(held.size, 0);
+    });
+  });
+}
