@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { sql } from "kysely";
 import { MINUTE_MS } from "../clock.js";
-import type { Db, Dialect } from "../db/database.js";
 import { ApiError } from "../errors/errors.js";
+import { fillDiskFor } from "../test-support/full-disk.js";
 import { DIALECTS, testServices, unique } from "../test-support/harness.js";
 import { CounterBatcher } from "./counter.batcher.js";
 import { readCounter } from "./counter.store.js";
@@ -11,45 +10,6 @@ import { HeldCounts } from "./held-counts.js";
 
 const NOW = Date.UTC(2026, 10, 23, 12, 0, 0);
 const counter = (scope: string, limit: number) => ({ scope, nextWindowEnd: NOW + MINUTE_MS, limit });
-
-/**
- * Makes every write of a counter whose scope matches `pattern` (SQL `like`) fail as a
- * full disk does, with the engine's own error: on SQLite a trigger that needs pages past
- * `max_page_count` (SQLITE_FULL), on PostgreSQL one that raises `disk_full` (53100).
- * Answers the function that gives the room back.
- */
-async function fillDiskFor(db: Db, dialect: Dialect, pattern: string): Promise<() => Promise<void>> {
-  const name = `full_${unique("t").replace(/-/g, "_")}`;
-  const quoted = `'${pattern.replace(/'/g, "''")}'`;
-  if (dialect === "sqlite") {
-    await sql`create table if not exists disk_filler (b blob)`.execute(db);
-    for (const event of ["insert", "update"]) {
-      await sql
-        .raw(
-          `create trigger ${name}_${event} after ${event} on counters when new.scope like ${quoted} begin insert into disk_filler values (zeroblob(1000000)); end`,
-        )
-        .execute(db);
-    }
-    const pages = await sql<{ page_count: number }>`pragma page_count`.execute(db);
-    await sql.raw(`pragma max_page_count = ${pages.rows[0]?.page_count}`).execute(db);
-    return async () => {
-      for (const event of ["insert", "update"]) await sql.raw(`drop trigger ${name}_${event}`).execute(db);
-      await sql.raw("pragma max_page_count = 1073741823").execute(db);
-    };
-  }
-  await sql
-    .raw(
-      `create or replace function ${name}() returns trigger language plpgsql as $$ begin raise exception 'could not extend file' using errcode = 'disk_full'; end $$`,
-    )
-    .execute(db);
-  await sql
-    .raw(`create trigger ${name} before insert or update on counters for each row when (new.scope like ${quoted}) execute function ${name}()`)
-    .execute(db);
-  return async () => {
-    await sql.raw(`drop trigger ${name} on counters`).execute(db);
-    await sql.raw(`drop function ${name}()`).execute(db);
-  };
-}
 
 for (const dialect of DIALECTS) {
   describe(`counts held while the storage is full (${dialect})`, () => {
@@ -60,7 +20,7 @@ for (const dialect of DIALECTS) {
       const scope = unique("full-limited");
       await batcher.count(services.db, [counter(scope, 5)], 1, NOW);
       await batcher.count(services.db, [counter(scope, 5)], 1, NOW);
-      const giveRoomBack = await fillDiskFor(services.db, dialect, "full-%");
+      const giveRoomBack = await fillDiskFor(services.db, dialect, "counters", "full-%");
 
       // Eight requests in one turn with room for three more: exactly three get through.
       const outcomes = await Promise.all(Array.from({ length: 8 }, () => batcher.count(services.db, [counter(scope, 5)], 1, NOW)));
@@ -91,7 +51,7 @@ for (const dialect of DIALECTS) {
       const held = new HeldCounts();
       const batcher = new CounterBatcher(dialect, held);
       const scope = unique("full-window");
-      const giveRoomBack = await fillDiskFor(services.db, dialect, "full-%");
+      const giveRoomBack = await fillDiskFor(services.db, dialect, "counters", "full-%");
       try {
         for (let i = 0; i < 3; i++) assert.equal((await batcher.count(services.db, [counter(scope, 3)], 1, NOW)).refused, false);
         assert.equal((await batcher.count(services.db, [counter(scope, 3)], 1, NOW)).refused, true);
@@ -110,7 +70,7 @@ for (const dialect of DIALECTS) {
       const { services, clock } = await testServices(dialect, { WARDEN_LIMIT_WRONG_KEYS_PER_MIN: "3" });
       const { limits, db } = services;
       const source = unique("full-source");
-      const giveRoomBack = await fillDiskFor(db, dialect, "wrong-keys:full-%");
+      const giveRoomBack = await fillDiskFor(db, dialect, "counters", "wrong-keys:full-%");
       const now = clock.now();
       try {
         for (let i = 0; i < 3; i++) assert.equal(await limits.countWrongKey(db, source, now), null);
