@@ -115,20 +115,26 @@ export async function createServices(config: Readonly<Config>, options: { clock:
     const secretBox = new SecretBox(config.secretKey ?? (await loadDevelopmentSecretKey(config.dataDir)));
     await ensureSigningKey(storage.db, secretBox, options.clock.now());
     if (options.statementTimeoutMs !== undefined) storage.boundStatements(options.statementTimeoutMs);
+    const limits = new LimitsService(config.limits, storage.dialect);
+    metrics.readHeldCounts(() => limits.heldCounters);
     return {
       config,
       db: storage.db,
       dialect: storage.dialect,
       availability: storage.availability,
       clock: options.clock,
-      limits: new LimitsService(config.limits, storage.dialect),
+      limits,
       cursorKey: Buffer.from(cursorSecret, "base64"),
       secretBox,
       signingKeys: new SigningKeys(storage.db, secretBox, options.clock),
       signals: new Signals(),
       knownTools: new KnownTools(),
       metrics,
-      close: () => storage.close(),
+      async close() {
+        // Counts held while the storage was full are lost with the process: one last try.
+        await limits.writeHeldCounts(storage.db, options.clock.now()).catch(() => false);
+        await storage.close();
+      },
     };
   } catch (error) {
     await storage.close();

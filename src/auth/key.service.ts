@@ -131,7 +131,7 @@ export async function authenticate(db: Db, clock: Clock, limits: LimitsService, 
   const keyHash = hashKey(presented);
   // One round trip: the key, its owners, and the source address's wrong-key count.
   const { key: stored, owners, source } = await findKeyWithOwners(db, { hash: keyHash, sourceScope: limits.wrongKeyScope(input.source) });
-  limits.assertSourceCountNotBlocked(source, now);
+  limits.assertSourceCountNotBlocked(input.source, source, now);
   // The row was found by its hash; comparing the hashes again in constant time keeps
   // the final decision free of timing differences whatever the index lookup does.
   if (!stored || !timingSafeEqual(Buffer.from(stored.hash, "hex"), Buffer.from(keyHash, "hex"))) {

@@ -216,7 +216,7 @@ async function authenticate<L extends SessionLookup>(
   const presented = input.authorization.startsWith("Bearer ") ? input.authorization.slice(7) : "";
   const tokenHash = sha256(presented);
   const found = await find(db, { tokenHash, sourceScope: limits.wrongKeyScope(input.source) });
-  limits.assertSourceCountNotBlocked(found.source, now);
+  limits.assertSourceCountNotBlocked(input.source, found.source, now);
   const session = TOKEN_SHAPE.test(presented) ? found.session : null;
   if (!session || !sameHash(session.tokenHash, tokenHash)) {
     const limited = await limits.countWrongKey(db, input.source, now);

@@ -10,6 +10,7 @@ import { after, describe, test } from "node:test";
 import { toIso } from "../clock.js";
 import { importNdjson } from "../import/import.service.js";
 import { clientCalls, testMailbox } from "../test-support/client.js";
+import { fillDiskFor } from "../test-support/full-disk.js";
 import { DIALECTS, seedCatalogue, seedWorkspace, testApi, testServices } from "../test-support/harness.js";
 import { settleMail } from "../test-support/mail.js";
 
@@ -216,6 +217,31 @@ for (const dialect of DIALECTS) {
       const after = (await lastActive()).map(Number);
       assert.equal(after.filter((at) => at === clock.now()).length, 1);
       assert.equal(after.filter((at) => at === clock.now() - 1_000).length, 3);
+    });
+
+    test("a check answers while the disk is full; its device's last activity is written once there is room", async () => {
+      const { services, clock } = await testServices(dialect, { SMTP_URL: mailbox.url });
+      const ws = await seedWorkspace(services);
+      const api = await testApi(services);
+      const [first, second] = [await signIn(api, ws, `full-1-${ws.slug}@example.com`), await signIn(api, ws, `full-2-${ws.slug}@example.com`)];
+      const lastActive = async () =>
+        (await services.db.selectFrom("devices").select("last_active_at").where("workspace_id", "=", ws.workspaceId).orderBy("id").execute()).map(
+          (d) => d.last_active_at,
+        );
+      const giveRoomBack = await fillDiskFor(services.db, dialect, "devices");
+      clock.advance(5_000);
+      const heldAt = clock.now();
+      try {
+        const answer = await check(api, ws.tool, first as string);
+        assert.equal(answer.statusCode, 200, answer.body);
+        assert.deepEqual(await lastActive(), [null, null]);
+      } finally {
+        await giveRoomBack();
+      }
+      clock.advance(1_000);
+      assert.equal((await check(api, ws.tool, second as string)).statusCode, 200);
+      // The second check's batch wrote the first device's held time with its own.
+      assert.deepEqual(new Set((await lastActive()).map(Number)), new Set([heldAt, clock.now()]));
     });
 
     test("access that runs out sooner is rechecked when it ends", async () => {

@@ -6,6 +6,7 @@ import { type Db, dialectOf, type Executor } from "../db/database.js";
 import { GroupCommit, type Waiting } from "../db/group-commit.js";
 import { type Placeholder, prepared, preparedRaw } from "../db/prepared.js";
 import type { Env } from "../db/schema.js";
+import { isStorageFull } from "../db/storage-faults.js";
 import type { CounterState } from "../limits/counter.store.js";
 
 /** A signed-in device as its bearer token finds it. */
@@ -171,16 +172,34 @@ interface Touch {
 // scenario 8).
 const touchGroups = new WeakMap<Db, GroupCommit<Touch, void>>();
 
+// While the database's storage is full (db/storage-faults.ts) the times are held here,
+// by device, and written with the next batch that the database takes: the access check
+// answers meanwhile. The only memory of its kind, written by writeTouches alone (one
+// batch at a time). Bound: this many devices; past it a device's time is not held
+// (the column is a hint: the next check after the disk has room writes it again).
+// Dropped once written, or when the process stops.
+const MAX_HELD_TOUCHES = 100_000;
+const heldTouches = new WeakMap<Db, Map<string, number>>();
+
 async function writeTouches(db: Db, batch: Waiting<Touch, void>[]): Promise<void> {
-  const latest = new Map<string, number>();
+  const held = heldTouches.get(db);
+  const latest = new Map<string, number>(held ?? []);
   for (const { input } of batch) latest.set(input.deviceId, Math.max(input.now, latest.get(input.deviceId) ?? 0));
   const [only] = latest;
-  // On PostgreSQL always the statement whose commit does not wait for the flush: alone, a
-  // plain update's commit waited 2.4 ms for the disk here (bench/README.md, scenario 8).
-  if (dialectOf(db) === "postgres") await updateManyLastActivePg(db, [[...latest.keys()], [...latest.values()]]);
-  else if (latest.size === 1 && only) await updateLastActive(db, only);
-  else await updateManyLastActiveSqlite(db, [JSON.stringify([...latest].map(([id, at]) => ({ id, at })))]);
-  // A failure above rejects the whole batch (GroupCommit).
+  try {
+    // On PostgreSQL always the statement whose commit does not wait for the flush: alone, a
+    // plain update's commit waited 2.4 ms for the disk here (bench/README.md, scenario 8).
+    if (dialectOf(db) === "postgres") await updateManyLastActivePg(db, [[...latest.keys()], [...latest.values()]]);
+    else if (latest.size === 1 && only) await updateLastActive(db, only);
+    else await updateManyLastActiveSqlite(db, [JSON.stringify([...latest].map(([id, at]) => ({ id, at })))]);
+    heldTouches.delete(db);
+  } catch (error) {
+    // Any other failure rejects the whole batch (GroupCommit).
+    if (!isStorageFull(error)) throw error;
+    const keep = held ?? new Map<string, number>();
+    heldTouches.set(db, keep);
+    for (const [id, at] of latest) if (keep.has(id) || keep.size < MAX_HELD_TOUCHES) keep.set(id, at);
+  }
   for (const { resolve } of batch) resolve();
 }
 

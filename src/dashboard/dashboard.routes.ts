@@ -40,9 +40,10 @@ const TITLES: Record<number, string> = {
   413: "Form too large",
   415: "Not a form",
   429: "Slow down",
+  503: "Try again later",
 };
 
-/** Errors of the dashboard are pages, with the catalogue's status; a 5xx names only its request id. */
+/** Errors of the dashboard are pages, with the catalogue's status; an internal failure names only its request id. */
 function renderPageError(services: Services) {
   return (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
     addPageHeaders(reply);
@@ -61,8 +62,9 @@ function renderPageError(services: Services) {
       if (retryAfter !== undefined) reply.header("Retry-After", String(retryAfter));
       // The database being away is logged once when it goes (server.ts), and its page says so.
       if (apiError.code === "database_unavailable") title = "Try again in a moment";
-      else if (status >= 500) {
-        request.log.error({ err: error }, "dashboard request failed");
+      else if (status >= 500) request.log.error({ err: error }, "dashboard request failed");
+      // As in the API: only `internal` hides its message; a 503 says what is unavailable.
+      if (apiError.code === "internal") {
         title = "Something went wrong";
         message = `The dashboard failed to answer. Try again in a moment; if it keeps failing, give your operator the request id ${request.id}.`;
       }

@@ -1,5 +1,5 @@
 import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import SQLite from "better-sqlite3";
 import {
   Kysely,
@@ -11,6 +11,7 @@ import {
   type PostgresPoolClient,
   type SqliteDatabase,
   SqliteDialect,
+  type SqliteStatement,
   sql,
   type Transaction,
 } from "kysely";
@@ -18,7 +19,7 @@ import pg from "pg";
 import { migrations } from "./migrations/index.js";
 import { preparedStatementName } from "./prepared.js";
 import type { Database } from "./schema.js";
-import { DatabaseAvailability, DatabaseUnavailableError, isUnreachableDriverError } from "./storage-faults.js";
+import { DatabaseAvailability, DatabaseUnavailableError, isUnreachableDriverError, sqliteStorageFault } from "./storage-faults.js";
 
 export type Dialect = "sqlite" | "postgres";
 export type Db = Kysely<Database>;
@@ -129,7 +130,7 @@ function makeDirectSqlite(sqlite: SQLite.Database, database: SqliteDatabase, { o
     const started = onQuery ? performance.now() : 0;
     let rows: unknown[] = [];
     try {
-      const statement = database.prepare(text) as unknown as SQLite.Statement;
+      const statement = database.prepare(text);
       if (statement.reader) rows = statement.all(parameters);
       else statement.run(parameters);
     } catch (error) {
@@ -149,15 +150,46 @@ function makeDirectSqlite(sqlite: SQLite.Database, database: SqliteDatabase, { o
  * Kysely prepares every query anew; SQLite then parses and plans the same text again
  * and again. Warden's queries are a few hundred distinct texts, so each is prepared
  * once and reused (better-sqlite3 statements are reusable, and calls are synchronous).
+ *
+ * A statement that fails because the disk is full throws a StorageFullError (the
+ * folder's free space is read then, and only then: storage-faults.ts). And a write
+ * that fails so makes SQLite roll its whole transaction back at once: Kysely's own
+ * `rollback` then failed with "no transaction is active", and that error, not the full
+ * disk, reached the error handler. A rollback with no transaction open does nothing.
  */
-function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
-  const statements = new Map<string, SQLite.Statement>();
+function withStatementCache(sqlite: SQLite.Database, folder: string | null): SqliteDatabase {
+  const statements = new Map<string, SqliteStatement>();
+  const guarded = (statement: SQLite.Statement): SqliteStatement => ({
+    reader: statement.reader,
+    all(parameters) {
+      try {
+        return statement.all(parameters);
+      } catch (error) {
+        throw sqliteStorageFault(error, folder) ?? error;
+      }
+    },
+    run(parameters) {
+      try {
+        return statement.run(parameters);
+      } catch (error) {
+        throw sqliteStorageFault(error, folder) ?? error;
+      }
+    },
+    iterate: (parameters) => statement.iterate(parameters) as IterableIterator<unknown>,
+  });
+  const rollback: SqliteStatement = {
+    reader: false,
+    all: () => [],
+    run: () => (sqlite.inTransaction ? sqlite.prepare("rollback").run() : { changes: 0, lastInsertRowid: 0 }),
+    iterate: () => [][Symbol.iterator](),
+  };
   return {
     close: () => sqlite.close(),
     prepare(sql: string) {
+      if (sql === "rollback") return rollback;
       let statement = statements.get(sql);
       if (!statement) {
-        statement = sqlite.prepare(sql);
+        statement = guarded(sqlite.prepare(sql));
         if (statements.size < 1000) statements.set(sql, statement);
       }
       return statement;
@@ -273,7 +305,7 @@ export function openStorage(options: StorageOptions): Storage {
   // Each page read is then a memory access instead of a read() call: retrieve at 1M
   // customers 7,793 -> 12,089 req/s (bench/README.md), its resident memory 154 -> 739 MB.
   if (options.sqliteMmapMb) sqlite.pragma(`mmap_size = ${options.sqliteMmapMb * 1024 * 1024}`);
-  const database = withStatementCache(sqlite);
+  const database = withStatementCache(sqlite, file === ":memory:" ? null : dirname(file));
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }), log: queryLogger(options) });
   directSqliteOf.set(db.getExecutor().adapter, makeDirectSqlite(sqlite, database, options));
   // A statement on SQLite runs in this process: there is no server to be away, nor a statement to bound.

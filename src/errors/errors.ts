@@ -20,6 +20,7 @@ export type ErrorCode =
   | "not_found"
   | "route_not_found"
   | "rate_limited"
+  | "storage_full"
   | "internal"
   | "database_unavailable";
 
@@ -54,6 +55,7 @@ export function statusOf(code: ErrorCode): number {
     case "internal":
       return 500;
     case "database_unavailable":
+    case "storage_full":
       return 503;
   }
 }
@@ -80,19 +82,26 @@ export function typeOf(code: ErrorCode): ErrorType {
       return "not_found";
     case "rate_limited":
       return "rate_limit_error";
+    case "storage_full":
     case "internal":
     case "database_unavailable":
       return "api_error";
   }
 }
 
+// An operator frees space in minutes, not seconds: clients asked to come back sooner
+// would only add failed writes to a disk that has no room for them.
+const STORAGE_FULL_RETRY_SECONDS = 60;
+
 /**
  * Seconds a client is asked to wait (Retry-After) by codes that are not its fault and
- * pass by themselves. A restarted PostgreSQL answers again within seconds; a rate limit
- * says its own (its window's end).
+ * pass by themselves. A restarted PostgreSQL answers again within seconds; a full disk
+ * waits for its operator; a rate limit says its own (its window's end).
  */
 export function retryAfterOf(code: ErrorCode): number | undefined {
-  return code === "database_unavailable" ? 5 : undefined;
+  if (code === "database_unavailable") return 5;
+  if (code === "storage_full") return STORAGE_FULL_RETRY_SECONDS;
+  return undefined;
 }
 
 /** Rate-limit facts for the Retry-After and RateLimit-* headers of a 429. */
@@ -127,4 +136,12 @@ export function invalidParameter(param: string, message: string): ApiError {
 
 export function notFound(message: string): ApiError {
   return new ApiError("not_found", message);
+}
+
+/**
+ * A write refused because the database's storage is full (decisions.md, Storage: 503,
+ * not 507). The message says what is wrong, not why: no path, no driver text.
+ */
+export function storageFull(): ApiError {
+  return new ApiError("storage_full", "Warden's storage is full, so this change was not saved. Retry later; reads still work.");
 }

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import type { Clock } from "../clock.js";
-import { isDatabaseUnavailable } from "../db/storage-faults.js";
-import { ApiError, type ErrorCode, retryAfterOf, statusOf, typeOf } from "../errors/errors.js";
+import { isDatabaseUnavailable, isStorageFull } from "../db/storage-faults.js";
+import { ApiError, type ErrorCode, retryAfterOf, statusOf, storageFull, typeOf } from "../errors/errors.js";
 
 interface FastifyValidationError {
   instancePath: string;
@@ -31,6 +31,7 @@ function describeValidation(part: string | undefined, error: FastifyValidationEr
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (isDatabaseUnavailable(error)) return new ApiError("database_unavailable", "The database is unreachable; retry in a few seconds.");
+  if (isStorageFull(error)) return storageFull();
   const fe = error as Partial<FastifyError> & { validation?: FastifyValidationError[] };
   const first = fe.validation?.[0];
   if (first) {
@@ -89,11 +90,11 @@ export function renderError(clock: Clock) {
     const retryAfter = retryAfterOf(apiError.code);
     if (retryAfter !== undefined) reply.header("Retry-After", String(retryAfter));
     // The database being away is logged once when it goes and once when it is back
-    // (server.ts), not at every request; its message shows nothing of the insides.
-    if (status >= 500 && apiError.code !== "database_unavailable") {
-      request.log.error({ err: error }, "request failed");
-      message = `The service failed; retry. Request id ${request.id}.`;
-    }
+    // (server.ts), not at every request.
+    if (status >= 500 && apiError.code !== "database_unavailable") request.log.error({ err: error }, "request failed");
+    // Only `internal` hides its message: its cause is a bug. A 503's message is the
+    // catalogue's own sentence (what is unavailable), never the cause's text.
+    if (apiError.code === "internal") message = `The service failed; retry. Request id ${request.id}.`;
     if (apiError.rateLimit) {
       const { limit, remaining, resetAt } = apiError.rateLimit;
       const seconds = Math.max(1, Math.ceil((resetAt - clock.now()) / 1000));

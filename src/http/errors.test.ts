@@ -6,6 +6,7 @@ import { ManualClock } from "../clock.js";
 import { parseConfig } from "../config.js";
 import { newId } from "../ids.js";
 import { createServices } from "../services.js";
+import { fillDiskFor } from "../test-support/full-disk.js";
 import { DIALECTS, seedWorkspace, storageFor, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
 import { renderError, toApiError } from "./error.handler.js";
 
@@ -203,6 +204,30 @@ for (const dialect of DIALECTS) {
       assertError(response, 500, "api_error");
       assert.equal(response.json().error.message, `The service failed; retry. Request id ${response.headers["request-id"]}.`);
       assert.doesNotMatch(response.body, /select|people|relation|Error/);
+    });
+
+    test("a write the full disk refuses answers 503 storage_full with Retry-After; a retrieve still answers", async () => {
+      const { services } = await testServices(dialect);
+      const ws = await seedWorkspace(services);
+      const api = await testApi(services);
+      const email = "held@example.com";
+      assert.equal((await api.request({ method: "POST", url: `/api/v1/tools/${ws.tool}/grants`, key: ws.testKey, payload: { email } })).statusCode, 201);
+      const roomBack = [await fillDiskFor(services.db, dialect, "grants"), await fillDiskFor(services.db, dialect, "counters")];
+      try {
+        const refused = await api.request({ method: "POST", url: `/api/v1/tools/${ws.tool}/grants`, key: ws.testKey, payload: { email: "new@example.com" } });
+        assertError(refused, 503, "api_error");
+        assert.equal(refused.headers["retry-after"], "60");
+        assert.equal(refused.json().error.message, "Warden's storage is full, so this change was not saved. Retry later; reads still work.");
+        assert.doesNotMatch(refused.body, /SQLITE|disk_full|could not extend|grants/);
+        const retrieved = await api.request({ url: `/api/v1/tools/${ws.tool}/customers/${email}`, key: ws.testKey });
+        assert.equal(retrieved.statusCode, 200, retrieved.body);
+      } finally {
+        for (const give of roomBack.reverse()) await give();
+      }
+      assert.equal(
+        (await api.request({ method: "POST", url: `/api/v1/tools/${ws.tool}/grants`, key: ws.testKey, payload: { email: "new@example.com" } })).statusCode,
+        201,
+      );
     });
   });
 }

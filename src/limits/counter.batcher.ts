@@ -1,7 +1,8 @@
 import type { Dialect, Executor } from "../db/database.js";
 import { GroupCommit, type Waiting } from "../db/group-commit.js";
-import { isDatabaseUnavailable } from "../db/storage-faults.js";
-import { addEachWithin, type CounterIncrement, type CountOutcome, type LimitedAddition } from "./counter.store.js";
+import { isDatabaseUnavailable, isStorageFull, StorageFullError } from "../db/storage-faults.js";
+import { addCounts, addEachWithin, type CounterIncrement, type CountOutcome, type LimitedAddition, readStoredCounters } from "./counter.store.js";
+import { HeldCounts } from "./held-counts.js";
 
 /** One request's counts. */
 interface Counts {
@@ -28,11 +29,18 @@ const MAX_BATCH = 64;
  * one would, the batch counted nothing and its requests are counted again one at a
  * time, in the order they came, so exactly the requests that fit are let through.
  * Counts inside a caller's transaction are never batched: they must roll back with it.
+ *
+ * When the database's storage is full, the counts are decided and held in memory
+ * (`held`, held-counts.ts) against the stored counts read back, and written before the
+ * first batch that the database takes again.
  */
 export class CounterBatcher {
   private readonly groups = new Map<Executor, GroupCommit<Counts, CountOutcome>>();
 
-  constructor(private readonly dialect: Dialect) {}
+  constructor(
+    private readonly dialect: Dialect,
+    private readonly held: HeldCounts = new HeldCounts(),
+  ) {}
 
   count(ex: Executor, increments: readonly (CounterIncrement & { limit: number })[], by: number, now: number): Promise<CountOutcome> {
     if (ex.isTransaction) return addEachWithin(ex, this.dialect, eachBy(increments, by), now);
@@ -45,6 +53,9 @@ export class CounterBatcher {
   }
 
   private async write(ex: Executor, batch: Waiting<Counts, CountOutcome>[]): Promise<void> {
+    const latest = Math.max(...batch.map((w) => w.input.now));
+    // Held counts go first: counted in the database without them, a request could pass a limit.
+    if (!(await this.held.writeHeld((additions) => addCounts(ex, this.dialect, additions, latest), latest))) return this.countHeld(ex, batch, null);
     if (batch.length > 1) {
       const { additions, now } = merge(batch.map((w) => w.input));
       // A statement that fails for one request's counter (bad input in its scope) counted
@@ -62,12 +73,28 @@ export class CounterBatcher {
         return;
       }
     }
-    for (const { input, resolve, reject } of batch) {
+    for (const [i, { input, resolve, reject }] of batch.entries()) {
       try {
         resolve(await addEachWithin(ex, this.dialect, eachBy(input.increments, input.by), input.now));
       } catch (error) {
+        if (isStorageFull(error)) return this.countHeld(ex, batch.slice(i), error);
         reject(error);
       }
+    }
+  }
+
+  /**
+   * Counts each request in memory, in the order they came, against the stored counts
+   * read back (reads still work on a full disk). When even memory has no room (the
+   * bound of HeldCounts), the request fails as the write did.
+   */
+  private async countHeld(ex: Executor, batch: Waiting<Counts, CountOutcome>[], failure: unknown): Promise<void> {
+    const scopes = [...new Set(batch.flatMap((w) => w.input.increments.map((c) => c.scope)))];
+    const stored = await readStoredCounters(ex, scopes);
+    for (const { input, resolve, reject } of batch) {
+      const outcome = this.held.addEachWithin(eachBy(input.increments, input.by), stored, input.now);
+      if (outcome) resolve(outcome);
+      else reject(failure ?? new StorageFullError(null));
     }
   }
 }

@@ -28,7 +28,7 @@ function perRowCount<F>(make: (rows: number) => F): (rows: number) => F {
 }
 
 /** One counter to add to, with its own amount (a batch adds several requests' counts in one row). */
-interface CounterAddition extends CounterIncrement {
+export interface CounterAddition extends CounterIncrement {
   by: number;
 }
 
@@ -192,6 +192,20 @@ export async function addToCounters(ex: Executor, dialect: Dialect, increments: 
   const sorted = [...increments].sort(byScope);
   const rows = await upsertCountersAlone(sorted.length)(ex, [now, ...sorted.flatMap((c) => [c.scope, c.nextWindowEnd, Number.MAX_SAFE_INTEGER, by])]);
   return statesInOrder(increments, rows);
+}
+
+/**
+ * Adds to each counter its own amount with no limit to check (counts held in memory
+ * while the storage was full: limits.held-counts.ts), as one statement that is its own
+ * transaction, all or nothing.
+ */
+export async function addCounts(ex: Executor, dialect: Dialect, additions: readonly CounterAddition[], now: number): Promise<void> {
+  if (ex.isTransaction || dialect === "sqlite") {
+    await addEach(ex, additions, now);
+    return;
+  }
+  const sorted = [...additions].sort(byScope);
+  await upsertCountersAlone(sorted.length)(ex, [now, ...sorted.flatMap((c) => [c.scope, c.nextWindowEnd, Number.MAX_SAFE_INTEGER, c.by])]);
 }
 
 /** Reads a counter without changing it; a closed window reads as zero. */

@@ -2,9 +2,20 @@ import { DAY_MS, MINUTE_MS } from "../clock.js";
 import type { Limits } from "../config.js";
 import type { Dialect, Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
+import { isStorageFull, StorageFullError } from "../db/storage-faults.js";
 import { ApiError } from "../errors/errors.js";
 import { CounterBatcher } from "./counter.batcher.js";
-import { addToCounters, type CounterState, deleteCounter, readCounter, readStoredCounters, setCounterWindow } from "./counter.store.js";
+import {
+  addCounts,
+  addToCounters,
+  type CounterIncrement,
+  type CounterState,
+  deleteCounter,
+  readCounter,
+  readStoredCounters,
+  setCounterWindow,
+} from "./counter.store.js";
+import { HeldCounts } from "./held-counts.js";
 
 const HOUR_MS = 3_600_000;
 
@@ -69,12 +80,56 @@ interface QuotaSubject {
 
 export class LimitsService {
   private readonly batcher: CounterBatcher;
+  /** Counts the database could not store (its storage full), until it can. */
+  private readonly held = new HeldCounts();
 
   constructor(
     private readonly limits: Readonly<Limits>,
     private readonly dialect: Dialect,
   ) {
-    this.batcher = new CounterBatcher(dialect);
+    this.batcher = new CounterBatcher(dialect, this.held);
+  }
+
+  /** How many counters are held in memory now (the metrics' `warden_limit_counts_held`). */
+  get heldCounters(): number {
+    return this.held.size;
+  }
+
+  /** Writes the counts held in memory, if any and if the storage takes them (at shutdown); answers whether none is left. */
+  writeHeldCounts(ex: Executor, now: number): Promise<boolean> {
+    return this.held.writeHeld((additions) => addCounts(ex, this.dialect, additions, now), now);
+  }
+
+  /**
+   * `addToCounters`, or, when the storage is full, the same held in memory (see
+   * HeldCounts). Inside a caller's transaction nothing is held: the transaction fails.
+   */
+  private async addUnlimited(ex: Executor, increments: readonly CounterIncrement[], by: number, now: number): Promise<CounterState[]> {
+    let failure: unknown = null;
+    if (ex.isTransaction || (await this.writeHeldCounts(ex, now))) {
+      try {
+        return await addToCounters(ex, this.dialect, increments, by, now);
+      } catch (error) {
+        if (ex.isTransaction || !isStorageFull(error)) throw error;
+        failure = error;
+      }
+    }
+    const stored = await readStoredCounters(
+      ex,
+      increments.map((c) => c.scope),
+    );
+    const outcome = this.held.addEachWithin(
+      increments.map((c) => ({ ...c, by, limit: Number.POSITIVE_INFINITY })),
+      stored,
+      now,
+    );
+    if (!outcome?.states) throw failure ?? new StorageFullError(null);
+    return outcome.states;
+  }
+
+  /** A counter as stored, plus what is held of it in memory. */
+  private async readCount(ex: Executor, scope: string, now: number): Promise<CounterState> {
+    return this.held.current(scope, await readCounter(ex, scope, now), now, now);
   }
 
   /**
@@ -96,7 +151,7 @@ export class LimitsService {
       if (!outcome.refused) return null;
       // The refusing statement undid itself: read the counts it saw, before this request's.
       const counted = outcome.states !== null;
-      const states: CounterState[] = outcome.states ?? (await Promise.all(quotas.map((quota) => readCounter(ex, quota.scope, now))));
+      const states: CounterState[] = outcome.states ?? (await Promise.all(quotas.map((quota) => this.readCount(ex, quota.scope, now))));
       const over = quotas.findIndex((quota, i) => (states[i]?.count ?? 0) + (counted ? 0 : by) > quota.limit);
       const quota = quotas[over];
       const state = states[over];
@@ -127,21 +182,22 @@ export class LimitsService {
 
   /** Refuses a source address that has already sent too many wrong keys this minute. */
   async assertSourceNotBlocked(ex: Executor, source: string, now: number): Promise<void> {
-    this.assertSourceCountNotBlocked(await readCounter(ex, this.wrongKeyScope(source), now), now);
+    this.assertSourceCountNotBlocked(source, await readCounter(ex, this.wrongKeyScope(source), now), now);
   }
 
-  /** The same, for the source's counter as read with the key (null when it has none). */
-  assertSourceCountNotBlocked(stored: CounterState | null, now: number): void {
-    if (stored === null || stored.windowEnd <= now || stored.count < this.limits.wrongKeysPerMin) return;
+  /** The same, for the source's counter as read with the key (null when it has none), and what is held of it. */
+  assertSourceCountNotBlocked(source: string, stored: CounterState | null, now: number): void {
+    const state = this.held.current(this.wrongKeyScope(source), stored ?? undefined, now, now);
+    if (state.windowEnd <= now || state.count < this.limits.wrongKeysPerMin) return;
     throw new ApiError("rate_limited", "Too many wrong API keys from this address; retry after the minute resets.", {
-      rateLimit: { limit: this.limits.wrongKeysPerMin, remaining: 0, resetAt: stored.windowEnd },
+      rateLimit: { limit: this.limits.wrongKeysPerMin, remaining: 0, resetAt: state.windowEnd },
       limit: "wrong-keys",
     });
   }
 
   /** Records a wrong key; answers whether the address is now over its limit. */
   async countWrongKey(ex: Executor, source: string, now: number): Promise<ApiError | null> {
-    const [state] = await addToCounters(ex, this.dialect, [{ scope: this.wrongKeyScope(source), nextWindowEnd: windowEndFor("minute", now) }], 1, now);
+    const [state] = await this.addUnlimited(ex, [{ scope: this.wrongKeyScope(source), nextWindowEnd: windowEndFor("minute", now) }], 1, now);
     if (!state) throw new Error("the wrong-key counter was not written");
     if (state.count <= this.limits.wrongKeysPerMin) return null;
     return new ApiError("rate_limited", "Too many wrong API keys from this address; retry after the minute resets.", {
@@ -181,7 +237,7 @@ export class LimitsService {
       if (unused <= 0) return;
       // Given back at the reservation's time: its window is the one the rows went into.
       const increments = quotas.map((quota) => ({ scope: quota.scope, nextWindowEnd: windowEndOf(quota, now) }));
-      await addToCounters(ex, this.dialect, increments, -unused, now);
+      await this.addUnlimited(ex, increments, -unused, now);
     };
   }
 
@@ -430,7 +486,7 @@ export class LimitsService {
     ];
     return Promise.all(
       daily.map(async ({ what, scope, limit }) => {
-        const state = await readCounter(ex, scope, now);
+        const state = await this.readCount(ex, scope, now);
         return { what, used: state.count, limit, resetsAt: state.count > 0 ? state.windowEnd : null };
       }),
     );

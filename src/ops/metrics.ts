@@ -136,6 +136,18 @@ export class Metrics {
     pool("warden_db_pool_waiting", "Queries waiting for a PostgreSQL connection", (s) => s.waiting);
   }
 
+  /** The gauge of limit counts held in memory while the database's storage is full (limits/held-counts.ts). */
+  readHeldCounts(read: () => number): void {
+    new Gauge({
+      name: "warden_limit_counts_held",
+      help: "Limit counters held in memory because the database's storage was full; written once it has room",
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  }
+
   countRequest(method: string, route: string, status: number, seconds: number): void {
     const labels = { method, route, status: String(status) };
     this.requests.inc(labels);
