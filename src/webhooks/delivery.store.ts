@@ -94,7 +94,10 @@ export interface DueEndpoint {
  * The endpoints come from the distinct endpoints of pending deliveries, one index step
  * each (a loose index scan of deliveries_due, written out as a recursive query), then
  * each one's oldest due delivery: the cost grows with the endpoints that have pending
- * deliveries, never with how many deliveries they owe.
+ * deliveries, never with how many deliveries they owe. The joins are written as CROSS JOIN
+ * because SQLite then keeps the pending endpoints as the outer loop: SQLite 3.54
+ * (better-sqlite3 13) otherwise scanned every endpoint first. PostgreSQL plans them as
+ * inner joins either way.
  */
 export async function findDueEndpoints(
   ex: Executor,
@@ -119,8 +122,9 @@ heads as (
       else (select d.next_attempt_at from deliveries as d where d.status = 'pending' and d.endpoint_id = e.id
         and d.next_attempt_at <= ${now} order by d.next_attempt_at, d.seq limit 1)
     end as due_at
-  from pending as p join webhook_endpoints as e on e.id = p.endpoint_id join endpoint_leases as l on l.endpoint_id = e.id
-  where e.enabled = 1 and e.removed_at is null and (l.locked_until is null or l.locked_until <= ${now}) ${notBusy}
+  from pending as p cross join webhook_endpoints as e cross join endpoint_leases as l
+  where e.id = p.endpoint_id and l.endpoint_id = e.id
+    and e.enabled = 1 and e.removed_at is null and (l.locked_until is null or l.locked_until <= ${now}) ${notBusy}
 )
 select id, resends_only from heads where due_at is not null order by due_at, id limit ${options.limit}`.execute(ex);
   return rows.map((r) => ({ endpointId: r.id, resendsOnly: Number(r.resends_only) === 1 }));
