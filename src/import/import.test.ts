@@ -71,7 +71,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([...new Set(types)].sort(), ["account", "device", "grant", "licence", "subscription", "trial"]);
 
       const counts = await importNdjson(services.db, services.clock, { workspace: ws.slug, env: "test", text: block });
-      assert.deepEqual(counts, { accounts: 1, devices: 1, licences: 3, subscriptions: 1, trials: 1, grants: 1 });
+      assert.deepEqual(counts, { accounts: 1, devices: 1, licences: 3, subscriptions: 1, trials: 1, grants: 1, unchanged: 0 });
 
       const via = async (tool: string, email: string) => {
         const r = await api.request({ url: `/api/v1/tools/${tool}/customers/${encodeURIComponent(email)}`, key: ws.testKey });
@@ -128,7 +128,7 @@ for (const dialect of DIALECTS) {
           { type: "account", email: "g@example.com", signed_in_at: PAST },
         ])}\r\n`,
       });
-      assert.deepEqual(counts, { accounts: 1, devices: 1, licences: 2, subscriptions: 1, trials: 1, grants: 1 });
+      assert.deepEqual(counts, { accounts: 1, devices: 1, licences: 2, subscriptions: 1, trials: 1, grants: 1, unchanged: 0 });
 
       const stored = await findLicenceById(services.db, team);
       assert.deepEqual(stored, {
@@ -329,6 +329,7 @@ for (const dialect of DIALECTS) {
         subscriptions: 0,
         trials: 0,
         grants: 0,
+        unchanged: 0,
       });
       const before = await rowsOf(services, ws.workspaceId);
 
@@ -344,8 +345,8 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(full.problems, [
         { line: 1, message: `team_licence ${team} has 2 seats, all in use` },
         { line: 2, message: "team_subscription sub_team has 1 seat, all in use" },
-        { line: 3, message: `licence id ${team} exists already` },
-        { line: 4, message: "subscription sub_team exists already" },
+        { line: 3, message: `licence id ${team} exists already for another person` },
+        { line: 4, message: "subscription sub_team exists already for another person" },
         {
           line: 5,
           message: `team_licence ${plain} is not a team licence (a licence with seats) on an earlier line or stored in this environment`,
@@ -388,8 +389,15 @@ for (const dialect of DIALECTS) {
       const ws = await seedCatalogue(services);
       const trial = { type: "trial", email: "once@example.com", tool: "tabmaster", starts_at: PAST, ends_at: "2026-12-01T00:00:00Z" };
       await importNdjson(services.db, services.clock, { workspace: ws.slug, env: "test", text: ndjson([trial]) });
+      // The same trial again is the same line imported twice: unchanged.
+      const again = await importNdjson(services.db, services.clock, { workspace: ws.slug, env: "test", text: ndjson([{ ...trial, email: "ONCE@example.com" }]) });
+      assert.deepEqual([again.trials, again.unchanged], [0, 1]);
       const error = await rejected(
-        importNdjson(services.db, services.clock, { workspace: ws.slug, env: "test", text: ndjson([{ ...trial, email: "ONCE@example.com" }]) }),
+        importNdjson(services.db, services.clock, {
+          workspace: ws.slug,
+          env: "test",
+          text: ndjson([{ ...trial, email: "ONCE@example.com", ends_at: "2026-12-02T00:00:00Z" }]),
+        }),
       );
       assert.deepEqual(error.problems, [{ line: 1, message: "ONCE@example.com has a trial of tabmaster already; a person has one trial per tool" }]);
       // Another tool, or the live environment, is another trial.
