@@ -26,7 +26,7 @@ export interface CliIo {
   onInterrupt?: (handler: () => void) => () => void;
 }
 
-const processIo: CliIo = {
+export const processIo: CliIo = {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
   env: process.env,
