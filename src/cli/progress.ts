@@ -39,7 +39,7 @@ function figuresOf(p: ImportProgress, elapsedMs: number): Figures {
   const done =
     p.phase === "check"
       ? `checked ${count(p.lines)} lines`
-      : `wrote ${count(p.written)} of ${count((p.totalLines ?? 0) - p.unchanged)} lines${p.unchanged > 0 ? ` (${count(p.unchanged)} unchanged)` : ""}`;
+      : `wrote ${count(p.written)} of ${count((p.totalLines ?? 0) - p.unchanged)} lines${p.unchanged > 0 ? `, ${count(p.unchanged)} unchanged` : ""}`;
   return { done, fraction: Math.min(1, fraction), rate, left };
 }
 
@@ -67,7 +67,7 @@ export function importProgressReporter(out: ProgressOutput, clock: Clock): Progr
     const label = p.phase === "check" ? "Checking" : "Writing ";
     const text = `${f.done}  ${f.rate}  ${f.left} left`;
     const columns = out.columns ?? 80;
-    const width = Math.max(10, Math.min(30, columns - text.length - label.length - 12));
+    const width = Math.max(10, Math.min(30, columns - 72));
     const filled = Math.round(f.fraction * width);
     const line = `${label} [${"#".repeat(filled)}${"-".repeat(width - filled)}] ${String(Math.floor(f.fraction * 100)).padStart(3)}%  ${text}`;
     out.write(`\r${line.slice(0, columns - 1).padEnd(columns - 1)}`);
