@@ -135,6 +135,8 @@ log("| engine | run | wall s | lines/s | peak RSS MB | CPU s | other processes (
 log("|---|---|---|---|---|---|---|---|");
 
 const details: string[] = [];
+// Written after each engine, so that a run stopped on the second keeps the first's figures.
+const save = () => writeFileSync(join(ROOT, "bench", "results", `${stamp}-import-${MIX}-${LINES}.md`), `${[...report, ...details].join("\n")}\n`);
 for (const engine of ENGINES) {
   const dataDir = join(workDir, engine);
   mkdirSync(dataDir, { recursive: true });
@@ -165,10 +167,8 @@ for (const engine of ENGINES) {
     if (schema) await runOnPg(`drop schema if exists ${schema} cascade`);
     unregister();
     rmSync(dataDir, { recursive: true, force: true });
+    save();
   }
 }
-for (const line of details) log(line);
-
-const results = join(ROOT, "bench", "results");
-writeFileSync(join(results, `${stamp}-import-${MIX}-${LINES}.md`), `${report.join("\n")}\n`);
+for (const line of details) process.stdout.write(`${line}\n`);
 rmSync(file, { force: true });
