@@ -3,10 +3,10 @@
 // with an API key). Every command prints JSON with --json and exits non-zero on bad
 // input with a clear message.
 import { adminCommands } from "./cli/admin.commands.js";
-import { CliError, type Command, type Values } from "./cli/command.js";
+import { CliError, type Command, Interrupted, type Values } from "./cli/command.js";
 import { commandsOf, describeCommand, parseCommandLine, resolve, UsageError } from "./cli/command-line.js";
 import { webhookCommands } from "./cli/webhook.commands.js";
-import { systemClock } from "./clock.js";
+import { type Clock, systemClock } from "./clock.js";
 import { type Config, ConfigError, parseConfig } from "./config.js";
 import { ApiError, typeOf } from "./errors/errors.js";
 import { describeDatabaseFailure, describeStartFailure, describeUnsupportedNode } from "./ops/start-up.js";
@@ -18,12 +18,25 @@ export interface CliIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
   env: Readonly<Record<string, string | undefined>>;
+  /** The terminal's width when stderr is one (progress is then a bar); undefined otherwise. */
+  stderrColumns?: () => number | undefined;
+  /** The clock of the services and of progress output; the system's by default. */
+  clock?: Clock;
+  /** Calls `handler` on Ctrl-C until the returned function is called. */
+  onInterrupt?: (handler: () => void) => () => void;
 }
 
-const processIo: CliIo = {
+export const processIo: CliIo = {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
   env: process.env,
+  stderrColumns: () => (process.stderr.isTTY ? process.stderr.columns : undefined),
+  // Once: a second Ctrl-C ends the process at once, as it would without a handler (an
+  // open transaction is then rolled back by the database).
+  onInterrupt: (handler) => {
+    process.once("SIGINT", handler);
+    return () => process.off("SIGINT", handler);
+  },
 };
 
 const commands: Record<string, Command> = { ...adminCommands, ...webhookCommands };
@@ -112,13 +125,15 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
   }
 
   let services: Services | null = null;
+  const clock = io.clock ?? systemClock;
+  let interruption: { controller: AbortController; stop: () => void } | null = null;
   try {
     const result = await command.run({
       ...parsed,
       env: io.env,
       services: async () => {
         try {
-          services ??= await createServices(config, { clock: systemClock });
+          services ??= await createServices(config, { clock });
         } catch (error) {
           // The faults `warden serve` explains in one line are told here in the same words;
           // anything else is a bug and keeps its stack.
@@ -127,14 +142,25 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
         }
         return services;
       },
+      progress: { write: io.stderr, columns: io.stderrColumns?.() },
+      clock,
+      interruption: () => {
+        if (!interruption) {
+          const controller = new AbortController();
+          interruption = { controller, stop: io.onInterrupt?.(() => controller.abort()) ?? (() => {}) };
+        }
+        return interruption.controller.signal;
+      },
     });
     io.stdout(json ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
     return result.exitCode ?? 0;
   } catch (error) {
     if (error instanceof ApiError) return fail(1, { type: typeOf(error.code), message: error.message, ...(error.param ? { param: error.param } : {}) });
     if (error instanceof CliError) return fail(1, { type: error.type, message: error.message, ...(error.param ? { param: error.param } : {}) });
+    if (error instanceof Interrupted) return fail(130, { type: "interrupted", message: error.message });
     throw error;
   } finally {
+    (interruption as { stop: () => void } | null)?.stop();
     await (services as Services | null)?.close();
   }
 }

@@ -26,27 +26,35 @@ export interface Licence {
 }
 
 export async function insertLicence(ex: Executor, licence: Licence): Promise<void> {
+  await insertLicences(ex, [licence]);
+}
+
+/** Several licences in one statement, in the order given (a team before its seats). */
+export async function insertLicences(ex: Executor, licences: readonly Licence[]): Promise<void> {
+  if (licences.length === 0) return;
   await ex
     .insertInto("licences")
-    .values({
-      id: licence.id,
-      workspace_id: licence.workspaceId,
-      env: licence.env,
-      person_id: licence.personId,
-      product_kind: licence.productKind,
-      product_id: licence.productId,
-      plan_id: licence.planId,
-      status: licence.status,
-      purchased_at: licence.purchasedAt,
-      amount_cents: licence.amountCents,
-      currency: licence.currency,
-      payment_intent: licence.paymentIntent,
-      checkout_session: licence.checkoutSession,
-      seats: licence.seats,
-      team_licence_id: licence.teamLicenceId,
-      team_subscription_id: licence.teamSubscriptionId,
-      created_at: licence.createdAt,
-    })
+    .values(
+      licences.map((licence) => ({
+        id: licence.id,
+        workspace_id: licence.workspaceId,
+        env: licence.env,
+        person_id: licence.personId,
+        product_kind: licence.productKind,
+        product_id: licence.productId,
+        plan_id: licence.planId,
+        status: licence.status,
+        purchased_at: licence.purchasedAt,
+        amount_cents: licence.amountCents,
+        currency: licence.currency,
+        payment_intent: licence.paymentIntent,
+        checkout_session: licence.checkoutSession,
+        seats: licence.seats,
+        team_licence_id: licence.teamLicenceId,
+        team_subscription_id: licence.teamSubscriptionId,
+        created_at: licence.createdAt,
+      })),
+    )
     .execute();
 }
 
@@ -90,7 +98,33 @@ export async function findLicenceById(ex: Executor, id: string): Promise<StoredL
   return r ? toLicence(r) : null;
 }
 
+/** Licences by id in any workspace (see findLicenceById), those that exist. */
+export async function findLicencesByIds(ex: Executor, ids: readonly string[]): Promise<Map<string, StoredLicence>> {
+  if (ids.length === 0) return new Map();
+  const rows = await ex.selectFrom("licences").selectAll().where("id", "in", ids).execute();
+  return new Map(rows.map((r) => [r.id, toLicence(r)]));
+}
+
 type Scope = { workspaceId: string; env: Env };
+
+/** The licences of these people in one workspace environment, by person. */
+export async function listLicencesOfPeople(ex: Executor, scope: Scope, personIds: readonly string[]): Promise<Map<string, StoredLicence[]>> {
+  const result = new Map<string, StoredLicence[]>();
+  if (personIds.length === 0) return result;
+  const rows = await ex
+    .selectFrom("licences")
+    .selectAll()
+    .where("person_id", "in", personIds)
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .execute();
+  for (const r of rows) {
+    const list = result.get(r.person_id);
+    if (list) list.push(toLicence(r));
+    else result.set(r.person_id, [toLicence(r)]);
+  }
+  return result;
+}
 
 /** The licence a payment bought (not a seat: seats carry no payment). */
 export async function findLicenceByPaymentIntent(ex: Executor, scope: Scope, paymentIntent: string): Promise<StoredLicence | null> {

@@ -38,28 +38,36 @@ export interface StoredSubscription extends Subscription {
 type Scope = { workspaceId: string; env: Env };
 
 export async function insertSubscription(ex: Executor, subscription: Subscription & Partial<StoredSubscription>): Promise<void> {
+  await insertSubscriptions(ex, [subscription]);
+}
+
+/** Several subscriptions in one statement. */
+export async function insertSubscriptions(ex: Executor, subscriptions: readonly (Subscription & Partial<StoredSubscription>)[]): Promise<void> {
+  if (subscriptions.length === 0) return;
   await ex
     .insertInto("subscriptions")
-    .values({
-      workspace_id: subscription.workspaceId,
-      env: subscription.env,
-      id: subscription.id,
-      person_id: subscription.personId,
-      product_kind: subscription.productKind,
-      product_id: subscription.productId,
-      plan_id: subscription.planId,
-      status: subscription.status,
-      current_period_start: subscription.currentPeriodStart,
-      current_period_end: subscription.currentPeriodEnd,
-      cancel_at_period_end: subscription.cancelAtPeriodEnd ? 1 : 0,
-      cancel_at: subscription.cancelAt,
-      ended_at: subscription.endedAt,
-      seats: subscription.seats,
-      created_at: subscription.createdAt,
-      processor_at: subscription.processorAt ?? null,
-      cancel_notified_day: subscription.cancelNotifiedDay ?? null,
-      account_person_id: subscription.accountPersonId ?? null,
-    })
+    .values(
+      subscriptions.map((subscription) => ({
+        workspace_id: subscription.workspaceId,
+        env: subscription.env,
+        id: subscription.id,
+        person_id: subscription.personId,
+        product_kind: subscription.productKind,
+        product_id: subscription.productId,
+        plan_id: subscription.planId,
+        status: subscription.status,
+        current_period_start: subscription.currentPeriodStart,
+        current_period_end: subscription.currentPeriodEnd,
+        cancel_at_period_end: subscription.cancelAtPeriodEnd ? 1 : 0,
+        cancel_at: subscription.cancelAt,
+        ended_at: subscription.endedAt,
+        seats: subscription.seats,
+        created_at: subscription.createdAt,
+        processor_at: subscription.processorAt ?? null,
+        cancel_notified_day: subscription.cancelNotifiedDay ?? null,
+        account_person_id: subscription.accountPersonId ?? null,
+      })),
+    )
     .execute();
 }
 
@@ -95,6 +103,19 @@ export async function findSubscription(ex: Executor, scope: Scope, id: string): 
     .where("id", "=", id)
     .executeTakeFirst();
   return r ? toSubscription(r) : null;
+}
+
+/** Subscriptions of one workspace environment by processor id, those that exist. */
+export async function findSubscriptions(ex: Executor, scope: Scope, ids: readonly string[]): Promise<Map<string, StoredSubscription>> {
+  if (ids.length === 0) return new Map();
+  const rows = await ex
+    .selectFrom("subscriptions")
+    .selectAll()
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("id", "in", ids)
+    .execute();
+  return new Map(rows.map((r) => [r.id, toSubscription(r)]));
 }
 
 /** Subscriptions with this processor id in any workspace environment (ids are unique per environment only). */

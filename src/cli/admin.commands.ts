@@ -5,7 +5,7 @@ import { refundLicence } from "../billing/licence.service.js";
 import { assignSeat, unassignSeat } from "../billing/seat.service.js";
 import { cancelSubscription } from "../billing/subscription.service.js";
 import { createMailer } from "../client/mailer.js";
-import { importFile } from "../import/import.service.js";
+import { ImportInterrupted, type ImportSummary, importFile } from "../import/import.service.js";
 import { MailSender } from "../mail/mail.sender.js";
 import { backupDatabase } from "../retention/backup.service.js";
 import { connectStripe, disconnectStripe, stripeStatus } from "../stripe/stripe-account.service.js";
@@ -31,8 +31,9 @@ import {
 } from "../workspaces/workspace.service.js";
 import type { Plan, Tool } from "../workspaces/workspace.types.js";
 import { inviteOwner, listWorkspaceOwners, removeOwner, withdrawInvitation } from "../workspaces/workspace-owners.service.js";
-import { type Command, optStr, str } from "./command.js";
+import { type Command, Interrupted, optStr, str } from "./command.js";
 import { dashboardBaseUrl, loginLinkCommand } from "./login-link.command.js";
+import { importProgressReporter } from "./progress.js";
 import { signingKeyCommands } from "./signing-key.commands.js";
 import { formatTable, isoOrNull, minute } from "./table.js";
 
@@ -470,18 +471,34 @@ export const adminCommands: Record<string, Command> = {
     },
   },
   "admin import": {
-    summary: "Import customers bought elsewhere from an NDJSON file.",
+    summary: "Import customers bought elsewhere from an NDJSON file (all or nothing; Ctrl-C rolls back).",
     usage: "warden admin import --workspace S --env test|live FILE",
     options: { workspace: { type: "string" }, env: { type: "string" } },
     required: ["workspace", "env"],
     positionals: 1,
-    async run({ values: v, positionals: [file], services }) {
+    async run({ values: v, positionals: [file], services, progress, clock: progressClock, interruption }) {
       const { db, clock } = await services();
-      const counts = await importFile(db, clock, { workspace: str(v, "workspace"), env: str(v, "env"), path: file as string });
-      const summary = Object.entries(counts)
+      // With --json stdout holds only the summary; the figures go on a terminal only.
+      const reporter = v.json && progress.columns === undefined ? null : importProgressReporter(progress, progressClock);
+      let summary: ImportSummary;
+      try {
+        summary = await importFile(
+          db,
+          clock,
+          { workspace: str(v, "workspace"), env: str(v, "env"), path: file as string },
+          { onProgress: (p) => reporter?.update(p), signal: interruption() },
+        );
+      } catch (error) {
+        reporter?.end();
+        if (error instanceof ImportInterrupted) throw new Interrupted(error.message);
+        throw error;
+      }
+      reporter?.finish();
+      const { unchanged, ...written } = summary;
+      const text = Object.entries(written)
         .map(([kind, n]) => `${kind}: ${n}`)
         .join(", ");
-      return { json: counts, text: `Imported ${summary}.` };
+      return { json: summary, text: `Imported ${text}; ${unchanged} line${unchanged === 1 ? "" : "s"} stored already as they are (unchanged).` };
     },
   },
   "admin backup": {

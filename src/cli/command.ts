@@ -1,4 +1,6 @@
+import type { Clock } from "../clock.js";
 import type { Services } from "../services.js";
+import type { ProgressOutput } from "./progress.js";
 
 export type Values = Record<string, string | boolean | undefined>;
 export type CliEnv = Readonly<Record<string, string | undefined>>;
@@ -9,6 +11,15 @@ export interface CommandContext {
   env: CliEnv;
   /** Opens the database on first use (only admin commands need it). */
   services(): Promise<Services>;
+  /** Where a long command says how far it has got (stderr). */
+  progress: ProgressOutput;
+  /** The clock of that progress (tests move it). */
+  clock: Clock;
+  /**
+   * Aborted on the first Ctrl-C while the command runs; a command that asks for it must
+   * stop cleanly and throw Interrupted. Commands that do not ask are ended by Ctrl-C.
+   */
+  interruption(): AbortSignal;
 }
 
 export interface CommandResult {
@@ -40,6 +51,9 @@ export class CliError extends Error {
     super(message);
   }
 }
+
+/** The command stopped on Ctrl-C, having undone what it did (exit code 130, as a shell reports SIGINT). */
+export class Interrupted extends Error {}
 
 export const str = (values: Values, name: string) => values[name] as string;
 export const optStr = (values: Values, name: string) => values[name] as string | undefined;

@@ -62,13 +62,23 @@ export async function syncCustomer(ex: Executor, scope: ToolScope, personId: str
   return row;
 }
 
-/** syncCustomer for several people at once (a bundle that names a tool more or less): a few statements a batch. */
-export async function syncCustomers(ex: Executor, scope: ToolScope, personIds: readonly string[], now: number): Promise<void> {
+/**
+ * syncCustomer for several people at once (a bundle that names a tool more or less, a
+ * batch of an import): a few statements a batch. `signedInAt` has the sign-in of those
+ * who signed in to the tool.
+ */
+export async function syncCustomers(
+  ex: Executor,
+  scope: ToolScope,
+  personIds: readonly string[],
+  now: number,
+  signedInAt?: ReadonlyMap<string, number>,
+): Promise<void> {
   const [existing, sources] = await Promise.all([findCustomerRows(ex, scope, personIds), loadSources(ex, scope, personIds)]);
   const rows: CustomerRow[] = [];
   for (const personId of personIds) {
     const own = sources.get(personId);
-    const row = own ? customerRowOf(personId, existing.get(personId) ?? null, own, now) : null;
+    const row = own ? customerRowOf(personId, existing.get(personId) ?? null, own, now, signedInAt?.get(personId)) : null;
     if (row) rows.push(row);
   }
   await upsertCustomerRows(ex, scope, rows);

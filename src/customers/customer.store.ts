@@ -365,6 +365,30 @@ export async function findCustomerRows(ex: Executor, scope: ToolScope, personIds
   );
 }
 
+/** For each of these people, the tools whose list has them as signed in, with their `since`. */
+export async function findSignedInTools(
+  ex: Executor,
+  scope: { workspaceId: string; env: Env },
+  personIds: readonly string[],
+): Promise<Map<string, Map<string, number>>> {
+  const result = new Map<string, Map<string, number>>();
+  if (personIds.length === 0) return result;
+  const rows = await ex
+    .selectFrom("customers")
+    .select(["person_id", "tool_id", "since"])
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("person_id", "in", personIds)
+    .where("signed_in", "=", 1)
+    .execute();
+  for (const r of rows) {
+    const tools = result.get(r.person_id) ?? new Map<string, number>();
+    tools.set(r.tool_id, Number(r.since));
+    result.set(r.person_id, tools);
+  }
+  return result;
+}
+
 /**
  * The people who bought a product (a licence or a subscription of it, in any state,
  * seats of a team purchase included), by person id, `limit` after `afterPersonId`.

@@ -41,6 +41,74 @@ export async function markPersonSignedIn(ex: Executor, personId: string, at: num
   await ex.updateTable("people").set({ signed_in_at: at }).where("id", "=", personId).where("signed_in_at", "is", null).execute();
 }
 
+/** People of a workspace environment by normalised address (those that exist). */
+export async function findPeopleByEmails(ex: Executor, workspaceId: string, env: Env, emailNorms: readonly string[]): Promise<Map<string, Person>> {
+  if (emailNorms.length === 0) return new Map();
+  const rows = await ex
+    .selectFrom("people")
+    .select(["id", "email", "email_norm", "signed_in_at"])
+    .where("workspace_id", "=", workspaceId)
+    .where("env", "=", env)
+    .where("email_norm", "in", emailNorms)
+    .execute();
+  return new Map(rows.map((r) => [r.email_norm, { id: r.id, email: r.email, signedInAt: r.signed_in_at === null ? null : Number(r.signed_in_at) }]));
+}
+
+/**
+ * ensurePerson for many addresses in a few statements: the people by normalised address.
+ * A first sign-in given for an address is recorded unless one is recorded already
+ * (markPersonSignedIn's rule).
+ */
+export async function ensurePeople(
+  ex: Executor,
+  workspaceId: string,
+  env: Env,
+  people: readonly { email: string; signedInAt: number | null }[],
+  now: number,
+): Promise<Map<string, Person>> {
+  const wanted = new Map<string, { email: string; signedInAt: number | null }>();
+  for (const person of people) {
+    const norm = normaliseEmail(person.email);
+    const earlier = wanted.get(norm);
+    if (!earlier) wanted.set(norm, { ...person });
+    else if (earlier.signedInAt === null) earlier.signedInAt = person.signedInAt;
+  }
+  const found = await findPeopleByEmails(ex, workspaceId, env, [...wanted.keys()]);
+  const created = [...wanted].filter(([norm]) => !found.has(norm));
+  if (created.length > 0) {
+    const values = created.map(([norm, p]) => ({
+      id: newId("psn"),
+      workspace_id: workspaceId,
+      env,
+      email: p.email,
+      email_norm: norm,
+      signed_in_at: p.signedInAt,
+      created_at: now,
+    }));
+    // Another writer may create one of them meanwhile (PostgreSQL): theirs is kept and read back.
+    await ex
+      .insertInto("people")
+      .values(values)
+      .onConflict((oc) => oc.columns(["workspace_id", "env", "email_norm"]).doNothing())
+      .execute();
+    for (const [norm, person] of await findPeopleByEmails(
+      ex,
+      workspaceId,
+      env,
+      created.map(([norm]) => norm),
+    ))
+      found.set(norm, person);
+  }
+  for (const [norm, p] of wanted) {
+    const person = found.get(norm);
+    if (person && person.signedInAt === null && p.signedInAt !== null) {
+      await markPersonSignedIn(ex, person.id, p.signedInAt);
+      person.signedInAt = p.signedInAt;
+    }
+  }
+  return found;
+}
+
 export async function findPeopleByIds(ex: Executor, ids: readonly string[]): Promise<Map<string, Person>> {
   if (ids.length === 0) return new Map();
   const rows = await ex.selectFrom("people").select(["id", "email", "signed_in_at"]).where("id", "in", ids).execute();

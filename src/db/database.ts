@@ -96,6 +96,18 @@ export function dialectOf(ex: Executor): Dialect {
   return ex.getExecutor().adapter instanceof PostgresAdapter ? "postgres" : "sqlite";
 }
 
+/**
+ * Takes SQLite's write lock at the start of a transaction that reads long before it
+ * writes (BEGIN IMMEDIATE, which Kysely cannot open). A deferred transaction that has
+ * read fails with SQLITE_BUSY_SNAPSHOT at its first write if another process (a running
+ * `warden serve`) committed meanwhile; holding the lock, the others wait instead (up to
+ * the busy timeout). A write that matches no row takes the lock all the same. PostgreSQL
+ * locks rows as they are written: nothing to do.
+ */
+export async function holdWriteLock(trx: Trx): Promise<void> {
+  if (dialectOf(trx) === "sqlite") await sql`delete from warden_migrations where 0 = 1`.execute(trx);
+}
+
 /** Runs one SQL statement at once on an SQLite connection, or answers null when it must wait its turn. */
 export type DirectSqlite = (sql: string, parameters: readonly unknown[]) => unknown[] | null;
 

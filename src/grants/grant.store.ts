@@ -14,22 +14,32 @@ export interface StoredGrant {
   createdAt: number;
 }
 
-export async function insertGrant(ex: Executor, grant: Omit<StoredGrant, "email"> & { workspaceId: string; env: Env }): Promise<void> {
+type NewGrant = Omit<StoredGrant, "email"> & { workspaceId: string; env: Env };
+
+export async function insertGrant(ex: Executor, grant: NewGrant): Promise<void> {
+  await insertGrants(ex, [grant]);
+}
+
+/** Several grants and trials in one statement. */
+export async function insertGrants(ex: Executor, grants: readonly NewGrant[]): Promise<void> {
+  if (grants.length === 0) return;
   await ex
     .insertInto("grants")
-    .values({
-      id: grant.id,
-      workspace_id: grant.workspaceId,
-      env: grant.env,
-      tool_id: grant.toolId,
-      person_id: grant.personId,
-      kind: grant.kind,
-      starts_at: grant.startsAt,
-      ends_at: grant.endsAt,
-      revoked_at: grant.revokedAt,
-      note: grant.note,
-      created_at: grant.createdAt,
-    })
+    .values(
+      grants.map((grant) => ({
+        id: grant.id,
+        workspace_id: grant.workspaceId,
+        env: grant.env,
+        tool_id: grant.toolId,
+        person_id: grant.personId,
+        kind: grant.kind,
+        starts_at: grant.startsAt,
+        ends_at: grant.endsAt,
+        revoked_at: grant.revokedAt,
+        note: grant.note,
+        created_at: grant.createdAt,
+      })),
+    )
     .execute();
 }
 
@@ -76,6 +86,19 @@ export async function listGrantsOf(ex: Executor, toolId: string, personId: strin
     .orderBy("g.id", "desc")
     .execute();
   return rows.map(toGrant);
+}
+
+/** The grants and trials of these people, any tool, by person. */
+export async function listGrantsOfPeople(ex: Executor, personIds: readonly string[]): Promise<Map<string, StoredGrant[]>> {
+  const result = new Map<string, StoredGrant[]>();
+  if (personIds.length === 0) return result;
+  const rows = await grantQuery(ex).where("g.person_id", "in", personIds).execute();
+  for (const r of rows) {
+    const list = result.get(r.person_id);
+    if (list) list.push(toGrant(r));
+    else result.set(r.person_id, [toGrant(r)]);
+  }
+  return result;
 }
 
 /** Sets revoked_at unless the grant is already revoked; the first revocation's time stands. */

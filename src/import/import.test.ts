@@ -11,7 +11,7 @@ import { ApiError } from "../errors/errors.js";
 import { randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
 import { DIALECTS, seedCatalogue, testApi, testServices, unique } from "../test-support/harness.js";
-import { ImportRejected, importNdjson, type LineProblem } from "./import.service.js";
+import { type ImportProgress, ImportRejected, importNdjson, type LineProblem } from "./import.service.js";
 
 const NOW = "2026-11-21T12:00:00.000Z";
 const PAST = "2026-11-01T00:00:00.000Z";
@@ -71,7 +71,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([...new Set(types)].sort(), ["account", "device", "grant", "licence", "subscription", "trial"]);
 
       const counts = await importNdjson(services.db, services.clock, { workspace: ws.slug, env: "test", text: block });
-      assert.deepEqual(counts, { accounts: 1, devices: 1, licences: 3, subscriptions: 1, trials: 1, grants: 1 });
+      assert.deepEqual(counts, { accounts: 1, devices: 1, licences: 3, subscriptions: 1, trials: 1, grants: 1, unchanged: 0 });
 
       const via = async (tool: string, email: string) => {
         const r = await api.request({ url: `/api/v1/tools/${tool}/customers/${encodeURIComponent(email)}`, key: ws.testKey });
@@ -128,7 +128,7 @@ for (const dialect of DIALECTS) {
           { type: "account", email: "g@example.com", signed_in_at: PAST },
         ])}\r\n`,
       });
-      assert.deepEqual(counts, { accounts: 1, devices: 1, licences: 2, subscriptions: 1, trials: 1, grants: 1 });
+      assert.deepEqual(counts, { accounts: 1, devices: 1, licences: 2, subscriptions: 1, trials: 1, grants: 1, unchanged: 0 });
 
       const stored = await findLicenceById(services.db, team);
       assert.deepEqual(stored, {
@@ -329,6 +329,7 @@ for (const dialect of DIALECTS) {
         subscriptions: 0,
         trials: 0,
         grants: 0,
+        unchanged: 0,
       });
       const before = await rowsOf(services, ws.workspaceId);
 
@@ -344,8 +345,8 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(full.problems, [
         { line: 1, message: `team_licence ${team} has 2 seats, all in use` },
         { line: 2, message: "team_subscription sub_team has 1 seat, all in use" },
-        { line: 3, message: `licence id ${team} exists already` },
-        { line: 4, message: "subscription sub_team exists already" },
+        { line: 3, message: `licence id ${team} exists already for another person` },
+        { line: 4, message: "subscription sub_team exists already for another person" },
         {
           line: 5,
           message: `team_licence ${plain} is not a team licence (a licence with seats) on an earlier line or stored in this environment`,
@@ -388,8 +389,19 @@ for (const dialect of DIALECTS) {
       const ws = await seedCatalogue(services);
       const trial = { type: "trial", email: "once@example.com", tool: "tabmaster", starts_at: PAST, ends_at: "2026-12-01T00:00:00Z" };
       await importNdjson(services.db, services.clock, { workspace: ws.slug, env: "test", text: ndjson([trial]) });
+      // The same trial again is the same line imported twice: unchanged.
+      const again = await importNdjson(services.db, services.clock, {
+        workspace: ws.slug,
+        env: "test",
+        text: ndjson([{ ...trial, email: "ONCE@example.com" }]),
+      });
+      assert.deepEqual([again.trials, again.unchanged], [0, 1]);
       const error = await rejected(
-        importNdjson(services.db, services.clock, { workspace: ws.slug, env: "test", text: ndjson([{ ...trial, email: "ONCE@example.com" }]) }),
+        importNdjson(services.db, services.clock, {
+          workspace: ws.slug,
+          env: "test",
+          text: ndjson([{ ...trial, email: "ONCE@example.com", ends_at: "2026-12-02T00:00:00Z" }]),
+        }),
       );
       assert.deepEqual(error.problems, [{ line: 1, message: "ONCE@example.com has a trial of tabmaster already; a person has one trial per tool" }]);
       // Another tool, or the live environment, is another trial.
@@ -417,6 +429,146 @@ for (const dialect of DIALECTS) {
         return true;
       });
       assert.deepEqual(await rowsOf(services, ws.workspaceId), NOTHING);
+    });
+
+    test("importing the same file twice changes nothing the second time", async () => {
+      const { services } = await testServices(dialect);
+      const ws = await seedCatalogue(services);
+      const team = licenceId();
+      const bought = licenceId();
+      const period = { current_period_start: PAST, current_period_end: "2026-12-01T00:00:00Z" };
+      const lines = [
+        { type: "account", email: "Ada.Lovelace@gmail.com", signed_in_at: PAST, tools: ["tabmaster", "linkkeeper"] },
+        { type: "licence", id: team, email: "it@example.org", tool: "tabmaster", plan: "lifetime", seats: 2, purchased_at: PAST },
+        { type: "licence", email: "seat@example.org", team_licence: team, purchased_at: PAST },
+        { type: "licence", id: bought, email: "adalovelace@googlemail.com", bundle: "suite", purchased_at: PAST, amount_cents: 4900, currency: "EUR" },
+        { type: "licence", email: "plain@example.org", tool: "tabmaster", purchased_at: PAST },
+        { type: "subscription", id: "sub_twice", email: "boss@example.org", tool: "tabmaster", plan: "monthly", status: "active", seats: 1, ...period },
+        { type: "licence", email: "member@example.org", team_subscription: "sub_twice", purchased_at: PAST },
+        { type: "trial", email: "t@example.com", tool: "tabmaster", starts_at: PAST, ends_at: "2026-11-15T00:00:00Z" },
+        grantLine,
+        { ...grantLine, starts_at: "2026-10-01T00:00:00Z", ends_at: "2026-10-15T00:00:00Z", note: "old" },
+        { type: "device", email: "Ada.Lovelace@gmail.com", tool: "tabmaster", name: "Chrome", created_at: PAST, licence: bought },
+      ];
+      const snapshot = async () => {
+        const all = async (table: "people" | "licences" | "subscriptions" | "grants" | "devices" | "customers") =>
+          (await services.db.selectFrom(table).selectAll().where("workspace_id", "=", ws.workspaceId).execute()).map((row) => JSON.stringify(row)).sort();
+        return {
+          people: await all("people"),
+          licences: await all("licences"),
+          subscriptions: await all("subscriptions"),
+          grants: await all("grants"),
+          devices: await all("devices"),
+          customers: await all("customers"),
+        };
+      };
+      const run = (text: string) => importNdjson(services.db, services.clock, { workspace: ws.slug, env: "test", text });
+      assert.deepEqual(await run(ndjson(lines)), { accounts: 1, devices: 1, licences: 5, subscriptions: 1, trials: 1, grants: 2, unchanged: 0 });
+      const first = await snapshot();
+      assert.equal(first.grants.length, 3);
+
+      assert.deepEqual(await run(ndjson(lines)), { accounts: 0, devices: 0, licences: 0, subscriptions: 0, trials: 0, grants: 0, unchanged: lines.length });
+      assert.deepEqual(await snapshot(), first);
+
+      // A line added to the file is written, the others are left as they are.
+      const added = { ...grantLine, email: "new@example.com" };
+      assert.deepEqual(await run(ndjson([...lines, added])), {
+        accounts: 0,
+        devices: 0,
+        licences: 0,
+        subscriptions: 0,
+        trials: 0,
+        grants: 1,
+        unchanged: lines.length,
+      });
+      const second = await snapshot();
+      assert.equal(second.grants.length, 4);
+
+      // A line that differs from what is stored is a bad line: an import never overwrites.
+      const changed = await rejected(
+        run(
+          ndjson([
+            { ...lines[1], seats: 3 },
+            { ...lines[2], status: "revoked" },
+            { ...lines[3], amount_cents: 5900 },
+            { ...lines[5], status: "canceled" },
+            { ...lines[7], ends_at: "2026-11-16T00:00:00Z" },
+            { ...grantLine, note: "changed" },
+            { ...lines[10], platform: "macos" },
+          ]),
+        ),
+      );
+      assert.deepEqual(changed.problems, [
+        { line: 1, message: `licence id ${team} exists already with seats 2, not 3` },
+        { line: 2, message: "a licence of seat@example.org purchased 2026-11-01T00:00:00.000Z exists already with status active, not revoked" },
+        { line: 3, message: `licence id ${bought} exists already with amount_cents 4900, not 5900` },
+        { line: 4, message: "subscription sub_twice exists already with status active, not canceled" },
+        { line: 5, message: "t@example.com has a trial of tabmaster already; a person has one trial per tool" },
+        { line: 6, message: "a grant of tabmaster to g@example.com from 2026-11-01T00:00:00.000Z exists already with note none, not changed" },
+        { line: 7, message: 'the device "Chrome" of Ada.Lovelace@gmail.com created 2026-11-01T00:00:00.000Z exists already with platform none, not macos' },
+      ]);
+      assert.deepEqual(await snapshot(), second);
+    });
+
+    test("a file of several batches is checked whole before any batch is written", async () => {
+      const { services } = await testServices(dialect);
+      const ws = await seedCatalogue(services);
+      const team = licenceId();
+      const run = (lines: object[]) => importNdjson(services.db, services.clock, { workspace: ws.slug, env: "test", text: ndjson(lines) });
+      // 2,501 lines: three batches of 1,000; the seats of the first line's team fill up in the third.
+      const lines: object[] = [{ type: "licence", id: team, email: "it@example.org", tool: "tabmaster", seats: 1_250, purchased_at: PAST }];
+      for (let i = 1; i <= 2_500; i++) {
+        lines.push(
+          i % 2 === 0
+            ? { type: "licence", email: `seat${i}@example.org`, team_licence: team, purchased_at: PAST }
+            : { ...grantLine, email: `g${i}@example.com` },
+        );
+      }
+      const full = await rejected(run([...lines, { type: "licence", email: "one-too-many@example.org", team_licence: team, purchased_at: PAST }]));
+      assert.deepEqual(full.problems, [{ line: 2_502, message: `team_licence ${team} has 1250 seats, all in use` }]);
+      const late = await rejected(run([...lines.slice(0, 2_400), { ...grantLine, tool: "ghost" }, ...lines.slice(2_400)]));
+      assert.deepEqual(late.problems, [{ line: 2_401, message: 'no tool "ghost" in this workspace' }]);
+      assert.deepEqual(await rowsOf(services, ws.workspaceId), NOTHING);
+
+      const progress: ImportProgress[] = [];
+      const counts = await importNdjson(
+        services.db,
+        services.clock,
+        { workspace: ws.slug, env: "test", text: ndjson(lines) },
+        { onProgress: (p) => progress.push(p) },
+      );
+      assert.deepEqual(counts, { accounts: 0, devices: 0, licences: 1_251, subscriptions: 0, trials: 0, grants: 1_250, unchanged: 0 });
+      assert.deepEqual(await rowsOf(services, ws.workspaceId), {
+        people: 2_501,
+        licences: 1_251,
+        subscriptions: 0,
+        grants: 1_250,
+        devices: 0,
+        customers: 2_500,
+      });
+      assert.deepEqual(
+        progress.map((p) => [p.phase, p.lines, p.totalLines, p.written]),
+        [
+          ["check", 1_000, null, 0],
+          ["check", 2_000, null, 0],
+          ["check", 2_501, null, 0],
+          ["write", 1_000, 2_501, 1_000],
+          ["write", 2_000, 2_501, 2_000],
+          ["write", 2_501, 2_501, 2_501],
+        ],
+      );
+      assert.equal(progress.at(-1)?.bytes, progress.at(-1)?.totalBytes);
+    });
+
+    test("a file with more bad lines than are listed says how many more", async () => {
+      const { services } = await testServices(dialect);
+      const ws = await seedCatalogue(services);
+      const lines = Array.from({ length: 1_005 }, () => "{not json");
+      const error = await rejected(importNdjson(services.db, services.clock, { workspace: ws.slug, env: "test", text: ndjson(lines) }));
+      assert.equal(error.problems.length, 1_000);
+      const message = error.message.split("\n");
+      assert.equal(message[0], "FILE has 1005 bad lines; nothing was imported.");
+      assert.equal(message.at(-1), "… and 5 more bad lines.");
     });
 
     test("an account line lists the person for each of its tools from its sign-in", async () => {
@@ -473,9 +625,18 @@ describe("warden admin import on the command line", () => {
         ]),
       );
       assert.equal(await run("admin", "import", "--workspace", "acme", "--env", "live", good, "--json"), 0, err);
-      assert.deepEqual(JSON.parse(out), { accounts: 1, devices: 0, licences: 0, subscriptions: 0, trials: 1, grants: 1 });
+      assert.deepEqual(JSON.parse(out), { accounts: 1, devices: 0, licences: 0, subscriptions: 0, trials: 1, grants: 1, unchanged: 0 });
+      assert.equal(err, "", "with --json and no terminal, nothing but the summary");
       assert.equal(await run("admin", "import", "--workspace", "acme", "--env", "test", good), 0, err);
-      assert.equal(out, "Imported accounts: 1, devices: 0, licences: 0, subscriptions: 0, trials: 1, grants: 1.\n");
+      assert.equal(
+        out,
+        "Imported accounts: 1, devices: 0, licences: 0, subscriptions: 0, trials: 1, grants: 1; 0 lines stored already as they are (unchanged).\n",
+      );
+      assert.equal(await run("admin", "import", "--workspace", "acme", "--env", "test", good), 0, err);
+      assert.equal(
+        out,
+        "Imported accounts: 0, devices: 0, licences: 0, subscriptions: 0, trials: 0, grants: 0; 3 lines stored already as they are (unchanged).\n",
+      );
 
       const bad = join(dir, "bad.ndjson");
       await writeFile(
