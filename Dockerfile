@@ -15,15 +15,20 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund \
  && npm rebuild better-sqlite3 \
  && npm cache clean --force
-COPY tsconfig.json tsconfig.build.json ./
-COPY src ./src
-# Left out of the image: better-sqlite3's sources and compiler output (only its .node file
-# is loaded), and type declarations and source maps, which nothing reads at run time.
+# .dockerignore lets in the package files, the TypeScript sources and bin/ only.
+COPY . .
+# Left out of the image: the TypeScript sources (but for the dashboard's stylesheet and
+# script, which it serves from src/dashboard/assets), better-sqlite3's sources and compiler
+# output (only its .node file is loaded), type declarations and source maps.
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund \
  && rm -rf node_modules/better-sqlite3/deps node_modules/better-sqlite3/src \
     node_modules/better-sqlite3/build/Release/obj* node_modules/better-sqlite3/build/Release/.deps node_modules/better-sqlite3/build/deps \
- && find node_modules \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \) -type f -delete
+ && find node_modules \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \) -type f -delete \
+ && mv src/dashboard/assets /tmp/dashboard-assets \
+ && rm -rf src tsconfig.json tsconfig.build.json \
+ && mkdir -p src/dashboard \
+ && mv /tmp/dashboard-assets src/dashboard/assets
 
 FROM node:24-bookworm-slim
 # The version is package.json's (the container test checks that they agree); where the
@@ -39,21 +44,18 @@ LABEL org.opencontainers.image.title="Warden" \
       org.opencontainers.image.revision="${WARDEN_REVISION}"
 # Listen on every address of the container; the data folder is the volume.
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 WARDEN_DATA_DIR=/data
-WORKDIR /app
-COPY --from=build /app/package.json ./
-COPY --from=build /app/node_modules ./node_modules
-COPY --from=build /app/dist ./dist
-COPY bin ./bin
 # The volume is made owned by the user that writes it, before it is declared, so that a new
 # named volume starts with that owner.
 RUN ln -s /app/bin/warden.js /usr/local/bin/warden \
  && mkdir /data \
  && chown node:node /data
+COPY --from=build /app /app
+WORKDIR /app
 USER node
 VOLUME /data
 EXPOSE 8080
 # The slim image has no curl: Node.js asks. /healthz answers while the process serves.
-HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + process.env.PORT + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # `warden serve` is PID 1 (the base image's entry point execs it): it handles SIGTERM
 # itself, finishing the requests and webhook attempts under way, and exits 0.
