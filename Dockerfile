@@ -25,6 +25,7 @@ RUN npm run build \
  && rm -rf node_modules/better-sqlite3/deps node_modules/better-sqlite3/src \
     node_modules/better-sqlite3/build/Release/obj* node_modules/better-sqlite3/build/Release/.deps node_modules/better-sqlite3/build/deps \
  && find node_modules \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \) -type f -delete \
+ && find node_modules -mindepth 1 -maxdepth 1 -name '@*' -type d -empty -delete \
  && mv src/dashboard/assets /tmp/dashboard-assets \
  && rm -rf src tsconfig.json tsconfig.build.json \
  && mkdir -p src/dashboard \
