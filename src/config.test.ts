@@ -23,6 +23,7 @@ describe("config", () => {
       exampleEventsPerDay: 100,
       signInsPerAddressPerHour: 5,
       signInsPerSourcePerHour: 30,
+      confirmationsPerSessionPerHour: 20,
       devicesPerLicence: 5,
     });
   });
@@ -40,9 +41,10 @@ describe("config", () => {
       WARDEN_LIMIT_EXAMPLE_EVENTS_PER_DAY: "9",
       WARDEN_LIMIT_SIGN_INS_PER_ADDRESS_PER_HOUR: "10",
       WARDEN_LIMIT_SIGN_INS_PER_SOURCE_PER_HOUR: "11",
-      WARDEN_LIMIT_DEVICES_PER_LICENCE: "12",
+      WARDEN_LIMIT_CONFIRMATIONS_PER_SESSION_PER_HOUR: "12",
+      WARDEN_LIMIT_DEVICES_PER_LICENCE: "13",
     }).limits;
-    assert.deepEqual(Object.values(limits), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    assert.deepEqual(Object.values(limits), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
   });
 
   test("other defaults", () => {

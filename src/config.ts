@@ -13,6 +13,7 @@ export interface Limits {
   exampleEventsPerDay: number;
   signInsPerAddressPerHour: number;
   signInsPerSourcePerHour: number;
+  confirmationsPerSessionPerHour: number;
   devicesPerLicence: number;
 }
 
@@ -102,6 +103,9 @@ const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   exampleEventsPerDay: 100,
   signInsPerAddressPerHour: 5,
   signInsPerSourcePerHour: 30,
+  // One mail per dangerous action (codes are bound to their action): an owner setting up
+  // live in one sitting (keys, endpoints, Stripe, co-owners) needs more than 5.
+  confirmationsPerSessionPerHour: 20,
   devicesPerLicence: 5,
 });
 
@@ -117,6 +121,7 @@ const LIMIT_VARIABLES: Record<keyof Limits, string> = {
   exampleEventsPerDay: "WARDEN_LIMIT_EXAMPLE_EVENTS_PER_DAY",
   signInsPerAddressPerHour: "WARDEN_LIMIT_SIGN_INS_PER_ADDRESS_PER_HOUR",
   signInsPerSourcePerHour: "WARDEN_LIMIT_SIGN_INS_PER_SOURCE_PER_HOUR",
+  confirmationsPerSessionPerHour: "WARDEN_LIMIT_CONFIRMATIONS_PER_SESSION_PER_HOUR",
   devicesPerLicence: "WARDEN_LIMIT_DEVICES_PER_LICENCE",
 };
 

@@ -417,7 +417,7 @@ export class LimitsService {
       [
         {
           scope: `owner-confirm-session:${subject.sessionId}`,
-          limit: this.limits.signInsPerAddressPerHour,
+          limit: this.limits.confirmationsPerSessionPerHour,
           window: { end: Math.floor(now / HOUR_MS) * HOUR_MS + HOUR_MS },
           what: "confirmation codes per hour for this session",
           retry: "Retry after the hour resets.",

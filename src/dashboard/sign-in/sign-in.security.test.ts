@@ -48,7 +48,7 @@ for (const dialect of DIALECTS) {
     });
 
     test("confirmation codes have a quota per session: another session's use leaves it whole", async () => {
-      const env = await dashboardServices(dialect, { WARDEN_LIMIT_SIGN_INS_PER_ADDRESS_PER_HOUR: "2" });
+      const env = await dashboardServices(dialect, { WARDEN_LIMIT_CONFIRMATIONS_PER_SESSION_PER_HOUR: "2" });
       const app = await dashboardApp(env);
       const ws = await seedWorkspace(env.services);
       const sessions = [];
