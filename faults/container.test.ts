@@ -202,7 +202,7 @@ describe("the container image", { skip, timeout: 15 * 60_000 }, () => {
     // Run in reverse: the container goes before its volume.
     cleanups.push(() => docker(["volume", "rm", volume]));
     cleanups.push(() => docker(["rm", "--force", "--volumes", name]));
-    // README.md: docker run -d --name warden -p 127.0.0.1:8080:8080 -v warden-data:/data -e WARDEN_SECRET_KEY=… warden
+    // README.md: docker run -d --name warden -p 127.0.0.1:8080:8080 -v warden-data:/data -e WARDEN_SECRET_KEY=… -e WARDEN_PUBLIC_URL=… warden
     docker([
       "run",
       "-d",
@@ -216,6 +216,8 @@ describe("the container image", { skip, timeout: 15 * 60_000 }, () => {
       `${volume}:/data`,
       "-e",
       `WARDEN_SECRET_KEY=${SECRET_KEY}`,
+      "-e",
+      `WARDEN_PUBLIC_URL=${baseUrl}`,
       IMAGE,
     ]);
     await waitFor("the SQLite container to answer", async () => ((await answers(`${baseUrl}/readyz`)) ? true : undefined), 60_000);
@@ -257,6 +259,7 @@ describe("the container image", { skip, timeout: 15 * 60_000 }, () => {
       .replace(/^WARDEN_SECRET_KEY=$/m, `WARDEN_SECRET_KEY=${SECRET_KEY}`)
       .replace(/^POSTGRES_PASSWORD=$/m, "POSTGRES_PASSWORD=compose-test-password")
       .replace(/^WARDEN_METRICS_TOKEN=$/m, "WARDEN_METRICS_TOKEN=compose-test-metrics-token")
+      .replace(/^WARDEN_PUBLIC_URL=$/m, `WARDEN_PUBLIC_URL=${baseUrl}`)
       .replace(/^WARDEN_PORT=8080$/m, `WARDEN_PORT=${port}`);
     assert.notEqual(filled, example);
     writeFileSync(join(dir, ".env"), filled);
