@@ -229,10 +229,11 @@ ${urls ? endpointCell(d) : ""}
 ${next ? html`<p class="pager"><a class="button small" href="${next}">Older deliveries →</a></p>` : ""}`;
 }
 
-function recoverForm(frame: Frame, endpoint: WebhookEndpoint, selected: RecoverSince, label: string): Html {
+/** `id` names its field: the page shows the form twice right after the endpoint is enabled, and ids must be unique. */
+function recoverForm(frame: Frame, endpoint: WebhookEndpoint, selected: RecoverSince, label: string, id: string): Html {
   return html`<form method="get" action="${endpointPath(frame, endpoint.id)}/recover" class="inline-form">
-<div class="field"><label for="since">Failed deliveries from</label>
-<select id="since" name="since">${RECOVER_CHOICES.map((c) => html`<option value="${c.since}"${c.since === selected ? html` selected` : ""}>${c.label}</option>`)}</select></div>
+<div class="field"><label for="${id}">Failed deliveries from</label>
+<select id="${id}" name="since">${RECOVER_CHOICES.map((c) => html`<option value="${c.since}"${c.since === selected ? html` selected` : ""}>${c.label}</option>`)}</select></div>
 <button class="button" type="submit">${label}</button>
 </form>`;
 }
@@ -242,7 +243,7 @@ export function endpointView(frame: Frame, page: EndpointPage): Html {
   const path = endpointPath(frame, e.id);
   const flashes = html`${flash.sent ? notice("success", html`Test event <code>${flash.sent}</code> sent to ${flash.to === 1 ? "1 endpoint" : `${flash.to ?? 0} endpoints`}. Its delivery appears below in a moment.`) : ""}
 ${flash.disabled ? notice("info", "The endpoint is disabled: Warden sends it nothing, and its pending deliveries are marked failed.") : ""}
-${flash.enabled ? notice("success", html`The endpoint is enabled again. <strong>Recover what failed while it was off?</strong> ${recoverForm(frame, e, "day", "Review…")}`) : ""}
+${flash.enabled ? notice("success", html`The endpoint is enabled again. <strong>Recover what failed while it was off?</strong> ${recoverForm(frame, e, "day", "Review…", "since-enabled")}`) : ""}
 ${flash.recovered !== undefined ? notice("success", `${flash.recovered === 1 ? "1 failed delivery is" : `${formatCount(flash.recovered)} failed deliveries are`} queued to be sent again.`) : ""}`;
   const deliveries = deliveriesTable(frame, page.deliveries, page.next, {
     empty: emptyState("No deliveries yet", "Send a test event above to see what your receiver answers."),
@@ -290,7 +291,7 @@ ${e.enabled ? "" : html`<p class="hint">Enable the endpoint to send it events.</
 <section class="panel">
 <div class="panel-head"><h2>Recover failed deliveries</h2></div>
 <p class="panel-text">Sends once more every delivery to this endpoint that failed in the window. You see how many before anything is sent.</p>
-${e.enabled ? recoverForm(frame, e, "day", "Review…") : html`<p class="hint">Enable the endpoint first: Warden sends nothing to a disabled endpoint.</p>`}
+${e.enabled ? recoverForm(frame, e, "day", "Review…", "since") : html`<p class="hint">Enable the endpoint first: Warden sends nothing to a disabled endpoint.</p>`}
 </section>
 </div>
 <section class="panel">
