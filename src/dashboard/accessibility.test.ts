@@ -16,6 +16,20 @@ function duplicateIds(page: string): string[] {
   return ids.filter((id, i) => ids.indexOf(id) !== i);
 }
 
+/** The field's error is on the page, tied to the field, and the field takes the focus (the only one that does). */
+function assertErrorTied(page: string, fieldId: string, message: RegExp): void {
+  const field = new RegExp(`<(?:input|select|textarea)\\b[^>]*\\sid="${fieldId}"[^>]*>`).exec(page)?.[0];
+  assert.ok(field, `the field ${fieldId}`);
+  assert.match(field, /\saria-invalid="true"/, field);
+  assert.match(field, new RegExp(`\\saria-describedby="${fieldId}-error"`), field);
+  assert.match(field, /\sautofocus[\s>]/, field);
+  const error = new RegExp(`<div class="notice notice-error" id="${fieldId}-error" role="alert">([^]*?)</div>`).exec(page);
+  assert.ok(error, `the error of ${fieldId}, with the id the field names`);
+  assert.match(error[1] ?? "", message);
+  assert.equal(page.match(/\sautofocus[\s>]/g)?.length, 1, "one field takes the focus");
+  assert.deepEqual(duplicateIds(page), []);
+}
+
 for (const dialect of DIALECTS) {
   describe(`dashboard accessibility (${dialect})`, () => {
     test("a skip link is the first stop of every page, signed in or out, and leads to the main landmark", async () => {
@@ -60,6 +74,53 @@ for (const dialect of DIALECTS) {
       for (const [, id] of page.body.matchAll(/<select id="([^"]+)" name="since"/g)) {
         assert.match(page.body, new RegExp(`<label for="${id}">Failed deliveries from</label>`));
       }
+    });
+
+    test("a form's error is tied to its field, which takes the focus; a field without one is not marked", async () => {
+      const env = await dashboardServices(dialect);
+      const app = await dashboardApp(env);
+      const ws = await seedWorkspace(env.services);
+      const browser = new TestBrowser(app);
+
+      const signIn = await browser.get("/dashboard/sign-in");
+      assert.doesNotMatch(signIn.body, /aria-invalid|aria-describedby|-error"/, "no error, nothing marked");
+      assert.match(signIn.body, /<input id="email"[^>]*\sautofocus[\s>]/, "the one field still takes the focus");
+      const badAddress = await browser.post("/dashboard/sign-in", { email: "not an address" });
+      assert.equal(badAddress.statusCode, 400);
+      assertErrorTied(badAddress.body, "email", /address/i);
+
+      await browser.post("/dashboard/sign-in", { email: ws.ownerEmail });
+      const wrongCode = await browser.post("/dashboard/sign-in/code", { code: "12" });
+      assert.equal(wrongCode.statusCode, 400);
+      assertErrorTied(wrongCode.body, "code", /code/i);
+
+      await browser.signIn(env.dataDir, ws.ownerEmail);
+      const webhooks = `/dashboard/w/${ws.slug}/test/webhooks`;
+      assert.doesNotMatch((await browser.get(webhooks)).body, /aria-invalid/);
+      const badUrl = await browser.post(webhooks, { url: "ftp://example.com/hooks" });
+      assert.equal(badUrl.statusCode, 400);
+      assertErrorTied(badUrl.body, "url", /http/i);
+
+      const longName = await browser.post(`/dashboard/w/${ws.slug}/test/keys`, { name: "k".repeat(101) });
+      assert.equal(longName.statusCode, 400);
+      assertErrorTied(longName.body, "name", /100/);
+
+      const invite = await browser.post(`/dashboard/w/${ws.slug}/test/owners/invite`, { email: ws.ownerEmail });
+      assert.equal(invite.statusCode, 400);
+      assertErrorTied(invite.body, "email", /owns|already/i);
+
+      // The confirmation pages of dangerous actions: the shared one (an invitation) and the live key's own.
+      const invitations = `/dashboard/w/${ws.slug}/test/owners/invite`;
+      const newcomer = { email: `newcomer-${ws.slug}@example.com` };
+      assert.equal((await browser.post(invitations, newcomer)).statusCode, 200);
+      const wrongInviteCode = await browser.post(invitations, { ...newcomer, confirm: "1", code: "12" });
+      assert.equal(wrongInviteCode.statusCode, 400);
+      assertErrorTied(wrongInviteCode.body, "code", /code/i);
+      const liveKeys = `/dashboard/w/${ws.slug}/live/keys`;
+      assert.equal((await browser.post(liveKeys, { name: "live" })).statusCode, 200);
+      const wrongKeyCode = await browser.post(liveKeys, { name: "live", confirm: "1", code: "12" });
+      assert.equal(wrongKeyCode.statusCode, 400);
+      assertErrorTied(wrongKeyCode.body, "code", /code/i);
     });
   });
 }

@@ -159,8 +159,27 @@ export function pageHeading(title: string, lede?: Html | string): Html {
   return html`<header class="page-head"><h1>${title}</h1>${lede ? html`<p class="lede">${lede}</p>` : ""}</header>`;
 }
 
-export function notice(kind: "success" | "error" | "info", body: Html | string): Html {
-  return html`<div class="notice notice-${kind}" role="${kind === "error" ? "alert" : "status"}">${body}</div>`;
+export function notice(kind: "success" | "error" | "info", body: Html | string, id?: string): Html {
+  return html`<div class="notice notice-${kind}"${id ? html` id="${id}"` : ""} role="${kind === "error" ? "alert" : "status"}">${body}</div>`;
+}
+
+/*
+ * A field's error is tied to its field, as GOV.UK's design system does it: the message
+ * has an id, the field names it in aria-describedby and says aria-invalid, so a screen
+ * reader reads the error with the field. `autofocus` moves focus to the field when the
+ * page opens again with its error: the policy forbids inline script, and needs none.
+ */
+const errorIdOf = (fieldId: string) => `${fieldId}-error`;
+
+/** The error message of the field `fieldId`, or nothing when it has none. */
+export function fieldErrorNotice(fieldId: string, error: string | null | undefined): Html {
+  return error ? notice("error", error, errorIdOf(fieldId)) : html``;
+}
+
+/** The attributes of a field with an error (its own `autofocus` too, when the field always takes focus). */
+export function fieldErrorAttributes(fieldId: string, error: string | null | undefined, options: { autofocus?: boolean } = {}): Html {
+  const focus = error || options.autofocus ? html` autofocus` : "";
+  return error ? html` aria-invalid="true" aria-describedby="${errorIdOf(fieldId)}"${focus}` : html`${focus}`;
 }
 
 export function emptyState(title: string, body: Html | string): Html {

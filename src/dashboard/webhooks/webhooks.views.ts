@@ -1,6 +1,19 @@
 import type { Delivery, WebhookEndpoint } from "../../webhooks/webhook.schema.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, csrfField, emptyState, envBadge, type Frame, formatCount, notice, pageHeading, sectionPath, time } from "../shared/layout.js";
+import {
+  appPage,
+  csrfField,
+  emptyState,
+  envBadge,
+  type Frame,
+  fieldErrorAttributes,
+  fieldErrorNotice,
+  formatCount,
+  notice,
+  pageHeading,
+  sectionPath,
+  time,
+} from "../shared/layout.js";
 
 export const RECOVER_CHOICES = [
   { since: "hour", label: "the last hour" },
@@ -54,9 +67,9 @@ const eventsOf = (e: WebhookEndpoint) =>
 function addForm(frame: Frame, types: EventTypeChoice[], input: { url?: string; checked?: ReadonlySet<string>; error?: string }): Html {
   return html`<form method="post" action="${webhooksPath(frame)}" class="stack">
 ${csrfField(frame.csrf)}
-${input.error ? notice("error", input.error) : ""}
+${fieldErrorNotice("url", input.error)}
 <label for="url">Endpoint URL</label>
-<input id="url" name="url" type="url" maxlength="2048" required placeholder="https://example.com/warden/webhooks" value="${input.url ?? ""}">
+<input id="url" name="url" type="url" maxlength="2048" required${fieldErrorAttributes("url", input.error)} placeholder="https://example.com/warden/webhooks" value="${input.url ?? ""}">
 <fieldset class="choices">
 <legend>Events to send <span class="muted">(none ticked sends every event, including types added later)</span></legend>
 ${types.map(
@@ -162,13 +175,13 @@ export function confirmSecretView(frame: Frame, endpoint: WebhookEndpoint, actio
     frame,
     html`${pageHeading("Confirm it is you", html`${why}, so we emailed a fresh 6-digit code to <strong>${frame.email}</strong>.`)}
 <section class="panel narrow">
-${error ? notice("error", error) : ""}
+${fieldErrorNotice("code", error)}
 ${action === "rotate" && endpoint.previous_secret_expires_at !== null ? notice("info", html`This endpoint was rotated less than 24 hours ago: rotating again stops its oldest secret now, and the current one becomes the old one.`) : ""}
 <form method="post" action="${endpointPath(frame, endpoint.id)}/${path}" class="stack">
 ${csrfField(frame.csrf)}
 <input type="hidden" name="confirm" value="1">
 <label for="code">Confirmation code</label>
-<input id="code" name="code" class="code-input" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required autofocus placeholder="123456">
+<input id="code" name="code" class="code-input" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required${fieldErrorAttributes("code", error, { autofocus: true })} placeholder="123456">
 <div class="row"><button class="button primary" type="submit">${button}</button><a class="button" href="${endpointPath(frame, endpoint.id)}">Cancel</a></div>
 </form>
 </section>`,
