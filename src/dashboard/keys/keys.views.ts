@@ -1,7 +1,19 @@
 import type { KeySummary } from "../../auth/key.service.js";
 import type { Env } from "../../db/schema.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, csrfField, emptyState, envBadge, type Frame, notice, pageHeading, sectionPath, time } from "../shared/layout.js";
+import {
+  appPage,
+  csrfField,
+  emptyState,
+  envBadge,
+  type Frame,
+  fieldErrorAttributes,
+  fieldErrorNotice,
+  notice,
+  pageHeading,
+  sectionPath,
+  time,
+} from "../shared/layout.js";
 
 export const keysPath = (frame: Frame) => {
   const here = frame.current;
@@ -17,12 +29,12 @@ function createForm(frame: Frame, env: Env, error?: string, name?: string): Html
 ${csrfField(frame.csrf)}
 <div class="field">
 <label for="name">New key's name <span class="muted">(optional)</span></label>
-<input id="name" name="name" maxlength="100" placeholder="e.g. Production server" value="${name ?? ""}">
+<input id="name" name="name" maxlength="100"${fieldErrorAttributes("name", error)} placeholder="e.g. Production server" value="${name ?? ""}">
 </div>
 <button class="button primary" type="submit">Create ${env} key</button>
 </form>
 ${env === "live" ? html`<p class="hint">A live key acts on real customers: we will email you a code to confirm it is you.</p>` : ""}
-${error ? notice("error", error) : ""}`;
+${fieldErrorNotice("name", error)}`;
 }
 
 function keyRow(frame: Frame, key: KeySummary): Html {
@@ -91,13 +103,13 @@ export function confirmLiveKeyView(frame: Frame, input: { name: string; error?: 
     frame,
     html`${pageHeading("Confirm it is you", html`A live key acts on real customers, so we emailed a fresh 6-digit code to <strong>${frame.email}</strong>.`)}
 <section class="panel narrow">
-${input.error ? notice("error", input.error) : ""}
+${fieldErrorNotice("code", input.error)}
 <form method="post" action="${keysPath(frame)}" class="stack">
 ${csrfField(frame.csrf)}
 <input type="hidden" name="name" value="${input.name}">
 <input type="hidden" name="confirm" value="1">
 <label for="code">Confirmation code</label>
-<input id="code" name="code" class="code-input" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required autofocus placeholder="123456">
+<input id="code" name="code" class="code-input" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required${fieldErrorAttributes("code", input.error, { autofocus: true })} placeholder="123456">
 <div class="row"><button class="button primary" type="submit">Create live key</button><a class="button" href="${keysPath(frame)}">Cancel</a></div>
 </form>
 </section>`,

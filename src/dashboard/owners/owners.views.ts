@@ -1,6 +1,19 @@
 import type { OwnerInvitation, WorkspaceOwner } from "../../workspaces/workspace-owners.service.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, cardPage, csrfField, DASHBOARD, emptyState, type Frame, notice, pageHeading, sectionPath, time } from "../shared/layout.js";
+import {
+  appPage,
+  cardPage,
+  csrfField,
+  DASHBOARD,
+  emptyState,
+  type Frame,
+  fieldErrorAttributes,
+  fieldErrorNotice,
+  notice,
+  pageHeading,
+  sectionPath,
+  time,
+} from "../shared/layout.js";
 
 export const ownersPath = (frame: Frame) => {
   const here = frame.current;
@@ -65,10 +78,10 @@ ${invitations}
 <form method="post" action="${path}/invite" class="inline-form">
 ${csrfField(frame.csrf)}
 <div class="field"><label for="email">Their address</label>
-<input id="email" name="email" type="email" maxlength="254" required placeholder="colleague@example.com" value="${form.email ?? ""}"></div>
+<input id="email" name="email" type="email" maxlength="254" required${fieldErrorAttributes("email", form.error)} placeholder="colleague@example.com" value="${form.email ?? ""}"></div>
 <button class="button primary" type="submit">Send invitation</button>
 </form>
-${form.error ? notice("error", form.error) : ""}
+${fieldErrorNotice("email", form.error)}
 </section>`,
   );
 }

@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { type ConfirmedAction, type OwnerSessionView, requestConfirmationCode, verifyConfirmationCode } from "../../owners/owner-sign-in.service.js";
 import type { Services } from "../../services.js";
 import { type Html, html } from "./html.js";
-import { appPage, csrfField, type Frame, notice, pageHeading } from "./layout.js";
+import { appPage, csrfField, type Frame, fieldErrorAttributes, fieldErrorNotice, pageHeading } from "./layout.js";
 import { fieldError, sendPage } from "./page.js";
 import { formField } from "./security.js";
 
@@ -46,8 +46,8 @@ export async function passCodeGate(
 }
 
 /** The code field of every confirmation page. */
-export const codeField = html`<label for="code">Confirmation code</label>
-<input id="code" name="code" class="code-input" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required autofocus placeholder="123456">`;
+const codeField = (error: string | undefined) => html`<label for="code">Confirmation code</label>
+<input id="code" name="code" class="code-input" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required${fieldErrorAttributes("code", error, { autofocus: true })} placeholder="123456">`;
 
 /**
  * A confirmation page for an action with no page of its own: what it does, the code
@@ -71,12 +71,12 @@ export function confirmCodeView(
     frame,
     html`${pageHeading("Confirm it is you", html`${input.what} We emailed a fresh 6-digit code to <strong>${frame.email}</strong>; it confirms this and nothing else.`)}
 <section class="panel narrow">
-${input.error ? notice("error", input.error) : ""}
+${fieldErrorNotice("code", input.error)}
 <form method="post" action="${input.postTo}" class="stack" autocomplete="off">
 ${csrfField(frame.csrf)}
 ${Object.entries(input.fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
 <input type="hidden" name="confirm" value="1">
-${codeField}
+${codeField(input.error)}
 <div class="row"><button class="button ${input.danger ? "danger" : "primary"}" type="submit">${input.submit}</button><a class="button" href="${input.cancel}">Cancel</a></div>
 </form>
 </section>`,

@@ -1,5 +1,5 @@
 import { type Html, html } from "../shared/html.js";
-import { cardPage, csrfField, DASHBOARD, formatTime, notice } from "../shared/layout.js";
+import { cardPage, csrfField, DASHBOARD, fieldErrorAttributes, fieldErrorNotice, formatTime, notice } from "../shared/layout.js";
 
 export function signInView(input: { csrf: string; email?: string; error?: string; message?: string }): Html {
   return cardPage(
@@ -7,11 +7,11 @@ export function signInView(input: { csrf: string; email?: string; error?: string
     html`<h1>Sign in to your dashboard</h1>
 <p class="lede">Enter the address you own your workspaces with. We will email you a 6-digit code: there is no password to remember or to leak.</p>
 ${input.message ? notice("info", input.message) : ""}
-${input.error ? notice("error", input.error) : ""}
+${fieldErrorNotice("email", input.error)}
 <form method="post" action="${DASHBOARD}/sign-in" class="stack">
 ${csrfField(input.csrf)}
 <label for="email">Email address</label>
-<input id="email" name="email" type="email" autocomplete="email" required autofocus value="${input.email ?? ""}" placeholder="you@example.com">
+<input id="email" name="email" type="email" autocomplete="email" required${fieldErrorAttributes("email", input.error, { autofocus: true })} value="${input.email ?? ""}" placeholder="you@example.com">
 <button class="button primary wide" type="submit">Email me a code</button>
 </form>
 <p class="hint">Locked out? Your operator can print a one-time sign-in link with <code>warden admin login-link --email you@example.com</code>.</p>`,
@@ -23,11 +23,11 @@ export function codeView(input: { csrf: string; email: string; expiresAt: number
     "Enter your code",
     html`<h1>Check your inbox</h1>
 <p class="lede">If <strong>${input.email}</strong> owns a workspace, a 6-digit code is on its way. It works once, in this browser only, until ${formatTime(input.expiresAt)}.</p>
-${input.error ? notice("error", input.error) : ""}
+${fieldErrorNotice("code", input.error)}
 <form method="post" action="${DASHBOARD}/sign-in/code" class="stack">
 ${csrfField(input.csrf)}
 <label for="code">Sign-in code</label>
-<input id="code" name="code" class="code-input" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required autofocus placeholder="123456">
+<input id="code" name="code" class="code-input" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required${fieldErrorAttributes("code", input.error, { autofocus: true })} placeholder="123456">
 <button class="button primary wide" type="submit">Sign in</button>
 </form>
 <div class="card-actions">

@@ -1,6 +1,19 @@
 import type { Delivery, WebhookEndpoint } from "../../webhooks/webhook.schema.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, csrfField, emptyState, envBadge, type Frame, formatCount, notice, pageHeading, sectionPath, time } from "../shared/layout.js";
+import {
+  appPage,
+  csrfField,
+  emptyState,
+  envBadge,
+  type Frame,
+  fieldErrorAttributes,
+  fieldErrorNotice,
+  formatCount,
+  notice,
+  pageHeading,
+  sectionPath,
+  time,
+} from "../shared/layout.js";
 
 export const RECOVER_CHOICES = [
   { since: "hour", label: "the last hour" },
@@ -54,9 +67,9 @@ const eventsOf = (e: WebhookEndpoint) =>
 function addForm(frame: Frame, types: EventTypeChoice[], input: { url?: string; checked?: ReadonlySet<string>; error?: string }): Html {
   return html`<form method="post" action="${webhooksPath(frame)}" class="stack">
 ${csrfField(frame.csrf)}
-${input.error ? notice("error", input.error) : ""}
+${fieldErrorNotice("url", input.error)}
 <label for="url">Endpoint URL</label>
-<input id="url" name="url" type="url" maxlength="2048" required placeholder="https://example.com/warden/webhooks" value="${input.url ?? ""}">
+<input id="url" name="url" type="url" maxlength="2048" required${fieldErrorAttributes("url", input.error)} placeholder="https://example.com/warden/webhooks" value="${input.url ?? ""}">
 <fieldset class="choices">
 <legend>Events to send <span class="muted">(none ticked sends every event, including types added later)</span></legend>
 ${types.map(
@@ -162,13 +175,13 @@ export function confirmSecretView(frame: Frame, endpoint: WebhookEndpoint, actio
     frame,
     html`${pageHeading("Confirm it is you", html`${why}, so we emailed a fresh 6-digit code to <strong>${frame.email}</strong>.`)}
 <section class="panel narrow">
-${error ? notice("error", error) : ""}
+${fieldErrorNotice("code", error)}
 ${action === "rotate" && endpoint.previous_secret_expires_at !== null ? notice("info", html`This endpoint was rotated less than 24 hours ago: rotating again stops its oldest secret now, and the current one becomes the old one.`) : ""}
 <form method="post" action="${endpointPath(frame, endpoint.id)}/${path}" class="stack">
 ${csrfField(frame.csrf)}
 <input type="hidden" name="confirm" value="1">
 <label for="code">Confirmation code</label>
-<input id="code" name="code" class="code-input" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required autofocus placeholder="123456">
+<input id="code" name="code" class="code-input" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required${fieldErrorAttributes("code", error, { autofocus: true })} placeholder="123456">
 <div class="row"><button class="button primary" type="submit">${button}</button><a class="button" href="${endpointPath(frame, endpoint.id)}">Cancel</a></div>
 </form>
 </section>`,
@@ -229,10 +242,11 @@ ${urls ? endpointCell(d) : ""}
 ${next ? html`<p class="pager"><a class="button small" href="${next}">Older deliveries →</a></p>` : ""}`;
 }
 
-function recoverForm(frame: Frame, endpoint: WebhookEndpoint, selected: RecoverSince, label: string): Html {
+/** `id` names its field: the page shows the form twice right after the endpoint is enabled, and ids must be unique. */
+function recoverForm(frame: Frame, endpoint: WebhookEndpoint, selected: RecoverSince, label: string, id: string): Html {
   return html`<form method="get" action="${endpointPath(frame, endpoint.id)}/recover" class="inline-form">
-<div class="field"><label for="since">Failed deliveries from</label>
-<select id="since" name="since">${RECOVER_CHOICES.map((c) => html`<option value="${c.since}"${c.since === selected ? html` selected` : ""}>${c.label}</option>`)}</select></div>
+<div class="field"><label for="${id}">Failed deliveries from</label>
+<select id="${id}" name="since">${RECOVER_CHOICES.map((c) => html`<option value="${c.since}"${c.since === selected ? html` selected` : ""}>${c.label}</option>`)}</select></div>
 <button class="button" type="submit">${label}</button>
 </form>`;
 }
@@ -242,7 +256,7 @@ export function endpointView(frame: Frame, page: EndpointPage): Html {
   const path = endpointPath(frame, e.id);
   const flashes = html`${flash.sent ? notice("success", html`Test event <code>${flash.sent}</code> sent to ${flash.to === 1 ? "1 endpoint" : `${flash.to ?? 0} endpoints`}. Its delivery appears below in a moment.`) : ""}
 ${flash.disabled ? notice("info", "The endpoint is disabled: Warden sends it nothing, and its pending deliveries are marked failed.") : ""}
-${flash.enabled ? notice("success", html`The endpoint is enabled again. <strong>Recover what failed while it was off?</strong> ${recoverForm(frame, e, "day", "Review…")}`) : ""}
+${flash.enabled ? notice("success", html`The endpoint is enabled again. <strong>Recover what failed while it was off?</strong> ${recoverForm(frame, e, "day", "Review…", "since-enabled")}`) : ""}
 ${flash.recovered !== undefined ? notice("success", `${flash.recovered === 1 ? "1 failed delivery is" : `${formatCount(flash.recovered)} failed deliveries are`} queued to be sent again.`) : ""}`;
   const deliveries = deliveriesTable(frame, page.deliveries, page.next, {
     empty: emptyState("No deliveries yet", "Send a test event above to see what your receiver answers."),
@@ -290,7 +304,7 @@ ${e.enabled ? "" : html`<p class="hint">Enable the endpoint to send it events.</
 <section class="panel">
 <div class="panel-head"><h2>Recover failed deliveries</h2></div>
 <p class="panel-text">Sends once more every delivery to this endpoint that failed in the window. You see how many before anything is sent.</p>
-${e.enabled ? recoverForm(frame, e, "day", "Review…") : html`<p class="hint">Enable the endpoint first: Warden sends nothing to a disabled endpoint.</p>`}
+${e.enabled ? recoverForm(frame, e, "day", "Review…", "since") : html`<p class="hint">Enable the endpoint first: Warden sends nothing to a disabled endpoint.</p>`}
 </section>
 </div>
 <section class="panel">
