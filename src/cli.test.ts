@@ -5,11 +5,10 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { sql } from "kysely";
 import { parseConfig } from "./config.js";
-import { migrateToLatest, openStorage } from "./db/database.js";
+import { openStorage } from "./db/database.js";
 import { runWarden, wardenJson } from "./test-support/cli.js";
-import { DIALECTS, PG_URL, privateDatabaseEnv, unique } from "./test-support/harness.js";
+import { DIALECTS, newerSchemaEnv, PG_URL, privateDatabaseEnv, unique } from "./test-support/harness.js";
 import { freePort, startWarden } from "./test-support/serve.js";
 
 const execFileAsync = promisify(execFile);
@@ -579,15 +578,7 @@ describe("an admin command on a database it cannot use stops in one line, with t
 
   for (const dialect of DIALECTS) {
     test(`a database migrated by a newer Warden is refused (${dialect})`, async () => {
-      const env = await privateDatabaseEnv(dialect);
-      const storage = openStorage({ databaseUrl: env.DATABASE_URL ?? null, dataDir: env.WARDEN_DATA_DIR });
-      const future = `999-${unique("future")}`;
-      try {
-        await migrateToLatest(storage.db, storage.dialect);
-        await sql`insert into warden_migrations (name, applied_at) values (${future}, 0)`.execute(storage.db);
-      } finally {
-        await storage.close();
-      }
+      const { env, future } = await newerSchemaEnv(dialect);
       const run = await runWarden(env, "admin", "owner", "list");
       assert.equal(run.code, 1);
       assert.equal(

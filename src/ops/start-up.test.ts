@@ -9,10 +9,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { before, describe, test } from "node:test";
-import { sql } from "kysely";
 import { parseConfig } from "../config.js";
-import { migrateToLatest, openStorage } from "../db/database.js";
-import { DIALECTS, PG_URL, privateDatabaseEnv, unique } from "../test-support/harness.js";
+import { DIALECTS, newerSchemaEnv, PG_URL, privateDatabaseEnv, unique } from "../test-support/harness.js";
 import { freePort } from "../test-support/serve.js";
 import { describeStartFailure, describeUnsupportedNode } from "./start-up.js";
 
@@ -109,15 +107,7 @@ describe("failures to start", () => {
 
   for (const dialect of DIALECTS) {
     test(`a database migrated by a newer Warden is refused (${dialect})`, async () => {
-      const env = await privateDatabaseEnv(dialect);
-      const storage = openStorage({ databaseUrl: env.DATABASE_URL ?? null, dataDir: env.WARDEN_DATA_DIR });
-      const future = `999-${unique("future")}`;
-      try {
-        await migrateToLatest(storage.db, storage.dialect);
-        await sql`insert into warden_migrations (name, applied_at) values (${future}, 0)`.execute(storage.db);
-      } finally {
-        await storage.close();
-      }
+      const { env, future } = await newerSchemaEnv(dialect);
       assertOneLine(
         await failToStart({ ...env, WARDEN_SECRET_KEY: SECRET }),
         new RegExp(`refusing to start: the database has migrations this version of Warden does not know \\(${future}\\)`),

@@ -5,11 +5,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after } from "node:test";
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
+import { sql } from "kysely";
 import pg from "pg";
 import { buildApp } from "../app.js";
 import { ManualClock } from "../clock.js";
 import { type Config, type Limits, parseConfig } from "../config.js";
-import { type Dialect, openStorage, type Storage } from "../db/database.js";
+import { type Dialect, migrateToLatest, openStorage, type Storage } from "../db/database.js";
 import { randomBase62 } from "../ids.js";
 import { createServices, type Services } from "../services.js";
 import { createBundle, createKey, createOwner, createPlan, createTool, createWorkspace } from "../workspaces/workspace.service.js";
@@ -75,6 +76,24 @@ export async function privateDatabaseEnv(dialect: Dialect): Promise<Record<strin
   if (dialect === "sqlite") return { WARDEN_DATA_DIR: dir };
   const schema = await createPgSchema();
   return { WARDEN_DATA_DIR: dir, DATABASE_URL: `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}` };
+}
+
+/**
+ * A private database (as privateDatabaseEnv) that a newer Warden has migrated: every
+ * migration applied, and one this code does not know. Answers the environment and the
+ * unknown migration's name.
+ */
+export async function newerSchemaEnv(dialect: Dialect): Promise<{ env: Record<string, string>; future: string }> {
+  const env = await privateDatabaseEnv(dialect);
+  const storage = openStorage({ databaseUrl: env.DATABASE_URL ?? null, dataDir: env.WARDEN_DATA_DIR });
+  const future = `999-${unique("future")}`;
+  try {
+    await migrateToLatest(storage.db, storage.dialect);
+    await sql`insert into warden_migrations (name, applied_at) values (${future}, 0)`.execute(storage.db);
+  } finally {
+    await storage.close();
+  }
+  return { env, future };
 }
 
 export interface TestEnv {
