@@ -98,7 +98,7 @@ describe("a full disk under the SQLite data folder (sqlite)", { skip: "skip" in 
     const burstKey = await createKey(shared.services.db, systemClock, { workspace: ws.slug, env: "test" });
     const signIn = { workspace: ws.slug, tool: ws.tool, email: holder, env: "test" };
     assert.equal((await http(base, "POST", "/api/client/v1/sign-in", { body: signIn })).status, 200);
-    const verified = await http(base, "POST", "/api/client/v1/sign-in/verify", { body: { ...signIn, code: mailbox.codeFor(holder), device: DEVICE } });
+    const verified = await http(base, "POST", "/api/client/v1/sign-in/verify", { body: { ...signIn, code: await mailbox.codeFor(holder), device: DEVICE } });
     assert.equal(verified.status, 200, verified.body);
     const { token } = verified.json as { token: string };
     const check = () => http(base, "GET", `/api/client/v1/tools/${ws.tool}/access`, { headers: { authorization: `Bearer ${token}` } });
