@@ -15,13 +15,13 @@ RUN npm ci --ignore-scripts --no-audit --no-fund \
 COPY . .
 # Left out of the image: the TypeScript sources (but for the dashboard's stylesheet and
 # script, which it serves from src/dashboard/assets), better-sqlite3's sources and its
-# prebuilt modules for other systems (only this one's is loaded: 2 MB each), type declarations and
-# source maps.
+# prebuilt modules for other systems (only this one's is loaded: 2 MB each), type declarations, source maps,
+# and the packages' readmes and change logs (licences stay).
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund \
  && rm -rf node_modules/better-sqlite3/deps node_modules/better-sqlite3/src \
  && find node_modules/better-sqlite3/prebuilds -type f ! -name "$(node -p 'process.platform + "-" + process.arch').node" -delete \
- && find node_modules \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \) -type f -delete \
+ && find node_modules \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' -o -iname 'README*' -o -iname 'CHANGELOG*' -o -iname 'HISTORY*' \) -type f -delete \
  && find node_modules -mindepth 1 -maxdepth 1 -name '@*' -type d -empty -delete \
  && mv src/dashboard/assets /tmp/dashboard-assets \
  && rm -rf src tsconfig.json tsconfig.build.json \
