@@ -49,7 +49,7 @@ async function serve(env: Record<string, string>) {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const services = await createServices(parseConfig({ ...env, WARDEN_PUBLIC_URL: base }), { clock: systemClock });
-  sendTestMail(services);
+  await sendTestMail(services);
   const app = await buildApp(services, { logger: false });
   await app.listen({ host: "127.0.0.1", port });
   return { services, app, base };

@@ -108,7 +108,7 @@ export async function testServices(dialect: Dialect, env: Record<string, string>
   const config = parseConfig({ WARDEN_DOMAIN: "warden.test", WARDEN_SECRET_KEY: TEST_SECRET_KEY, WARDEN_ALLOW_PRIVATE_WEBHOOKS: "1", ...env });
   // The storage outlives the services: the file's cleanup closes it.
   const services = await createServices(config, { clock, storage: { ...storage, close: async () => {} } });
-  sendTestMail(services);
+  await sendTestMail(services);
   return { services, clock, config };
 }
 

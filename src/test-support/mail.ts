@@ -17,8 +17,13 @@ after(() => {
 
 const quiet = { error: () => {}, warn: () => {}, info: () => {} };
 
-/** Sends the mail these services queue, as soon as they queue it. */
-export function sendTestMail(services: Services): MailSender {
+/**
+ * Sends the mail these services queue, as soon as they queue it. The earlier tests'
+ * senders finish their runs first: one still draining would claim this test's mail from
+ * the shared outbox table and send it to the earlier test's folder or relay.
+ */
+export async function sendTestMail(services: Services): Promise<MailSender> {
+  await settleMail();
   const mailer = createMailer(services.config, quiet);
   closers.push(() => mailer.close());
   const sender = new MailSender(services, mailer, quiet, { pollIntervalMs: 1_000, leaseMs: 60_000, batch: 20, random: () => 0 });
