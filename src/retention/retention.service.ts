@@ -6,6 +6,7 @@ import type { Services } from "../services.js";
 import {
   checkpointLog,
   deleteIdempotencyKeys,
+  deleteSentMails,
   deleteSettledDeliveries,
   deleteSignInCodes,
   deleteSpentCounters,
@@ -21,6 +22,7 @@ export interface Pruned {
   stripeEvents: number;
   idempotencyKeys: number;
   signInCodes: number;
+  sentMails: number;
   counters: number;
 }
 
@@ -59,6 +61,9 @@ const DEFAULT_PRUNER_OPTIONS: PrunerOptions = { batchSize: 500, pauseMs: 20, pau
 // A sign-in code is dead 10 minutes after it was sent; the row is kept a day so that an
 // operator can still see, that day, that a code went to an address.
 const SIGN_IN_CODES_KEPT_MS = DAY_MS;
+// A sent mail's row (its content already erased) answers "did the mail go out?" for a
+// week: the time in which a person says they never got it.
+const SENT_MAILS_KEPT_MS = 7 * DAY_MS;
 // Windows close at the same instant for every process only as far as their clocks
 // agree: an hour's margin keeps a window that one process still counts in.
 const COUNTERS_KEPT_MS = 60 * 60_000;
@@ -74,14 +79,14 @@ const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * left: events, deliveries and attempts and Stripe's event ids older than the retention
  * (WARDEN_RETENTION_DAYS; never a pending delivery nor an event a delivery still refers
  * to, nor a Stripe event held back), idempotency keys past their window, expired sign-in
- * codes and closed limit windows. Licences, subscriptions, grants, people and devices
+ * codes, mails sent over a week ago and closed limit windows. Licences, subscriptions, grants, people and devices
  * are what access is made of, and are never pruned.
  */
 export async function pruneExpired(services: Pick<Services, "db" | "clock" | "config">, options: PruneOptions): Promise<Pruned> {
   const { db, config } = services;
   const now = services.clock.now();
   const retainedFrom = config.retentionDays > 0 ? now - config.retentionDays * DAY_MS : null;
-  const pruned: Pruned = { deliveries: 0, events: 0, stripeEvents: 0, idempotencyKeys: 0, signInCodes: 0, counters: 0 };
+  const pruned: Pruned = { deliveries: 0, events: 0, stripeEvents: 0, idempotencyKeys: 0, signInCodes: 0, sentMails: 0, counters: 0 };
 
   const inBatches = async (what: keyof Pruned, batch: (limit: number) => Promise<number>) => {
     for (;;) {
@@ -109,6 +114,7 @@ export async function pruneExpired(services: Pick<Services, "db" | "clock" | "co
   }
   await inBatches("idempotencyKeys", (limit) => deleteIdempotencyKeys(db, now - IDEMPOTENCY_WINDOW_MS, limit));
   await inBatches("signInCodes", (limit) => deleteSignInCodes(db, now - SIGN_IN_CODES_KEPT_MS, limit));
+  await inBatches("sentMails", (limit) => deleteSentMails(db, now - SENT_MAILS_KEPT_MS, limit));
   await inBatches("counters", (limit) => deleteSpentCounters(db, now - COUNTERS_KEPT_MS, limit));
   return pruned;
 }

@@ -30,6 +30,15 @@ export async function deleteSignInCodes(ex: Executor, before: number, limit: num
   );
 }
 
+/** Mails sent before `before` (their content was erased when sent); unsent mails are kept, whatever their age. */
+export async function deleteSentMails(ex: Executor, before: number, limit: number): Promise<number> {
+  return deleted(
+    await sql`delete from mail_outbox where id in (
+  select id from mail_outbox where sent_at < ${before} order by sent_at limit ${limit} ${skipLocked(ex)}
+) and sent_at < ${before}`.execute(ex),
+  );
+}
+
 /** Limit counters whose window closed before `before`: a closed window counts as zero, and the next count starts a new row. */
 export async function deleteSpentCounters(ex: Executor, before: number, limit: number): Promise<number> {
   return deleted(

@@ -8,6 +8,7 @@ import { openStorage } from "../db/database.js";
 import { claimIdempotencyKey } from "../grants/idempotency.store.js";
 import { newId } from "../ids.js";
 import { addToCounters } from "../limits/counter.store.js";
+import { claimDueMails, insertMails, recordMailSent } from "../mail/mail-outbox.store.js";
 import { createServices, type Services } from "../services.js";
 import { claimStripeEvent, setStripeEventOutcome } from "../stripe/stripe-event.store.js";
 import { createPgSchema, DIALECTS, PG_URL, seedWorkspace, testApi, testServices, unique, type Workspace } from "../test-support/harness.js";
@@ -169,7 +170,7 @@ for (const dialect of DIALECTS) {
       assert.equal(parseConfig({}).retentionDays, 35);
     });
 
-    test("prunes Stripe event ids but the deferred, idempotency keys after a day, expired sign-in codes and closed counter windows", async () => {
+    test("prunes Stripe event ids but the deferred, idempotency keys after a day, expired sign-in codes, mails sent a week ago and closed counter windows", async () => {
       const { services, clock } = await testServices(dialect);
       const ws = await seedWorkspace(services);
       const scope = { workspaceId: ws.workspaceId, env: "test" as const };
@@ -204,6 +205,13 @@ for (const dialect of DIALECTS) {
         },
         clock.now(),
       );
+      const mail = unique("mail");
+      await insertMails(services.db, [{ id: mail, kind: "sign_in_code", recipient: emailNorm, contentSealed: "sealed", createdAt: clock.now() }]);
+      const unsent = unique("mail");
+      await insertMails(services.db, [{ id: unsent, kind: "sign_in_code", recipient: emailNorm, contentSealed: "sealed", createdAt: clock.now() }]);
+      const claimed = await claimDueMails(services.db, { senderId: "s", now: clock.now(), leaseUntil: clock.now() + MINUTE_MS, limit: 100, skipLocked: false });
+      assert.ok(claimed.some((m) => m.id === mail));
+      assert.equal(await recordMailSent(services.db, mail, "s", clock.now()), true);
       const counter = unique("counter");
       await addToCounters(services.db, services.dialect, [{ scope: counter, nextWindowEnd: clock.now() + MINUTE_MS }], 1, clock.now());
       const stillCounting = unique("counter");
@@ -212,6 +220,7 @@ for (const dialect of DIALECTS) {
         stripe: async (id: string) => (await services.db.selectFrom("stripe_events").select("id").where("id", "=", id).executeTakeFirst()) !== undefined,
         key: async () => (await services.db.selectFrom("idempotency_keys").select("key").where("key", "=", key).executeTakeFirst()) !== undefined,
         code: async () => (await services.db.selectFrom("sign_in_codes").select("id").where("id", "=", code).executeTakeFirst()) !== undefined,
+        mail: async (id: string) => (await services.db.selectFrom("mail_outbox").select("id").where("id", "=", id).executeTakeFirst()) !== undefined,
         counter: async (s: string) => (await services.db.selectFrom("counters").select("scope").where("scope", "=", s).executeTakeFirst()) !== undefined,
       };
 
@@ -228,7 +237,11 @@ for (const dialect of DIALECTS) {
       await pruneExpired(services, NOW_OPTIONS);
       assert.deepEqual([await exists.key(), await exists.code(), await exists.counter(stillCounting)], [false, false, false]);
       assert.deepEqual([await exists.stripe(applied), await exists.stripe(deferred)], [true, true]);
-      clock.advance(35 * DAY_MS);
+      assert.deepEqual([await exists.mail(mail), await exists.mail(unsent)], [true, true], "a sent mail is kept a week");
+      clock.advance(6 * DAY_MS);
+      await pruneExpired(services, NOW_OPTIONS);
+      assert.deepEqual([await exists.mail(mail), await exists.mail(unsent)], [false, true], "an unsent mail is never pruned");
+      clock.advance(29 * DAY_MS);
       await pruneExpired(services, NOW_OPTIONS);
       assert.deepEqual([await exists.stripe(applied), await exists.stripe(deferred)], [false, true], "a deferred Stripe event waits for its buyer");
     });
@@ -290,7 +303,7 @@ for (const dialect of DIALECTS) {
       recording = true;
       await pruneExpired(services, NOW_OPTIONS);
       recording = false;
-      assert.equal(statements.size, dialect === "sqlite" ? 7 : 6);
+      assert.equal(statements.size, dialect === "sqlite" ? 8 : 7);
       const scans: string[] = [];
       if (dialect === "sqlite") {
         for (const [text, parameters] of statements) {
