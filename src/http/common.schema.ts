@@ -23,11 +23,15 @@ export const ErrorBody = Type.Object(
 
 export const ToolParams = Type.Object({ tool: Type.String({ minLength: 1, maxLength: 64, description: "Tool id" }) }, { additionalProperties: false });
 
-/** Error answers every authenticated route can give. */
+/**
+ * Error answers every authenticated route can give. 503 is the database out of reach
+ * (`database_unavailable`, with `Retry-After`): a client should retry, not give up.
+ */
 export const commonErrors = {
   400: Type.Ref("Error"),
   401: Type.Ref("Error"),
   404: Type.Ref("Error"),
   429: Type.Ref("Error"),
   500: Type.Ref("Error"),
+  503: Type.Ref("Error"),
 };

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
 import { principalOf } from "../auth/auth.hook.js";
+import { commonErrors } from "../http/common.schema.js";
 import { originOf } from "../http/request-origin.js";
 import type { Services } from "../services.js";
 import {
@@ -30,7 +31,7 @@ import {
   setEnabled,
 } from "./webhook.service.js";
 
-const errors = { 400: Type.Ref("Error"), 401: Type.Ref("Error"), 404: Type.Ref("Error"), 429: Type.Ref("Error"), 500: Type.Ref("Error") };
+const errors = commonErrors;
 const tags = ["Webhooks"];
 
 /** Webhook endpoints, the event log, deliveries, resend, recover and example events: what `warden` and the dashboard use. */
