@@ -23,9 +23,11 @@ import { insertSubscriptionBuyer } from "./stripe-link.store.js";
 import { isProblem, readWardenMetadata, type StripeEvent } from "./stripe-objects.js";
 import { type BoughtItem, planOfItems } from "./stripe-plan-link.service.js";
 import {
+  findLastScheduledStart,
   findReconcileRun,
   insertReconcileRun,
   listEventsWrittenAt,
+  listReconcilableScopes,
   listReconcileRuns,
   type ReconcileRun,
   releaseReconcileLease,
@@ -130,7 +132,7 @@ async function beginRun(
   services: Services,
   input: { workspace: string; env: string; since?: string; dryRun: boolean; trigger: ReconcileTrigger },
   actor: Actor | undefined,
-): Promise<Begun> {
+): Promise<Begun | null> {
   const workspace = await requireWorkspace(services.db, input.workspace);
   const env = requireEnv(input.env);
   const scope = { workspaceId: workspace.id, env };
@@ -153,15 +155,17 @@ async function beginRun(
     startedAt: now,
     finishedAt: null,
   };
-  await services.db.transaction().execute(async (trx) => {
-    if (!(await takeReconcileLease(trx, scope, run.id, now, now + LEASE_MS))) {
-      throw invalidParameter("env", `A reconcile of ${workspace.slug} (${env}) is under way; wait for it to finish.`);
-    }
+  const taken = await services.db.transaction().execute(async (trx) => {
+    if (!(await takeReconcileLease(trx, scope, run.id, now, now + LEASE_MS))) return false;
     await insertReconcileRun(trx, run);
     if (actor) await recordAction(trx, actor, { action: "stripe.reconciled", workspaceId: workspace.id, env, subject: run.id }, now);
+    return true;
   });
-  return { run, scope, slug: workspace.slug, secretKey };
+  return taken ? { run, scope, slug: workspace.slug, secretKey } : null;
 }
+
+const busy = (input: { workspace: string; env: string }) =>
+  invalidParameter("env", `A reconcile of ${input.workspace} (${input.env}) is under way; wait for it to finish.`);
 
 /** Runs a reconcile to its end (the CLI and the schedule): answers what it found. */
 export async function reconcileStripe(
@@ -170,6 +174,7 @@ export async function reconcileStripe(
   options: ReconcileOptions = {},
 ): Promise<ReconcileResult> {
   const begun = await beginRun(services, input, undefined);
+  if (!begun) throw busy(input);
   return runReconcile(services, begun, options);
 }
 
@@ -184,6 +189,7 @@ export async function startReconcile(
   options: ReconcileOptions = {},
 ): Promise<{ id: string; done: Promise<ReconcileResult> }> {
   const begun = await beginRun(services, { ...input, trigger: "dashboard" }, actor);
+  if (!begun) throw busy(input);
   const done = runReconcile(services, begun, options);
   // Its failure is in the run row; a rejection nobody awaits must not end the process.
   done.catch(() => {});
@@ -256,6 +262,31 @@ function resultOf(slug: string, run: ReconcileRun): ReconcileResult {
     finishedAt: run.finishedAt,
     report,
   };
+}
+
+/**
+ * Stripe retries a delivery for three days: a scheduled run reads what was created since
+ * a little more than that before the previous scheduled run began (subscriptions whole).
+ */
+const SCHEDULE_OVERLAP_MS = 4 * 86_400_000;
+
+/**
+ * One scheduled round (`warden serve`, WARDEN_STRIPE_RECONCILE_MINUTES): every environment
+ * with a secret key, each skipped while another process reconciles it. Answers the runs made.
+ */
+export async function reconcileScheduled(services: Services, options: ReconcileOptions = {}): Promise<ReconcileResult[]> {
+  const results: ReconcileResult[] = [];
+  for (const scope of await listReconcilableScopes(services.db)) {
+    const last = await findLastScheduledStart(services.db, scope);
+    const since = last === null ? undefined : toIso(last - SCHEDULE_OVERLAP_MS);
+    const begun = await beginRun(
+      services,
+      { workspace: scope.slug, env: scope.env, dryRun: false, trigger: "schedule", ...(since ? { since } : {}) },
+      undefined,
+    );
+    if (begun) results.push(await runReconcile(services, begun, options));
+  }
+  return results;
 }
 
 /** The environment's recent reconciles, newest first (the Stripe page). */

@@ -165,15 +165,16 @@ export async function findLastScheduledStart(ex: Executor, scope: Scope): Promis
 }
 
 /** The workspace environments with a secret key: the ones a scheduled reconcile can read Stripe for. */
-export async function listReconcilableScopes(ex: Executor): Promise<Scope[]> {
+export async function listReconcilableScopes(ex: Executor): Promise<(Scope & { slug: string })[]> {
   const rows = await ex
     .selectFrom("stripe_accounts")
-    .select(["workspace_id", "env"])
-    .where("secret_key_sealed", "is not", null)
-    .orderBy("workspace_id")
-    .orderBy("env")
+    .innerJoin("workspaces", "workspaces.id", "stripe_accounts.workspace_id")
+    .select(["stripe_accounts.workspace_id", "stripe_accounts.env", "workspaces.slug"])
+    .where("stripe_accounts.secret_key_sealed", "is not", null)
+    .orderBy("stripe_accounts.workspace_id")
+    .orderBy("stripe_accounts.env")
     .execute();
-  return rows.map((r) => ({ workspaceId: r.workspace_id, env: r.env }));
+  return rows.map((r) => ({ workspaceId: r.workspace_id, env: r.env, slug: r.slug }));
 }
 
 /** Events written in the environment at this instant: what one applied fact sent (the reconcile reports them). */

@@ -21,7 +21,7 @@ import {
 } from "../test-support/stripe.js";
 import { startStripeApi } from "../test-support/stripe-api.js";
 import { updatePlanStripeLinks } from "./stripe-plan-link.service.js";
-import { reconcileStripe } from "./stripe-reconcile.service.js";
+import { listReconciles, reconcileScheduled, reconcileStripe, startReconcile } from "./stripe-reconcile.service.js";
 
 const DAY_MS = 86_400_000;
 const SECRET_KEY = "sk_test_reconcileStandIn0123";
@@ -230,13 +230,50 @@ for (const dialect of DIALECTS) {
       // Stripe answering 429 without end: the run fails after its bounded waits, and says so.
       t.stripeApi.rateLimited = 100;
       await assert.rejects(t.reconcile());
-      const { listReconciles } = await import("./stripe-reconcile.service.js");
       const [failed] = await listReconciles(t.services, { workspace: t.reconciled.slug, env: "test" });
       assert.equal(failed?.status, "failed");
       assert.match(failed?.error ?? "", /Too many requests/);
       // Its lease was given back: the next run may start.
       t.stripeApi.rateLimited = 0;
       assert.equal((await t.reconcile()).status, "done");
+    });
+
+    test("one reconcile of an environment at a time, whichever process asks; the schedule skips it meanwhile, then reads from before its last round", async () => {
+      const t = await setUp(dialect);
+      const gatedKey = "sk_test_gatedReconcile0123";
+      const solo = await seedCatalogue(t.services);
+      await connectTestStripe(t.services, solo, "test", gatedKey);
+      const owner = await t.services.db.selectFrom("owners").select("id").where("email", "=", solo.ownerEmail).executeTakeFirstOrThrow();
+      const paid = paymentSession({ email: "gus@example.com", metadata: { warden_tool: "tabmaster", warden_plan: "lifetime" }, now: t.clock.now() });
+      t.stripeApi.lists.set("/v1/checkout/sessions", [paid]);
+
+      // The dashboard's run is held mid-way at Stripe.
+      let open = () => {};
+      t.stripeApi.gated = { secretKey: gatedKey, gate: new Promise<void>((resolve) => (open = resolve)) };
+      const started = await startReconcile(t.services, { workspace: solo.slug, env: "test", dryRun: false }, { ownerId: owner.id, email: solo.ownerEmail });
+      const [running] = await listReconciles(t.services, { workspace: solo.slug, env: "test" });
+      assert.deepEqual([running?.id, running?.status], [started.id, "running"]);
+      await assert.rejects(
+        reconcileStripe(t.services, { workspace: solo.slug, env: "test", dryRun: false, trigger: "cli" }),
+        /under way; wait for it to finish/,
+      );
+      const meanwhile = await reconcileScheduled(t.services, { sleep: async () => {} });
+      assert.equal(meanwhile.filter((r) => r.workspace === solo.slug).length, 0);
+      open();
+      t.stripeApi.gated = null;
+      const done = await started.done;
+      assert.deepEqual([done.status, done.applied], ["done", 1]);
+      const audit = await t.services.db.selectFrom("audit_log").select(["action", "subject"]).where("workspace_id", "=", solo.workspaceId).execute();
+      assert.deepEqual(audit, [{ action: "stripe.reconciled", subject: started.id }]);
+
+      // The schedule's first round reads everything; the next from four days before it.
+      const first = (await reconcileScheduled(t.services, { sleep: async () => {} })).find((r) => r.workspace === solo.slug);
+      assert.deepEqual([first?.since, first?.applied], [null, 0]);
+      t.clock.advance(60 * 60_000);
+      const next = (await reconcileScheduled(t.services, { sleep: async () => {} })).find((r) => r.workspace === solo.slug);
+      assert.equal(next?.since, (first?.startedAt ?? 0) - 4 * DAY_MS);
+      // What runs found is counted for /metrics (the dashboard's run found one purchase).
+      assert.match(await t.services.metrics.render(), /warden_stripe_reconcile_found_total\{kind="applied"\} [1-9]/);
     });
   });
 }

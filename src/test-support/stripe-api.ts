@@ -33,6 +33,8 @@ export interface StripeApiStandIn {
   pageSize: number;
   /** The next this many requests answer 429 with Retry-After: 2, as Stripe's rate limiter does. */
   rateLimited: number;
+  /** Requests made with this secret key wait until `gate` settles: a run held mid-way. */
+  gated: { secretKey: string; gate: Promise<void> } | null;
 }
 
 /** One page of a list after `starting_after`, as Stripe answers it. */
@@ -45,13 +47,22 @@ function listPage(items: Record<string, unknown>[], query: URLSearchParams, page
 }
 
 export async function startStripeApi(): Promise<StripeApiStandIn> {
-  const standIn: StripeApiStandIn = { url: "", calls: [], failWith: null, unknownSubscriptions: new Set(), lists: new Map(), pageSize: 100, rateLimited: 0 };
+  const standIn: StripeApiStandIn = {
+    url: "",
+    calls: [],
+    failWith: null,
+    unknownSubscriptions: new Set(),
+    lists: new Map(),
+    pageSize: 100,
+    rateLimited: 0,
+    gated: null,
+  };
   const server = createServer((request, response) => {
     let body = "";
     request.on("data", (chunk) => {
       body += String(chunk);
     });
-    request.on("end", () => {
+    request.on("end", async () => {
       const call: StripeApiCall = {
         method: request.method ?? "",
         path: request.url ?? "",
@@ -59,6 +70,7 @@ export async function startStripeApi(): Promise<StripeApiStandIn> {
         form: Object.fromEntries(new URLSearchParams(body)),
       };
       standIn.calls.push(call);
+      if (standIn.gated && request.headers.authorization === `Bearer ${standIn.gated.secretKey}`) await standIn.gated.gate;
       const send = (status: number, json: unknown) =>
         response.writeHead(status, { "content-type": "application/json", "request-id": `req_${randomBase62(14)}` }).end(JSON.stringify(json));
       if (standIn.failWith) return send(standIn.failWith.status, { error: standIn.failWith.error });
