@@ -60,9 +60,9 @@ export async function updatePlanStripeLinks(services: Services, input: PlanLinks
   return { plan, stripeIds };
 }
 
-/** The Stripe ids linked to a plan (the plan page and `plan list` show them). */
-export async function planStripeLinks(ex: Executor, workspaceId: string, plan: PlanRef): Promise<string[]> {
-  return listPlanLinks(ex, workspaceId, plan);
+/** The Stripe ids linked to a plan (its dashboard page shows them). */
+export async function planStripeLinks(services: Services, workspaceId: string, plan: PlanRef): Promise<string[]> {
+  return listPlanLinks(services.db, workspaceId, plan);
 }
 
 /** What a purchase bought, as Stripe lists it: each line item's or subscription item's price and product. */
