@@ -23,6 +23,7 @@ import { insertSubscriptionBuyer } from "./stripe-link.store.js";
 import { isProblem, readWardenMetadata, type StripeEvent } from "./stripe-objects.js";
 import { type BoughtItem, planOfItems } from "./stripe-plan-link.service.js";
 import {
+  failAbandonedRuns,
   findLastScheduledStart,
   findReconcileRun,
   insertReconcileRun,
@@ -79,8 +80,8 @@ export interface ReconcileResult {
   env: Env;
   dryRun: boolean;
   since: number | null;
+  /** A run whose process stopped is marked failed by the next run of its environment. */
   status: ReconcileRun["status"];
-  /** A run left `running` by a process that stopped: its lease ran out. */
   scanned: number;
   applied: number;
   unmapped: number;
@@ -157,6 +158,7 @@ async function beginRun(
   };
   const taken = await services.db.transaction().execute(async (trx) => {
     if (!(await takeReconcileLease(trx, scope, run.id, now, now + LEASE_MS))) return false;
+    await failAbandonedRuns(trx, scope, now);
     await insertReconcileRun(trx, run);
     if (actor) await recordAction(trx, actor, { action: "stripe.reconciled", workspaceId: workspace.id, env, subject: run.id }, now);
     return true;
@@ -402,12 +404,12 @@ function record(reading: Reading, kind: ObjectKind, object: string, applied: App
   const { outcome, reason } = applied.handled;
   // A deferred subscription waits for a checkout no list named: its buyer is unknown.
   if (outcome === "deferred") counters.push("skipped", { object, kind, reason: "no Checkout Session names its buyer" });
-  else if (outcome === "ignored" && reason !== null && NAMES_A_PURCHASE(reason)) counters.push("skipped", { object, kind, reason });
+  else if (outcome === "ignored" && reason !== null && concernsThePurchase(reason)) counters.push("skipped", { object, kind, reason });
 }
 
 // Ignored for a reason that concerns what was bought (a product or plan Warden lacks),
 // worth the vendor's eye; not the everyday ones (a partial refund, an unpaid checkout).
-const NAMES_A_PURCHASE = (reason: string) => /^no (tool|bundle|plan) |is billed /.test(reason);
+const concernsThePurchase = (reason: string) => /^no (tool|bundle|plan) |is billed /.test(reason);
 
 const eventOf = (type: string, object: Obj, created: number): StripeEvent => ({
   id: typeof object.id === "string" ? object.id : "",

@@ -72,6 +72,20 @@ export async function insertReconcileRun(ex: Executor, run: ReconcileRun): Promi
     .execute();
 }
 
+/**
+ * Runs of the environment still marked running when a new one takes the lease: their
+ * process stopped before they ended (the lease ran out), so they are marked failed.
+ */
+export async function failAbandonedRuns(ex: Executor, scope: Scope, now: number): Promise<void> {
+  await ex
+    .updateTable("stripe_reconcile_runs")
+    .set({ status: "failed", error: "its process stopped before it ended; what it had applied stays", finished_at: now })
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("status", "=", "running")
+    .execute();
+}
+
 export async function updateReconcileRun(
   ex: Executor,
   id: string,

@@ -109,6 +109,7 @@ for (const dialect of DIALECTS) {
       const t = await setUp(dialect);
       const now = t.clock.now();
       await updatePlanStripeLinks(t.services, { workspace: t.reconciled.slug, tool: "tabmaster", id: "lifetime", prices: ["price_extLifetime"] });
+      await updatePlanStripeLinks(t.services, { workspace: t.reconciled.slug, tool: "tabmaster", id: "monthly", products: ["prod_monthly"] });
 
       // Before the endpoint went down, both heard Ada's purchase.
       const ada = paymentSession({ email: "ada@example.com", metadata: { warden_tool: "tabmaster", warden_plan: "lifetime" }, now });
@@ -116,7 +117,8 @@ for (const dialect of DIALECTS) {
 
       // Then, while it was down: Bob buys and is refunded; Cy buys through ExtensionPay
       // (no Warden metadata, price_extLifetime); Dee buys a price linked to no plan; Ada
-      // disputes her payment; Eve subscribes, renews twice; Fay subscribes and sets it to cancel.
+      // disputes her payment; Eve subscribes, renews twice; Fay subscribes through ExtensionPay
+      // (her subscription carries no metadata; its product is linked) and sets it to cancel.
       const bob = paymentSession({ email: "bob@example.com", metadata: { warden_tool: "tabmaster", warden_plan: "lifetime" }, now });
       const cy = paymentSession({ email: "cy@example.com", metadata: {}, now });
       const dee = paymentSession({ email: "dee@example.com", metadata: {}, now });
@@ -175,7 +177,16 @@ for (const dialect of DIALECTS) {
       t.stripeApi.lists.set(`/v1/checkout/sessions/${dee.id}/line_items`, [
         { id: stripeId("li"), object: "item", price: { id: "price_other", product: "prod_other" }, quantity: 1 },
       ]);
-      t.stripeApi.lists.set("/v1/subscriptions", [fay(true), eve(2)]);
+      const fayAtStripe = fay(true);
+      const [fayItem] = fayAtStripe.items.data;
+      t.stripeApi.lists.set("/v1/subscriptions", [
+        {
+          ...fayAtStripe,
+          metadata: {},
+          items: { ...fayAtStripe.items, data: [{ ...fayItem, price: { ...fayItem?.price, id: "price_extMonthly", product: "prod_monthly" } }] },
+        },
+        eve(2),
+      ]);
       t.stripeApi.lists.set("/v1/invoices", [...eveInvoices].reverse());
       t.stripeApi.lists.set("/v1/refunds", [refund]);
       t.stripeApi.lists.set("/v1/disputes", [dispute]);
@@ -218,6 +229,19 @@ for (const dialect of DIALECTS) {
       assert.equal(second.applied, 0, JSON.stringify(second.report.changes));
       assert.deepEqual(t.waits, [2000, 2000]);
       assert.deepEqual(await emittedEvents(t.services, t.reconciled), reconciledEvents);
+    });
+
+    test("a run left running by a process that stopped is marked failed by the next run of its environment", async () => {
+      const t = await setUp(dialect);
+      const abandoned = await t.reconcile({ dryRun: true });
+      // As a process that died mid-run leaves it: still running, its lease run out.
+      await t.services.db.updateTable("stripe_reconcile_runs").set({ status: "running", finished_at: null }).where("id", "=", abandoned.id).execute();
+      t.clock.advance(10 * 60_000);
+      await t.reconcile();
+      const runs = await listReconciles(t.services, { workspace: t.reconciled.slug, env: "test" });
+      const old = runs.find((r) => r.id === abandoned.id);
+      assert.equal(old?.status, "failed");
+      assert.match(old?.error ?? "", /process stopped/);
     });
 
     test("without a secret key, or while another reconcile holds the environment, a reconcile is refused", async () => {
