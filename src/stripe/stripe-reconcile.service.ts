@@ -30,6 +30,7 @@ import {
   listEventsWrittenAt,
   listReconcilableScopes,
   listReconcileRuns,
+  pruneReconcileRuns,
   type ReconcileRun,
   releaseReconcileLease,
   takeReconcileLease,
@@ -48,6 +49,8 @@ const REPORT_CAP = 200;
 /** A 429 is waited out this many times per page before the run fails (about 2 minutes with backoff). */
 const RATE_LIMIT_ATTEMPTS = 8;
 const MAX_WAIT_MS = 60_000;
+/** Runs kept per environment: four days of hourly scheduled runs, far more than the page shows. */
+const RUNS_KEPT = 100;
 
 export interface ReconcileChange {
   object: string;
@@ -159,6 +162,7 @@ async function beginRun(
   const taken = await services.db.transaction().execute(async (trx) => {
     if (!(await takeReconcileLease(trx, scope, run.id, now, now + LEASE_MS))) return false;
     await failAbandonedRuns(trx, scope, now);
+    await pruneReconcileRuns(trx, scope, RUNS_KEPT);
     await insertReconcileRun(trx, run);
     if (actor) await recordAction(trx, actor, { action: "stripe.reconciled", workspaceId: workspace.id, env, subject: run.id }, now);
     return true;

@@ -86,6 +86,29 @@ export async function failAbandonedRuns(ex: Executor, scope: Scope, now: number)
     .execute();
 }
 
+/**
+ * Keeps the environment's newest `keep` runs: a scheduled run every few minutes would
+ * otherwise grow the table without end, and the page shows the last few.
+ */
+export async function pruneReconcileRuns(ex: Executor, scope: Scope, keep: number): Promise<void> {
+  const kept = await ex
+    .selectFrom("stripe_reconcile_runs")
+    .select("started_at")
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .orderBy("started_at", "desc")
+    .offset(keep - 1)
+    .limit(1)
+    .executeTakeFirst();
+  if (!kept) return;
+  await ex
+    .deleteFrom("stripe_reconcile_runs")
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("started_at", "<", Number(kept.started_at))
+    .execute();
+}
+
 export async function updateReconcileRun(
   ex: Executor,
   id: string,

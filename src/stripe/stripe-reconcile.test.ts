@@ -22,6 +22,7 @@ import {
 import { startStripeApi } from "../test-support/stripe-api.js";
 import { updatePlanStripeLinks } from "./stripe-plan-link.service.js";
 import { listReconciles, reconcileScheduled, reconcileStripe, startReconcile } from "./stripe-reconcile.service.js";
+import { pruneReconcileRuns } from "./stripe-reconcile.store.js";
 
 const DAY_MS = 86_400_000;
 const SECRET_KEY = "sk_test_reconcileStandIn0123";
@@ -242,6 +243,15 @@ for (const dialect of DIALECTS) {
       const old = runs.find((r) => r.id === abandoned.id);
       assert.equal(old?.status, "failed");
       assert.match(old?.error ?? "", /process stopped/);
+
+      // Old runs are pruned, the newest kept.
+      t.clock.advance(60_000);
+      const newest = await t.reconcile({ dryRun: true });
+      await pruneReconcileRuns(t.services.db, { workspaceId: t.reconciled.workspaceId, env: "test" }, 2);
+      const kept = await listReconciles(t.services, { workspace: t.reconciled.slug, env: "test" });
+      assert.equal(kept.length, 2);
+      assert.equal(kept[0]?.id, newest.id);
+      assert.ok(!kept.some((r) => r.id === abandoned.id));
     });
 
     test("without a secret key, or while another reconcile holds the environment, a reconcile is refused", async () => {
