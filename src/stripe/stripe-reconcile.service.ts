@@ -278,7 +278,8 @@ const SCHEDULE_OVERLAP_MS = 4 * 86_400_000;
 
 /**
  * One scheduled round (`warden serve`, WARDEN_STRIPE_RECONCILE_MINUTES): every environment
- * with a secret key, each skipped while another process reconciles it. Answers the runs made.
+ * with a secret key, each skipped while another process reconciles it. Answers the runs
+ * made, failed ones included.
  */
 export async function reconcileScheduled(services: Services, options: ReconcileOptions = {}): Promise<ReconcileResult[]> {
   const results: ReconcileResult[] = [];
@@ -290,7 +291,13 @@ export async function reconcileScheduled(services: Services, options: ReconcileO
       { workspace: scope.slug, env: scope.env, dryRun: false, trigger: "schedule", ...(since ? { since } : {}) },
       undefined,
     );
-    if (begun) results.push(await runReconcile(services, begun, options));
+    if (!begun) continue;
+    // One environment's failure (a key revoked at Stripe) is in its run's row; the others still run.
+    const result = await runReconcile(services, begun, options).catch(async () => {
+      const failed = await findReconcileRun(services.db, scope, begun.run.id);
+      return failed ? resultOf(scope.slug, failed) : null;
+    });
+    if (result) results.push(result);
   }
   return results;
 }

@@ -306,6 +306,15 @@ for (const dialect of DIALECTS) {
       t.clock.advance(60 * 60_000);
       const next = (await reconcileScheduled(t.services, { sleep: async () => {} })).find((r) => r.workspace === solo.slug);
       assert.equal(next?.since, (first?.startedAt ?? 0) - 4 * DAY_MS);
+      // Stripe refusing one environment's key fails its run alone; the round goes on.
+      t.stripeApi.failWith = { status: 401, error: { type: "invalid_request_error", message: "Invalid API Key provided: sk_test_****0123" } };
+      const refused = (await reconcileScheduled(t.services, { sleep: async () => {} })).filter((r) => r.status === "failed");
+      assert.ok(refused.some((r) => r.workspace === solo.slug && /Invalid API Key/.test(r.error ?? "")));
+      assert.ok(
+        refused.some((r) => r.workspace === t.reconciled.slug),
+        "the next environment was still tried",
+      );
+      t.stripeApi.failWith = null;
       // What runs found is counted for /metrics (the dashboard's run found one purchase).
       assert.match(await t.services.metrics.render(), /warden_stripe_reconcile_found_total\{kind="applied"\} [1-9]/);
     });
