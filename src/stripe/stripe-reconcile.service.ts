@@ -192,11 +192,10 @@ export async function startReconcile(
   services: Services,
   input: { workspace: string; env: string; dryRun: boolean },
   actor: Actor,
-  options: ReconcileOptions = {},
 ): Promise<{ id: string; done: Promise<ReconcileResult> }> {
   const begun = await beginRun(services, { ...input, trigger: "dashboard" }, actor);
   if (!begun) throw busy(input);
-  const done = runReconcile(services, begun, options);
+  const done = runReconcile(services, begun, {});
   // Its failure is in the run row; a rejection nobody awaits must not end the process.
   done.catch(() => {});
   return { id: begun.run.id, done };
