@@ -171,6 +171,10 @@ describe("config", () => {
     assert.throws(() => parseConfig({ WARDEN_STRIPE_API_URL: "stripe" }), /WARDEN_STRIPE_API_URL must be a URL/);
     assert.throws(() => parseConfig({ WARDEN_STRIPE_API_URL: "ftp://x" }), /http\(s\) address/);
     assert.throws(() => parseConfig({ WARDEN_STRIPE_API_URL: "http://x/v1" }), /no path/);
+    assert.equal(parseConfig({}).stripeReconcileMinutes, 0);
+    assert.equal(parseConfig({ WARDEN_STRIPE_RECONCILE_MINUTES: "60" }).stripeReconcileMinutes, 60);
+    assert.throws(() => parseConfig({ WARDEN_STRIPE_RECONCILE_MINUTES: "2" }), /0 \(off\) or at least 5/);
+    assert.throws(() => parseConfig({ WARDEN_STRIPE_RECONCILE_MINUTES: "hourly" }), /whole number/);
   });
 });
 

@@ -88,6 +88,11 @@ export interface Config {
    * days, so fewer than 35 days can leave a recovery with less to send than it says.
    */
   retentionDays: number;
+  /**
+   * Minutes between the reconciles with Stripe that `warden serve` runs for every
+   * environment with a secret key (WARDEN_STRIPE_RECONCILE_MINUTES); 0, the default, runs none.
+   */
+  stripeReconcileMinutes: number;
   limits: Readonly<Limits>;
 }
 
@@ -128,6 +133,12 @@ const LIMIT_VARIABLES: Record<keyof Limits, string> = {
 export class ConfigError extends Error {}
 
 type Env = Readonly<Record<string, string | undefined>>;
+
+function readStripeReconcileMinutes(env: Env): number {
+  const minutes = readInteger(env, "WARDEN_STRIPE_RECONCILE_MINUTES", 0, 0, 10_080);
+  if (minutes > 0 && minutes < 5) throw new ConfigError("WARDEN_STRIPE_RECONCILE_MINUTES must be 0 (off) or at least 5");
+  return minutes;
+}
 
 function readInteger(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -300,6 +311,8 @@ export function parseConfig(env: Env): Readonly<Config> {
     clientOrigins: readClientOrigins(env),
     metricsToken: readMetricsToken(env),
     retentionDays: readInteger(env, "WARDEN_RETENTION_DAYS", 35, 0, 36_500),
+    // At least 5 minutes: each run reads the account's subscriptions whole (a page per 100).
+    stripeReconcileMinutes: readStripeReconcileMinutes(env),
     limits: Object.freeze(limits),
   });
 }

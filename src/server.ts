@@ -10,6 +10,7 @@ import { SHUTDOWN_GRACE_MS, settleWithin } from "./ops/shutdown.js";
 import { describeStartFailure, startSummary } from "./ops/start-up.js";
 import { RetentionPruner } from "./retention/retention.service.js";
 import { createServices } from "./services.js";
+import { StripeReconcileScheduler } from "./stripe/stripe-reconcile.scheduler.js";
 import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from "./webhooks/delivery.worker.js";
 
 /**
@@ -52,6 +53,7 @@ export async function startServer(config: Readonly<Config>, report: (line: strin
     : null;
   const unsubscribe = worker ? services.signals.onDelivery(() => worker.wake()) : null;
   const pruner = new RetentionPruner(services, app.log);
+  const reconciler = config.stripeReconcileMinutes > 0 ? new StripeReconcileScheduler(services, app.log, config.stripeReconcileMinutes * 60_000) : null;
   // Mail goes out here, never in a request: an answer does not wait on the relay or tell by its time whom it mailed.
   const mailer = createMailer(config, app.log);
   const mailSender = new MailSender(services, mailer, app.log);
@@ -75,6 +77,9 @@ export async function startServer(config: Readonly<Config>, report: (line: strin
     }
     mailer.close();
     await pruner.stop();
+    if (reconciler && !(await settleWithin(reconciler.stop(), SHUTDOWN_GRACE_MS))) {
+      app.log.warn("a reconcile with Stripe was still running after the grace period: its lease runs out, and the next round reads again");
+    }
     await services.close();
   });
   const shutdown = (signal: string) => {
@@ -103,6 +108,7 @@ export async function startServer(config: Readonly<Config>, report: (line: strin
   worker?.start();
   mailSender.start();
   pruner.start();
+  reconciler?.start();
   const summary = startSummary(config, (app.server.address() as AddressInfo).port);
   app.log.info(summary.info);
   for (const warning of summary.warnings) app.log.warn(warning);

@@ -51,6 +51,12 @@ export interface SubscriptionReport {
    * changed fields tells; null when it gave none (then the stored state decides).
    */
   setToCancel: boolean | null;
+  /**
+   * When the buyer asked for the end, when the report is a reading of the processor's
+   * object rather than its event of the change (a reconcile): the once-a-day rule counts
+   * that day, as the event of the change would have. Absent: the report's own time.
+   */
+  cancelRequestedAt?: number;
 }
 
 /** Who bought a subscription Warden has not stored yet, and what. */
@@ -140,7 +146,7 @@ export async function applySubscriptionReport(tx: BillingTx, report: Subscriptio
   }
   if (newer && after.endedAt === null && scheduledToCancel(after)) {
     const setNow = report.setToCancel ?? (before !== null && !scheduledToCancel(before));
-    if (setNow) await notifySetToCancel(tx, after, utcDay(report.at));
+    if (setNow) await notifySetToCancel(tx, after, utcDay(report.cancelRequestedAt ?? report.at));
   }
   if (after.endedAt !== null) await emitSubscriptionEnded(tx, after);
   await syncHolders(tx, after, await holdersOf(tx, after));

@@ -9,6 +9,8 @@ import { ImportInterrupted, type ImportSummary, importFile } from "../import/imp
 import { MailSender } from "../mail/mail.sender.js";
 import { backupDatabase } from "../retention/backup.service.js";
 import { connectStripe, disconnectStripe, stripeStatus } from "../stripe/stripe-account.service.js";
+import { updatePlanStripeLinks } from "../stripe/stripe-plan-link.service.js";
+import { type ReconcileResult, reconcileStripe } from "../stripe/stripe-reconcile.service.js";
 import { changeBundleTools } from "../workspaces/bundle.service.js";
 import {
   createBundle,
@@ -54,6 +56,41 @@ const price = (plan: Plan) =>
 /** A list's text: the table, or a sentence when there is nothing to show. */
 const table = (empty: string, headings: string[], rows: string[][]) => (rows.length === 0 ? empty : formatTable(headings, rows));
 const trialText = (tool: Tool) => (tool.trialDays > 0 ? ` (a ${tool.trialDays}-day trial)` : " (no trial)");
+
+const reconcileJson = (r: ReconcileResult) => ({
+  id: r.id,
+  workspace: r.workspace,
+  env: r.env,
+  dry_run: r.dryRun,
+  since: isoOrNull(r.since),
+  status: r.status,
+  scanned: r.scanned,
+  applied: r.applied,
+  unmapped: r.unmapped,
+  started_at: isoOrNull(r.startedAt),
+  finished_at: isoOrNull(r.finishedAt),
+  changes: r.report.changes,
+  unmapped_purchases: r.report.unmapped,
+  skipped: r.report.skipped,
+});
+
+function reconcileText(r: ReconcileResult): string {
+  const would = r.dryRun ? "would apply" : "applied";
+  const lines = [
+    `Read ${r.scanned} Stripe objects of ${r.workspace} (${r.env}): ${would} ${r.applied}, ${r.unmapped} purchase${r.unmapped === 1 ? "" : "s"} mapped to no plan.`,
+  ];
+  for (const c of r.report.changes) {
+    const what = [...c.events.map((e) => e.type), ...(c.note ? [c.note] : [])].join(", ");
+    lines.push(`  ${c.kind} ${c.object}: ${what}`);
+  }
+  if (r.report.unmapped.length > 0) {
+    lines.push("Mapped to no plan (link its price: warden admin plan update … --stripe-price price_…):");
+    for (const u of r.report.unmapped) lines.push(`  ${u.kind} ${u.object} by ${u.email ?? "an unknown buyer"}: ${u.reason}`);
+  }
+  for (const s of r.report.skipped) lines.push(`Skipped ${s.kind} ${s.object}: ${s.reason}`);
+  if (r.dryRun) lines.push("Dry run: nothing was changed.");
+  return lines.join("\n");
+}
 
 export const adminCommands: Record<string, Command> = {
   "admin owner list": {
@@ -340,6 +377,35 @@ export const adminCommands: Record<string, Command> = {
       return { json: planJson(plan), text };
     },
   },
+  "admin plan update": {
+    summary: "Link a plan to a Stripe Price or Product, so a purchase without Warden's metadata (ExtensionPay, a payment link) is mapped to it.",
+    usage:
+      "warden admin plan update --workspace S (--tool TOOL | --bundle B) --id PLAN [--stripe-price price_…] [--stripe-product prod_…] [--unlink-stripe price_…|prod_…]",
+    options: {
+      workspace: { type: "string" },
+      tool: { type: "string" },
+      bundle: { type: "string" },
+      id: { type: "string" },
+      "stripe-price": { type: "string" },
+      "stripe-product": { type: "string" },
+      "unlink-stripe": { type: "string" },
+    },
+    required: ["workspace", "id"],
+    async run({ values: v, services }) {
+      const one = (name: string) => (optStr(v, name) === undefined ? [] : [str(v, name)]);
+      const { plan, stripeIds } = await updatePlanStripeLinks(await services(), {
+        workspace: str(v, "workspace"),
+        tool: optStr(v, "tool"),
+        bundle: optStr(v, "bundle"),
+        id: str(v, "id"),
+        prices: one("stripe-price"),
+        products: one("stripe-product"),
+        remove: one("unlink-stripe"),
+      });
+      const linked = stripeIds.length === 0 ? "no Stripe price or product" : stripeIds.join(", ");
+      return { json: { ...planJson(plan), stripe: stripeIds }, text: `Plan ${plan.id} of ${plan.productKind} ${plan.productId} is linked to ${linked}.` };
+    },
+  },
   "admin bundle list": {
     summary: "List a workspace's bundles with their tools.",
     usage: "warden admin bundle list --workspace S",
@@ -557,6 +623,22 @@ export const adminCommands: Record<string, Command> = {
         e ? `Last event: ${e.type} ${e.id} at ${minute(e.receivedAt)}, ${e.outcome}${e.reason ? ` (${e.reason})` : ""}.` : "No Stripe event received yet.",
       ].join("\n");
       return { json, text };
+    },
+  },
+  "admin stripe reconcile": {
+    summary: "Read the Stripe account and apply what Warden lacks (purchases, renewals, refunds, disputes webhooks missed), once each.",
+    usage: "warden admin stripe reconcile --workspace S --env test|live [--since 2026-01-31] [--dry-run]",
+    options: { workspace: { type: "string" }, env: { type: "string" }, since: { type: "string" }, "dry-run": { type: "boolean" } },
+    required: ["workspace", "env"],
+    async run({ values: v, services }) {
+      const result = await reconcileStripe(await services(), {
+        workspace: str(v, "workspace"),
+        env: str(v, "env"),
+        since: optStr(v, "since"),
+        dryRun: v["dry-run"] === true,
+        trigger: "cli",
+      });
+      return { json: reconcileJson(result), text: reconcileText(result) };
     },
   },
   "admin stripe disconnect": {

@@ -369,6 +369,45 @@ export interface StripeEventsTable {
   payload: string | null;
 }
 
+/** A Stripe Price or Product id that names a plan, for purchases without Warden's metadata (migration 029). */
+export interface StripePlanLinksTable {
+  workspace_id: string;
+  stripe_id: string;
+  product_kind: ProductKind;
+  product_id: string;
+  plan_id: string;
+  created_at: number;
+}
+
+export type ReconcileStatus = "running" | "done" | "failed";
+export type ReconcileTrigger = "cli" | "dashboard" | "schedule";
+
+/** One reconcile with Stripe: its progress while it runs, what it found once done (migration 029). */
+export interface StripeReconcileRunsTable {
+  id: string;
+  workspace_id: string;
+  env: Env;
+  trigger: ReconcileTrigger;
+  dry_run: number;
+  since: number | null;
+  status: ReconcileStatus;
+  scanned: number;
+  applied: number;
+  unmapped: number;
+  report: string | null;
+  error: string | null;
+  started_at: number;
+  finished_at: number | null;
+}
+
+/** Which run holds a workspace environment's reconcile, until when (migration 029). */
+export interface StripeReconcileLeasesTable {
+  workspace_id: string;
+  env: Env;
+  run_id: string;
+  expires_at: number;
+}
+
 export interface SubscriptionBuyersTable {
   workspace_id: string;
   env: Env;
@@ -487,6 +526,9 @@ export interface Database {
   billing_locks: BillingLocksTable;
   stripe_events: StripeEventsTable;
   subscription_buyers: SubscriptionBuyersTable;
+  stripe_plan_links: StripePlanLinksTable;
+  stripe_reconcile_runs: StripeReconcileRunsTable;
+  stripe_reconcile_leases: StripeReconcileLeasesTable;
   subscription_payments: SubscriptionPaymentsTable;
   disputes: DisputesTable;
   owner_codes: OwnerCodesTable;

@@ -32,6 +32,8 @@ export class Metrics {
   private readonly attempts: Counter<"result">;
   private readonly deliveryLag: Histogram<string>;
   private readonly stripeEvents: Counter<"type" | "result">;
+
+  private readonly stripeReconciled: Counter<"kind">;
   private readonly statementErrors: Counter<string>;
   private readonly unavailable: Counter<string>;
   /** Set by whoever knows the figures (services.ts); read at each scrape. */
@@ -74,6 +76,12 @@ export class Metrics {
       name: "warden_stripe_events_total",
       help: "Verified Stripe events taken in, by type and result (applied, ignored, deferred, duplicate)",
       labelNames: ["type", "result"],
+      registers,
+    });
+    this.stripeReconciled = new Counter({
+      name: "warden_stripe_reconcile_found_total",
+      help: "What reconciles with Stripe found: facts webhooks had missed, now applied, and purchases that map to no plan",
+      labelNames: ["kind"],
       registers,
     });
     this.statementErrors = new Counter({
@@ -165,6 +173,12 @@ export class Metrics {
 
   countStripeEvent(type: string, result: string): void {
     this.stripeEvents.inc({ type, result });
+  }
+
+  /** A reconcile's findings (dry runs change nothing and are not counted). */
+  countReconcileFindings(applied: number, unmapped: number): void {
+    this.stripeReconciled.inc({ kind: "applied" }, applied);
+    this.stripeReconciled.inc({ kind: "unmapped" }, unmapped);
   }
 
   countStatementError(): void {

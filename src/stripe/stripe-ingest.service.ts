@@ -40,7 +40,7 @@ export interface IngestResult {
   reason: string | null;
 }
 
-interface Handled {
+export interface Handled {
   outcome: StripeEventOutcome;
   reason: string | null;
   /** For a deferred event: the subscription it waits for. */
@@ -91,7 +91,7 @@ export async function ingestStripeEvent(services: Services, input: { slug: strin
   const result = await inBillingTransaction(services, { workspaceId: workspace.id, env }, async (tx): Promise<IngestResult> => {
     const claimed = await claimStripeEvent(tx.trx, tx, { id: event.id, type: event.type, stripeCreated: event.created, receivedAt: tx.now });
     if (!claimed) return { event: event.id, type: event.type, outcome: "duplicate", reason: null };
-    const handled = await handle(tx, event);
+    const handled = await applyStripeEvent(tx, event);
     if (handled.outcome !== "applied" || handled.reason !== null) {
       await setStripeEventOutcome(tx.trx, tx, event.id, {
         ...handled,
@@ -110,7 +110,7 @@ export async function ingestStripeEvent(services: Services, input: { slug: strin
 
 /**
  * The event types to choose on the Stripe endpoint (the dashboard's Stripe page lists
- * them): those handle() acts on, with invoice.paid alone of the two invoice types that
+ * them): those applyStripeEvent() acts on, with invoice.paid alone of the two invoice types that
  * say the same thing. Stripe sends anything else only if chosen, and it is ignored.
  */
 export const STRIPE_EVENT_TYPES = [
@@ -127,7 +127,12 @@ export const STRIPE_EVENT_TYPES = [
   "charge.dispute.closed",
 ] as const;
 
-async function handle(tx: BillingTx, event: StripeEvent): Promise<Handled> {
+/**
+ * Applies one Stripe event inside an open payment transaction: the webhook's deliveries
+ * and the reconcile's reading of Stripe's objects (stripe-reconcile.service.ts) both come
+ * through here, so the same fact makes the same change and derives the same event ids.
+ */
+export async function applyStripeEvent(tx: BillingTx, event: StripeEvent): Promise<Handled> {
   switch (event.type) {
     case "checkout.session.completed":
     case "checkout.session.async_payment_succeeded":

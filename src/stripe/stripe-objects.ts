@@ -77,6 +77,13 @@ export interface StripeEvent {
   object: Obj;
   /** The changed fields' earlier values, on *.updated events. */
   previousAttributes: Obj | null;
+  /**
+   * Read from Stripe's API by the reconcile, not delivered: the object's state now, with
+   * no list of what changed, so a subscription set to cancel counts as set by this
+   * reading (the once-a-day event's id keeps a second reading from sending it again),
+   * on the day its `canceled_at` says.
+   */
+  fromApi?: boolean;
 }
 
 /**
@@ -194,6 +201,13 @@ export function readSubscription(event: StripeEvent): SubscriptionObject | Probl
       const touched = "cancel_at_period_end" in previous || "cancel_at" in previous;
       setToCancel = touched && scheduled(o) && !scheduled({ ...o, ...previous });
     }
+    let cancelRequestedAt: number | undefined;
+    const canceledAt = seconds(o, "canceled_at");
+    // Without canceled_at the day is unknown: the stored state decides, as for an event without its changes.
+    if (event.fromApi === true && canceledAt !== null) {
+      setToCancel = scheduled(o);
+      cancelRequestedAt = ms(canceledAt);
+    }
     const kind = event.type === "customer.subscription.created" ? "created" : event.type === "customer.subscription.deleted" ? "deleted" : "updated";
     const ended = kind === "deleted" || ENDING_STATUSES.has(status);
     return {
@@ -209,6 +223,7 @@ export function readSubscription(event: StripeEvent): SubscriptionObject | Probl
         endedAt: ended ? (seconds(o, "ended_at") ?? seconds(o, "canceled_at") ?? event.created / 1000) * 1000 : null,
         startedAt: ms(startedAt),
         setToCancel,
+        ...(cancelRequestedAt === undefined ? {} : { cancelRequestedAt }),
       },
       metadata: o.metadata,
     };

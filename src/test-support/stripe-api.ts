@@ -1,7 +1,8 @@
 // A local stand-in for the few Stripe API endpoints Warden calls (create a Checkout
-// Session, refund a payment, update or cancel a subscription), so that the `stripe`
-// client is exercised for real (its request encoding, auth, error mapping) without the
-// internet: point WARDEN_STRIPE_API_URL at `url`.
+// Session, refund a payment, update or cancel a subscription; the lists a reconcile
+// reads, served in pages with `has_more` and `starting_after` as Stripe does), so that the
+// `stripe` client is exercised for real (its request encoding, auth, pagination, error
+// mapping) without the internet: point WARDEN_STRIPE_API_URL at `url`.
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after } from "node:test";
@@ -22,16 +23,46 @@ export interface StripeApiStandIn {
   failWith: { status: number; error: { type: string; message: string; param?: string; code?: string } } | null;
   /** Subscription ids Stripe does not hold (imported from another provider). */
   unknownSubscriptions: Set<string>;
+  /**
+   * What GET on a list path answers (`/v1/checkout/sessions`, `/v1/subscriptions`,
+   * `/v1/invoices`, `/v1/refunds`, `/v1/disputes`, `/v1/checkout/sessions/{id}/line_items`),
+   * newest first as Stripe lists; an unset list is empty.
+   */
+  lists: Map<string, Record<string, unknown>[]>;
+  /** Objects per page, whatever `limit` asks: small pages make every list turn its pages. */
+  pageSize: number;
+  /** The next this many requests answer 429 with Retry-After: 2, as Stripe's rate limiter does. */
+  rateLimited: number;
+  /** Requests made with this secret key wait until `gate` settles: a run held mid-way. */
+  gated: { secretKey: string; gate: Promise<void> } | null;
+}
+
+/** One page of a list after `starting_after`, as Stripe answers it. */
+function listPage(items: Record<string, unknown>[], query: URLSearchParams, pageSize: number, path: string) {
+  const after = query.get("starting_after");
+  const start = after === null ? 0 : items.findIndex((item) => item.id === after) + 1;
+  const limit = Math.min(Number(query.get("limit") ?? 10), pageSize);
+  const data = items.slice(start, start + limit);
+  return { object: "list", url: path, data, has_more: start + limit < items.length };
 }
 
 export async function startStripeApi(): Promise<StripeApiStandIn> {
-  const standIn: StripeApiStandIn = { url: "", calls: [], failWith: null, unknownSubscriptions: new Set() };
+  const standIn: StripeApiStandIn = {
+    url: "",
+    calls: [],
+    failWith: null,
+    unknownSubscriptions: new Set(),
+    lists: new Map(),
+    pageSize: 100,
+    rateLimited: 0,
+    gated: null,
+  };
   const server = createServer((request, response) => {
     let body = "";
     request.on("data", (chunk) => {
       body += String(chunk);
     });
-    request.on("end", () => {
+    request.on("end", async () => {
       const call: StripeApiCall = {
         method: request.method ?? "",
         path: request.url ?? "",
@@ -39,9 +70,21 @@ export async function startStripeApi(): Promise<StripeApiStandIn> {
         form: Object.fromEntries(new URLSearchParams(body)),
       };
       standIn.calls.push(call);
+      if (standIn.gated && request.headers.authorization === `Bearer ${standIn.gated.secretKey}`) await standIn.gated.gate;
       const send = (status: number, json: unknown) =>
         response.writeHead(status, { "content-type": "application/json", "request-id": `req_${randomBase62(14)}` }).end(JSON.stringify(json));
       if (standIn.failWith) return send(standIn.failWith.status, { error: standIn.failWith.error });
+      if (standIn.rateLimited > 0) {
+        standIn.rateLimited -= 1;
+        response
+          .writeHead(429, { "content-type": "application/json", "retry-after": "2", "stripe-should-retry": "true" })
+          .end(JSON.stringify({ error: { type: "invalid_request_error", code: "rate_limit", message: "Too many requests hit the API too quickly." } }));
+        return;
+      }
+      if (call.method === "GET") {
+        const url = new URL(call.path, "http://stripe.test");
+        return send(200, listPage(standIn.lists.get(url.pathname) ?? [], url.searchParams, standIn.pageSize, url.pathname));
+      }
       const livemode = String(request.headers.authorization).startsWith("Bearer sk_live_");
       if (call.method === "POST" && call.path === "/v1/checkout/sessions") {
         const id = `cs_${livemode ? "live" : "test"}_${randomBase62(58)}`;

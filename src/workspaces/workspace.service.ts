@@ -218,7 +218,7 @@ export async function requireBundle(db: Db, input: { workspace: string; id: stri
 }
 
 /** What a plan is for: exactly one of a tool or a bundle, which must exist. */
-interface ProductRef {
+export interface ProductRef {
   workspace: string;
   tool?: string;
   bundle?: string;
@@ -292,7 +292,7 @@ export async function createPlan(db: Db, clock: Clock, input: CreatePlanInput, a
 /** How the audit log names a plan: `tabmaster:lifetime`, as event data does. */
 const planSubject = (plan: Pick<Plan, "productId" | "id">) => `${plan.productId}:${plan.id}`;
 
-async function requirePlan(db: Db, input: ProductRef & { id: string }): Promise<{ workspace: Workspace; plan: Plan }> {
+export async function requirePlan(db: Db, input: ProductRef & { id: string }): Promise<{ workspace: Workspace; plan: Plan }> {
   const { workspace, productKind, productId } = await requireProduct(db, input);
   const plan = await findPlan(db, workspace.id, productKind, productId, input.id);
   if (!plan) throw notFound(`No plan "${input.id}" for ${productKind} "${productId}".`);

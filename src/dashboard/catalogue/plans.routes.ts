@@ -1,9 +1,11 @@
 // The plans of one tool or one bundle, on that product's page: add, rename, retire
-// (after a confirmation page). The same routes serve both kinds of product; each
-// calls the use case of `warden admin plan …` with the owner as actor.
+// (after a confirmation page), link Stripe prices and products. The same routes serve
+// both kinds of product; each calls the use case of `warden admin plan …` with the
+// owner as actor.
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { ProductKind } from "../../db/schema.js";
 import type { Services } from "../../services.js";
+import { planStripeLinks, updatePlanStripeLinks } from "../../stripe/stripe-plan-link.service.js";
 import { createPlan, renamePlan, retirePlan } from "../../workspaces/workspace.service.js";
 import type { Plan } from "../../workspaces/workspace.types.js";
 import type { Html } from "../shared/html.js";
@@ -35,7 +37,8 @@ export async function planRoutes(
     const { plan: planId } = request.params as { plan: string };
     const plan = opened.plans.find((p) => p.id === planId);
     if (!plan) throw new PageRefusal(404, "Not found", `No plan "${planId}" for ${opened.product.name}.`);
-    return { ...opened, plan };
+    const stripeIds = await planStripeLinks(services, opened.page.workspace.id, { productKind: plan.productKind, productId: plan.productId, planId: plan.id });
+    return { ...opened, plan, stripeIds };
   }
 
   app.post(base, async (request, reply) => {
@@ -75,13 +78,34 @@ export async function planRoutes(
   });
 
   app.get(`${base}/:plan`, async (request, reply) => {
-    const { page, product, plan } = await openPlan(request);
+    const { page, product, plan, stripeIds } = await openPlan(request);
     const query = request.query as Record<string, string | undefined>;
-    return sendPage(reply, 200, planView(page.frame, product, plan, { renamed: query.renamed === "1", retired: query.retired === "1" }));
+    return sendPage(
+      reply,
+      200,
+      planView(page.frame, product, plan, { renamed: query.renamed === "1", retired: query.retired === "1", stripeLinked: query.linked === "1", stripeIds }),
+    );
+  });
+
+  app.post(`${base}/:plan/stripe`, async (request, reply) => {
+    const { page, product, plan, stripeIds } = await openPlan(request);
+    const typed = formField(request, "stripe_id").trim();
+    const unlink = formField(request, "unlink").trim();
+    // One field for either kind of id: the use case checks each against its own shape.
+    const link = unlink !== "" ? { remove: [unlink] } : typed.startsWith("prod_") ? { products: [typed] } : { prices: [typed] };
+    try {
+      await updatePlanStripeLinks(services, { ...productRef(product, page.workspace.slug), id: plan.id, ...link }, page.owner.session.actor);
+      return reply.redirect(`${planPath(page.frame, product, plan.id)}?linked=1#stripe-prices`, 303);
+    } catch (error) {
+      const message = fieldError(error);
+      if (message === null) throw error;
+      const said = message.replace(/^stripe-(price|product) must be/, "It must be");
+      return sendPage(reply, 400, planView(page.frame, product, plan, { stripeIds, stripeError: said, stripeTyped: typed }));
+    }
   });
 
   app.post(`${base}/:plan`, async (request, reply) => {
-    const { page, product, plan } = await openPlan(request);
+    const { page, product, plan, stripeIds } = await openPlan(request);
     const name = formField(request, "name");
     try {
       await renamePlan(db, clock, { ...productRef(product, page.workspace.slug), id: plan.id, name }, page.owner.session.actor);
@@ -89,7 +113,7 @@ export async function planRoutes(
     } catch (error) {
       const message = fieldError(error);
       if (message === null) throw error;
-      return sendPage(reply, 400, planView(page.frame, product, plan, { error: message, name }));
+      return sendPage(reply, 400, planView(page.frame, product, plan, { error: message, name, stripeIds }));
     }
   });
 

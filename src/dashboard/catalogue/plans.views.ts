@@ -3,7 +3,19 @@
 import type { ProductKind } from "../../db/schema.js";
 import type { Plan } from "../../workspaces/workspace.types.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, csrfField, emptyState, type Frame, formatMoney, notice, pageHeading, sectionPath, time } from "../shared/layout.js";
+import {
+  appPage,
+  csrfField,
+  emptyState,
+  type Frame,
+  fieldErrorAttributes,
+  fieldErrorNotice,
+  formatMoney,
+  notice,
+  pageHeading,
+  sectionPath,
+  time,
+} from "../shared/layout.js";
 
 /** The tool or bundle a plan belongs to, as its pages show and address it. */
 export interface Product {
@@ -120,9 +132,40 @@ export function planView(
   frame: Frame,
   product: Product,
   plan: Plan,
-  input: { renamed?: boolean; retired?: boolean; error?: string; name?: string } = {},
+  input: {
+    renamed?: boolean;
+    retired?: boolean;
+    error?: string;
+    name?: string;
+    /** The Stripe prices and products linked to the plan, for purchases made without Warden. */
+    stripeIds: string[];
+    stripeLinked?: boolean;
+    stripeError?: string;
+    stripeTyped?: string;
+  },
 ): Html {
   const back = productPath(frame, product);
+  const stripePath = `${planPath(frame, product, plan.id)}/stripe`;
+  const linked =
+    input.stripeIds.length === 0
+      ? html`<p class="panel-text muted">No Stripe price or product is linked.</p>`
+      : html`<ul class="event-list">${input.stripeIds.map(
+          (id) => html`<li><code>${id}</code>
+<form method="post" action="${stripePath}" class="inline-form">${csrfField(frame.csrf)}<input type="hidden" name="unlink" value="${id}"><button class="button small" type="submit" aria-label="Unlink ${id}">Unlink</button></form></li>`,
+        )}</ul>`;
+  const stripeLinks = html`<section class="panel narrow" id="stripe-prices">
+<div class="panel-head"><h2>Stripe prices</h2></div>
+<p class="panel-text">Purchases made without Warden's checkout (ExtensionPay, a payment link, before Warden) name no plan. Link the Stripe Price (<code>price_…</code>) or Product (<code>prod_…</code>) they bought, and reconciling with Stripe maps them to this plan. A price is matched before a product.</p>
+${input.stripeLinked ? notice("success", "Saved. Reconcile with Stripe (on the Stripe page) to apply the purchases it maps.") : ""}
+${linked}
+<form method="post" action="${stripePath}" class="stack">
+${csrfField(frame.csrf)}
+${fieldErrorNotice("stripe_id", input.stripeError)}
+<label for="stripe_id">Price or product id</label>
+<input id="stripe_id" name="stripe_id" required spellcheck="false" placeholder="price_1Q2w3E4r or prod_Q2w3E4r"${fieldErrorAttributes("stripe_id", input.stripeError)} value="${input.stripeTyped ?? ""}">
+<div class="row"><button class="button" type="submit">Link</button></div>
+</form>
+</section>`;
   const retire =
     plan.retiredAt === null
       ? html`<section class="panel narrow">
@@ -156,6 +199,7 @@ ${input.error ? notice("error", input.error) : ""}
 <div class="row"><button class="button primary" type="submit">Save name</button><a class="button" href="${back}">Back to ${product.name}</a></div>
 </form>
 </section>
+${stripeLinks}
 ${retire}`,
   );
 }

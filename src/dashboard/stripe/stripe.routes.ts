@@ -1,34 +1,70 @@
 // Configure › Stripe, per environment: connect (the endpoint's signing secret and a
 // secret key, after a fresh mailed code in both environments: whoever holds the signing
 // secret can forge purchases), the URL to paste into Stripe, the last event received and
-// how it was handled, disconnect (live: after a fresh code). The use cases are those of
-// `warden admin stripe connect|status|disconnect`; the secrets never come back in full.
+// how it was handled, reconcile with Stripe (a dry run or for real; the run goes on after
+// the answer, its row tells how far it got), disconnect (live: after a fresh code). The
+// use cases are those of `warden admin stripe connect|status|reconcile|disconnect`; the
+// secrets never come back in full.
 import type { FastifyInstance } from "fastify";
 import type { Services } from "../../services.js";
 import { checkStripeSecrets, connectStripe, disconnectStripe, stripeStatus } from "../../stripe/stripe-account.service.js";
 import { STRIPE_EVENT_TYPES } from "../../stripe/stripe-ingest.service.js";
+import { findReconcile, listReconciles, startReconcile } from "../../stripe/stripe-reconcile.service.js";
 import { confirmCodeView, passCodeGate } from "../shared/fresh-code.js";
 import { html } from "../shared/html.js";
 import { type WorkspacePage, workspacePage } from "../shared/owner-context.js";
 import { fieldError, sendPage } from "../shared/page.js";
 import { formField } from "../shared/security.js";
+import { reconcilePanel } from "./reconcile.views.js";
 import { confirmSecretKeyView, disconnectView, type SecretsForm, stripePath, stripeView } from "./stripe.views.js";
 
 export async function stripeRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
   const { services } = options;
   const base = "/w/:workspace/:env/stripe";
 
-  const render = async (page: WorkspacePage, extra: { form?: SecretsForm; flash?: "connected" | "disconnected" } = {}) => {
-    const status = await stripeStatus(services, { workspace: page.workspace.slug, env: page.env });
+  const render = async (
+    page: WorkspacePage,
+    extra: { form?: SecretsForm; flash?: "connected" | "disconnected"; run?: string; reconcileError?: string } = {},
+  ) => {
+    const scope = { workspace: page.workspace.slug, env: page.env };
+    const status = await stripeStatus(services, scope);
     // The address Stripe must call, on the configured public origin (never the request's Host).
     const webhookUrl = `${services.config.publicUrl}${status.webhookPath}`;
-    return stripeView(page.frame, { status, webhookUrl, events: STRIPE_EVENT_TYPES, ...extra });
+    const runs = await listReconciles(services, scope);
+    const asked = extra.run === undefined ? null : await findReconcile(services, { ...scope, id: extra.run }).catch(() => null);
+    const reconcile = reconcilePanel(page.frame, {
+      canRead: status.connection?.secretKey != null,
+      runs,
+      shown: asked ?? runs[0] ?? null,
+      ...(extra.reconcileError ? { error: extra.reconcileError } : {}),
+    });
+    return stripeView(page.frame, { status, webhookUrl, events: STRIPE_EVENT_TYPES, ...extra, reconcile });
   };
 
   app.get(base, async (request, reply) => {
     const page = await workspacePage(services, request, "stripe");
-    const flash = (request.query as Record<string, string | undefined>).done;
-    return sendPage(reply, 200, await render(page, { flash: flash === "connected" || flash === "disconnected" ? flash : undefined }));
+    const query = request.query as Record<string, string | undefined>;
+    const flash = query.done;
+    return sendPage(
+      reply,
+      200,
+      await render(page, { flash: flash === "connected" || flash === "disconnected" ? flash : undefined, ...(query.run ? { run: query.run } : {}) }),
+    );
+  });
+
+  app.post(`${base}/reconcile`, async (request, reply) => {
+    const page = await workspacePage(services, request, "stripe");
+    const dryRun = formField(request, "dry_run") !== "0";
+    try {
+      const started = await startReconcile(services, { workspace: page.workspace.slug, env: page.env, dryRun }, page.owner.session.actor);
+      // The run goes on after this answer; the page reads its row.
+      started.done.catch((error: unknown) => request.log.warn({ err: error, reconcile: started.id }, "a reconcile with Stripe failed"));
+      return reply.redirect(`${stripePath(page.frame)}?run=${started.id}#reconcile`, 303);
+    } catch (error) {
+      const message = fieldError(error);
+      if (message === null) throw error;
+      return sendPage(reply, 400, await render(page, { reconcileError: message }));
+    }
   });
 
   app.post(base, async (request, reply) => {

@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import Stripe from "stripe";
+import { findReconcile } from "../../stripe/stripe-reconcile.service.js";
 import { dashboardApp, dashboardServices, readCode, readMail, TestBrowser } from "../../test-support/dashboard.js";
 import { DIALECTS, seedCatalogue } from "../../test-support/harness.js";
-import { paymentSession, stripeEvent } from "../../test-support/stripe.js";
+import { connectTestStripe, paymentSession, stripeEvent, stripeId } from "../../test-support/stripe.js";
+import { startStripeApi } from "../../test-support/stripe-api.js";
 
 const WEBHOOK_SECRET = "whsec_dashboardTest0123456789WXYZ";
 const SECRET_KEY = "sk_test_dashboardSecretKey0123456789abcd";
@@ -94,6 +96,71 @@ for (const dialect of DIALECTS) {
       assert.equal(audit.match(/Connected Stripe/g)?.length, 2);
       assert.match(audit, /Disconnected Stripe/);
       assert.match(audit, /<code>signing secret, secret key<\/code>/);
+    });
+
+    test("link a Stripe price on the plan's page, check, then reconcile from the Stripe page: progress and result from the run's row", async () => {
+      const stripeApi = await startStripeApi();
+      const env = await dashboardServices(dialect, { WARDEN_STRIPE_API_URL: stripeApi.url });
+      const app = await dashboardApp(env);
+      const ws = await seedCatalogue(env.services);
+      const browser = new TestBrowser(app);
+      await browser.signIn(env.dataDir, ws.ownerEmail);
+      const page = `/dashboard/w/${ws.slug}/test/stripe`;
+      const plan = `/dashboard/w/${ws.slug}/test/tools/tabmaster/plans/lifetime`;
+
+      // Not connected with a key: no button, and a forged post is refused in words.
+      await connectTestStripe(env.services, ws);
+      assert.match((await browser.get(page)).body, /Reconciling reads Stripe's API with a secret key/);
+      const keyless = await browser.post(`${page}/reconcile`, { dry_run: "0" });
+      assert.equal(keyless.statusCode, 400);
+      assert.match(keyless.body, /connect one \(warden admin stripe connect --secret-key/);
+      await connectTestStripe(env.services, ws, "test", SECRET_KEY);
+
+      assert.match((await browser.get(plan)).body, /No Stripe price or product is linked/);
+      const malformed = await browser.post(`${plan}/stripe`, { stripe_id: "price <b>" });
+      assert.equal(malformed.statusCode, 400);
+      assert.match(malformed.body, /aria-invalid="true" aria-describedby="stripe_id-error"/);
+      assert.ok(malformed.body.includes('value="price &lt;b&gt;"'), "what was typed comes back escaped");
+      const linked = await browser.post(`${plan}/stripe`, { stripe_id: "price_extLifetime" });
+      assert.equal(linked.statusCode, 303);
+      assert.match((await browser.get(linked.headers.location as string)).body, /<code>price_extLifetime<\/code>/);
+
+      const cy = paymentSession({ email: "cy@example.com", metadata: {}, now: env.clock.now() });
+      const dee = paymentSession({ email: "dee@example.com", metadata: {}, now: env.clock.now() });
+      stripeApi.lists.set("/v1/checkout/sessions", [dee, cy]);
+      stripeApi.lists.set(`/v1/checkout/sessions/${cy.id}/line_items`, [{ id: stripeId("li"), price: { id: "price_extLifetime", product: "prod_ext" } }]);
+      stripeApi.lists.set(`/v1/checkout/sessions/${dee.id}/line_items`, [{ id: stripeId("li"), price: { id: "price_<i>x</i>", product: "prod_x" } }]);
+      const finished = async (location: string) => {
+        // The run goes on after the answer: wait (bounded) for its row to say it ended.
+        const id = /run=(rec_\w+)/.exec(location)?.[1] ?? "";
+        for (let i = 0; i < 500; i++) {
+          const run = await findReconcile(env.services, { workspace: ws.slug, env: "test", id });
+          if (run.status !== "running") return run;
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        throw new Error("the reconcile did not end");
+      };
+
+      const checked = await browser.post(`${page}/reconcile`, { dry_run: "1" });
+      assert.equal(checked.statusCode, 303);
+      const dryRun = await finished(checked.headers.location as string);
+      assert.deepEqual([dryRun.applied, dryRun.dryRun], [1, true]);
+      const dry = (await browser.get(checked.headers.location as string)).body;
+      assert.match(dry, /Would change: 1\. Mapped to no plan: 1\. Nothing was changed\./);
+      assert.match(dry, /<td>dee@example\.com<\/td>/);
+      assert.ok(dry.includes("<code>price_&lt;i&gt;x&lt;/i&gt;</code>"), "Stripe's text is escaped");
+
+      const ran = await browser.post(`${page}/reconcile`, { dry_run: "0" });
+      assert.equal(ran.statusCode, 303);
+      assert.equal((await finished(ran.headers.location as string)).applied, 1);
+      const done = (await browser.get(ran.headers.location as string)).body;
+      assert.match(done, /Changed: 1\./);
+      assert.match(done, /<code>purchase\.completed<\/code>/);
+      const licences = await env.services.db.selectFrom("licences").select("plan_id").where("workspace_id", "=", ws.workspaceId).execute();
+      assert.deepEqual(licences, [{ plan_id: "lifetime" }]);
+      const audit = (await browser.get("/dashboard/audit")).body;
+      assert.equal(audit.match(/Reconciled with Stripe/g)?.length, 2);
+      assert.match(audit, /Changed a plan&#39;s Stripe prices/);
     });
   });
 }

@@ -58,7 +58,15 @@ ${body}
 
 export function stripeView(
   frame: Frame,
-  input: { status: StripeStatus; webhookUrl: string; events: readonly string[]; form?: SecretsForm; flash?: "connected" | "disconnected" },
+  input: {
+    status: StripeStatus;
+    webhookUrl: string;
+    events: readonly string[];
+    form?: SecretsForm;
+    flash?: "connected" | "disconnected";
+    /** The reconcile panel, shown while connected. */
+    reconcile: Html;
+  },
 ): Html {
   const { status, webhookUrl, form = {} } = input;
   const env = status.env;
@@ -84,6 +92,7 @@ ${url}
 <p class="hint">The address of this workspace's Stripe endpoint in ${mode(env)}. It receives these events: ${input.events.map((t, i) => html`${i > 0 ? ", " : ""}<code>${t}</code>`)}.</p>
 </section>
 ${lastEventPanel(status)}
+${input.reconcile}
 <section class="panel">
 <div class="panel-head"><h2>Replace the secrets</h2></div>
 <p class="panel-text">After rolling the endpoint's signing secret in Stripe, or to add or change the secret key. Leaving the key empty keeps the one stored.</p>
