@@ -83,7 +83,9 @@ function carriedOf(scope: PageScope, fields: Record<string, unknown>, handOff: H
   return back ? { return: back } : {};
 }
 
-const handOffView = (handOff: HandOff | null): HandOffView | null => (handOff ? { extension: new URL(handOff.redirectUri).host } : null);
+/** The extension's id as its store and the browser's extension page show it: the redirect's host, without Chrome's or Firefox's identity domain. */
+const handOffView = (handOff: HandOff | null): HandOffView | null =>
+  handOff ? { extension: new URL(handOff.redirectUri).host.replace(/\.(chromiumapp\.org|extensions\.allizom\.org)$/, "") } : null;
 
 /** The address of the next step with what it carries. */
 const stepPath = (scope: PageScope, step: string, carried: Carried) => {
