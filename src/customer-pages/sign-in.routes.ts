@@ -144,7 +144,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
     const query = request.query as Record<string, unknown>;
     const { scope, handOff, carried } = pageOf(request, query);
     const customer = customerOf(request);
-    if (customer?.email && query.other === undefined) {
+    if (customer && customer.licenceId === null && query.other === undefined) {
       if (handOff) return sendPage(reply, 200, continueView({ ...view(request, reply, scope, carried, handOff, customer.csrf), email: customer.email }));
       return reply.redirect(carried.return ?? pagePath(scope, "manage"), 303);
     }
@@ -197,7 +197,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
   app.post(`${PAGE_PATH}/sign-in/continue`, async (request, reply) => {
     const { scope, handOff, carried } = pageOf(request, request.body as Record<string, unknown>);
     const customer = customerOf(request);
-    if (!customer?.email || !handOff) return reply.redirect(stepPath(scope, "sign-in", carried), 303);
+    if (!customer || customer.licenceId !== null || !handOff) return reply.redirect(stepPath(scope, "sign-in", carried), 303);
     return finishSignIn(services, reply, scope, signedInCustomer(request).personId, carried, handOff);
   });
 }
