@@ -294,6 +294,8 @@ export interface WebhookEndpointsTable {
   failing_since: number | null;
   created_at: number;
   removed_at: number | null;
+  /** The vendor's note of what the endpoint is for (migration 028). */
+  description: string | null;
 }
 
 /** Which worker sends an endpoint's deliveries now, and until when (migration 012). */
@@ -444,6 +446,16 @@ export interface AuditLogTable {
 }
 
 /** A mail to send, sent, or still being retried (migration 022). */
+/** A secret sealed for the one dashboard page that shows it, bound to a session (migration 028). */
+export interface ShownOnceTable {
+  id: string;
+  session_id: string;
+  /** Null once shown. */
+  content_sealed: string | null;
+  expires_at: number;
+  created_at: number;
+}
+
 export interface MailOutboxTable {
   id: string;
   kind: string;
@@ -494,4 +506,5 @@ export interface Database {
   audit_log: AuditLogTable;
   owner_invitations: OwnerInvitationsTable;
   mail_outbox: MailOutboxTable;
+  shown_once: ShownOnceTable;
 }
