@@ -450,6 +450,8 @@ export interface AuditLogTable {
 export interface ShownOnceTable {
   id: string;
   session_id: string;
+  /** The workspace environment whose page shows it. */
+  scope: string;
   /** Null once shown. */
   content_sealed: string | null;
   expires_at: number;

@@ -583,7 +583,13 @@ for (const dialect of DIALECTS) {
       const doc = (await api.app.inject({ url: "/api/v1/openapi.json" })).json();
       const counted = doc.paths["/api/v1/webhooks/endpoints/{id}/recoverable"]?.get;
       assert.equal(counted?.operationId, "countRecoverableDeliveries");
-      assert.deepEqual(Object.keys(counted?.responses["200"].content["application/json"].schema.properties ?? {}), ["hour", "day", "week", "month", "retrying"]);
+      assert.deepEqual(Object.keys(counted?.responses["200"].content["application/json"].schema.properties ?? {}), [
+        "hour",
+        "day",
+        "week",
+        "month",
+        "retrying",
+      ]);
     });
   });
 

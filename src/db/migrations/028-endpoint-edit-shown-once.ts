@@ -14,6 +14,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .createTable("shown_once")
     .addColumn("id", "text", (c) => c.primaryKey())
     .addColumn("session_id", "text", (c) => c.notNull())
+    // The workspace environment whose page shows it: another one's address answers nothing.
+    .addColumn("scope", "text", (c) => c.notNull())
     // What to show, sealed under WARDEN_SECRET_KEY; null once shown.
     .addColumn("content_sealed", "text")
     .addColumn("expires_at", "bigint", (c) => c.notNull())
