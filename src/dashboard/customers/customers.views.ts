@@ -333,7 +333,10 @@ export function confirmRefundView(frame: Frame, input: { tool: Tool; email: stri
   return appPage(
     "Refund licence",
     frame,
-    html`${pageHeading("Refund this licence?", html`A refund returns money, so we emailed a fresh 6-digit code to <strong>${frame.email}</strong>.`)}
+    html`${pageHeading(
+      "Refund this licence?",
+      html`${input.stripe.acts ? "A refund returns the money through Stripe" : "A refund takes the customer's access away"}, so we emailed a fresh 6-digit code to <strong>${frame.email}</strong>.`,
+    )}
 <section class="panel narrow">
 <dl class="facts">
 <dt>Customer</dt><dd>${input.email}</dd>

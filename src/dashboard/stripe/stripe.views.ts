@@ -80,7 +80,11 @@ export function stripeView(
     ? html`<section class="panel">
 <div class="panel-head"><h2>Connection</h2></div>
 <dl class="facts wide">
-<dt>Receiving events</dt><dd><span class="badge badge-ok">Yes</span> <span class="state-note">${status.lastEvent ? html`last one ${time(status.lastEvent.receivedAt)}` : "none received yet"}</span></dd>
+<dt>Receiving events</dt><dd>${
+        status.lastEvent
+          ? html`<span class="badge badge-ok">Yes</span> <span class="state-note">last one ${time(status.lastEvent.receivedAt)}</span>`
+          : html`<span class="badge badge-pending">Not yet</span> <span class="state-note">the signing secret is stored, but no event has arrived: send a test event from Stripe's dashboard</span>`
+      }</dd>
 <dt>Can act in Stripe</dt><dd>${
         c.secretKey
           ? html`<span class="badge badge-ok">Yes</span> <span class="state-note">refunds and cancellations made in Warden are made in Stripe too; the buy button opens Stripe Checkout</span>`

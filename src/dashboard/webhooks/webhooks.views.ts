@@ -228,7 +228,7 @@ export function deliveryStatus(d: Delivery): Html {
 
 /** A button that makes one attempt now (the API's resend), on a delivery still being retried. */
 const retryNowForm = (frame: Frame, d: Delivery) =>
-  html`<form method="post" action="${deliveryPath(frame, d.id)}/resend" class="inline">${csrfField(frame.csrf)}<button class="button small" type="submit">Retry now</button></form>`;
+  html`<form method="post" action="${deliveryPath(frame, d.id)}/resend" class="cell-form">${csrfField(frame.csrf)}<button class="button small" type="submit">Retry now</button></form>`;
 
 export function lastAnswer(d: Delivery): Html {
   const last = d.attempts[d.attempts.length - 1];
@@ -368,11 +368,11 @@ export function recoverConfirmView(frame: Frame, endpoint: WebhookEndpoint, sinc
     frame,
     html`${pageHeading("Recover deliveries?", html`<span class="url">${endpoint.url}</span>`)}
 <section class="panel narrow">
+<p class="panel-text">Deliveries to this endpoint created in ${label}:</p>
 <dl class="facts">
 <dt>Failed</dt><dd>${deliveriesWord(failed)} <span class="muted">(no attempt left, or failed when the endpoint was disabled)</span></dd>
 <dt>Still being retried</dt><dd>${deliveriesWord(retrying)} <span class="muted">(failed so far; Warden tries them again on its schedule)</span></dd>
 </dl>
-<p class="panel-text">Created in ${label}.</p>
 ${
   nothing
     ? html`${notice("info", `No delivery to this endpoint created in ${label} failed or is being retried: there is nothing to send again.`)}<p><a class="button" href="${path}">Back to the endpoint</a></p>`
@@ -382,7 +382,8 @@ ${csrfField(frame.csrf)}
 ${failed > 0 ? html`<p class="panel-text">The failed ones are sent once more, in the order they were created, with their original <code>webhook-id</code> so your receiver can recognise repeats.</p>` : ""}
 ${
   retrying > 0
-    ? html`<label class="choice"><input type="checkbox" name="include_retrying" value="1"${failed === 0 ? html` checked` : ""}> Also try the ${deliveriesWord(retrying)} still being retried now <span class="muted">(one attempt each; if it fails, its next scheduled retry stays)</span></label>`
+    ? html`<label class="choice"><input type="checkbox" name="include_retrying" value="1"${failed === 0 ? html` checked` : ""}> Also try the ${deliveriesWord(retrying)} still being retried, now</label>
+<p class="hint">One attempt each; if it fails, its next scheduled retry stays as it was.</p>`
     : ""
 }
 <div class="row"><button class="button primary" type="submit">Recover</button><a class="button" href="${path}">Cancel</a></div>
