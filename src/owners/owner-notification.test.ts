@@ -37,8 +37,9 @@ for (const dialect of DIALECTS) {
         { url: "http://127.0.0.1:9/hook" },
         { "user-agent": "Mozilla/5.0 TestBrowser/1.0" },
       );
-      assert.equal(added.statusCode, 201);
-      const endpoint = /\/webhooks\/(ep_\w{24})"/.exec(added.body)?.[1];
+      assert.equal(added.statusCode, 303);
+      const endpoint = /\/webhooks\/(ep_\w{24})\//.exec(String(added.headers.location))?.[1];
+      assert.ok(endpoint);
       for (const to of [ws.ownerEmail, other.email]) {
         const mail = (await readMail(env.dataDir, to, notification)) ?? "";
         assert.match(mail, /Subject: Warden: a webhook endpoint was added in Test workspace \(test\)/);
