@@ -122,6 +122,15 @@ for (const dialect of DIALECTS) {
         assert.equal(refused.statusCode, 404, url);
         assert.equal(refused.body.match(KEY), null);
       }
+      // Nor as another kind of secret: an endpoint's one-time page with the key's id shows nothing and erases nothing.
+      const added = await app.inject({
+        method: "POST",
+        url: "/api/v1/webhooks/endpoints",
+        headers: { authorization: `Bearer ${ws.testKey}`, "content-type": "application/json" },
+        payload: JSON.stringify({ url: "https://example.com/hook" }),
+      });
+      const endpoint = (added.json() as { endpoint: { id: string } }).endpoint.id;
+      assert.equal((await maker.get(`/dashboard/w/${ws.slug}/test/webhooks/${endpoint}/new-secret/${once}`)).statusCode, 404);
       // Still there for the session that made it.
       assert.match((await maker.get(shownAt)).body.match(KEY)?.[0] ?? "", /^wk_test_/);
       // Past its 10 minutes nothing is shown.

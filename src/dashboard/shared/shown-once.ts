@@ -11,11 +11,15 @@ export type ShownSecret =
   | { kind: "endpoint-added"; endpoint: string; secret: string }
   | { kind: "secret-rotated"; endpoint: string; secret: string; previousExpiresAt: string };
 
-const keyOf = (page: WorkspacePage) => ({ sessionId: page.owner.session.sessionId, scope: `${page.workspace.id}:${page.env}` });
+// The kind is part of the scope: another kind's page finds nothing, and so erases nothing.
+const keyOf = (page: WorkspacePage, kind: ShownSecret["kind"]) => ({
+  sessionId: page.owner.session.sessionId,
+  scope: `${page.workspace.id}:${page.env}:${kind}`,
+});
 
 /** Seals the secret for its one page; answers the id that page's address carries. */
 export function showOnce(services: Services, page: WorkspacePage, secret: ShownSecret): Promise<string> {
-  return keepToShowOnce(services, keyOf(page), secret);
+  return keepToShowOnce(services, keyOf(page, secret.kind), secret);
 }
 
 /** The secret kept under `id`, once; afterwards (or for another session) a page that says it was shown. */
@@ -25,7 +29,7 @@ export async function takeShown<K extends ShownSecret["kind"]>(
   id: string,
   kind: K,
 ): Promise<Extract<ShownSecret, { kind: K }>> {
-  const shown = (await takeShownOnce(services, keyOf(page), id)) as ShownSecret | null;
+  const shown = (await takeShownOnce(services, keyOf(page, kind), id)) as ShownSecret | null;
   if (shown === null || shown.kind !== kind) {
     throw new PageRefusal(
       404,
