@@ -19,6 +19,8 @@ export type AuditAction =
   | "key.created"
   | "key.revoked"
   | "endpoint.added"
+  | "endpoint.updated"
+  | "endpoint.removed"
   | "endpoint.secret_revealed"
   | "endpoint.secret_rotated"
   | "endpoint.enabled"

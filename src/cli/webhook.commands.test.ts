@@ -253,7 +253,10 @@ for (const dialect of DIALECTS) {
       assert.match(enabled.stdout, new RegExp(`Enabled ${endpoint.id}\\. 1 failed delivery from the last 30 days \\(1 from the last day\\)`));
       assert.match(enabled.stdout, new RegExp(`warden deliveries recover --endpoint ${endpoint.id} --since`));
       const again = (await runWarden(api, "endpoints", "enable", endpoint.id, "--json")).json();
-      assert.deepEqual([again.endpoint.enabled, again.recoverable], [true, { hour: 1, day: 1, week: 1, month: 1 }]);
+      assert.deepEqual(
+        [again.endpoint.enabled, again.recoverable],
+        [true, { hour: 1, day: 1, week: 1, month: 1, retrying: { hour: 0, day: 0, week: 0, month: 0 } }],
+      );
       assert.deepEqual((await runWarden(api, "deliveries", "recover", "--endpoint", endpoint.id, "--since", "hour", "--json")).json(), { queued: 1 });
       await waitFor(() => failing.received.length === 2, "the recovered delivery was attempted again");
 

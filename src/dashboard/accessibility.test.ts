@@ -72,7 +72,7 @@ for (const dialect of DIALECTS) {
       assert.equal(page.body.match(/name="since"/g)?.length, 2, "the form in the notice and in its panel");
       assert.deepEqual(duplicateIds(page.body), []);
       for (const [, id] of page.body.matchAll(/<select id="([^"]+)" name="since"/g)) {
-        assert.match(page.body, new RegExp(`<label for="${id}">Failed deliveries from</label>`));
+        assert.match(page.body, new RegExp(`<label for="${id}">Deliveries from</label>`));
       }
     });
 

@@ -134,7 +134,7 @@ for (const dialect of DIALECTS) {
 
         // Stripe in test mode: the URL to paste (copied with its button), the signing secret, and the secret key after a fresh code.
         await page.click(".side >> text=Stripe");
-        await page.waitForSelector("text=Not connected");
+        await page.waitForSelector("text=Not receiving events");
         const webhookUrl = await page.inputValue("#webhook-url");
         assert.equal(webhookUrl, `${base}/processor/stripe/${slug}`);
         await page.click("button[data-copy=webhook-url]");
@@ -284,7 +284,7 @@ for (const dialect of DIALECTS) {
         await page.goto(`${base}/dashboard/w/${slug}/test/owners`);
         assert.ok(await page.isVisible("text=No open invitations"));
         await page.goto(`${base}/dashboard/w/${slug}/test/stripe`);
-        assert.ok(await page.isVisible("text=Not connected"));
+        assert.ok(await page.isVisible("text=Not receiving events"));
       } finally {
         await browser.close();
         await new Promise<void>((resolve) => evil.close(() => resolve()));

@@ -61,7 +61,11 @@ for (const dialect of DIALECTS) {
         const key = await page.inputValue("#new-key");
         assert.match(key, /^wk_test_[0-9A-Za-z]{32}$/);
         await shoot(page, "5-key-created");
-        // Reloading the answer to the POST would post again; the list is what a reload of the keys page shows.
+        // The POST redirected to a one-time page: a reload shows the key no more and makes no other.
+        assert.match(page.url(), /\/keys\/new\/once_\w{32}$/);
+        await page.reload();
+        await page.waitForSelector("text=shown once and is gone");
+        assert.ok(!(await page.content()).includes(key), "the key is not shown on a reload");
         await page.goto(`${base}/dashboard/w/${ws.slug}/test/keys`);
         assert.ok(!(await page.content()).includes(key), "the key is not shown again");
         assert.ok(await page.isVisible(`text=wk_test_…${key.slice(-4)}`));
@@ -174,7 +178,7 @@ for (const dialect of DIALECTS) {
         await page.click("text=Done · back to the endpoint");
         await page.selectOption("#since", "week");
         await page.click("button:has-text('Review')");
-        await page.waitForSelector("text=Recover failed deliveries?");
+        await page.waitForSelector("text=Recover deliveries?");
         await shoot(page, "14-recover-confirm");
 
         await page.goto(`${base}/dashboard/w/${ws.slug}/test/webhooks`);
@@ -299,7 +303,9 @@ for (const dialect of DIALECTS) {
         assert.equal(await page.textContent(".note"), "Speaker at <Conf> & friends");
         assert.ok(await page.isVisible("text=via a grant"));
         await shoot(page, "19-customer");
-        await page.click("tbody >> button:has-text('Revoke')");
+        await page.click("tbody >> text=Revoke…");
+        await page.waitForSelector("text=Revoke this grant?");
+        await page.click("button:has-text('Revoke grant')");
         await page.waitForSelector("text=Grant revoked");
         assert.ok(await page.isVisible("text=Not entitled"));
 

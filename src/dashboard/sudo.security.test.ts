@@ -69,11 +69,18 @@ for (const dialect of DIALECTS) {
       assert.notEqual((await stripeStatus(env.services, { workspace: ws.slug, env: "live" })).connection, null);
 
       const added = await thief.postWithCode(env.dataDir, ws.ownerEmail, `${live}/webhooks`, { url: "https://vendor.example/hook" });
-      assert.equal(added.statusCode, 201, "the owner, with the code, adds a live endpoint");
-      const endpoint = /\/webhooks\/(ep_\w+)/.exec(added.body)?.[1];
+      assert.equal(added.statusCode, 303, "the owner, with the code, adds a live endpoint");
+      const endpoint = /\/webhooks\/(ep_\w+)/.exec(String(added.headers.location))?.[1];
       assert.ok(endpoint);
       await wrongCode(`${live}/webhooks/${endpoint}/disable`, {});
       assert.doesNotMatch((await thief.get(`${live}/webhooks/${endpoint}`)).body, /badge-off">Disabled/);
+      // Pointing the live endpoint at the thief's server, or deleting it, asks too.
+      await wrongCode(`${live}/webhooks/${endpoint}/edit`, { url: "https://thief.example/hook" });
+      await wrongCode(`${live}/webhooks/${endpoint}/delete`, {});
+      const kept = await thief.get(`${live}/webhooks/${endpoint}`);
+      assert.equal(kept.statusCode, 200, "not deleted");
+      assert.match(kept.body, /https:\/\/vendor\.example\/hook/);
+      assert.doesNotMatch(kept.body, /thief\.example/);
 
       // Removing the real owner: a second owner is needed for a removal to be possible at all.
       const colleague = `${unique("colleague")}@example.com`;
@@ -120,13 +127,26 @@ for (const dialect of DIALECTS) {
 
       // A code to reveal an endpoint's secret does not rotate it (the issue's "reveal" code made a live key).
       const added = await owner.post(`${testEnv}/webhooks`, { url: "https://vendor.example/a" });
-      const endpoint = /\/webhooks\/(ep_\w+)/.exec(added.body)?.[1];
+      const endpoint = /\/webhooks\/(ep_\w+)/.exec(String(added.headers.location))?.[1];
       assert.ok(endpoint, added.body);
       await owner.post(`${testEnv}/webhooks/${endpoint}/secret`);
       const revealCode = await readCode(env.dataDir, mailTo);
       const rotated = await owner.post(`${testEnv}/webhooks/${endpoint}/secret/rotate`, { confirm: "1", code: revealCode });
       assert.equal(rotated.statusCode, 400, "a code to reveal does not rotate");
       assert.doesNotMatch(rotated.body, /whsec_/);
+
+      // A code mailed to point a live endpoint at one URL does not point it at another.
+      const liveAdded = await owner.postWithCode(env.dataDir, mailTo, `${live}/webhooks`, { url: "https://vendor.example/live" });
+      const liveEndpoint = /\/webhooks\/(ep_\w+)/.exec(String(liveAdded.headers.location))?.[1];
+      assert.ok(liveEndpoint);
+      await owner.post(`${live}/webhooks/${liveEndpoint}/edit`, { url: "https://vendor.example/live-v2" });
+      const editCode = await readCode(env.dataDir, mailTo);
+      const redirected = await owner.post(`${live}/webhooks/${liveEndpoint}/edit`, { url: "https://thief.example/hook", confirm: "1", code: editCode });
+      assert.equal(redirected.statusCode, 400);
+      assert.match(redirected.body, /mailed to confirm something else/);
+      const edited = await owner.post(`${live}/webhooks/${liveEndpoint}/edit`, { url: "https://vendor.example/live-v2", confirm: "1", code: editCode });
+      assert.equal(edited.statusCode, 303);
+      assert.match((await owner.get(String(edited.headers.location))).body, /https:\/\/vendor\.example\/live-v2/);
     });
   });
 }

@@ -296,6 +296,8 @@ export interface WebhookEndpointsTable {
   failing_since: number | null;
   created_at: number;
   removed_at: number | null;
+  /** The vendor's note of what the endpoint is for (migration 028). */
+  description: string | null;
 }
 
 /** Which worker sends an endpoint's deliveries now, and until when (migration 012). */
@@ -514,6 +516,18 @@ export interface AuditLogTable {
 }
 
 /** A mail to send, sent, or still being retried (migration 022). */
+/** A secret sealed for the one dashboard page that shows it, bound to a session (migration 028). */
+export interface ShownOnceTable {
+  id: string;
+  session_id: string;
+  /** The workspace environment whose page shows it. */
+  scope: string;
+  /** Null once shown. */
+  content_sealed: string | null;
+  expires_at: number;
+  created_at: number;
+}
+
 export interface MailOutboxTable {
   id: string;
   kind: string;
@@ -569,4 +583,5 @@ export interface Database {
   mail_outbox: MailOutboxTable;
   customer_sessions: CustomerSessionsTable;
   customer_exchange_tokens: CustomerExchangeTokensTable;
+  shown_once: ShownOnceTable;
 }

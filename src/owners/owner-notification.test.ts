@@ -37,8 +37,9 @@ for (const dialect of DIALECTS) {
         { url: "http://127.0.0.1:9/hook" },
         { "user-agent": "Mozilla/5.0 TestBrowser/1.0" },
       );
-      assert.equal(added.statusCode, 201);
-      const endpoint = /\/webhooks\/(ep_\w{24})"/.exec(added.body)?.[1];
+      assert.equal(added.statusCode, 303);
+      const endpoint = /\/webhooks\/(ep_\w{24})\//.exec(String(added.headers.location))?.[1];
+      assert.ok(endpoint);
       for (const to of [ws.ownerEmail, other.email]) {
         const mail = (await readMail(env.dataDir, to, notification)) ?? "";
         assert.match(mail, /Subject: Warden: a webhook endpoint was added in Test workspace \(test\)/);
@@ -98,6 +99,19 @@ for (const dialect of DIALECTS) {
       assert.match(mail, /revoke it on the dashboard's API keys page/);
       assert.equal((await api.request({ method: "GET", url: `/api/v1/webhooks/endpoints/${id}/secret`, key: ws.liveKey, headers })).statusCode, 200);
       assert.match((await readMail(env.dataDir, ws.ownerEmail, notification)) ?? "", /The signing secret of webhook endpoint .* was revealed/);
+      // Pointing it elsewhere is told too: the endpoint receives buyers' addresses.
+      const edited = await api.request({
+        method: "PATCH",
+        url: `/api/v1/webhooks/endpoints/${id}`,
+        key: ws.liveKey,
+        payload: { url: "https://elsewhere.example/hook" },
+        headers,
+      });
+      assert.equal(edited.statusCode, 200, edited.body);
+      assert.match(
+        (await readMail(env.dataDir, other.email, notification)) ?? "",
+        new RegExp(`Webhook endpoint ${id} in Test workspace \\(live\\) was edited: its URL or the events it receives may have changed`),
+      );
     });
 
     test("written in the action's transaction: an action that rolls back mails nobody", async () => {

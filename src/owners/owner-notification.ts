@@ -29,6 +29,11 @@ function describe(what: Notified, workspace: string): { subject: string; sentenc
       return what.env === "live" ? say("a live API key was created", `A live API key (${what.subject}) was created in ${workspace}.`) : null;
     case "endpoint.added":
       return say("a webhook endpoint was added", `A webhook endpoint (${what.subject}) was added to ${workspace}${env}: it receives the workspace's events.`);
+    case "endpoint.updated":
+      return say(
+        "a webhook endpoint was edited",
+        `Webhook endpoint ${what.subject} in ${workspace}${env} was edited: its URL or the events it receives may have changed.`,
+      );
     case "endpoint.secret_revealed":
       return say("a webhook secret was revealed", `The signing secret of webhook endpoint ${what.subject} in ${workspace}${env} was revealed.`);
     case "endpoint.secret_rotated":
@@ -51,6 +56,7 @@ function describe(what: Notified, workspace: string): { subject: string; sentenc
 const NOTIFIED = new Set([
   "key.created",
   "endpoint.added",
+  "endpoint.updated",
   "endpoint.secret_revealed",
   "endpoint.secret_rotated",
   "stripe.connected",

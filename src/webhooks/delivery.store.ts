@@ -512,27 +512,51 @@ export async function listDeliveriesPage(
   return rows.map(toDelivery);
 }
 
-/** How many of an endpoint's deliveries failed, among those created since each given time. */
-export async function countFailedSince<K extends string>(
+/**
+ * How many of an endpoint's deliveries are in `state`, among those created since each
+ * given time: `failed` (retries ran out, or the endpoint was disabled), or `retrying`
+ * (pending after at least one failed attempt: the schedule tries again later).
+ */
+export async function countUndeliveredSince<K extends string>(
   ex: Executor,
   workspaceId: string,
   env: Env,
   endpointId: string,
+  state: "failed" | "retrying",
   since: Readonly<Record<K, number>>,
 ): Promise<Record<K, number>> {
   const windows = Object.entries(since) as [K, number][];
   const oldest = Math.min(...windows.map(([, at]) => at));
-  const row = await ex
+  let query = ex
     .selectFrom("deliveries")
     .select((eb) => windows.map(([, at], i) => eb.fn.sum<number>(eb.case().when("created_at", ">=", at).then(1).else(0).end()).as(`n${i}`)))
     .where("workspace_id", "=", workspaceId)
     .where("env", "=", env)
     .where("endpoint_id", "=", endpointId)
-    .where("status", "=", sql.lit("failed"))
-    .where("created_at", ">=", oldest)
-    .executeTakeFirstOrThrow();
-  const counts = row as Record<string, number | string | null>;
+    .where("created_at", ">=", oldest);
+  // Literals, so that both engines may use the partial index of the status (migration 020).
+  // A retrying delivery with a resend queued ahead of its retry keeps that retry in retry_at;
+  // a failed one resent (one_shot, no retry_at) is no longer on a schedule.
+  query =
+    state === "failed"
+      ? query.where("status", "=", sql.lit("failed"))
+      : query
+          .where("status", "=", sql.lit("pending"))
+          .where("attempts", ">", 0)
+          .where((eb) => eb.or([eb("one_shot", "=", 0), eb("retry_at", "is not", null)]));
+  const counts = (await query.executeTakeFirstOrThrow()) as Record<string, number | string | null>;
   return Object.fromEntries(windows.map(([name], i) => [name, Number(counts[`n${i}`] ?? 0)])) as Record<K, number>;
+}
+
+/** How many of an endpoint's deliveries wait to be sent (a first attempt or a retry): what disabling it fails. */
+export async function countPendingDeliveries(ex: Executor, endpointId: string): Promise<number> {
+  const row = await ex
+    .selectFrom("deliveries")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("endpoint_id", "=", endpointId)
+    .where("status", "=", sql.lit("pending"))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 export async function listAttempts(ex: Executor, deliveryIds: readonly string[]): Promise<Map<string, Attempt[]>> {

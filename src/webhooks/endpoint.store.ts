@@ -14,6 +14,8 @@ export interface Endpoint {
   url: string;
   /** null means every event type. */
   eventTypes: string[] | null;
+  /** The vendor's note of what it is for; null when none. */
+  description: string | null;
   secretSealed: string;
   /** The secret the last rotation replaced and until when it signs (see signingSecrets); null when never rotated. */
   previousSecret: PreviousSecret | null;
@@ -50,6 +52,7 @@ function toEndpoint(r: Row): Endpoint {
     env: r.env,
     url: r.url,
     eventTypes: r.event_types === null ? null : (JSON.parse(r.event_types) as string[]),
+    description: r.description,
     secretSealed: r.secret_sealed,
     previousSecret: previousSecretOf(r),
     enabled: r.enabled === 1,
@@ -67,6 +70,7 @@ const COLUMNS = [
   "env",
   "url",
   "event_types",
+  "description",
   "secret_sealed",
   "previous_secret_sealed",
   "previous_secret_expires_at",
@@ -87,6 +91,7 @@ export async function insertEndpoint(ex: Executor, endpoint: Endpoint): Promise<
       env: endpoint.env,
       url: endpoint.url,
       event_types: endpoint.eventTypes === null ? null : JSON.stringify(endpoint.eventTypes),
+      description: endpoint.description,
       secret_sealed: endpoint.secretSealed,
       previous_secret_sealed: null,
       previous_secret_expires_at: null,
@@ -144,6 +149,25 @@ export async function rotateEndpointSecret(ex: Executor, id: string, sealed: str
       previous_secret_expires_at: previousExpiresAt,
       secret_sealed: sealed,
     }))
+    .where("id", "=", id)
+    .where("removed_at", "is", null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** What a vendor edits of an endpoint; false when it was removed meanwhile. */
+export async function updateEndpointSettings(
+  ex: Executor,
+  id: string,
+  settings: { url: string; eventTypes: string[] | null; description: string | null },
+): Promise<boolean> {
+  const result = await ex
+    .updateTable("webhook_endpoints")
+    .set({
+      url: settings.url,
+      event_types: settings.eventTypes === null ? null : JSON.stringify(settings.eventTypes),
+      description: settings.description,
+    })
     .where("id", "=", id)
     .where("removed_at", "is", null)
     .executeTakeFirst();

@@ -56,6 +56,7 @@ for (const dialect of DIALECTS) {
           id: "",
           url: "https://hooks.example.com/warden",
           events: ["payment.refunded", "dispute.closed"],
+          description: null,
           enabled: true,
           disabled_reason: null,
           disabled_at: null,
@@ -543,7 +544,7 @@ for (const dialect of DIALECTS) {
         return response.json();
       };
       // What recover would queue for each window: not the one that succeeded, nor the 40-day-old one.
-      assert.deepEqual(await recoverable(endpoint.id), { hour: 1, day: 2, week: 3, month: 4 });
+      assert.deepEqual(await recoverable(endpoint.id), { hour: 1, day: 2, week: 3, month: 4, retrying: { hour: 0, day: 0, week: 0, month: 0 } });
       assert.equal((await api.request({ url: "/api/v1/webhooks/endpoints/ep_nope/recoverable", key: ws.testKey })).statusCode, 404);
 
       const recover = async (since: string) => {
@@ -559,8 +560,12 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await recover("week"), { queued: 1, events: [eventIds[2]] });
       assert.deepEqual(await recover("month"), { queued: 1, events: [eventIds[1]] });
       assert.deepEqual(await recover("month"), { queued: 0, events: [] });
-      assert.deepEqual(await recoverable(endpoint.id), { hour: 0, day: 0, week: 0, month: 0 });
-      assert.deepEqual(await recoverable(other.endpoint.id), { hour: 1, day: 2, week: 3, month: 4 }, "the other endpoint's are its own");
+      assert.deepEqual(await recoverable(endpoint.id), { hour: 0, day: 0, week: 0, month: 0, retrying: { hour: 0, day: 0, week: 0, month: 0 } });
+      assert.deepEqual(
+        await recoverable(other.endpoint.id),
+        { hour: 1, day: 2, week: 3, month: 4, retrying: { hour: 0, day: 0, week: 0, month: 0 } },
+        "the other endpoint's are its own",
+      );
       assert.deepEqual(receiver.ids(), [...succeeded, eventIds[4], eventIds[3], eventIds[2], eventIds[1]]);
       assert.equal(neighbour.received.length, 1, "the other endpoint's failed deliveries are not recovered");
       const failed = await deliveries(api, ws.testKey, `&status=failed&endpoint=${endpoint.id}`);
@@ -578,7 +583,13 @@ for (const dialect of DIALECTS) {
       const doc = (await api.app.inject({ url: "/api/v1/openapi.json" })).json();
       const counted = doc.paths["/api/v1/webhooks/endpoints/{id}/recoverable"]?.get;
       assert.equal(counted?.operationId, "countRecoverableDeliveries");
-      assert.deepEqual(Object.keys(counted?.responses["200"].content["application/json"].schema.properties ?? {}), ["hour", "day", "week", "month"]);
+      assert.deepEqual(Object.keys(counted?.responses["200"].content["application/json"].schema.properties ?? {}), [
+        "hour",
+        "day",
+        "week",
+        "month",
+        "retrying",
+      ]);
     });
   });
 

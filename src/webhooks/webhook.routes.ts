@@ -13,6 +13,7 @@ import {
   RecoverableDeliveries,
   RecoverBody,
   RotatedWebhookSecret,
+  UpdateEndpointBody,
 } from "./webhook.schema.js";
 import {
   addEndpoint,
@@ -29,6 +30,7 @@ import {
   rotateSecret,
   sendExample,
   setEnabled,
+  updateEndpoint,
 } from "./webhook.service.js";
 
 const errors = commonErrors;
@@ -71,12 +73,29 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
     },
     async (request) => getEndpoint(ctx(request), request.params.id),
   );
+  app.patch(
+    "/webhooks/endpoints/:id",
+    {
+      schema: {
+        operationId: "updateWebhookEndpoint",
+        summary: "Edit a webhook endpoint",
+        description:
+          "Changes its URL (checked as when it is added), the event types it receives (null: every type) or its description; what is absent stays. Deliveries already queued go to the new URL.",
+        tags,
+        params: EndpointParams,
+        body: UpdateEndpointBody,
+        response: { 200: Type.Ref("WebhookEndpoint"), ...errors },
+      },
+    },
+    async (request) => updateEndpoint(ctx(request), request.params.id, request.body),
+  );
   app.delete(
     "/webhooks/endpoints/:id",
     {
       schema: {
         operationId: "removeWebhookEndpoint",
         summary: "Remove a webhook endpoint",
+        description: "It receives nothing more and its waiting deliveries fail; its deliveries stay in the log.",
         tags,
         params: EndpointParams,
         response: { 200: Type.Ref("WebhookEndpoint"), ...errors },
@@ -165,7 +184,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
         response: { 202: Type.Ref("Queued"), ...errors },
       },
     },
-    async (request, reply) => reply.status(202).send(await recoverEndpoint(ctx(request), request.params.id, request.body.since)),
+    async (request, reply) =>
+      reply
+        .status(202)
+        .send(await recoverEndpoint(ctx(request), request.params.id, request.body.since, { includeRetrying: request.body.include_retrying ?? false })),
   );
   app.get(
     "/webhooks/events",
@@ -226,13 +248,15 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
     {
       schema: {
         operationId: "sendExampleEvent",
-        summary: "Send an example event to every endpoint",
-        description: "Signed with each endpoint's secret, logged and retried. 100 example events a day per workspace.",
+        summary: "Send an example event to every endpoint, or to one",
+        description:
+          "Signed with each endpoint's secret, logged and retried; with `endpoint`, sent to that endpoint only. 100 example events a day per workspace.",
         tags,
         body: ExampleBody,
         response: { 202: Type.Ref("SentExample"), ...errors },
       },
     },
-    async (request, reply) => reply.status(202).send(await sendExample(ctx(request), request.body.type, request.body.deliver ?? true)),
+    async (request, reply) =>
+      reply.status(202).send(await sendExample(ctx(request), request.body.type, { deliver: request.body.deliver, endpoint: request.body.endpoint })),
   );
 };

@@ -8,6 +8,7 @@ export const WebhookEndpoint = Type.Object(
     id: Type.String({ description: "ep_ followed by 24 letters and digits" }),
     url: Type.String(),
     events: Nullable(Type.Array(Type.String(), { description: "Event types sent; null for all" })),
+    description: Nullable(Type.String({ description: "The vendor's note of what the endpoint is for" })),
     enabled: Type.Boolean(),
     disabled_reason: Nullable(Type.String({ description: "gone (the endpoint answered 410), failing (5 days without success), or manual" })),
     disabled_at: Nullable(IsoDate),
@@ -43,14 +44,31 @@ export const CreateEndpointBody = Type.Object(
   {
     url: Type.String({ minLength: 1, maxLength: 2048, description: "http:// or https:// URL" }),
     events: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { minItems: 1, maxItems: 16, description: "Event types to send; all when absent" })),
+    description: Type.Optional(Type.String({ maxLength: 500, description: "What the endpoint is for, for the vendor's own reading" })),
   },
   { additionalProperties: false },
+);
+
+export const UpdateEndpointBody = Type.Object(
+  {
+    url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: "http:// or https:// URL, checked as when the endpoint is added" })),
+    events: Type.Optional(
+      Nullable(Type.Array(Type.String({ maxLength: 64 }), { minItems: 1, maxItems: 16, description: "Event types to send; null for every type" })),
+    ),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 500, description: "What the endpoint is for; null or empty for none" }))),
+  },
+  { additionalProperties: false, minProperties: 1 },
 );
 
 export const EndpointParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
 
 export const RecoverBody = Type.Object(
-  { since: Type.Union([Type.Literal("hour"), Type.Literal("day"), Type.Literal("week"), Type.Literal("month")]) },
+  {
+    since: Type.Union([Type.Literal("hour"), Type.Literal("day"), Type.Literal("week"), Type.Literal("month")]),
+    include_retrying: Type.Optional(
+      Type.Boolean({ description: "Also attempt now the deliveries still being retried (their schedule stays as it is); false when absent" }),
+    ),
+  },
   { additionalProperties: false },
 );
 
@@ -62,6 +80,15 @@ export const RecoverableDeliveries = Type.Object(
     day: count("… in the last day"),
     week: count("… in the last week"),
     month: count("… in the last 30 days: the most `recover` reaches"),
+    retrying: Type.Object(
+      {
+        hour: count("Deliveries still being retried (tried, due again), created in the last hour"),
+        day: count("… in the last day"),
+        week: count("… in the last week"),
+        month: count("… in the last 30 days"),
+      },
+      { additionalProperties: false, description: "What `recover` also attempts with include_retrying" },
+    ),
   },
   { additionalProperties: false },
 );
@@ -153,6 +180,12 @@ export const ExampleBody = Type.Object(
     deliver: Type.Optional(
       Type.Boolean({
         description: "false: count it and answer the example without storing or delivering it, for `warden events send --url` to sign and send locally",
+      }),
+    ),
+    endpoint: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description: "Send it to this endpoint only (enabled, listening for the type); to every enabled endpoint when absent",
       }),
     ),
   },

@@ -9,7 +9,8 @@ import { decodeCursor, encodeCursor } from "../http/cursor.js";
 import { newId } from "../ids.js";
 import type { RequestContext } from "../services.js";
 import {
-  countFailedSince,
+  countPendingDeliveries,
+  countUndeliveredSince,
   failPendingDeliveries,
   findDelivery,
   listAttempts,
@@ -26,6 +27,7 @@ import {
   rotateEndpointSecret,
   setEndpointEnabled,
   signingSecrets,
+  updateEndpointSettings,
 } from "./endpoint.store.js";
 import { privateHostReason } from "./private-address.js";
 import { newWebhookSecret } from "./signature.js";
@@ -33,6 +35,7 @@ import type { DeliveriesQuery, Delivery, EventsQuery, WebhookEndpoint, WebhookEv
 
 /** How long the secret a rotation replaces keeps signing beside the new one. */
 export const ROTATION_OVERLAP_MS = DAY_MS;
+const DESCRIPTION_MAX = 500;
 const RECOVER_WINDOWS = { hour: 3_600_000, day: DAY_MS, week: 7 * DAY_MS, month: 30 * DAY_MS } as const;
 const iso = (ms: number | null) => (ms === null ? null : toIso(ms));
 
@@ -43,6 +46,7 @@ export function presentEndpoint(e: Endpoint, now: number): WebhookEndpoint {
     id: e.id,
     url: e.url,
     events: e.eventTypes,
+    description: e.description,
     enabled: e.enabled,
     disabled_reason: e.disabledReason,
     disabled_at: iso(e.disabledAt),
@@ -81,13 +85,23 @@ function checkEventTypes(types: string[] | undefined): string[] | null {
   return [...new Set(types)];
 }
 
+/** A description as typed: trimmed, at most DESCRIPTION_MAX characters; empty is none. */
+function checkDescription(raw: string | null | undefined): string | null {
+  const description = raw?.trim() ?? "";
+  if (description.length > DESCRIPTION_MAX) throw invalidParameter("description", `description is longer than ${DESCRIPTION_MAX} characters.`);
+  return description === "" ? null : description;
+}
+
 async function requireEndpoint(ctx: RequestContext, id: string): Promise<Endpoint> {
   const endpoint = await findEndpoint(ctx.services.db, ctx.principal.workspaceId, ctx.principal.env, id);
   if (!endpoint) throw notFound(`No webhook endpoint "${id}".`);
   return endpoint;
 }
 
-export async function addEndpoint(ctx: RequestContext, input: { url: string; events?: string[] }): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+export async function addEndpoint(
+  ctx: RequestContext,
+  input: { url: string; events?: string[]; description?: string },
+): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
   const { db, clock, secretBox, config } = ctx.services;
   const secret = newWebhookSecret();
   const endpoint: Endpoint = {
@@ -96,6 +110,7 @@ export async function addEndpoint(ctx: RequestContext, input: { url: string; eve
     env: ctx.principal.env,
     url: checkUrl(input.url, config.allowPrivateWebhooks),
     eventTypes: checkEventTypes(input.events),
+    description: checkDescription(input.description),
     secretSealed: secretBox.seal(secret),
     previousSecret: null,
     enabled: true,
@@ -151,12 +166,41 @@ export async function rotateSecret(ctx: RequestContext, id: string): Promise<{ s
   return { secret, previous_secret_expires_at: toIso(expiresAt) };
 }
 
+/**
+ * Changes what a vendor chose of an endpoint: its URL (checked as when it was added), the
+ * event types it receives (`null`: every type), its description. Absent fields stay as
+ * they are. Deliveries already queued keep going to the endpoint, to its new URL.
+ */
+export async function updateEndpoint(
+  ctx: RequestContext,
+  id: string,
+  input: { url?: string; events?: string[] | null; description?: string | null },
+): Promise<WebhookEndpoint> {
+  const { db, clock, config } = ctx.services;
+  const endpoint = await requireEndpoint(ctx, id);
+  const settings = {
+    url: input.url === undefined ? endpoint.url : checkUrl(input.url, config.allowPrivateWebhooks),
+    eventTypes: input.events === undefined ? endpoint.eventTypes : input.events === null ? null : checkEventTypes(input.events),
+    description: input.description === undefined ? endpoint.description : checkDescription(input.description),
+  };
+  if (settings.eventTypes !== null && settings.eventTypes.length === 0)
+    throw invalidParameter("events", "Choose at least one event type, or none to send every type.");
+  const now = clock.now();
+  await db.transaction().execute(async (trx) => {
+    if (!(await updateEndpointSettings(trx, id, settings))) throw notFound(`No webhook endpoint "${id}".`);
+    await recordOwnerAction(trx, ctx, "endpoint.updated", id, now);
+  });
+  return presentEndpoint({ ...endpoint, ...settings }, now);
+}
+
+/** The endpoint stops receiving anything; its row and deliveries stay, so the log still names it. */
 export async function removeEndpoint(ctx: RequestContext, id: string): Promise<WebhookEndpoint> {
   const { db, clock } = ctx.services;
   const endpoint = await requireEndpoint(ctx, id);
   await db.transaction().execute(async (trx) => {
     await markEndpointRemoved(trx, id, clock.now());
     await failPendingDeliveries(trx, id, "endpoint removed");
+    await recordOwnerAction(trx, ctx, "endpoint.removed", id, clock.now());
   });
   return presentEndpoint({ ...endpoint, enabled: false }, clock.now());
 }
@@ -172,13 +216,29 @@ export async function setEnabled(ctx: RequestContext, id: string, enabled: boole
   return presentEndpoint(await requireEndpoint(ctx, id), clock.now());
 }
 
-/** Queues one new attempt for every failed delivery of the endpoint created in the window. */
-export async function recoverEndpoint(ctx: RequestContext, id: string, since: keyof typeof RECOVER_WINDOWS): Promise<{ queued: number }> {
+/** How many deliveries of the endpoint wait to be sent: what disabling or removing it marks failed. */
+export async function countWaitingDeliveries(ctx: RequestContext, id: string): Promise<number> {
+  await requireEndpoint(ctx, id);
+  return countPendingDeliveries(ctx.services.db, id);
+}
+
+/**
+ * Queues one new attempt for every failed delivery of the endpoint created in the window,
+ * and with `includeRetrying` for every one still being retried too (an attempt now, its
+ * schedule kept, as a resend).
+ */
+export async function recoverEndpoint(
+  ctx: RequestContext,
+  id: string,
+  since: keyof typeof RECOVER_WINDOWS,
+  options: { includeRetrying?: boolean } = {},
+): Promise<{ queued: number }> {
   const { db, clock } = ctx.services;
   const endpoint = await requireEndpoint(ctx, id);
   if (!endpoint.enabled) throw invalidParameter("id", "The endpoint is disabled; enable it before recovering its deliveries.");
   const now = clock.now();
-  const ids = await recoverableIds(ctx, id, now - RECOVER_WINDOWS[since]);
+  const ids = await recoverableIds(ctx, id, "failed", now - RECOVER_WINDOWS[since]);
+  if (options.includeRetrying) ids.push(...(await recoverableIds(ctx, id, "retrying", now - RECOVER_WINDOWS[since])));
   await db.transaction().execute(async (trx) => {
     await queueResends(trx, ids, now);
     await recordOwnerAction(trx, ctx, "endpoint.recovered", id, now);
@@ -187,13 +247,15 @@ export async function recoverEndpoint(ctx: RequestContext, id: string, since: ke
   return { queued: ids.length };
 }
 
-async function recoverableIds(ctx: RequestContext, id: string, since: number): Promise<string[]> {
+async function recoverableIds(ctx: RequestContext, id: string, state: "failed" | "retrying", since: number): Promise<string[]> {
   const { db } = ctx.services;
   const ids: string[] = [];
+  const status = state === "failed" ? "failed" : "pending";
   let after: { createdAt: number; id: string } | null = null;
   for (;;) {
-    const page = await listDeliveriesPage(db, ctx.principal.workspaceId, ctx.principal.env, { endpointId: id, status: "failed", since }, { after, limit: 500 });
-    ids.push(...page.map((d) => d.id));
+    const page = await listDeliveriesPage(db, ctx.principal.workspaceId, ctx.principal.env, { endpointId: id, status, since }, { after, limit: 500 });
+    // Retrying: tried and due again on its schedule (a resend queued already is left as it is).
+    ids.push(...page.filter((d) => state === "failed" || (d.attempts > 0 && !d.oneShot)).map((d) => d.id));
     const last = page[page.length - 1];
     if (!last || page.length < 500) break;
     after = { createdAt: last.createdAt, id: last.id };
@@ -201,8 +263,14 @@ async function recoverableIds(ctx: RequestContext, id: string, since: number): P
   return ids;
 }
 
-/** How many failed deliveries `recoverEndpoint` would attempt again, for each window it takes. */
-export async function countRecoverable(ctx: RequestContext, id: string): Promise<Record<keyof typeof RECOVER_WINDOWS, number>> {
+type RecoverWindows = Record<keyof typeof RECOVER_WINDOWS, number>;
+
+/**
+ * How many deliveries `recoverEndpoint` would attempt again, for each window it takes:
+ * the failed ones, and under `retrying` those still being retried, which it attempts
+ * too when asked to include them.
+ */
+export async function countRecoverable(ctx: RequestContext, id: string): Promise<RecoverWindows & { retrying: RecoverWindows }> {
   await requireEndpoint(ctx, id);
   const now = ctx.services.clock.now();
   const since = {
@@ -211,7 +279,13 @@ export async function countRecoverable(ctx: RequestContext, id: string): Promise
     week: now - RECOVER_WINDOWS.week,
     month: now - RECOVER_WINDOWS.month,
   };
-  return countFailedSince(ctx.services.db, ctx.principal.workspaceId, ctx.principal.env, id, since);
+  const { db } = ctx.services;
+  const { workspaceId, env } = ctx.principal;
+  const [failed, retrying] = await Promise.all([
+    countUndeliveredSince(db, workspaceId, env, id, "failed", since),
+    countUndeliveredSince(db, workspaceId, env, id, "retrying", since),
+  ]);
+  return { ...failed, retrying };
 }
 
 async function presentDeliveries(ctx: RequestContext, rows: StoredDelivery[]): Promise<Delivery[]> {
@@ -354,18 +428,31 @@ export async function getEvent(ctx: RequestContext, id: string): Promise<{ event
 
 /**
  * An example event through the service: stored, delivered to every enabled endpoint of
- * the environment with its own secret, logged and retried like any event. Counted
+ * the environment with its own secret (or, with `endpoint`, to that one only, which must
+ * be enabled and listen for the type), logged and retried like any event. Counted
  * against the workspace's example events for the day (shared with the CLI's local sends).
  */
-export async function sendExample(ctx: RequestContext, type: string, deliver = true): Promise<{ event: WebhookEvent; deliveries: number }> {
+export async function sendExample(
+  ctx: RequestContext,
+  type: string,
+  options: { deliver?: boolean; endpoint?: string } = {},
+): Promise<{ event: WebhookEvent; deliveries: number }> {
   if (!isEventType(type)) throw invalidParameter("type", `Unknown event type "${type}".`);
+  const { deliver = true } = options;
+  if (!deliver && options.endpoint !== undefined) throw invalidParameter("endpoint", "An example that is not delivered goes to no endpoint.");
+  const target = options.endpoint === undefined ? null : await requireEndpoint(ctx, options.endpoint);
+  if (target && !target.enabled) throw invalidParameter("endpoint", "The endpoint is disabled; enable it before sending it a test event.");
+  if (target?.eventTypes && !target.eventTypes.includes(type)) {
+    throw invalidParameter("type", `The endpoint does not listen for ${type}; choose one of its event types (${target.eventTypes.join(", ")}).`);
+  }
   const { db, clock, limits } = ctx.services;
   const result = await db.transaction().execute(async (trx) => {
     const now = clock.now();
     await limits.countExampleEvent(trx, ctx.principal, now);
     const example = exampleEvent(type, { livemode: ctx.principal.env === "live", now });
     if (!deliver) return { event: example as unknown as WebhookEvent, deliveries: 0 };
-    const endpoints = (await listEndpointRows(trx, ctx.principal.workspaceId, ctx.principal.env)).filter((e) => e.enabled).map((e) => e.id);
+    const endpoints =
+      target === null ? (await listEndpointRows(trx, ctx.principal.workspaceId, ctx.principal.env)).filter((e) => e.enabled).map((e) => e.id) : [target.id];
     await emitEvent(trx, {
       workspaceId: ctx.principal.workspaceId,
       env: ctx.principal.env,

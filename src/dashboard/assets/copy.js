@@ -1,5 +1,5 @@
 // The dashboard's one script, loaded only where a value is to be pasted elsewhere (the
-// Stripe page's webhook URL). Without it the value is still in a read-only field to
+// Stripe page's webhook URL, a new API key, an endpoint's signing secret). Without it the value is still in a read-only field to
 // select and copy by hand; with it, each Copy button (hidden until this runs) copies its
 // field. No inline script anywhere: the policy's script-src 'self' allows this file only.
 for (const button of document.querySelectorAll("button[data-copy]")) {

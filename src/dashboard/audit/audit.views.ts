@@ -9,6 +9,8 @@ const ACTIONS: Record<string, string> = {
   "key.created": "Created an API key",
   "key.revoked": "Revoked an API key",
   "endpoint.added": "Added a webhook endpoint",
+  "endpoint.updated": "Edited a webhook endpoint",
+  "endpoint.removed": "Deleted a webhook endpoint",
   "endpoint.secret_revealed": "Revealed a webhook signing secret",
   "endpoint.secret_rotated": "Rotated a webhook signing secret",
   "endpoint.enabled": "Enabled a webhook endpoint",

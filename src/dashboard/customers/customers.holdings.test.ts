@@ -9,6 +9,8 @@ import { importNdjson } from "../../import/import.service.js";
 import type { Services } from "../../services.js";
 import { dashboardApp, dashboardServices, readCode, TestBrowser } from "../../test-support/dashboard.js";
 import { DIALECTS, seedCatalogue, type Workspace } from "../../test-support/harness.js";
+import { connectTestStripe } from "../../test-support/stripe.js";
+import { startStripeApi } from "../../test-support/stripe-api.js";
 
 const DEVICE = "<b>Ada's</b> Mac & co";
 
@@ -100,6 +102,7 @@ for (const dialect of DIALECTS) {
       const asked = await browser.post(action);
       assert.equal(asked.statusCode, 200);
       assert.match(asked.body, /we emailed a fresh 6-digit code/);
+      assert.match(asked.body, /Stripe will not be asked<\/strong>: this environment has no Stripe secret key/, "no secret key: said before");
       const code = await readCode(env.dataDir, ws.ownerEmail);
       const wrong = await browser.post(action, { confirm: "1", code: code === "000000" ? "111111" : "000000" });
       assert.equal(wrong.statusCode, 400);
@@ -112,6 +115,11 @@ for (const dialect of DIALECTS) {
       assert.equal(done.statusCode, 303);
       const after = await browser.get(String(done.headers.location));
       assert.match(after.body, /Licence refunded/);
+      assert.match(
+        after.body,
+        /Stripe was not asked<\/strong> \(this environment has no Stripe secret key\): refund the payment in Stripe&#39;s dashboard/,
+        "and after",
+      );
       assert.match(after.body, new RegExp(`<code>${lic}</code></td>\\s*<td><span class="badge badge-off">Revoked</span> <span class="state-note">refunded`));
       assert.equal((after.body.match(/\/refund"/g) ?? []).length, 0);
 
@@ -152,7 +160,12 @@ for (const dialect of DIALECTS) {
       assert.equal(ended.statusCode, 303);
       const after = await browser.get(String(ended.headers.location));
       assert.match(after.body, /Subscription ended now/);
+      assert.match(after.body, /Stripe was not asked<\/strong>[^<]*: cancel the subscription in Stripe&#39;s dashboard/);
       assert.match(after.body, /badge-off">canceled<\/span>/);
+      // The summary and the table say the same: ended, at the same time (not "ends" at the period's end).
+      const summary = /<dt>Subscription<\/dt><dd>canceled · ended (<time[^>]*>[^<]*<\/time>)<\/dd>/.exec(after.body)?.[1];
+      assert.ok(summary, "the summary says it ended");
+      assert.ok(after.body.includes(`<td>Ended ${summary}</td>`), "the table says the same time");
       customer = await api("/tools/tabmaster/customers/ada%40example.com");
       assert.equal((customer.subscription as { status: string } | null)?.status ?? "none", "canceled");
       assert.equal((await browser.get(confirm)).statusCode, 404, "an ended subscription has nothing to cancel");
@@ -160,6 +173,34 @@ for (const dialect of DIALECTS) {
       const audit = (await browser.get("/dashboard/audit")).body;
       assert.match(audit, /Set a subscription to end at its period/);
       assert.match(audit, /Ended a subscription now/);
+    });
+
+    test("with Stripe's secret key the confirmation and the result say Stripe is asked, and it is", async () => {
+      const stripeApi = await startStripeApi();
+      const { env, ws, browser, page } = await setUp(dialect, { WARDEN_STRIPE_API_URL: stripeApi.url });
+      await connectTestStripe(env.services, ws, "test", "sk_test_dashboardRefund0123456789");
+      const lic = /action="[^"]+\/licences\/(lic_\w+)\/refund"/.exec((await browser.get(page)).body)?.[1];
+      assert.ok(lic);
+      const action = `${page}/licences/${lic}/refund`;
+      const asked = await browser.post(action);
+      assert.match(asked.body, /Warden asks Stripe first, with this environment's secret key/);
+      assert.doesNotMatch(asked.body, /Stripe will not be asked/);
+      const done = await browser.post(action, { confirm: "1", code: await readCode(env.dataDir, ws.ownerEmail) });
+      assert.equal(done.statusCode, 303);
+      assert.match((await browser.get(String(done.headers.location))).body, /Stripe made the change too/);
+      assert.deepEqual(
+        stripeApi.calls.map((c) => [c.method, c.path, c.form.payment_intent]),
+        [["POST", "/v1/refunds", "pi_ada_1"]],
+      );
+
+      const cancel = `${page}/subscriptions/sub_ada_1/cancel`;
+      assert.match((await browser.get(cancel)).body, /Warden asks Stripe first/);
+      const scheduled = await browser.post(cancel, { when: "period_end" });
+      assert.match(
+        (await browser.get(String(scheduled.headers.location))).body,
+        /set to end at the end of its period\. The customer keeps the tool until then\. <strong>Stripe made the change too/,
+      );
+      assert.equal(stripeApi.calls.at(-1)?.path, "/v1/subscriptions/sub_ada_1");
     });
 
     test("another owner's workspace, another customer's licence: 404, and nothing changes", async () => {

@@ -11,16 +11,29 @@ import { customerHoldings, listCustomers, retrieveCustomer } from "../../custome
 import { ApiError } from "../../errors/errors.js";
 import { createGrant, listGrants, revokeGrant } from "../../grants/grant.service.js";
 import type { Services } from "../../services.js";
+import { stripeStatus } from "../../stripe/stripe-account.service.js";
 import { listTools } from "../../workspaces/workspace.service.js";
 import { passCodeGate } from "../shared/fresh-code.js";
 import { contextOf, workspacePage } from "../shared/owner-context.js";
 import { sendPage } from "../shared/page.js";
 import { formField, PageRefusal } from "../shared/security.js";
-import { confirmCancelView, confirmRefundView, customerPath, customersPath, customersView, customerView, type EntitledFilter } from "./customers.views.js";
+import {
+  confirmCancelView,
+  confirmRefundView,
+  confirmRevokeGrantView,
+  customerPath,
+  customersPath,
+  customersView,
+  customerView,
+  type EntitledFilter,
+  type MadeAt,
+  type StripeReach,
+} from "./customers.views.js";
 
 const PAGE_SIZE = 50;
 const query = (request: FastifyRequest) => request.query as Record<string, string | undefined>;
 const isCode = (error: unknown, code: string) => error instanceof ApiError && error.code === code;
+const madeAt = (value: string | undefined): MadeAt | undefined => (value === "stripe" || value === "warden" ? value : undefined);
 
 /** A form's days: empty is 0 (until revoked), else a whole number the API would take. */
 function daysOf(text: string): number | string {
@@ -51,7 +64,9 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
     const { data: grants } = await listGrants(ctx, tool.id, email);
     const holdings = await customerHoldings(ctx, tool.id, email);
     const q = query(request);
-    const cancelled = q.cancelled === "now" || q.cancelled === "period_end" ? q.cancelled : undefined;
+    const at = madeAt(q.at);
+    const when: "now" | "period_end" | undefined = q.cancelled === "now" || q.cancelled === "period_end" ? q.cancelled : undefined;
+    const cancelled = when && at ? { when, at } : undefined;
     return {
       page,
       status,
@@ -61,7 +76,7 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
         email,
         grants,
         holdings,
-        flash: { granted: q.granted === "1", revoked: q.revoked === "1", refunded: q.refunded === "1", cancelled },
+        flash: { granted: q.granted === "1", revoked: q.revoked === "1", refunded: q.refunded === "1" ? at : undefined, cancelled },
         ...extra,
       }),
     };
@@ -136,6 +151,15 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
     return reply.redirect(`${customerPath(page.frame, tool.id, email)}?granted=1`, 303);
   });
 
+  // Revoking asks first: the GET says what the customer loses, the POST revokes.
+  app.get(`${base}/:tool/:email/grants/:grant/revoke`, async (request, reply) => {
+    const { page, ctx, tool, email } = await customerContext(request);
+    const { grant: id } = request.params as { grant: string };
+    const grant = (await listGrants(ctx, tool.id, email)).data.find((g) => g.id === id && g.kind === "grant" && g.revoked_at === null);
+    if (!grant) throw new PageRefusal(404, "Not found", "No such grant of this customer still in force. It may have been revoked already.");
+    return sendPage(reply, 200, confirmRevokeGrantView(page.frame, { tool, email, grant }));
+  });
+
   app.post(`${base}/:tool/:email/grants/:grant/revoke`, async (request, reply) => {
     const { page, ctx, tool, email } = await customerContext(request);
     const { grant } = request.params as { grant: string };
@@ -152,30 +176,34 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
   // customer's, for this tool, in this workspace environment; anything else is 404.
   async function holdingsContext(request: FastifyRequest) {
     const found = await customerContext(request);
-    return { ...found, holdings: await customerHoldings(found.ctx, found.tool.id, found.email) };
+    const status = await stripeStatus(services, { workspace: found.page.workspace.slug, env: found.page.env });
+    const stripe: StripeReach = { acts: status.connection?.secretKey != null };
+    return { ...found, stripe, holdings: await customerHoldings(found.ctx, found.tool.id, found.email) };
   }
 
   app.post(`${base}/:tool/:email/licences/:licence/refund`, async (request, reply) => {
-    const { page, tool, email, holdings } = await holdingsContext(request);
+    const { page, tool, email, holdings, stripe } = await holdingsContext(request);
     const { licence: id } = request.params as { licence: string };
     const licence = holdings.licences.find((l) => l.id === id);
     if (!licence) throw new PageRefusal(404, "Not found", "No such licence for this customer.");
     if (licence.seat || !licence.paid || licence.status === "revoked") {
       throw new PageRefusal(400, "Nothing to refund", "This licence is revoked, is a seat of a team purchase, or has no recorded payment.");
     }
-    const refuse = (status: number, error: string) => sendPage(reply, status, confirmRefundView(page.frame, { tool, email, licence, error }));
+    const refuse = (status: number, error: string) => sendPage(reply, status, confirmRefundView(page.frame, { tool, email, licence, stripe, error }));
     const passed = await passCodeGate(services, request, reply, page.owner.session, {
       confirms: { action: `refund licence ${licence.id} of ${email}`, target: [page.workspace.id, page.env, licence.id] },
-      page: (error) => confirmRefundView(page.frame, { tool, email, licence, error }),
+      page: (error) => confirmRefundView(page.frame, { tool, email, licence, stripe, error }),
     });
     if (!passed) return reply;
+    let refunded: Awaited<ReturnType<typeof refundLicence>>;
     try {
-      await refundLicence(services, { id: licence.id, actor: page.owner.session.actor });
+      refunded = await refundLicence(services, { id: licence.id, actor: page.owner.session.actor });
     } catch (error) {
       if (!isCode(error, "invalid_parameter")) throw error;
       return refuse(400, (error as ApiError).message);
     }
-    return reply.redirect(`${customerPath(page.frame, tool.id, email)}?refunded=1`, 303);
+    // The result says what the use case did, not what the page expected: Stripe asked or not.
+    return reply.redirect(`${customerPath(page.frame, tool.id, email)}?refunded=1&at=${refunded.at_stripe ? "stripe" : "warden"}`, 303);
   });
 
   async function subscriptionOf(request: FastifyRequest) {
@@ -187,25 +215,26 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
   }
 
   app.get(`${base}/:tool/:email/subscriptions/:subscription/cancel`, async (request, reply) => {
-    const { page, tool, email, subscription } = await subscriptionOf(request);
-    return sendPage(reply, 200, confirmCancelView(page.frame, { tool, email, subscription }));
+    const { page, tool, email, subscription, stripe } = await subscriptionOf(request);
+    return sendPage(reply, 200, confirmCancelView(page.frame, { tool, email, subscription, stripe }));
   });
 
   app.post(`${base}/:tool/:email/subscriptions/:subscription/cancel`, async (request, reply) => {
-    const { page, tool, email, subscription } = await subscriptionOf(request);
+    const { page, tool, email, subscription, stripe } = await subscriptionOf(request);
     const when = formField(request, "when");
     if (when !== "now" && when !== "period_end") throw new PageRefusal(400, "Request not understood", "Choose when the subscription ends.");
     const view = (status: number, extra: { codeSent?: boolean; error?: string }) =>
-      sendPage(reply, status, confirmCancelView(page.frame, { tool, email, subscription, ...extra }));
+      sendPage(reply, status, confirmCancelView(page.frame, { tool, email, subscription, stripe, ...extra }));
     if (when === "now") {
       const passed = await passCodeGate(services, request, reply, page.owner.session, {
         confirms: { action: `end subscription ${subscription.id} of ${email} now`, target: [page.workspace.id, page.env, subscription.id] },
-        page: (error) => confirmCancelView(page.frame, { tool, email, subscription, codeSent: true, error }),
+        page: (error) => confirmCancelView(page.frame, { tool, email, subscription, stripe, codeSent: true, error }),
       });
       if (!passed) return reply;
     }
+    let cancelled: Awaited<ReturnType<typeof cancelSubscription>>;
     try {
-      await cancelSubscription(services, {
+      cancelled = await cancelSubscription(services, {
         id: subscription.id,
         now: when === "now",
         workspace: page.workspace.slug,
@@ -216,6 +245,6 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
       if (!isCode(error, "invalid_parameter")) throw error;
       return view(400, { error: (error as ApiError).message });
     }
-    return reply.redirect(`${customerPath(page.frame, tool.id, email)}?cancelled=${when}`, 303);
+    return reply.redirect(`${customerPath(page.frame, tool.id, email)}?cancelled=${when}&at=${cancelled.at_stripe ? "stripe" : "warden"}`, 303);
   });
 }

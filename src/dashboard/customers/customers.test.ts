@@ -41,8 +41,16 @@ for (const dialect of DIALECTS) {
       assert.ok(listed.body.includes(`href="${page}">ada@example.com</a>`));
       assert.match((await browser.get(`${list}?tool=${ws.tool}&entitled=no`)).body, /No customers match/);
 
-      const revokeAction = /action="([^"]+\/grants\/gr_\w+\/revoke)"/.exec(shown.body)?.[1];
+      const revokeAction = /href="([^"]+\/grants\/gr_\w+\/revoke)"/.exec(shown.body)?.[1];
       assert.ok(revokeAction);
+      // Revoking asks first and says what the customer loses; asking revokes nothing.
+      const asked = await browser.get(revokeAction);
+      assert.equal(asked.statusCode, 200);
+      assert.match(asked.body, /Revoke this grant\?/);
+      assert.match(asked.body, /loses [^<]* at their next check/);
+      assert.ok(asked.body.includes(`action="${revokeAction}"`), "its form posts the revoke");
+      assert.equal((await browser.post(revokeAction, { _csrf: "0".repeat(64) })).statusCode, 403, "no form token, no revoke");
+      assert.match((await browser.get(page)).body, /badge-ok">Live/);
       const revoked = await browser.post(revokeAction);
       assert.equal(revoked.statusCode, 303);
       const after = await browser.get(String(revoked.headers.location));

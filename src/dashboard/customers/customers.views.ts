@@ -91,10 +91,54 @@ function grantRow(frame: Frame, tool: string, email: string, g: Grant): Html {
 <td>${g.ends_at === null ? html`<span class="muted">Until revoked</span>` : time(Date.parse(g.ends_at))}</td>
 <td class="actions">${
     g.kind === "grant" && g.revoked_at === null
-      ? html`<form method="post" action="${customerPath(frame, tool, email)}/grants/${encodeURIComponent(g.id)}/revoke">${csrfField(frame.csrf)}<button class="button small danger-outline" type="submit">Revoke</button></form>`
+      ? html`<a class="button small danger-outline" href="${customerPath(frame, tool, email)}/grants/${encodeURIComponent(g.id)}/revoke">Revoke…</a>`
       : ""
   }</td>
 </tr>`;
+}
+
+/**
+ * Whether a refund or a cancellation reaches Stripe: only when this environment has
+ * Stripe's secret key. Without it Warden changes only its own records, and the vendor
+ * must make the same change in Stripe's dashboard.
+ */
+export interface StripeReach {
+  acts: boolean;
+}
+
+/** What the summary says of the subscription, from the same rows as the table below it. */
+function subscriptionSummary(sub: NonNullable<Customer["subscription"]>, held: readonly HeldSubscription[]): Html {
+  const periodEnd = Date.parse(sub.periodEnd);
+  const row = held.find((s) => s.status === sub.status && s.currentPeriodEnd === periodEnd);
+  if (row?.endedAt != null) return html`${sub.status} · ended ${time(row.endedAt)}`;
+  const ends = sub.cancelAt === null ? periodEnd : Date.parse(sub.cancelAt);
+  return html`${sub.status} · ${sub.cancelAtPeriodEnd || sub.cancelAt !== null ? "ends" : "renews"} ${time(ends)}`;
+}
+
+/** Revoking a grant: what the customer loses, before it is done. */
+export function confirmRevokeGrantView(frame: Frame, input: { tool: Tool; email: string; grant: Grant }): Html {
+  const { grant: g } = input;
+  const back = customerPath(frame, input.tool.id, input.email);
+  return appPage(
+    "Revoke grant",
+    frame,
+    html`${pageHeading("Revoke this grant?")}
+<section class="panel narrow">
+<dl class="facts">
+<dt>Customer</dt><dd>${input.email}</dd>
+<dt>Tool</dt><dd>${input.tool.name}</dd>
+<dt>Note</dt><dd>${g.note === null ? muted("No note") : g.note}</dd>
+<dt>Since</dt><dd>${time(Date.parse(g.starts_at))}</dd>
+<dt>Ends</dt><dd>${g.ends_at === null ? muted("Until revoked") : time(Date.parse(g.ends_at))}</dd>
+</dl>
+${notice("error", html`The grant ends now. Unless a licence, a subscription, a trial or another grant entitles them, <strong>${input.email}</strong> loses ${input.tool.name} at their next check. This cannot be undone; you can grant access again.`)}
+<form method="post" action="${back}/grants/${encodeURIComponent(g.id)}/revoke" class="row">
+${csrfField(frame.csrf)}
+<button class="button danger" type="submit">Revoke grant</button>
+<a class="button" href="${back}">Keep it</a>
+</form>
+</section>`,
+  );
 }
 
 export function customerView(
@@ -105,7 +149,7 @@ export function customerView(
     email: string;
     grants: Grant[];
     holdings: Holdings;
-    flash: { granted?: boolean; revoked?: boolean; refunded?: boolean; cancelled?: "period_end" | "now" };
+    flash: { granted?: boolean; revoked?: boolean; refunded?: MadeAt; cancelled?: { when: "period_end" | "now"; at: MadeAt } };
     error?: string;
     form?: { days: string; note: string };
   },
@@ -117,11 +161,7 @@ export function customerView(
 <dt>Account</dt><dd>${c.account ? "Signed in to the workspace" : html`<span class="muted">Never signed in</span>`}</dd>
 <dt>Plan</dt><dd>${c.plan ? html`${c.plan.name} <span class="muted">${c.plan.billing === "subscription" ? `per ${c.plan.interval ?? "period"}` : "one-time"}</span>` : html`<span class="muted">None</span>`}</dd>
 <dt>Paid</dt><dd>${c.paid_at === null ? html`<span class="muted">Never</span>` : time(Date.parse(c.paid_at))}</dd>
-<dt>Subscription</dt><dd>${
-        c.subscription
-          ? html`${c.subscription.status} · ${c.subscription.cancelAtPeriodEnd ? "ends" : "renews"} ${time(Date.parse(c.subscription.periodEnd))}`
-          : html`<span class="muted">None</span>`
-      }</dd>
+<dt>Subscription</dt><dd>${c.subscription ? subscriptionSummary(c.subscription, input.holdings.subscriptions) : html`<span class="muted">None</span>`}</dd>
 <dt>Trial</dt><dd>${c.trial ? html`${c.trial.active ? "Active, ends" : "Ended"} ${time(Date.parse(c.trial.endsAt))}` : html`<span class="muted">None</span>`}</dd>
 </dl>`
     : notice("info", html`No customer with this address for <strong>${tool.name}</strong> yet. Granting access below makes them one.`);
@@ -138,9 +178,9 @@ export function customerView(
     html`${pageHeading(email, html`Customer of <strong>${tool.name}</strong>`)}
 ${input.flash.granted ? notice("success", "Access granted. The customer holds the tool from their next check.") : ""}
 ${input.flash.revoked ? notice("success", "Grant revoked. Unless another source entitles them, the customer loses the tool at their next check.") : ""}
-${input.flash.refunded ? notice("success", "Licence refunded: it is revoked and payment.refunded was sent.") : ""}
-${input.flash.cancelled === "now" ? notice("success", "Subscription ended now. Unless another source entitles them, the customer loses the tool at their next check.") : ""}
-${input.flash.cancelled === "period_end" ? notice("success", "Subscription set to end at the end of its period. The customer keeps the tool until then.") : ""}
+${input.flash.refunded ? notice("success", html`Licence refunded: it is revoked and payment.refunded was sent. ${stripeOutcome(input.flash.refunded, "refund")}`) : ""}
+${input.flash.cancelled?.when === "now" ? notice("success", html`Subscription ended now. Unless another source entitles them, the customer loses the tool at their next check. ${stripeOutcome(input.flash.cancelled.at, "end")}`) : ""}
+${input.flash.cancelled?.when === "period_end" ? notice("success", html`Subscription set to end at the end of its period. The customer keeps the tool until then. ${stripeOutcome(input.flash.cancelled.at, "period_end")}`) : ""}
 <section class="panel">${facts}</section>
 ${holdingsSections(frame, tool.id, email, input.holdings)}
 <section class="panel">
@@ -160,6 +200,30 @@ ${csrfField(frame.csrf)}
 </form>
 </section>`,
   );
+}
+
+/** Where a refund or a cancellation was made: at Stripe too, or in Warden only. */
+export type MadeAt = "stripe" | "warden";
+
+const STRIPE_STEP: Record<"refund" | "cancel" | "end" | "period_end", string> = {
+  refund: "refund the payment in Stripe's dashboard (Payments, the payment, Refund)",
+  cancel: "make the same cancellation in Stripe's dashboard (Subscriptions, the subscription, Cancel), or Stripe keeps charging",
+  end: "cancel the subscription in Stripe's dashboard (Subscriptions, the subscription, Cancel immediately), or Stripe keeps charging",
+  period_end: "set the subscription to cancel at the period's end in Stripe's dashboard, or Stripe charges again",
+};
+
+/** The result's honest half: Stripe did it too, or the vendor still must. */
+function stripeOutcome(at: MadeAt, what: keyof typeof STRIPE_STEP): Html {
+  return at === "stripe"
+    ? html`<strong>Stripe made the change too.</strong>`
+    : html`<strong>Stripe was not asked</strong> (this environment has no Stripe secret key): ${STRIPE_STEP[what]}.`;
+}
+
+/** The confirmation's honest half: whether Stripe will be asked. */
+function stripePromise(stripe: StripeReach, what: keyof typeof STRIPE_STEP): Html {
+  return stripe.acts
+    ? html`Warden asks Stripe first, with this environment's secret key; if Stripe refuses, nothing changes.`
+    : html`<strong>Stripe will not be asked</strong>: this environment has no Stripe secret key (Configure › Stripe), so only Warden changes. You must then ${STRIPE_STEP[what]}.`;
 }
 
 /** An amount in the currency's main unit, e.g. "49.00 EUR". */
@@ -263,13 +327,16 @@ ${
 }
 
 /** Refunding a licence: what will happen, then the fresh code mailed to the owner. */
-export function confirmRefundView(frame: Frame, input: { tool: Tool; email: string; licence: HeldLicence; error?: string }): Html {
+export function confirmRefundView(frame: Frame, input: { tool: Tool; email: string; licence: HeldLicence; stripe: StripeReach; error?: string }): Html {
   const { licence: l } = input;
   const back = customerPath(frame, input.tool.id, input.email);
   return appPage(
     "Refund licence",
     frame,
-    html`${pageHeading("Refund this licence?", html`A refund returns money, so we emailed a fresh 6-digit code to <strong>${frame.email}</strong>.`)}
+    html`${pageHeading(
+      "Refund this licence?",
+      html`${input.stripe.acts ? "A refund returns the money through Stripe" : "A refund takes the customer's access away"}, so we emailed a fresh 6-digit code to <strong>${frame.email}</strong>.`,
+    )}
 <section class="panel narrow">
 <dl class="facts">
 <dt>Customer</dt><dd>${input.email}</dd>
@@ -278,7 +345,8 @@ export function confirmRefundView(frame: Frame, input: { tool: Tool; email: stri
 <dt>Bought</dt><dd>${time(l.purchasedAt)}</dd>
 <dt>Amount</dt><dd>${money(l.amountCents, l.currency) ?? ""}</dd>
 </dl>
-${notice("error", html`The licence is revoked and <code>payment.refunded</code> is sent${l.seats !== null && l.seats > 0 ? html`; every seat of the team loses the tool too` : ""}. When Stripe is connected, the payment is refunded there first. This cannot be undone.`)}
+${notice("error", html`The licence is revoked and <code>payment.refunded</code> is sent${l.seats !== null && l.seats > 0 ? html`; every seat of the team loses the tool too` : ""}. This cannot be undone.`)}
+${notice(input.stripe.acts ? "info" : "error", stripePromise(input.stripe, "refund"))}
 ${input.error ? notice("error", input.error) : ""}
 <form method="post" action="${back}/licences/${encodeURIComponent(l.id)}/refund" class="stack">
 ${csrfField(frame.csrf)}
@@ -294,7 +362,7 @@ ${csrfField(frame.csrf)}
 /** Cancelling a subscription: at the period's end (confirmed here) or now (then a fresh code). */
 export function confirmCancelView(
   frame: Frame,
-  input: { tool: Tool; email: string; subscription: HeldSubscription; codeSent?: boolean; error?: string },
+  input: { tool: Tool; email: string; subscription: HeldSubscription; stripe: StripeReach; codeSent?: boolean; error?: string },
 ): Html {
   const { subscription: s } = input;
   const back = customerPath(frame, input.tool.id, input.email);
@@ -328,6 +396,7 @@ ${csrfField(frame.csrf)}
 <dt>Period ends</dt><dd>${time(s.currentPeriodEnd)}</dd>
 </dl>
 ${input.error ? notice("error", input.error) : ""}
+${notice(input.stripe.acts ? "info" : "error", stripePromise(input.stripe, input.codeSent ? "end" : "cancel"))}
 ${
   scheduled
     ? notice("info", "It is set to end at the end of its period already.")

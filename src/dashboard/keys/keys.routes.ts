@@ -1,5 +1,5 @@
-// Configure › API keys: list, create (the key is in the answer to the POST and nowhere
-// else, ever), revoke after a confirmation page. Creating or revoking a live key needs a
+// Configure › API keys: list, create (the POST redirects to a page that shows the key
+// once: a reload never makes another, nor shows it again), revoke after a confirmation page. Creating or revoking a live key needs a
 // fresh mailed code for that key.
 import type { FastifyInstance } from "fastify";
 import { createWorkspaceKey, listWorkspaceKeys, revokeWorkspaceKey } from "../../auth/key.service.js";
@@ -11,6 +11,7 @@ import { sectionPath } from "../shared/layout.js";
 import { workspacePage } from "../shared/owner-context.js";
 import { sendPage } from "../shared/page.js";
 import { formField, PageRefusal } from "../shared/security.js";
+import { showOnce, takeShown } from "../shared/shown-once.js";
 import { confirmLiveKeyView, keyCreatedView, keysPath, keysView, maskedKey, revokeKeyView } from "./keys.views.js";
 
 const fieldError = (error: unknown) => (error instanceof ApiError && error.code === "invalid_parameter" ? error.message : null);
@@ -40,14 +41,20 @@ export async function keyRoutes(app: FastifyInstance, options: { services: Servi
     }
     try {
       const created = await createWorkspaceKey(services, session.actor, { workspaceId: page.workspace.id, env: page.env, name });
-      // Shown in this answer, not after a redirect: nothing that a reload or the history could show again.
-      return sendPage(reply, 201, keyCreatedView(page.frame, created));
+      const shown = await showOnce(services, page, { kind: "key", id: created.id, key: created.key, name: created.name });
+      return reply.redirect(`${keysPath(page.frame)}/new/${shown}`, 303);
     } catch (error) {
       const message = fieldError(error);
       if (message === null) throw error;
       const keys = await listWorkspaceKeys(services, { workspaceId: page.workspace.id, env: page.env });
       return sendPage(reply, 400, keysView(page.frame, keys, { error: message, name }));
     }
+  });
+
+  app.get("/w/:workspace/:env/keys/new/:shown", async (request, reply) => {
+    const page = await workspacePage(services, request, "keys");
+    const created = await takeShown(services, page, (request.params as { shown: string }).shown, "key");
+    return sendPage(reply, 200, keyCreatedView(page.frame, created));
   });
 
   app.get("/w/:workspace/:env/keys/:key/revoke", async (request, reply) => {

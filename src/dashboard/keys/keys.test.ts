@@ -8,7 +8,7 @@ const KEY = /wk_(test|live)_[0-9A-Za-z]{32}/g;
 
 for (const dialect of DIALECTS) {
   describe(`dashboard API keys (${dialect})`, () => {
-    test("a key is shown once in the answer to its creation, works on the API, and is refused once revoked", async () => {
+    test("a key is shown once, on the page its creation redirects to, works on the API, and is refused once revoked", async () => {
       const env = await dashboardServices(dialect);
       const app = await dashboardApp(env);
       const ws = await seedWorkspace(env.services);
@@ -19,11 +19,26 @@ for (const dialect of DIALECTS) {
       assert.equal(before.statusCode, 200);
       assert.equal(before.body.match(KEY), null, "a list never shows a key");
 
-      const created = await browser.post(keysPage, { name: "Production server" });
-      assert.equal(created.statusCode, 201);
+      const posted = await browser.post(keysPage, { name: "Production server" });
+      assert.equal(posted.statusCode, 303);
+      const shownAt = posted.headers.location as string;
+      assert.match(shownAt, new RegExp(`^${keysPage}/new/once_[0-9A-Za-z]{32}$`));
+      assert.equal(posted.body.match(KEY), null);
+      const created = await browser.get(shownAt);
+      assert.equal(created.statusCode, 200);
       const [key] = created.body.match(KEY) ?? [];
       assert.ok(key);
+      assert.ok(!shownAt.includes(key.slice(8)), "the key is never in an address");
       assert.match(created.body, /only time Warden shows this key/);
+      assert.match(created.body, /data-copy="new-key"/);
+      assert.match(created.body, /<script src="[^"]*copy\.js"/);
+      // Reloading the page shows it no more and makes no other key.
+      const reloaded = await browser.get(shownAt);
+      assert.equal(reloaded.statusCode, 404);
+      assert.equal(reloaded.body.match(KEY), null);
+      assert.match(reloaded.body, /shown once and is gone/);
+      const row = await env.services.db.selectFrom("shown_once").select("content_sealed").where("id", "=", shownAt.slice(-37)).executeTakeFirstOrThrow();
+      assert.equal(row.content_sealed, null, "erased once shown");
 
       const after = await browser.get(keysPage);
       assert.equal(after.body.match(KEY), null, "gone after a reload");
@@ -35,8 +50,11 @@ for (const dialect of DIALECTS) {
       const used = await browser.get(keysPage);
       assert.match(used.body, /21 Nov 2026, 12:0\d UTC<\/time><\/td>\s*<td class="actions">/, "last used, to the minute");
 
-      const id = /data-key-id="(key_\w{24})"/.exec(created.body)?.[1];
-      assert.ok(id && used.body.includes(`/keys/${id}/revoke"`));
+      const revokeLinks = (body: string) => [...body.matchAll(/\/keys\/(key_\w{24})\/revoke"/g)].map((m) => m[1]);
+      const made = revokeLinks(used.body).filter((k) => !revokeLinks(before.body).includes(k));
+      assert.equal(made.length, 1, "one key made, however often its page was loaded");
+      const id = made[0];
+      assert.ok(id);
       const confirm = await browser.get(`${keysPage}/${id}/revoke`);
       assert.match(confirm.body, /Revoke this key\?/);
       const revoked = await browser.post(`${keysPage}/${id}/revoke`);
@@ -74,12 +92,51 @@ for (const dialect of DIALECTS) {
       assert.match(wrong.body, /not right/);
       assert.equal(wrong.body.match(KEY), null);
 
-      const created = await browser.post(keysPage, { name: "Live server", confirm: "1", code });
-      assert.equal(created.statusCode, 201);
+      const confirmed = await browser.post(keysPage, { name: "Live server", confirm: "1", code });
+      assert.equal(confirmed.statusCode, 303);
+      const created = await browser.get(confirmed.headers.location as string);
       const [key] = created.body.match(KEY) ?? [];
       assert.match(key ?? "", /^wk_live_/);
       // The code is spent.
       assert.equal((await browser.post(keysPage, { name: "Again", confirm: "1", code })).statusCode, 400);
+    });
+
+    test("a key's one-time page is the session's and the workspace environment's that made it: any other sees nothing and leaves it", async () => {
+      const env = await dashboardServices(dialect);
+      const app = await dashboardApp(env);
+      const ws = await seedWorkspace(env.services);
+      const maker = new TestBrowser(app);
+      await maker.signIn(env.dataDir, ws.ownerEmail);
+      const keysPage = `/dashboard/w/${ws.slug}/test/keys`;
+      await maker.get(keysPage);
+      const shownAt = (await maker.post(keysPage, { name: "CI" })).headers.location as string;
+      const once = shownAt.slice(shownAt.lastIndexOf("/") + 1);
+      // The same owner in another browser (another session), and the live environment's address.
+      const other = new TestBrowser(app);
+      await other.signIn(env.dataDir, ws.ownerEmail);
+      for (const [browser, url] of [
+        [other, shownAt],
+        [maker, `/dashboard/w/${ws.slug}/live/keys/new/${once}`],
+      ] as const) {
+        const refused = await browser.get(url);
+        assert.equal(refused.statusCode, 404, url);
+        assert.equal(refused.body.match(KEY), null);
+      }
+      // Nor as another kind of secret: an endpoint's one-time page with the key's id shows nothing and erases nothing.
+      const added = await app.inject({
+        method: "POST",
+        url: "/api/v1/webhooks/endpoints",
+        headers: { authorization: `Bearer ${ws.testKey}`, "content-type": "application/json" },
+        payload: JSON.stringify({ url: "https://example.com/hook" }),
+      });
+      const endpoint = (added.json() as { endpoint: { id: string } }).endpoint.id;
+      assert.equal((await maker.get(`/dashboard/w/${ws.slug}/test/webhooks/${endpoint}/new-secret/${once}`)).statusCode, 404);
+      // Still there for the session that made it.
+      assert.match((await maker.get(shownAt)).body.match(KEY)?.[0] ?? "", /^wk_test_/);
+      // Past its 10 minutes nothing is shown.
+      const late = (await maker.post(keysPage, { name: "Late" })).headers.location as string;
+      env.clock.advance(10 * 60_000);
+      assert.equal((await maker.get(late)).statusCode, 404);
     });
 
     test("an owner sees, and touches, only the keys of workspaces they own", async () => {

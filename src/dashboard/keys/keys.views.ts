@@ -3,6 +3,7 @@ import type { Env } from "../../db/schema.js";
 import { type Html, html } from "../shared/html.js";
 import {
   appPage,
+  copyField,
   csrfField,
   emptyState,
   envBadge,
@@ -89,11 +90,11 @@ export function keyCreatedView(frame: Frame, created: { id: string; key: string;
     html`${pageHeading("Your new API key")}
 <section class="panel reveal">
 ${notice("info", html`<strong>Copy it now.</strong> This is the only time Warden shows this key. If you lose it, revoke it and create another.`)}
-<label for="new-key">${created.name ?? "Unnamed key"}</label>
-<input id="new-key" class="key-reveal" readonly value="${created.key}" data-key-id="${created.id}">
+${copyField("new-key", created.name ?? "Unnamed key", created.key)}
 <p class="hint">Use it as <code>Authorization: Bearer ${created.key.slice(0, 8)}…</code> from your server only: never ship it inside an extension or a web page.</p>
 <p><a class="button primary" href="${keysPath(frame)}">I have stored it · back to keys</a></p>
 </section>`,
+    { copyButtons: true },
   );
 }
 

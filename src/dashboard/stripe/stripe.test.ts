@@ -37,7 +37,7 @@ for (const dialect of DIALECTS) {
 
       const fresh = await browser.get(page);
       assert.equal(fresh.statusCode, 200);
-      assert.match(fresh.body, /Not connected/);
+      assert.match(fresh.body, /Not receiving events/);
       assert.ok(fresh.body.includes(`value="http://127.0.0.1:8080/processor/stripe/${ws.slug}"`), "the URL to paste, on the public origin (here the default)");
       assert.ok(fresh.body.includes('<script src="/dashboard/assets/copy.js" defer></script>'));
       assert.equal(fresh.body.match(/<script/g)?.length, 1, "the one script, from this origin");
@@ -54,7 +54,17 @@ for (const dialect of DIALECTS) {
       const connected = await browser.postWithCode(env.dataDir, ws.ownerEmail, page, { webhook_secret: WEBHOOK_SECRET });
       assert.equal(connected.statusCode, 303);
       const shown = await browser.get(connected.headers.location as string);
-      assert.match(shown.body, /Stripe is connected/);
+      // Receiving events and acting in Stripe are two states: the signing secret alone gives the first.
+      assert.match(shown.body, /Warden now receives Stripe&#39;s events\. Without a secret key it cannot act in Stripe/);
+      assert.match(
+        shown.body,
+        /<dt>Receiving events<\/dt><dd><span class="badge badge-pending">Not yet<\/span> <span class="state-note">the signing secret is stored, but no event has arrived/,
+      );
+      assert.match(
+        shown.body,
+        /<dt>Can act in Stripe<\/dt><dd><span class="badge badge-off">No<\/span> <span class="state-note">no secret key: refunds and cancellations made in Warden change Warden only/,
+      );
+      assert.doesNotMatch(shown.body, /class="badge[^"]*">Connected</, "no one word for two states");
       assert.ok(shown.body.includes("whsec_…WXYZ"));
       assert.ok(!shown.body.includes(WEBHOOK_SECRET), "never in full");
       assert.match(shown.body, /No event received yet/);
@@ -63,6 +73,7 @@ for (const dialect of DIALECTS) {
       const after = await browser.get(page);
       assert.match(after.body, /<code>checkout\.session\.completed<\/code>/);
       assert.match(after.body, /badge-ok">Applied/);
+      assert.match(after.body, /<dt>Receiving events<\/dt><dd><span class="badge badge-ok">Yes<\/span> <span class="state-note">last one <time/);
 
       // A secret key, as the signing secret, waits for a fresh code; a wrong one stores nothing.
       const asked = await browser.post(page, { webhook_secret: WEBHOOK_SECRET, secret_key: SECRET_KEY });
@@ -77,11 +88,12 @@ for (const dialect of DIALECTS) {
         code: code === "000000" ? "111111" : "000000",
       });
       assert.equal(wrong.statusCode, 400);
-      assert.match((await browser.get(page)).body, /None: your buy button cannot open a checkout/);
+      assert.match((await browser.get(page)).body, /<dt>Can act in Stripe<\/dt><dd><span class="badge badge-off">No/);
       const stored = await browser.post(page, { webhook_secret: WEBHOOK_SECRET, secret_key: SECRET_KEY, confirm: "1", code });
       assert.equal(stored.statusCode, 303);
       const withKey = await browser.get(page);
       assert.ok(withKey.body.includes("sk_test_…abcd"));
+      assert.match(withKey.body, /<dt>Can act in Stripe<\/dt><dd><span class="badge badge-ok">Yes<\/span>/);
       assert.ok(!withKey.body.includes(SECRET_KEY));
 
       assert.match((await browser.get(`${page}/disconnect`)).body, /Disconnect Stripe\?/);
@@ -90,7 +102,7 @@ for (const dialect of DIALECTS) {
       assert.match((await browser.get(gone.headers.location as string)).body, /Stripe is disconnected/);
       assert.equal((await ingest(WEBHOOK_SECRET)).statusCode, 400, "refused from the next delivery");
       // The live environment was never connected.
-      assert.match((await browser.get(`/dashboard/w/${ws.slug}/live/stripe`)).body, /Not connected/);
+      assert.match((await browser.get(`/dashboard/w/${ws.slug}/live/stripe`)).body, /Not receiving events/);
 
       const audit = (await browser.get("/dashboard/audit")).body;
       assert.equal(audit.match(/Connected Stripe/g)?.length, 2);

@@ -75,16 +75,31 @@ export function stripeView(
   const eventList = html`<ul class="event-list">${input.events.map((t) => html`<li><code>${t}</code></li>`)}</ul>`;
   const flash =
     input.flash === "connected"
-      ? notice("success", "Stripe is connected. Send a test event from Stripe's dashboard to see it arrive below.")
+      ? notice(
+          "success",
+          c?.secretKey
+            ? "Stripe is connected: Warden receives its events and can act in Stripe. Send a test event from Stripe's dashboard to see it arrive below."
+            : "Warden now receives Stripe's events. Without a secret key it cannot act in Stripe: refunds and cancellations made here change Warden only. Send a test event from Stripe's dashboard to see it arrive below.",
+        )
       : input.flash === "disconnected"
         ? notice("info", "Stripe is disconnected: its secrets are forgotten and its deliveries refused.")
         : "";
   const connected = c
     ? html`<section class="panel">
-<div class="panel-head"><h2>Connection</h2><span class="badge badge-ok">Connected</span></div>
+<div class="panel-head"><h2>Connection</h2></div>
 <dl class="facts wide">
+<dt>Receiving events</dt><dd>${
+        status.lastEvent
+          ? html`<span class="badge badge-ok">Yes</span> <span class="state-note">last one ${time(status.lastEvent.receivedAt)}</span>`
+          : html`<span class="badge badge-pending">Not yet</span> <span class="state-note">the signing secret is stored, but no event has arrived: send a test event from Stripe's dashboard</span>`
+      }</dd>
+<dt>Can act in Stripe</dt><dd>${
+        c.secretKey
+          ? html`<span class="badge badge-ok">Yes</span> <span class="state-note">refunds and cancellations made in Warden are made in Stripe too; the buy button opens Stripe Checkout</span>`
+          : html`<span class="badge badge-off">No</span> <span class="state-note">no secret key: refunds and cancellations made in Warden change Warden only (make them in Stripe's dashboard too), and the buy button cannot open a checkout</span>`
+      }</dd>
 <dt>Signing secret</dt><dd><code class="key">whsec_…${c.webhookSecretLastFour}</code></dd>
-<dt>Secret key</dt><dd>${c.secretKey ? html`<code class="key">${c.secretKey.prefix}_…${c.secretKey.lastFour}</code>` : html`<span class="muted">None: your buy button cannot open a checkout, and refunds and cancellations made here stay in Warden.</span>`}</dd>
+<dt>Secret key</dt><dd>${c.secretKey ? html`<code class="key">${c.secretKey.prefix}_…${c.secretKey.lastFour}</code>` : html`<span class="muted">None</span>`}</dd>
 <dt>Connected</dt><dd>${time(c.connectedAt)}</dd>
 <dt>Last changed</dt><dd>${time(c.updatedAt)}</dd>
 </dl>
@@ -104,7 +119,7 @@ ${secretsForm(frame, env, form, "Save secrets")}
 <a class="button danger-outline" href="${stripePath(frame)}/disconnect">Disconnect…</a>
 </section>`
     : html`<section class="panel">
-<div class="panel-head"><h2>Connect Stripe</h2><span class="badge badge-off">Not connected</span></div>
+<div class="panel-head"><h2>Connect Stripe</h2><span class="badge badge-off">Not receiving events</span></div>
 <ol class="setup-steps">
 <li><p>In Stripe's dashboard, switch to <strong>${mode(env)}</strong> and open <strong>Developers › Webhooks › Add endpoint</strong>. Paste this URL:</p>
 ${url}</li>

@@ -126,7 +126,7 @@ export function eventView(
 <tbody>${input.deliveries.map(
           (d) => html`<tr>
 <td>${urls.has(d.endpoint) ? html`<a class="url" href="${endpointPath(frame, d.endpoint)}">${urls.get(d.endpoint)}</a>` : html`<code>${d.endpoint}</code> <span class="muted">(removed)</span>`}</td>
-<td>${deliveryStatus(d.status)}</td>
+<td>${deliveryStatus(d)}</td>
 <td class="num">${d.attempts.length}</td>
 <td>${lastAnswer(d)}</td>
 <td class="actions"><a class="button small" href="${deliveryPath(frame, d.id)}">Attempts</a></td>

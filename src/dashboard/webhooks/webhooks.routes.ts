@@ -1,9 +1,11 @@
 // Configure › Webhooks: the endpoints of a workspace environment, each endpoint's page
-// (reveal or rotate the secret, enable/disable, test event, recovery, its deliveries) and a delivery's page
-// with every attempt. Every action calls the use case the API's /webhooks routes call,
-// under the owner as actor, so that it is audited. In live, adding, enabling and
-// disabling an endpoint ask for a fresh code (a new endpoint receives every buyer's
-// address); revealing or rotating a secret asks in both environments.
+// (edit, reveal or rotate the secret, enable/disable, delete, test event, recovery, its
+// deliveries) and a delivery's page with every attempt. Every action calls the use case
+// the API's /webhooks routes call, under the owner as actor, so that it is audited. In
+// live, adding, editing, enabling, disabling and deleting an endpoint ask for a fresh
+// code (a live endpoint receives every buyer's address); revealing or rotating a secret
+// asks in both environments. A new or rotated secret is shown once, on the page the POST
+// redirects to (shared/shown-once.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ApiError } from "../../errors/errors.js";
 import { describeEventTypes } from "../../events/event-types.js";
@@ -11,27 +13,35 @@ import type { Services } from "../../services.js";
 import {
   addEndpoint,
   countRecoverable,
+  countWaitingDeliveries,
   getDelivery,
   getEndpoint,
   listDeliveries,
   listEndpoints,
   recoverEndpoint,
+  removeEndpoint,
   resendDelivery,
   revealSecret,
   rotateSecret,
   sendExample,
   setEnabled,
+  updateEndpoint,
 } from "../../webhooks/webhook.service.js";
 import { confirmCodeView, passCodeGate } from "../shared/fresh-code.js";
 import { html } from "../shared/html.js";
 import { contextOf, workspacePage } from "../shared/owner-context.js";
 import { sendPage } from "../shared/page.js";
 import { formField, PageRefusal } from "../shared/security.js";
+import { showOnce, takeShown } from "../shared/shown-once.js";
 import {
   confirmSecretView,
   deliveryPath,
   deliveryView,
+  type EndpointForm,
+  editEndpointView,
+  endpointActionConfirmView,
   endpointAddedView,
+  endpointPath,
   endpointsView,
   endpointView,
   RECOVER_CHOICES,
@@ -44,6 +54,13 @@ import {
 } from "./webhooks.views.js";
 
 const fieldError = (error: unknown) => (error instanceof ApiError && error.code === "invalid_parameter" ? error.message : null);
+const FORM_FIELDS = ["url", "events", "description"] as const;
+/** A use case's refusal of one of the endpoint form's fields, tied to that field (the URL when it names none). */
+const formError = (error: unknown): NonNullable<EndpointForm["error"]> | null => {
+  if (!(error instanceof ApiError) || error.code !== "invalid_parameter") return null;
+  const field = FORM_FIELDS.find((f) => f === error.param) ?? "url";
+  return { field, message: error.message };
+};
 const notFoundError = (error: unknown) => error instanceof ApiError && error.code === "not_found";
 
 const query = (request: FastifyRequest) => request.query as Record<string, string | undefined>;
@@ -75,22 +92,29 @@ export async function webhookRoutes(app: FastifyInstance, options: { services: S
     }
   }
 
+  /** The endpoint form as posted: URL, one checkbox per type (the form parser keeps one value a name), description. */
+  function postedEndpoint(request: FastifyRequest) {
+    const url = formField(request, "url").trim();
+    const chosen = types.map((t) => t.type).filter((type) => formField(request, `event:${type}`) === "1");
+    const description = formField(request, "description");
+    const form: EndpointForm = { url, checked: new Set(chosen), description };
+    const refusal = url === "" ? "Enter the URL Warden should send events to." : url.length > URL_MAX ? `The URL is longer than ${URL_MAX} characters.` : null;
+    return { url, chosen, description, form, refusal };
+  }
+
   app.get(base, async (request, reply) => {
     const page = await workspacePage(services, request, "webhooks");
     const { data } = await listEndpoints(await contextOf(services, page));
-    return sendPage(reply, 200, endpointsView(page.frame, data, types));
+    return sendPage(reply, 200, endpointsView(page.frame, data, types, {}, { removed: query(request).removed === "1" }));
   });
 
   app.post(base, async (request, reply) => {
     const page = await workspacePage(services, request, "webhooks");
     const ctx = await contextOf(services, page);
-    const url = formField(request, "url").trim();
-    // One checkbox per type, each its own field (the form parser keeps one value a name).
-    const chosen = types.map((t) => t.type).filter((type) => formField(request, `event:${type}`) === "1");
-    const again = async (status: number, error: string) =>
-      sendPage(reply, status, endpointsView(page.frame, (await listEndpoints(ctx)).data, types, { url, checked: new Set(chosen), error }));
-    if (url === "") return again(400, "Enter the URL Warden should send events to.");
-    if (url.length > URL_MAX) return again(400, `The URL is longer than ${URL_MAX} characters.`);
+    const { url, chosen, description, form, refusal } = postedEndpoint(request);
+    const again = async (status: number, error: NonNullable<EndpointForm["error"]>) =>
+      sendPage(reply, status, endpointsView(page.frame, (await listEndpoints(ctx)).data, types, { ...form, error }));
+    if (refusal !== null) return again(400, { field: "url", message: refusal });
     if (page.env === "live") {
       const passed = await passCodeGate(services, request, reply, page.owner.session, {
         confirms: { action: `add the live webhook endpoint ${url} to ${page.workspace.name}`, target: [page.workspace.id, page.env, url, ...chosen] },
@@ -99,7 +123,7 @@ export async function webhookRoutes(app: FastifyInstance, options: { services: S
             title: "Add endpoint",
             what: html`A live endpoint receives every live event, with your buyers' addresses, at <strong>${url}</strong>.`,
             postTo: webhooksPath(page.frame),
-            fields: { url, ...Object.fromEntries(chosen.map((type) => [`event:${type}`, "1"])) },
+            fields: { url, description, ...Object.fromEntries(chosen.map((type) => [`event:${type}`, "1"])) },
             submit: "Add endpoint",
             cancel: webhooksPath(page.frame),
             error,
@@ -108,14 +132,96 @@ export async function webhookRoutes(app: FastifyInstance, options: { services: S
       if (!passed) return reply;
     }
     try {
-      const { endpoint, secret } = await addEndpoint(ctx, { url, events: chosen.length === 0 ? undefined : chosen });
-      // The secret is in this answer, not after a redirect: no reload or history entry shows it again.
-      return sendPage(reply, 201, endpointAddedView(page.frame, endpoint, secret));
+      const { endpoint, secret } = await addEndpoint(ctx, { url, events: chosen.length === 0 ? undefined : chosen, description });
+      const shown = await showOnce(services, page, { kind: "endpoint-added", endpoint: endpoint.id, secret });
+      return reply.redirect(`${endpointPath(page.frame, endpoint.id)}/new-secret/${shown}`, 303);
     } catch (error) {
-      const message = fieldError(error);
-      if (message === null) throw error;
-      return again(400, message);
+      const refused = formError(error);
+      if (refused === null) throw error;
+      return again(400, refused);
     }
+  });
+
+  // The one page that shows a new endpoint's secret: once, then never again.
+  app.get(`${base}/:endpoint/new-secret/:shown`, async (request, reply) => {
+    const { page, endpoint } = await openEndpoint(request);
+    const kept = await takeShown(services, page, (request.params as { shown: string }).shown, "endpoint-added");
+    if (kept.endpoint !== endpoint.id) throw new PageRefusal(404, "Not found", "No such secret for this endpoint.");
+    return sendPage(reply, 200, endpointAddedView(page.frame, endpoint, kept.secret));
+  });
+
+  app.get(`${base}/:endpoint/edit`, async (request, reply) => {
+    const { page, endpoint } = await openEndpoint(request);
+    const form: EndpointForm = { url: endpoint.url, checked: new Set(endpoint.events ?? []), description: endpoint.description ?? "" };
+    return sendPage(reply, 200, editEndpointView(page.frame, endpoint, types, form));
+  });
+
+  app.post(`${base}/:endpoint/edit`, async (request, reply) => {
+    const { page, ctx, endpoint } = await openEndpoint(request);
+    const { url, chosen, description, form, refusal } = postedEndpoint(request);
+    const path = endpointPath(page.frame, endpoint.id);
+    if (refusal !== null) return sendPage(reply, 400, editEndpointView(page.frame, endpoint, types, { ...form, error: { field: "url", message: refusal } }));
+    // A live endpoint's URL or types decide where buyers' addresses go: as adding one, a fresh code.
+    if (page.env === "live") {
+      const passed = await passCodeGate(services, request, reply, page.owner.session, {
+        confirms: {
+          action: `edit the live webhook endpoint ${endpoint.url} in ${page.workspace.name}`,
+          target: [page.workspace.id, page.env, endpoint.id, url, description, ...chosen],
+        },
+        page: (error) =>
+          confirmCodeView(page.frame, {
+            title: "Edit endpoint",
+            what: html`A live endpoint receives every live event it listens for, with your buyers' addresses, at <strong>${url}</strong>.`,
+            postTo: `${path}/edit`,
+            fields: { url, description, ...Object.fromEntries(chosen.map((type) => [`event:${type}`, "1"])) },
+            submit: "Save endpoint",
+            cancel: path,
+            error,
+          }),
+      });
+      if (!passed) return reply;
+    }
+    try {
+      await updateEndpoint(ctx, endpoint.id, { url, events: chosen.length === 0 ? null : chosen, description });
+    } catch (error) {
+      const refused = formError(error);
+      if (refused === null) throw error;
+      return sendPage(reply, 400, editEndpointView(page.frame, endpoint, types, { ...form, error: refused }));
+    }
+    return reply.redirect(`${path}?edited=1`, 303);
+  });
+
+  // Disabling and deleting say first how many waiting deliveries they fail; the POST does it.
+  for (const action of ["disable", "delete"] as const) {
+    app.get(`${base}/:endpoint/${action}`, async (request, reply) => {
+      const { page, ctx, endpoint } = await openEndpoint(request);
+      if (action === "disable" && !endpoint.enabled) return reply.redirect(endpointPath(page.frame, endpoint.id), 303);
+      return sendPage(reply, 200, endpointActionConfirmView(page.frame, endpoint, action, await countWaitingDeliveries(ctx, endpoint.id)));
+    });
+  }
+
+  app.post(`${base}/:endpoint/delete`, async (request, reply) => {
+    const { page, ctx, endpoint } = await openEndpoint(request);
+    const path = endpointPath(page.frame, endpoint.id);
+    if (page.env === "live") {
+      const passed = await passCodeGate(services, request, reply, page.owner.session, {
+        confirms: { action: `delete the live webhook endpoint ${endpoint.url} in ${page.workspace.name}`, target: [page.workspace.id, page.env, endpoint.id] },
+        page: (error) =>
+          confirmCodeView(page.frame, {
+            title: "Delete endpoint",
+            what: html`A deleted endpoint receives no live events at <strong>${endpoint.url}</strong> ever again.`,
+            postTo: `${path}/delete`,
+            fields: {},
+            submit: "Delete endpoint",
+            cancel: path,
+            danger: true,
+            error,
+          }),
+      });
+      if (!passed) return reply;
+    }
+    await removeEndpoint(ctx, endpoint.id);
+    return reply.redirect(`${webhooksPath(page.frame)}?removed=1`, 303);
   });
 
   app.get(`${base}/:endpoint`, async (request, reply) => {
@@ -143,7 +249,7 @@ export async function webhookRoutes(app: FastifyInstance, options: { services: S
         types,
         flash: {
           sent: q.sent,
-          to: q.to === undefined ? undefined : Number.parseInt(q.to, 10),
+          edited: q.edited === "1",
           enabled: q.enabled === "1",
           disabled: q.disabled === "1",
           recovered: recovered !== undefined && Number.isSafeInteger(recovered) ? recovered : undefined,
@@ -177,8 +283,22 @@ export async function webhookRoutes(app: FastifyInstance, options: { services: S
   app.post(`${base}/:endpoint/secret/rotate`, async (request, reply) => {
     const opened = await openEndpoint(request);
     if (!(await confirmed(request, reply, opened, "rotate"))) return reply;
-    const rotated = await rotateSecret(opened.ctx, opened.endpoint.id);
-    return sendPage(reply, 200, secretRotatedView(opened.page.frame, opened.endpoint, rotated));
+    const { page, endpoint } = opened;
+    const rotated = await rotateSecret(opened.ctx, endpoint.id);
+    const shown = await showOnce(services, page, {
+      kind: "secret-rotated",
+      endpoint: endpoint.id,
+      secret: rotated.secret,
+      previousExpiresAt: rotated.previous_secret_expires_at,
+    });
+    return reply.redirect(`${endpointPath(page.frame, endpoint.id)}/rotated-secret/${shown}`, 303);
+  });
+
+  app.get(`${base}/:endpoint/rotated-secret/:shown`, async (request, reply) => {
+    const { page, endpoint } = await openEndpoint(request);
+    const kept = await takeShown(services, page, (request.params as { shown: string }).shown, "secret-rotated");
+    if (kept.endpoint !== endpoint.id) throw new PageRefusal(404, "Not found", "No such secret for this endpoint.");
+    return sendPage(reply, 200, secretRotatedView(page.frame, endpoint, { secret: kept.secret, previous_secret_expires_at: kept.previousExpiresAt }));
   });
 
   for (const [action, enabled] of [
@@ -200,7 +320,7 @@ export async function webhookRoutes(app: FastifyInstance, options: { services: S
               title: enabled ? "Enable endpoint" : "Disable endpoint",
               what: enabled
                 ? html`An enabled live endpoint receives every live event, with your buyers' addresses, at <strong>${endpoint.url}</strong>.`
-                : html`A disabled endpoint receives no live events at <strong>${endpoint.url}</strong> until it is enabled again.`,
+                : html`A disabled endpoint receives no live events at <strong>${endpoint.url}</strong> until it is enabled again; what waits to be sent to it is marked failed.`,
               postTo: `${path}/${action}`,
               fields: {},
               submit: enabled ? "Enable" : "Disable",
@@ -221,16 +341,13 @@ export async function webhookRoutes(app: FastifyInstance, options: { services: S
     const type = formField(request, "type");
     let sent: Awaited<ReturnType<typeof sendExample>>;
     try {
-      sent = await sendExample(ctx, type);
+      sent = await sendExample(ctx, type, { endpoint: endpoint.id });
     } catch (error) {
       const message = fieldError(error);
       if (message === null) throw error;
       throw new PageRefusal(400, "Request not understood", message);
     }
-    return reply.redirect(
-      `${webhooksPath(page.frame)}/${encodeURIComponent(endpoint.id)}?sent=${encodeURIComponent(sent.event.id)}&to=${sent.deliveries}`,
-      303,
-    );
+    return reply.redirect(`${endpointPath(page.frame, endpoint.id)}?sent=${encodeURIComponent(sent.event.id)}`, 303);
   });
 
   // A GET shows how many deliveries recovery would resend; only the POST resends them.
@@ -239,7 +356,8 @@ export async function webhookRoutes(app: FastifyInstance, options: { services: S
     const since = sinceOf(query(request).since);
     if (!endpoint.enabled)
       throw new PageRefusal(400, "Endpoint disabled", "Enable the endpoint before recovering its deliveries: Warden sends nothing to a disabled endpoint.");
-    return sendPage(reply, 200, recoverConfirmView(page.frame, endpoint, since, (await countRecoverable(ctx, endpoint.id))[since]));
+    const counts = await countRecoverable(ctx, endpoint.id);
+    return sendPage(reply, 200, recoverConfirmView(page.frame, endpoint, since, { failed: counts[since], retrying: counts.retrying[since] }));
   });
 
   app.post(`${base}/:endpoint/recover`, async (request, reply) => {
@@ -247,7 +365,7 @@ export async function webhookRoutes(app: FastifyInstance, options: { services: S
     const since = sinceOf(formField(request, "since"));
     let queued: number;
     try {
-      ({ queued } = await recoverEndpoint(ctx, endpoint.id, since));
+      ({ queued } = await recoverEndpoint(ctx, endpoint.id, since, { includeRetrying: formField(request, "include_retrying") === "1" }));
     } catch (error) {
       const message = fieldError(error);
       if (message === null) throw error;

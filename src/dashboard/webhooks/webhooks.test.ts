@@ -8,6 +8,18 @@ import { answer, startReceiver, testWorker } from "../../test-support/webhooks.j
 const SECRET = /whsec_[A-Za-z0-9+/=]+/g;
 const endpointIdOf = (body: string) => /\/webhooks\/(ep_\w{24})"/.exec(body)?.[1];
 
+/** Adds an endpoint through the form: the POST redirects to the one page that shows its secret. */
+async function addThroughForm(browser: TestBrowser, list: string, fields: Record<string, string>) {
+  const posted = await browser.post(list, fields);
+  assert.equal(posted.statusCode, 303, posted.body);
+  assert.equal(posted.body.match(SECRET), null, "the secret is not in the redirect");
+  const location = String(posted.headers.location);
+  assert.match(location, /\/webhooks\/ep_\w{24}\/new-secret\/once_\w{32}$/);
+  const shown = await browser.get(location);
+  assert.equal(shown.statusCode, 200);
+  return { location, body: shown.body };
+}
+
 for (const dialect of DIALECTS) {
   describe(`dashboard webhooks (${dialect})`, () => {
     test("add an endpoint (secret shown once), send a test event through the real delivery path, see the attempt, resend", async () => {
@@ -22,12 +34,15 @@ for (const dialect of DIALECTS) {
       assert.match((await browser.get(list)).body, /No test endpoints yet/);
 
       const url = `${receiver.url}?a=1&b=2`;
-      const added = await browser.post(list, { url, "event:payment.disputed": "1", "event:subscription.cancelled": "1" });
-      assert.equal(added.statusCode, 201);
+      const added = await addThroughForm(browser, list, { url, "event:payment.disputed": "1", "event:subscription.cancelled": "1" });
       const [secret] = added.body.match(SECRET) ?? [];
-      assert.ok(secret, "the secret is in the answer to the POST");
+      assert.ok(secret, "the secret is on the page the POST redirects to");
+      assert.match(added.body, /data-copy="secret"/, "with a Copy button");
       const id = endpointIdOf(added.body);
       assert.ok(id);
+      const reloaded = await browser.get(added.location);
+      assert.equal(reloaded.statusCode, 404, "a reload shows it no more");
+      assert.equal(reloaded.body.match(SECRET), null);
 
       const listed = await browser.get(list);
       assert.equal(listed.body.match(SECRET), null, "and never again on a GET");
@@ -46,7 +61,7 @@ for (const dialect of DIALECTS) {
       assert.equal(JSON.parse(receiver.received[0]?.body.toString() ?? "{}").id, eventId, "the example went through the real delivery path");
       const after = await browser.get(String(sent.headers.location));
       assert.match(after.body, /1 of 2 today/);
-      assert.ok(after.body.includes(`Test event <code>${eventId}</code> sent to 1 endpoint`));
+      assert.ok(after.body.includes(`Test event <code>${eventId}</code> sent to this endpoint only`));
       const deliveryId = /\/webhooks\/deliveries\/(dlv_\w+)"/.exec(after.body)?.[1];
       assert.ok(deliveryId, "the endpoint's page lists its delivery");
 
@@ -87,7 +102,7 @@ for (const dialect of DIALECTS) {
       await browser.signIn(env.dataDir, ws.ownerEmail);
       const list = `/dashboard/w/${ws.slug}/test/webhooks`;
       await browser.get(list);
-      const added = await browser.post(list, { url: receiver.url });
+      const added = await addThroughForm(browser, list, { url: receiver.url });
       const [old] = added.body.match(SECRET) ?? [];
       const id = endpointIdOf(added.body);
       assert.ok(old && id);
@@ -110,10 +125,14 @@ for (const dialect of DIALECTS) {
       const unchanged = await env.services.db.selectFrom("webhook_endpoints").select("secret_sealed").where("id", "=", id).executeTakeFirstOrThrow();
       assert.equal(env.services.secretBox.open(unchanged.secret_sealed), old, "a wrong code rotates nothing");
 
-      const rotated = await browser.post(`${page}/secret/rotate`, { confirm: "1", code });
+      const posted = await browser.post(`${page}/secret/rotate`, { confirm: "1", code });
+      assert.equal(posted.statusCode, 303);
+      assert.equal(posted.body.match(SECRET), null);
+      const rotated = await browser.get(String(posted.headers.location));
       assert.equal(rotated.statusCode, 200);
       const [secret, ...more] = rotated.body.match(SECRET) ?? [];
-      assert.ok(secret && more.length === 0, "the new secret alone is in the answer to the POST");
+      assert.ok(secret && more.length === 0, "the new secret alone is on the page the POST redirects to");
+      assert.equal((await browser.get(String(posted.headers.location))).statusCode, 404, "once");
       assert.notEqual(secret, old);
       assert.match(rotated.body, /Copy the new signing secret now/);
       assert.equal((await browser.post(`${page}/secret/rotate`, { confirm: "1", code })).statusCode, 400, "the code is spent");
@@ -173,7 +192,9 @@ for (const dialect of DIALECTS) {
       const theirBrowser = new TestBrowser(app);
       await theirBrowser.signIn(env.dataDir, theirs.ownerEmail);
       await theirBrowser.get(`/dashboard/w/${theirs.slug}/test/webhooks`);
-      const theirId = endpointIdOf((await theirBrowser.post(`/dashboard/w/${theirs.slug}/test/webhooks`, { url: "https://example.com/theirs" })).body);
+      const theirId = endpointIdOf(
+        (await addThroughForm(theirBrowser, `/dashboard/w/${theirs.slug}/test/webhooks`, { url: "https://example.com/theirs" })).body,
+      );
       assert.ok(theirId);
       assert.equal((await browser.get(`/dashboard/w/${theirs.slug}/test/webhooks`)).statusCode, 404);
       assert.equal((await browser.get(`${list}/${theirId}`)).statusCode, 404);
@@ -196,7 +217,7 @@ for (const dialect of DIALECTS) {
       const signInCode = await readCode(env.dataDir, ws.ownerEmail);
       const list = `/dashboard/w/${ws.slug}/test/webhooks`;
       await browser.get(list);
-      const added = await browser.post(list, { url: receiver.url });
+      const added = await addThroughForm(browser, list, { url: receiver.url });
       const [secret] = added.body.match(SECRET) ?? [];
       const id = endpointIdOf(added.body);
       assert.ok(secret && id);
@@ -222,6 +243,10 @@ for (const dialect of DIALECTS) {
       await browser.post(`${page}/test`, { type: "subscription.cancelled" });
       await testWorker(env.services).drain();
       assert.equal(receiver.received.length, 1);
+      const askDisable = await browser.get(`${page}/disable`);
+      assert.match(askDisable.body, /Disable this endpoint\?/);
+      assert.match(askDisable.body, /1 delivery waiting to be sent to it \(first attempts and retries\) will be marked failed/);
+      assert.match((await browser.get(page)).body, /badge-failing">Retrying<\/span> <span class="state-note">next at/, "asking disables nothing");
       assert.equal((await browser.post(`${page}/disable`)).headers.location, `${page}?disabled=1`);
       const disabled = await browser.get(`${page}?disabled=1`);
       assert.match(disabled.body, /badge-off">Disabled<\/span> <span class="state-note">turned off by an owner/);
@@ -233,14 +258,15 @@ for (const dialect of DIALECTS) {
       const enabled = await browser.get(`${page}?enabled=1`);
       assert.match(enabled.body, /Recover what failed while it was off\?/);
       const confirm = await browser.get(`${page}/recover?since=day`);
-      assert.match(confirm.body, /<p class="stat-value">1<span class="stat-of"> delivery<\/span><\/p>/);
+      assert.match(confirm.body, /<dt>Failed<\/dt><dd>1 delivery /);
+      assert.match(confirm.body, /<dt>Still being retried<\/dt><dd>0 deliveries /);
       assert.equal(receiver.received.length, 1, "seeing the count sends nothing");
       assert.equal((await browser.get(`${page}/recover?since=fortnight`)).statusCode, 400);
       const recovered = await browser.post(`${page}/recover`, { since: "day" });
       assert.equal(recovered.headers.location, `${page}?recovered=1`);
       await testWorker(env.services).drain();
       assert.equal(receiver.received.length, 2);
-      assert.match((await browser.get(`${page}?recovered=1`)).body, /1 failed delivery is queued/);
+      assert.match((await browser.get(`${page}?recovered=1`)).body, /1 delivery is queued/);
       assert.match((await browser.get(`${page}/recover?since=day`)).body, /nothing to send again/);
 
       const audit = await browser.get("/dashboard/audit");

@@ -2,6 +2,7 @@ import type { Delivery, WebhookEndpoint } from "../../webhooks/webhook.schema.js
 import { type Html, html } from "../shared/html.js";
 import {
   appPage,
+  copyField,
   csrfField,
   emptyState,
   envBadge,
@@ -64,19 +65,37 @@ export function endpointState(e: WebhookEndpoint): Html {
 const eventsOf = (e: WebhookEndpoint) =>
   e.events === null ? html`<span class="muted">All events</span>` : html`${e.events.map((t, i) => html`${i > 0 ? " " : ""}<code>${t}</code>`)}`;
 
-function addForm(frame: Frame, types: EventTypeChoice[], input: { url?: string; checked?: ReadonlySet<string>; error?: string }): Html {
-  return html`<form method="post" action="${webhooksPath(frame)}" class="stack">
-${csrfField(frame.csrf)}
-${fieldErrorNotice("url", input.error)}
+/** What the add and edit forms carry: as typed, with the refusal of one field. */
+export interface EndpointForm {
+  url?: string;
+  checked?: ReadonlySet<string>;
+  description?: string;
+  error?: { field: "url" | "events" | "description"; message: string };
+}
+
+/** The fields an endpoint is added and edited with; `error` tied to the field it names. */
+function endpointFields(types: EventTypeChoice[], input: EndpointForm): Html {
+  const errorOf = (field: string) => (input.error?.field === field ? input.error.message : undefined);
+  return html`${fieldErrorNotice("url", errorOf("url"))}
 <label for="url">Endpoint URL</label>
-<input id="url" name="url" type="url" maxlength="2048" required${fieldErrorAttributes("url", input.error)} placeholder="https://example.com/warden/webhooks" value="${input.url ?? ""}">
-<fieldset class="choices">
+<input id="url" name="url" type="url" maxlength="2048" required${fieldErrorAttributes("url", errorOf("url"))} placeholder="https://example.com/warden/webhooks" value="${input.url ?? ""}">
+${fieldErrorNotice("events", errorOf("events"))}
+<fieldset class="choices"${errorOf("events") === undefined ? "" : html` aria-describedby="events-error"`}>
 <legend>Events to send <span class="muted">(none ticked sends every event, including types added later)</span></legend>
 ${types.map(
   (t) =>
     html`<label class="choice"><input type="checkbox" name="event:${t.type}" value="1"${input.checked?.has(t.type) ? html` checked` : ""}> <code>${t.type}</code> <span class="muted">${t.description}</span></label>`,
 )}
 </fieldset>
+${fieldErrorNotice("description", errorOf("description"))}
+<label for="description">Description <span class="muted">(optional: what it is for, for your own reading)</span></label>
+<input id="description" name="description" maxlength="500"${fieldErrorAttributes("description", errorOf("description"))} placeholder="Production fulfilment" value="${input.description ?? ""}">`;
+}
+
+function addForm(frame: Frame, types: EventTypeChoice[], input: EndpointForm): Html {
+  return html`<form method="post" action="${webhooksPath(frame)}" class="stack">
+${csrfField(frame.csrf)}
+${endpointFields(types, input)}
 <div class="row"><button class="button primary" type="submit">Add endpoint</button></div>
 </form>`;
 }
@@ -85,7 +104,8 @@ export function endpointsView(
   frame: Frame,
   endpoints: WebhookEndpoint[],
   types: EventTypeChoice[],
-  form: { url?: string; checked?: ReadonlySet<string>; error?: string } = {},
+  form: EndpointForm = {},
+  flash: { removed?: boolean } = {},
 ): Html {
   const env = frame.current?.env ?? "test";
   const table =
@@ -98,7 +118,7 @@ export function endpointsView(
 <thead><tr><th>URL</th><th>Events</th><th>State</th><th>Last success</th><th><span class="sr-only">Open</span></th></tr></thead>
 <tbody>${endpoints.map(
           (e) => html`<tr${e.enabled ? "" : html` class="is-revoked"`}>
-<td><a class="url" href="${endpointPath(frame, e.id)}">${e.url}</a></td>
+<td><a class="url" href="${endpointPath(frame, e.id)}">${e.url}</a>${e.description === null ? "" : html`<br><span class="muted">${e.description}</span>`}</td>
 <td>${eventsOf(e)}</td>
 <td>${endpointState(e)}</td>
 <td>${e.last_success_at === null ? html`<span class="muted">Never</span>` : time(ms(e.last_success_at) as number)}</td>
@@ -110,6 +130,7 @@ export function endpointsView(
     "Webhooks",
     frame,
     html`${pageHeading("Webhooks", html`Endpoints that receive this workspace's ${env} events, signed with Standard Webhooks. ${envBadge(env)}`)}
+${flash.removed ? notice("success", html`The endpoint is deleted: Warden sends it nothing more. Its deliveries stay in the <a href="${eventsPath(frame)}">event log</a>.`) : ""}
 <section class="panel">
 <div class="panel-head"><h2>${endpoints.length === 1 ? "1 endpoint" : `${endpoints.length} endpoints`}</h2></div>
 ${table}
@@ -134,18 +155,22 @@ function secretPanel(frame: Frame, endpoint: WebhookEndpoint, secret: string, sh
         : html`<strong>Keep it secret.</strong> Anyone with it can forge deliveries your receiver will trust.`;
   return html`<section class="panel reveal">
 ${notice("info", message)}
-<label for="secret">${shown.kind === "rotated" ? "New signing secret" : "Signing secret"} of <span class="url">${endpoint.url}</span></label>
-<input id="secret" class="key-reveal" readonly value="${secret}">
+<p class="panel-text">For <span class="url">${endpoint.url}</span></p>
+${copyField("secret", shown.kind === "rotated" ? "New signing secret" : "Signing secret", secret)}
 <p><a class="button primary" href="${endpointPath(frame, endpoint.id)}">${once ? "I have stored it · open the endpoint" : "Done · back to the endpoint"}</a></p>
 </section>`;
 }
 
 export function endpointAddedView(frame: Frame, endpoint: WebhookEndpoint, secret: string): Html {
-  return appPage("Endpoint added", frame, html`${pageHeading("Endpoint added")}${secretPanel(frame, endpoint, secret, { kind: "added" })}`);
+  return appPage("Endpoint added", frame, html`${pageHeading("Endpoint added")}${secretPanel(frame, endpoint, secret, { kind: "added" })}`, {
+    copyButtons: true,
+  });
 }
 
 export function secretRevealedView(frame: Frame, endpoint: WebhookEndpoint, secret: string): Html {
-  return appPage("Signing secret", frame, html`${pageHeading("Signing secret")}${secretPanel(frame, endpoint, secret, { kind: "revealed" })}`);
+  return appPage("Signing secret", frame, html`${pageHeading("Signing secret")}${secretPanel(frame, endpoint, secret, { kind: "revealed" })}`, {
+    copyButtons: true,
+  });
 }
 
 export function secretRotatedView(frame: Frame, endpoint: WebhookEndpoint, rotated: { secret: string; previous_secret_expires_at: string }): Html {
@@ -153,6 +178,7 @@ export function secretRotatedView(frame: Frame, endpoint: WebhookEndpoint, rotat
     "Secret rotated",
     frame,
     html`${pageHeading("Signing secret rotated")}${secretPanel(frame, endpoint, rotated.secret, { kind: "rotated", previousExpiresAt: rotated.previous_secret_expires_at })}`,
+    { copyButtons: true },
   );
 }
 
@@ -188,10 +214,21 @@ ${csrfField(frame.csrf)}
   );
 }
 
-export function deliveryStatus(status: string): Html {
-  const kind = status === "succeeded" ? "ok" : status === "failed" ? "failing" : "pending";
-  return html`<span class="badge badge-${kind}">${status === "succeeded" ? "Succeeded" : status === "failed" ? "Failed" : "Pending"}</span>`;
+/** Pending after a failed attempt: the schedule tries it again at next_attempt_at. */
+const isRetrying = (d: Delivery) => d.status === "pending" && d.attempts.length > 0;
+
+export function deliveryStatus(d: Delivery): Html {
+  if (isRetrying(d)) {
+    const next = ms(d.next_attempt_at);
+    return html`<span class="badge badge-failing">Retrying</span>${next === null ? "" : html` <span class="state-note">next at ${time(next)}</span>`}`;
+  }
+  const kind = d.status === "succeeded" ? "ok" : d.status === "failed" ? "failing" : "pending";
+  return html`<span class="badge badge-${kind}">${d.status === "succeeded" ? "Succeeded" : d.status === "failed" ? "Failed" : "Pending"}</span>`;
 }
+
+/** A button that makes one attempt now (the API's resend), on a delivery still being retried. */
+const retryNowForm = (frame: Frame, d: Delivery) =>
+  html`<form method="post" action="${deliveryPath(frame, d.id)}/resend" class="cell-form">${csrfField(frame.csrf)}<button class="button small" type="submit">Retry now</button></form>`;
 
 export function lastAnswer(d: Delivery): Html {
   const last = d.attempts[d.attempts.length - 1];
@@ -206,7 +243,7 @@ export interface EndpointPage {
   next: string | null;
   examples: { used: number; limit: number };
   types: EventTypeChoice[];
-  flash: { sent?: string; to?: number; enabled?: boolean; disabled?: boolean; recovered?: number };
+  flash: { sent?: string; enabled?: boolean; disabled?: boolean; edited?: boolean; recovered?: number };
 }
 
 /**
@@ -217,7 +254,7 @@ export function deliveriesTable(
   frame: Frame,
   deliveries: readonly Delivery[],
   next: string | null,
-  options: { empty: Html; endpointUrls?: ReadonlyMap<string, string> },
+  options: { empty: Html; endpointUrls?: ReadonlyMap<string, string>; canRetry?: boolean },
 ): Html {
   if (deliveries.length === 0) return options.empty;
   const urls = options.endpointUrls;
@@ -231,11 +268,11 @@ export function deliveriesTable(
     (d) => html`<tr>
 <td><a href="${eventPath(frame, d.event)}"><code>${d.event}</code></a></td>
 ${urls ? endpointCell(d) : ""}
-<td>${deliveryStatus(d.status)}</td>
+<td>${deliveryStatus(d)}</td>
 <td class="num">${d.attempts.length}</td>
 <td>${lastAnswer(d)}</td>
 <td>${time(Date.parse(d.created_at))}</td>
-<td class="actions"><a class="button small" href="${deliveryPath(frame, d.id)}">Attempts</a></td>
+<td class="actions">${isRetrying(d) && options.canRetry ? retryNowForm(frame, d) : ""}<a class="button small" href="${deliveryPath(frame, d.id)}">Attempts</a></td>
 </tr>`,
   )}</tbody>
 </table></div>
@@ -245,7 +282,7 @@ ${next ? html`<p class="pager"><a class="button small" href="${next}">Older deli
 /** `id` names its field: the page shows the form twice right after the endpoint is enabled, and ids must be unique. */
 function recoverForm(frame: Frame, endpoint: WebhookEndpoint, selected: RecoverSince, label: string, id: string): Html {
   return html`<form method="get" action="${endpointPath(frame, endpoint.id)}/recover" class="inline-form">
-<div class="field"><label for="${id}">Failed deliveries from</label>
+<div class="field"><label for="${id}">Deliveries from</label>
 <select id="${id}" name="since">${RECOVER_CHOICES.map((c) => html`<option value="${c.since}"${c.since === selected ? html` selected` : ""}>${c.label}</option>`)}</select></div>
 <button class="button" type="submit">${label}</button>
 </form>`;
@@ -254,16 +291,18 @@ function recoverForm(frame: Frame, endpoint: WebhookEndpoint, selected: RecoverS
 export function endpointView(frame: Frame, page: EndpointPage): Html {
   const { endpoint: e, flash } = page;
   const path = endpointPath(frame, e.id);
-  const flashes = html`${flash.sent ? notice("success", html`Test event <code>${flash.sent}</code> sent to ${flash.to === 1 ? "1 endpoint" : `${flash.to ?? 0} endpoints`}. Its delivery appears below in a moment.`) : ""}
-${flash.disabled ? notice("info", "The endpoint is disabled: Warden sends it nothing, and its pending deliveries are marked failed.") : ""}
+  const flashes = html`${flash.sent ? notice("success", html`Test event <code>${flash.sent}</code> sent to this endpoint only. Its delivery appears below in a moment.`) : ""}
+${flash.edited ? notice("success", "The endpoint is saved. New events go out with its new settings; deliveries already queued go to its URL as it is now.") : ""}
+${flash.disabled ? notice("info", "The endpoint is disabled: Warden sends it nothing, and its waiting deliveries are marked failed.") : ""}
 ${flash.enabled ? notice("success", html`The endpoint is enabled again. <strong>Recover what failed while it was off?</strong> ${recoverForm(frame, e, "day", "Review…", "since-enabled")}`) : ""}
-${flash.recovered !== undefined ? notice("success", `${flash.recovered === 1 ? "1 failed delivery is" : `${formatCount(flash.recovered)} failed deliveries are`} queued to be sent again.`) : ""}`;
+${flash.recovered !== undefined ? notice("success", `${flash.recovered === 1 ? "1 delivery is" : `${formatCount(flash.recovered)} deliveries are`} queued to be sent again now.`) : ""}`;
   const deliveries = deliveriesTable(frame, page.deliveries, page.next, {
     empty: emptyState("No deliveries yet", "Send a test event above to see what your receiver answers."),
+    canRetry: e.enabled,
   });
   const exhausted = page.examples.used >= page.examples.limit;
-  // A type this endpoint listens for: the one its receiver is likeliest to handle.
-  const preselected = e.events?.[0] ?? null;
+  // Only the types this endpoint listens for: an event of another type never reaches it.
+  const testTypes = e.events === null ? page.types : page.types.filter((t) => e.events?.includes(t.type));
   return appPage(
     "Endpoint",
     frame,
@@ -272,6 +311,7 @@ ${flashes}
 <section class="panel">
 <dl class="facts">
 <dt>State</dt><dd>${endpointState(e)}</dd>
+${e.description === null ? "" : html`<dt>Description</dt><dd>${e.description}</dd>`}
 <dt>Events</dt><dd>${eventsOf(e)}</dd>
 <dt>Last success</dt><dd>${e.last_success_at === null ? html`<span class="muted">Never</span>` : time(Date.parse(e.last_success_at))}</dd>
 <dt>Added</dt><dd>${time(Date.parse(e.created_at))}</dd>
@@ -279,31 +319,33 @@ ${e.previous_secret_expires_at === null ? "" : html`<dt>Signing secret</dt><dd><
 <dt>Id</dt><dd><code>${e.id}</code></dd>
 </dl>
 <div class="row">
+<a class="button" href="${path}/edit">Edit…</a>
 <form method="post" action="${path}/secret">${csrfField(frame.csrf)}<button class="button" type="submit">Reveal signing secret…</button></form>
 <form method="post" action="${path}/secret/rotate">${csrfField(frame.csrf)}<button class="button" type="submit">Rotate signing secret…</button></form>
 ${
   e.enabled
-    ? html`<form method="post" action="${path}/disable">${csrfField(frame.csrf)}<button class="button danger-outline" type="submit">Disable</button></form>`
+    ? html`<a class="button danger-outline" href="${path}/disable">Disable…</a>`
     : html`<form method="post" action="${path}/enable">${csrfField(frame.csrf)}<button class="button primary" type="submit">Enable</button></form>`
 }
+<a class="button danger-outline" href="${path}/delete">Delete…</a>
 </div>
 </section>
 <div class="columns">
 <section class="panel">
 <div class="panel-head"><h2>Send a test event</h2><span class="panel-sub">${formatCount(page.examples.used)} of ${formatCount(page.examples.limit)} today</span></div>
-<p class="panel-text">An example event, signed, logged and retried like a real one, sent to every enabled endpoint of this environment whatever events it listens for.</p>
+<p class="panel-text">An example event, signed, logged and retried like a real one, sent to this endpoint only, of a type it listens for.</p>
 <form method="post" action="${path}/test" class="inline-form">
 ${csrfField(frame.csrf)}
 <div class="field"><label for="type">Event type</label>
-<select id="type" name="type">${page.types.map((t) => html`<option value="${t.type}"${t.type === preselected ? html` selected` : ""}>${t.type}</option>`)}</select></div>
+<select id="type" name="type">${testTypes.map((t) => html`<option value="${t.type}">${t.type}</option>`)}</select></div>
 <button class="button primary" type="submit"${exhausted || !e.enabled ? html` disabled` : ""}>Send test event</button>
 </form>
 ${exhausted ? html`<p class="hint">Today's example events are used up; the count starts again at midnight UTC.</p>` : ""}
 ${e.enabled ? "" : html`<p class="hint">Enable the endpoint to send it events.</p>`}
 </section>
 <section class="panel">
-<div class="panel-head"><h2>Recover failed deliveries</h2></div>
-<p class="panel-text">Sends once more every delivery to this endpoint that failed in the window. You see how many before anything is sent.</p>
+<div class="panel-head"><h2>Recover deliveries</h2></div>
+<p class="panel-text">Sends once more every delivery to this endpoint that failed in the window, and if you choose, those still being retried. You see how many of each before anything is sent.</p>
 ${e.enabled ? recoverForm(frame, e, "day", "Review…", "since") : html`<p class="hint">Enable the endpoint first: Warden sends nothing to a disabled endpoint.</p>`}
 </section>
 </div>
@@ -314,26 +356,86 @@ ${deliveries}
   );
 }
 
-export function recoverConfirmView(frame: Frame, endpoint: WebhookEndpoint, since: RecoverSince, count: number): Html {
+const deliveriesWord = (n: number) => (n === 1 ? "1 delivery" : `${formatCount(n)} deliveries`);
+
+export function recoverConfirmView(frame: Frame, endpoint: WebhookEndpoint, since: RecoverSince, counts: { failed: number; retrying: number }): Html {
   const label = RECOVER_CHOICES.find((c) => c.since === since)?.label ?? since;
   const path = endpointPath(frame, endpoint.id);
+  const { failed, retrying } = counts;
+  const nothing = failed === 0 && retrying === 0;
   return appPage(
     "Recover deliveries",
     frame,
-    html`${pageHeading("Recover failed deliveries?", html`<span class="url">${endpoint.url}</span>`)}
+    html`${pageHeading("Recover deliveries?", html`<span class="url">${endpoint.url}</span>`)}
 <section class="panel narrow">
+<p class="panel-text">Deliveries to this endpoint created in ${label}:</p>
+<dl class="facts">
+<dt>Failed</dt><dd>${deliveriesWord(failed)} <span class="muted">(no attempt left, or failed when the endpoint was disabled)</span></dd>
+<dt>Still being retried</dt><dd>${deliveriesWord(retrying)} <span class="muted">(failed so far; Warden tries them again on its schedule)</span></dd>
+</dl>
 ${
-  count === 0
-    ? html`${notice("info", `No delivery to this endpoint failed in ${label}: there is nothing to send again.`)}<p><a class="button" href="${path}">Back to the endpoint</a></p>`
-    : html`<p class="stat-value">${formatCount(count)}<span class="stat-of"> ${count === 1 ? "delivery" : "deliveries"}</span></p>
-<p class="panel-text">failed in ${label} and will be sent once more, in the order they were created, with their original <code>webhook-id</code> so your receiver can recognise repeats.</p>
-<form method="post" action="${path}/recover" class="row">
+  nothing
+    ? html`${notice("info", `No delivery to this endpoint created in ${label} failed or is being retried: there is nothing to send again.`)}<p><a class="button" href="${path}">Back to the endpoint</a></p>`
+    : html`<form method="post" action="${path}/recover" class="stack">
 ${csrfField(frame.csrf)}
 <input type="hidden" name="since" value="${since}">
-<button class="button primary" type="submit">Resend ${formatCount(count)}</button>
-<a class="button" href="${path}">Cancel</a>
+${failed > 0 ? html`<p class="panel-text">The failed ones are sent once more, in the order they were created, with their original <code>webhook-id</code> so your receiver can recognise repeats.</p>` : ""}
+${
+  retrying > 0
+    ? html`<label class="choice"><input type="checkbox" name="include_retrying" value="1"${failed === 0 ? html` checked` : ""}> Also try the ${deliveriesWord(retrying)} still being retried, now</label>
+<p class="hint">One attempt each; if it fails, its next scheduled retry stays as it was.</p>`
+    : ""
+}
+<div class="row"><button class="button primary" type="submit">Recover</button><a class="button" href="${path}">Cancel</a></div>
 </form>`
 }
+</section>`,
+  );
+}
+
+/** Edit an endpoint: the same fields as adding one, filled in. */
+export function editEndpointView(frame: Frame, endpoint: WebhookEndpoint, types: EventTypeChoice[], form: EndpointForm): Html {
+  const path = endpointPath(frame, endpoint.id);
+  return appPage(
+    "Edit endpoint",
+    frame,
+    html`${pageHeading("Edit endpoint", html`<span class="url">${endpoint.url}</span>`)}
+<section class="panel">
+<form method="post" action="${path}/edit" class="stack">
+${csrfField(frame.csrf)}
+${endpointFields(types, form)}
+<p class="hint">A new URL is checked as when adding an endpoint. Deliveries already queued go to the URL saved here; the signing secret stays the same.</p>
+<div class="row"><button class="button primary" type="submit">Save endpoint</button><a class="button" href="${path}">Cancel</a></div>
+</form>
+</section>`,
+  );
+}
+
+/** What disabling or deleting an endpoint does, before it is done. */
+export function endpointActionConfirmView(frame: Frame, endpoint: WebhookEndpoint, action: "disable" | "delete", waiting: number): Html {
+  const path = endpointPath(frame, endpoint.id);
+  const failing =
+    waiting === 0
+      ? "No delivery is waiting to be sent to it now."
+      : action === "disable"
+        ? `${deliveriesWord(waiting)} waiting to be sent to it (first attempts and retries) will be marked failed. After enabling it again you can recover them.`
+        : `${deliveriesWord(waiting)} waiting to be sent to it (first attempts and retries) will be marked failed, and stay in the log.`;
+  const what =
+    action === "disable"
+      ? html`Warden stops sending events to <span class="url">${endpoint.url}</span> until you enable it again. Events meanwhile are logged but not delivered to it.`
+      : html`Warden stops sending events to <span class="url">${endpoint.url}</span> for good. Its deliveries stay in the event log; its signing secret is gone. This cannot be undone.`;
+  return appPage(
+    action === "disable" ? "Disable endpoint" : "Delete endpoint",
+    frame,
+    html`${pageHeading(action === "disable" ? "Disable this endpoint?" : "Delete this endpoint?", html`<span class="url">${endpoint.url}</span>`)}
+<section class="panel narrow">
+<p class="panel-text">${what}</p>
+${notice(waiting === 0 ? "info" : "error", failing)}
+<form method="post" action="${path}/${action}" class="row">
+${csrfField(frame.csrf)}
+<button class="button danger" type="submit">${action === "disable" ? "Disable endpoint" : "Delete endpoint"}</button>
+<a class="button" href="${path}">Keep it</a>
+</form>
 </section>`,
   );
 }
@@ -365,7 +467,7 @@ ${a.response_body === null || a.response_body === "" ? html`<p class="muted">No 
 ${flash.resent ? notice("success", "Resend queued: one more attempt goes out now, with the same webhook-id.") : ""}
 <section class="panel">
 <dl class="facts">
-<dt>Status</dt><dd>${deliveryStatus(d.status)}</dd>
+<dt>Status</dt><dd>${deliveryStatus(d)}</dd>
 <dt>Endpoint</dt><dd>${endpoint ? html`<a class="url" href="${endpointPath(frame, endpoint.id)}">${endpoint.url}</a>` : html`<code>${d.endpoint}</code> <span class="muted">(removed)</span>`}</dd>
 <dt>Event</dt><dd><a href="${eventPath(frame, d.event)}"><code>${d.event}</code></a></dd>
 <dt>Created</dt><dd>${time(Date.parse(d.created_at))}</dd>
@@ -373,7 +475,7 @@ ${flash.resent ? notice("success", "Resend queued: one more attempt goes out now
 </dl>
 <form method="post" action="${deliveryPath(frame, d.id)}/resend" class="row">
 ${csrfField(frame.csrf)}
-<button class="button primary" type="submit"${canResend ? "" : html` disabled`}>Resend</button>
+<button class="button primary" type="submit"${canResend ? "" : html` disabled`}>${isRetrying(d) ? "Retry now" : "Resend"}</button>
 ${canResend ? html`<span class="hint">One more attempt now, with the same webhook-id${d.status === "pending" ? "; its scheduled retries stay as they are" : ""}.</span>` : html`<span class="hint">The endpoint is disabled or removed: enable it to resend.</span>`}
 </form>
 </section>
