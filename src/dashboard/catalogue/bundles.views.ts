@@ -2,7 +2,7 @@ import type { Env } from "../../db/schema.js";
 import type { BundleChange, EnvConsequence } from "../../workspaces/bundle.service.js";
 import type { Bundle, Plan, Tool } from "../../workspaces/workspace.types.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, csrfField, emptyState, envBadge, type Frame, formatCount, notice, pageHeading, sectionPath, time } from "../shared/layout.js";
+import { appPage, csrfField, emptyState, envBadge, type Frame, formatCount, notice, pageHeading, scrollBox, sectionPath, time } from "../shared/layout.js";
 import { type PlanForm, plansPanels, productPath } from "./plans.views.js";
 import { toolsPath } from "./tools.views.js";
 
@@ -44,7 +44,7 @@ export function bundlesView(frame: Frame, input: { bundles: Bundle[]; tools: Too
   const table =
     bundles.length === 0
       ? emptyState("No bundles yet", "A bundle sells several tools together: whoever buys it holds every tool it names. Add one below.")
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap"${scrollBox("Bundles")}><table>
 <thead><tr><th>Bundle</th><th>ID</th><th>Tools</th><th class="num">Plans offered</th><th>Created</th><th><span class="sr-only">Open</span></th></tr></thead>
 <tbody>${bundles.map(
           (b) => html`<tr>

@@ -3,7 +3,7 @@
 import type { ProductKind } from "../../db/schema.js";
 import type { Plan } from "../../workspaces/workspace.types.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, csrfField, emptyState, type Frame, formatMoney, notice, pageHeading, sectionPath, time } from "../shared/layout.js";
+import { appPage, csrfField, emptyState, type Frame, formatMoney, notice, pageHeading, scrollBox, sectionPath, time } from "../shared/layout.js";
 
 /** The tool or bundle a plan belongs to, as its pages show and address it. */
 export interface Product {
@@ -92,7 +92,7 @@ export function plansPanels(frame: Frame, product: Product, plans: Plan[], form:
             ? "Add a plan below to sell this tool: one-time for a licence, or a subscription. Your buy button names the plan's id."
             : "Add a plan below to sell this bundle. A purchase of the bundle entitles the buyer to every tool it names.",
         )
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap"${scrollBox("Plans")}><table>
 <thead><tr><th>Plan</th><th>ID</th><th>Billing</th><th class="num">Price</th><th>State</th><th><span class="sr-only">Actions</span></th></tr></thead>
 <tbody>${plans.map(
           (p) => html`<tr${p.retiredAt !== null ? html` class="is-revoked"` : ""}>

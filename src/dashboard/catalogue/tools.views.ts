@@ -1,6 +1,6 @@
 import type { Plan, Tool } from "../../workspaces/workspace.types.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, csrfField, emptyState, type Frame, notice, pageHeading, sectionPath, time } from "../shared/layout.js";
+import { appPage, csrfField, emptyState, type Frame, notice, pageHeading, scrollBox, sectionPath, time } from "../shared/layout.js";
 import { type PlanForm, plansPanels, productPath } from "./plans.views.js";
 
 export const toolsPath = (frame: Frame) => {
@@ -46,7 +46,7 @@ export function toolsView(frame: Frame, tools: Tool[], plans: Plan[], form: Tool
           "No tools yet",
           "A tool is what your customers get access to: an extension, an app, a feature. Add your first one below, then give it a plan to sell it.",
         )
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap"${scrollBox("Tools")}><table>
 <thead><tr><th>Tool</th><th>ID</th><th>Trial</th><th class="num">Plans offered</th><th>Created</th><th><span class="sr-only">Open</span></th></tr></thead>
 <tbody>${tools.map(
           (t) => html`<tr>

@@ -3,7 +3,7 @@ import type { HeldDevice, HeldLicence, HeldSubscription, Holdings } from "../../
 import type { Grant } from "../../grants/grant.schema.js";
 import type { Tool } from "../../workspaces/workspace.types.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, csrfField, emptyState, envBadge, type Frame, notice, pageHeading, sectionPath, time } from "../shared/layout.js";
+import { appPage, csrfField, emptyState, envBadge, type Frame, notice, pageHeading, scrollBox, sectionPath, time } from "../shared/layout.js";
 
 export const customersPath = (frame: Frame) => {
   const here = frame.current;
@@ -38,7 +38,7 @@ export function customersView(
         )
       : input.customers.length === 0
         ? emptyState("No customers match", "People appear here once they buy, sign in, start a trial or are granted the tool.")
-        : html`<div class="table-wrap"><table>
+        : html`<div class="table-wrap"${scrollBox("Customers")}><table>
 <thead><tr><th>Address</th><th>Access</th><th>Account</th><th>Devices</th><th>Last active</th><th>Since</th></tr></thead>
 <tbody>${input.customers.map(
             (c) => html`<tr>
@@ -128,7 +128,7 @@ export function customerView(
   const grants =
     input.grants.length === 0
       ? emptyState("No grants or trials", "Grant access below: for a number of days, or until you revoke it.")
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap"${scrollBox("Grants and trials")}><table>
 <thead><tr><th>Kind</th><th>State</th><th>Note</th><th>Starts</th><th>Ends</th><th><span class="sr-only">Actions</span></th></tr></thead>
 <tbody>${input.grants.map((g) => grantRow(frame, tool.id, email, g))}</tbody>
 </table></div>`;
@@ -229,13 +229,15 @@ function deviceRow(d: HeldDevice): Html {
 }
 
 function holdingsSections(frame: Frame, tool: string, email: string, h: Holdings): Html {
-  const table = (head: Html, rows: Html[]) => html`<div class="table-wrap"><table><thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table></div>`;
+  const table = (label: string, head: Html, rows: Html[]) =>
+    html`<div class="table-wrap"${scrollBox(label)}><table><thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table></div>`;
   return html`<section class="panel">
 <div class="panel-head"><h2>Licences</h2></div>
 ${
   h.licences.length === 0
     ? emptyState("No licences", "One-time purchases of this tool, or of a bundle that includes it, appear here.")
     : table(
+        "Licences",
         html`<th>Licence</th><th>State</th><th>Plan</th><th>Bought</th><th class="num">Amount</th><th>Kind</th><th><span class="sr-only">Actions</span></th>`,
         h.licences.map((l) => licenceRow(frame, tool, email, l)),
       )
@@ -247,6 +249,7 @@ ${
   h.subscriptions.length === 0
     ? emptyState("No subscriptions", "Subscriptions to this tool, or to a bundle that includes it, appear here.")
     : table(
+        "Subscriptions",
         html`<th>Subscription</th><th>Status</th><th>Plan</th><th>Period</th><th>Kind</th><th><span class="sr-only">Actions</span></th>`,
         h.subscriptions.map((s) => subscriptionRow(frame, tool, email, s)),
       )
@@ -257,7 +260,7 @@ ${
 ${
   h.devices.length === 0
     ? emptyState("No devices", "Devices appear once the customer signs in to the tool or activates it.")
-    : table(html`<th>Name</th><th>Platform</th><th>State</th><th>Last active</th><th>Added</th>`, h.devices.map(deviceRow))
+    : table("Devices", html`<th>Name</th><th>Platform</th><th>State</th><th>Last active</th><th>Added</th>`, h.devices.map(deviceRow))
 }
 </section>`;
 }
