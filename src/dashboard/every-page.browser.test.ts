@@ -303,7 +303,7 @@ describe("every dashboard page at 390 and 1280 px", () => {
     const problems: string[] = [];
     try {
       for (const width of WIDTHS) {
-        const context = await browser.newContext({ viewport: { width, height: 844 } });
+        const context = await browser.newContext({ viewport: { width, height: 844 }, hasTouch: width < 600 });
         const page = await context.newPage();
         const violations = watchPolicy(page);
         const check = async (visit: Visit) => {
@@ -322,6 +322,18 @@ describe("every dashboard page at 390 and 1280 px", () => {
         await page.fill("#code", await readCode(env.dataDir, ws.ownerEmail));
         await page.click("form.stack button[type=submit]");
         await page.waitForURL(`${base}${w}`);
+        // The navigation: behind its Menu button on the phone, opened by a tap; always shown on the laptop, with no button.
+        const menu = page.locator(".nav-menu > summary");
+        const webhooksLink = page.locator(".side a", { hasText: "Webhooks" });
+        if (width < 600) {
+          assert.equal(await webhooksLink.isVisible(), false, "the navigation is folded on a phone");
+          await menu.tap();
+          await webhooksLink.tap();
+        } else {
+          assert.equal(await menu.isVisible(), false, "no Menu button on a wide screen");
+          await webhooksLink.click();
+        }
+        await page.waitForURL(`${base}${w}/webhooks`);
         for (const visit of signedIn) await check(visit);
         problems.push(...violations.map((v) => `at ${width} px: ${v}`));
         await context.close();
