@@ -8,7 +8,7 @@ import { createPlan, renamePlan, retirePlan } from "../../workspaces/workspace.s
 import type { Plan } from "../../workspaces/workspace.types.js";
 import type { Html } from "../shared/html.js";
 import type { WorkspacePage } from "../shared/owner-context.js";
-import { fieldError, sendPage } from "../shared/page.js";
+import { fieldRefusal, sendPage } from "../shared/page.js";
 import { formField, PageRefusal } from "../shared/security.js";
 import { type PlanForm, type Product, planPath, planView, productPath, retirePlanView } from "./plans.views.js";
 
@@ -68,9 +68,9 @@ export async function planRoutes(
       );
       return reply.redirect(`${productPath(page.frame, product)}?plan_added=${encodeURIComponent(plan.id)}#plans`, 303);
     } catch (error) {
-      const message = fieldError(error);
-      if (message === null) throw error;
-      return sendPage(reply, 400, render({ ...form, error: message }));
+      const refusal = fieldRefusal(error);
+      if (refusal === null) throw error;
+      return sendPage(reply, 400, render({ ...form, ...refusal }));
     }
   });
 
@@ -87,9 +87,9 @@ export async function planRoutes(
       await renamePlan(db, clock, { ...productRef(product, page.workspace.slug), id: plan.id, name }, page.owner.session.actor);
       return reply.redirect(`${planPath(page.frame, product, plan.id)}?renamed=1`, 303);
     } catch (error) {
-      const message = fieldError(error);
-      if (message === null) throw error;
-      return sendPage(reply, 400, planView(page.frame, product, plan, { error: message, name }));
+      const refusal = fieldRefusal(error);
+      if (refusal === null) throw error;
+      return sendPage(reply, 400, planView(page.frame, product, plan, { ...refusal, name }));
     }
   });
 

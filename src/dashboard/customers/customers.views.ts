@@ -3,7 +3,7 @@ import type { HeldDevice, HeldLicence, HeldSubscription, Holdings } from "../../
 import type { Grant } from "../../grants/grant.schema.js";
 import type { Tool } from "../../workspaces/workspace.types.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, csrfField, emptyState, envBadge, type Frame, notice, pageHeading, scrollBox, sectionPath, time } from "../shared/layout.js";
+import { appPage, csrfField, emptyState, envBadge, type Frame, formError, notice, pageHeading, scrollBox, sectionPath, time } from "../shared/layout.js";
 
 export const customersPath = (frame: Frame) => {
   const here = frame.current;
@@ -107,9 +107,12 @@ export function customerView(
     holdings: Holdings;
     flash: { granted?: boolean; revoked?: boolean; refunded?: boolean; cancelled?: "period_end" | "now" };
     error?: string;
+    /** The field the error is about (`days` or `note`), when it is one. */
+    errorParam?: string;
     form?: { days: string; note: string };
   },
 ): Html {
+  const grantError = formError(input.error, input.errorParam, { days: "days", note: "note" });
   const { customer: c, tool, email } = input;
   const facts = c
     ? html`<dl class="facts">
@@ -149,13 +152,13 @@ ${grants}
 </section>
 <section class="panel narrow">
 <div class="panel-head"><h2>Grant access</h2></div>
-${input.error ? notice("error", input.error) : ""}
+${grantError.notice}
 <form method="post" action="${customerPath(frame, tool.id, email)}/grants" class="stack">
 ${csrfField(frame.csrf)}
 <label for="days">Days <span class="muted">(empty or 0: until revoked)</span></label>
-<input id="days" name="days" inputmode="numeric" pattern="[0-9]*" maxlength="4" value="${input.form?.days ?? "30"}">
+<input id="days"${grantError.on("days")} name="days" inputmode="numeric" pattern="[0-9]*" maxlength="4" value="${input.form?.days ?? "30"}">
 <label for="note">Note <span class="muted">(optional, for you and the other owners)</span></label>
-<input id="note" name="note" maxlength="200" placeholder="e.g. Conference speaker" value="${input.form?.note ?? ""}">
+<input id="note"${grantError.on("note")} name="note" maxlength="200" placeholder="e.g. Conference speaker" value="${input.form?.note ?? ""}">
 <div class="row"><button class="button primary" type="submit">Grant ${tool.name}</button></div>
 </form>
 </section>`,

@@ -217,6 +217,20 @@ export function fieldErrorAttributes(fieldId: string, error: string | null | und
   return error ? html` aria-invalid="true" aria-describedby="${errorIdOf(fieldId)}"${focus}` : html`${focus}`;
 }
 
+/**
+ * A form's refusal, tied to the field it names: `fieldIds` maps the use case's `param`
+ * (the error catalogue's, as the API answers it) to the id of the form's field. A refusal
+ * naming no field of the form is a notice at its top, as before.
+ */
+export function formError(error: string | undefined, param: string | undefined, fieldIds: Record<string, string>) {
+  const field = error && param !== undefined ? (fieldIds[param] ?? null) : null;
+  return {
+    notice: !error ? html`` : field ? fieldErrorNotice(field, error) : notice("error", error),
+    /** The attributes of the field `id`: marked, described and focused when it is the one refused. */
+    on: (id: string) => fieldErrorAttributes(id, id === field ? error : null),
+  };
+}
+
 export function emptyState(title: string, body: Html | string): Html {
   return html`<div class="empty"><p class="empty-title">${title}</p><p>${body}</p></div>`;
 }

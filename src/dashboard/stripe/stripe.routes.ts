@@ -10,7 +10,7 @@ import { STRIPE_EVENT_TYPES } from "../../stripe/stripe-ingest.service.js";
 import { confirmCodeView, passCodeGate } from "../shared/fresh-code.js";
 import { html } from "../shared/html.js";
 import { type WorkspacePage, workspacePage } from "../shared/owner-context.js";
-import { fieldError, sendPage } from "../shared/page.js";
+import { fieldRefusal, sendPage } from "../shared/page.js";
 import { formField } from "../shared/security.js";
 import { confirmSecretKeyView, disconnectView, type SecretsForm, stripePath, stripeView } from "./stripe.views.js";
 
@@ -52,9 +52,9 @@ export async function stripeRoutes(app: FastifyInstance, options: { services: Se
       await connectStripe(services, input, session.actor);
       return reply.redirect(`${stripePath(page.frame)}?done=connected`, 303);
     } catch (error) {
-      const message = fieldError(error);
-      if (message === null) throw error;
-      return sendPage(reply, 400, await render(page, { form: { error: message } }));
+      const refusal = fieldRefusal(error);
+      if (refusal === null) throw error;
+      return sendPage(reply, 400, await render(page, { form: refusal }));
     }
   });
 
