@@ -328,6 +328,7 @@ describe("every dashboard page at 390 and 1280 px", () => {
         if (width < 600) {
           assert.equal(await webhooksLink.isVisible(), false, "the navigation is folded on a phone");
           await menu.tap();
+          await shoot(page, "pages-390-menu-open", { fullPage: false });
           await webhooksLink.tap();
         } else {
           assert.equal(await menu.isVisible(), false, "no Menu button on a wide screen");
