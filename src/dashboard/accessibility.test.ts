@@ -122,5 +122,57 @@ for (const dialect of DIALECTS) {
       assert.equal(wrongKeyCode.statusCode, 400);
       assertErrorTied(wrongKeyCode.body, "code", /code/i);
     });
+
+    test("the catalogue, Stripe and customer forms tie a refusal to the field the use case names; one naming no field stays a notice", async () => {
+      const env = await dashboardServices(dialect);
+      const app = await dashboardApp(env);
+      const ws = await seedWorkspace(env.services);
+      const browser = new TestBrowser(app);
+      await browser.signIn(env.dataDir, ws.ownerEmail);
+      const w = `/dashboard/w/${ws.slug}/test`;
+      await browser.get(w); // the session's form token
+      const refused = async (path: string, form: Record<string, string>) => {
+        const page = await browser.post(path, form);
+        assert.equal(page.statusCode, 400, page.body);
+        return page.body;
+      };
+
+      const tool = { name: "Link Keeper", id: "linkkeeper", trial_days: "0" };
+      assertErrorTied(await refused(`${w}/tools`, { ...tool, id: "no spaces" }), "tool-id", /letters, digits/);
+      assertErrorTied(await refused(`${w}/tools`, { ...tool, id: ws.tool }), "tool-id", /exists already/);
+      assertErrorTied(await refused(`${w}/tools`, { ...tool, trial_days: "400" }), "tool-trial", /365/);
+      assertErrorTied(await refused(`${w}/tools/${ws.tool}`, { name: "Tab Master", trial_days: "x" }), "trial_days", /whole number of days/);
+      assertErrorTied(await refused(`${w}/tools/${ws.tool}`, { name: " ", trial_days: "0" }), "name", /name must be/);
+
+      const plans = `${w}/tools/${ws.tool}/plans`;
+      const plan = { name: "Lifetime", id: "lifetime", billing: "one_time", amount: "4900", currency: "eur", interval: "" };
+      assertErrorTied(await refused(plans, { ...plan, amount: "49.00" }), "plan-amount", /minor units/);
+      assertErrorTied(await refused(plans, { ...plan, currency: "euro" }), "plan-currency", /three-letter/);
+      assertErrorTied(await refused(plans, { ...plan, billing: "subscription" }), "plan-interval", /month or year/);
+      assertErrorTied(await refused(plans, { ...plan, id: "-x" }), "plan-id", /letters, digits/);
+      assert.equal((await browser.post(plans, plan)).statusCode, 303);
+      assertErrorTied(await refused(`${plans}/lifetime`, { name: "" }), "name", /name must be/);
+
+      const bundle = { name: "Suite", id: "suite", [`tool:${ws.tool}`]: "1" };
+      assertErrorTied(await refused(`${w}/bundles`, { ...bundle, name: "" }), "bundle-name", /name must be/);
+      const noTools = await refused(`${w}/bundles`, { name: "Suite", id: "suite" });
+      assert.match(
+        noTools,
+        /<div class="notice notice-error" role="alert">A bundle names at least one tool\.<\/div>/,
+        "a checkbox group's refusal is a notice",
+      );
+      assert.doesNotMatch(noTools, /aria-invalid|autofocus/, "with no field marked");
+
+      assertErrorTied(await refused(`${w}/stripe`, { webhook_secret: "not-a-secret" }), "webhook_secret", /whsec_/);
+      assertErrorTied(
+        await refused(`${w}/stripe`, { webhook_secret: "whsec_abcdefgh12345678", secret_key: "sk_live_abcdefgh12345678" }),
+        "secret_key",
+        /test environment needs a test mode key/,
+      );
+
+      const grants = `${w}/customers/${ws.tool}/${encodeURIComponent("ada@example.com")}/grants`;
+      assertErrorTied(await refused(grants, { days: "soon", note: "" }), "days", /days/i);
+      assertErrorTied(await refused(grants, { days: "30", note: "n".repeat(201) }), "note", /200 characters/);
+    });
   });
 }

@@ -1,6 +1,6 @@
 import type { AuditEntry } from "../../audit/audit.service.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, emptyState, envBadge, type Frame, pageHeading, time } from "../shared/layout.js";
+import { appPage, emptyState, envBadge, type Frame, pageHeading, scrollBox, time } from "../shared/layout.js";
 
 const ACTIONS: Record<string, string> = {
   signed_in: "Signed in",
@@ -47,7 +47,7 @@ export function auditView(frame: Frame, entries: AuditEntry[]): Html {
           "Nothing recorded yet",
           "Every sign-in, key created or revoked and webhook change in your workspaces will be listed here, with who did it and when.",
         )
-      : html`<div class="table-wrap audit-table"><table>
+      : html`<div class="table-wrap audit-table"${scrollBox("Audit log")}><table>
 <thead><tr><th>When</th><th>Who</th><th>What</th><th>Workspace</th><th>Environment</th><th>On</th></tr></thead>
 <tbody>${entries.map(
           (e) => html`<tr>

@@ -6,7 +6,7 @@ import type { Services } from "../../services.js";
 import { changeBundleTools } from "../../workspaces/bundle.service.js";
 import { createBundle, listBundles, listPlans, listTools, requireBundle } from "../../workspaces/workspace.service.js";
 import { workspacePage } from "../shared/owner-context.js";
-import { fieldError, sendPage } from "../shared/page.js";
+import { fieldError, fieldRefusal, sendPage } from "../shared/page.js";
 import { formField } from "../shared/security.js";
 import { bundleChangeView, bundlesView, bundleView } from "./bundles.views.js";
 import { planRoutes } from "./plans.routes.js";
@@ -47,9 +47,9 @@ export async function bundleRoutes(app: FastifyInstance, options: { services: Se
       const bundle = await createBundle(db, clock, { workspace: page.workspace.slug, id: form.id, name: form.name, toolIds }, page.owner.session.actor);
       return reply.redirect(`${productPath(page.frame, { kind: "bundle", id: bundle.id })}?created=1`, 303);
     } catch (error) {
-      const message = fieldError(error);
-      if (message === null) throw error;
-      return sendPage(reply, 400, bundlesView(page.frame, { ...(await catalogue(page.workspace.slug)), form: { ...form, error: message } }));
+      const refusal = fieldRefusal(error);
+      if (refusal === null) throw error;
+      return sendPage(reply, 400, bundlesView(page.frame, { ...(await catalogue(page.workspace.slug)), form: { ...form, ...refusal } }));
     }
   });
 

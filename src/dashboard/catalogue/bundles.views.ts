@@ -2,7 +2,20 @@ import type { Env } from "../../db/schema.js";
 import type { BundleChange, EnvConsequence } from "../../workspaces/bundle.service.js";
 import type { Bundle, Plan, Tool } from "../../workspaces/workspace.types.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, csrfField, emptyState, envBadge, type Frame, formatCount, notice, pageHeading, sectionPath, time } from "../shared/layout.js";
+import {
+  appPage,
+  csrfField,
+  emptyState,
+  envBadge,
+  type Frame,
+  formatCount,
+  formError,
+  notice,
+  pageHeading,
+  scrollBox,
+  sectionPath,
+  time,
+} from "../shared/layout.js";
 import { type PlanForm, plansPanels, productPath } from "./plans.views.js";
 import { toolsPath } from "./tools.views.js";
 
@@ -35,16 +48,19 @@ export interface BundleForm {
   name?: string;
   tools?: ReadonlySet<string>;
   error?: string;
+  errorParam?: string;
 }
 
 export function bundlesView(frame: Frame, input: { bundles: Bundle[]; tools: Tool[]; plans: Plan[]; form?: BundleForm }): Html {
   const { bundles, tools, plans } = input;
   const form = input.form ?? {};
+  // The tools it gives are checkboxes, a group with no one field to mark: their refusal stays a notice.
+  const error = formError(form.error, form.errorParam, { name: "bundle-name", id: "bundle-id" });
   const offered = (b: Bundle) => plans.filter((p) => p.productKind === "bundle" && p.productId === b.id && p.retiredAt === null).length;
   const table =
     bundles.length === 0
       ? emptyState("No bundles yet", "A bundle sells several tools together: whoever buys it holds every tool it names. Add one below.")
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap"${scrollBox("Bundles")}><table>
 <thead><tr><th>Bundle</th><th>ID</th><th>Tools</th><th class="num">Plans offered</th><th>Created</th><th><span class="sr-only">Open</span></th></tr></thead>
 <tbody>${bundles.map(
           (b) => html`<tr>
@@ -62,12 +78,12 @@ export function bundlesView(frame: Frame, input: { bundles: Bundle[]; tools: Too
       ? emptyState("Add tools first", html`A bundle names tools of this workspace. <a href="${toolsPath(frame)}">Add a tool</a>, then come back.`)
       : html`<form method="post" action="${bundlesPath(frame)}" class="stack">
 ${csrfField(frame.csrf)}
-${form.error ? notice("error", form.error) : ""}
+${error.notice}
 <div class="grid-2">
 <div class="field"><label for="bundle-name">Name</label>
-<input id="bundle-name" name="name" maxlength="200" required placeholder="e.g. Productivity suite" value="${form.name ?? ""}"></div>
+<input id="bundle-name"${error.on("bundle-name")} name="name" maxlength="200" required placeholder="e.g. Productivity suite" value="${form.name ?? ""}"></div>
 <div class="field"><label for="bundle-id">ID</label>
-<input id="bundle-id" name="id" maxlength="64" required pattern="[A-Za-z0-9][A-Za-z0-9_.\\-]{0,63}" placeholder="e.g. suite" value="${form.id ?? ""}">
+<input id="bundle-id"${error.on("bundle-id")} name="id" maxlength="64" required pattern="[A-Za-z0-9][A-Za-z0-9_.\\-]{0,63}" placeholder="e.g. suite" value="${form.id ?? ""}">
 <p class="hint">What a Stripe checkout names as <code>warden_bundle</code>. It never changes.</p></div>
 </div>
 ${toolChoices(tools, form.tools ?? new Set(), "Tools it gives")}

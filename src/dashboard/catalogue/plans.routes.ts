@@ -10,7 +10,7 @@ import { createPlan, renamePlan, retirePlan } from "../../workspaces/workspace.s
 import type { Plan } from "../../workspaces/workspace.types.js";
 import type { Html } from "../shared/html.js";
 import type { WorkspacePage } from "../shared/owner-context.js";
-import { fieldError, sendPage } from "../shared/page.js";
+import { fieldRefusal, sendPage } from "../shared/page.js";
 import { formField, PageRefusal } from "../shared/security.js";
 import { type PlanForm, type Product, planPath, planView, productPath, retirePlanView } from "./plans.views.js";
 
@@ -71,9 +71,9 @@ export async function planRoutes(
       );
       return reply.redirect(`${productPath(page.frame, product)}?plan_added=${encodeURIComponent(plan.id)}#plans`, 303);
     } catch (error) {
-      const message = fieldError(error);
-      if (message === null) throw error;
-      return sendPage(reply, 400, render({ ...form, error: message }));
+      const refusal = fieldRefusal(error);
+      if (refusal === null) throw error;
+      return sendPage(reply, 400, render({ ...form, ...refusal }));
     }
   });
 
@@ -97,8 +97,9 @@ export async function planRoutes(
       await updatePlanStripeLinks(services, { ...productRef(product, page.workspace.slug), id: plan.id, ...link }, page.owner.session.actor);
       return reply.redirect(`${planPath(page.frame, product, plan.id)}?linked=1#stripe-prices`, 303);
     } catch (error) {
-      const message = fieldError(error);
-      if (message === null) throw error;
+      const refusal = fieldRefusal(error);
+      if (refusal === null) throw error;
+      const message = refusal.error;
       const said = message.replace(/^stripe-(price|product) must be/, "It must be");
       return sendPage(reply, 400, planView(page.frame, product, plan, { stripeIds, stripeError: said, stripeTyped: typed }));
     }
@@ -111,9 +112,9 @@ export async function planRoutes(
       await renamePlan(db, clock, { ...productRef(product, page.workspace.slug), id: plan.id, name }, page.owner.session.actor);
       return reply.redirect(`${planPath(page.frame, product, plan.id)}?renamed=1`, 303);
     } catch (error) {
-      const message = fieldError(error);
-      if (message === null) throw error;
-      return sendPage(reply, 400, planView(page.frame, product, plan, { error: message, name, stripeIds }));
+      const refusal = fieldRefusal(error);
+      if (refusal === null) throw error;
+      return sendPage(reply, 400, planView(page.frame, product, plan, { ...refusal, name, stripeIds }));
     }
   });
 

@@ -11,8 +11,10 @@ import {
   fieldErrorAttributes,
   fieldErrorNotice,
   formatMoney,
+  formError,
   notice,
   pageHeading,
+  scrollBox,
   sectionPath,
   time,
 } from "../shared/layout.js";
@@ -56,21 +58,29 @@ export interface PlanForm {
   interval?: string;
   isDefault?: boolean;
   error?: string;
+  errorParam?: string;
 }
 
 function addPlanForm(frame: Frame, product: Product, form: PlanForm): Html {
   const billing = form.billing ?? "one_time";
+  const error = formError(form.error, form.errorParam, {
+    name: "plan-name",
+    id: "plan-id",
+    "amount-cents": "plan-amount",
+    currency: "plan-currency",
+    interval: "plan-interval",
+  });
   const radio = (value: string, label: string, hint: string) =>
     html`<label class="choice"><input type="radio" name="billing" value="${value}"${billing === value ? html` checked` : ""}> <span><strong>${label}</strong> <span class="muted">${hint}</span></span></label>`;
   const option = (value: string, label: string) => html`<option value="${value}"${(form.interval ?? "") === value ? html` selected` : ""}>${label}</option>`;
   return html`<form method="post" action="${productPath(frame, product)}/plans" class="stack" id="add-plan">
 ${csrfField(frame.csrf)}
-${form.error ? notice("error", form.error) : ""}
+${error.notice}
 <div class="grid-2">
 <div class="field"><label for="plan-name">Name</label>
-<input id="plan-name" name="name" maxlength="200" required placeholder="e.g. Lifetime" value="${form.name ?? ""}"></div>
+<input id="plan-name"${error.on("plan-name")} name="name" maxlength="200" required placeholder="e.g. Lifetime" value="${form.name ?? ""}"></div>
 <div class="field"><label for="plan-id">ID</label>
-<input id="plan-id" name="id" maxlength="64" required pattern="[A-Za-z0-9][A-Za-z0-9_.\\-]{0,63}" placeholder="e.g. lifetime" value="${form.id ?? ""}">
+<input id="plan-id"${error.on("plan-id")} name="id" maxlength="64" required pattern="[A-Za-z0-9][A-Za-z0-9_.\\-]{0,63}" placeholder="e.g. lifetime" value="${form.id ?? ""}">
 <p class="hint">What your buy button sends as <code>plan</code>. It never changes.</p></div>
 </div>
 <fieldset class="choices">
@@ -80,13 +90,13 @@ ${radio("subscription", "Subscription", "renews every month or year until cancel
 </fieldset>
 <div class="grid-3">
 <div class="field"><label for="plan-amount">Amount in minor units</label>
-<input id="plan-amount" name="amount" inputmode="numeric" pattern="[0-9]{1,16}" placeholder="4900" value="${form.amount ?? ""}">
+<input id="plan-amount"${error.on("plan-amount")} name="amount" inputmode="numeric" pattern="[0-9]{1,16}" placeholder="4900" value="${form.amount ?? ""}">
 <p class="hint">Cents: 4900 is 49.00. Leave empty for a plan with no price.</p></div>
 <div class="field"><label for="plan-currency">Currency</label>
-<input id="plan-currency" name="currency" maxlength="3" required placeholder="eur" value="${form.currency ?? "eur"}">
+<input id="plan-currency"${error.on("plan-currency")} name="currency" maxlength="3" required placeholder="eur" value="${form.currency ?? "eur"}">
 <p class="hint">Three letters, as Stripe names it: eur, usd, gbp…</p></div>
 <div class="field"><label for="plan-interval">Renews every</label>
-<select id="plan-interval" name="interval">${option("", "— (one-time)")}${option("month", "Month")}${option("year", "Year")}</select></div>
+<select id="plan-interval"${error.on("plan-interval")} name="interval">${option("", "— (one-time)")}${option("month", "Month")}${option("year", "Year")}</select></div>
 </div>
 <label class="choice"><input type="checkbox" name="default" value="1"${form.isDefault ? html` checked` : ""}> <span>Make it the default plan <span class="muted">(a purchase that names no plan gets it; it replaces the current default)</span></span></label>
 <div class="row"><button class="button primary" type="submit">Add plan</button></div>
@@ -104,7 +114,7 @@ export function plansPanels(frame: Frame, product: Product, plans: Plan[], form:
             ? "Add a plan below to sell this tool: one-time for a licence, or a subscription. Your buy button names the plan's id."
             : "Add a plan below to sell this bundle. A purchase of the bundle entitles the buyer to every tool it names.",
         )
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap"${scrollBox("Plans")}><table>
 <thead><tr><th>Plan</th><th>ID</th><th>Billing</th><th class="num">Price</th><th>State</th><th><span class="sr-only">Actions</span></th></tr></thead>
 <tbody>${plans.map(
           (p) => html`<tr${p.retiredAt !== null ? html` class="is-revoked"` : ""}>
@@ -136,6 +146,7 @@ export function planView(
     renamed?: boolean;
     retired?: boolean;
     error?: string;
+    errorParam?: string;
     name?: string;
     /** The Stripe prices and products linked to the plan, for purchases made without Warden. */
     stripeIds: string[];
@@ -166,6 +177,7 @@ ${fieldErrorNotice("stripe_id", input.stripeError)}
 <div class="row"><button class="button" type="submit">Link</button></div>
 </form>
 </section>`;
+  const rename = formError(input.error, input.errorParam, { name: "name" });
   const retire =
     plan.retiredAt === null
       ? html`<section class="panel narrow">
@@ -193,9 +205,9 @@ ${input.retired ? notice("success", "The plan is retired: checkout no longer off
 <div class="panel-head"><h2>Name</h2></div>
 <form method="post" action="${planPath(frame, product, plan.id)}" class="stack">
 ${csrfField(frame.csrf)}
-${input.error ? notice("error", input.error) : ""}
+${rename.notice}
 <label for="name">Plan name</label>
-<input id="name" name="name" maxlength="200" required value="${input.name ?? plan.name}">
+<input id="name"${rename.on("name")} name="name" maxlength="200" required value="${input.name ?? plan.name}">
 <div class="row"><button class="button primary" type="submit">Save name</button><a class="button" href="${back}">Back to ${product.name}</a></div>
 </form>
 </section>

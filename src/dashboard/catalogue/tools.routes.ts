@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Services } from "../../services.js";
 import { createTool, listPlans, listTools, requireTool, updateTool } from "../../workspaces/workspace.service.js";
 import { workspacePage } from "../shared/owner-context.js";
-import { fieldError, sendPage } from "../shared/page.js";
+import { fieldRefusal, sendPage } from "../shared/page.js";
 import { formField } from "../shared/security.js";
 import { planRoutes } from "./plans.routes.js";
 import { productPath } from "./plans.views.js";
@@ -37,10 +37,10 @@ export async function toolRoutes(app: FastifyInstance, options: { services: Serv
       );
       return reply.redirect(`${productPath(page.frame, { kind: "tool", id: tool.id })}?created=1`, 303);
     } catch (error) {
-      const message = fieldError(error);
-      if (message === null) throw error;
+      const refusal = fieldRefusal(error);
+      if (refusal === null) throw error;
       const [tools, plans] = await Promise.all([listTools(db, { workspace: page.workspace.slug }), listPlans(db, { workspace: page.workspace.slug })]);
-      return sendPage(reply, 400, toolsView(page.frame, tools, plans, { ...form, error: message }));
+      return sendPage(reply, 400, toolsView(page.frame, tools, plans, { ...form, ...refusal }));
     }
   });
 
@@ -64,9 +64,9 @@ export async function toolRoutes(app: FastifyInstance, options: { services: Serv
       await updateTool(db, clock, { workspace: page.workspace.slug, id: tool.id, name: details.name, trialDays: details.trialDays }, page.owner.session.actor);
       return reply.redirect(`${productPath(page.frame, { kind: "tool", id: tool.id })}?saved=1`, 303);
     } catch (error) {
-      const message = fieldError(error);
-      if (message === null) throw error;
-      return sendPage(reply, 400, toolView(page.frame, { tool, plans, details: { ...details, error: message } }));
+      const refusal = fieldRefusal(error);
+      if (refusal === null) throw error;
+      return sendPage(reply, 400, toolView(page.frame, { tool, plans, details: { ...details, ...refusal } }));
     }
   });
 

@@ -8,7 +8,8 @@ import { createOwner, createWorkspace, listPlans, listTools } from "../../worksp
 import { escapeHtml } from "../shared/html.js";
 
 /** The text of a page's error notice, as the page shows it (escaped). */
-const noticeOf = (response: LightMyRequestResponse) => /<div class="notice notice-error" role="alert">([^<]*)<\/div>/.exec(response.body)?.[1];
+/** The error notice's text, tied to a field (with an id) or not. */
+const noticeOf = (response: LightMyRequestResponse) => /<div class="notice notice-error"(?: id="[^"]+")? role="alert">([^<]*)<\/div>/.exec(response.body)?.[1];
 
 /** An owner with an empty workspace, as `warden admin workspace create` leaves it, signed in. */
 async function emptyWorkspace(dialect: (typeof DIALECTS)[number]) {

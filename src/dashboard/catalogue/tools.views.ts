@@ -1,6 +1,6 @@
 import type { Plan, Tool } from "../../workspaces/workspace.types.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, csrfField, emptyState, type Frame, notice, pageHeading, sectionPath, time } from "../shared/layout.js";
+import { appPage, csrfField, emptyState, type Frame, formError, notice, pageHeading, scrollBox, sectionPath, time } from "../shared/layout.js";
 import { type PlanForm, plansPanels, productPath } from "./plans.views.js";
 
 export const toolsPath = (frame: Frame) => {
@@ -16,22 +16,24 @@ export interface ToolForm {
   name?: string;
   trialDays?: string;
   error?: string;
+  errorParam?: string;
 }
 
 const SHARED_NOTE = "Tools, bundles and plans are the same in test and live: what you add here is sold in both.";
 
 function addToolForm(frame: Frame, form: ToolForm): Html {
+  const error = formError(form.error, form.errorParam, { name: "tool-name", id: "tool-id", "trial-days": "tool-trial" });
   return html`<form method="post" action="${toolsPath(frame)}" class="stack">
 ${csrfField(frame.csrf)}
-${form.error ? notice("error", form.error) : ""}
+${error.notice}
 <div class="grid-3">
 <div class="field"><label for="tool-name">Name</label>
-<input id="tool-name" name="name" maxlength="200" required placeholder="e.g. Tab Master" value="${form.name ?? ""}"></div>
+<input id="tool-name"${error.on("tool-name")} name="name" maxlength="200" required placeholder="e.g. Tab Master" value="${form.name ?? ""}"></div>
 <div class="field"><label for="tool-id">ID</label>
-<input id="tool-id" name="id" maxlength="64" required pattern="[A-Za-z0-9][A-Za-z0-9_.\\-]{0,63}" placeholder="e.g. tabmaster" value="${form.id ?? ""}">
+<input id="tool-id"${error.on("tool-id")} name="id" maxlength="64" required pattern="[A-Za-z0-9][A-Za-z0-9_.\\-]{0,63}" placeholder="e.g. tabmaster" value="${form.id ?? ""}">
 <p class="hint">Its address in the API: <code>/api/v1/tools/&lt;id&gt;/…</code>. Letters, digits, <code>_</code> <code>-</code> <code>.</code>; it never changes.</p></div>
 <div class="field"><label for="tool-trial">Trial days</label>
-<input id="tool-trial" name="trial_days" inputmode="numeric" pattern="[0-9]{1,3}" value="${form.trialDays ?? "0"}">
+<input id="tool-trial"${error.on("tool-trial")} name="trial_days" inputmode="numeric" pattern="[0-9]{1,3}" value="${form.trialDays ?? "0"}">
 <p class="hint">0 offers no trial; at most 365.</p></div>
 </div>
 <div class="row"><button class="button primary" type="submit">Add tool</button></div>
@@ -46,7 +48,7 @@ export function toolsView(frame: Frame, tools: Tool[], plans: Plan[], form: Tool
           "No tools yet",
           "A tool is what your customers get access to: an extension, an app, a feature. Add your first one below, then give it a plan to sell it.",
         )
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap"${scrollBox("Tools")}><table>
 <thead><tr><th>Tool</th><th>ID</th><th>Trial</th><th class="num">Plans offered</th><th>Created</th><th><span class="sr-only">Open</span></th></tr></thead>
 <tbody>${tools.map(
           (t) => html`<tr>
@@ -79,13 +81,14 @@ export interface ToolPage {
   plans: Plan[];
   saved?: boolean;
   added?: string;
-  details?: { name: string; trialDays: string; error: string };
+  details?: { name: string; trialDays: string; error: string; errorParam: string | undefined };
   planForm?: PlanForm;
 }
 
 export function toolView(frame: Frame, page: ToolPage): Html {
   const { tool } = page;
   const path = productPath(frame, { kind: "tool", id: tool.id });
+  const error = formError(page.details?.error, page.details?.errorParam, { name: "name", "trial-days": "trial_days" });
   return appPage(
     tool.name,
     frame,
@@ -96,15 +99,15 @@ ${page.added ? notice("success", html`Plan <code>${page.added}</code> added. You
 <div class="panel-head"><h2>Details</h2></div>
 <form method="post" action="${path}" class="stack">
 ${csrfField(frame.csrf)}
-${page.details ? notice("error", page.details.error) : ""}
+${error.notice}
 <div class="grid-3">
 <div class="field"><label for="name">Name</label>
-<input id="name" name="name" maxlength="200" required value="${page.details?.name ?? tool.name}"></div>
+<input id="name"${error.on("name")} name="name" maxlength="200" required value="${page.details?.name ?? tool.name}"></div>
 <div class="field"><label for="id-shown">ID</label>
 <input id="id-shown" value="${tool.id}" readonly disabled>
 <p class="hint">Fixed: your extension and server use it.</p></div>
 <div class="field"><label for="trial_days">Trial days</label>
-<input id="trial_days" name="trial_days" inputmode="numeric" pattern="[0-9]{1,3}" required value="${page.details?.trialDays ?? String(tool.trialDays)}">
+<input id="trial_days"${error.on("trial_days")} name="trial_days" inputmode="numeric" pattern="[0-9]{1,3}" required value="${page.details?.trialDays ?? String(tool.trialDays)}">
 <p class="hint">A signed-in person may start one trial. 0 offers none; at most 365.</p></div>
 </div>
 <div class="row"><button class="button primary" type="submit">Save changes</button></div>

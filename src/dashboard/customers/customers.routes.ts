@@ -55,7 +55,11 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
     return { page, ctx: await contextOf(services, page), tool, email };
   }
 
-  async function renderCustomer(request: FastifyRequest, status: number, extra: { error?: string; form?: { days: string; note: string } } = {}) {
+  async function renderCustomer(
+    request: FastifyRequest,
+    status: number,
+    extra: { error?: string; errorParam?: string; form?: { days: string; note: string } } = {},
+  ) {
     const { page, ctx, tool, email } = await customerContext(request);
     const customer = await retrieveCustomer(ctx, tool.id, email).catch((error: unknown) => {
       if (isCode(error, "not_found")) return null;
@@ -136,12 +140,12 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
     const form = { days: formField(request, "days"), note: formField(request, "note") };
     const days = daysOf(form.days);
     const note = form.note.trim();
-    const refuse = async (message: string) => {
-      const { view } = await renderCustomer(request, 400, { error: message, form });
+    const refuse = async (message: string, field?: "days" | "note") => {
+      const { view } = await renderCustomer(request, 400, { error: message, errorParam: field, form });
       return sendPage(reply, 400, view);
     };
-    if (typeof days === "string") return refuse(days);
-    if (note.length > 200 || note.includes("\u0000")) return refuse("A note is at most 200 characters.");
+    if (typeof days === "string") return refuse(days, "days");
+    if (note.length > 200 || note.includes("\u0000")) return refuse("A note is at most 200 characters.", "note");
     try {
       await createGrant(ctx, tool.id, { email, days, ...(note === "" ? {} : { note }) }, undefined);
     } catch (error) {

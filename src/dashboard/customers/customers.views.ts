@@ -3,7 +3,7 @@ import type { HeldDevice, HeldLicence, HeldSubscription, Holdings } from "../../
 import type { Grant } from "../../grants/grant.schema.js";
 import type { Tool } from "../../workspaces/workspace.types.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, csrfField, emptyState, envBadge, type Frame, notice, pageHeading, sectionPath, time } from "../shared/layout.js";
+import { appPage, csrfField, emptyState, envBadge, type Frame, formError, notice, pageHeading, scrollBox, sectionPath, time } from "../shared/layout.js";
 
 export const customersPath = (frame: Frame) => {
   const here = frame.current;
@@ -38,7 +38,7 @@ export function customersView(
         )
       : input.customers.length === 0
         ? emptyState("No customers match", "People appear here once they buy, sign in, start a trial or are granted the tool.")
-        : html`<div class="table-wrap"><table>
+        : html`<div class="table-wrap"${scrollBox("Customers")}><table>
 <thead><tr><th>Address</th><th>Access</th><th>Account</th><th>Devices</th><th>Last active</th><th>Since</th></tr></thead>
 <tbody>${input.customers.map(
             (c) => html`<tr>
@@ -151,9 +151,12 @@ export function customerView(
     holdings: Holdings;
     flash: { granted?: boolean; revoked?: boolean; refunded?: MadeAt; cancelled?: { when: "period_end" | "now"; at: MadeAt } };
     error?: string;
+    /** The field the error is about (`days` or `note`), when it is one. */
+    errorParam?: string;
     form?: { days: string; note: string };
   },
 ): Html {
+  const grantError = formError(input.error, input.errorParam, { days: "days", note: "note" });
   const { customer: c, tool, email } = input;
   const facts = c
     ? html`<dl class="facts">
@@ -168,7 +171,7 @@ export function customerView(
   const grants =
     input.grants.length === 0
       ? emptyState("No grants or trials", "Grant access below: for a number of days, or until you revoke it.")
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap"${scrollBox("Grants and trials")}><table>
 <thead><tr><th>Kind</th><th>State</th><th>Note</th><th>Starts</th><th>Ends</th><th><span class="sr-only">Actions</span></th></tr></thead>
 <tbody>${input.grants.map((g) => grantRow(frame, tool.id, email, g))}</tbody>
 </table></div>`;
@@ -189,13 +192,13 @@ ${grants}
 </section>
 <section class="panel narrow">
 <div class="panel-head"><h2>Grant access</h2></div>
-${input.error ? notice("error", input.error) : ""}
+${grantError.notice}
 <form method="post" action="${customerPath(frame, tool.id, email)}/grants" class="stack">
 ${csrfField(frame.csrf)}
 <label for="days">Days <span class="muted">(empty or 0: until revoked)</span></label>
-<input id="days" name="days" inputmode="numeric" pattern="[0-9]*" maxlength="4" value="${input.form?.days ?? "30"}">
+<input id="days"${grantError.on("days")} name="days" inputmode="numeric" pattern="[0-9]*" maxlength="4" value="${input.form?.days ?? "30"}">
 <label for="note">Note <span class="muted">(optional, for you and the other owners)</span></label>
-<input id="note" name="note" maxlength="200" placeholder="e.g. Conference speaker" value="${input.form?.note ?? ""}">
+<input id="note"${grantError.on("note")} name="note" maxlength="200" placeholder="e.g. Conference speaker" value="${input.form?.note ?? ""}">
 <div class="row"><button class="button primary" type="submit">Grant ${tool.name}</button></div>
 </form>
 </section>`,
@@ -293,13 +296,15 @@ function deviceRow(d: HeldDevice): Html {
 }
 
 function holdingsSections(frame: Frame, tool: string, email: string, h: Holdings): Html {
-  const table = (head: Html, rows: Html[]) => html`<div class="table-wrap"><table><thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table></div>`;
+  const table = (label: string, head: Html, rows: Html[]) =>
+    html`<div class="table-wrap"${scrollBox(label)}><table><thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table></div>`;
   return html`<section class="panel">
 <div class="panel-head"><h2>Licences</h2></div>
 ${
   h.licences.length === 0
     ? emptyState("No licences", "One-time purchases of this tool, or of a bundle that includes it, appear here.")
     : table(
+        "Licences",
         html`<th>Licence</th><th>State</th><th>Plan</th><th>Bought</th><th class="num">Amount</th><th>Kind</th><th><span class="sr-only">Actions</span></th>`,
         h.licences.map((l) => licenceRow(frame, tool, email, l)),
       )
@@ -311,6 +316,7 @@ ${
   h.subscriptions.length === 0
     ? emptyState("No subscriptions", "Subscriptions to this tool, or to a bundle that includes it, appear here.")
     : table(
+        "Subscriptions",
         html`<th>Subscription</th><th>Status</th><th>Plan</th><th>Period</th><th>Kind</th><th><span class="sr-only">Actions</span></th>`,
         h.subscriptions.map((s) => subscriptionRow(frame, tool, email, s)),
       )
@@ -321,7 +327,7 @@ ${
 ${
   h.devices.length === 0
     ? emptyState("No devices", "Devices appear once the customer signs in to the tool or activates it.")
-    : table(html`<th>Name</th><th>Platform</th><th>State</th><th>Last active</th><th>Added</th>`, h.devices.map(deviceRow))
+    : table("Devices", html`<th>Name</th><th>Platform</th><th>State</th><th>Last active</th><th>Added</th>`, h.devices.map(deviceRow))
 }
 </section>`;
 }

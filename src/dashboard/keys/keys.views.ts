@@ -12,6 +12,7 @@ import {
   fieldErrorNotice,
   notice,
   pageHeading,
+  scrollBox,
   sectionPath,
   time,
 } from "../shared/layout.js";
@@ -62,7 +63,7 @@ export function keysView(frame: Frame, keys: KeySummary[], options: { revoked?: 
           `No ${env} keys yet`,
           html`Create one below and put it in your server's configuration. Your server sends it as <code>Authorization: Bearer wk_${env}_…</code> to ask whether a customer holds a tool.`,
         )
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap"${scrollBox("API keys")}><table>
 <thead><tr><th>Name</th><th>Key</th><th>Created</th><th>Last used</th><th><span class="sr-only">Actions</span></th></tr></thead>
 <tbody>${keys.map((key) => keyRow(frame, key))}</tbody>
 </table></div>`;

@@ -3,7 +3,7 @@ import type { WorkspaceUsage } from "../../limits/usage.service.js";
 import type { WebhookEndpoint } from "../../webhooks/webhook.schema.js";
 import type { Workspace } from "../../workspaces/workspace.types.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, emptyState, type Frame, formatCount, formatTime, pageHeading, sectionPath } from "../shared/layout.js";
+import { appPage, emptyState, type Frame, formatCount, formatTime, pageHeading, scrollBox, sectionPath } from "../shared/layout.js";
 import { endpointPath, endpointState, webhooksPath } from "../webhooks/webhooks.views.js";
 
 function passesCard(usage: WorkspaceUsage, workspace: Workspace): Html {
@@ -34,7 +34,7 @@ function keysCard(frame: Frame, keys: KeySummary[]): Html {
 }
 
 function usageTable(usage: WorkspaceUsage): Html {
-  return html`<div class="table-wrap"><table class="usage">
+  return html`<div class="table-wrap"${scrollBox("Today's usage")}><table class="usage">
 <thead><tr><th>Limit</th><th class="num">Used</th><th class="num">Of</th><th>Use</th><th>Starts again</th></tr></thead>
 <tbody>${usage.daily.map(
     (d) => html`<tr>
@@ -66,7 +66,7 @@ function troubledEndpoints(frame: Frame, endpoints: WebhookEndpoint[]): Html {
   if (endpoints.length === 0) return html``;
   return html`<section class="panel">
 <div class="panel-head"><h2>Webhook endpoints that need attention</h2><p class="panel-sub">Events are not reaching them. <a href="${webhooksPath(frame)}">All endpoints</a></p></div>
-<div class="table-wrap"><table>
+<div class="table-wrap"${scrollBox("Webhook endpoints that need attention")}><table>
 <thead><tr><th>Endpoint</th><th>State</th><th><span class="sr-only">Open</span></th></tr></thead>
 <tbody>${endpoints.map(
     (e) => html`<tr>

@@ -11,6 +11,7 @@ import {
   fieldErrorNotice,
   notice,
   pageHeading,
+  scrollBox,
   sectionPath,
   time,
 } from "../shared/layout.js";
@@ -33,7 +34,7 @@ export function ownersView(frame: Frame, page: OwnersPage): Html {
   const only = page.owners.length === 1;
   const flash = page.flash ?? {};
   const form = page.form ?? {};
-  const owners = html`<div class="table-wrap"><table>
+  const owners = html`<div class="table-wrap"${scrollBox("Owners")}><table>
 <thead><tr><th>Address</th><th>Owner since</th><th><span class="sr-only">Actions</span></th></tr></thead>
 <tbody>${page.owners.map(
     (o) => html`<tr>
@@ -46,7 +47,7 @@ export function ownersView(frame: Frame, page: OwnersPage): Html {
   const invitations =
     page.invitations.length === 0
       ? emptyState("No open invitations", "Invite a co-owner below: they get a mail, and accept by signing in with that address.")
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap"${scrollBox("Open invitations")}><table>
 <thead><tr><th>Address</th><th>Invited</th><th>Expires</th><th><span class="sr-only">Actions</span></th></tr></thead>
 <tbody>${page.invitations.map(
           (i) => html`<tr>

@@ -1,6 +1,6 @@
 import type { OwnerSessionListItem } from "../../owners/owner-sessions.service.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, csrfField, DASHBOARD, emptyState, type Frame, notice, pageHeading, time } from "../shared/layout.js";
+import { appPage, csrfField, DASHBOARD, emptyState, type Frame, notice, pageHeading, scrollBox, time } from "../shared/layout.js";
 
 export const SESSIONS_PATH = `${DASHBOARD}/sessions`;
 
@@ -48,7 +48,7 @@ function sessionRow(frame: Frame, s: OwnerSessionListItem): Html {
 
 export function sessionsView(frame: Frame, sessions: OwnerSessionListItem[], flash: { ended?: number } = {}): Html {
   const others = sessions.filter((s) => !s.current).length;
-  const table = html`<div class="table-wrap"><table>
+  const table = html`<div class="table-wrap"${scrollBox("Sessions")}><table>
 <thead><tr><th>Browser</th><th>Address</th><th>Signed in</th><th>Last seen</th><th><span class="sr-only">Actions</span></th></tr></thead>
 <tbody>${sessions.map((s) => sessionRow(frame, s))}</tbody>
 </table></div>`;

@@ -98,23 +98,51 @@ function envSwitch(frame: Frame): Html {
   return html`<nav class="env-switch" aria-label="Environment">${link("test", "Test")}${link("live", "Live")}</nav>`;
 }
 
+const SECTION_LABELS: Record<Section, string> = {
+  overview: "Overview",
+  customers: "Customers",
+  tools: "Tools and plans",
+  bundles: "Bundles",
+  stripe: "Stripe",
+  keys: "API keys",
+  webhooks: "Webhooks",
+  events: "Events",
+  owners: "Owners",
+  audit: "Audit log",
+  sessions: "Sessions",
+};
+
+/*
+ * The side navigation inside a <details>: on a phone it folds behind a "Menu" button (it
+ * filled the whole first screen), with no script; on a wider screen the stylesheet hides
+ * the button and shows the navigation whether the <details> is open or not
+ * (`::details-content`; a browser without it shows the button there too, which still works).
+ */
 function sideNav(frame: Frame): Html {
-  const item = (section: Section, label: string, href: string | null) =>
-    href === null ? html`` : html`<li><a href="${href}"${frame.section === section ? html` aria-current="page"` : ""}>${label}</a></li>`;
+  return html`<details class="nav-menu">
+<summary><span class="nav-menu-label">Menu</span> <span class="nav-menu-here">${SECTION_LABELS[frame.section]}</span></summary>
+${sideNavList(frame)}
+</details>`;
+}
+
+function sideNavList(frame: Frame): Html {
+  const item = (section: Section, href: string) =>
+    html`<li><a href="${href}"${frame.section === section ? html` aria-current="page"` : ""}>${SECTION_LABELS[section]}</a></li>`;
   const here = frame.current;
   return html`<nav class="side" aria-label="Dashboard">
 <ul>
-${item("overview", "Overview", here ? sectionPath(here.workspace.slug, here.env, "overview") : DASHBOARD)}
-${here ? item("customers", "Customers", sectionPath(here.workspace.slug, here.env, "customers")) : ""}
+${item("overview", here ? sectionPath(here.workspace.slug, here.env, "overview") : DASHBOARD)}
+${here ? item("customers", sectionPath(here.workspace.slug, here.env, "customers")) : ""}
 </ul>
 ${
   here
-    ? html`<p class="side-heading">Catalogue</p><ul>${item("tools", "Tools and plans", sectionPath(here.workspace.slug, here.env, "tools"))}${item("bundles", "Bundles", sectionPath(here.workspace.slug, here.env, "bundles"))}</ul>
-<p class="side-heading">Configure</p><ul>${item("stripe", "Stripe", sectionPath(here.workspace.slug, here.env, "stripe"))}${item("keys", "API keys", sectionPath(here.workspace.slug, here.env, "keys"))}${item("webhooks", "Webhooks", sectionPath(here.workspace.slug, here.env, "webhooks"))}${item("events", "Events", sectionPath(here.workspace.slug, here.env, "events"))}${item("owners", "Owners", sectionPath(here.workspace.slug, here.env, "owners"))}</ul>`
+    ? html`<p class="side-heading">Catalogue</p><ul>${item("tools", sectionPath(here.workspace.slug, here.env, "tools"))}${item("bundles", sectionPath(here.workspace.slug, here.env, "bundles"))}</ul>
+<p class="side-heading">Configure</p><ul>${item("stripe", sectionPath(here.workspace.slug, here.env, "stripe"))}${item("keys", sectionPath(here.workspace.slug, here.env, "keys"))}${item("webhooks", sectionPath(here.workspace.slug, here.env, "webhooks"))}${item("events", sectionPath(here.workspace.slug, here.env, "events"))}${item("owners", sectionPath(here.workspace.slug, here.env, "owners"))}</ul>`
     : ""
 }
 <p class="side-heading">Account</p>
-<ul>${item("audit", "Audit log", `${DASHBOARD}/audit`)}${item("sessions", "Sessions", `${DASHBOARD}/sessions`)}</ul>
+<ul>${item("audit", `${DASHBOARD}/audit`)}${item("sessions", `${DASHBOARD}/sessions`)}</ul>
+<p class="side-who">Signed in as ${frame.email}</p>
 </nav>`;
 }
 
@@ -153,6 +181,13 @@ export function copyField(id: string, label: string, value: string): Html {
 <div class="copy-row"><input id="${id}" class="key-reveal" readonly value="${value}"><button type="button" class="button" data-copy="${id}" hidden>Copy</button></div>`;
 }
 
+/**
+ * The attributes of a table's box, which scrolls sideways when the table is wider than a
+ * phone: a keyboard reaches and scrolls it (tabindex), and a screen reader names the stop
+ * (WCAG 2.1.1; axe-core's scrollable-region-focusable).
+ */
+export const scrollBox = (label: string) => html` tabindex="0" role="region" aria-label="${label}"`;
+
 export const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}">`;
 
 /** A page's title row, with an optional line under it. */
@@ -181,6 +216,20 @@ export function fieldErrorNotice(fieldId: string, error: string | null | undefin
 export function fieldErrorAttributes(fieldId: string, error: string | null | undefined, options: { autofocus?: boolean } = {}): Html {
   const focus = error || options.autofocus ? html` autofocus` : "";
   return error ? html` aria-invalid="true" aria-describedby="${errorIdOf(fieldId)}"${focus}` : html`${focus}`;
+}
+
+/**
+ * A form's refusal, tied to the field it names: `fieldIds` maps the use case's `param`
+ * (the error catalogue's, as the API answers it) to the id of the form's field. A refusal
+ * naming no field of the form is a notice at its top, as before.
+ */
+export function formError(error: string | undefined, param: string | undefined, fieldIds: Record<string, string>) {
+  const field = error && param !== undefined ? (fieldIds[param] ?? null) : null;
+  return {
+    notice: !error ? html`` : field ? fieldErrorNotice(field, error) : notice("error", error),
+    /** The attributes of the field `id`: marked, described and focused when it is the one refused. */
+    on: (id: string) => fieldErrorAttributes(id, id === field ? error : null),
+  };
 }
 
 export function emptyState(title: string, body: Html | string): Html {

@@ -13,7 +13,7 @@ import { findReconcile, listReconciles, startReconcile } from "../../stripe/stri
 import { confirmCodeView, passCodeGate } from "../shared/fresh-code.js";
 import { html } from "../shared/html.js";
 import { type WorkspacePage, workspacePage } from "../shared/owner-context.js";
-import { fieldError, sendPage } from "../shared/page.js";
+import { fieldRefusal, sendPage } from "../shared/page.js";
 import { formField } from "../shared/security.js";
 import { reconcilePanel } from "./reconcile.views.js";
 import { confirmSecretKeyView, disconnectView, type SecretsForm, stripePath, stripeView } from "./stripe.views.js";
@@ -61,8 +61,9 @@ export async function stripeRoutes(app: FastifyInstance, options: { services: Se
       started.done.catch((error: unknown) => request.log.warn({ err: error, reconcile: started.id }, "a reconcile with Stripe failed"));
       return reply.redirect(`${stripePath(page.frame)}?run=${started.id}#reconcile`, 303);
     } catch (error) {
-      const message = fieldError(error);
-      if (message === null) throw error;
+      const refusal = fieldRefusal(error);
+      if (refusal === null) throw error;
+      const message = refusal.error;
       return sendPage(reply, 400, await render(page, { reconcileError: message }));
     }
   });
@@ -88,9 +89,9 @@ export async function stripeRoutes(app: FastifyInstance, options: { services: Se
       await connectStripe(services, input, session.actor);
       return reply.redirect(`${stripePath(page.frame)}?done=connected`, 303);
     } catch (error) {
-      const message = fieldError(error);
-      if (message === null) throw error;
-      return sendPage(reply, 400, await render(page, { form: { error: message } }));
+      const refusal = fieldRefusal(error);
+      if (refusal === null) throw error;
+      return sendPage(reply, 400, await render(page, { form: refusal }));
     }
   });
 

@@ -1,7 +1,7 @@
 import type { Env } from "../../db/schema.js";
 import type { StripeStatus } from "../../stripe/stripe-account.service.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, copyField, csrfField, emptyState, envBadge, type Frame, notice, pageHeading, sectionPath, time } from "../shared/layout.js";
+import { appPage, copyField, csrfField, emptyState, envBadge, type Frame, formError, notice, pageHeading, sectionPath, time } from "../shared/layout.js";
 
 export const stripePath = (frame: Frame) => {
   const here = frame.current;
@@ -14,18 +14,20 @@ const mode = (env: Env) => (env === "test" ? "test mode" : "live mode");
 export interface SecretsForm {
   webhookSecret?: string;
   error?: string;
+  errorParam?: string;
 }
 
 /** The form for the secrets. What was typed is never sent back in it (a secret key least of all), only the error. */
 function secretsForm(frame: Frame, env: Env, form: SecretsForm, label: string): Html {
+  const error = formError(form.error, form.errorParam, { "webhook-secret": "webhook_secret", "secret-key": "secret_key" });
   return html`<form method="post" action="${stripePath(frame)}" class="stack" autocomplete="off">
 ${csrfField(frame.csrf)}
-${form.error ? notice("error", form.error) : ""}
+${error.notice}
 <div class="field"><label for="webhook_secret">Signing secret of the endpoint</label>
-<input id="webhook_secret" name="webhook_secret" required spellcheck="false" placeholder="whsec_…">
+<input id="webhook_secret"${error.on("webhook_secret")} name="webhook_secret" required spellcheck="false" placeholder="whsec_…">
 <p class="hint">On the endpoint's page in Stripe: Signing secret › Reveal.</p></div>
 <div class="field"><label for="secret_key">Secret key <span class="muted">(optional)</span></label>
-<input id="secret_key" name="secret_key" type="password" autocomplete="off" spellcheck="false" placeholder="sk_${env}_… or rk_${env}_…">
+<input id="secret_key"${error.on("secret_key")} name="secret_key" type="password" autocomplete="off" spellcheck="false" placeholder="sk_${env}_… or rk_${env}_…">
 <p class="hint">Lets your buy button open Stripe Checkout, and sends the refunds and cancellations you make here to Stripe. A restricted key needs write access to Checkout Sessions, Refunds and Subscriptions.</p></div>
 <p class="hint">We email you a code to confirm the secrets before they are stored.</p>
 <div class="row"><button class="button primary" type="submit">${label}</button></div>

@@ -1,6 +1,6 @@
 import type { Delivery, WebhookEndpoint, WebhookEvent } from "../../webhooks/webhook.schema.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, emptyState, envBadge, type Frame, notice, pageHeading, time } from "../shared/layout.js";
+import { appPage, emptyState, envBadge, type Frame, notice, pageHeading, scrollBox, time } from "../shared/layout.js";
 import { deliveriesTable, deliveryPath, deliveryStatus, type EventTypeChoice, endpointPath, eventPath, eventsPath, lastAnswer } from "./webhooks.views.js";
 
 function tabs(frame: Frame, on: "events" | "deliveries"): Html {
@@ -39,7 +39,7 @@ export function eventsView(
           filter.type ? `No ${filter.type} events` : filter.within ? "No events in this time" : "No events yet",
           "Events appear here as customers buy, subscribe, refund and dispute; send a test event from a webhook endpoint to see one now.",
         )
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap"${scrollBox("Events")}><table>
 <thead><tr><th>Event</th><th>Type</th><th>Created</th><th><span class="sr-only">Open</span></th></tr></thead>
 <tbody>${input.events.map(
           (e) => html`<tr>
@@ -121,7 +121,7 @@ export function eventView(
   const deliveries =
     input.deliveries.length === 0
       ? emptyState("Delivered nowhere", "No endpoint listened for this event's type when it happened.")
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap"${scrollBox("Deliveries of this event")}><table>
 <thead><tr><th>Endpoint</th><th>Status</th><th>Attempts</th><th>Last answer</th><th><span class="sr-only">Open</span></th></tr></thead>
 <tbody>${input.deliveries.map(
           (d) => html`<tr>
@@ -149,7 +149,7 @@ ${deliveries}
 </section>
 <section class="panel">
 <div class="panel-head"><h2>Payload</h2><span class="panel-sub">the JSON body every endpoint received, indented for reading</span></div>
-<pre class="payload">${pretty}</pre>
+<pre class="payload" tabindex="0">${pretty}</pre>
 </section>`,
   );
 }

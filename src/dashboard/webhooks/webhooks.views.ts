@@ -12,6 +12,7 @@ import {
   formatCount,
   notice,
   pageHeading,
+  scrollBox,
   sectionPath,
   time,
 } from "../shared/layout.js";
@@ -114,7 +115,7 @@ export function endpointsView(
           `No ${env} endpoints yet`,
           "Add the URL of your server below: Warden sends it a signed POST for every event you choose, and retries for 3 days when it fails.",
         )
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap"${scrollBox("Webhook endpoints")}><table>
 <thead><tr><th>URL</th><th>Events</th><th>State</th><th>Last success</th><th><span class="sr-only">Open</span></th></tr></thead>
 <tbody>${endpoints.map(
           (e) => html`<tr${e.enabled ? "" : html` class="is-revoked"`}>
@@ -262,7 +263,7 @@ export function deliveriesTable(
     const url = urls?.get(d.endpoint);
     return url === undefined ? html`<td><code>${d.endpoint}</code></td>` : html`<td><a class="url" href="${endpointPath(frame, d.endpoint)}">${url}</a></td>`;
   };
-  return html`<div class="table-wrap"><table>
+  return html`<div class="table-wrap"${scrollBox("Deliveries")}><table>
 <thead><tr><th>Event</th>${urls ? html`<th>Endpoint</th>` : ""}<th>Status</th><th>Attempts</th><th>Last answer</th><th>Created</th><th><span class="sr-only">Open</span></th></tr></thead>
 <tbody>${deliveries.map(
     (d) => html`<tr>
@@ -456,7 +457,7 @@ ${
     : html`<span class="badge ${a.status_code >= 200 && a.status_code < 300 ? "badge-ok" : "badge-failing"}">HTTP ${a.status_code}</span>`
 }
 </div>
-${a.response_body === null || a.response_body === "" ? html`<p class="muted">No answer body.</p>` : html`<pre class="payload">${a.response_body}</pre>`}
+${a.response_body === null || a.response_body === "" ? html`<p class="muted">No answer body.</p>` : html`<pre class="payload" tabindex="0">${a.response_body}</pre>`}
 </li>`,
         )}</ol>`;
   const canResend = endpoint?.enabled === true;

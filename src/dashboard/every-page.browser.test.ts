@@ -1,0 +1,347 @@
+// Every dashboard page in a real browser at a phone's width (390 px) and a laptop's
+// (1280 px), over a workspace with something on every page: no page wider than the
+// screen, no serious or critical violation that axe-core finds (WCAG 2.2 AA and its best
+// practices), every control reachable where it is drawn (nothing covers its centre) and,
+// on the phone, at least 44 px each way; no breach of the content-security policy. One
+// browser, one context per width, the pages in one loop. WARDEN_SCREENSHOTS=<folder>
+// saves each page at both widths.
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
+import { after, describe, test } from "node:test";
+import type { AxeResults } from "axe-core";
+import type { Page } from "playwright-core";
+import { buildApp } from "../app.js";
+import { DAY_MS, toIso } from "../clock.js";
+import { importNdjson } from "../import/import.service.js";
+import { createOwnerLoginLink } from "../owners/owner-sign-in.service.js";
+import { launchChromium, shoot, watchPolicy } from "../test-support/browser.js";
+import { dashboardServices, readCode } from "../test-support/dashboard.js";
+import { seedCatalogue, testApi } from "../test-support/harness.js";
+import { connectTestStripe, paymentSession, sendStripeEvent, stripeEvent } from "../test-support/stripe.js";
+import { answer, emitExample, startReceiver, testWorker } from "../test-support/webhooks.js";
+import { inviteOwner } from "../workspaces/workspace-owners.service.js";
+
+const TIMEOUT_MS = 180_000;
+const WIDTHS = [390, 1280] as const;
+/** A phone's targets: Apple's and WCAG 2.5.5's 44 CSS px (2.5.8, the AA minimum, asks 24). */
+const TAP_PX = 44;
+const AXE_SOURCE = readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/** A page to check: opened by its address, or reached by what `open` does from the page before. */
+type Visit = { name: string; path: string } | { name: string; open: (page: Page) => Promise<void> };
+
+/** What the page says of itself, measured in the browser. */
+interface Layout {
+  pageWidth: number;
+  viewportWidth: number;
+  /** Elements that reach past the screen's right edge, when the page is wider than it. */
+  overflowing: string[];
+  /** Controls whose centre, scrolled into view, hits another element. */
+  covered: string[];
+  /** Controls smaller than the tap target (checked only when asked). */
+  small: string[];
+}
+
+/*
+ * Runs in the page (serialised by playwright, so self-contained, and written against the
+ * few DOM members it uses: the tests' own types know no DOM). A link inside a sentence is
+ * exempt from the size rule, as WCAG 2.5.8 exempts it; a checkbox or radio is measured by
+ * its label, which is what a finger taps.
+ */
+function measureLayout(minTap: number): Layout {
+  interface Box {
+    left: number;
+    top: number;
+    width: number;
+    height: number;
+  }
+  interface El {
+    tagName: string;
+    outerHTML: string;
+    textContent: string | null;
+    parentElement: El | null;
+    getAttribute(name: string): string | null;
+    getBoundingClientRect(): Box;
+    checkVisibility(options: { visibilityProperty: boolean; contentVisibilityAuto: boolean }): boolean;
+    scrollIntoView(options: { block: string; inline: string }): void;
+    contains(other: El | null): boolean;
+    closest(selector: string): El | null;
+    matches(selector: string): boolean;
+  }
+  const w = globalThis as unknown as {
+    innerWidth: number;
+    document: {
+      documentElement: { scrollWidth: number; clientWidth: number };
+      querySelectorAll(s: string): ArrayLike<El>;
+      elementFromPoint(x: number, y: number): El | null;
+    };
+    getComputedStyle(el: El): { display: string; visibility: string };
+    scrollTo(x: number, y: number): void;
+  };
+  const doc = w.document;
+  const pageWidth = doc.documentElement.scrollWidth;
+  const viewportWidth = doc.documentElement.clientWidth;
+  const overflowing: string[] = [];
+  if (pageWidth > viewportWidth) {
+    for (const el of Array.from(doc.querySelectorAll("body *"))) {
+      const right = el.getBoundingClientRect().left + el.getBoundingClientRect().width;
+      if (right > viewportWidth + 0.5 && overflowing.length < 5) overflowing.push(`${Math.round(right)} px: ${el.outerHTML.slice(0, 100)}`);
+    }
+  }
+  const covered: string[] = [];
+  const small: string[] = [];
+  // No helper functions in here: tsx names them with a helper the page does not have.
+  for (const el of Array.from(doc.querySelectorAll("a[href], button, input:not([type=hidden]), select, textarea, summary"))) {
+    // Not drawn (display: none, visibility: hidden, or inside a closed <details>), or the skip link, off screen until focused.
+    if (!el.checkVisibility({ visibilityProperty: true, contentVisibilityAuto: true }) || el.matches(".skip-link")) continue;
+    const target = el.matches("input[type=checkbox], input[type=radio]") ? (el.closest("label") ?? el) : el;
+    target.scrollIntoView({ block: "center", inline: "center" });
+    const box = target.getBoundingClientRect();
+    const hit = doc.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+    const what = el.outerHTML.slice(0, 120);
+    if (!(hit && (target.contains(hit) || hit.contains(target)))) covered.push(`${what} under ${hit ? hit.outerHTML.slice(0, 120) : "nothing"}`);
+    const parentText = (el.parentElement?.textContent ?? "").trim();
+    const inSentence = el.tagName === "A" && w.getComputedStyle(el).display === "inline" && parentText !== (el.textContent ?? "").trim();
+    if (minTap > 0 && !inSentence && (box.width < minTap - 0.5 || box.height < minTap - 0.5)) {
+      small.push(`${Math.round(box.width)}×${Math.round(box.height)} ${what}`);
+    }
+  }
+  w.scrollTo(0, 0);
+  return { pageWidth, viewportWidth, overflowing, covered, small };
+}
+
+/** axe-core's serious and critical violations of the page, one line each. */
+async function axeViolations(page: Page): Promise<string[]> {
+  // Evaluated through the DevTools protocol, which the page's policy (no inline script) does not govern.
+  await page.evaluate(await AXE_SOURCE);
+  const results = await page.evaluate(() => (globalThis as unknown as { axe: { run(): Promise<AxeResults> } }).axe.run());
+  return results.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id} (${v.impact}): ${v.help}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+}
+
+// SQLite only: what this checks is drawn by the templates and the stylesheet, the same over
+// either engine, and every page's storage is tested on both by the pages' own tests and
+// the journeys (dashboard.browser.test.ts); both engines would double a run of about a minute.
+describe("every dashboard page at 390 and 1280 px", () => {
+  test("fits the screen, passes axe-core, every control reachable and, on a phone, 44 px", { timeout: TIMEOUT_MS }, async () => {
+    const env = await dashboardServices("sqlite");
+    env.clock.set(Date.now());
+    const { services } = env;
+    const ws = await seedCatalogue(services);
+    const now = env.clock.now();
+    const customer = "ada.lovelace-with-a-long-address@example.com";
+    const lines = [
+      {
+        type: "licence",
+        email: customer,
+        tool: "tabmaster",
+        plan: "lifetime",
+        purchased_at: toIso(now - 40 * DAY_MS),
+        amount_cents: 4900,
+        currency: "eur",
+        payment_intent: "pi_pages1",
+      },
+      {
+        type: "licence",
+        email: customer,
+        bundle: "suite",
+        plan: "suite-lifetime",
+        purchased_at: toIso(now - 80 * DAY_MS),
+        amount_cents: 9900,
+        currency: "eur",
+        payment_intent: "pi_pages2",
+        seats: 5,
+      },
+      {
+        type: "subscription",
+        id: "sub_pages",
+        email: customer,
+        tool: "tabmaster",
+        plan: "monthly",
+        status: "active",
+        current_period_start: toIso(now - DAY_MS),
+        current_period_end: toIso(now + 29 * DAY_MS),
+      },
+      {
+        type: "device",
+        email: customer,
+        tool: "tabmaster",
+        name: "Ada's MacBook",
+        platform: "macos",
+        created_at: toIso(now - 30 * DAY_MS),
+        last_active_at: toIso(now - DAY_MS),
+      },
+      {
+        type: "licence",
+        email: "lapsed@example.com",
+        tool: "tabmaster",
+        status: "revoked",
+        purchased_at: toIso(now - 60 * DAY_MS),
+        amount_cents: 4900,
+        currency: "eur",
+        payment_intent: "pi_pages3",
+      },
+    ];
+    await importNdjson(services.db, services.clock, { workspace: ws.slug, env: "test", text: lines.map((l) => JSON.stringify(l)).join("\n") });
+
+    const receiver = await startReceiver(answer(500, '{"error":"down for maintenance"}', { "content-type": "application/json" }));
+    const app = await buildApp(services, { logger: false });
+    await app.listen({ host: "127.0.0.1", port: 0 });
+    after(() => app.close());
+    const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    const api = async (method: string, path: string, body?: unknown) => {
+      const response = await fetch(`${base}/api/v1${path}`, {
+        method,
+        headers: { authorization: `Bearer ${ws.testKey}`, ...(body ? { "content-type": "application/json" } : {}) },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+      assert.ok(response.ok, `${method} ${path}: ${response.status} ${await response.clone().text()}`);
+      return response.json() as Promise<Record<string, unknown>>;
+    };
+    await api("POST", "/tools/tabmaster/grants", { email: "grace@example.com", days: 30, note: "Speaker at a conference, thanked with a month" });
+    const { endpoint } = (await api("POST", "/webhooks/endpoints", { url: receiver.url })) as { endpoint: { id: string } };
+    const eventId = await emitExample(services, ws, { type: "purchase.completed" });
+    await testWorker(services).drain();
+    const deliveries = (await api("GET", `/webhooks/deliveries?event=${eventId}`)) as { data: { id: string }[] };
+    const delivery = deliveries.data[0]?.id;
+    assert.ok(delivery, "the example's delivery");
+
+    const stripeSecret = await connectTestStripe(services, ws);
+    const checkout = stripeEvent(
+      "checkout.session.completed",
+      paymentSession({ email: "buyer@example.com", metadata: { warden_tool: "tabmaster", warden_plan: "lifetime" }, now }),
+      { now },
+    );
+    assert.equal((await sendStripeEvent(await testApi(services), ws, stripeSecret, checkout, { now })).statusCode, 200);
+    await inviteOwner(services, { workspace: ws.slug, email: "co-owner@example.com", baseUrl: base });
+    const loginLink = await createOwnerLoginLink(services, { email: ws.ownerEmail });
+
+    const w = `/dashboard/w/${ws.slug}/test`;
+    const customerPage = `${w}/customers/tabmaster/${encodeURIComponent(customer)}`;
+    const signedOut: Visit[] = [
+      { name: "link", path: `/dashboard/sign-in/link/${loginLink.token}` },
+      { name: "sign-in", path: "/dashboard/sign-in" },
+      {
+        name: "sign-in-code",
+        open: async (page) => {
+          await page.fill("#email", ws.ownerEmail);
+          await page.click("button[type=submit]");
+          await page.waitForURL(`${base}/dashboard/sign-in/code`);
+        },
+      },
+    ];
+    const signedIn: Visit[] = [
+      { name: "overview", path: w },
+      { name: "overview-live", path: `/dashboard/w/${ws.slug}/live` },
+      { name: "customers", path: `${w}/customers` },
+      { name: "customers-not-entitled", path: `${w}/customers?tool=tabmaster&entitled=no` },
+      { name: "customers-search-error", path: `${w}/customers/search?tool=tabmaster&email=` },
+      { name: "customer", path: customerPage },
+      { name: "customer-not-found", path: `${w}/customers/tabmaster/nobody%40example.com` },
+      { name: "subscription-cancel", path: `${customerPage}/subscriptions/sub_pages/cancel` },
+      {
+        name: "refund-confirm",
+        open: async (page) => {
+          await page.goto(`${base}${customerPage}`);
+          await page.click("tr:has-text('49.00'):has-text('Active') >> button:has-text('Refund')");
+          await page.waitForSelector("#code");
+        },
+      },
+      { name: "tools", path: `${w}/tools` },
+      { name: "tool", path: `${w}/tools/tabmaster` },
+      { name: "plan", path: `${w}/tools/tabmaster/plans/monthly` },
+      { name: "plan-retire", path: `${w}/tools/tabmaster/plans/monthly/retire` },
+      { name: "bundles", path: `${w}/bundles` },
+      { name: "bundle", path: `${w}/bundles/suite` },
+      { name: "bundle-change", path: `${w}/bundles/suite/change?tool%3Atabmaster=on&tool%3Anotepad=on` },
+      { name: "stripe", path: `${w}/stripe` },
+      { name: "stripe-disconnect", path: `${w}/stripe/disconnect` },
+      { name: "owners", path: `${w}/owners` },
+      { name: "keys", path: `${w}/keys` },
+      {
+        name: "key-revoke",
+        open: async (page) => {
+          await page.goto(`${base}${w}/keys`);
+          await page.click("tbody a:has-text('Revoke')");
+          await page.waitForURL(/\/revoke$/);
+        },
+      },
+      {
+        name: "key-created",
+        open: async (page) => {
+          await page.goto(`${base}${w}/keys`);
+          await page.fill("#name", "Order system on the phone");
+          await page.click("form button[type=submit]:has-text('Create')");
+          await page.waitForSelector("#new-key");
+        },
+      },
+      {
+        name: "live-key-confirm",
+        open: async (page) => {
+          await page.goto(`${base}/dashboard/w/${ws.slug}/live/keys`);
+          await page.fill("#name", "Live server");
+          await page.click("form button[type=submit]:has-text('Create')");
+          await page.waitForSelector("#code");
+        },
+      },
+      { name: "webhooks", path: `${w}/webhooks` },
+      { name: "endpoint", path: `${w}/webhooks/${endpoint.id}` },
+      { name: "endpoint-recover", path: `${w}/webhooks/${endpoint.id}/recover?since=week` },
+      { name: "delivery", path: `${w}/webhooks/deliveries/${delivery}` },
+      { name: "events", path: `${w}/events` },
+      { name: "event", path: `${w}/events/${eventId}` },
+      { name: "deliveries", path: `${w}/events/deliveries` },
+      { name: "audit", path: "/dashboard/audit" },
+      { name: "sessions", path: "/dashboard/sessions" },
+      { name: "not-found", path: "/dashboard/no-such-page" },
+    ];
+
+    const browser = await launchChromium();
+    const problems: string[] = [];
+    try {
+      for (const width of WIDTHS) {
+        const context = await browser.newContext({ viewport: { width, height: 844 }, hasTouch: width < 600 });
+        const page = await context.newPage();
+        const violations = watchPolicy(page);
+        const check = async (visit: Visit) => {
+          if ("path" in visit) await page.goto(`${base}${visit.path}`);
+          else await visit.open(page);
+          const where = `${visit.name} at ${width} px (${new URL(page.url()).pathname})`;
+          await shoot(page, `pages-${width}-${visit.name}`);
+          const layout = await page.evaluate(measureLayout, width < 600 ? TAP_PX : 0);
+          if (layout.pageWidth > layout.viewportWidth)
+            problems.push(`${where}: ${layout.pageWidth} px wide in a ${layout.viewportWidth} px screen: ${layout.overflowing.join("; ")}`);
+          for (const c of layout.covered) problems.push(`${where}: covered: ${c}`);
+          for (const s of layout.small) problems.push(`${where}: under ${TAP_PX} px: ${s}`);
+          for (const v of await axeViolations(page)) problems.push(`${where}: ${v}`);
+        };
+        for (const visit of signedOut) await check(visit);
+        await page.fill("#code", await readCode(env.dataDir, ws.ownerEmail));
+        await page.click("form.stack button[type=submit]");
+        await page.waitForURL(`${base}${w}`);
+        // The navigation: behind its Menu button on the phone, opened by a tap; always shown on the laptop, with no button.
+        const menu = page.locator(".nav-menu > summary");
+        const webhooksLink = page.locator(".side a", { hasText: "Webhooks" });
+        if (width < 600) {
+          assert.equal(await webhooksLink.isVisible(), false, "the navigation is folded on a phone");
+          await menu.tap();
+          await shoot(page, "pages-390-menu-open", { fullPage: false });
+          await webhooksLink.tap();
+        } else {
+          assert.equal(await menu.isVisible(), false, "no Menu button on a wide screen");
+          await webhooksLink.click();
+        }
+        await page.waitForURL(`${base}${w}/webhooks`);
+        for (const visit of signedIn) await check(visit);
+        problems.push(...violations.map((v) => `at ${width} px: ${v}`));
+        await context.close();
+      }
+    } finally {
+      await browser.close();
+    }
+    assert.deepEqual(problems, []);
+  });
+});
