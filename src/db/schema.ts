@@ -457,6 +457,15 @@ export interface MailOutboxTable {
   sent_at: number | null;
 }
 
+/** A person whose access may have changed, written with the change (migration 026): the feed of client/access-watch.ts. */
+export interface AccessChangesTable {
+  seq: Generated<number>;
+  workspace_id: string;
+  env: Env;
+  person_id: string;
+  changed_at: number;
+}
+
 export interface Database {
   owners: OwnersTable;
   workspaces: WorkspacesTable;
@@ -494,4 +503,5 @@ export interface Database {
   audit_log: AuditLogTable;
   owner_invitations: OwnerInvitationsTable;
   mail_outbox: MailOutboxTable;
+  access_changes: AccessChangesTable;
 }

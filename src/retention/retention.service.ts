@@ -5,6 +5,7 @@ import { IDEMPOTENCY_WINDOW_MS } from "../grants/grant.service.js";
 import type { Services } from "../services.js";
 import {
   checkpointLog,
+  deleteAccessChanges,
   deleteIdempotencyKeys,
   deleteSettledDeliveries,
   deleteSignInCodes,
@@ -22,6 +23,7 @@ export interface Pruned {
   idempotencyKeys: number;
   signInCodes: number;
   counters: number;
+  accessChanges: number;
 }
 
 interface PruneOptions {
@@ -62,6 +64,10 @@ const SIGN_IN_CODES_KEPT_MS = DAY_MS;
 // Windows close at the same instant for every process only as far as their clocks
 // agree: an hour's margin keeps a window that one process still counts in.
 const COUNTERS_KEPT_MS = 60 * 60_000;
+// The access-change feed is read within seconds of each write (client/access-watch.ts);
+// an hour covers a reader's longest gap wait many times over, and a restarted reader
+// starts from the feed's end, not from what is kept.
+const ACCESS_CHANGES_KEPT_MS = 60 * 60_000;
 
 // A run that found the database unreachable is tried again after this, not a whole
 // interval later: what it left is deleted by the next run either way.
@@ -81,7 +87,7 @@ export async function pruneExpired(services: Pick<Services, "db" | "clock" | "co
   const { db, config } = services;
   const now = services.clock.now();
   const retainedFrom = config.retentionDays > 0 ? now - config.retentionDays * DAY_MS : null;
-  const pruned: Pruned = { deliveries: 0, events: 0, stripeEvents: 0, idempotencyKeys: 0, signInCodes: 0, counters: 0 };
+  const pruned: Pruned = { deliveries: 0, events: 0, stripeEvents: 0, idempotencyKeys: 0, signInCodes: 0, counters: 0, accessChanges: 0 };
 
   const inBatches = async (what: keyof Pruned, batch: (limit: number) => Promise<number>) => {
     for (;;) {
@@ -110,6 +116,7 @@ export async function pruneExpired(services: Pick<Services, "db" | "clock" | "co
   await inBatches("idempotencyKeys", (limit) => deleteIdempotencyKeys(db, now - IDEMPOTENCY_WINDOW_MS, limit));
   await inBatches("signInCodes", (limit) => deleteSignInCodes(db, now - SIGN_IN_CODES_KEPT_MS, limit));
   await inBatches("counters", (limit) => deleteSpentCounters(db, now - COUNTERS_KEPT_MS, limit));
+  await inBatches("accessChanges", (limit) => deleteAccessChanges(db, now - ACCESS_CHANGES_KEPT_MS, limit));
   return pruned;
 }
 
