@@ -290,7 +290,7 @@ for (const dialect of DIALECTS) {
       recording = true;
       await pruneExpired(services, NOW_OPTIONS);
       recording = false;
-      assert.equal(statements.size, dialect === "sqlite" ? 7 : 6);
+      assert.equal(statements.size, dialect === "sqlite" ? 8 : 7);
       const scans: string[] = [];
       if (dialect === "sqlite") {
         for (const [text, parameters] of statements) {
