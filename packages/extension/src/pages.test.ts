@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { describe, test } from "node:test";
 import { FakeClock, fakeAlarms, fakeRuntime, fakeWarden, settle, sharedStorage, TARGET, until } from "../test-support/fakes.js";
-import { type AccessState, createWarden, type Identity, type Runtime, WardenError, type WardenOptions } from "./index.js";
+import { type AccessState, createWarden, type Identity, type Runtime, type WardenError, type WardenOptions } from "./index.js";
 
 const URL_ = "http://warden.test";
 const EXTENSION = "chrome-extension://abcdefghijklmnopabcdefghijklmnop";
@@ -161,7 +161,10 @@ describe("openPaymentPage, openTrialPage, openManagePage", () => {
     await until(() => seen.at(-1)?.entitled === true, "onAccessChange with the purchase");
     assert.equal(seen.at(-1)?.plan, "lifetime");
     await until(() => s.warden.waits.length === 1, "waiting on for later changes");
-    assert.equal(s.warden.waits[0]?.state, (await s.storage.area.get(`warden:${TARGET.workspace}:${TARGET.env}:${TARGET.tool}:access`) as { state: string }).state);
+    assert.equal(
+      s.warden.waits[0]?.state,
+      ((await s.storage.area.get(`warden:${TARGET.workspace}:${TARGET.env}:${TARGET.tool}:access`)) as { state: string }).state,
+    );
 
     // Nothing more within 30 minutes: the waits end and no new one starts.
     await s.clock.advance(30 * 60_000);
@@ -203,6 +206,7 @@ describe("openPaymentPage, openTrialPage, openManagePage", () => {
     await until(() => s.warden.waits.length === 1, "the long poll");
     s.warden.signedOut = true;
     s.warden.timeOut();
+    await s.clock.advance(5_000);
     await until(() => seen.at(-1)?.signedIn === false, "signed out at the next wait");
 
     await client.openManagePage();

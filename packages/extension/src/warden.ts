@@ -175,6 +175,7 @@ interface StoredHandOff {
 const HAND_OFF_MS = 15 * 60_000;
 // chrome.alarms fire at most every 30 s: how often a stopped service worker is woken to wait on again while a page is open.
 const WATCH_ALARM_MS = 30_000;
+const QUICK_ANSWER_MS = 5_000;
 
 const SIGNED_OUT: AccessState = Object.freeze({
   signedIn: false,
@@ -458,7 +459,12 @@ export function createWarden(options: WardenOptions): Warden {
             clientUrl(`${toolPath}/access/changes?state=${encodeURIComponent(kept?.state ?? "none")}`),
             { bearer: current.token },
           );
-          if (answer === null) continue;
+          if (answer === null) {
+            // A wait answered "no change" long before its time (a Warden closing, or one
+            // that lost its database) is not asked again at once: no loop of requests.
+            if (clock.now() - receivedAt < QUICK_ANSWER_MS) await new Promise<void>((resolve) => clock.setTimeout(resolve, QUICK_ANSWER_MS));
+            continue;
+          }
           await keep(answer, receivedAt);
           if (background) await reschedule();
           publish((await derive()).state);

@@ -262,10 +262,20 @@ export function fakeWarden(clock: { now(): number }): FakeWarden {
           const challenge = fake.codes.get(body.code);
           fake.codes.delete(body.code);
           if (!challenge || createHash("sha256").update(body.code_verifier).digest("base64url") !== challenge) {
-            return json(400, { error: { type: "invalid_request_error", message: "That code is unknown, used, expired, or not this verifier's.", param: "code" } });
+            return json(400, {
+              error: { type: "invalid_request_error", message: "That code is unknown, used, expired, or not this verifier's.", param: "code" },
+            });
           }
           fake.signedOut = false;
-          const device = { id: "dev_1", tool: TARGET.tool, name: body.device.name, platform: body.device.platform, created_at: "", last_active_at: null, current: true };
+          const device = {
+            id: "dev_1",
+            tool: TARGET.tool,
+            name: body.device.name,
+            platform: body.device.platform,
+            created_at: "",
+            last_active_at: null,
+            current: true,
+          };
           return json(200, { token: deviceToken, email: "ada@example.com", device });
         }
         case "GET /.well-known/jwks.json":
