@@ -142,6 +142,24 @@ describe("openSignInPage: the hosted sign-in page hands the device session to th
   });
 });
 
+describe("openSignInPage from a popup", () => {
+  test("the service worker runs the hand-off (a popup closes when the sign-in window opens), and the popup sees the result", async () => {
+    const s = setup();
+    const identity = fakeIdentity(async (url) => signInPage(s.warden, url));
+    const worker = s.make({ runtime: s.runtime, identity });
+    worker.startBackground();
+    const popup = s.make({ runtime: s.runtime, identity: null });
+    const signed = await popup.openSignInPage();
+    assert.equal(signed?.email, "ada@example.com");
+    assert.equal(identity.asked.length, 1, "the worker's chrome.identity opened the page");
+    assert.equal((await popup.access()).signedIn, true);
+
+    const refused = s.make({ runtime: s.runtime, identity: null });
+    identity.launchWebAuthFlow = async () => Promise.reject(new Error("The user did not approve access."));
+    await assert.rejects(refused.openSignInPage(), (error: WardenError) => /did not approve/.test(error.message));
+  });
+});
+
 describe("openPaymentPage, openTrialPage, openManagePage", () => {
   test("signed in: the page opens with a page ticket, and a purchase made there unlocks within the long poll's answer, no click", async () => {
     const s = setup();

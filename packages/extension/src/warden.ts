@@ -552,26 +552,40 @@ export function createWarden(options: WardenOptions): Warden {
     return openSession(answer, false);
   }
 
+  async function openSignIn(): Promise<SignedIn | null> {
+    const redirectUri = identity ? identity.getRedirectURL("warden") : (runtime?.getURL?.(options.callbackPage ?? "warden-signed-in.html") ?? null);
+    if (!redirectUri)
+      throw new WardenError("invalid_request_error", "No page to come back to: run in an extension, or pass `identity` (chrome.identity) to createWarden.");
+    const handOff: StoredHandOff = { verifier: randomToken(), state: randomToken(), redirectUri, startedAt: clock.now() };
+    await storage.set(HAND_OFF, handOff);
+    const url = pageUrl("sign-in", {
+      redirect_uri: redirectUri,
+      state: handOff.state,
+      code_challenge: await challengeOf(handOff.verifier),
+      code_challenge_method: "S256",
+    });
+    if (!identity) {
+      await openTab(url);
+      return null;
+    }
+    const back = await identity.launchWebAuthFlow({ url, interactive: true });
+    if (!back) throw new WardenError("invalid_request_error", "The sign-in window closed before the person signed in.");
+    return completeSignIn(back);
+  }
+
   return {
     async openSignInPage() {
-      const redirectUri = identity ? identity.getRedirectURL("warden") : (runtime?.getURL?.(options.callbackPage ?? "warden-signed-in.html") ?? null);
-      if (!redirectUri)
-        throw new WardenError("invalid_request_error", "No page to come back to: run in an extension, or pass `identity` (chrome.identity) to createWarden.");
-      const handOff: StoredHandOff = { verifier: randomToken(), state: randomToken(), redirectUri, startedAt: clock.now() };
-      await storage.set(HAND_OFF, handOff);
-      const url = pageUrl("sign-in", {
-        redirect_uri: redirectUri,
-        state: handOff.state,
-        code_challenge: await challengeOf(handOff.verifier),
-        code_challenge_method: "S256",
-      });
-      if (!identity) {
-        await openTab(url);
-        return null;
+      // A popup closes when the sign-in window takes the focus, and its promise with it:
+      // the service worker, which outlives it, runs the hand-off when there is one.
+      if (!background && runtime) {
+        let answer: { done?: SignedIn | null; failed?: string } | undefined;
+        try {
+          answer = (await runtime.sendMessage({ warden: prefix, openSignIn: true })) as typeof answer;
+        } catch {}
+        if (answer?.failed !== undefined) throw new WardenError("invalid_request_error", answer.failed);
+        if (answer && "done" in answer) return answer.done ?? null;
       }
-      const back = await identity.launchWebAuthFlow({ url, interactive: true });
-      if (!back) throw new WardenError("invalid_request_error", "The sign-in window closed before the person signed in.");
-      return completeSignIn(back);
+      return openSignIn();
     },
 
     completeSignIn(url) {
@@ -666,8 +680,15 @@ export function createWarden(options: WardenOptions): Warden {
         else if (alarm.name === WATCH_ALARM) void holdWatch().catch(() => {});
       });
       runtime?.onMessage.addListener((message, _sender, respond) => {
-        const asked = message as { warden?: unknown; fresh?: unknown; watch?: unknown } | null;
+        const asked = message as { warden?: unknown; fresh?: unknown; watch?: unknown; openSignIn?: unknown } | null;
         if (asked?.warden !== prefix) return undefined;
+        if (asked.openSignIn === true) {
+          openSignIn().then(
+            (done) => respond({ done }),
+            (error: unknown) => respond({ failed: error instanceof Error ? error.message : String(error) }),
+          );
+          return true;
+        }
         if (asked.watch === true) {
           void holdWatch().catch(() => {});
           respond(true);
