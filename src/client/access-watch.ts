@@ -30,9 +30,11 @@ export interface AccessWatchOptions {
   maxPages: number;
 }
 
-// 20,000 waiting devices took about 60 MB of heap in bench/access-waits.ts; the cap keeps a
-// flood of waits from taking the process's memory, and spreads them over processes.
-export const DEFAULT_ACCESS_WATCH_OPTIONS: AccessWatchOptions = { maxWaiters: 20_000, pollIntervalMs: 1_000, gapWaitMs: 10_000, batch: 1_000, maxPages: 20 };
+// 10,000 waiting devices took 222 MB more resident memory (117 MB more heap: a socket,
+// its request and reply, about 23 KB a wait in all) in bench/access-waits.ts. The library
+// waits only while a page it opened is open, so a process rarely holds many; the cap keeps
+// a flood of waits from taking the process's memory, and sends the rest elsewhere.
+export const DEFAULT_ACCESS_WATCH_OPTIONS: AccessWatchOptions = { maxWaiters: 10_000, pollIntervalMs: 1_000, gapWaitMs: 10_000, batch: 1_000, maxPages: 20 };
 // Positions looked for at once at most: a sequence that jumps far ahead is not a backlog to track.
 const MAX_GAPS = 1_000;
 // A process at its maximum asks clients to come back after about a wait's length.
