@@ -111,6 +111,7 @@ for (const dialect of DIALECTS) {
         await deliver(stripe, ws, secret, stripeEvent("checkout.session.completed", session, { now: clock.now() }), clock.now());
         await waitForState(popup, "unlocked", UNLOCK_WITHIN_MS);
         const unlockedAfter = Date.now() - paidAt;
+        if (process.env.WARDEN_SCREENSHOTS) console.log(`unlocked ${unlockedAfter} ms after the payment (${dialect})`);
         assert.ok(unlockedAfter < UNLOCK_WITHIN_MS, `unlocked ${unlockedAfter} ms after the payment`);
         assert.match((await popup.textContent("#detail")) ?? "", /by a licence \(lifetime\)/);
         await shoot(popup, `hosted-${dialect}-3-unlocked`, { fullPage: false });
