@@ -12,6 +12,7 @@ import { toIso } from "../clock.js";
 import { migrateToLatest, openStorage } from "../db/database.js";
 import { randomBase62 } from "../ids.js";
 import { importNdjson } from "../import/import.service.js";
+import { pruneExpired } from "../retention/retention.service.js";
 import type { Services } from "../services.js";
 import { clientCalls, DEVICE, testMailbox } from "../test-support/client.js";
 import { DIALECTS, seedCatalogue, seedWorkspace, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
@@ -267,6 +268,24 @@ for (const dialect of DIALECTS) {
       await watch.poll();
       assert.equal(await firstWoken, "changed", "the skipped position was looked for again");
       await watch.stop();
+    });
+
+    test("the feed is pruned an hour after its rows were written, never sooner", async () => {
+      const { services, clock } = await testServices(dialect);
+      const ws = await seedWorkspace(services);
+      const api = await testApi(services);
+      const grant = (email: string) => api.request({ method: "POST", url: `/api/v1/tools/${ws.tool}/grants`, key: ws.testKey, payload: { email, days: 1 } });
+      const rows = () => services.db.selectFrom("access_changes").select("changed_at").where("workspace_id", "=", ws.workspaceId).execute();
+      assert.equal((await grant(`old-${ws.slug}@example.com`)).statusCode, 201);
+      clock.advance(30 * 60_000);
+      assert.equal((await grant(`new-${ws.slug}@example.com`)).statusCode, 201);
+      assert.equal((await rows()).length, 2);
+      clock.advance(30 * 60_000 + 1);
+      await pruneExpired(services, { batchSize: 500, pauseMs: 0, pauseFactor: 0 });
+      assert.deepEqual(
+        (await rows()).map((r) => Number(r.changed_at)),
+        [clock.now() - 30 * 60_000 - 1],
+      );
     });
 
     test("a database that stops answering ends the waits with no change, and the loop goes on", async () => {
