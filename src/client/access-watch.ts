@@ -160,16 +160,9 @@ export class AccessWatch {
     if (waiters?.size === 0) this.byPerson.delete(waiter.personId);
   }
 
-  /** Wakes the waiters of these people (a change this process made, or the feed read). */
-  wakePeople(personIds: Iterable<string>): number {
-    let woken = 0;
-    for (const personId of personIds) {
-      for (const waiter of this.byPerson.get(personId) ?? []) {
-        waiter.wake();
-        woken += 1;
-      }
-    }
-    return woken;
+  /** Wakes the waiters of the people the feed named: each checks its own access once. */
+  private wakePeople(personIds: Iterable<string>): void {
+    for (const personId of personIds) for (const waiter of this.byPerson.get(personId) ?? []) waiter.wake();
   }
 
   /**
