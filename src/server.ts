@@ -66,6 +66,8 @@ export async function startServer(config: Readonly<Config>, report: (line: strin
     unsubscribeMail();
     workerStopped = worker?.stop();
     mailStopped = mailSender.stop();
+    // Devices waiting for an access change are answered "no change" now, not at the end of their wait.
+    await services.accessWatch.stop();
   });
   // Resources are released in reverse order: stop sending and pruning, then close the database.
   app.addHook("onClose", async () => {
@@ -109,6 +111,7 @@ export async function startServer(config: Readonly<Config>, report: (line: strin
   mailSender.start();
   pruner.start();
   reconciler?.start();
+  services.accessWatch.start();
   const summary = startSummary(config, (app.server.address() as AddressInfo).port);
   app.log.info(summary.info);
   for (const warning of summary.warnings) app.log.warn(warning);

@@ -3,6 +3,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Actor, ActorOrigin } from "./audit/audit.store.js";
 import type { Principal } from "./auth/key.service.js";
+import { AccessWatch } from "./client/access-watch.js";
 import type { Clock } from "./clock.js";
 import type { Config } from "./config.js";
 import { type Db, type Dialect, migrateToLatest, openStorage, type Storage } from "./db/database.js";
@@ -35,6 +36,8 @@ export interface Services {
   knownTools: KnownTools;
   /** The process's figures for GET /metrics, on a registry of these services' own. */
   metrics: Metrics;
+  /** The devices waiting for an access change, and the loop that wakes them (started by `warden serve`). */
+  accessWatch: AccessWatch;
   close(): Promise<void>;
 }
 
@@ -117,6 +120,8 @@ export async function createServices(config: Readonly<Config>, options: { clock:
     if (options.statementTimeoutMs !== undefined) storage.boundStatements(options.statementTimeoutMs);
     const limits = new LimitsService(config.limits, storage.dialect);
     metrics.readHeldCounts(() => limits.heldCounters);
+    const accessWatch = new AccessWatch(storage.db, options.clock);
+    metrics.readAccessWaiters(() => accessWatch.size);
     return {
       config,
       db: storage.db,
@@ -130,6 +135,7 @@ export async function createServices(config: Readonly<Config>, options: { clock:
       signals: new Signals(),
       knownTools: new KnownTools(),
       metrics,
+      accessWatch,
       async close() {
         // Counts held while the storage was full are lost with the process: one last try.
         await limits.writeHeldCounts(storage.db, options.clock.now()).catch(() => false);

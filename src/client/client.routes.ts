@@ -1,5 +1,6 @@
 import cors from "@fastify/cors";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "@sinclair/typebox";
 import type { FastifyRequest } from "fastify";
 import { exchangeHandOffCode, issuePageTicket } from "../customer-pages/hand-off.service.js";
 import { commonErrors, ToolParams } from "../http/common.schema.js";
@@ -9,6 +10,7 @@ import { createCheckout } from "../stripe/checkout.service.js";
 import { activateLicence } from "./activation.service.js";
 import {
   Access,
+  AccessChangesQuery,
   ActivateBody,
   ActivatedSession,
   AssignSeatBody,
@@ -27,7 +29,7 @@ import {
   SignInSent,
   VerifyBody,
 } from "./client.schema.js";
-import { authenticateDevice, checkDeviceAccess, listDevices, requestSignIn, signOut, verifySignIn } from "./client.service.js";
+import { authenticateDevice, checkDeviceAccess, listDevices, requestSignIn, signOut, verifySignIn, waitForAccessChange } from "./client.service.js";
 import { isAllowedClientOrigin } from "./cors.js";
 import { assignTeamSeat, listPurchases, listTeamSeats, unassignTeamSeat } from "./purchase.service.js";
 import { startTrial } from "./trial.service.js";
@@ -146,6 +148,39 @@ export const clientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
         toolId: request.params.tool,
       });
       reply.header("Cache-Control", `private, max-age=${answer.recheck_after}`);
+      return answer;
+    },
+  );
+
+  app.get(
+    "/tools/:tool/access/changes",
+    {
+      schema: {
+        operationId: "clientWaitForAccessChange",
+        summary: "Wait for an access change",
+        description: `A long poll: answers the access check (200, as GET /tools/{tool}/access) as soon as it differs from the state the device holds (a purchase, a trial, a seat, a grant, a revocation), within about a second of the change, or 204 when wait seconds pass with none. One wait per device at a time (429 with Retry-After otherwise, and when the server holds as many waits as it may). ${DEVICE_AUTH}`,
+        tags: ["Client"],
+        security: [],
+        params: ToolParams,
+        querystring: AccessChangesQuery,
+        response: { 200: Access, 204: Type.Null({ description: "No change within the wait: ask again, or check access as usual" }), ...commonErrors },
+      },
+    },
+    async (request, reply) => {
+      // The client gone (a closed popup, a stopped service worker) ends its wait and frees its place.
+      const left = new AbortController();
+      reply.raw.on("close", () => left.abort());
+      const answer = await waitForAccessChange(services, {
+        hostname: request.hostname,
+        source: request.ip,
+        authorization: request.headers.authorization,
+        toolId: request.params.tool,
+        state: request.query.state,
+        waitSeconds: request.query.wait ?? 25,
+        signal: left.signal,
+      });
+      reply.header("Cache-Control", "no-store");
+      if (answer === null) return reply.code(204).send(null);
       return answer;
     },
   );

@@ -77,6 +77,10 @@ export const Access = Type.Object(
     plan: Customer.properties.plan,
     trial: Customer.properties.trial,
     subscription: Customer.properties.subscription,
+    state: Type.String({
+      description:
+        "What this answer says (entitled, via, plan, trial, subscription), as a short fingerprint: the same while nothing of it changes. Hand it to GET /tools/{tool}/access/changes to wait until it differs",
+    }),
     recheck_after: Type.Integer({
       minimum: 1,
       maximum: 900,
@@ -90,6 +94,15 @@ export const Access = Type.Object(
   { additionalProperties: false },
 );
 export type Access = Static<typeof Access>;
+
+export const AccessChangesQuery = Type.Object(
+  {
+    state: Type.String({ minLength: 1, maxLength: 64, description: "The state of the access answer the device holds" }),
+    wait: Type.Optional(Type.Integer({ minimum: 1, maximum: 25, default: 25, description: "Seconds to wait for a change at most (25, the most, by default)" })),
+  },
+  { additionalProperties: false },
+);
+export type AccessChangesQuery = Static<typeof AccessChangesQuery>;
 
 export const ActivatedSession = Type.Object(
   {

@@ -311,7 +311,7 @@ async function answerAccess(services: Services, session: DeviceSession, toolId: 
     iat,
     exp: iat + Math.min(recheckAfter, MAX_TOKEN_SECONDS),
   });
-  return {
+  const meaning = {
     entitled: entitlement.entitled,
     via: entitlement.via,
     plan: entitlement.plan,
@@ -324,9 +324,49 @@ async function answerAccess(services: Services, session: DeviceSession, toolId: 
           cancelAt: subscription.cancelAt === null ? null : toIso(subscription.cancelAt),
         }
       : null,
-    recheck_after: recheckAfter,
-    token,
   };
+  return { ...meaning, state: stateOf(meaning), recheck_after: recheckAfter, token };
+}
+
+/**
+ * The fingerprint of what an answer says, without its times or token: 64 bits of its
+ * SHA-256, plenty to tell one person's answers apart, and nothing a device could not
+ * read from the answer itself. The plan counts by id (a renamed plan is no new access).
+ */
+function stateOf(meaning: Omit<Access, "state" | "recheck_after" | "token">): string {
+  return sha256(JSON.stringify([meaning.entitled, meaning.via, meaning.plan?.id ?? null, meaning.trial, meaning.subscription])).slice(0, 16);
+}
+
+/**
+ * Answers the device's access as soon as it differs from the `state` the device holds,
+ * or null once `waitSeconds` pass with no change (or the wait is ended: the client left,
+ * the server closes, the database stopped answering). The device waits on the process's
+ * access watch, which costs no query while nothing changes; a wake costs one access
+ * check. A device signed out meanwhile gets its 401 at that check.
+ */
+export async function waitForAccessChange(
+  services: Services,
+  input: DeviceRequest & { toolId: string; state: string; waitSeconds: number; signal?: AbortSignal },
+): Promise<Access | null> {
+  const { accessWatch, clock, metrics } = services;
+  const session = await authenticateDevice(services, input);
+  if (input.toolId !== session.toolId) throw notFound(`This device is signed in to tool "${session.toolId}", not "${input.toolId}".`);
+  const waiter = await accessWatch.open(session.deviceId, session.personId, clock.now() + input.waitSeconds * 1000, input.signal);
+  try {
+    for (;;) {
+      const answer = await checkDeviceAccess(services, input);
+      if (answer.state !== input.state) {
+        metrics.countAccessWait("changed");
+        return answer;
+      }
+      if ((await waiter.next()) !== "changed") {
+        metrics.countAccessWait("unchanged");
+        return null;
+      }
+    }
+  } finally {
+    accessWatch.close(waiter);
+  }
 }
 
 export async function listDevices(services: Services, session: DeviceSession) {

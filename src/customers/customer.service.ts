@@ -5,6 +5,7 @@ import { notFound } from "../errors/errors.js";
 import { decodeCursor, encodeCursor } from "../http/cursor.js";
 import type { RequestContext } from "../services.js";
 import { listBundleTools } from "../workspaces/workspace.store.js";
+import { recordAccessChanges } from "./access-change.store.js";
 import type { Customer, CustomerListItem, ListCustomersQuery } from "./customer.schema.js";
 import {
   type CustomerRow,
@@ -51,9 +52,11 @@ function customerRowOf(personId: string, existing: CustomerRow | null, sources: 
 /**
  * Brings a person's customer row for one tool up to date with their sources. Every
  * write of a licence, subscription, grant or sign-in calls this in the same transaction,
- * so the list index never disagrees with the sources it summarises.
+ * so the list index never disagrees with the sources it summarises, and notes the change
+ * in the access-change feed that wakes the person's waiting devices (client/access-watch.ts).
  */
 export async function syncCustomer(ex: Executor, scope: ToolScope, personId: string, now: number, signedInAt?: number): Promise<CustomerRow | null> {
+  await recordAccessChanges(ex, scope.workspaceId, scope.env, [personId], now);
   const existing = await findCustomerRow(ex, scope, personId);
   const sources = (await loadSources(ex, scope, [personId])).get(personId);
   if (!sources) return null;
@@ -74,6 +77,7 @@ export async function syncCustomers(
   now: number,
   signedInAt?: ReadonlyMap<string, number>,
 ): Promise<void> {
+  await recordAccessChanges(ex, scope.workspaceId, scope.env, personIds, now);
   const [existing, sources] = await Promise.all([findCustomerRows(ex, scope, personIds), loadSources(ex, scope, personIds)]);
   const rows: CustomerRow[] = [];
   for (const personId of personIds) {

@@ -17,7 +17,7 @@ import { openStorage, type StorageOptions } from "./database.js";
 import type { Database } from "./schema.js";
 
 // The tables every request path below must reach through an index.
-const KEY_TABLES = ["customers", "people", "grants", "licences", "subscriptions", "counters", "api_keys", "devices"];
+const KEY_TABLES = ["customers", "people", "grants", "licences", "subscriptions", "counters", "api_keys", "devices", "access_changes"];
 
 interface Recording {
   services: Services;
@@ -87,6 +87,8 @@ async function recordRequestPath(storageOptions: Omit<StorageOptions, "onQuery">
   };
 
   record(true);
+  // The access watch's loop: where the feed ends, then what it gained (client/access-watch.ts).
+  await services.accessWatch.poll();
   const base = `/api/v1/tools/${ws.tool}`;
   const grant = await call("POST", `${base}/grants`, { email: "a@example.com", days: 3 }, { "idempotency-key": "k1" });
   await call("POST", `${base}/grants`, { email: "b@example.com" });
@@ -103,6 +105,7 @@ async function recordRequestPath(storageOptions: Omit<StorageOptions, "onQuery">
   const access = (token: string) => call("GET", `/api/client/v1/tools/${ws.tool}/access`, undefined, { authorization: `Bearer ${token}` });
   await access(deviceTokens[0] as string);
   await Promise.all(deviceTokens.map(access));
+  await services.accessWatch.poll();
   record(false);
   await app.close();
 

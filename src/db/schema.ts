@@ -541,6 +541,15 @@ export interface MailOutboxTable {
   sent_at: number | null;
 }
 
+/** A person whose access may have changed, written with the change (migration 026): the feed of client/access-watch.ts. */
+export interface AccessChangesTable {
+  seq: Generated<number>;
+  workspace_id: string;
+  env: Env;
+  person_id: string;
+  changed_at: number;
+}
+
 export interface Database {
   owners: OwnersTable;
   workspaces: WorkspacesTable;
@@ -584,4 +593,5 @@ export interface Database {
   customer_sessions: CustomerSessionsTable;
   customer_exchange_tokens: CustomerExchangeTokensTable;
   shown_once: ShownOnceTable;
+  access_changes: AccessChangesTable;
 }

@@ -32,6 +32,7 @@ test("the OpenAPI 3.1 document is valid and describes exactly the five vendor op
     "GET /api/client/v1/purchases clientListPurchases",
     "GET /api/client/v1/purchases/{id}/seats clientListSeats",
     "GET /api/client/v1/tools/{tool}/access clientCheckAccess",
+    "GET /api/client/v1/tools/{tool}/access/changes clientWaitForAccessChange",
     "POST /api/client/v1/purchases/{id}/seats clientAssignSeat",
     "POST /api/client/v1/sign-in clientSignIn",
     "POST /api/client/v1/sign-in/verify clientVerifySignIn",

@@ -36,6 +36,7 @@ export class Metrics {
   private readonly stripeReconciled: Counter<"kind">;
   private readonly statementErrors: Counter<string>;
   private readonly unavailable: Counter<string>;
+  private readonly accessWaits: Counter<"result">;
   /** Set by whoever knows the figures (services.ts); read at each scrape. */
   private deliverySource: (() => Promise<DeliveryFigures>) | null = null;
 
@@ -87,6 +88,12 @@ export class Metrics {
     this.statementErrors = new Counter({
       name: "warden_db_statement_errors_total",
       help: "Database statements that failed (through the query builder)",
+      registers,
+    });
+    this.accessWaits = new Counter({
+      name: "warden_access_waits_total",
+      help: "Waits on GET /tools/{tool}/access/changes answered, by result: changed (a new answer) or unchanged (204)",
+      labelNames: ["result"],
       registers,
     });
     this.unavailable = new Counter({
@@ -154,6 +161,22 @@ export class Metrics {
         this.set(read());
       },
     });
+  }
+
+  /** The gauge of devices waiting for an access change (client/access-watch.ts), and how their waits ended. */
+  readAccessWaiters(read: () => number): void {
+    new Gauge({
+      name: "warden_access_waiters",
+      help: "Devices waiting on GET /tools/{tool}/access/changes in this process",
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  }
+
+  countAccessWait(result: "changed" | "unchanged"): void {
+    this.accessWaits.inc({ result });
   }
 
   countRequest(method: string, route: string, status: number, seconds: number): void {

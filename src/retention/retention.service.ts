@@ -6,6 +6,7 @@ import { IDEMPOTENCY_WINDOW_MS } from "../grants/grant.service.js";
 import type { Services } from "../services.js";
 import {
   checkpointLog,
+  deleteAccessChanges,
   deleteCustomerSessions,
   deleteExchangeTokens,
   deleteIdempotencyKeys,
@@ -29,6 +30,7 @@ export interface Pruned {
   customerSessions: number;
   exchangeTokens: number;
   counters: number;
+  accessChanges: number;
 }
 
 interface PruneOptions {
@@ -72,6 +74,10 @@ const SENT_MAILS_KEPT_MS = 7 * DAY_MS;
 // Windows close at the same instant for every process only as far as their clocks
 // agree: an hour's margin keeps a window that one process still counts in.
 const COUNTERS_KEPT_MS = 60 * 60_000;
+// The access-change feed is read within seconds of each write (client/access-watch.ts);
+// an hour covers a reader's longest gap wait many times over, and a restarted reader
+// starts from the feed's end, not from what is kept.
+const ACCESS_CHANGES_KEPT_MS = 60 * 60_000;
 
 // A run that found the database unreachable is tried again after this, not a whole
 // interval later: what it left is deleted by the next run either way.
@@ -102,6 +108,7 @@ export async function pruneExpired(services: Pick<Services, "db" | "clock" | "co
     customerSessions: 0,
     exchangeTokens: 0,
     counters: 0,
+    accessChanges: 0,
   };
 
   const inBatches = async (what: keyof Pruned, batch: (limit: number) => Promise<number>) => {
@@ -135,6 +142,7 @@ export async function pruneExpired(services: Pick<Services, "db" | "clock" | "co
   await inBatches("customerSessions", (limit) => deleteCustomerSessions(db, now - SESSION_MAX_MS - DAY_MS, limit));
   await inBatches("exchangeTokens", (limit) => deleteExchangeTokens(db, now - DAY_MS, limit));
   await inBatches("counters", (limit) => deleteSpentCounters(db, now - COUNTERS_KEPT_MS, limit));
+  await inBatches("accessChanges", (limit) => deleteAccessChanges(db, now - ACCESS_CHANGES_KEPT_MS, limit));
   return pruned;
 }
 

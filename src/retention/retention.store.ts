@@ -133,3 +133,12 @@ export async function checkpointLog(ex: Executor): Promise<void> {
 export async function turnOffJit(trx: Trx): Promise<void> {
   if (dialectOf(trx) === "postgres") await sql`set local jit = off`.execute(trx);
 }
+
+/** Entries of the access-change feed written before `before`: every reader has long passed them. */
+export async function deleteAccessChanges(ex: Executor, before: number, limit: number): Promise<number> {
+  return deleted(
+    await sql`delete from access_changes where seq in (
+  select seq from access_changes where changed_at < ${before} order by changed_at limit ${limit} ${skipLocked(ex)}
+) and changed_at < ${before}`.execute(ex),
+  );
+}

@@ -51,6 +51,7 @@ async function render(state) {
   $("detail").textContent = parts.join(" ");
   $("trial").hidden = state.entitled;
   $("buy").hidden = state.entitled;
+  $("open-trial").hidden = state.entitled;
 }
 
 $("email-form").addEventListener("submit", (event) => {
@@ -94,6 +95,12 @@ $("buy").addEventListener("click", (event) =>
     await chrome.tabs.create({ url });
   }),
 );
+// Warden's hosted pages: the library signs the page in (a page ticket) and, while it is
+// open, waits on Warden for the change, so the popup unlocks with no click.
+$("open-sign-in").addEventListener("click", (event) => run(event.target, () => warden.openSignInPage()));
+$("open-plans").addEventListener("click", (event) => run(event.target, () => warden.openPaymentPage()));
+$("open-trial").addEventListener("click", (event) => run(event.target, () => warden.openTrialPage()));
+$("open-manage").addEventListener("click", (event) => run(event.target, () => warden.openManagePage()));
 $("sign-out").addEventListener("click", (event) => run(event.target, () => warden.signOut()));
 $("devices-box").addEventListener("toggle", async (event) => {
   if (!event.target.open) return;

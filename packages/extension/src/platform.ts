@@ -35,7 +35,23 @@ export interface Alarms {
 /** The part of chrome.runtime / browser.runtime the library uses to let content scripts ask the service worker. */
 export interface Runtime {
   sendMessage(message: unknown): Promise<unknown>;
+  /** The extension's own page at this path (chrome-extension://<id>/…): where the sign-in page comes back to without chrome.identity. */
+  getURL?(path: string): string;
   onMessage: { addListener(listener: (message: unknown, sender: unknown, respond: (answer: unknown) => void) => boolean | undefined): void };
+}
+
+/** The part of chrome.tabs / browser.tabs the library uses to open Warden's pages (no permission needed). */
+export interface Tabs {
+  create(properties: { url: string }): unknown;
+}
+
+/**
+ * The part of chrome.identity / browser.identity the library uses for the sign-in page's
+ * hand-off (the manifest's "identity" permission).
+ */
+export interface Identity {
+  getRedirectURL(path?: string): string;
+  launchWebAuthFlow(details: { url: string; interactive: boolean }): Promise<string | undefined>;
 }
 
 interface StorageChange {
@@ -55,6 +71,8 @@ interface ExtensionApi {
   };
   alarms?: Alarms;
   runtime?: Runtime & { id?: string };
+  tabs?: Tabs;
+  identity?: Identity;
 }
 
 /** browser.* where it exists (Firefox, with promises), else chrome.* (Chromium's promise-returning MV3 API). */

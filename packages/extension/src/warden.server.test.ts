@@ -14,7 +14,7 @@ import { dashboardServices, readCode } from "../../../src/test-support/dashboard
 import { DIALECTS, seedCatalogue } from "../../../src/test-support/harness.js";
 import { startStripeApi } from "../../../src/test-support/stripe-api.js";
 import { updateTool } from "../../../src/workspaces/workspace.service.js";
-import { FakeClock, sharedStorage } from "../test-support/fakes.js";
+import { FakeClock, sharedStorage, until } from "../test-support/fakes.js";
 import { createWarden, WardenError, type WardenOptions } from "./index.js";
 
 async function setUp(dialect: (typeof DIALECTS)[number]) {
@@ -63,6 +63,28 @@ async function setUp(dialect: (typeof DIALECTS)[number]) {
 
 for (const dialect of DIALECTS) {
   describe(`the library against Warden (${dialect})`, () => {
+    test("a page the library opened: a grant made meanwhile unlocks the extension at Warden's next turn, with no call from it", async () => {
+      const { ws, make, vendor, signIn, services } = await setUp(dialect);
+      const opened: string[] = [];
+      const client = make({ tabs: { create: ({ url }) => void opened.push(url) } });
+      const email = `page-${ws.slug}@example.com`;
+      await signIn(client, email);
+      const seen: boolean[] = [];
+      client.onAccessChange((state) => seen.push(state.entitled));
+      assert.equal((await client.access()).entitled, false);
+
+      await client.openPaymentPage({ plan: "lifetime" });
+      assert.match(opened[0] ?? "", new RegExp(`/c/${ws.slug}/test/${ws.tool}/plans\\?plan=lifetime`));
+      await until(() => services.accessWatch.parked === 1, "the library's long poll waits at Warden");
+      await vendor("POST", `/tools/${ws.tool}/grants`, { email, days: 7 });
+      await services.accessWatch.poll();
+      await until(() => seen.at(-1) === true, "unlocked with no click");
+      assert.equal((await client.access()).via, "grant");
+      // The server closes: its waits end at once, and the library does not ask again at once.
+      await until(() => services.accessWatch.parked === 1, "waiting on");
+      await services.accessWatch.stop();
+    });
+
     test("sign-in with the mailed code; locked, unlocked by a grant at the next check, locked by its revocation once the token runs out", async () => {
       const { ws, url, clock, requests, make, vendor, dataDir, SESSION_KEY } = await setUp(dialect);
       const storage = sharedStorage();

@@ -4,7 +4,19 @@
 // and the service worker may be stopped and started at any time without losing it.
 import { WardenError } from "./errors.js";
 import { request } from "./http.js";
-import { type Alarms, type Clock, defaultStorage, extensionApi, isContentScript, type Runtime, type Storage, systemClock } from "./platform.js";
+import { challengeOf, fragmentOf, randomToken } from "./pkce.js";
+import {
+  type Alarms,
+  type Clock,
+  defaultStorage,
+  extensionApi,
+  type Identity,
+  isContentScript,
+  type Runtime,
+  type Storage,
+  systemClock,
+  type Tabs,
+} from "./platform.js";
 import { type AccessClaims, type Jwk, KeySet, lifetimeMs, type Via } from "./token.js";
 import type { Device, DeviceInfo, Grant, Purchase, SeatChange, SeatList, SignedIn, SignInSent } from "./types.js";
 
@@ -31,6 +43,18 @@ export interface WardenOptions {
   alarms?: Alarms | null;
   /** Default: chrome.runtime or browser.runtime. */
   runtime?: Runtime | null;
+  /** Default: chrome.tabs or browser.tabs: where Warden's hosted pages open. */
+  tabs?: Tabs | null;
+  /**
+   * Default: chrome.identity or browser.identity, present when the manifest asks for the
+   * "identity" permission: the sign-in page returns to the extension through it. null (or
+   * no permission): the page returns, in its tab, to `callbackPage`.
+   */
+  identity?: Identity | null;
+  /** The extension's own page the sign-in page returns to without chrome.identity (default "warden-signed-in.html"): it calls completeSignIn(). */
+  callbackPage?: string;
+  /** Minutes the library waits on Warden for an access change after it opened a page (default 30). */
+  pageWatchMinutes?: number;
   /** Whether this runs in a content script, which asks the service worker instead of Warden (default: found from location). */
   contentScript?: boolean;
   clock?: Clock;
@@ -64,7 +88,27 @@ export interface CheckoutOptions {
   cancelUrl?: string;
 }
 
+export interface PaymentPageOptions {
+  /** A plan's id: the plan chosen on the page when it opens. */
+  plan?: string;
+}
+
 export interface Warden {
+  /**
+   * Opens Warden's sign-in page (address, then the mailed code). With chrome.identity
+   * (the "identity" permission) it opens in the browser's sign-in window and resolves
+   * once this device is signed in; without, it opens in a tab that comes back to
+   * `callbackPage`, whose completeSignIn() signs in, and resolves null at once.
+   */
+  openSignInPage(): Promise<SignedIn | null>;
+  /** In the page the sign-in page came back to (`callbackPage`): signs this device in with the code in its address. */
+  completeSignIn(url?: string): Promise<SignedIn>;
+  /** Opens Warden's plans page (signed in when this device is); the purchase unlocks within seconds while the extension runs. */
+  openPaymentPage(options?: PaymentPageOptions): Promise<void>;
+  /** Opens Warden's trial page; a trial started there unlocks within seconds. */
+  openTrialPage(): Promise<void>;
+  /** Opens Warden's page where the person manages licences, subscriptions, seats and devices. */
+  openManagePage(): Promise<void>;
   /** Mails a 6-digit code to the address. */
   signIn(email: string): Promise<SignInSent>;
   /** The address a code was last mailed to by signIn, until verify succeeds: a popup opened again asks for the code. */
@@ -115,7 +159,23 @@ interface StoredAccess {
   /** receivedAt + the token's exp - iat: never longer than Warden signed it for, whatever the date on this device. */
   expiresAt: number;
   failedAt: number | null;
+  /** The answer's state, which GET …/access/changes compares with (absent from a Warden older than it). */
+  state?: string;
 }
+
+/** A sign-in page opened and not yet come back: what proves the code that comes back is this extension's. */
+interface StoredHandOff {
+  verifier: string;
+  state: string;
+  redirectUri: string;
+  startedAt: number;
+}
+
+// The sign-in page's mailed code lives 10 minutes; a hand-off older than that cannot end well.
+const HAND_OFF_MS = 15 * 60_000;
+// chrome.alarms fire at most every 30 s: how often a stopped service worker is woken to wait on again while a page is open.
+const WATCH_ALARM_MS = 30_000;
+const QUICK_ANSWER_MS = 5_000;
 
 const SIGNED_OUT: AccessState = Object.freeze({
   signedIn: false,
@@ -164,6 +224,12 @@ export function createWarden(options: WardenOptions): Warden {
   const SESSION = `${prefix}:session`;
   const ACCESS = `${prefix}:access`;
   const PENDING = `${prefix}:pending`;
+  const HAND_OFF = `${prefix}:hand-off`;
+  const WATCH = `${prefix}:watch`;
+  const WATCH_ALARM = `${prefix}:watch`;
+  const tabs = options.tabs === undefined ? (api?.tabs ?? null) : options.tabs;
+  const identity = options.identity === undefined ? (api?.identity ?? null) : options.identity;
+  const watchMs = (options.pageWatchMinutes ?? 30) * 60_000;
   const toolPath = `/tools/${encodeURIComponent(options.tool)}`;
   const clientUrl = (path: string) => `${base}/api/client/v1${path}`;
   const keys = new KeySet(storage, `warden:jwks:${base}`, clock, async () => (await request<{ keys: Jwk[] }>(http, `${base}/.well-known/jwks.json`)).keys);
@@ -176,6 +242,7 @@ export function createWarden(options: WardenOptions): Warden {
   let background = false;
   let unwatch: (() => void) | null = null;
   let verified: { token: string; claims: Promise<AccessClaims> } | null = null;
+  let watching: Promise<void> | null = null;
 
   const session = async () => ((await storage.get(SESSION)) as StoredSession | undefined) ?? null;
 
@@ -183,6 +250,7 @@ export function createWarden(options: WardenOptions): Warden {
     await storage.remove(SESSION);
     await storage.remove(ACCESS);
     await storage.remove(PENDING);
+    await storage.remove(WATCH);
   }
 
   function claimsOf(token: string): Promise<AccessClaims> {
@@ -265,10 +333,12 @@ export function createWarden(options: WardenOptions): Warden {
   }
 
   /** Keeps an access answer once its token verifies. */
-  async function keep(answer: { token?: unknown } | null | undefined, receivedAt: number): Promise<void> {
+  async function keep(answer: { token?: unknown; state?: unknown } | null | undefined, receivedAt: number): Promise<void> {
     if (typeof answer?.token !== "string") throw new WardenError("invalid_token", "Warden's access answer has no token: Warden is older than this library.");
     const claims = await claimsOf(answer.token);
-    await storage.set(ACCESS, { token: answer.token, receivedAt, expiresAt: receivedAt + lifetimeMs(claims), failedAt: null } satisfies StoredAccess);
+    const kept: StoredAccess = { token: answer.token, receivedAt, expiresAt: receivedAt + lifetimeMs(claims), failedAt: null };
+    if (typeof answer.state === "string") kept.state = answer.state;
+    await storage.set(ACCESS, kept);
   }
 
   async function askWarden(): Promise<AccessState> {
@@ -367,7 +437,173 @@ export function createWarden(options: WardenOptions): Warden {
     return { email: answer.email, device: answer.device };
   }
 
+  /**
+   * While a page this library opened may still change access (WATCH, for pageWatchMinutes),
+   * waits on Warden's long poll: Warden answers within about a second of a purchase, a
+   * trial, a seat, a grant or a revocation, and the new answer is kept and published to
+   * every part of the extension. One wait at a time per extension: the service worker
+   * holds it when there is one. Otherwise nothing waits, and the usual recheck applies.
+   */
+  function holdWatch(): Promise<void> {
+    watching ??= (async () => {
+      for (;;) {
+        const pending = (await storage.get(WATCH)) as { until: number } | undefined;
+        const current = await session();
+        if (!pending || !current || clock.now() >= pending.until) break;
+        if (background && alarms) await alarms.create(WATCH_ALARM, { when: clock.now() + WATCH_ALARM_MS });
+        const kept = (await storage.get(ACCESS)) as StoredAccess | undefined;
+        const receivedAt = clock.now();
+        try {
+          const answer = await request<{ token?: unknown; state?: unknown } | null>(
+            http,
+            clientUrl(`${toolPath}/access/changes?state=${encodeURIComponent(kept?.state ?? "none")}`),
+            { bearer: current.token },
+          );
+          if (answer === null) {
+            // A wait answered "no change" long before its time (a Warden closing, or one
+            // that lost its database) is not asked again at once: no loop of requests.
+            if (clock.now() - receivedAt < QUICK_ANSWER_MS) await new Promise<void>((resolve) => clock.setTimeout(resolve, QUICK_ANSWER_MS));
+            continue;
+          }
+          await keep(answer, receivedAt);
+          if (background) await reschedule();
+          publish((await derive()).state);
+        } catch (error) {
+          if (error instanceof WardenError && error.status === 401) {
+            if ((await session())?.token === current.token) await forget();
+            publish((await derive()).state);
+            break;
+          }
+          // A Warden older than the long poll: the usual rechecks are all there is.
+          if (error instanceof WardenError && error.status === 404) break;
+          const wait = error instanceof WardenError && error.retryAfter !== null ? error.retryAfter * 1000 : retryMs;
+          await new Promise<void>((resolve) => clock.setTimeout(resolve, wait));
+        }
+      }
+      if (background) await alarms?.clear(WATCH_ALARM);
+    })().finally(() => {
+      watching = null;
+    });
+    return watching;
+  }
+
+  /** Starts waiting for changes after a page opened: in the service worker if one answers, else here, for as long as this part lives. */
+  async function watchAfterPage(): Promise<void> {
+    await storage.set(WATCH, { until: clock.now() + watchMs });
+    if (background) {
+      void holdWatch().catch(() => {});
+      return;
+    }
+    let held = false;
+    try {
+      held = (await runtime?.sendMessage({ warden: prefix, watch: true })) === true;
+    } catch {}
+    if (!held) void holdWatch().catch(() => {});
+  }
+
+  const pageUrl = (page: string, params: Record<string, string | undefined>) => {
+    const query = new URLSearchParams(Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined));
+    const path = `/c/${encodeURIComponent(options.workspace)}/${env}/${encodeURIComponent(options.tool)}/${page}`;
+    return `${base}${path}${query.size > 0 ? `?${query}` : ""}`;
+  };
+
+  async function openTab(url: string): Promise<void> {
+    if (tabs) await tabs.create({ url });
+    else if (typeof (globalThis as { open?: unknown }).open === "function") (globalThis as unknown as { open(url: string): unknown }).open(url);
+    else throw new WardenError("invalid_request_error", "No way to open a page here: pass `tabs` (chrome.tabs) to createWarden.");
+  }
+
+  /**
+   * Opens one of Warden's pages for this device's person: signed in there through a page
+   * ticket (single use, 60 s) when this device is, so the person is not asked again.
+   */
+  async function openPage(page: string, params: Record<string, string | undefined> = {}): Promise<void> {
+    const current = await session();
+    let ticket: string | undefined;
+    if (current) {
+      try {
+        ticket = (await request<{ ticket: string }>(http, clientUrl(`${toolPath}/page-tickets`), { method: "POST", bearer: current.token })).ticket;
+      } catch (error) {
+        // Signed out meanwhile: the page asks the person to sign in. A Warden without tickets: the same.
+        if (error instanceof WardenError && error.status === 401) await refreshQuietly().catch(() => {});
+        else if (!(error instanceof WardenError && error.status === 404)) throw error;
+      }
+    }
+    await openTab(pageUrl(page, { ...params, ticket }));
+    if (current) await watchAfterPage();
+  }
+
+  async function completeSignIn(url: string): Promise<SignedIn> {
+    const handOff = (await storage.get(HAND_OFF)) as StoredHandOff | undefined;
+    const back = fragmentOf(url);
+    if (!handOff || back.state !== handOff.state || clock.now() - handOff.startedAt > HAND_OFF_MS) {
+      throw new WardenError("invalid_request_error", "This sign-in was not started here, or is finished or too old: open the sign-in page again.", {
+        param: "state",
+      });
+    }
+    if (!back.code)
+      throw new WardenError("invalid_request_error", back.error ?? "The sign-in page came back without a code: open it again.", { param: "code" });
+    // One try: a code that failed is not tried again with the same verifier.
+    await storage.remove(HAND_OFF);
+    const answer = await request<{ token: string; email: string; device: Device }>(http, clientUrl(`${toolPath}/sign-in/exchange`), {
+      method: "POST",
+      body: { workspace: options.workspace, env, code: back.code, code_verifier: handOff.verifier, device: options.device ?? defaultDevice() },
+    });
+    return openSession(answer, false);
+  }
+
+  async function openSignIn(): Promise<SignedIn | null> {
+    const redirectUri = identity ? identity.getRedirectURL("warden") : (runtime?.getURL?.(options.callbackPage ?? "warden-signed-in.html") ?? null);
+    if (!redirectUri)
+      throw new WardenError("invalid_request_error", "No page to come back to: run in an extension, or pass `identity` (chrome.identity) to createWarden.");
+    const handOff: StoredHandOff = { verifier: randomToken(), state: randomToken(), redirectUri, startedAt: clock.now() };
+    await storage.set(HAND_OFF, handOff);
+    const url = pageUrl("sign-in", {
+      redirect_uri: redirectUri,
+      state: handOff.state,
+      code_challenge: await challengeOf(handOff.verifier),
+      code_challenge_method: "S256",
+    });
+    if (!identity) {
+      await openTab(url);
+      return null;
+    }
+    const back = await identity.launchWebAuthFlow({ url, interactive: true });
+    if (!back) throw new WardenError("invalid_request_error", "The sign-in window closed before the person signed in.");
+    return completeSignIn(back);
+  }
+
   return {
+    async openSignInPage() {
+      // A popup closes when the sign-in window takes the focus, and its promise with it:
+      // the service worker, which outlives it, runs the hand-off when there is one.
+      if (!background && runtime) {
+        let answer: { done?: SignedIn | null; failed?: string } | undefined;
+        try {
+          answer = (await runtime.sendMessage({ warden: prefix, openSignIn: true })) as typeof answer;
+        } catch {}
+        if (answer?.failed !== undefined) throw new WardenError("invalid_request_error", answer.failed);
+        if (answer && "done" in answer) return answer.done ?? null;
+      }
+      return openSignIn();
+    },
+
+    completeSignIn(url) {
+      return completeSignIn(url ?? String((globalThis as { location?: { href?: string } }).location?.href ?? ""));
+    },
+
+    openPaymentPage(opts = {}) {
+      return openPage("plans", { plan: opts.plan });
+    },
+
+    openTrialPage() {
+      return openPage("trial");
+    },
+
+    openManagePage() {
+      return openPage("manage");
+    },
+
     async signIn(email) {
       const sent = await request<SignInSent>(http, clientUrl("/sign-in"), {
         method: "POST",
@@ -441,15 +677,30 @@ export function createWarden(options: WardenOptions): Warden {
       // Registered in the worker's first turn: an alarm that wakes a stopped worker is only delivered to listeners added then.
       alarms?.onAlarm.addListener((alarm) => {
         if (alarm.name === prefix) void check().catch(() => {});
+        else if (alarm.name === WATCH_ALARM) void holdWatch().catch(() => {});
       });
       runtime?.onMessage.addListener((message, _sender, respond) => {
-        const asked = message as { warden?: unknown; fresh?: unknown } | null;
+        const asked = message as { warden?: unknown; fresh?: unknown; watch?: unknown; openSignIn?: unknown } | null;
         if (asked?.warden !== prefix) return undefined;
+        if (asked.openSignIn === true) {
+          openSignIn().then(
+            (done) => respond({ done }),
+            (error: unknown) => respond({ failed: error instanceof Error ? error.message : String(error) }),
+          );
+          return true;
+        }
+        if (asked.watch === true) {
+          void holdWatch().catch(() => {});
+          respond(true);
+          return true;
+        }
         access({ fresh: asked.fresh === true }).then(respond, () => respond(null));
         return true;
       });
       watch();
       void reschedule().catch(() => {});
+      // A worker stopped while a page was open waits on again when it starts.
+      void holdWatch().catch(() => {});
     },
 
     async startTrial() {

@@ -31,7 +31,8 @@ export interface ExampleConfig {
 /** A loadable copy of the example extension; answers its folder. */
 export function exampleCopy(library: string, config: ExampleConfig): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), "warden-extension-example-"));
-  cpSync(join(PACKAGE, "example"), dir, { recursive: true, filter: (source) => !source.includes(`${join("example", "warden")}`) });
+  // Without example/warden/ (a developer's copy of the library), but with warden-signed-in.html.
+  cpSync(join(PACKAGE, "example"), dir, { recursive: true, filter: (source) => source !== join(PACKAGE, "example", "warden") });
   cpSync(library, join(dir, "warden"), { recursive: true });
   writeFileSync(join(dir, "config.js"), `export const config = ${JSON.stringify(config, null, 2)};\n`);
   if (!readdirSync(join(dir, "warden")).includes("index.js")) throw new Error("the compiled library has no index.js");

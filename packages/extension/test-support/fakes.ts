@@ -2,7 +2,7 @@
 // it passes), storage shared by several instances as chrome.storage.local is by the
 // parts of an extension, chrome.alarms and chrome.runtime messaging, and tokens signed
 // with node:crypto in Warden's format.
-import { generateKeyPairSync, type KeyObject, sign } from "node:crypto";
+import { createHash, generateKeyPairSync, type KeyObject, sign } from "node:crypto";
 import type { Alarms, Clock, Runtime, Storage } from "../src/index.js";
 
 /** Lets pending promise chains run (several turns of the event loop). */
@@ -179,9 +179,22 @@ export interface FakeWarden {
   calls: string[];
   signedOut: boolean;
   deviceToken: string;
+  /** Sign-in hand-off codes the hosted page gave, with the PKCE challenge each is bound to. */
+  codes: Map<string, string>;
+  /** Long polls waiting on GET …/access/changes, with the state each holds. */
+  waits: { state: string; answer(response: Response): void }[];
+  /** Changes the answer (as a purchase would) and answers the waiting long polls. */
+  change(update: Partial<Answer>): void;
+  /** Ends the waiting long polls with 204 (their time is up). */
+  timeOut(): void;
   claims(): Record<string, unknown>;
   fetch: typeof fetch;
 }
+
+const stateOf = (answer: Answer) => {
+  const { recheck_after: _r, ...meaning } = answer;
+  return createHash("sha256").update(JSON.stringify(meaning)).digest("hex").slice(0, 16);
+};
 
 export function fakeWarden(clock: { now(): number }): FakeWarden {
   const deviceToken = "wdt_0123456789012345678901234567890123456789abc";
@@ -196,6 +209,15 @@ export function fakeWarden(clock: { now(): number }): FakeWarden {
     calls: [],
     signedOut: false,
     deviceToken,
+    codes: new Map(),
+    waits: [],
+    change(update) {
+      Object.assign(fake.answer, update);
+      for (const wait of fake.waits.splice(0)) wait.answer(accessAnswer());
+    },
+    timeOut() {
+      for (const wait of fake.waits.splice(0)) wait.answer(new Response(null, { status: 204 }));
+    },
     claims() {
       const iat = Math.floor(clock.now() / 1000);
       const { recheck_after, ...answer } = fake.answer;
@@ -226,6 +248,36 @@ export function fakeWarden(clock: { now(): number }): FakeWarden {
       const unauthenticated = () =>
         json(401, { error: { type: "authentication_error", message: "This device token is unknown or signed out: sign in again." } });
       switch (`${method} ${url.pathname}`) {
+        case `GET /api/client/v1/tools/${TARGET.tool}/access/changes`: {
+          if (!authed) return unauthenticated();
+          const held = url.searchParams.get("state") ?? "";
+          if (held !== stateOf(fake.answer)) return accessAnswer();
+          return new Promise<Response>((resolve) => fake.waits.push({ state: held, answer: resolve }));
+        }
+        case `POST /api/client/v1/tools/${TARGET.tool}/page-tickets`:
+          if (!authed) return unauthenticated();
+          return json(200, { ticket: "wpt_fake", expires_at: new Date(clock.now() + 60_000).toISOString() });
+        case `POST /api/client/v1/tools/${TARGET.tool}/sign-in/exchange`: {
+          const body = JSON.parse(String(init?.body));
+          const challenge = fake.codes.get(body.code);
+          fake.codes.delete(body.code);
+          if (!challenge || createHash("sha256").update(body.code_verifier).digest("base64url") !== challenge) {
+            return json(400, {
+              error: { type: "invalid_request_error", message: "That code is unknown, used, expired, or not this verifier's.", param: "code" },
+            });
+          }
+          fake.signedOut = false;
+          const device = {
+            id: "dev_1",
+            tool: TARGET.tool,
+            name: body.device.name,
+            platform: body.device.platform,
+            created_at: "",
+            last_active_at: null,
+            current: true,
+          };
+          return json(200, { token: deviceToken, email: "ada@example.com", device });
+        }
         case "GET /.well-known/jwks.json":
           return json(200, { keys: (fake.published.length > 0 ? fake.published : [fake.signer]).map((s) => s.jwk) });
         case "POST /api/client/v1/sign-in":
@@ -245,12 +297,9 @@ export function fakeWarden(clock: { now(): number }): FakeWarden {
           };
           return json(200, { token: deviceToken, email: body.email, device });
         }
-        case `GET /api/client/v1/tools/${TARGET.tool}/access`: {
+        case `GET /api/client/v1/tools/${TARGET.tool}/access`:
           if (!authed) return unauthenticated();
-          const claims = fake.claims();
-          const { trial_ends_at: _t, ...answer } = fake.answer;
-          return json(200, { ...answer, trial: null, subscription: null, token: fake.signer.sign(claims) });
-        }
+          return accessAnswer();
         case "DELETE /api/client/v1/devices/dev_1":
           if (!authed) return unauthenticated();
           fake.signedOut = true;
@@ -260,5 +309,10 @@ export function fakeWarden(clock: { now(): number }): FakeWarden {
       }
     },
   };
+  function accessAnswer(): Response {
+    const { trial_ends_at: _t, ...answer } = fake.answer;
+    const body = { ...answer, trial: null, subscription: null, state: stateOf(fake.answer), token: fake.signer.sign(fake.claims()) };
+    return new Response(JSON.stringify(body), { status: 200, headers: { "content-type": "application/json" } });
+  }
   return fake;
 }
