@@ -457,6 +457,19 @@ export interface MailOutboxTable {
   sent_at: number | null;
 }
 
+/** A workspace's branding on its hosted customer pages (migration 024); no row: none set. */
+export interface WorkspaceBrandsTable {
+  workspace_id: string;
+  /** `#rrggbb`, checked for contrast with white text when set. */
+  accent: string | null;
+  /** PNG, JPEG or WebP bytes, checked by their signature when uploaded. */
+  logo: Buffer | null;
+  logo_type: "image/png" | "image/jpeg" | "image/webp" | null;
+  /** Changes with every change: the stylesheet's and logo's addresses carry it. */
+  version: number;
+  updated_at: number;
+}
+
 export interface Database {
   owners: OwnersTable;
   workspaces: WorkspacesTable;
@@ -494,4 +507,5 @@ export interface Database {
   audit_log: AuditLogTable;
   owner_invitations: OwnerInvitationsTable;
   mail_outbox: MailOutboxTable;
+  workspace_brands: WorkspaceBrandsTable;
 }

@@ -9,7 +9,7 @@ export const CSS_PATH = `${DASHBOARD}/assets/dashboard.css`;
 /** The one script: Copy buttons (see assets/copy.js); only pages with one load it. */
 const COPY_SCRIPT_PATH = `${DASHBOARD}/assets/copy.js`;
 
-export type Section = "overview" | "customers" | "tools" | "bundles" | "stripe" | "keys" | "webhooks" | "events" | "owners" | AccountSection;
+export type Section = "overview" | "customers" | "tools" | "bundles" | "stripe" | "keys" | "webhooks" | "events" | "owners" | "branding" | AccountSection;
 /** Pages about the owner, not about a workspace environment. */
 export type AccountSection = "audit" | "sessions";
 const inWorkspace = (section: Section): Exclude<Section, AccountSection> => (section === "audit" || section === "sessions" ? "overview" : section);
@@ -109,7 +109,7 @@ ${here ? item("customers", "Customers", sectionPath(here.workspace.slug, here.en
 ${
   here
     ? html`<p class="side-heading">Catalogue</p><ul>${item("tools", "Tools and plans", sectionPath(here.workspace.slug, here.env, "tools"))}${item("bundles", "Bundles", sectionPath(here.workspace.slug, here.env, "bundles"))}</ul>
-<p class="side-heading">Configure</p><ul>${item("stripe", "Stripe", sectionPath(here.workspace.slug, here.env, "stripe"))}${item("keys", "API keys", sectionPath(here.workspace.slug, here.env, "keys"))}${item("webhooks", "Webhooks", sectionPath(here.workspace.slug, here.env, "webhooks"))}${item("events", "Events", sectionPath(here.workspace.slug, here.env, "events"))}${item("owners", "Owners", sectionPath(here.workspace.slug, here.env, "owners"))}</ul>`
+<p class="side-heading">Configure</p><ul>${item("stripe", "Stripe", sectionPath(here.workspace.slug, here.env, "stripe"))}${item("keys", "API keys", sectionPath(here.workspace.slug, here.env, "keys"))}${item("webhooks", "Webhooks", sectionPath(here.workspace.slug, here.env, "webhooks"))}${item("events", "Events", sectionPath(here.workspace.slug, here.env, "events"))}${item("owners", "Owners", sectionPath(here.workspace.slug, here.env, "owners"))}${item("branding", "Branding", sectionPath(here.workspace.slug, here.env, "branding"))}</ul>`
     : ""
 }
 <p class="side-heading">Account</p>
