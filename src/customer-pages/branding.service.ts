@@ -127,5 +127,14 @@ function softTint(accent: string): string {
 /** The per-workspace stylesheet: the accent overrides the pages' brand colours, so no inline style is needed. */
 export function brandStylesheet(brand: Brand): string {
   if (brand.accent === null) return "/* no accent set */\n";
-  return `:root {\n  --brand: ${brand.accent};\n  --brand-ink: #fff;\n  --brand-soft: ${softTint(brand.accent)};\n}\n`;
+  // Hovered, a primary button darkens: darker only raises its contrast with the white text.
+  const n = Number.parseInt(brand.accent.slice(1), 16);
+  const darker = `#${[16, 8, 0]
+    .map((shift) =>
+      Math.round(((n >> shift) & 255) * 0.85)
+        .toString(16)
+        .padStart(2, "0"),
+    )
+    .join("")}`;
+  return `:root {\n  --brand: ${brand.accent};\n  --brand-ink: #fff;\n  --brand-soft: ${softTint(brand.accent)};\n}\n.button.primary:hover {\n  background: ${darker};\n}\n`;
 }

@@ -31,7 +31,7 @@ export function sectionPath(workspace: string, env: Env, section: Exclude<Sectio
 }
 
 /** The document's start to the end of its head; `site` ends the title (the hosted pages name the workspace). */
-export function head(title: string, options: { copyButtons?: boolean; site?: string } = {}): Html {
+export function head(title: string, options: { copyButtons?: boolean; site?: string; brandStylesheet?: string | null } = {}): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -40,6 +40,11 @@ export function head(title: string, options: { copyButtons?: boolean; site?: str
 <title>${title} · ${options.site ?? "Warden"}</title>
 <link rel="stylesheet" href="${CSS_PATH}">
 ${
+  options.brandStylesheet
+    ? html`<link rel="stylesheet" href="${options.brandStylesheet}">
+`
+    : ""
+}${
   options.copyButtons
     ? html`<script src="${COPY_SCRIPT_PATH}" defer></script>
 `
