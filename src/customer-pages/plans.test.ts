@@ -167,7 +167,7 @@ for (const dialect of DIALECTS) {
     });
 
     test("bad choices get a clear page and never reach Stripe: unknown, retired, another tool's or workspace's plan, a bundle without the tool, no payments", async () => {
-      const { env, app, ws, base, browser, stripeApi } = await setUp(dialect);
+      const { env, ws, base, browser, stripeApi } = await setUp(dialect);
       await createPlan(env.services.db, env.clock, {
         workspace: ws.slug,
         tool: "linkkeeper",
