@@ -63,10 +63,22 @@ for (const dialect of DIALECTS) {
       const page = await browser.get(`${base}/plans`);
       assert.equal(page.statusCode, 200);
       assert.match(page.body, /<title>Tab Master plans · Test workspace<\/title>/);
-      assert.match(page.body, /<h2 class="offer-name" id="offer-0">Lifetime<\/h2>[\s\S]*?<p class="offer-price">€49\.00 once<\/p>/);
-      assert.match(page.body, /Monthly<\/h2>[\s\S]*?<p class="offer-price">€5\.00 a month<\/p>[\s\S]*?Renews every month until you cancel\./);
-      assert.match(page.body, /Yearly<\/h2>[\s\S]*?<p class="offer-price">\$48\.00 a year<\/p>/);
-      assert.match(page.body, /Suite: Suite for life<\/h2>[\s\S]*?€99\.00 once[\s\S]*?<li>Link Keeper<\/li><li>Tab Master<\/li>/);
+      assert.match(
+        page.body,
+        /<h2 class="offer-name" id="offer-0">Lifetime<\/h2>[\s\S]*?<p class="offer-price"><span class="offer-amount">€49\.00<\/span> <span class="offer-per">once<\/span><\/p>/,
+      );
+      assert.match(
+        page.body,
+        /Monthly<\/h2>[\s\S]*?<p class="offer-price"><span class="offer-amount">€5\.00<\/span> <span class="offer-per">a month<\/span><\/p>[\s\S]*?Renews every month until you cancel\./,
+      );
+      assert.match(
+        page.body,
+        /Yearly<\/h2>[\s\S]*?<p class="offer-price"><span class="offer-amount">\$48\.00<\/span> <span class="offer-per">a year<\/span><\/p>/,
+      );
+      assert.match(
+        page.body,
+        /Suite: Suite for life<\/h2>[\s\S]*?€99\.00<\/span> <span class="offer-per">once[\s\S]*?<li>Link Keeper<\/li><li>Tab Master<\/li>/,
+      );
       assert.doesNotMatch(page.body, /Old deal|Notepad only/, "a retired plan and another tool's are not offered");
       assert.match(page.body, /<button class="button primary wide" type="submit" aria-describedby="offer-0">Buy<\/button>/);
       assert.match(page.body, /Sign in<\/a> first to buy for the address you use/);
@@ -242,7 +254,7 @@ for (const dialect of DIALECTS) {
       const email = `trial-${ws.slug}@example.com`;
       await signInOnPages(browser, env.dataDir, base, email);
       const offer = await browser.get(`${base}/trial`);
-      assert.match(offer.body, /Start my 7 days trial/);
+      assert.match(offer.body, /Start my 7-day trial/);
       assert.equal((await browser.post(`${base}/trial`, {}, { "sec-fetch-site": "cross-site" })).statusCode, 403);
       assert.equal((await browser.post(`${base}/trial`, { _csrf: "0".repeat(64) })).statusCode, 403);
       const started = await browser.post(`${base}/trial`, {});

@@ -18,10 +18,9 @@ export interface PlansPage {
 }
 
 /** `€49.00 once`, `€5.00 a month`: the price in its currency's format, and how often it is paid. */
-export function priceOf(plan: Offer["plan"]): string {
-  const amount = formatMoney(plan.amountCents, plan.currency);
-  if (plan.billing === "one_time") return `${amount} once`;
-  return `${amount} a ${plan.interval ?? "month"}`;
+function priceOf(plan: Offer["plan"]): Html {
+  const per = plan.billing === "one_time" ? "once" : `a ${plan.interval ?? "month"}`;
+  return html`<span class="offer-amount">${formatMoney(plan.amountCents, plan.currency)}</span> <span class="offer-per">${per}</span>`;
 }
 
 function offerCard(page: PlansPage, offer: Offer, index: number): Html {

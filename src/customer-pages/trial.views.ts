@@ -48,7 +48,7 @@ ${page.error ? notice("error", page.error) : ""}
 <p class="lede">${toolName} is free for ${days(status.trialDays)} from now, once per person, with no card. Nothing renews on its own.</p>
 <form method="post" action="${base}/trial">
 ${csrfField(frame.customer.csrf)}
-<button class="button primary wide" type="submit">Start my ${days(status.trialDays)} trial</button>
+<button class="button primary wide" type="submit">Start my ${status.trialDays}-day trial</button>
 </form>
 <p class="hint">For ${frame.customer.email ?? "your address"}.</p>`;
   }

@@ -72,7 +72,7 @@ ${csrfField(frame.csrf)}
 ${fieldErrorNotice("logo", logoError)}
 ${
   paths.logo
-    ? html`<form method="post" action="${base}/logo/remove" class="row">${csrfField(frame.csrf)}<button class="button danger-outline" type="submit">Remove the logo</button></form>`
+    ? html`<form method="post" action="${base}/logo/remove" class="row logo-remove">${csrfField(frame.csrf)}<button class="button danger-outline" type="submit">Remove the logo</button></form>`
     : ""
 }
 </section>`,
