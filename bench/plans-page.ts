@@ -14,8 +14,8 @@ import { parseArgs } from "node:util";
 import { buildApp } from "../src/app.js";
 import { systemClock } from "../src/clock.js";
 import { parseConfig } from "../src/config.js";
-import { openCustomerSession } from "../src/customer-pages/customer-session.service.js";
 import { updateBranding } from "../src/customer-pages/branding.service.js";
+import { openCustomerSession } from "../src/customer-pages/customer-session.service.js";
 import { createServices } from "../src/services.js";
 import { connectStripe } from "../src/stripe/stripe-account.service.js";
 import { BENCH } from "./customer-mix.js";
@@ -49,7 +49,12 @@ try {
     if (done % 100_000 === 0) console.log(`  seeded ${done.toLocaleString("en")} customers`);
   });
   console.log(`seeded ${customers.toLocaleString("en")} customers in ${((performance.now() - started) / 1000).toFixed(0)} s (${services.dialect})`);
-  await connectStripe(services, { workspace: BENCH.workspace, env: "live", webhookSecret: "whsec_planspagebench0123", secretKey: "sk_live_planspagebench0123" });
+  await connectStripe(services, {
+    workspace: BENCH.workspace,
+    env: "live",
+    webhookSecret: "whsec_planspagebench0123",
+    secretKey: "sk_live_planspagebench0123",
+  });
   const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(20_000, 3)]);
   await updateBranding(services, { workspace: BENCH.workspace, accent: "#1f6f43", logo: png });
   // A signed-in person: one of the seeded customers.
