@@ -64,8 +64,8 @@ export function registerPlanPages(app: FastifyInstance, services: Services): voi
         product: bundle === "" ? { kind: "tool", id: scope.tool.id } : { kind: "bundle", id: bundle },
         plan,
         env: scope.env,
-        // A session from a licence key knows no address: Stripe asks it, and the purchase goes to whoever gives it.
-        buyer: customer?.email ? customer : null,
+        // A session from a licence key acts for that licence only: it buys as signed out, and Stripe asks the address.
+        buyer: customer && customer.licenceId === null ? customer : null,
         // Built on the configured public origin, never on the request's Host.
         successUrl: `${services.config.publicUrl}${base}checkout/success?session_id={CHECKOUT_SESSION_ID}`,
         cancelUrl: `${services.config.publicUrl}${base}plans`,

@@ -10,6 +10,7 @@ import { DIALECTS, seedCatalogue, type TestApi } from "../test-support/harness.j
 import { connectTestStripe, deliver, paymentSession, stripeEvent, subscriptionObject, subscriptionSession } from "../test-support/stripe.js";
 import { startStripeApi } from "../test-support/stripe-api.js";
 import { createPlan, retirePlan, updateTool } from "../workspaces/workspace.service.js";
+import { openCustomerSession } from "./customer-session.service.js";
 
 const SECRET_KEY = "sk_test_hostedPlansStandIn0123";
 const DAY = 86_400_000;
@@ -158,6 +159,24 @@ for (const dialect of DIALECTS) {
       assert.match(done.body, /<h1>Thank you<\/h1>/);
       assert.match(done.body, /You bought <strong>Tab Master \(Lifetime\)<\/strong>, paid once\./);
       assert.doesNotMatch(done.body, new RegExp(`${email}</p>`), "the session id shows no address beyond the shell's own");
+
+      // A session from a device activated with that licence's key acts for the licence only: it buys as signed out, starts no trial.
+      const licence = await env.services.db.selectFrom("licences").select("id").where("checkout_session", "=", sessionId).executeTakeFirstOrThrow();
+      const keyToken = await env.services.db
+        .transaction()
+        .execute((trx) =>
+          openCustomerSession(trx, { workspaceId: ws.workspaceId, env: "test", personId: person.id, licenceId: licence.id, now: env.clock.now() }),
+        );
+      const keyBrowser = new TestBrowser(app);
+      keyBrowser.cookies.set(`warden_customer_${ws.slug}_test`, keyToken);
+      const keyPlans = await keyBrowser.get(`${base}/plans`);
+      assert.doesNotMatch(keyPlans.body, new RegExp(email), "its holder's address is not shown");
+      assert.equal((await keyBrowser.post(`${base}/plans`, { plan: "monthly" })).statusCode, 303);
+      const keyForm = stripeApi.calls.at(-1)?.form ?? {};
+      assert.equal(keyForm["metadata[warden_account]"], undefined);
+      assert.equal(keyForm.customer_email, undefined);
+      await updateTool(env.services.db, env.clock, { workspace: ws.slug, id: "tabmaster", trialDays: "7" });
+      assert.match((await keyBrowser.get(`${base}/trial`)).body, /You are signed in with a licence key, which names no person/);
 
       // A subscription: its checkout names it, and its own event makes it.
       const subscription = `sub_${ws.slug.replaceAll("-", "")}`;

@@ -5,8 +5,8 @@ import { createHash } from "node:crypto";
 import { describe, test } from "node:test";
 import { pagesOf, signInOnPages } from "../test-support/customer-pages.js";
 import { dashboardApp, dashboardServices, readCode, TestBrowser } from "../test-support/dashboard.js";
-import { DIALECTS, seedWorkspace } from "../test-support/harness.js";
-import { createTool } from "../workspaces/workspace.service.js";
+import { DIALECTS, seedWorkspace, unique } from "../test-support/harness.js";
+import { createTool, createWorkspace } from "../workspaces/workspace.service.js";
 
 const HOUR = 3_600_000;
 const sessionCookie = (slug: string, env = "test") => `warden_customer_${slug}_${env}`;
@@ -239,6 +239,23 @@ for (const dialect of DIALECTS) {
       }
       const namesTheWorkspace = await app.inject({ url: `/c/${ws.slug}/test/no-such-tool/sign-in` });
       assert.match(namesTheWorkspace.body, /<title>Page not found · Test workspace<\/title>/);
+    });
+
+    test("names and what the query carries are escaped: a workspace or tool called <script> renders as text", async () => {
+      const env = await dashboardServices(dialect);
+      const app = await dashboardApp(env);
+      const ws = await seedWorkspace(env.services);
+      const slug = unique("ws");
+      await createWorkspace(env.services.db, env.clock, { slug, name: '<script>alert("ws")</script>', ownerEmail: ws.ownerEmail });
+      await createTool(env.services.db, env.clock, { workspace: slug, id: "evil", name: "<img src=x onerror=alert(1)>" });
+      const state = '"><script>alert(1)</script>';
+      const query = `?${new URLSearchParams({ redirect_uri: "https://abcdefghijklmnopabcdefghijklmnop.chromiumapp.org/cb", state, code_challenge: "a".repeat(43), code_challenge_method: "S256" })}`;
+      const page = await app.inject({ url: `/c/${slug}/test/evil/sign-in${query}` });
+      assert.equal(page.statusCode, 200);
+      assert.doesNotMatch(page.body, /<script>alert|<img src=x/);
+      assert.match(page.body, /&lt;script&gt;alert\(&quot;ws&quot;\)&lt;\/script&gt;/);
+      assert.match(page.body, /&lt;img src=x onerror=alert\(1\)&gt;/);
+      assert.match(page.body, /name="state" value="&quot;&gt;&lt;script&gt;alert\(1\)&lt;\/script&gt;"/);
     });
 
     test("over HTTPS the cookies are Secure and named __Host-", async () => {

@@ -13,13 +13,13 @@ export function registerTrialPage(app: FastifyInstance, services: Services): voi
     const scope = pageScopeOf(request);
     const customer = customerOf(request);
     // A session from a licence key is that licence's, not a person's to start trials with.
-    const person: Customer | null = customer?.email ? customer : null;
+    const person: Customer | null = customer && customer.licenceId === null ? customer : null;
     const status = person ? await trialStatus(services, person, scope.tool.id) : { trialDays: scope.tool.trialDays, trial: undefined };
     return trialView({
       frame: customerFrame(request, "trial"),
       toolName: scope.tool.name,
       status,
-      keyOnly: customer !== null && customer.email === null,
+      keyOnly: customer !== null && customer.licenceId !== null,
       ...extra,
     });
   };

@@ -41,7 +41,7 @@ export function pkcePair(): { verifier: string; challenge: string } {
 export function handOffQuery(
   challenge: string,
   state = `st-${randomBase62(12)}`,
-  redirect = `https://${"abcdefghijklmnopabcdefghijklmnop"}.chromiumapp.org/cb`,
+  redirect = "https://abcdefghijklmnopabcdefghijklmnop.chromiumapp.org/cb",
 ): string {
   return `?${new URLSearchParams({ redirect_uri: redirect, state, code_challenge: challenge, code_challenge_method: "S256" })}`;
 }
