@@ -8,6 +8,7 @@ import { type Actor, recordAction } from "../audit/audit.service.js";
 import { invalidParameter } from "../errors/errors.js";
 import type { Services } from "../services.js";
 import { requireWorkspace } from "../workspaces/workspace.service.js";
+import { findWorkspaceBySlug } from "../workspaces/workspace.store.js";
 import type { Workspace } from "../workspaces/workspace.types.js";
 import { type Brand, findBrand, findLogo, type LogoType, type StoredLogo, saveBrand } from "./branding.store.js";
 
@@ -102,9 +103,16 @@ export async function brandOf(services: Services, workspace: Pick<Workspace, "id
   return findBrand(services.db, workspace.id);
 }
 
-/** The logo's bytes, for its route only. */
-export async function logoOf(services: Services, workspace: Pick<Workspace, "id">): Promise<StoredLogo | null> {
-  return findLogo(services.db, workspace.id);
+/** The branding of the workspace with this slug, for its stylesheet's route; null for none or no such workspace. */
+export async function brandOfSlug(services: Services, slug: string): Promise<Brand | null> {
+  const workspace = await findWorkspaceBySlug(services.db, slug);
+  return workspace ? findBrand(services.db, workspace.id) : null;
+}
+
+/** The logo's bytes, for its route only; null for none or no such workspace. */
+export async function logoOfSlug(services: Services, slug: string): Promise<StoredLogo | null> {
+  const workspace = await findWorkspaceBySlug(services.db, slug);
+  return workspace ? findLogo(services.db, workspace.id) : null;
 }
 
 /** Where a workspace's pages find its branding; the version in the query lets browsers keep both for good. */
