@@ -47,7 +47,8 @@ export type AuditAction =
   | "owner.invited"
   | "owner.invitation_withdrawn"
   | "owner.joined"
-  | "owner.removed";
+  | "owner.removed"
+  | "workspace.branding_changed";
 
 export async function recordAction(
   trx: Executor,

@@ -1,10 +1,14 @@
 // `warden admin …`: the operator's commands. They work directly on the database named
 // by DATABASE_URL (or the SQLite file), with the same use cases as the HTTP API.
+
+import { readFile } from "node:fs/promises";
 import { closeTestDispute, openTestDispute } from "../billing/dispute.service.js";
 import { refundLicence } from "../billing/licence.service.js";
 import { assignSeat, unassignSeat } from "../billing/seat.service.js";
 import { cancelSubscription } from "../billing/subscription.service.js";
 import { createMailer } from "../client/mailer.js";
+import { updateBranding } from "../customer-pages/branding.service.js";
+import { invalidParameter } from "../errors/errors.js";
 import { ImportInterrupted, type ImportSummary, importFile } from "../import/import.service.js";
 import { MailSender } from "../mail/mail.sender.js";
 import { backupDatabase } from "../retention/backup.service.js";
@@ -248,6 +252,28 @@ export const adminCommands: Record<string, Command> = {
       const { db, clock } = await services();
       const ws = await createWorkspace(db, clock, { slug: str(v, "slug"), name: str(v, "name"), ownerEmail: str(v, "owner"), plan: optStr(v, "plan") });
       return { json: { id: ws.id, slug: ws.slug, name: ws.name, plan: ws.plan }, text: `Created workspace ${ws.slug} (${ws.plan}).` };
+    },
+  },
+  "admin workspace update": {
+    summary: "Set the branding of a workspace's hosted customer pages: an accent colour (white text on it at least 4.5:1) and a PNG, JPEG or WebP logo.",
+    usage: 'warden admin workspace update --workspace S [--accent "#1f6f43" | --accent ""] [--logo FILE | --logo ""]',
+    options: { workspace: { type: "string" }, accent: { type: "string" }, logo: { type: "string" } },
+    required: ["workspace"],
+    async run({ values: v, services }) {
+      const logoPath = optStr(v, "logo");
+      const logo =
+        logoPath === undefined
+          ? undefined
+          : logoPath === ""
+            ? null
+            : await readFile(logoPath).catch(() => {
+                throw invalidParameter("logo", `Cannot read the file ${logoPath}.`);
+              });
+      const brand = await updateBranding(await services(), { workspace: str(v, "workspace"), accent: optStr(v, "accent"), logo });
+      return {
+        json: { workspace: str(v, "workspace"), accent: brand.accent, logo_type: brand.logoType, version: brand.version },
+        text: `Branding of ${str(v, "workspace")}: accent ${brand.accent ?? "none (Warden's blue)"}, logo ${brand.logoType ?? "none"}.`,
+      };
     },
   },
   "admin tool list": {

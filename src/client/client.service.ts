@@ -169,7 +169,7 @@ export async function openDeviceSession(
 }
 
 /** Some actions are the person's own, not a device's activated with a licence key. */
-export function requireSignedIn(session: DeviceSession, action: string): void {
+export function requireSignedIn(session: Pick<DeviceSession, "licenceId">, action: string): void {
   if (session.licenceId !== null) {
     throw new ApiError("authentication_failed", `This device was activated with a licence key; sign in with your email address to ${action}.`);
   }

@@ -15,10 +15,29 @@ import { newId } from "../ids.js";
 import type { Services } from "../services.js";
 import { findTool, findWorkspaceById, listOwnerIds } from "../workspaces/workspace.store.js";
 import { requireSignedIn } from "./client.service.js";
-import type { DeviceSession } from "./device-session.store.js";
+import type { PersonScope } from "./device-session.store.js";
+
+/** What the Trial page shows: the tool's offer and the person's trial, if one was started. */
+export interface TrialStatus {
+  toolName: string;
+  trialDays: number;
+  trial: { startsAt: number; endsAt: number; live: boolean } | null;
+}
+
+export async function trialStatus(services: Services, person: PersonScope, toolId: string): Promise<TrialStatus> {
+  const { db, clock } = services;
+  const tool = await findTool(db, person.workspaceId, toolId);
+  if (!tool) throw notFound(`No tool "${toolId}" in this workspace.`);
+  const trial = (await listGrantsOf(db, toolId, person.personId)).find((g) => g.kind === "trial");
+  return {
+    toolName: tool.name,
+    trialDays: tool.trialDays,
+    trial: trial ? { startsAt: trial.startsAt, endsAt: trial.revokedAt ?? trial.endsAt ?? trial.startsAt, live: grantLive(trial, clock.now()) } : null,
+  };
+}
 
 /** Starts the person's trial of the tool; a trial still running answers itself (created false). */
-export async function startTrial(services: Services, session: DeviceSession, toolId: string): Promise<{ created: boolean; grant: Grant }> {
+export async function startTrial(services: Services, session: PersonScope, toolId: string): Promise<{ created: boolean; grant: Grant }> {
   const { db, clock, limits } = services;
   requireSignedIn(session, "start a trial");
   if (toolId !== session.toolId) throw notFound(`This device is signed in to tool "${session.toolId}", not "${toolId}".`);

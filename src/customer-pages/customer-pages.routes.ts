@@ -25,6 +25,7 @@ import {
 } from "./customer-session.js";
 import { endCustomerSession } from "./customer-session.service.js";
 import { customerPage } from "./layout.js";
+import { registerPlanPages } from "./plans.routes.js";
 import { signInRoutes } from "./sign-in.routes.js";
 
 const TITLES: Record<number, string> = {
@@ -112,6 +113,7 @@ export async function customerPageRoutes(app: FastifyInstance, options: { servic
   });
 
   await app.register(signInRoutes, { services });
+  registerPlanPages(app, services);
 
   app.post(`${PAGE_PATH}/sign-out`, async (request, reply) => {
     const scope = pageScopeOf(request);

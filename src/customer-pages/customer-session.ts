@@ -12,6 +12,7 @@ import type { Env } from "../db/schema.js";
 import { randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
 import type { Workspace } from "../workspaces/workspace.types.js";
+import { type Brand, brandOf, brandPaths } from "./branding.service.js";
 import { authenticateCustomerSession, findPageScope, type PageScope, SESSION_MAX_MS } from "./customer-session.service.js";
 import { redeemPageTicket } from "./hand-off.service.js";
 import type { CustomerFrame, CustomerSection } from "./layout.js";
@@ -36,6 +37,8 @@ export interface Customer extends PersonScope {
 interface PageState {
   /** Null when the address names no workspace (the 404 page then has no name to show). */
   workspace: Workspace | null;
+  /** The workspace's branding, null when none is set. */
+  brand: Brand | null;
   scope: PageScope | null;
   customer: Customer | null;
 }
@@ -100,7 +103,8 @@ export async function loadPage(services: Services, request: FastifyRequest, repl
   const params = request.params as { workspace?: string; env?: string; tool?: string };
   if (params.workspace === undefined || params.env === undefined || params.tool === undefined) return;
   const { workspace, scope } = await findPageScope(services, params.workspace, params.env, params.tool);
-  pages.set(request, { workspace, scope, customer: null });
+  const brand = workspace ? await brandOf(services, workspace) : null;
+  pages.set(request, { workspace, brand, scope, customer: null });
   if (scope === null) {
     throw new PageRefusal(
       404,
@@ -123,6 +127,7 @@ export async function loadPage(services: Services, request: FastifyRequest, repl
   }
   pages.set(request, {
     workspace,
+    brand,
     scope,
     customer: {
       workspaceId: scope.workspace.id,
@@ -199,5 +204,6 @@ export function customerFrame(request: FastifyRequest, section?: CustomerSection
     base: scope ? pagePath(scope, "").slice(0, -1) : null,
     customer: customer ? { email: customer.licenceId === null ? customer.email : null, csrf: customer.csrf } : null,
     ...(section ? { section } : {}),
+    ...(state?.workspace && state.brand ? { brand: brandPaths(state.workspace.slug, state.brand) } : {}),
   };
 }

@@ -15,6 +15,8 @@ export interface CustomerFrame {
   /** The signed-in person: their address (null for a key-activated device's session) and the session's form token. */
   customer: { email: string | null; csrf: string } | null;
   section?: CustomerSection;
+  /** The workspace's branding (branding.service.ts): its stylesheet (the accent) and logo, by versioned address. */
+  brand?: { stylesheet: string | null; logo: string | null };
 }
 
 function nav(frame: CustomerFrame): Html {
@@ -38,12 +40,13 @@ ${frame.customer.email ? html`<span class="who">${frame.customer.email}</span>` 
 /** A hosted page: the shell around one column of content. */
 export function customerPage(title: string, frame: CustomerFrame, content: Html): Html {
   const site = frame.workspaceName ?? "Warden";
-  return html`${head(title, { site })}
+  const logo = frame.brand?.logo;
+  return html`${head(title, { site, brandStylesheet: frame.brand?.stylesheet ?? null })}
 <body class="customer">
 ${skipLink}
 ${frame.env === "test" ? html`<div class="test-banner" role="status"><strong>Test mode</strong> · Nothing here is charged.</div>` : ""}
 <header class="top customer-top">
-<span class="brand customer-brand"><span class="brand-mark" aria-hidden="true">${site.slice(0, 1).toUpperCase()}</span> ${site}</span>
+<span class="brand customer-brand">${logo ? html`<img class="customer-logo" src="${logo}" alt="" height="32">` : html`<span class="brand-mark" aria-hidden="true">${site.slice(0, 1).toUpperCase()}</span>`} ${site}</span>
 ${nav(frame)}
 ${account(frame)}
 </header>

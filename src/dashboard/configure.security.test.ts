@@ -1,15 +1,16 @@
-// Every form of the Configure section (catalogue, Stripe, owners) against the attacks the
+// Every form of the Configure section (catalogue, Stripe, owners, branding) against the attacks the
 // dashboard guards against: a post without the session's form token or from another
 // site, an owner of another workspace, and names that are markup. Nothing may change.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
+import { brandOf } from "../customer-pages/branding.service.js";
 import type { Services } from "../services.js";
 import { stripeStatus } from "../stripe/stripe-account.service.js";
 import { dashboardApp, dashboardServices, TestBrowser } from "../test-support/dashboard.js";
 import { DIALECTS, seedCatalogue, testApi } from "../test-support/harness.js";
 import { connectTestStripe, deliver, paymentSession, stripeEvent } from "../test-support/stripe.js";
-import { createBundle, createPlan, createTool, listBundles, listPlans, listTools } from "../workspaces/workspace.service.js";
+import { createBundle, createPlan, createTool, listBundles, listPlans, listTools, requireWorkspace } from "../workspaces/workspace.service.js";
 import { listWorkspaceOwners } from "../workspaces/workspace-owners.service.js";
 
 const CSP =
@@ -17,15 +18,16 @@ const CSP =
 
 /** Everything these forms could change in a workspace. */
 async function snapshot(services: Services, slug: string): Promise<string> {
-  const [tools, plans, bundles, test, live, owners] = await Promise.all([
+  const [tools, plans, bundles, test, live, owners, brand] = await Promise.all([
     listTools(services.db, { workspace: slug }),
     listPlans(services.db, { workspace: slug }),
     listBundles(services.db, { workspace: slug }),
     stripeStatus(services, { workspace: slug, env: "test" }),
     stripeStatus(services, { workspace: slug, env: "live" }),
     listWorkspaceOwners(services, { workspace: slug }),
+    requireWorkspace(services.db, slug).then((workspace) => brandOf(services, workspace)),
   ]);
-  return JSON.stringify({ tools, plans, bundles, test: test.connection, live: live.connection, owners });
+  return JSON.stringify({ tools, plans, bundles, test: test.connection, live: live.connection, owners, brand });
 }
 
 /** Each state-changing form of the Configure section, with fields that would succeed. */
@@ -47,6 +49,8 @@ function forms(slug: string, ownerEmail: string): [string, Record<string, string
     [`${base}/owners/invite`, { email: "attacker@example.com" }],
     [`${base}/owners/withdraw`, { email: "invited@example.com" }],
     [`${base}/owners/remove`, { email: ownerEmail }],
+    [`${base}/branding/accent`, { accent: "#1f6f43" }],
+    [`${base}/branding/logo/remove`, {}],
   ];
 }
 
@@ -65,6 +69,7 @@ function pages(slug: string, ownerEmail: string): string[] {
     `${base}/stripe/disconnect`,
     `${base}/owners`,
     `${base}/owners/remove?email=${encodeURIComponent(ownerEmail)}`,
+    `${base}/branding`,
   ];
 }
 

@@ -9,6 +9,7 @@ import { toApiError } from "../http/error.handler.js";
 import { endOwnerSession } from "../owners/owner-sign-in.service.js";
 import type { Services } from "../services.js";
 import { auditRoutes } from "./audit/audit.routes.js";
+import { brandingRoutes } from "./branding/branding.routes.js";
 import { bundleRoutes } from "./catalogue/bundles.routes.js";
 import { toolRoutes } from "./catalogue/tools.routes.js";
 import { customerRoutes } from "./customers/customers.routes.js";
@@ -123,6 +124,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: { services:
     await owned.register(bundleRoutes, { services });
     await owned.register(stripeRoutes, { services });
     await owned.register(ownerRoutes, { services });
+    await owned.register(brandingRoutes, { services });
     await owned.register(keyRoutes, { services });
     await owned.register(webhookRoutes, { services });
     await owned.register(eventRoutes, { services });

@@ -550,6 +550,19 @@ export interface AccessChangesTable {
   changed_at: number;
 }
 
+/** A workspace's branding on its hosted customer pages (migration 024); no row: none set. */
+export interface WorkspaceBrandsTable {
+  workspace_id: string;
+  /** `#rrggbb`, checked for contrast with white text when set. */
+  accent: string | null;
+  /** PNG, JPEG or WebP bytes, checked by their signature when uploaded. */
+  logo: Buffer | null;
+  logo_type: "image/png" | "image/jpeg" | "image/webp" | null;
+  /** Changes with every change: the stylesheet's and logo's addresses carry it. */
+  version: number;
+  updated_at: number;
+}
+
 export interface Database {
   owners: OwnersTable;
   workspaces: WorkspacesTable;
@@ -594,4 +607,5 @@ export interface Database {
   customer_exchange_tokens: CustomerExchangeTokensTable;
   shown_once: ShownOnceTable;
   access_changes: AccessChangesTable;
+  workspace_brands: WorkspaceBrandsTable;
 }

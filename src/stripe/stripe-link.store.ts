@@ -70,3 +70,15 @@ export async function findSubscriptionOfPayment(ex: Executor, scope: Scope, paym
     .executeTakeFirst();
   return r?.subscription_id ?? null;
 }
+
+/** The subscription a Checkout Session bought, once its `checkout.session.completed` arrived (index of migration 024). */
+export async function findSubscriptionIdByCheckoutSession(ex: Executor, scope: Scope, checkoutSession: string): Promise<string | null> {
+  const r = await ex
+    .selectFrom("subscription_buyers")
+    .select("subscription_id")
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("checkout_session", "=", checkoutSession)
+    .executeTakeFirst();
+  return r?.subscription_id ?? null;
+}

@@ -38,6 +38,7 @@ const ACTIONS: Record<string, string> = {
   "owner.invitation_withdrawn": "Withdrew an invitation",
   "owner.joined": "Joined as a co-owner",
   "owner.removed": "Removed an owner",
+  "workspace.branding_changed": "Changed the customer pages' branding",
 };
 
 export function auditView(frame: Frame, entries: AuditEntry[]): Html {

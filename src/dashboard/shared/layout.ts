@@ -9,7 +9,7 @@ export const CSS_PATH = `${DASHBOARD}/assets/dashboard.css`;
 /** The one script: Copy buttons (see assets/copy.js); only pages with one load it. */
 const COPY_SCRIPT_PATH = `${DASHBOARD}/assets/copy.js`;
 
-export type Section = "overview" | "customers" | "tools" | "bundles" | "stripe" | "keys" | "webhooks" | "events" | "owners" | AccountSection;
+export type Section = "overview" | "customers" | "tools" | "bundles" | "stripe" | "keys" | "webhooks" | "events" | "owners" | "branding" | AccountSection;
 /** Pages about the owner, not about a workspace environment. */
 export type AccountSection = "audit" | "sessions";
 const inWorkspace = (section: Section): Exclude<Section, AccountSection> => (section === "audit" || section === "sessions" ? "overview" : section);
@@ -31,7 +31,7 @@ export function sectionPath(workspace: string, env: Env, section: Exclude<Sectio
 }
 
 /** The document's start to the end of its head; `site` ends the title (the hosted pages name the workspace). */
-export function head(title: string, options: { copyButtons?: boolean; site?: string } = {}): Html {
+export function head(title: string, options: { copyButtons?: boolean; site?: string; brandStylesheet?: string | null } = {}): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -40,6 +40,11 @@ export function head(title: string, options: { copyButtons?: boolean; site?: str
 <title>${title} · ${options.site ?? "Warden"}</title>
 <link rel="stylesheet" href="${CSS_PATH}">
 ${
+  options.brandStylesheet
+    ? html`<link rel="stylesheet" href="${options.brandStylesheet}">
+`
+    : ""
+}${
   options.copyButtons
     ? html`<script src="${COPY_SCRIPT_PATH}" defer></script>
 `
@@ -108,6 +113,7 @@ const SECTION_LABELS: Record<Section, string> = {
   webhooks: "Webhooks",
   events: "Events",
   owners: "Owners",
+  branding: "Branding",
   audit: "Audit log",
   sessions: "Sessions",
 };
@@ -137,7 +143,7 @@ ${here ? item("customers", sectionPath(here.workspace.slug, here.env, "customers
 ${
   here
     ? html`<p class="side-heading">Catalogue</p><ul>${item("tools", sectionPath(here.workspace.slug, here.env, "tools"))}${item("bundles", sectionPath(here.workspace.slug, here.env, "bundles"))}</ul>
-<p class="side-heading">Configure</p><ul>${item("stripe", sectionPath(here.workspace.slug, here.env, "stripe"))}${item("keys", sectionPath(here.workspace.slug, here.env, "keys"))}${item("webhooks", sectionPath(here.workspace.slug, here.env, "webhooks"))}${item("events", sectionPath(here.workspace.slug, here.env, "events"))}${item("owners", sectionPath(here.workspace.slug, here.env, "owners"))}</ul>`
+<p class="side-heading">Configure</p><ul>${item("stripe", sectionPath(here.workspace.slug, here.env, "stripe"))}${item("keys", sectionPath(here.workspace.slug, here.env, "keys"))}${item("webhooks", sectionPath(here.workspace.slug, here.env, "webhooks"))}${item("events", sectionPath(here.workspace.slug, here.env, "events"))}${item("owners", sectionPath(here.workspace.slug, here.env, "owners"))}${item("branding", sectionPath(here.workspace.slug, here.env, "branding"))}</ul>`
     : ""
 }
 <p class="side-heading">Account</p>

@@ -22,6 +22,7 @@ import * as listIndexes from "./020-list-indexes.js";
 import * as ownerSessionsDetail from "./021-owner-sessions-detail.js";
 import * as mailOutbox from "./022-mail-outbox.js";
 import * as customerSessions from "./023-customer-sessions.js";
+import * as branding from "./024-branding.js";
 import * as accessChanges from "./026-access-changes.js";
 import * as endpointEditShownOnce from "./028-endpoint-edit-shown-once.js";
 import * as stripeReconcile from "./029-stripe-reconcile.js";
@@ -52,6 +53,7 @@ export const migrations: Record<string, Migration> = {
   "021-owner-sessions-detail": ownerSessionsDetail,
   "022-mail-outbox": mailOutbox,
   "023-customer-sessions": customerSessions,
+  "024-branding": branding,
   "026-access-changes": accessChanges,
   "028-endpoint-edit-shown-once": endpointEditShownOnce,
   "029-stripe-reconcile": stripeReconcile,

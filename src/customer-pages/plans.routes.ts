@@ -1,0 +1,94 @@
+// The hosted Plans page and the checkout's return: the tool's offers (plans.service.ts),
+// a choice posted and answered by a 303 to Stripe Checkout (the buy button's use case,
+// `startCheckout`, with the signed-in person as buyer when there is one; signed out,
+// Stripe asks the address), and the success page that says what was bought once Stripe's
+// event has arrived. Also registers the Trial page and the workspace's branding assets.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { fieldError, sendPage } from "../dashboard/shared/page.js";
+import { allowFormTargets, csrfTokenFor, formField, PageRefusal } from "../dashboard/shared/security.js";
+import type { Services } from "../services.js";
+import { checkoutOutcome, startCheckout } from "../stripe/checkout.service.js";
+import { registerBrandingAssets } from "./branding.routes.js";
+import { customerFrame, customerOf, ensureBrowserSecret, PAGE_PATH, pagePath, pageScopeOf } from "./customer-session.js";
+import { findOffer, listOffers, type OfferChoice } from "./plans.service.js";
+import { plansView, successView } from "./plans.views.js";
+import { registerTrialPage } from "./trial.routes.js";
+
+/**
+ * Where Stripe Checkout lives. The page's policy names it in `form-action`: browsers
+ * apply that to the redirect a form's answer makes, and the answer to a choice is a 303
+ * there. (A vendor's custom Checkout domain would need naming here too.)
+ */
+const STRIPE_CHECKOUT_ORIGIN = "https://checkout.stripe.com";
+// Stripe's Checkout Session ids: `cs_test_…` or `cs_live_…`, letters and digits.
+const CHECKOUT_SESSION = /^cs_(test|live)_[A-Za-z0-9]{1,250}$/;
+
+const queryOf = (request: FastifyRequest) => request.query as Record<string, string | undefined>;
+
+export function registerPlanPages(app: FastifyInstance, services: Services): void {
+  const plansPage = async (request: FastifyRequest, reply: FastifyReply, extra: { chosen: OfferChoice | null; error?: string }) => {
+    const scope = pageScopeOf(request);
+    const customer = customerOf(request);
+    const offers = await listOffers(services, scope);
+    if (offers.takesPayments) allowFormTargets(reply, [STRIPE_CHECKOUT_ORIGIN]);
+    // A link naming a plan that is not on sale (mistyped, retired, another tool's) still shows what is.
+    const unknown = extra.chosen !== null && extra.error === undefined && findOffer(offers, extra.chosen) === null;
+    return plansView({
+      frame: customerFrame(request, "plans"),
+      toolName: scope.tool.name,
+      workspaceName: scope.workspace.name,
+      offers,
+      csrf: customer?.csrf ?? csrfTokenFor(ensureBrowserSecret(request, reply)),
+      chosen: unknown ? null : extra.chosen,
+      ...(unknown ? { error: `The plan "${extra.chosen?.plan}" is not on sale for ${scope.tool.name}. Choose one of the plans below.` } : {}),
+      ...(extra.error === undefined ? {} : { error: extra.error }),
+    });
+  };
+
+  app.get(`${PAGE_PATH}/plans`, async (request, reply) => {
+    const { plan, bundle } = queryOf(request);
+    const chosen = typeof plan === "string" && plan !== "" ? { plan, bundle: typeof bundle === "string" && bundle !== "" ? bundle : null } : null;
+    return sendPage(reply, 200, await plansPage(request, reply, { chosen }));
+  });
+
+  app.post(`${PAGE_PATH}/plans`, async (request, reply) => {
+    const scope = pageScopeOf(request);
+    const customer = customerOf(request);
+    const plan = formField(request, "plan");
+    const bundle = formField(request, "bundle");
+    const base = pagePath(scope, "");
+    try {
+      const { url } = await startCheckout(services, {
+        workspace: scope.workspace,
+        tool: scope.tool,
+        product: bundle === "" ? { kind: "tool", id: scope.tool.id } : { kind: "bundle", id: bundle },
+        plan,
+        env: scope.env,
+        // A session from a licence key acts for that licence only: it buys as signed out, and Stripe asks the address.
+        buyer: customer && customer.licenceId === null ? customer : null,
+        // Built on the configured public origin, never on the request's Host.
+        successUrl: `${services.config.publicUrl}${base}checkout/success?session_id={CHECKOUT_SESSION_ID}`,
+        cancelUrl: `${services.config.publicUrl}${base}plans`,
+      });
+      return reply.redirect(url, 303);
+    } catch (error) {
+      const message = fieldError(error);
+      if (message === null) throw error;
+      return sendPage(reply, 400, await plansPage(request, reply, { chosen: { plan, bundle: bundle === "" ? null : bundle }, error: message }));
+    }
+  });
+
+  app.get(`${PAGE_PATH}/checkout/success`, async (request, reply) => {
+    const scope = pageScopeOf(request);
+    const sessionId = queryOf(request).session_id;
+    if (typeof sessionId !== "string" || !CHECKOUT_SESSION.test(sessionId)) {
+      throw new PageRefusal(400, "Checkout not recognised", "This address does not name a checkout. Open the plans again, or see your purchases under Manage.");
+    }
+    const outcome = await checkoutOutcome(services, { workspace: scope.workspace, env: scope.env, tool: scope.tool, checkoutSession: sessionId });
+    const self = `${pagePath(scope, "checkout/success")}?session_id=${encodeURIComponent(sessionId)}`;
+    return sendPage(reply, outcome.state === "elsewhere" ? 404 : 200, successView({ frame: customerFrame(request), toolName: scope.tool.name, outcome, self }));
+  });
+
+  registerTrialPage(app, services);
+  registerBrandingAssets(app, services);
+}

@@ -1,0 +1,43 @@
+// The hosted Trial page: the tool's trial (its length, or that it has none), started once
+// per person by the client API's use case (`startTrial`), then its end date. Signed out,
+// the page says how long the trial is and sends to sign-in, which comes back here.
+import type { FastifyInstance } from "fastify";
+import { startTrial, trialStatus } from "../client/trial.service.js";
+import { fieldError, sendPage } from "../dashboard/shared/page.js";
+import type { Services } from "../services.js";
+import { type Customer, customerFrame, customerOf, PAGE_PATH, pagePath, pageScopeOf, requireCustomer, signedInCustomer } from "./customer-session.js";
+import { type TrialPage, trialView } from "./trial.views.js";
+
+export function registerTrialPage(app: FastifyInstance, services: Services): void {
+  const page = async (request: Parameters<typeof pageScopeOf>[0], extra: Pick<TrialPage, "started" | "error"> = {}) => {
+    const scope = pageScopeOf(request);
+    const customer = customerOf(request);
+    // A session from a licence key is that licence's, not a person's to start trials with.
+    const person: Customer | null = customer && customer.licenceId === null ? customer : null;
+    const status = person ? await trialStatus(services, person, scope.tool.id) : { trialDays: scope.tool.trialDays, trial: undefined };
+    return trialView({
+      frame: customerFrame(request, "trial"),
+      toolName: scope.tool.name,
+      status,
+      keyOnly: customer !== null && customer.licenceId !== null,
+      ...extra,
+    });
+  };
+
+  app.get(`${PAGE_PATH}/trial`, async (request, reply) => {
+    const started = (request.query as Record<string, string | undefined>).started === "1";
+    return sendPage(reply, 200, await page(request, { started }));
+  });
+
+  app.post(`${PAGE_PATH}/trial`, { preHandler: requireCustomer }, async (request, reply) => {
+    const scope = pageScopeOf(request);
+    try {
+      await startTrial(services, signedInCustomer(request), scope.tool.id);
+    } catch (error) {
+      const message = fieldError(error);
+      if (message === null) throw error;
+      return sendPage(reply, 400, await page(request, { error: message }));
+    }
+    return reply.redirect(`${pagePath(scope, "trial")}?started=1`, 303);
+  });
+}

@@ -1,0 +1,80 @@
+import { type Brand, brandPaths, MAX_LOGO_BYTES, MIN_ACCENT_CONTRAST } from "../../customer-pages/branding.service.js";
+import { type Html, html } from "../shared/html.js";
+import { appPage, csrfField, type Frame, fieldErrorAttributes, fieldErrorNotice, notice, pageHeading, sectionPath } from "../shared/layout.js";
+
+export const brandingPath = (frame: Frame) => {
+  const here = frame.current;
+  if (!here) throw new Error("a branding page has a workspace");
+  return sectionPath(here.workspace.slug, here.env, "branding");
+};
+
+export type BrandingFlash = "accent" | "logo" | "logo-removed";
+
+export interface BrandingForm {
+  field: "accent" | "logo";
+  error: string;
+  /** The colour as typed, shown again with its error. */
+  accent?: string;
+}
+
+const FLASH: Record<BrandingFlash, string> = {
+  accent: "The accent colour is saved. Your customer pages show it from their next load.",
+  logo: "The logo is saved. Your customer pages show it from their next load.",
+  "logo-removed": "The logo is removed. Your customer pages show the workspace's name alone.",
+};
+
+/**
+ * A colour's sample: an SVG rectangle whose `fill` is a presentation attribute, not an
+ * inline style, so the content-security policy needs no exception. The value is a
+ * checked `#rrggbb`.
+ */
+const swatch = (colour: string) =>
+  html`<svg class="swatch" width="28" height="28" viewBox="0 0 28 28" aria-hidden="true"><rect width="28" height="28" rx="6" fill="${colour}"/></svg>`;
+
+export function brandingView(frame: Frame, input: { brand: Brand | null; flash?: BrandingFlash; form?: BrandingForm }): Html {
+  const { brand, form } = input;
+  const slug = frame.current?.workspace.slug ?? "";
+  const paths = brand ? brandPaths(slug, brand) : { stylesheet: null, logo: null };
+  const accentError = form?.field === "accent" ? form.error : undefined;
+  const logoError = form?.field === "logo" ? form.error : undefined;
+  const accentValue = form?.accent ?? brand?.accent ?? "";
+  const base = brandingPath(frame);
+  return appPage(
+    "Branding",
+    frame,
+    html`${pageHeading("Branding", "How your customer pages (sign in, plans, trial, manage) look: your workspace's name, and optionally a logo and an accent colour. One branding for both environments.")}
+${input.flash ? notice("success", FLASH[input.flash]) : ""}
+<section class="panel">
+<div class="panel-head"><h2>Accent colour</h2></div>
+<p class="panel-text">Buttons, links and the top bar of your customer pages. Buttons carry white text, so the colour must have a contrast of at least ${MIN_ACCENT_CONTRAST}:1 with white (WCAG AA): a darker colour.</p>
+<p class="panel-text">Now: ${brand?.accent ? html`${swatch(brand.accent)} <code>${brand.accent}</code>` : html`<span class="muted">Warden's blue (none set)</span>`}</p>
+<form method="post" action="${base}/accent" class="inline-form">
+${csrfField(frame.csrf)}
+<div class="field"><label for="accent">Colour in hex</label>
+<input id="accent" name="accent" maxlength="7" spellcheck="false" autocomplete="off" placeholder="#3b5bdb" value="${accentValue}"${fieldErrorAttributes("accent", accentError)}>
+</div>
+<button class="button primary" type="submit">Save colour</button>
+</form>
+<p class="hint">Leave it empty and save to go back to Warden's blue.</p>
+${fieldErrorNotice("accent", accentError)}
+</section>
+<section class="panel">
+<div class="panel-head"><h2>Logo</h2></div>
+<p class="panel-text">Shown beside your workspace's name. PNG, JPEG or WebP, at most ${MAX_LOGO_BYTES / 1024} KiB; about 64 px high looks best. SVG is refused: it can carry script.</p>
+${paths.logo ? html`<p class="logo-preview"><img src="${paths.logo}" alt="Your current logo" height="48"></p>` : html`<p class="panel-text muted">No logo: your pages show the workspace's name alone.</p>`}
+<form method="post" action="${base}/logo" enctype="multipart/form-data" class="inline-form">
+${csrfField(frame.csrf)}
+<div class="field"><label for="logo">Image file</label>
+<input id="logo" name="logo" type="file" accept="image/png,image/jpeg,image/webp" required${fieldErrorAttributes("logo", logoError)}>
+</div>
+<button class="button primary" type="submit">Upload logo</button>
+</form>
+${fieldErrorNotice("logo", logoError)}
+${
+  paths.logo
+    ? html`<form method="post" action="${base}/logo/remove" class="row logo-remove">${csrfField(frame.csrf)}<button class="button danger-outline" type="submit">Remove the logo</button></form>`
+    : ""
+}
+</section>`,
+  );
+}
