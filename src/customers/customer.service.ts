@@ -8,13 +8,13 @@ import { listBundleTools } from "../workspaces/workspace.store.js";
 import type { Customer, CustomerListItem, ListCustomersQuery } from "./customer.schema.js";
 import {
   type CustomerRow,
+  countCustomerKind,
   demoteExpiredHolders,
   findCustomerRow,
   findCustomerRows,
   findKindBoundary,
   findPersonWithSources,
   type Holdings,
-  countCustomerKind,
   type KindWindow,
   type ListPosition,
   listCustomerPage,
@@ -227,7 +227,14 @@ async function readPositions(
     const matches = await searchCustomerRows(ex, scope, { kinds, text: filter.search, limit: SEARCH_MATCHES + 1 });
     const shown = matches.slice(0, SEARCH_MATCHES).sort(newestFirst);
     const { after, before } = from;
-    if (before) return { rows: shown.filter((r) => isOlder(before, r)).reverse().slice(0, limit), matches };
+    if (before)
+      return {
+        rows: shown
+          .filter((r) => isOlder(before, r))
+          .reverse()
+          .slice(0, limit),
+        matches,
+      };
     return { rows: shown.filter((r) => after === null || isOlder(r, after)).slice(0, limit), matches };
   }
   const windows: KindWindow[] = [];
@@ -259,12 +266,7 @@ async function toListItems(ctx: RequestContext, scope: ToolScope, page: readonly
   });
 }
 
-async function totalOf(
-  ex: Executor,
-  scope: ToolScope,
-  filter: ListFilter,
-  matches: readonly unknown[] | null,
-): Promise<CustomerListTotal> {
+async function totalOf(ex: Executor, scope: ToolScope, filter: ListFilter, matches: readonly unknown[] | null): Promise<CustomerListTotal> {
   if (matches !== null) return { count: Math.min(matches.length, SEARCH_MATCHES), cut: [], moreMatches: matches.length > SEARCH_MATCHES };
   let count = 0;
   const cut: CustomerKind[] = [];
@@ -378,7 +380,8 @@ export async function exportCustomers(
   const filter: ListFilter = { entitled: query.entitled, lapsed: options.lapsed, search: search === "" ? undefined : search };
   const now = clock.now();
   await demoteExpiredHolders(db, scope, now);
-  const matches = filter.search === undefined ? null : await searchCustomerRows(db, scope, { kinds: kindsOf(filter), text: filter.search, limit: SEARCH_MATCHES });
+  const matches =
+    filter.search === undefined ? null : await searchCustomerRows(db, scope, { kinds: kindsOf(filter), text: filter.search, limit: SEARCH_MATCHES });
   let rows = matches?.length ?? 0;
   if (matches === null) for (const kind of kindsOf(filter)) rows += await countCustomerKind(db, scope, kind);
   const settleRows = await limits.reserveRowsRead(db, ctx.principal, Math.max(1, rows), now);
