@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { DAY_MS } from "../clock.js";
-import type { CustomerKind } from "../db/schema.js";
 import { ApiError } from "../errors/errors.js";
 import type { RequestContext } from "../services.js";
+import { seedCustomerRows } from "../test-support/customer-rows.js";
 import { DIALECTS, seedWorkspace, type TestEnv, testApi, testServices, type Workspace } from "../test-support/harness.js";
 import { listWorkspaceOwnerIds } from "../workspaces/workspace.service.js";
 import {
@@ -17,7 +17,7 @@ import {
   SEARCH_MATCHES,
   toolScope,
 } from "./customer.service.js";
-import { type CustomerRow, upsertCustomerRow, upsertCustomerRows } from "./customer.store.js";
+import { upsertCustomerRow } from "./customer.store.js";
 import { ensurePeople } from "./person.store.js";
 
 async function contextFor({ services }: TestEnv, ws: Workspace, env: "test" | "live" = "test"): Promise<RequestContext> {
@@ -33,33 +33,6 @@ async function contextFor({ services }: TestEnv, ws: Workspace, env: "test" | "l
       keyRequestCounted: true,
     },
   };
-}
-
-/**
- * Customer rows for these addresses, one second apart in the order given (the last is
- * the newest), written in batches through the stores import uses. No sources: a row's
- * kind is what the test says, which is all the list and the search read.
- */
-async function seedRows({ services, clock }: TestEnv, ws: Workspace, emails: readonly string[], kind: CustomerKind, env: "test" | "live" = "test") {
-  const scope = toolScope(ws.workspaceId, env, ws.tool);
-  for (let i = 0; i < emails.length; i += 500) {
-    const batch = emails.slice(i, i + 500);
-    const start = clock.now();
-    clock.advance(batch.length * 1000);
-    const people = await ensurePeople(
-      services.db,
-      ws.workspaceId,
-      env,
-      batch.map((email) => ({ email, signedInAt: kind === "member" ? start : null })),
-      start,
-    );
-    const rows: CustomerRow[] = batch.map((email, j) => {
-      const person = people.get(email.toLowerCase());
-      if (!person) throw new Error(`no person for ${email}`);
-      return { personId: person.id, since: start + j * 1000, signedIn: kind === "member", kind, heldUntil: null };
-    });
-    await upsertCustomerRows(services.db, scope, rows);
-  }
 }
 
 const emailsOf = (page: CustomerBrowseResult) => page.data.map((c) => c.email);
@@ -79,11 +52,11 @@ for (const dialect of DIALECTS) {
       const env = await testServices(dialect);
       const ws = await seedWorkspace(env.services);
       const other = await seedWorkspace(env.services);
-      await seedRows(env, ws, ["Ada.Lovelace@Example.com", "grace_hopper@navy.example", "alan%turing@example.org", 'quote"d@example.net'], "member");
-      await seedRows(env, ws, ["lapsed.ada@example.com"], "none");
+      await seedCustomerRows(env, ws, ["Ada.Lovelace@Example.com", "grace_hopper@navy.example", "alan%turing@example.org", 'quote"d@example.net'], "member");
+      await seedCustomerRows(env, ws, ["lapsed.ada@example.com"], "none");
       // The same addresses in another workspace, and in this workspace's live environment.
-      await seedRows(env, other, ["ada.lovelace@example.com", "ada.other@example.com"], "member");
-      await seedRows(env, ws, ["ada.live@example.com"], "member", "live");
+      await seedCustomerRows(env, other, ["ada.lovelace@example.com", "ada.other@example.com"], "member");
+      await seedCustomerRows(env, ws, ["ada.live@example.com"], "member", "live");
       const ctx = await contextFor(env, ws);
       const found = async (search: string) => emailsOf(await browse(ctx, ws, { search })).sort();
 
@@ -119,7 +92,7 @@ for (const dialect of DIALECTS) {
       });
       assert.equal(created.statusCode, 201);
       env.clock.advance(1000);
-      await seedRows(env, ws, ["member@example.com"], "member");
+      await seedCustomerRows(env, ws, ["member@example.com"], "member");
       env.clock.advance(2 * DAY_MS);
       const ctx = await contextFor(env, ws);
       const notEntitled = await browse(ctx, ws, { entitled: false });
@@ -138,7 +111,7 @@ for (const dialect of DIALECTS) {
       const env = await testServices(dialect);
       const ws = await seedWorkspace(env.services);
       const emails = Array.from({ length: 7 }, (_, i) => `walk${i}@example.com`);
-      await seedRows(env, ws, emails, "member");
+      await seedCustomerRows(env, ws, emails, "member");
       const ctx = await contextFor(env, ws);
       for (const search of [undefined, "walk"]) {
         const options = { limit: 3, ...(search ? { search } : {}) };
@@ -175,13 +148,13 @@ for (const dialect of DIALECTS) {
     test("the count stops where the list does: past 2,000 a kind it says the kind is cut; a search past 1,000 matches says so", async () => {
       const env = await testServices(dialect);
       const ws = await seedWorkspace(env.services);
-      await seedRows(
+      await seedCustomerRows(
         env,
         ws,
         Array.from({ length: LISTED_PER_KIND + 1 }, (_, i) => `many${i}@example.com`),
         "member",
       );
-      await seedRows(env, ws, ["one.holder@example.com"], "holder");
+      await seedCustomerRows(env, ws, ["one.holder@example.com"], "holder");
       const ctx = await contextFor(env, ws);
       const all = await browse(ctx, ws, { limit: 1 });
       assert.deepEqual(all.total, { count: LISTED_PER_KIND + 1, cut: ["member"], moreMatches: false });
@@ -197,7 +170,7 @@ for (const dialect of DIALECTS) {
     test("the dashboard's pages count rows read but not the API's list pages per minute; the API's still does", async () => {
       const env = await testServices(dialect, { WARDEN_LIMIT_LIST_PAGES_PER_MIN: "1", WARDEN_LIMIT_ROWS_READ_PER_DAY: "5" });
       const ws = await seedWorkspace(env.services);
-      await seedRows(env, ws, ["a@example.com", "b@example.com"], "member");
+      await seedCustomerRows(env, ws, ["a@example.com", "b@example.com"], "member");
       const ctx = await contextFor(env, ws);
       assert.equal((await browse(ctx, ws, { limit: 2 })).data.length, 2);
       assert.equal((await listCustomers(ctx, ws.tool, { limit: 1 })).data.length, 1, "the API's one page this minute is still there");
@@ -211,7 +184,7 @@ for (const dialect of DIALECTS) {
       const env = await testServices(dialect);
       const ws = await seedWorkspace(env.services);
       const count = 20_000;
-      await seedRows(
+      await seedCustomerRows(
         env,
         ws,
         Array.from({ length: count }, (_, i) => `row${i}@example.com`),
@@ -252,7 +225,7 @@ for (const dialect of DIALECTS) {
     test("an export that does not fit in the day's rows read is refused before it starts", async () => {
       const env = await testServices(dialect, { WARDEN_LIMIT_ROWS_READ_PER_DAY: "3" });
       const ws = await seedWorkspace(env.services);
-      await seedRows(env, ws, ["a@example.com", "b@example.com", "c@example.com", "d@example.com"], "member");
+      await seedCustomerRows(env, ws, ["a@example.com", "b@example.com", "c@example.com", "d@example.com"], "member");
       const ctx = await contextFor(env, ws);
       await assert.rejects(
         exportCustomers(ctx, ws.tool, { entitled: undefined }, { lapsed: true }),
