@@ -101,9 +101,9 @@ for (const dialect of DIALECTS) {
       const browser = new TestBrowser(app);
       await browser.signIn(env.dataDir, ws.ownerEmail);
       const page = await browser.get(`/dashboard/w/${ws.slug}/test/customers?tool=${ws.tool}&entitled=no`);
-      assert.match(page.body, /More than 2,000 customers/);
-      assert.match(page.body, /Only the newest 2,000 signed-in but not entitled customers are listed here/);
-      assert.match(page.body, /Search by address to find any other, or export the list as CSV/);
+      assert.match(page.body, /2,000 customers listed, and more\./);
+      assert.match(page.body, /Only the newest 2,000 signed-in but not entitled customers are listed, as in the API\./);
+      assert.match(page.body, /Search by address to find any other, or export the list as CSV: it has them all\./);
     });
 
     test("when the day's rows read are used up, the page names the limit and when it resets, and keeps its navigation", async () => {
@@ -120,9 +120,11 @@ for (const dialect of DIALECTS) {
       // pages of 2, the fourth page's 50 no longer fit in 55 - 6.
       const refused = await browser.get(list);
       assert.equal(refused.statusCode, 429);
-      assert.match(refused.body, /Limit reached\./);
-      assert.match(refused.body, /rows read by lists today for this workspace \(55\)/);
-      assert.match(refused.body, /It resets <time datetime="[^"]+T00:00:00\.000Z">/);
+      assert.match(
+        refused.body,
+        /Limit reached:<\/strong> rows read by lists today for this workspace \(55\)\. It resets <time datetime="[^"]+T00:00:00\.000Z">/,
+      );
+      assert.match(refused.body, /The list is paused/);
       assert.match(refused.body, /<nav/, "the navigation is still there");
       assert.match(refused.body, /name="q"/, "and the list's filters");
       const exported = await browser.get(`/dashboard/w/${ws.slug}/test/customers/export.csv?tool=${ws.tool}`);

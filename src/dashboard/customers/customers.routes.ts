@@ -29,6 +29,7 @@ import { customersCsv } from "./customers.csv.js";
 import {
   confirmCancelView,
   confirmRefundView,
+  customerLimitedView,
   customerPath,
   customersPath,
   customersView,
@@ -47,7 +48,9 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 /** A limit that refused a read: which, and until when (the page says both, and keeps its navigation). */
 function limitReached(error: unknown): LimitReached | null {
   if (!(error instanceof ApiError) || error.code !== "rate_limited" || !error.rateLimit) return null;
-  return { message: error.message, until: error.rateLimit.resetAt };
+  // The API's words are "Too many requests: <the limit> (<its figure>). Retry …": the page names the limit and says when itself.
+  const named = /^Too many requests: (.+?\(\d+\))\./.exec(error.message)?.[1];
+  return { message: named ?? error.message.replace(/\.$/, ""), until: error.rateLimit.resetAt };
 }
 
 /** A form's days: empty is 0 (until revoked), else a whole number the API would take. */
@@ -198,8 +201,15 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
   });
 
   app.get(`${base}/:tool/:email`, async (request, reply) => {
-    const { status, view } = await renderCustomer(request, 200);
-    return sendPage(reply, status, view);
+    try {
+      const { status, view } = await renderCustomer(request, 200);
+      return sendPage(reply, status, view);
+    } catch (error) {
+      const limited = limitReached(error);
+      if (!limited) throw error;
+      const { page, tool, email } = await customerContext(request);
+      return sendPage(reply, 429, customerLimitedView(page.frame, { tool, email, limited }));
+    }
   });
 
   app.post(`${base}/:tool/:email/grants`, async (request, reply) => {

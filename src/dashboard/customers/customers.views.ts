@@ -40,17 +40,20 @@ const plural = (n: number, one: string, many: string) => `${formatCount(n)} ${n 
 function totalLine(total: CustomerListTotal, search: string): Html {
   if (search !== "") {
     return total.moreMatches
-      ? html`<p class="list-count" role="status">More than ${formatCount(SEARCH_MATCHES)} customers match “${search}”: ${formatCount(total.count)} of them are listed. Type more of the address to narrow it.</p>`
-      : html`<p class="list-count" role="status">${plural(total.count, "customer matches", "customers match")} “${search}”.</p>`;
+      ? html`More than ${formatCount(SEARCH_MATCHES)} customers match “${search}”: ${formatCount(total.count)} of them are listed. Type more of the address to narrow it.`
+      : html`${plural(total.count, "customer matches", "customers match")} “${search}”.`;
   }
-  const cut =
-    total.cut.length === 0
-      ? ""
-      : notice(
-          "info",
-          html`Only the newest ${formatCount(LISTED_PER_KIND)} ${total.cut.map((k) => KIND_NAMES[k]).join(" and the newest 2,000 ")} customers are listed here, as in the API; there are more. Search by address to find any other, or export the list as CSV, which has them all.`,
-        );
-  return html`<p class="list-count" role="status">${total.cut.length > 0 ? "More than " : ""}${plural(total.count, "customer", "customers")}${total.cut.length > 0 ? " (the newest shown first)" : ""}.</p>${cut}`;
+  return html`${plural(total.count, "customer", "customers")}${total.cut.length > 0 ? " listed, and more" : ""}.`;
+}
+
+/** Where the list stops (the newest 2,000 of a kind), and how to find the others. */
+function cutNotice(total: CustomerListTotal | null): Html | string {
+  if (!total || total.cut.length === 0) return "";
+  const kinds = total.cut.map((k) => KIND_NAMES[k]).join(" and the newest 2,000 ");
+  return notice(
+    "info",
+    html`Only the newest ${formatCount(LISTED_PER_KIND)} ${kinds} customers are listed, as in the API. Search by address to find any other, or export the list as CSV: it has them all.`,
+  );
 }
 
 export function customersView(
@@ -89,7 +92,10 @@ export function customersView(
           html`Add a tool under <a href="${sectionPath(frame.current?.workspace.slug ?? "", frame.current?.env ?? "test", "tools")}">Tools and plans</a>; its customers appear here.`,
         )
       : input.limited
-        ? emptyState("The list is paused", html`It opens again ${time(input.limited.until)}. A customer's page still opens from their address.`)
+        ? emptyState(
+            "The list is paused",
+            html`It opens again ${time(input.limited.until)}. A customer's page still opens: type their whole address above.${openAddress}`,
+          )
         : input.customers.length === 0
           ? emptyState(
               "No customers match",
@@ -97,7 +103,7 @@ export function customersView(
                 ? "People appear here once they buy, sign in, start a trial or are granted the tool."
                 : html`No address of a customer of this tool contains “${input.search}”.${openAddress}`,
             )
-          : html`${input.total ? totalLine(input.total, input.search) : ""}<div class="table-wrap"><table>
+          : html`${cutNotice(input.total)}<div class="table-wrap"><table>
 <thead><tr><th>Address</th><th>Access</th><th>Account</th><th>Devices</th><th>Last active</th><th>Since</th></tr></thead>
 <tbody>${input.customers.map(
               (c) => html`<tr>
@@ -116,7 +122,7 @@ ${pager}`;
     frame,
     html`${pageHeading("Customers", html`Everyone who holds a tool, has held it, or has signed in to it, newest first. ${envBadge(env)}`)}
 ${input.error ? notice("error", input.error) : ""}
-${input.limited ? notice("error", html`<strong>Limit reached.</strong> ${input.limited.message} It resets ${time(input.limited.until)}.`) : ""}
+${input.limited ? notice("error", html`<strong>Limit reached:</strong> ${input.limited.message}. It resets ${time(input.limited.until)}.`) : ""}
 <section class="panel">
 <form method="get" action="${customersPath(frame)}" class="inline-form filters" role="search">
 <div class="field"><label for="tool">Tool</label>
@@ -126,13 +132,24 @@ ${input.limited ? notice("error", html`<strong>Limit reached.</strong> ${input.l
 <div class="field"><label for="q">Address contains</label><input id="q" name="q" type="search" maxlength="254" placeholder="ada@, @example.com" value="${input.search}"></div>
 <button class="button primary" type="submit">Show</button>
 </form>
-<p class="hint">One or two characters find addresses that start with them; three or more, any part. Each page of the list counts its rows against the day's rows read, as the API's pages do (not against the API's list pages per minute), and a customer's page counts two lookups (the customer, and their grants).${
-      tool === null
-        ? ""
-        : html` <a href="${customersPath(frame)}/export.csv?${filters().toString()}" download>Export this list as CSV</a> (every row, not only the newest 2,000 of a kind; they count as rows read).`
-    }</p>
+<p class="hint">One or two characters find addresses that start with them; three or more, any part. Pages count against the day's rows read, as the API's do.</p>
 </section>
-<section class="panel">${list}</section>`,
+<section class="panel">${
+      tool === null || input.limited
+        ? ""
+        : html`<div class="panel-head"><p class="list-count" role="status">${input.total ? totalLine(input.total, input.search) : ""}</p><a class="button small" href="${customersPath(frame)}/export.csv?${filters().toString()}" download>Export CSV</a></div>`
+    }${list}</section>`,
+  );
+}
+
+/** A customer's page when a lookup limit refused it: which limit, until when, with the navigation kept. */
+export function customerLimitedView(frame: Frame, input: { tool: Tool; email: string; limited: LimitReached }): Html {
+  return appPage(
+    "Customer",
+    frame,
+    html`${pageHeading(input.email, html`Customer of <strong>${input.tool.name}</strong>`)}
+${notice("error", html`<strong>Limit reached:</strong> ${input.limited.message}. It resets ${time(input.limited.until)}.`)}
+<p><a class="button" href="${customersPath(frame)}?${new URLSearchParams({ tool: input.tool.id }).toString()}">Back to the customers</a></p>`,
   );
 }
 
