@@ -69,6 +69,10 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await found("n%t"), ["alan%turing@example.org"]);
       assert.deepEqual(await found('e"d@'), ['quote"d@example.net']);
       assert.deepEqual(await found("nobody"), []);
+      // A whole address: PostgreSQL asks its index for the part before the @, then checks the rest.
+      assert.deepEqual(await found("ada.lovelace@example.com"), ["Ada.Lovelace@Example.com"]);
+      assert.deepEqual(await found("ada.lovelace@example.org"), []);
+      assert.deepEqual(await found("n%turing@example.org"), ["alan%turing@example.org"]);
       assert.deepEqual(await found("@"), [], "no address starts with @");
       const page = await browse(ctx, ws, { search: "ada" });
       assert.deepEqual(page.total, { count: 2, cut: [], moreMatches: false });

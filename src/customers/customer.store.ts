@@ -581,13 +581,25 @@ export async function searchCustomerRows(
   const { text, limit } = options;
   const anywhere = text.length >= SEARCH_ANYWHERE_FROM;
   const kinds = sql.join(options.kinds.map((k) => sql.lit(k)));
+  const like = (part: string) => (anywhere ? `%${escapeLike(part)}%` : `${escapeLike(part)}%`);
+  // pg_trgm's index reads the whole list of rows of every trigram asked for: a whole
+  // address asks for its domain's ("exa", "com"…, in most addresses), 103 ms at 1M
+  // against 14.6 ms for the part before the @. So the index is asked for that part (3
+  // characters or more) and the whole text checked on what it finds: `|| ''` is not the
+  // indexed expression, so the planner cannot take it to the index.
+  const at = text.indexOf("@");
+  const narrowed = anywhere && at >= SEARCH_ANYWHERE_FROM && at < text.length - 1 ? text.slice(0, at + 1) : null;
   const rows =
     dialectOf(ex) === "postgres"
       ? await sql<{ since: number; person_id: string; kind: CustomerKind }>`select c.since, c.person_id, c.kind
 from people p
 join customers c on c.workspace_id = p.workspace_id and c.env = p.env and c.tool_id = ${scope.toolId} and c.person_id = p.id
 where p.workspace_id = ${scope.workspaceId} and p.env = ${scope.env}
-  and lower(p.email) like lower(${anywhere ? `%${escapeLike(text)}%` : `${escapeLike(text)}%`}) escape '\\'
+  and ${
+    narrowed === null
+      ? sql`lower(p.email) like lower(${like(text)}) escape '\\'`
+      : sql`lower(p.email) like lower(${like(narrowed)}) escape '\\' and lower(p.email) || '' like lower(${like(text)}) escape '\\'`
+  }
   and c.kind in (${kinds})
 limit ${limit}`.execute(ex)
       : await sql<{ since: number; person_id: string; kind: CustomerKind }>`select c.since, c.person_id, c.kind
