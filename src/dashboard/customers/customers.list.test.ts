@@ -129,6 +129,24 @@ for (const dialect of DIALECTS) {
       assert.match(refused.body, /name="q"/, "and the list's filters");
       const exported = await browser.get(`/dashboard/w/${ws.slug}/test/customers/export.csv?tool=${ws.tool}`);
       assert.equal(exported.statusCode, 200, "2 rows fit");
+      assert.equal((await browser.get(`/dashboard/w/${ws.slug}/test/customers/export.csv?tool=nosuchtool`)).statusCode, 404);
+    });
+
+    test("an export larger than the day's rows left is refused before it starts, on the list's page", async () => {
+      const env = await dashboardServices(dialect, { WARDEN_LIMIT_ROWS_READ_PER_DAY: "2" });
+      const app = await dashboardApp(env);
+      const ws = await seedWorkspace(env.services);
+      await seedCustomerRows(env, ws, ["first.customer@example.com", "b@example.com", "c@example.com"], "member");
+      const browser = new TestBrowser(app);
+      await browser.signIn(env.dataDir, ws.ownerEmail);
+      const refused = await browser.get(`/dashboard/w/${ws.slug}/test/customers/export.csv?tool=${ws.tool}`);
+      assert.equal(refused.statusCode, 429);
+      assert.match(String(refused.headers["content-type"]), /^text\/html/);
+      assert.match(refused.body, /Limit reached:<\/strong> rows read by lists today for this workspace \(2\)/);
+      assert.ok(!refused.body.includes("first.customer@example.com"));
+      const search = await browser.get(`/dashboard/w/${ws.slug}/test/customers/export.csv?tool=${ws.tool}&q=b%40`);
+      assert.equal(search.statusCode, 200, "a search's 1 row fits");
+      assert.equal(search.body.trimEnd().split("\r\n").length, 2);
     });
   });
 }

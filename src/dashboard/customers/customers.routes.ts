@@ -154,7 +154,8 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
     const page = await workspacePage(services, request, "customers");
     const tools = await listTools(services.db, { workspace: page.workspace.slug });
     const { tool, entitled, search } = listFilter(request, tools);
-    if (tool === null) throw new PageRefusal(404, "Not found", "No such tool in this workspace.");
+    // A file is named after its tool: another tool's list in its place would be wrong, not a default.
+    if (tool === null || tool.id !== query(request).tool) throw new PageRefusal(404, "Not found", "No such tool in this workspace.");
     if (search.length > SEARCH_MAX || CONTROL.test(search)) throw new PageRefusal(400, "Request not understood", "The search is too long.");
     const ctx = await contextOf(services, page);
     let exported: CustomerExport;
