@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { sql } from "kysely";
 import { DAY_MS } from "../clock.js";
 import { ApiError } from "../errors/errors.js";
 import type { RequestContext } from "../services.js";
@@ -81,6 +82,36 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(emailsOf(await browse(ctx, ws, { search: "ada", entitled: false })).sort(), ["Ada.Lovelace@Example.com", "lapsed.ada@example.com"]);
       assert.deepEqual(emailsOf(await browse(ctx, ws, { search: "ada", entitled: true })), []);
       assert.deepEqual(emailsOf(await browse(ctx, ws, { search: "ada", lapsed: false })), ["Ada.Lovelace@Example.com"]);
+    });
+
+    test("the search index is written with the person, in their transaction: a rolled-back person is never found, a granted one at once", async () => {
+      const env = await testServices(dialect);
+      const ws = await seedWorkspace(env.services);
+      const ctx = await contextFor(env, ws);
+      await assert.rejects(
+        env.services.db.transaction().execute(async (trx) => {
+          await ensurePeople(trx, ws.workspaceId, "test", [{ email: "rolled.back@example.com", signedInAt: null }], env.clock.now());
+          throw new Error("undone");
+        }),
+        /undone/,
+      );
+      const api = await testApi(env.services);
+      const created = await api.request({
+        method: "POST",
+        url: `/api/v1/tools/${ws.tool}/grants`,
+        key: ws.testKey,
+        payload: { email: "granted.now@example.com" },
+      });
+      assert.equal(created.statusCode, 201);
+      assert.deepEqual(emailsOf(await browse(ctx, ws, { search: "ed.now" })), ["granted.now@example.com"]);
+      assert.deepEqual(emailsOf(await browse(ctx, ws, { search: "rolled" })), []);
+      if (dialect === "sqlite") {
+        // The index itself holds no row for the rolled-back person (the search's join to people would hide one).
+        const left = await sql<{ n: number }>`select count(*) as n from people_search where people_search match '"rolled.back@"'`.execute(env.services.db);
+        assert.equal(Number(left.rows[0]?.n), 0);
+        const kept = await sql<{ n: number }>`select count(*) as n from people_search where people_search match '"granted.now@"'`.execute(env.services.db);
+        assert.equal(Number(kept.rows[0]?.n), 1);
+      }
     });
 
     test("Not entitled lists lapsed customers with signed-in ones in the dashboard; the API lists signed-in ones only, as specified", async () => {
@@ -224,6 +255,28 @@ for (const dialect of DIALECTS) {
       assert.equal(last, "row1@example.com");
       const usage = await env.services.limits.readDailyUsage(env.services.db, { workspaceId: ws.workspaceId, env: "test" }, env.clock.now());
       assert.equal(usage.find((u) => u.what === "Rows read by lists")?.used, count - 1, "the row it did not write is given back");
+    });
+
+    test("without its index (PostgreSQL without pg_trgm) a search answers the same", async () => {
+      const env = await testServices(dialect);
+      const ws = await seedWorkspace(env.services);
+      await seedCustomerRows(env, ws, ["ada.lovelace@example.com", "grace_hopper@example.com", "alan@example.org"], "member");
+      const ctx = await contextFor(env, ws);
+      const searches = ["ada", "a", "al", "e_h", "lovelace@example.com", "@example.org"];
+      const found = async () => Promise.all(searches.map(async (search) => emailsOf(await browse(ctx, ws, { search })).sort()));
+      const indexed = await found();
+      assert.deepEqual(indexed, [
+        ["ada.lovelace@example.com"],
+        ["ada.lovelace@example.com", "alan@example.org"],
+        ["alan@example.org"],
+        ["grace_hopper@example.com"],
+        ["ada.lovelace@example.com"],
+        ["alan@example.org"],
+      ]);
+      if (dialect !== "postgres") return;
+      // The file's own schema: no other test file sees it (the tests after this one search without it).
+      await sql`drop index people_email_search`.execute(env.services.db);
+      assert.deepEqual(await found(), indexed);
     });
 
     test("an export that does not fit in the day's rows read is refused before it starts", async () => {
