@@ -1,11 +1,12 @@
 import { type Kysely, PostgresAdapter, sql } from "kysely";
 
 // Finding a customer by part of their address (the dashboard's search) at a million
-// people: an index of the address's trigrams, kept by trigger in the transaction that
-// writes the person (people are never deleted and their address never changes, so an
-// insert is the only event). Both indexes answer a substring of 3 characters or more;
-// the start marker below lets one or two characters find the addresses that start
-// with them. Figures: bench/README.md, "Customer search".
+// people: an index of the address's trigrams, written in the transaction that writes the
+// person (people are never deleted and their address never changes, so an insert is the
+// only event: `insertPeople` in customers/person.store.ts on SQLite, the index itself on
+// PostgreSQL). Both indexes answer a substring of 3 characters or more; the start
+// marker below lets one or two characters find the addresses that start with them.
+// Figures: bench/README.md, "Customer search".
 export async function up(db: Kysely<unknown>): Promise<void> {
   if (db.getExecutor().adapter instanceof PostgresAdapter) return upPostgres(db);
   // Contentless: the index refers to each person by the rowid of their `people` row and
@@ -14,8 +15,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // SQLite 3.54's VACUUM keeps them too (checked). "^^" marks the start of the address.
   await sql`create virtual table people_search using fts5(address, tokenize = 'trigram', content = '', contentless_delete = 1)`.execute(db);
   await sql`insert into people_search (rowid, address) select rowid, '^^' || email from people`.execute(db);
-  await sql`create trigger people_search_insert after insert on people
-    begin insert into people_search (rowid, address) values (new.rowid, '^^' || new.email); end`.execute(db);
 }
 
 /**
