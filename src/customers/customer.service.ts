@@ -1,6 +1,6 @@
 import { toIso } from "../clock.js";
 import type { Executor } from "../db/database.js";
-import type { Env, ProductKind } from "../db/schema.js";
+import type { CustomerKind, Env, ProductKind } from "../db/schema.js";
 import { notFound } from "../errors/errors.js";
 import { decodeCursor, encodeCursor } from "../http/cursor.js";
 import type { RequestContext } from "../services.js";
@@ -9,6 +9,7 @@ import { recordAccessChanges } from "./access-change.store.js";
 import type { Customer, CustomerListItem, ListCustomersQuery } from "./customer.schema.js";
 import {
   type CustomerRow,
+  countCustomerKind,
   demoteExpiredHolders,
   findCustomerRow,
   findCustomerRows,
@@ -16,10 +17,12 @@ import {
   findPersonWithSources,
   type Holdings,
   type KindWindow,
+  type ListPosition,
   listCustomerPage,
   loadDeviceActivity,
   loadHoldings,
   loadSources,
+  searchCustomerRows,
   type ToolScope,
   upsertCustomerRow,
   upsertCustomerRows,
@@ -160,46 +163,175 @@ export interface CustomerPageResult {
   next_cursor: string | null;
 }
 
+/** A list as the dashboard pages it: both ways, and how many it holds. */
+export interface CustomerBrowseResult extends CustomerPageResult {
+  /** Pass as `before` for the page of newer rows; null on the first page. */
+  previous_cursor: string | null;
+  /** How many rows the list holds (the search's matches, or each kind up to its cut). */
+  total: CustomerListTotal;
+}
+
+export interface CustomerListTotal {
+  count: number;
+  /** The kinds with more rows than the list shows (cut at LISTED_PER_KIND). */
+  cut: CustomerKind[];
+  /** A search with more matches than SEARCH_MATCHES: `count` is that many of them. */
+  moreMatches: boolean;
+}
+
+/** What the dashboard asks beyond the API's parameters. */
+export interface BrowseOptions {
+  /**
+   * Lapsed customers (known only through access that has ended, who never signed in:
+   * kind `none`) are listed too, among those who do not hold the tool. The API lists
+   * the tool's holders and signed-in people only, as the specification says.
+   */
+  lapsed: boolean;
+  /** Part of the address: see `searchCustomerRows`. */
+  search?: string;
+  /** A cursor to page towards the newest from (`previous_cursor`). */
+  before?: string;
+}
+
+/** A search reads at most this many matches: past it, typing more of the address narrows it. */
+export const SEARCH_MATCHES = 1_000;
+
+interface ListFilter {
+  entitled: boolean | undefined;
+  lapsed: boolean;
+  search: string | undefined;
+}
+
+function kindsOf(filter: ListFilter): CustomerKind[] {
+  if (filter.entitled === true) return ["holder"];
+  const notHolding: CustomerKind[] = filter.lapsed ? ["member", "none"] : ["member"];
+  return filter.entitled === false ? notHolding : ["holder", ...notHolding];
+}
+
+function cursorContextOf(scope: ToolScope, filter: ListFilter): string {
+  const shown = filter.entitled === undefined ? "all" : filter.entitled ? "entitled" : "not_entitled";
+  const search = filter.search === undefined ? "" : `|search:${filter.search}`;
+  return `customers|${scope.workspaceId}|${scope.env}|${scope.toolId}|${shown}${filter.lapsed ? "+lapsed" : ""}${search}`;
+}
+
+const newestFirst = (a: ListPosition, b: ListPosition) => b.since - a.since || (a.personId < b.personId ? 1 : a.personId > b.personId ? -1 : 0);
+const isOlder = (a: ListPosition, than: ListPosition) => newestFirst(a, than) > 0;
+
+/** The list's rows in `direction` from a position: the kinds' walks, or the search's matches in the same order. */
+async function readPositions(
+  ex: Executor,
+  scope: ToolScope,
+  filter: ListFilter,
+  from: { after: ListPosition | null; before: ListPosition | null },
+  limit: number,
+): Promise<{ rows: (ListPosition & { kind: CustomerKind })[]; matches: (ListPosition & { kind: CustomerKind })[] | null }> {
+  const kinds = kindsOf(filter);
+  if (filter.search !== undefined) {
+    // The matches are at most SEARCH_MATCHES + 1, so they are ordered and paged here.
+    const matches = await searchCustomerRows(ex, scope, { kinds, text: filter.search, limit: SEARCH_MATCHES + 1 });
+    const shown = matches.slice(0, SEARCH_MATCHES).sort(newestFirst);
+    const { after, before } = from;
+    if (before)
+      return {
+        rows: shown
+          .filter((r) => isOlder(before, r))
+          .reverse()
+          .slice(0, limit),
+        matches,
+      };
+    return { rows: shown.filter((r) => after === null || isOlder(r, after)).slice(0, limit), matches };
+  }
+  const windows: KindWindow[] = [];
+  for (const kind of kinds) windows.push({ kind, boundary: await findKindBoundary(ex, scope, kind, LISTED_PER_KIND) });
+  return { rows: await listCustomerPage(ex, scope, { windows, after: from.after, before: from.before, limit }), matches: null };
+}
+
+/** The list items of these rows, by the same rule as the API's answer. */
+async function toListItems(ctx: RequestContext, scope: ToolScope, page: readonly ListPosition[]): Promise<CustomerListItem[]> {
+  const { db, clock } = ctx.services;
+  const ids = page.map((r) => r.personId);
+  const [people, sources, activity] = [await findPeopleByIds(db, ids), await loadSources(db, scope, ids), await loadDeviceActivity(db, scope, ids)];
+  const answeredAt = clock.now();
+  return page.map((row): CustomerListItem => {
+    const person = people.get(row.personId);
+    const personSources = sources.get(row.personId);
+    if (!person || !personSources) throw new Error(`customer row without its person ${row.personId}`);
+    const entitlement = computeEntitlement(personSources, answeredAt);
+    const devices = activity.get(row.personId);
+    return {
+      email: person.email,
+      account: person.signedInAt !== null,
+      entitled: entitlement.entitled,
+      via: entitlement.via,
+      since: toIso(row.since),
+      last_active_at: isoOrNull(devices?.lastActiveAt ?? null),
+      devices: devices?.devices ?? 0,
+    };
+  });
+}
+
+async function totalOf(ex: Executor, scope: ToolScope, filter: ListFilter, matches: readonly unknown[] | null): Promise<CustomerListTotal> {
+  if (matches !== null) return { count: Math.min(matches.length, SEARCH_MATCHES), cut: [], moreMatches: matches.length > SEARCH_MATCHES };
+  let count = 0;
+  const cut: CustomerKind[] = [];
+  for (const kind of kindsOf(filter)) {
+    const n = await countCustomerKind(ex, scope, kind, LISTED_PER_KIND + 1);
+    count += Math.min(n, LISTED_PER_KIND);
+    if (n > LISTED_PER_KIND) cut.push(kind);
+  }
+  return { count, cut, moreMatches: false };
+}
+
+/** The API's list of customers: newest first, forwards, each list page counted against the per-minute page limit and the rows read. */
 export async function listCustomers(ctx: RequestContext, toolId: string, query: ListCustomersQuery): Promise<CustomerPageResult> {
+  const { data, has_more, next_cursor } = await readCustomerList(ctx, toolId, query, { lapsed: false }, { countPage: true, total: false });
+  return { data, has_more, next_cursor };
+}
+
+/**
+ * The dashboard's list of customers: the API's list, plus lapsed customers, a search by
+ * part of the address, paging both ways and the list's total. Its pages count their rows
+ * read as the API's do, but not against the API's list pages per minute, which the
+ * vendor's own server needs (a person clicking through the list used them up).
+ */
+export async function browseCustomers(ctx: RequestContext, toolId: string, query: ListCustomersQuery, options: BrowseOptions): Promise<CustomerBrowseResult> {
+  return readCustomerList(ctx, toolId, query, options, { countPage: false, total: true });
+}
+
+async function readCustomerList(
+  ctx: RequestContext,
+  toolId: string,
+  query: ListCustomersQuery,
+  options: BrowseOptions,
+  how: { countPage: boolean; total: boolean },
+): Promise<CustomerBrowseResult> {
   const { db, clock, limits, cursorKey } = ctx.services;
   const limit = query.limit ?? 50;
   const scope = await requireToolScope(ctx, toolId);
-  const filter = query.entitled === undefined ? "all" : query.entitled ? "entitled" : "not_entitled";
-  const cursorContext = `customers|${scope.workspaceId}|${scope.env}|${toolId}|${filter}`;
-  const position = query.cursor === undefined ? null : decodeCursor(cursorKey, cursorContext, query.cursor);
-  const after = position && { since: position.at, personId: position.id };
+  const search = options.search?.trim().toLowerCase();
+  const filter: ListFilter = { entitled: query.entitled, lapsed: options.lapsed, search: search === "" ? undefined : search };
+  const cursorContext = cursorContextOf(scope, filter);
+  const positionOf = (cursor: string | undefined) => {
+    if (cursor === undefined) return null;
+    const position = decodeCursor(cursorKey, cursorContext, cursor);
+    return { since: position.at, personId: position.id };
+  };
+  const after = positionOf(query.cursor);
+  const before = positionOf(options.before);
+  const cursorOf = (row: ListPosition) => encodeCursor(cursorKey, cursorContext, { at: row.since, id: row.personId });
 
   const now = clock.now();
-  await limits.countListPage(db, ctx.principal, now);
+  if (how.countPage) await limits.countListPage(db, ctx.principal, now);
   const settleRows = await limits.reserveRowsRead(db, ctx.principal, limit, now);
   const readPage = async () => {
     await demoteExpiredHolders(db, scope, now);
-    const kinds = query.entitled === undefined ? (["holder", "member"] as const) : query.entitled ? (["holder"] as const) : (["member"] as const);
-    const windows: KindWindow[] = [];
-    for (const kind of kinds) windows.push({ kind, boundary: await findKindBoundary(db, scope, kind, LISTED_PER_KIND) });
-    const rows = await listCustomerPage(db, scope, { windows, after, limit: limit + 1 });
-    const page = rows.slice(0, limit);
-    const ids = page.map((r) => r.personId);
-
-    const [people, sources, activity] = [await findPeopleByIds(db, ids), await loadSources(db, scope, ids), await loadDeviceActivity(db, scope, ids)];
-    const answeredAt = clock.now();
-    const data = page.map((row): CustomerListItem => {
-      const person = people.get(row.personId);
-      const personSources = sources.get(row.personId);
-      if (!person || !personSources) throw new Error(`customer row without its person ${row.personId}`);
-      const entitlement = computeEntitlement(personSources, answeredAt);
-      const devices = activity.get(row.personId);
-      return {
-        email: person.email,
-        account: person.signedInAt !== null,
-        entitled: entitlement.entitled,
-        via: entitlement.via,
-        since: toIso(row.since),
-        last_active_at: isoOrNull(devices?.lastActiveAt ?? null),
-        devices: devices?.devices ?? 0,
-      };
-    });
-    return { rows, page, data };
+    const read = await readPositions(db, scope, filter, { after: before ? null : after, before }, limit + 1);
+    const more = read.rows.length > limit;
+    const page = read.rows.slice(0, limit);
+    if (before) page.reverse();
+    const data = await toListItems(ctx, scope, page);
+    const total = how.total ? await totalOf(db, scope, filter, read.matches) : { count: 0, cut: [], moreMatches: false };
+    return { page, more, data, total };
   };
   let read: Awaited<ReturnType<typeof readPage>> | null = null;
   try {
@@ -208,9 +340,86 @@ export async function listCustomers(ctx: RequestContext, toolId: string, query: 
     // A page that failed still costs its one row.
     await settleRows(read?.data.length ?? 0);
   }
-  const { rows, page, data } = read;
-
+  const { page, more, data, total } = read;
+  const first = page[0];
   const last = page[page.length - 1];
-  const hasMore = rows.length > limit;
-  return { data, has_more: hasMore, next_cursor: hasMore && last ? encodeCursor(cursorKey, cursorContext, { at: last.since, id: last.personId }) : null };
+  // Paging towards the newest, `more` says whether newer rows are left; the older ones are where it came from.
+  const hasOlder = before ? last !== undefined : more;
+  const hasNewer = before ? more : after !== null && first !== undefined;
+  return {
+    data,
+    has_more: hasOlder,
+    next_cursor: hasOlder && last ? cursorOf(last) : null,
+    previous_cursor: hasNewer && first ? cursorOf(first) : null,
+    total,
+  };
+}
+
+/** Rows an export reads and hands on at a time: all it holds in memory. */
+export const EXPORT_CHUNK = 500;
+
+export interface CustomerExport {
+  /** The rows the export will write, reserved against the day's rows read before it starts. */
+  rows: number;
+  /** The rows, a chunk of at most EXPORT_CHUNK at a time, read as they are asked for. */
+  chunks: AsyncGenerator<CustomerListItem[]>;
+}
+
+/**
+ * Every customer of the dashboard's list as filtered (not cut at the newest 2,000 of a
+ * kind: the export is how a vendor gets the rest), newest first, read a chunk at a time
+ * so that memory does not grow with the tool. All its rows are counted first and
+ * reserved against the day's rows read, so an export that does not fit is refused
+ * before it starts rather than cut short; what it did not write is given back.
+ */
+export async function exportCustomers(
+  ctx: RequestContext,
+  toolId: string,
+  query: Pick<ListCustomersQuery, "entitled">,
+  options: Omit<BrowseOptions, "before">,
+): Promise<CustomerExport> {
+  const { db, clock, limits } = ctx.services;
+  const scope = await requireToolScope(ctx, toolId);
+  const search = options.search?.trim().toLowerCase();
+  const filter: ListFilter = { entitled: query.entitled, lapsed: options.lapsed, search: search === "" ? undefined : search };
+  const now = clock.now();
+  await demoteExpiredHolders(db, scope, now);
+  const matches =
+    filter.search === undefined ? null : await searchCustomerRows(db, scope, { kinds: kindsOf(filter), text: filter.search, limit: SEARCH_MATCHES });
+  // Counted no further than a day's rows read: an export past that can never fit, and a
+  // count of every row costs a second at a million on PostgreSQL (whose statements
+  // `warden serve` stops at 2 s).
+  const countUpTo = ctx.services.config.limits.rowsReadPerDay + 1;
+  let rows = matches?.length ?? 0;
+  if (matches === null) for (const kind of kindsOf(filter)) rows += await countCustomerKind(db, scope, kind, countUpTo - rows);
+  const settleRows = await limits.reserveRowsRead(db, ctx.principal, Math.max(1, rows), now);
+
+  async function* chunks(): AsyncGenerator<CustomerListItem[]> {
+    let written = 0;
+    try {
+      if (matches !== null) {
+        const sorted = matches.sort(newestFirst);
+        for (let i = 0; i < sorted.length; i += EXPORT_CHUNK) {
+          const page = sorted.slice(i, i + EXPORT_CHUNK);
+          yield await toListItems(ctx, scope, page);
+          written += page.length;
+        }
+        return;
+      }
+      const windows = kindsOf(filter).map((kind): KindWindow => ({ kind, boundary: null }));
+      let after: ListPosition | null = null;
+      // Never more than was reserved, whatever was added meanwhile.
+      while (written < rows) {
+        const page = await listCustomerPage(db, scope, { windows, after, limit: Math.min(EXPORT_CHUNK, rows - written) });
+        const last = page[page.length - 1];
+        if (!last) return;
+        yield await toListItems(ctx, scope, page);
+        written += page.length;
+        after = last;
+      }
+    } finally {
+      await settleRows(written);
+    }
+  }
+  return { rows, chunks: chunks() };
 }

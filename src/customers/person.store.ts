@@ -1,6 +1,7 @@
-import type { Executor } from "../db/database.js";
+import { type Insertable, sql } from "kysely";
+import { type Db, dialectOf, type Executor } from "../db/database.js";
 import { prepared } from "../db/prepared.js";
-import type { Env } from "../db/schema.js";
+import type { Env, PeopleTable } from "../db/schema.js";
 import { newId } from "../ids.js";
 import { normaliseEmail } from "./email.js";
 
@@ -8,6 +9,30 @@ export interface Person {
   id: string;
   email: string;
   signedInAt: number | null;
+}
+
+/**
+ * Inserts the people no one has inserted yet (an address already there is left as it
+ * is). On SQLite the address search's index (migration 027) gets those inserted, in the
+ * same statement's transaction; PostgreSQL's index follows the table by itself. Not a
+ * trigger: a trigger on `people` makes SQLite plan a scan of `customers` (the foreign
+ * key's bookkeeping, skipped at run time) into every insert of a person.
+ */
+async function insertPeople(ex: Executor, values: Insertable<PeopleTable>[]): Promise<void> {
+  // The person and their index row commit together, or neither does.
+  if (!ex.isTransaction && dialectOf(ex) === "sqlite") return (ex as Db).transaction().execute((trx) => insertPeople(trx, values));
+  await ex
+    .insertInto("people")
+    .values(values)
+    .onConflict((oc) => oc.columns(["workspace_id", "env", "email_norm"]).doNothing())
+    .execute();
+  if (dialectOf(ex) === "postgres") return;
+  // Those of these ids that are there now are the ones this statement inserted (another
+  // writer's person for an address kept its own id). Not RETURNING: like a trigger, it
+  // makes SQLite plan that scan of `customers`.
+  const ids = values.map((v) => v.id);
+  // "^^" marks where an address starts, so that one or two characters find a start.
+  await sql`insert into people_search (rowid, address) select rowid, '^^' || email from people where id in (${sql.join(ids)})`.execute(ex);
 }
 
 const selectPerson = prepared((ex, p) =>
@@ -26,11 +51,7 @@ export async function findPersonByEmail(ex: Executor, workspaceId: string, env: 
 
 /** The person for an address, created (without an account) when the address is new. */
 export async function ensurePerson(ex: Executor, workspaceId: string, env: Env, email: string, now: number): Promise<Person> {
-  await ex
-    .insertInto("people")
-    .values({ id: newId("psn"), workspace_id: workspaceId, env, email, email_norm: normaliseEmail(email), signed_in_at: null, created_at: now })
-    .onConflict((oc) => oc.columns(["workspace_id", "env", "email_norm"]).doNothing())
-    .execute();
+  await insertPeople(ex, [{ id: newId("psn"), workspace_id: workspaceId, env, email, email_norm: normaliseEmail(email), signed_in_at: null, created_at: now }]);
   const person = await findPersonByEmail(ex, workspaceId, env, email);
   if (!person) throw new Error("person vanished right after it was written");
   return person;
@@ -86,11 +107,7 @@ export async function ensurePeople(
       created_at: now,
     }));
     // Another writer may create one of them meanwhile (PostgreSQL): theirs is kept and read back.
-    await ex
-      .insertInto("people")
-      .values(values)
-      .onConflict((oc) => oc.columns(["workspace_id", "env", "email_norm"]).doNothing())
-      .execute();
+    await insertPeople(ex, values);
     for (const [norm, person] of await findPeopleByEmails(
       ex,
       workspaceId,

@@ -4,28 +4,40 @@
 // access (days, note) or revokes a grant through the API's grant use cases, and refunds a
 // licence or cancels a subscription through the use cases of `warden admin` (a refund, or
 // ending a subscription now, after a fresh mailed code).
+import { Readable } from "node:stream";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { refundLicence } from "../../billing/licence.service.js";
 import { cancelSubscription } from "../../billing/subscription.service.js";
-import { customerHoldings, listCustomers, retrieveCustomer } from "../../customers/customer.service.js";
+import {
+  browseCustomers,
+  type CustomerBrowseResult,
+  type CustomerExport,
+  customerHoldings,
+  exportCustomers,
+  retrieveCustomer,
+} from "../../customers/customer.service.js";
 import { ApiError } from "../../errors/errors.js";
 import { createGrant, listGrants, revokeGrant } from "../../grants/grant.service.js";
 import type { Services } from "../../services.js";
 import { stripeStatus } from "../../stripe/stripe-account.service.js";
 import { listTools } from "../../workspaces/workspace.service.js";
+import type { Tool } from "../../workspaces/workspace.types.js";
 import { passCodeGate } from "../shared/fresh-code.js";
 import { contextOf, workspacePage } from "../shared/owner-context.js";
 import { sendPage } from "../shared/page.js";
 import { formField, PageRefusal } from "../shared/security.js";
+import { customersCsv } from "./customers.csv.js";
 import {
   confirmCancelView,
   confirmRefundView,
   confirmRevokeGrantView,
+  customerLimitedView,
   customerPath,
   customersPath,
   customersView,
   customerView,
   type EntitledFilter,
+  type LimitReached,
   type MadeAt,
   type StripeReach,
 } from "./customers.views.js";
@@ -34,6 +46,17 @@ const PAGE_SIZE = 50;
 const query = (request: FastifyRequest) => request.query as Record<string, string | undefined>;
 const isCode = (error: unknown, code: string) => error instanceof ApiError && error.code === code;
 const madeAt = (value: string | undefined): MadeAt | undefined => (value === "stripe" || value === "warden" ? value : undefined);
+/** A search is part of an address: at most as long as one. */
+const SEARCH_MAX = 254;
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** A limit that refused a read: which, and until when (the page says both, and keeps its navigation). */
+function limitReached(error: unknown): LimitReached | null {
+  if (!(error instanceof ApiError) || error.code !== "rate_limited" || !error.rateLimit) return null;
+  // The API's words are "Too many requests: <the limit> (<its figure>). Retry …": the page names the limit and says when itself.
+  const named = /^Too many requests: (.+?\(\d+\))\./.exec(error.message)?.[1];
+  return { message: named ?? error.message.replace(/\.$/, ""), until: error.rateLimit.resetAt };
+}
 
 /** A form's days: empty is 0 (until revoked), else a whole number the API would take. */
 function daysOf(text: string): number | string {
@@ -86,24 +109,81 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
     };
   }
 
-  app.get(base, async (request, reply) => {
-    const page = await workspacePage(services, request, "customers");
-    const tools = await listTools(services.db, { workspace: page.workspace.slug });
+  /** The list's filters as the address carries them. */
+  function listFilter(request: FastifyRequest, tools: Tool[]) {
     const q = query(request);
     const tool = tools.find((t) => t.id === q.tool) ?? tools[0] ?? null;
     const entitled: EntitledFilter = q.entitled === "yes" || q.entitled === "no" ? q.entitled : "all";
-    if (tool === null) return sendPage(reply, 200, customersView(page.frame, { tools, tool: null, entitled, customers: [], next: null }));
+    const search = (q.q ?? "").trim();
+    return { tool, entitled, search, after: q.after, before: q.before };
+  }
+  const entitledParam = (entitled: EntitledFilter) => (entitled === "all" ? undefined : entitled === "yes");
+
+  app.get(base, async (request, reply) => {
+    const page = await workspacePage(services, request, "customers");
+    const tools = await listTools(services.db, { workspace: page.workspace.slug });
+    const { tool, entitled, search, after, before } = listFilter(request, tools);
+    const empty = { tools, entitled, search, customers: [], next: null, previous: null, total: null };
+    if (tool === null) return sendPage(reply, 200, customersView(page.frame, { ...empty, tool: null }));
+    if (search.length > SEARCH_MAX || CONTROL.test(search)) {
+      return sendPage(reply, 400, customersView(page.frame, { ...empty, tool: tool.id, error: `Search for at most ${SEARCH_MAX} characters of an address.` }));
+    }
     const ctx = await contextOf(services, page);
-    let listed: Awaited<ReturnType<typeof listCustomers>>;
+    let listed: CustomerBrowseResult;
     try {
-      listed = await listCustomers(ctx, tool.id, { limit: PAGE_SIZE, entitled: entitled === "all" ? undefined : entitled === "yes", cursor: q.after });
+      listed = await browseCustomers(
+        ctx,
+        tool.id,
+        { limit: PAGE_SIZE, entitled: entitledParam(entitled), ...(after === undefined ? {} : { cursor: after }) },
+        { lapsed: true, ...(search === "" ? {} : { search }), ...(before === undefined ? {} : { before }) },
+      );
     } catch (error) {
+      const limited = limitReached(error);
+      if (limited) return sendPage(reply, 429, customersView(page.frame, { ...empty, tool: tool.id, limited }));
       if (!isCode(error, "invalid_parameter")) throw error;
       throw new PageRefusal(400, "Request not understood", "This page of the list is out of date or its address was changed. Open the list again.");
     }
-    const next =
-      listed.next_cursor === null ? null : `${customersPath(page.frame)}?${new URLSearchParams({ tool: tool.id, entitled, after: listed.next_cursor })}`;
-    return sendPage(reply, 200, customersView(page.frame, { tools, tool: tool.id, entitled, customers: listed.data, next }));
+    const link = (cursor: { after: string } | { before: string }) =>
+      `${customersPath(page.frame)}?${new URLSearchParams({ tool: tool.id, entitled, ...(search === "" ? {} : { q: search }), ...cursor })}`;
+    return sendPage(
+      reply,
+      200,
+      customersView(page.frame, {
+        ...empty,
+        tool: tool.id,
+        customers: listed.data,
+        next: listed.next_cursor === null ? null : link({ after: listed.next_cursor }),
+        previous: listed.previous_cursor === null ? null : link({ before: listed.previous_cursor }),
+        total: listed.total,
+      }),
+    );
+  });
+
+  // The filtered list as CSV, streamed: the use case reads a chunk of rows at a time as
+  // the socket takes them, so a tool of a million customers costs no more memory than one.
+  app.get(`${base}/export.csv`, async (request, reply) => {
+    const page = await workspacePage(services, request, "customers");
+    const tools = await listTools(services.db, { workspace: page.workspace.slug });
+    const { tool, entitled, search } = listFilter(request, tools);
+    // A file is named after its tool: another tool's list in its place would be wrong, not a default.
+    if (tool === null || tool.id !== query(request).tool) throw new PageRefusal(404, "Not found", "No such tool in this workspace.");
+    if (search.length > SEARCH_MAX || CONTROL.test(search)) throw new PageRefusal(400, "Request not understood", "The search is too long.");
+    const ctx = await contextOf(services, page);
+    let exported: CustomerExport;
+    try {
+      exported = await exportCustomers(ctx, tool.id, { entitled: entitledParam(entitled) }, { lapsed: true, ...(search === "" ? {} : { search }) });
+    } catch (error) {
+      const limited = limitReached(error);
+      if (!limited) throw error;
+      const empty = { tools, tool: tool.id, entitled, search, customers: [], next: null, previous: null, total: null };
+      return sendPage(reply, 429, customersView(page.frame, { ...empty, limited }));
+    }
+    const file = `customers-${tool.id}-${page.env}.csv`;
+    return reply
+      .status(200)
+      .header("Content-Type", "text/csv; charset=utf-8")
+      .header("Content-Disposition", `attachment; filename="${file}"`)
+      .send(Readable.from(customersCsv(exported.chunks), { objectMode: false, highWaterMark: 1 }));
   });
 
   app.get(`${base}/search`, async (request, reply) => {
@@ -120,9 +200,11 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
           tools,
           tool: tool?.id ?? tools[0]?.id ?? null,
           entitled: "all",
+          search: email.slice(0, SEARCH_MAX),
           customers: [],
           next: null,
-          email,
+          previous: null,
+          total: null,
           error: "Choose a tool and enter an address of at most 254 characters.",
         }),
       );
@@ -131,8 +213,15 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
   });
 
   app.get(`${base}/:tool/:email`, async (request, reply) => {
-    const { status, view } = await renderCustomer(request, 200);
-    return sendPage(reply, status, view);
+    try {
+      const { status, view } = await renderCustomer(request, 200);
+      return sendPage(reply, status, view);
+    } catch (error) {
+      const limited = limitReached(error);
+      if (!limited) throw error;
+      const { page, tool, email } = await customerContext(request);
+      return sendPage(reply, 429, customerLimitedView(page.frame, { tool, email, limited }));
+    }
   });
 
   app.post(`${base}/:tool/:email/grants`, async (request, reply) => {

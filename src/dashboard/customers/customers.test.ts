@@ -89,7 +89,10 @@ for (const dialect of DIALECTS) {
       // A customer's page is the API's retrieve plus its list of grants: two lookups.
       assert.equal((await browser.get(`${list}/${ws.tool}/a%40example.com`)).statusCode, 200);
       assert.equal(await usage("Customer lookups"), 2);
-      assert.equal((await browser.get(`${list}/${ws.tool}/b%40example.com`)).statusCode, 429, "past the day's lookups");
+      const limited = await browser.get(`${list}/${ws.tool}/b%40example.com`);
+      assert.equal(limited.statusCode, 429, "past the day's lookups");
+      assert.match(limited.body, /Limit reached:<\/strong> customer lookups per day for this workspace \(3\)\. It resets <time/);
+      assert.match(limited.body, /<nav/, "with the navigation");
       // Another workspace's tool is not found here.
       const theirs = await seedWorkspace(env.services);
       assert.equal((await browser.get(`/dashboard/w/${theirs.slug}/test/customers`)).statusCode, 404);

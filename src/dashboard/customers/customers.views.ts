@@ -1,9 +1,25 @@
 import type { Customer, CustomerListItem } from "../../customers/customer.schema.js";
+import { type CustomerListTotal, LISTED_PER_KIND, SEARCH_MATCHES } from "../../customers/customer.service.js";
 import type { HeldDevice, HeldLicence, HeldSubscription, Holdings } from "../../customers/customer.store.js";
+import { isEmailShape } from "../../customers/email.js";
+import type { CustomerKind } from "../../db/schema.js";
 import type { Grant } from "../../grants/grant.schema.js";
 import type { Tool } from "../../workspaces/workspace.types.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, csrfField, emptyState, envBadge, type Frame, formError, notice, pageHeading, scrollBox, sectionPath, time } from "../shared/layout.js";
+import {
+  appPage,
+  csrfField,
+  emptyState,
+  envBadge,
+  type Frame,
+  formatCount,
+  formError,
+  notice,
+  pageHeading,
+  scrollBox,
+  sectionPath,
+  time,
+} from "../shared/layout.js";
 
 export const customersPath = (frame: Frame) => {
   const here = frame.current;
@@ -22,26 +38,88 @@ function entitledBadge(entitled: boolean, via: string | null): Html {
 
 export type EntitledFilter = "all" | "yes" | "no";
 
+/** A limit that refused the list: the use case's words, and when its window ends. */
+export interface LimitReached {
+  message: string;
+  until: number;
+}
+
+/** What each kind of the list is called on the page, for the kinds cut at the newest 2,000. */
+const KIND_NAMES: Record<CustomerKind, string> = { holder: "entitled", member: "signed-in but not entitled", none: "lapsed" };
+
+const plural = (n: number, one: string, many: string) => `${formatCount(n)} ${n === 1 ? one : many}`;
+
+/** The list's count, what a search found, and where the list stops. */
+function totalLine(total: CustomerListTotal, search: string): Html {
+  if (search !== "") {
+    return total.moreMatches
+      ? html`More than ${formatCount(SEARCH_MATCHES)} customers match “${search}”: ${formatCount(total.count)} of them are listed. Type more of the address to narrow it.`
+      : html`${plural(total.count, "customer matches", "customers match")} “${search}”.`;
+  }
+  return html`${plural(total.count, "customer", "customers")}${total.cut.length > 0 ? " listed, and more" : ""}.`;
+}
+
+/** Where the list stops (the newest 2,000 of a kind), and how to find the others. */
+function cutNotice(total: CustomerListTotal | null): Html | string {
+  if (!total || total.cut.length === 0) return "";
+  const kinds = total.cut.map((k) => KIND_NAMES[k]).join(" and the newest 2,000 ");
+  return notice(
+    "info",
+    html`Only the newest ${formatCount(LISTED_PER_KIND)} ${kinds} customers are listed, as in the API. Search by address to find any other, or export the list as CSV: it has them all.`,
+  );
+}
+
 export function customersView(
   frame: Frame,
-  input: { tools: Tool[]; tool: string | null; entitled: EntitledFilter; customers: CustomerListItem[]; next: string | null; email?: string; error?: string },
+  input: {
+    tools: Tool[];
+    tool: string | null;
+    entitled: EntitledFilter;
+    search: string;
+    customers: CustomerListItem[];
+    next: string | null;
+    previous: string | null;
+    total: CustomerListTotal | null;
+    limited?: LimitReached;
+    error?: string;
+  },
 ): Html {
   const env = frame.current?.env ?? "test";
   const option = (value: string, label: string, selected: string) =>
     html`<option value="${value}"${value === selected ? html` selected` : ""}>${label}</option>`;
   const tool = input.tool;
+  const filters = (extra: Record<string, string> = {}) =>
+    new URLSearchParams({ tool: tool ?? "", entitled: input.entitled, ...(input.search === "" ? {} : { q: input.search }), ...extra });
+  const openAddress =
+    tool !== null && isEmailShape(input.search)
+      ? html` <a href="${customerPath(frame, tool, input.search)}">Open the page of ${input.search}</a> to grant access.`
+      : "";
+  const pager =
+    input.next || input.previous
+      ? html`<nav class="pager" aria-label="Pages of the list">${input.previous ? html`<a class="button small" href="${input.previous}" rel="prev">← Newer</a>` : ""}${input.next ? html`<a class="button small" href="${input.next}" rel="next">Older →</a>` : ""}</nav>`
+      : "";
   const list =
     tool === null
       ? emptyState(
           "No tools yet",
           html`Add a tool under <a href="${sectionPath(frame.current?.workspace.slug ?? "", frame.current?.env ?? "test", "tools")}">Tools and plans</a>; its customers appear here.`,
         )
-      : input.customers.length === 0
-        ? emptyState("No customers match", "People appear here once they buy, sign in, start a trial or are granted the tool.")
-        : html`<div class="table-wrap"${scrollBox("Customers")}><table>
+      : input.limited
+        ? emptyState(
+            "The list is paused",
+            html`It opens again ${time(input.limited.until)}. A customer's page still opens: type their whole address above.${openAddress}`,
+          )
+        : input.customers.length === 0
+          ? emptyState(
+              "No customers match",
+              input.search === ""
+                ? "People appear here once they buy, sign in, start a trial or are granted the tool."
+                : html`No address of a customer of this tool contains “${input.search}”.${openAddress}`,
+            )
+          : html`${cutNotice(input.total)}<div class="table-wrap"${scrollBox("Customers")}><table>
 <thead><tr><th>Address</th><th>Access</th><th>Account</th><th>Devices</th><th>Last active</th><th>Since</th></tr></thead>
 <tbody>${input.customers.map(
-            (c) => html`<tr>
+              (c) => html`<tr>
 <td><a href="${customerPath(frame, tool, c.email)}">${c.email}</a></td>
 <td>${entitledBadge(c.entitled, c.via)}</td>
 <td>${c.account ? "Signed in" : html`<span class="muted">None</span>`}</td>
@@ -49,30 +127,42 @@ export function customersView(
 <td>${c.last_active_at === null ? html`<span class="muted">Never</span>` : time(Date.parse(c.last_active_at))}</td>
 <td>${time(Date.parse(c.since))}</td>
 </tr>`,
-          )}</tbody>
+            )}</tbody>
 </table></div>
-${input.next ? html`<p class="pager"><a class="button small" href="${input.next}">Older customers →</a></p>` : ""}`;
+${pager}`;
   return appPage(
     "Customers",
     frame,
-    html`${pageHeading("Customers", html`Everyone who holds a tool or has signed in to it, newest first. ${envBadge(env)}`)}
+    html`${pageHeading("Customers", html`Everyone who holds a tool, has held it, or has signed in to it, newest first. ${envBadge(env)}`)}
 ${input.error ? notice("error", input.error) : ""}
+${input.limited ? notice("error", html`<strong>Limit reached:</strong> ${input.limited.message}. It resets ${time(input.limited.until)}.`) : ""}
 <section class="panel">
-<form method="get" action="${customersPath(frame)}" class="inline-form filters">
+<form method="get" action="${customersPath(frame)}" class="inline-form filters" role="search">
 <div class="field"><label for="tool">Tool</label>
 <select id="tool" name="tool">${input.tools.map((t) => option(t.id, t.name, tool ?? ""))}</select></div>
 <div class="field"><label for="entitled">Access</label>
-<select id="entitled" name="entitled">${option("all", "Everyone", input.entitled)}${option("yes", "Entitled now", input.entitled)}${option("no", "Not entitled", input.entitled)}</select></div>
-<button class="button" type="submit">Show</button>
+<select id="entitled" name="entitled">${option("all", "Everyone", input.entitled)}${option("yes", "Entitled now", input.entitled)}${option("no", "Not entitled: signed in or lapsed", input.entitled)}</select></div>
+<div class="field"><label for="q">Address contains</label><input id="q" name="q" type="search" maxlength="254" placeholder="ada@, @example.com" value="${input.search}"></div>
+<button class="button primary" type="submit">Show</button>
 </form>
-<form method="get" action="${customersPath(frame)}/search" class="inline-form filters">
-<input type="hidden" name="tool" value="${tool ?? ""}">
-<div class="field"><label for="email">Find by address</label><input id="email" name="email" type="email" maxlength="254" placeholder="person@example.com" value="${input.email ?? ""}"></div>
-<button class="button primary" type="submit">Find</button>
-</form>
-<p class="hint">As on the API, each page of the list counts its rows against the day's rows read, and a customer's page counts two lookups (the customer, and their grants).</p>
+<p class="hint">One or two characters find addresses that start with them; three or more, any part. Pages count against the day's rows read, as the API's do.</p>
 </section>
-<section class="panel">${list}</section>`,
+<section class="panel">${
+      tool === null || input.limited
+        ? ""
+        : html`<div class="panel-head"><p class="list-count" role="status">${input.total ? totalLine(input.total, input.search) : ""}</p><a class="button small" href="${customersPath(frame)}/export.csv?${filters().toString()}" download>Export CSV</a></div>`
+    }${list}</section>`,
+  );
+}
+
+/** A customer's page when a lookup limit refused it: which limit, until when, with the navigation kept. */
+export function customerLimitedView(frame: Frame, input: { tool: Tool; email: string; limited: LimitReached }): Html {
+  return appPage(
+    "Customer",
+    frame,
+    html`${pageHeading(input.email, html`Customer of <strong>${input.tool.name}</strong>`)}
+${notice("error", html`<strong>Limit reached:</strong> ${input.limited.message}. It resets ${time(input.limited.until)}.`)}
+<p><a class="button" href="${customersPath(frame)}?${new URLSearchParams({ tool: input.tool.id }).toString()}">Back to the customers</a></p>`,
   );
 }
 

@@ -24,6 +24,7 @@ import * as mailOutbox from "./022-mail-outbox.js";
 import * as customerSessions from "./023-customer-sessions.js";
 import * as branding from "./024-branding.js";
 import * as accessChanges from "./026-access-changes.js";
+import * as customerSearch from "./027-customer-search.js";
 import * as endpointEditShownOnce from "./028-endpoint-edit-shown-once.js";
 import * as stripeReconcile from "./029-stripe-reconcile.js";
 import * as mailOutboxSent from "./030-mail-outbox-sent.js";
@@ -55,6 +56,7 @@ export const migrations: Record<string, Migration> = {
   "023-customer-sessions": customerSessions,
   "024-branding": branding,
   "026-access-changes": accessChanges,
+  "027-customer-search": customerSearch,
   "028-endpoint-edit-shown-once": endpointEditShownOnce,
   "029-stripe-reconcile": stripeReconcile,
   "030-mail-outbox-sent": mailOutboxSent,
