@@ -4,6 +4,8 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyInstance, type HTTPMethods } from "fastify";
 import { requireApiKey } from "./auth/auth.hook.js";
 import { clientRoutes } from "./client/client.routes.js";
+import { customerPageRoutes } from "./customer-pages/customer-pages.routes.js";
+import { PAGES } from "./customer-pages/customer-session.js";
 import { customerRoutes } from "./customers/customer.routes.js";
 import { Customer, CustomerListItem, CustomerPage } from "./customers/customer.schema.js";
 import { dashboardRoutes } from "./dashboard/dashboard.routes.js";
@@ -160,6 +162,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(jwksRoutes, { services });
   // The vendor dashboard: server-rendered pages for owners, signed in with a mailed code.
   await app.register(dashboardRoutes, { services, prefix: "/dashboard" });
+  // The hosted pages a vendor's customers see: sign in, plans, trial, manage.
+  await app.register(customerPageRoutes, { services, prefix: PAGES });
   // For operators' machines, off the API: health checks, and the metrics behind their own token.
   await app.register(healthRoutes, { services });
   await app.register(metricsRoutes, { services });

@@ -33,7 +33,7 @@ import {
   signOutDevice,
   touchDevice,
 } from "./device-session.store.js";
-import { findOpenSignInCode, replaceSignInCode } from "./sign-in-code.store.js";
+import { type CodeLookup, findOpenSignInCode, replaceSignInCode } from "./sign-in-code.store.js";
 
 const CODE_TTL_MS = 10 * 60_000;
 const MAX_CODE_ATTEMPTS = 5;
@@ -49,13 +49,20 @@ const TOKEN_SHAPE = /^wdt_[0-9A-Za-z]{43}$/;
 const hashCode = (id: string, code: string) => sha256(`${id}:${code}`);
 export const sameHash = (a: string, b: string) => timingSafeEqual(Buffer.from(a, "hex"), Buffer.from(b, "hex"));
 
-interface Target {
+/** Who a sign-in code is for: an address, in a workspace environment, asked from one tool. */
+export interface SignInTarget {
   workspaceId: string;
   env: Env;
   toolId: string;
   toolName: string;
   email: string;
   emailNorm: string;
+}
+
+/** The target of a sign-in of `email` to a tool found already, or a refusal of the address. */
+export function signInTarget(workspaceId: string, env: Env, tool: { id: string; name: string }, email: string): SignInTarget {
+  if (!isEmailShape(email)) throw invalidParameter("email", "email must be an email address such as person@example.com.");
+  return { workspaceId, env, toolId: tool.id, toolName: tool.name, email, emailNorm: normaliseEmail(email) };
 }
 
 /** The workspace (from the body, else the Host) and the tool a client request is for. */
@@ -74,15 +81,21 @@ export async function resolveWorkspaceTool(services: Services, hostname: string,
 }
 
 /** The workspace, tool, environment and address a sign-in is for. */
-async function resolveTarget(services: Services, hostname: string, body: SignInBody): Promise<Target> {
+async function resolveTarget(services: Services, hostname: string, body: SignInBody): Promise<SignInTarget> {
   const { workspace, tool } = await resolveWorkspaceTool(services, hostname, body.workspace, body.tool);
-  if (!isEmailShape(body.email)) throw invalidParameter("email", "email must be an email address such as person@example.com.");
-  return { workspaceId: workspace.id, env: body.env ?? "live", toolId: tool.id, toolName: tool.name, email: body.email, emailNorm: normaliseEmail(body.email) };
+  return signInTarget(workspace.id, body.env ?? "live", tool, body.email);
 }
 
 export async function requestSignIn(services: Services, input: { hostname: string; source: string; body: SignInBody }) {
+  return mailSignInCode(services, await resolveTarget(services, input.hostname, input.body), { source: input.source, browserHash: null });
+}
+
+/**
+ * Mails a new code to the target's address (within the sign-in limits), replacing any
+ * open one. `browserHash` binds a hosted page's code to the browser that asked for it.
+ */
+export async function mailSignInCode(services: Services, target: SignInTarget, input: { source: string; browserHash: string | null }) {
   const { db, clock, limits } = services;
-  const target = await resolveTarget(services, input.hostname, input.body);
   const now = clock.now();
   await limits.countSignInRequest(db, { workspaceId: target.workspaceId, env: target.env, emailNorm: target.emailNorm, source: input.source }, now);
   const code = randomInt(0, 1_000_000).toString().padStart(6, "0");
@@ -101,6 +114,7 @@ export async function requestSignIn(services: Services, input: { hostname: strin
         attempts: 0,
         createdAt: now,
         expiresAt: now + CODE_TTL_MS,
+        browserHash: input.browserHash,
       },
       now,
     );
@@ -167,14 +181,9 @@ export async function verifySignIn(services: Services, input: { hostname: string
   const { body } = input;
   const target = await resolveTarget(services, input.hostname, body);
   const now = clock.now();
-  const outcome = await db.transaction().execute(async (trx) => {
-    const open = await findOpenSignInCode(trx, target, MAX_CODE_ATTEMPTS, now);
-    if (!open || !(await takeCodeTry(trx, "sign_in_codes", open.id, MAX_CODE_ATTEMPTS))) return "no_code" as const;
-    if (!sameHash(open.codeHash, hashCode(open.id, body.code))) return "wrong_code" as const;
-    if (!(await closeCode(trx, "sign_in_codes", open.id, now))) return "no_code" as const;
-
-    const person = await ensurePerson(trx, target.workspaceId, target.env, open.email, now);
-    await markPersonSignedIn(trx, person.id, now);
+  const opened = await db.transaction().execute(async (trx) => {
+    const person = await acceptSignInCode(trx, { workspaceId: target.workspaceId, env: target.env, emailNorm: target.emailNorm }, body.code, now);
+    if (typeof person === "string") return person;
     const opened = await openDeviceSession(trx, {
       workspaceId: target.workspaceId,
       env: target.env,
@@ -188,6 +197,32 @@ export async function verifySignIn(services: Services, input: { hostname: string
     await syncCustomer(trx, toolScope(target.workspaceId, target.env, target.toolId), person.id, now, now);
     return { ...opened, email: person.email };
   });
+  return throwCodeRefusal(opened);
+}
+
+/**
+ * Spends a try of the open code (of an address, or of a hosted page's browser) and, when
+ * it is right, closes it and signs its person in. A wrong code is answered, not thrown, so
+ * that the transaction commits the spent try; `throwCodeRefusal` throws it afterwards.
+ */
+export async function acceptSignInCode(trx: Executor, lookup: CodeLookup, code: string, now: number) {
+  const open = await findOpenSignInCode(trx, lookup, MAX_CODE_ATTEMPTS, now);
+  if (!open || !(await takeCodeTry(trx, "sign_in_codes", open.id, MAX_CODE_ATTEMPTS))) return "no_code" as const;
+  if (!sameHash(open.codeHash, hashCode(open.id, code))) return "wrong_code" as const;
+  if (!(await closeCode(trx, "sign_in_codes", open.id, now))) return "no_code" as const;
+  const person = await ensurePerson(trx, lookup.workspaceId, lookup.env, open.email, now);
+  await markPersonSignedIn(trx, person.id, now);
+  return person;
+}
+
+/** The address and expiry of the open code asked in a hosted page's browser, or null. */
+export async function findPendingSignIn(services: Services, lookup: CodeLookup): Promise<{ email: string; expiresAt: number } | null> {
+  const open = await findOpenSignInCode(services.db, lookup, MAX_CODE_ATTEMPTS, services.clock.now());
+  return open ? { email: open.email, expiresAt: open.expiresAt } : null;
+}
+
+/** The outcome of a sign-in, or the refusal of its code as a field error. */
+export function throwCodeRefusal<T>(outcome: T | "no_code" | "wrong_code"): T {
   if (outcome === "no_code") {
     throw invalidParameter("code", "No code is waiting for this address: it expired, was used, or had 5 wrong tries. Ask for a new one.");
   }

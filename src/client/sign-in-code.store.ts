@@ -12,7 +12,12 @@ export interface SignInCode {
   attempts: number;
   createdAt: number;
   expiresAt: number;
+  /** The hosted page's browser the code is bound to (the hash of its pre-session cookie), or null for the client API's. */
+  browserHash: string | null;
 }
+
+/** Which open code to find: the address's (the client API's), or the one asked in a hosted page's browser. */
+export type CodeLookup = { workspaceId: string; env: Env } & ({ emailNorm: string } | { browserHash: string });
 
 /** Closes every open code of the address (a newer one replaces them), then writes the new one. */
 export async function replaceSignInCode(ex: Executor, code: SignInCode, now: number): Promise<void> {
@@ -38,28 +43,27 @@ export async function replaceSignInCode(ex: Executor, code: SignInCode, now: num
       created_at: code.createdAt,
       expires_at: code.expiresAt,
       closed_at: null,
+      browser_hash: code.browserHash,
     })
     .execute();
 }
 
-/** The address's open code that has not expired and has tries left, or null. */
-export async function findOpenSignInCode(
-  ex: Executor,
-  address: { workspaceId: string; env: Env; emailNorm: string },
-  maxAttempts: number,
-  now: number,
-): Promise<SignInCode | null> {
-  const row = await ex
+/** The open code (of an address, or of a browser) that has not expired and has tries left, or null. */
+export async function findOpenSignInCode(ex: Executor, lookup: CodeLookup, maxAttempts: number, now: number): Promise<SignInCode | null> {
+  let query = ex
     .selectFrom("sign_in_codes")
     .selectAll()
-    .where("workspace_id", "=", address.workspaceId)
-    .where("env", "=", address.env)
-    .where("email_norm", "=", address.emailNorm)
+    .where("workspace_id", "=", lookup.workspaceId)
+    .where("env", "=", lookup.env)
     .where("closed_at", "is", null)
     .where("expires_at", ">", now)
-    .where("attempts", "<", maxAttempts)
-    .orderBy("created_at", "desc")
-    .executeTakeFirst();
+    .where("attempts", "<", maxAttempts);
+  // A code bound to a browser works in that browser only: never through the client API.
+  query =
+    "browserHash" in lookup
+      ? query.where("browser_hash", "=", lookup.browserHash)
+      : query.where("email_norm", "=", lookup.emailNorm).where("browser_hash", "is", null);
+  const row = await query.orderBy("created_at", "desc").executeTakeFirst();
   if (!row) return null;
   return {
     id: row.id,
@@ -72,5 +76,6 @@ export async function findOpenSignInCode(
     attempts: Number(row.attempts),
     createdAt: Number(row.created_at),
     expiresAt: Number(row.expires_at),
+    browserHash: row.browser_hash,
   };
 }

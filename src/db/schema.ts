@@ -244,6 +244,8 @@ export interface SignInCodesTable {
   created_at: number;
   expires_at: number;
   closed_at: number | null;
+  /** SHA-256 of the pre-session cookie of the browser a hosted page's code was asked in (migration 023); null for the client API's. */
+  browser_hash: string | null;
 }
 
 export interface CustomersTable {
@@ -432,6 +434,35 @@ export interface OwnerSessionsTable {
   address: string | null;
 }
 
+/** A person's web session on the hosted pages of one workspace environment (migration 023). */
+export interface CustomerSessionsTable {
+  id: string;
+  workspace_id: string;
+  env: Env;
+  person_id: string;
+  licence_id: string | null;
+  token_hash: string;
+  created_at: number;
+  last_seen_at: number;
+  ended_at: number | null;
+}
+
+/** One-time tokens between the hosted pages and an extension: hand-off codes and page tickets (migration 023). */
+export interface CustomerExchangeTokensTable {
+  id: string;
+  kind: "hand_off" | "page_ticket";
+  token_hash: string;
+  workspace_id: string;
+  env: Env;
+  tool_id: string;
+  person_id: string;
+  licence_id: string | null;
+  code_challenge: string | null;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
 export interface AuditLogTable {
   id: string;
   owner_id: string;
@@ -494,4 +525,6 @@ export interface Database {
   audit_log: AuditLogTable;
   owner_invitations: OwnerInvitationsTable;
   mail_outbox: MailOutboxTable;
+  customer_sessions: CustomerSessionsTable;
+  customer_exchange_tokens: CustomerExchangeTokensTable;
 }

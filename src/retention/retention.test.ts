@@ -197,6 +197,7 @@ for (const dialect of DIALECTS) {
           toolId: ws.tool,
           email: emailNorm,
           emailNorm,
+          browserHash: null,
           codeHash: "h",
           attempts: 0,
           createdAt: clock.now(),

@@ -30,13 +30,14 @@ export function sectionPath(workspace: string, env: Env, section: Exclude<Sectio
   return section === "overview" ? base : `${base}/${section}`;
 }
 
-function head(title: string, options: { copyButtons?: boolean } = {}): Html {
+/** The document's start to the end of its head; `site` ends the title (the hosted pages name the workspace). */
+export function head(title: string, options: { copyButtons?: boolean; site?: string } = {}): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · Warden</title>
+<title>${title} · ${options.site ?? "Warden"}</title>
 <link rel="stylesheet" href="${CSS_PATH}">
 ${
   options.copyButtons
@@ -50,7 +51,7 @@ ${
  * The first stop of every page's keyboard order: without it, 13 tabs through the top bar
  * and the side navigation came before the content (WCAG 2.4.1). Hidden until focused.
  */
-const skipLink = html`<a class="skip-link" href="#content">Skip to content</a>`;
+export const skipLink = html`<a class="skip-link" href="#content">Skip to content</a>`;
 
 const brand = html`<span class="brand"><span class="brand-mark" aria-hidden="true">W</span> Warden</span>`;
 

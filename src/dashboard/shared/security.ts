@@ -5,8 +5,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 // No inline script or style anywhere, so the policy can forbid both; forms post only
 // here; no framing (clickjacking); no <base> rewriting. No upgrade-insecure-requests:
 // a plain-http deployment (localhost) would break with it.
-const CONTENT_SECURITY_POLICY =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'";
+const policyWithFormTargets = (targets: readonly string[]) =>
+  `default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; form-action ${["'self'", ...targets].join(" ")}; frame-ancestors 'none'; base-uri 'none'; object-src 'none'`;
+const CONTENT_SECURITY_POLICY = policyWithFormTargets([]);
 
 /** Headers of every dashboard answer, pages and errors alike. */
 export function addPageHeaders(reply: FastifyReply): void {
@@ -18,6 +19,15 @@ export function addPageHeaders(reply: FastifyReply): void {
   // A sign-in link carries its token in the path: never send it on to another site. Not
   // no-referrer: under it, browsers send "Origin: null" on the dashboard's own form posts.
   reply.header("Referrer-Policy", "same-origin");
+}
+
+/**
+ * Lets this page's forms lead to other origins: browsers apply form-action to where a
+ * post redirects too, so a form answered by a 303 to an extension's redirect or to Stripe
+ * Checkout needs that origin named. Each origin is one the server chose, never typed.
+ */
+export function allowFormTargets(reply: FastifyReply, origins: readonly string[]): void {
+  reply.header("Content-Security-Policy", policyWithFormTargets(origins));
 }
 
 /** An answer the dashboard refuses with an HTML error page (not an API error: nothing here is JSON). */
@@ -66,11 +76,16 @@ export function refuseCrossSite(request: FastifyRequest): void {
 
 /** Checks the form's token against the secret it must derive from; runs after the body is parsed. */
 export function checkFormToken(request: FastifyRequest, secret: string | null): void {
-  const sent = formField(request, "_csrf");
-  const expected = secret === null ? null : csrfTokenFor(secret);
-  if (expected === null || sent.length !== expected.length || !timingSafeEqual(Buffer.from(sent), Buffer.from(expected))) {
+  if (secret === null || !formTokenMatches(request, secret)) {
     throw new PageRefusal(403, "Form expired", "This form is out of date or was not sent from the dashboard. Go back, reload the page and try again.");
   }
+}
+
+/** Whether the form's token derives from `secret`. */
+export function formTokenMatches(request: FastifyRequest, secret: string): boolean {
+  const sent = formField(request, "_csrf");
+  const expected = csrfTokenFor(secret);
+  return sent.length === expected.length && timingSafeEqual(Buffer.from(sent), Buffer.from(expected));
 }
 
 /** A field of a posted form, as text ("" when absent). */

@@ -21,6 +21,7 @@ import * as secretRotation from "./019-secret-rotation.js";
 import * as listIndexes from "./020-list-indexes.js";
 import * as ownerSessionsDetail from "./021-owner-sessions-detail.js";
 import * as mailOutbox from "./022-mail-outbox.js";
+import * as customerSessions from "./023-customer-sessions.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   "020-list-indexes": listIndexes,
   "021-owner-sessions-detail": ownerSessionsDetail,
   "022-mail-outbox": mailOutbox,
+  "023-customer-sessions": customerSessions,
 };

@@ -1,0 +1,123 @@
+// The hosted customer pages under /c/{workspace}/{test|live}/{tool}: what a vendor's
+// customer sees (sign in, plans, trial, manage), served by Warden in the dashboard's
+// style and under its policy. This plugin sets what every page shares: the dashboard's
+// headers, form parser, cross-site and form-token checks; the page and its signed-in
+// person (customer-session.ts); HTML error pages in the shell. Each page family
+// registers its routes here.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { html } from "../dashboard/shared/html.js";
+import { sendPage } from "../dashboard/shared/page.js";
+import { acceptFormsOnly, addPageHeaders, checkFormToken, formTokenMatches, PageRefusal, refuseCrossSite } from "../dashboard/shared/security.js";
+import { retryAfterOf, statusOf } from "../errors/errors.js";
+import { toApiError } from "../http/error.handler.js";
+import type { Services } from "../services.js";
+import {
+  browserSecretOf,
+  clearSessionCookie,
+  customerFrame,
+  loadPage,
+  PAGE_PATH,
+  pagePath,
+  pageScopeOf,
+  pageWorkspaceOf,
+  requireCustomer,
+  sessionSecretOf,
+  signedInCustomer,
+} from "./customer-session.js";
+import { endCustomerSession } from "./customer-session.service.js";
+import { customerPage } from "./layout.js";
+import { signInRoutes } from "./sign-in.routes.js";
+
+const TITLES: Record<number, string> = {
+  400: "Request not understood",
+  403: "Request refused",
+  404: "Page not found",
+  413: "Form too large",
+  415: "Not a form",
+  429: "Slow down",
+  503: "Try again later",
+};
+
+/** A page of an error, in the shell of the workspace when the address names one; an internal failure names only its request id. */
+function renderPageError(services: Services) {
+  return (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
+    addPageHeaders(reply);
+    let status: number;
+    let title: string;
+    let message: string;
+    if (error instanceof PageRefusal) {
+      ({ status, title, message } = error);
+    } else {
+      const apiError = toApiError(error);
+      status = statusOf(apiError.code);
+      title = TITLES[status] ?? "Something went wrong";
+      message = apiError.message;
+      if (apiError.rateLimit) reply.header("Retry-After", String(Math.max(1, Math.ceil((apiError.rateLimit.resetAt - services.clock.now()) / 1000))));
+      const retryAfter = retryAfterOf(apiError.code);
+      if (retryAfter !== undefined) reply.header("Retry-After", String(retryAfter));
+      if (apiError.code === "database_unavailable") title = "Try again in a moment";
+      else if (status >= 500) request.log.error({ err: error }, "customer page failed");
+      if (apiError.code === "internal") {
+        title = "Something went wrong";
+        message = `This page failed to answer. Try again in a moment; if it keeps failing, tell the vendor the request id ${request.id}.`;
+      }
+    }
+    const frame = customerFrame(request);
+    const workspace = pageWorkspaceOf(request);
+    return sendPage(
+      reply,
+      status,
+      customerPage(
+        title,
+        { ...frame, workspaceName: workspace?.name ?? null },
+        html`<section class="card customer-card"><h1>${title}</h1><p class="lede">${message}</p>${
+          frame.base ? html`<p><a class="button primary" href="${frame.base}/plans">See the plans</a></p>` : ""
+        }</section>`,
+      ),
+    );
+  };
+}
+
+export async function customerPageRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
+  const { services } = options;
+
+  // Pages are not part of the API: none of them is in the OpenAPI document.
+  app.addHook("onRoute", (route) => {
+    route.schema = { ...route.schema, hide: true };
+  });
+  acceptFormsOnly(app);
+  app.addHook("onRequest", async (request, reply) => {
+    addPageHeaders(reply);
+    if (request.method !== "GET" && request.method !== "HEAD") refuseCrossSite(request);
+    await loadPage(services, request, reply);
+  });
+  // A form's token derives from the session's secret on a signed-in page, or from the
+  // browser's pre-session secret on a sign-in form: either proves the page was ours.
+  app.addHook("preHandler", async (request) => {
+    if (request.method === "GET" || request.method === "HEAD") return;
+    const secrets = [sessionSecretOf(request), browserSecretOf(request)].filter((s): s is string => s !== null);
+    if (!secrets.some((secret) => formTokenMatches(request, secret))) checkFormToken(request, null);
+  });
+  app.setErrorHandler(renderPageError(services));
+  app.setNotFoundHandler((request, reply) => {
+    addPageHeaders(reply);
+    return sendPage(
+      reply,
+      404,
+      customerPage(
+        "Page not found",
+        customerFrame(request),
+        html`<section class="card customer-card"><h1>Page not found</h1><p class="lede">There is no page at this address: it may be mistyped.</p></section>`,
+      ),
+    );
+  });
+
+  await app.register(signInRoutes, { services });
+
+  app.post(`${PAGE_PATH}/sign-out`, { preHandler: requireCustomer }, async (request, reply) => {
+    const scope = pageScopeOf(request);
+    await endCustomerSession(services, signedInCustomer(request).sessionId);
+    clearSessionCookie(request, reply, scope);
+    return reply.redirect(`${pagePath(scope, "sign-in")}?signed_out=1`, 303);
+  });
+}

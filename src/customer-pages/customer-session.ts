@@ -1,0 +1,204 @@
+// Who is asking, on every hosted page: the page the address names (a workspace, an
+// environment, a tool: an unknown one is a 404 page), the web session of that workspace
+// environment from its cookie, and a page ticket in the query exchanged for one. Each
+// workspace environment has a cookie of its own, so that a person may be signed in to
+// two vendors' pages in one browser; a session is valid on its own workspace
+// environment's pages only, whatever the cookie.
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { parseCookies, serialiseCookie } from "../dashboard/shared/cookies.js";
+import { csrfTokenFor, isSecure, PageRefusal } from "../dashboard/shared/security.js";
+import type { Env } from "../db/schema.js";
+import { randomBase62 } from "../ids.js";
+import type { Services } from "../services.js";
+import type { Workspace } from "../workspaces/workspace.types.js";
+import { authenticateCustomerSession, findPageScope, type PageScope, SESSION_MAX_MS } from "./customer-session.service.js";
+import { redeemPageTicket } from "./hand-off.service.js";
+import type { CustomerFrame, CustomerSection } from "./layout.js";
+
+/** The route prefix of every page: `/c/{workspace slug}/{test|live}/{tool id}`. */
+export const PAGES = "/c";
+export const PAGE_PATH = "/:workspace/:env/:tool";
+
+/** The signed-in person of a page. */
+export interface Customer {
+  workspaceId: string;
+  workspaceSlug: string;
+  env: Env;
+  /** The tool of the page (a session is the workspace environment's, for any of its tools). */
+  toolId: string;
+  personId: string;
+  /** Null when the session came from a device activated with a licence key: it knows no address, and acts for that licence only. */
+  email: string | null;
+  licenceId: string | null;
+  sessionId: string;
+  /** The form token of the session. */
+  csrf: string;
+}
+
+interface PageState {
+  /** Null when the address names no workspace (the 404 page then has no name to show). */
+  workspace: Workspace | null;
+  scope: PageScope | null;
+  customer: Customer | null;
+}
+
+const pages = new WeakMap<FastifyRequest, PageState>();
+
+/** The address of a page of a workspace environment's tool; `page` is e.g. "sign-in", "plans". */
+export function pagePath(scope: { workspace: { slug: string }; env: Env; tool: { id: string } }, page: string): string {
+  return `${PAGES}/${encodeURIComponent(scope.workspace.slug)}/${scope.env}/${encodeURIComponent(scope.tool.id)}/${page}`;
+}
+
+/** The session cookie of a workspace environment; `__Host-` over HTTPS, as the dashboard's. */
+function sessionCookieName(request: FastifyRequest, workspaceSlug: string, env: Env): string {
+  const name = `warden_customer_${workspaceSlug}_${env}`;
+  return isSecure(request) ? `__Host-${name}` : name;
+}
+
+const browserCookieName = (request: FastifyRequest) => (isSecure(request) ? "__Host-warden_customer_browser" : "warden_customer_browser");
+const BROWSER_SECRET = /^wcb_[0-9A-Za-z]{43}$/;
+const BROWSER_COOKIE_SECONDS = 24 * 3600;
+
+/** The browser's pre-session secret (what a sign-in code is bound to, and what sign-in forms' tokens derive from), or null. */
+export function browserSecretOf(request: FastifyRequest): string | null {
+  const value = parseCookies(request.headers.cookie).get(browserCookieName(request));
+  return value !== undefined && BROWSER_SECRET.test(value) ? value : null;
+}
+
+/** The browser's pre-session secret, made (and set in a cookie) on its first visit to a sign-in page. */
+export function ensureBrowserSecret(request: FastifyRequest, reply: FastifyReply): string {
+  const known = browserSecretOf(request);
+  if (known) return known;
+  const secret = `wcb_${randomBase62(43)}`;
+  reply.header("Set-Cookie", serialiseCookie(browserCookieName(request), secret, { secure: isSecure(request), maxAgeSeconds: BROWSER_COOKIE_SECONDS }));
+  return secret;
+}
+
+export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, scope: PageScope, token: string): void {
+  reply.header(
+    "Set-Cookie",
+    serialiseCookie(sessionCookieName(request, scope.workspace.slug, scope.env), token, { secure: isSecure(request), maxAgeSeconds: SESSION_MAX_MS / 1000 }),
+  );
+}
+
+export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply, scope: PageScope): void {
+  reply.header("Set-Cookie", serialiseCookie(sessionCookieName(request, scope.workspace.slug, scope.env), "", { secure: isSecure(request), maxAgeSeconds: 0 }));
+}
+
+/** The request's URL without its `ticket` parameter. */
+function withoutTicket(url: string): string {
+  const parsed = new URL(url, "http://page.invalid");
+  parsed.searchParams.delete("ticket");
+  return `${parsed.pathname}${parsed.search}`;
+}
+
+/**
+ * Finds the page and its signed-in person for every request under /c/:workspace/:env/:tool
+ * (the plugin's onRequest hook). A GET with `?ticket=` spends the ticket, sets the session,
+ * and answers a 303 to the same page without it: the ticket leaves the address bar and the
+ * history at once (request logs redact it: http/log-redaction.ts).
+ */
+export async function loadPage(services: Services, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const params = request.params as { workspace?: string; env?: string; tool?: string };
+  if (params.workspace === undefined || params.env === undefined || params.tool === undefined) return;
+  const { workspace, scope } = await findPageScope(services, params.workspace, params.env, params.tool);
+  pages.set(request, { workspace, scope, customer: null });
+  if (scope === null) {
+    throw new PageRefusal(
+      404,
+      "Page not found",
+      workspace ? "This tool has no pages here: the address may be mistyped." : "There is no such page: the address may be mistyped.",
+    );
+  }
+  const ticket = (request.query as Record<string, unknown>).ticket;
+  if (typeof ticket === "string" && (request.method === "GET" || request.method === "HEAD")) {
+    const token = await redeemPageTicket(services, scope, ticket);
+    if (token !== null) setSessionCookie(request, reply, scope, token);
+    return reply.redirect(withoutTicket(request.url), 303);
+  }
+  const cookie = parseCookies(request.headers.cookie).get(sessionCookieName(request, scope.workspace.slug, scope.env));
+  if (cookie === undefined) return;
+  const session = await authenticateCustomerSession(services, cookie, { workspaceId: scope.workspace.id, env: scope.env });
+  if (session === null) {
+    clearSessionCookie(request, reply, scope);
+    return;
+  }
+  pages.set(request, {
+    workspace,
+    scope,
+    customer: {
+      workspaceId: scope.workspace.id,
+      workspaceSlug: scope.workspace.slug,
+      env: scope.env,
+      toolId: scope.tool.id,
+      personId: session.personId,
+      email: session.licenceId === null ? session.email : null,
+      licenceId: session.licenceId,
+      sessionId: session.id,
+      csrf: csrfTokenFor(cookie),
+    },
+  });
+}
+
+/** The page a request is for (its workspace, environment and tool); only on routes under PAGE_PATH. */
+export function pageScopeOf(request: FastifyRequest): PageScope {
+  const scope = pages.get(request)?.scope;
+  if (!scope) throw new Error("customer page reached without its page scope");
+  return scope;
+}
+
+/** The workspace the address names, when it names one (for the shell of an error page). */
+export const pageWorkspaceOf = (request: FastifyRequest): Workspace | null => pages.get(request)?.workspace ?? null;
+
+/** The signed-in person of the page, or null. */
+export const customerOf = (request: FastifyRequest): Customer | null => pages.get(request)?.customer ?? null;
+
+/** The signed-in person of a page behind requireCustomer. */
+export function signedInCustomer(request: FastifyRequest): Customer {
+  const customer = customerOf(request);
+  if (!customer) throw new Error("customer page reached without a session: add requireCustomer");
+  return customer;
+}
+
+/** The session's secret a signed-in page's forms derive their token from (the cookie's value), or null. */
+export function sessionSecretOf(request: FastifyRequest): string | null {
+  const scope = pages.get(request)?.scope;
+  if (!scope || !customerOf(request)) return null;
+  return parseCookies(request.headers.cookie).get(sessionCookieName(request, scope.workspace.slug, scope.env)) ?? null;
+}
+
+/**
+ * A preHandler for pages behind sign-in: without a session, a 303 to the page's sign-in,
+ * which comes back here (a GET page; a form posted is sent back to its page's GET).
+ */
+export async function requireCustomer(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (customerOf(request)) return;
+  const scope = pageScopeOf(request);
+  const back = request.method === "GET" ? withoutTicket(request.url) : new URL(request.url, "http://page.invalid").pathname;
+  return reply.redirect(`${pagePath(scope, "sign-in")}?return=${encodeURIComponent(back)}`, 303);
+}
+
+/**
+ * Where a sign-in may send the browser back to: a page of the same workspace environment,
+ * by path (never another host, never a path that climbs out with `..` or `//`).
+ */
+export function safeReturn(scope: PageScope, wanted: string | undefined): string | null {
+  if (!wanted) return null;
+  const prefix = `${PAGES}/${encodeURIComponent(scope.workspace.slug)}/${scope.env}/`;
+  if (!wanted.startsWith(prefix) || /\/\/|\\|\/\.\.?(\/|$|\?)|[\0-\x1f]/.test(wanted)) return null;
+  return wanted;
+}
+
+/** The shell's frame of a page (its workspace, environment and tool, and who is signed in). */
+export function customerFrame(request: FastifyRequest, section?: CustomerSection): CustomerFrame {
+  const state = pages.get(request);
+  const scope = state?.scope ?? null;
+  const customer = state?.customer ?? null;
+  return {
+    workspaceName: state?.workspace?.name ?? null,
+    env: scope?.env ?? null,
+    base: scope ? pagePath(scope, "").slice(0, -1) : null,
+    customer: customer ? { email: customer.email, csrf: customer.csrf } : null,
+    ...(section ? { section } : {}),
+  };
+}

@@ -1,0 +1,120 @@
+// The two one-time tokens between the hosted pages and an extension (docs/decisions.md,
+// "Hosted pages"): a hand-off code the sign-in page sends to the extension's redirect,
+// which only the holder of the PKCE verifier exchanges for a device session; and a page
+// ticket a signed-in extension asks for, which opens a page signed in. Both live 60 s,
+// are used once and are stored only as SHA-256.
+import { hash } from "node:crypto";
+import { openDeviceSession, resolveWorkspaceTool, sha256 } from "../client/client.service.js";
+import type { DeviceSession } from "../client/device-session.store.js";
+import { toIso } from "../clock.js";
+import { syncCustomer, toolScope } from "../customers/customer.service.js";
+import { findPersonById, markPersonSignedIn } from "../customers/person.store.js";
+import type { Env } from "../db/schema.js";
+import { invalidParameter, notFound } from "../errors/errors.js";
+import { randomBase62 } from "../ids.js";
+import type { Services } from "../services.js";
+import { openCustomerSession, type PageScope } from "./customer-session.service.js";
+import { type ExchangeKind, insertExchangeToken, spendExchangeToken } from "./exchange-token.store.js";
+
+export const EXCHANGE_TTL_MS = 60_000;
+const HAND_OFF_CODE = /^wac_[0-9A-Za-z]{43}$/;
+const PAGE_TICKET = /^wpt_[0-9A-Za-z]{43}$/;
+
+async function issueToken(
+  services: Services,
+  kind: ExchangeKind,
+  input: { workspaceId: string; env: Env; toolId: string; personId: string; licenceId: string | null; codeChallenge: string | null },
+) {
+  const token = `${kind === "hand_off" ? "wac" : "wpt"}_${randomBase62(43)}`;
+  const now = services.clock.now();
+  const expiresAt = now + EXCHANGE_TTL_MS;
+  await insertExchangeToken(services.db, { id: `cx_${randomBase62(24)}`, kind, ...input, tokenHash: sha256(token), createdAt: now, expiresAt });
+  return { token, expiresAt };
+}
+
+/** A hand-off code for the signed-in person of a page, bound to the tool and to the extension's PKCE challenge (S256). */
+export async function issueHandOffCode(services: Services, scope: PageScope, input: { personId: string; codeChallenge: string }): Promise<string> {
+  const issued = await issueToken(services, "hand_off", {
+    workspaceId: scope.workspace.id,
+    env: scope.env,
+    toolId: scope.tool.id,
+    personId: input.personId,
+    licenceId: null,
+    codeChallenge: input.codeChallenge,
+  });
+  return issued.token;
+}
+
+/** The S256 challenge of a PKCE verifier (RFC 7636 §4.2): base64url of its SHA-256, no padding. */
+export const challengeOf = (verifier: string) => hash("sha256", verifier, "base64url");
+
+/**
+ * Exchanges a hand-off code for a new device session of its person, as verify answers.
+ * The code is spent by the first attempt, right or wrong; every refusal names its field.
+ */
+export async function exchangeHandOffCode(
+  services: Services,
+  input: {
+    hostname: string;
+    toolId: string;
+    body: { workspace?: string; env?: Env; code: string; code_verifier: string; device: { name: string; platform: string } };
+  },
+) {
+  const { db, clock } = services;
+  const { body } = input;
+  const { workspace, tool } = await resolveWorkspaceTool(services, input.hostname, body.workspace, input.toolId);
+  const env = body.env ?? "live";
+  const now = clock.now();
+  const opened = await db.transaction().execute(async (trx) => {
+    const code = HAND_OFF_CODE.test(body.code) ? await spendExchangeToken(trx, "hand_off", sha256(body.code), now) : null;
+    if (code === null || code.expiresAt <= now) return "spent" as const;
+    if (code.workspaceId !== workspace.id || code.env !== env || code.toolId !== tool.id) return "elsewhere" as const;
+    if (code.codeChallenge === null || challengeOf(body.code_verifier) !== code.codeChallenge) return "wrong_verifier" as const;
+    await markPersonSignedIn(trx, code.personId, now);
+    const device = await openDeviceSession(trx, {
+      workspaceId: workspace.id,
+      env,
+      toolId: tool.id,
+      personId: code.personId,
+      licenceId: null,
+      device: body.device,
+      now,
+    });
+    await syncCustomer(trx, toolScope(workspace.id, env, tool.id), code.personId, now, now);
+    const person = await findPersonById(trx, workspace.id, env, code.personId);
+    if (!person) throw new Error(`hand-off code of a person who is gone: ${code.personId}`);
+    return { ...device, email: person.email };
+  });
+  if (opened === "spent") throw invalidParameter("code", "This code is unknown, used or expired (a code works once, for 60 seconds): sign in again.");
+  if (opened === "elsewhere") throw invalidParameter("code", "This code was given for another tool, workspace or environment.");
+  if (opened === "wrong_verifier")
+    throw invalidParameter("code_verifier", "code_verifier does not match the code_challenge the sign-in page was opened with; the code is now spent.");
+  return opened;
+}
+
+/** A page ticket for the device's person (and licence, for a key-activated device): the page it opens is signed in. */
+export async function issuePageTicket(services: Services, session: DeviceSession, toolId: string) {
+  if (toolId !== session.toolId) throw notFound(`This device is signed in to tool "${session.toolId}", not "${toolId}".`);
+  const issued = await issueToken(services, "page_ticket", {
+    workspaceId: session.workspaceId,
+    env: session.env,
+    toolId,
+    personId: session.personId,
+    licenceId: session.licenceId,
+    codeChallenge: null,
+  });
+  return { ticket: issued.token, expires_at: toIso(issued.expiresAt) };
+}
+
+/** Spends a page ticket on a page of its own workspace, environment and tool, opening a web session; null when it does not open this page. */
+export async function redeemPageTicket(services: Services, scope: PageScope, ticket: string): Promise<string | null> {
+  if (!PAGE_TICKET.test(ticket)) return null;
+  const { db, clock } = services;
+  const now = clock.now();
+  return db.transaction().execute(async (trx) => {
+    const found = await spendExchangeToken(trx, "page_ticket", sha256(ticket), now);
+    if (found === null || found.expiresAt <= now) return null;
+    if (found.workspaceId !== scope.workspace.id || found.env !== scope.env || found.toolId !== scope.tool.id) return null;
+    return openCustomerSession(trx, { workspaceId: found.workspaceId, env: found.env, personId: found.personId, licenceId: found.licenceId, now });
+  });
+}
