@@ -26,6 +26,7 @@ import {
 } from "./customer-session.js";
 import { endCustomerSession } from "./customer-session.service.js";
 import { customerPage } from "./layout.js";
+import { registerManagePages } from "./manage.routes.js";
 import { signInRoutes } from "./sign-in.routes.js";
 
 const TITLES: Record<number, string> = {
@@ -113,6 +114,7 @@ export async function customerPageRoutes(app: FastifyInstance, options: { servic
   });
 
   await app.register(signInRoutes, { services });
+  await registerManagePages(app, services);
 
   app.post(`${PAGE_PATH}/sign-out`, { preHandler: requireCustomer }, async (request, reply) => {
     const scope = pageScopeOf(request);
