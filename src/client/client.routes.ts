@@ -1,6 +1,7 @@
 import cors from "@fastify/cors";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
+import { exchangeHandOffCode, issuePageTicket } from "../customer-pages/hand-off.service.js";
 import { commonErrors, ToolParams } from "../http/common.schema.js";
 import type { Services } from "../services.js";
 import { CheckoutBody, CreatedCheckout } from "../stripe/checkout.schema.js";
@@ -13,6 +14,8 @@ import {
   AssignSeatBody,
   DeviceList,
   DeviceParams,
+  ExchangeBody,
+  PageTicket,
   Purchase,
   PurchaseList,
   PurchaseParams,
@@ -88,6 +91,40 @@ export const clientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       },
     },
     async (request) => verifySignIn(services, { hostname: request.hostname, body: request.body }),
+  );
+
+  app.post(
+    "/tools/:tool/sign-in/exchange",
+    {
+      schema: {
+        operationId: "clientExchangeSignIn",
+        summary: "Exchange a hosted sign-in's code",
+        description:
+          "The hosted sign-in page (/c/{workspace}/{env}/{tool}/sign-in, opened with redirect_uri, state, code_challenge and code_challenge_method=S256) sends the signed-in person back to the extension's redirect with #code=…&state=…. This exchanges that code, with the PKCE verifier, for a new device session, answered as verify answers it. The code works once (the first attempt spends it, right or wrong), for 60 seconds, for its workspace, environment and tool only.",
+        tags: ["Client"],
+        security: [],
+        params: ToolParams,
+        body: ExchangeBody,
+        response: { 200: Session, ...commonErrors },
+      },
+    },
+    async (request) => exchangeHandOffCode(services, { hostname: request.hostname, toolId: request.params.tool, body: request.body }),
+  );
+
+  app.post(
+    "/tools/:tool/page-tickets",
+    {
+      schema: {
+        operationId: "clientCreatePageTicket",
+        summary: "Open a hosted page signed in",
+        description: `A one-time ticket for the hosted pages of the device's workspace, environment and tool (/c/{workspace}/{env}/{tool}/plans, …/trial, …/manage): the page opened with ?ticket=… is signed in as the device's person (a key-activated device: for its licence only, without an address). Works once, for 60 seconds. ${DEVICE_AUTH}`,
+        tags: ["Client"],
+        security: [],
+        params: ToolParams,
+        response: { 200: PageTicket, ...commonErrors },
+      },
+    },
+    async (request) => issuePageTicket(services, await session(request), request.params.tool),
   );
 
   app.get(

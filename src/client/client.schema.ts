@@ -186,3 +186,35 @@ export const SubscriptionParams = Type.Object(
   { id: Type.String({ minLength: 1, maxLength: 255, description: "The payment processor's subscription id, as GET /purchases lists it" }) },
   { additionalProperties: false },
 );
+
+export const ExchangeBody = Type.Object(
+  {
+    workspace: Address.workspace,
+    env: Address.env,
+    code: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description:
+        "The one-time code the hosted sign-in page put in the redirect's fragment (#code=…): wac_ followed by 43 letters and digits; works once, for 60 seconds",
+    }),
+    code_verifier: Type.String({
+      minLength: 43,
+      maxLength: 128,
+      pattern: "^[A-Za-z0-9._~-]+$",
+      description: "The PKCE verifier (RFC 7636) whose S256 challenge opened the sign-in page",
+    }),
+    device: VerifyBody.properties.device,
+  },
+  { additionalProperties: false },
+);
+export type ExchangeBody = Static<typeof ExchangeBody>;
+
+export const PageTicket = Type.Object(
+  {
+    ticket: Type.String({
+      description: "Add to a hosted page's address as ?ticket=…: the page opens signed in as this device's person. Works once, for 60 seconds",
+    }),
+    expires_at: IsoDate,
+  },
+  { additionalProperties: false },
+);

@@ -39,6 +39,8 @@ test("the OpenAPI 3.1 document is valid and describes exactly the five vendor op
     "POST /api/client/v1/subscriptions/{id}/resume clientResumeSubscription",
     "POST /api/client/v1/tools/{tool}/activate clientActivateLicence",
     "POST /api/client/v1/tools/{tool}/checkout clientCreateCheckout",
+    "POST /api/client/v1/tools/{tool}/page-tickets clientCreatePageTicket",
+    "POST /api/client/v1/tools/{tool}/sign-in/exchange clientExchangeSignIn",
     "POST /api/client/v1/tools/{tool}/trial clientStartTrial",
   ]);
   assert.deepEqual(vendor.map((o) => `${o.method.toUpperCase()} ${o.path} ${o.op.operationId}`).sort(), [
