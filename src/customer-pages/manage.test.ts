@@ -48,19 +48,17 @@ async function setUp(dialect: Dialect, options: { secretKey?: boolean } = {}) {
     await target.send("customer.subscription.created", subscriptionObject({ ...sub, status: "active", metadata }));
     const devices: string[] = [];
     for (const name of ["Work laptop", "Home desktop"]) {
-      const opened = await services.db
-        .transaction()
-        .execute((trx) =>
-          openDeviceSession(trx, {
-            workspaceId: target.ws.workspaceId,
-            env: "test",
-            toolId: "tabmaster",
-            personId: account,
-            licenceId: null,
-            device: { name, platform: "chrome-mac" },
-            now,
-          }),
-        );
+      const opened = await services.db.transaction().execute((trx) =>
+        openDeviceSession(trx, {
+          workspaceId: target.ws.workspaceId,
+          env: "test",
+          toolId: "tabmaster",
+          personId: account,
+          licenceId: null,
+          device: { name, platform: "chrome-mac" },
+          now,
+        }),
+      );
       devices.push(opened.device.id);
     }
     return { account, subscription, devices };
