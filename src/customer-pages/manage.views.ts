@@ -3,7 +3,6 @@
 // Purchases are panels of facts rather than table rows, so that they read at 390 px.
 import { type Html, html } from "../dashboard/shared/html.js";
 import { copyField, csrfField, emptyState, fieldErrorAttributes, fieldErrorNotice, formatMoney, notice, time } from "../dashboard/shared/layout.js";
-import type { Plan } from "../workspaces/workspace.types.js";
 import { type CustomerFrame, customerPage } from "./layout.js";
 import type { ManagedPurchase, ManageOverview } from "./manage.service.js";
 
@@ -34,9 +33,11 @@ export interface ManageView {
 
 const muted = (text: string) => html`<span class="muted">${text}</span>`;
 
-function price(plan: Plan | null): string | null {
+/** The plan's price as bought: per seat for a team purchase (the plan's amount is one seat's). */
+function price(p: ManagedPurchase): string | null {
+  const plan = p.planDetails;
   if (!plan || plan.amountCents === null) return null;
-  const amount = formatMoney(plan.amountCents, plan.currency);
+  const amount = `${formatMoney(plan.amountCents, plan.currency)}${p.seats !== null ? " a seat" : ""}`;
   return plan.interval === null ? amount : `${amount} a ${plan.interval}`;
 }
 
@@ -66,7 +67,7 @@ function subscriptionPanel(view: ManageView, p: ManagedPurchase): Html {
       : period !== null
         ? html`<dt>Renews</dt><dd>${time(period)}</dd>`
         : "";
-  const amount = price(p.planDetails);
+  const amount = price(p);
   let actions: Html;
   if (ended) actions = html``;
   else if (!view.overview.billingAtStripe) {
@@ -100,7 +101,7 @@ const LICENCE_STATE: Record<string, Html> = {
 function licencePanel(view: ManageView, p: ManagedPurchase, index: number): Html {
   const kind =
     p.team !== null ? "A seat of a team purchase" : p.seats !== null ? `Team of ${p.seats} seats, ${p.seats_in_use ?? 0} handed out` : "One-time purchase";
-  const amount = price(p.planDetails);
+  const amount = price(p);
   return html`<article class="manage-item" aria-labelledby="licence-${index}">
 <div class="manage-item-head"><h3 id="licence-${index}">${title(p)}</h3>${LICENCE_STATE[p.status] ?? html`<span class="badge badge-off">${p.status}</span>`}</div>
 <dl class="facts">
@@ -161,7 +162,7 @@ ${
         (
           d,
         ) => html`<li><div><span class="manage-name">${d.name}</span><span class="hint">${d.platform ?? "Unknown platform"} · signed in ${time(Date.parse(d.created_at))} · ${
-          d.last_active_at === null ? "never checked" : html`last active ${time(Date.parse(d.last_active_at))}`
+          d.last_active_at === null ? "not used yet" : html`last active ${time(Date.parse(d.last_active_at))}`
         }</span></div>
 <form method="post" action="${view.frame.base}/manage/devices/${encodeURIComponent(d.id)}/sign-out">${csrfField(view.csrf)}<button class="button small danger-outline" type="submit">Sign out<span class="sr-only"> ${d.name}</span></button></form></li>`,
       )}</ul>`
