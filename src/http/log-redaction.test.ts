@@ -16,6 +16,12 @@ describe("log redaction", () => {
       "GET /dashboard/sign-in/link/wdl_[redacted] [email] [email] whsec_[redacted] wk_live_[redacted]",
     );
     assert.equal(redactSecrets("req_01abc lic_0123 evt_42 plain words"), "req_01abc lic_0123 evt_42 plain words", "ids are not secrets");
+    assert.equal(
+      redactSecrets('"url":"/c/acme/live/tabmaster/plans?plan=monthly&ticket=wpt_abcDEF0123456789" wcs_abcd1234 wcb_abcd1234 wac_abcd1234'),
+      '"url":"/c/acme/live/tabmaster/plans?plan=monthly&ticket=[redacted]" wcs_[redacted] wcb_[redacted] wac_[redacted]',
+      "the hosted pages' tokens, and a ticket in a query whatever its shape",
+    );
+    assert.equal(redactSecrets("GET /c/acme/live/tabmaster/manage?ticket=garbled"), "GET /c/acme/live/tabmaster/manage?ticket=[redacted]");
   });
 });
 
