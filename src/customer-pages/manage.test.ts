@@ -71,6 +71,22 @@ async function setUp(dialect: Dialect, options: { secretKey?: boolean } = {}) {
   return { ...env, api, stripeApi, ws, send, newWorkspace, buy, signedIn, base: pagesOf(ws), events: () => emittedEvents(services, ws) };
 }
 
+/** What an automated check reads off the markup: lang, one h1, unique ids, a label for every field a person fills or reads. */
+function assertAccessibleMarkup(page: string): void {
+  assert.match(page, /<html lang="en">/);
+  assert.equal(page.match(/<h1\b/g)?.length, 1, "one h1");
+  const ids = [...page.matchAll(/\sid="([^"]*)"/g)].map((m) => m[1] as string);
+  assert.deepEqual(
+    ids.filter((id, i) => ids.indexOf(id) !== i),
+    [],
+    "unique ids",
+  );
+  for (const [field, id] of page.matchAll(/<input\b(?![^>]*type="hidden")[^>]*\sid="([^"]+)"[^>]*>/g)) {
+    assert.match(page, new RegExp(`<label for="${id}">`), `a label for ${field}`);
+  }
+  assert.doesNotMatch(page, /<input\b(?![^>]*type="hidden")(?![^>]*\sid=)[^>]*>/, "no field without an id to label");
+}
+
 const teamId = async (t: Awaited<ReturnType<typeof setUp>>) =>
   (await t.services.db.selectFrom("licences").select("id").where("workspace_id", "=", t.ws.workspaceId).where("seats", "=", 3).executeTakeFirstOrThrow()).id;
 
@@ -97,6 +113,7 @@ for (const dialect of DIALECTS) {
       assert.match(page.body, /0 of 3 seats handed out/);
       assert.equal([...page.body.matchAll(/\/manage\/devices\/dev_[0-9A-Za-z]+\/sign-out/g)].length, 2);
       assert.match(page.headers["content-security-policy"] as string, /form-action 'self' https:\/\/billing\.stripe\.com;/);
+      assertAccessibleMarkup(page.body);
 
       // Cancel at the period's end: asked once more, then made at Stripe, with the webhook's own event.
       const confirm = await browser.get(`${t.base}/manage/subscriptions/${held.subscription}/cancel`);
@@ -140,6 +157,8 @@ for (const dialect of DIALECTS) {
       const field = `seat-email-${team}`;
       assert.match(bad.body, new RegExp(`<div class="notice notice-error" id="${field}-error" role="alert">`));
       assert.match(bad.body, new RegExp(`id="${field}"[^>]*value="not an address" aria-invalid="true" aria-describedby="${field}-error" autofocus`));
+      assertAccessibleMarkup(bad.body);
+      assert.equal(bad.body.match(/\sautofocus[\s>]/g)?.length, 1, "the field in error alone takes the focus");
       const seat = /\/manage\/teams\/[^/]+\/seats\/(lic_[0-9A-Za-z]+)\/revoke/.exec(withSeat.body)?.[1] as string;
       const takenBack = await browser.post(`${t.base}/manage/teams/${team}/seats/${seat}/revoke`);
       assert.equal(takenBack.headers.location, `${t.base}/manage?done=seat-revoked`);
@@ -295,6 +314,7 @@ for (const dialect of DIALECTS) {
       assert.equal([...page.body.matchAll(/<h3 id="licence-\d">/g)].length, 1, "the licence of the key only");
       assert.doesNotMatch(page.body, /Subscriptions|Team seats|Work laptop/);
       assert.match(page.body, /<span class="manage-name">Shared PC<\/span>/);
+      assertAccessibleMarkup(page.body);
 
       const cancel = await browser.post(`${t.base}/manage/subscriptions/${held.subscription}/cancel`);
       assert.equal(cancel.statusCode, 401);
