@@ -48,7 +48,8 @@ export async function listPurchases(services: Services, person: PersonScope): Pr
     });
   }
   for (const s of subscriptions) purchases.push({ at: s.createdAt, ...(await subscriptionPurchase(services, s)) });
-  purchases.sort((a, b) => b.at - a.at);
+  // Newest first; the id orders purchases of the same moment, so that the list does not change from one call to the next.
+  purchases.sort((a, b) => b.at - a.at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return { data: purchases.map(({ at: _at, ...p }) => p) };
 }
 
