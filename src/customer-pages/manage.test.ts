@@ -198,6 +198,36 @@ for (const dialect of DIALECTS) {
       assert.equal(ofType(await t.events(), "subscription.cancelled").length, 0);
     });
 
+    test("Stripe's refusals reach the page in words: a portal not set up, a subscription Stripe does not hold", async () => {
+      const t = await setUp(dialect);
+      const email = `hopper-${t.ws.slug}@example.com`;
+      const held = await t.buy(t, email);
+      const browser = await t.signedIn(email);
+      await browser.get(`${t.base}/manage`);
+      t.stripeApi.failWith = {
+        status: 400,
+        error: { type: "invalid_request_error", message: "No configuration provided and your test mode default configuration has not been created." },
+      };
+      const notSetUp = await browser.post(`${t.base}/manage/subscriptions/${held.subscription}/billing`);
+      assert.equal(notSetUp.statusCode, 400);
+      assert.match(notSetUp.body, /<div class="notice notice-error" role="alert">Stripe refused: No configuration provided/);
+      assert.match(notSetUp.body, /<h1>Your purchases<\/h1>/, "the page again, with the refusal");
+      t.stripeApi.failWith = null;
+      t.stripeApi.unknownSubscriptions.add(held.subscription);
+      for (const action of ["billing", "cancel"]) {
+        const missing = await browser.post(`${t.base}/manage/subscriptions/${held.subscription}/${action}`);
+        assert.equal(missing.statusCode, 400, action);
+        assert.match(missing.body, /is billed by the vendor outside Warden/);
+      }
+      assert.equal(
+        Number(
+          (await t.services.db.selectFrom("subscriptions").select("cancel_at_period_end").where("id", "=", held.subscription).executeTakeFirstOrThrow())
+            .cancel_at_period_end,
+        ),
+        0,
+      );
+    });
+
     test("another person's, workspace's or environment's subscription, team, seat or device is a 404 page; nothing changes", async () => {
       const t = await setUp(dialect);
       const buyer = `buyer-${t.ws.slug}@example.com`;
