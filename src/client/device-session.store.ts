@@ -31,6 +31,12 @@ export interface DeviceSession extends PersonScope {
   tokenHash: string;
 }
 
+/**
+ * Who a use case acts for, as it reads it: a device session, or the signed-in person of
+ * a hosted page (customer-pages/customer-session.ts). Use cases that need no more take this.
+ */
+export type PersonScope = Pick<DeviceSession, "workspaceId" | "workspaceSlug" | "env" | "toolId" | "personId" | "email" | "licenceId">;
+
 export interface DeviceView {
   id: string;
   toolId: string;

@@ -15,14 +15,13 @@ import {
   browserSecretOf,
   clearSessionCookie,
   customerFrame,
+  customerOf,
   loadPage,
   PAGE_PATH,
   pagePath,
   pageScopeOf,
   pageWorkspaceOf,
-  requireCustomer,
   sessionSecretOf,
-  signedInCustomer,
 } from "./customer-session.js";
 import { endCustomerSession } from "./customer-session.service.js";
 import { customerPage } from "./layout.js";
@@ -116,9 +115,10 @@ export async function customerPageRoutes(app: FastifyInstance, options: { servic
   await app.register(signInRoutes, { services });
   await registerManagePages(app, services);
 
-  app.post(`${PAGE_PATH}/sign-out`, { preHandler: requireCustomer }, async (request, reply) => {
+  app.post(`${PAGE_PATH}/sign-out`, async (request, reply) => {
     const scope = pageScopeOf(request);
-    await endCustomerSession(services, signedInCustomer(request).sessionId);
+    const customer = customerOf(request);
+    if (customer) await endCustomerSession(services, customer.sessionId);
     clearSessionCookie(request, reply, scope);
     return reply.redirect(`${pagePath(scope, "sign-in")}?signed_out=1`, 303);
   });

@@ -13,6 +13,7 @@ import { type CustomerSession, endCustomerSessionRow, findCustomerSession, inser
 
 export const SESSION_IDLE_MS = 12 * 3_600_000;
 export const SESSION_MAX_MS = 7 * 24 * 3_600_000;
+const TOUCH_EVERY_MS = 60_000;
 // `wcs_` + 43 base62 characters: about 256 random bits, so SHA-256 is enough to store it.
 const SESSION_TOKEN = /^wcs_[0-9A-Za-z]{43}$/;
 
@@ -49,7 +50,7 @@ export async function openCustomerSession(
 /**
  * The open session of a token, in the workspace environment of the page, or null: a
  * session of another workspace or environment is none here, and an idle or too old one
- * is ended. Seeing it keeps it alive.
+ * is ended. Seeing it keeps it alive (to the minute).
  */
 export async function authenticateCustomerSession(
   services: Services,
@@ -65,7 +66,8 @@ export async function authenticateCustomerSession(
     await endCustomerSessionRow(db, session.id, now);
     return null;
   }
-  await touchCustomerSession(db, session.id, now);
+  // Idleness is counted in hours: a write (a commit) on every page view would buy nothing.
+  if (now - session.lastSeenAt >= TOUCH_EVERY_MS) await touchCustomerSession(db, session.id, now);
   return session;
 }
 

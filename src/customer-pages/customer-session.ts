@@ -5,6 +5,7 @@
 // two vendors' pages in one browser; a session is valid on its own workspace
 // environment's pages only, whatever the cookie.
 import type { FastifyReply, FastifyRequest } from "fastify";
+import type { PersonScope } from "../client/device-session.store.js";
 import { parseCookies, serialiseCookie } from "../dashboard/shared/cookies.js";
 import { csrfTokenFor, isSecure, PageRefusal } from "../dashboard/shared/security.js";
 import type { Env } from "../db/schema.js";
@@ -19,17 +20,14 @@ import type { CustomerFrame, CustomerSection } from "./layout.js";
 export const PAGES = "/c";
 export const PAGE_PATH = "/:workspace/:env/:tool";
 
-/** The signed-in person of a page. */
-export interface Customer {
-  workspaceId: string;
-  workspaceSlug: string;
-  env: Env;
-  /** The tool of the page (a session is the workspace environment's, for any of its tools). */
-  toolId: string;
-  personId: string;
-  /** Null when the session came from a device activated with a licence key: it knows no address, and acts for that licence only. */
-  email: string | null;
-  licenceId: string | null;
+/**
+ * The signed-in person of a page: a PersonScope (toolId is the page's tool; the session is
+ * the workspace environment's, for any of its tools), so the client use cases take it as
+ * they take a device session. A session from a key-activated device has its `licenceId`
+ * and acts for that licence only: as with the device's access token, its holder's `email`
+ * must not be shown (the shell shows none).
+ */
+export interface Customer extends PersonScope {
   sessionId: string;
   /** The form token of the session. */
   csrf: string;
@@ -132,7 +130,7 @@ export async function loadPage(services: Services, request: FastifyRequest, repl
       env: scope.env,
       toolId: scope.tool.id,
       personId: session.personId,
-      email: session.licenceId === null ? session.email : null,
+      email: session.email,
       licenceId: session.licenceId,
       sessionId: session.id,
       csrf: csrfTokenFor(cookie),
@@ -174,7 +172,8 @@ export function sessionSecretOf(request: FastifyRequest): string | null {
 export async function requireCustomer(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   if (customerOf(request)) return;
   const scope = pageScopeOf(request);
-  const back = request.method === "GET" ? withoutTicket(request.url) : new URL(request.url, "http://page.invalid").pathname;
+  // A form's action is under its page's path (/c/{workspace}/{env}/{tool}/{page}/…): after sign-in, the page again.
+  const back = request.method === "GET" ? withoutTicket(request.url) : new URL(request.url, "http://page.invalid").pathname.split("/").slice(0, 6).join("/");
   return reply.redirect(`${pagePath(scope, "sign-in")}?return=${encodeURIComponent(back)}`, 303);
 }
 
@@ -198,7 +197,7 @@ export function customerFrame(request: FastifyRequest, section?: CustomerSection
     workspaceName: state?.workspace?.name ?? null,
     env: scope?.env ?? null,
     base: scope ? pagePath(scope, "").slice(0, -1) : null,
-    customer: customer ? { email: customer.email, csrf: customer.csrf } : null,
+    customer: customer ? { email: customer.licenceId === null ? customer.email : null, csrf: customer.csrf } : null,
     ...(section ? { section } : {}),
   };
 }

@@ -83,7 +83,9 @@ function carriedOf(scope: PageScope, fields: Record<string, unknown>, handOff: H
   return back ? { return: back } : {};
 }
 
-const handOffView = (handOff: HandOff | null): HandOffView | null => (handOff ? { extension: new URL(handOff.redirectUri).host } : null);
+/** The extension's id as its store and the browser's extension page show it: the redirect's host, without Chrome's or Firefox's identity domain. */
+const handOffView = (handOff: HandOff | null): HandOffView | null =>
+  handOff ? { extension: new URL(handOff.redirectUri).host.replace(/\.(chromiumapp\.org|extensions\.allizom\.org)$/, "") } : null;
 
 /** The address of the next step with what it carries. */
 const stepPath = (scope: PageScope, step: string, carried: Carried) => {
@@ -142,7 +144,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
     const query = request.query as Record<string, unknown>;
     const { scope, handOff, carried } = pageOf(request, query);
     const customer = customerOf(request);
-    if (customer?.email && query.other === undefined) {
+    if (customer && customer.licenceId === null && query.other === undefined) {
       if (handOff) return sendPage(reply, 200, continueView({ ...view(request, reply, scope, carried, handOff, customer.csrf), email: customer.email }));
       return reply.redirect(carried.return ?? pagePath(scope, "manage"), 303);
     }
@@ -195,7 +197,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
   app.post(`${PAGE_PATH}/sign-in/continue`, async (request, reply) => {
     const { scope, handOff, carried } = pageOf(request, request.body as Record<string, unknown>);
     const customer = customerOf(request);
-    if (!customer?.email || !handOff) return reply.redirect(stepPath(scope, "sign-in", carried), 303);
+    if (!customer || customer.licenceId !== null || !handOff) return reply.redirect(stepPath(scope, "sign-in", carried), 303);
     return finishSignIn(services, reply, scope, signedInCustomer(request).personId, carried, handOff);
   });
 }

@@ -23,7 +23,7 @@ interface SignInPage {
 
 function handOffNote(page: SignInPage): Html {
   if (!page.handOff) return html``;
-  return html`<p class="hand-off-note">The <strong>${page.toolName}</strong> extension (<code class="extension-id">${page.handOff.extension}</code>) asked to sign you in. Once you are signed in, you go back to it: there is nothing to copy.</p>`;
+  return html`<p class="hand-off-note">The <strong>${page.toolName}</strong> extension (id <code class="extension-id">${page.handOff.extension}</code>) asked to sign you in. Once you are signed in, you go back to it: there is nothing to copy.</p>`;
 }
 
 export function signInView(page: SignInPage & { email?: string; error?: string; message?: string }): Html {

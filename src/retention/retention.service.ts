@@ -1,10 +1,13 @@
 import type { FastifyBaseLogger } from "fastify";
 import { DAY_MS } from "../clock.js";
+import { SESSION_MAX_MS } from "../customer-pages/customer-session.service.js";
 import { isDatabaseUnavailable } from "../db/storage-faults.js";
 import { IDEMPOTENCY_WINDOW_MS } from "../grants/grant.service.js";
 import type { Services } from "../services.js";
 import {
   checkpointLog,
+  deleteCustomerSessions,
+  deleteExchangeTokens,
   deleteIdempotencyKeys,
   deleteSettledDeliveries,
   deleteSignInCodes,
@@ -21,6 +24,8 @@ export interface Pruned {
   stripeEvents: number;
   idempotencyKeys: number;
   signInCodes: number;
+  customerSessions: number;
+  exchangeTokens: number;
   counters: number;
 }
 
@@ -74,14 +79,15 @@ const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * left: events, deliveries and attempts and Stripe's event ids older than the retention
  * (WARDEN_RETENTION_DAYS; never a pending delivery nor an event a delivery still refers
  * to, nor a Stripe event held back), idempotency keys past their window, expired sign-in
- * codes and closed limit windows. Licences, subscriptions, grants, people and devices
+ * codes, the hosted pages' sessions past their 7 days and their expired one-time tokens,
+ * and closed limit windows. Licences, subscriptions, grants, people and devices
  * are what access is made of, and are never pruned.
  */
 export async function pruneExpired(services: Pick<Services, "db" | "clock" | "config">, options: PruneOptions): Promise<Pruned> {
   const { db, config } = services;
   const now = services.clock.now();
   const retainedFrom = config.retentionDays > 0 ? now - config.retentionDays * DAY_MS : null;
-  const pruned: Pruned = { deliveries: 0, events: 0, stripeEvents: 0, idempotencyKeys: 0, signInCodes: 0, counters: 0 };
+  const pruned: Pruned = { deliveries: 0, events: 0, stripeEvents: 0, idempotencyKeys: 0, signInCodes: 0, customerSessions: 0, exchangeTokens: 0, counters: 0 };
 
   const inBatches = async (what: keyof Pruned, batch: (limit: number) => Promise<number>) => {
     for (;;) {
@@ -109,6 +115,9 @@ export async function pruneExpired(services: Pick<Services, "db" | "clock" | "co
   }
   await inBatches("idempotencyKeys", (limit) => deleteIdempotencyKeys(db, now - IDEMPOTENCY_WINDOW_MS, limit));
   await inBatches("signInCodes", (limit) => deleteSignInCodes(db, now - SIGN_IN_CODES_KEPT_MS, limit));
+  // Kept a day past their end, as sign-in codes are, for an operator looking at that day.
+  await inBatches("customerSessions", (limit) => deleteCustomerSessions(db, now - SESSION_MAX_MS - DAY_MS, limit));
+  await inBatches("exchangeTokens", (limit) => deleteExchangeTokens(db, now - DAY_MS, limit));
   await inBatches("counters", (limit) => deleteSpentCounters(db, now - COUNTERS_KEPT_MS, limit));
   return pruned;
 }

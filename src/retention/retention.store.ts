@@ -30,6 +30,24 @@ export async function deleteSignInCodes(ex: Executor, before: number, limit: num
   );
 }
 
+/** The hosted pages' web sessions opened before `before`: past their 7 days, ended or not, none opens a page again. */
+export async function deleteCustomerSessions(ex: Executor, before: number, limit: number): Promise<number> {
+  return deleted(
+    await sql`delete from customer_sessions where id in (
+  select id from customer_sessions where created_at < ${before} order by created_at limit ${limit} ${skipLocked(ex)}
+) and created_at < ${before}`.execute(ex),
+  );
+}
+
+/** Hand-off codes and page tickets that expired before `before`: nothing spends one after its 60 s. */
+export async function deleteExchangeTokens(ex: Executor, before: number, limit: number): Promise<number> {
+  return deleted(
+    await sql`delete from customer_exchange_tokens where id in (
+  select id from customer_exchange_tokens where expires_at < ${before} order by expires_at limit ${limit} ${skipLocked(ex)}
+) and expires_at < ${before}`.execute(ex),
+  );
+}
+
 /** Limit counters whose window closed before `before`: a closed window counts as zero, and the next count starts a new row. */
 export async function deleteSpentCounters(ex: Executor, before: number, limit: number): Promise<number> {
   return deleted(

@@ -1,9 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { CompiledQuery, sql } from "kysely";
+import { sha256 } from "../client/client.service.js";
 import { replaceSignInCode } from "../client/sign-in-code.store.js";
 import { DAY_MS, ManualClock, MINUTE_MS } from "../clock.js";
 import { parseConfig } from "../config.js";
+import { openCustomerSession } from "../customer-pages/customer-session.service.js";
+import { insertExchangeToken } from "../customer-pages/exchange-token.store.js";
+import { ensurePerson } from "../customers/person.store.js";
 import { openStorage } from "../db/database.js";
 import { claimIdempotencyKey } from "../grants/idempotency.store.js";
 import { newId } from "../ids.js";
@@ -234,6 +238,40 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([await exists.stripe(applied), await exists.stripe(deferred)], [false, true], "a deferred Stripe event waits for its buyer");
     });
 
+    test("prunes the hosted pages' sessions a day after their 7 days, and their one-time tokens a day after they expired", async () => {
+      const { services, clock } = await testServices(dialect);
+      const ws = await seedWorkspace(services);
+      const person = await ensurePerson(services.db, ws.workspaceId, "test", `${unique("p")}@example.com`, clock.now());
+      const scope = { workspaceId: ws.workspaceId, env: "test" as const, personId: person.id, licenceId: null };
+      const old = await services.db.transaction().execute((trx) => openCustomerSession(trx, { ...scope, now: clock.now() }));
+      const token = unique("cx");
+      await insertExchangeToken(services.db, {
+        id: token,
+        kind: "page_ticket",
+        ...scope,
+        toolId: ws.tool,
+        codeChallenge: null,
+        tokenHash: token,
+        createdAt: clock.now(),
+        expiresAt: clock.now() + MINUTE_MS,
+      });
+      const sessionExists = async (t: string) =>
+        (await services.db.selectFrom("customer_sessions").select("id").where("token_hash", "=", sha256(t)).executeTakeFirst()) !== undefined;
+      const tokenExists = async () =>
+        (await services.db.selectFrom("customer_exchange_tokens").select("id").where("id", "=", token).executeTakeFirst()) !== undefined;
+
+      clock.advance(DAY_MS);
+      const young = await services.db.transaction().execute((trx) => openCustomerSession(trx, { ...scope, now: clock.now() }));
+      await pruneExpired(services, NOW_OPTIONS);
+      assert.deepEqual([await tokenExists(), await sessionExists(old)], [true, true], "the ticket expired less than a day ago");
+      clock.advance(2 * MINUTE_MS);
+      await pruneExpired(services, NOW_OPTIONS);
+      assert.equal(await tokenExists(), false);
+      clock.advance(7 * DAY_MS);
+      await pruneExpired(services, NOW_OPTIONS);
+      assert.deepEqual([await sessionExists(old), await sessionExists(young)], [false, true]);
+    });
+
     test("two pruners at once delete each row once and fail nothing", async () => {
       const { services, clock } = await testServices(dialect);
       clock.set(Date.now());
@@ -291,7 +329,7 @@ for (const dialect of DIALECTS) {
       recording = true;
       await pruneExpired(services, NOW_OPTIONS);
       recording = false;
-      assert.equal(statements.size, dialect === "sqlite" ? 7 : 6);
+      assert.equal(statements.size, dialect === "sqlite" ? 9 : 8);
       const scans: string[] = [];
       if (dialect === "sqlite") {
         for (const [text, parameters] of statements) {

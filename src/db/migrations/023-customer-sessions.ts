@@ -19,6 +19,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("last_seen_at", "bigint", (c) => c.notNull())
     .addColumn("ended_at", "bigint")
     .execute();
+  // Retention deletes sessions past their 7 days, by age.
+  await db.schema.createIndex("customer_sessions_created").on("customer_sessions").column("created_at").execute();
 
   await db.schema
     .createTable("customer_exchange_tokens")
