@@ -13,7 +13,7 @@ import { toIso } from "../clock.js";
 import type { Env } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import type { Services } from "../services.js";
-import { cancelAtStripe } from "../stripe/stripe-actions.js";
+import { cancelAtStripe, setCancelAtPeriodEndAtStripe } from "../stripe/stripe-actions.js";
 import { requireEnv, requireWorkspace } from "../workspaces/workspace.service.js";
 import { type BillingTx, inBillingTransaction, syncHolders } from "./billing.context.js";
 import { emitSubscriptionEnded, emitSubscriptionSetToCancel, emitSubscriptionStarted, utcDay } from "./billing.events.js";
@@ -228,5 +228,42 @@ export async function cancelSubscription(
       ended: after.endedAt !== null,
       at_stripe: atStripe,
     };
+  });
+}
+
+const assertRunning = (sub: StoredSubscription) => {
+  if (sub.endedAt !== null) throw invalidParameter("id", `Subscription ${sub.id} ended at ${toIso(sub.endedAt)}.`);
+};
+
+/**
+ * The buyer's own choice (the hosted Manage page, the client API): end the subscription
+ * at its period's end, or take that back. Made at Stripe first, and only through Stripe:
+ * one Stripe does not bill (no secret key, or imported from another provider) goes on
+ * being billed wherever it is, so a change in Warden alone would tell the buyer
+ * something false; it is refused and nothing changes. Setting it to cancel writes the
+ * event Stripe's report of the change writes (the same id: subscription and UTC day, so
+ * the report adds nothing); taking it back writes none, as that report writes none.
+ * Asking for what already holds asks Stripe nothing and answers the subscription as it is.
+ */
+export async function setOwnCancelAtPeriodEnd(services: Services, found: StoredSubscription, cancel: boolean): Promise<StoredSubscription> {
+  assertRunning(found);
+  if (!cancel && !found.cancelAtPeriodEnd && found.cancelAt !== null) {
+    throw invalidParameter("id", `The vendor set subscription ${found.id} to end at ${toIso(found.cancelAt)}; ask them to change that.`);
+  }
+  if (cancel === scheduledToCancel(found)) return found;
+  if (!(await setCancelAtPeriodEndAtStripe(services, found, found.id, cancel))) {
+    throw invalidParameter("id", `Subscription ${found.id} is billed by the vendor outside Warden: ask them to ${cancel ? "cancel" : "resume"} it.`);
+  }
+  return inBillingTransaction(services, found, async (tx) => {
+    const sub = await reload(tx, found.id);
+    assertRunning(sub);
+    if (cancel && !scheduledToCancel(sub)) {
+      await updateSubscription(tx.trx, tx, sub.id, { cancelAtPeriodEnd: true });
+      await notifySetToCancel(tx, await reload(tx, sub.id), utcDay(tx.now));
+    } else if (!cancel && sub.cancelAtPeriodEnd) {
+      // Stripe may also report the period's end as cancel_at; taking the cancellation back clears both.
+      await updateSubscription(tx.trx, tx, sub.id, { cancelAtPeriodEnd: false, cancelAt: sub.cancelAt === sub.currentPeriodEnd ? null : sub.cancelAt });
+    }
+    return reload(tx, sub.id);
   });
 }

@@ -18,6 +18,7 @@ import {
   DeviceParams,
   ExchangeBody,
   PageTicket,
+  Purchase,
   PurchaseList,
   PurchaseParams,
   SeatChange,
@@ -27,11 +28,12 @@ import {
   SignedOut,
   SignInBody,
   SignInSent,
+  SubscriptionParams,
   VerifyBody,
 } from "./client.schema.js";
 import { authenticateDevice, checkDeviceAccess, listDevices, requestSignIn, signOut, verifySignIn, waitForAccessChange } from "./client.service.js";
 import { isAllowedClientOrigin } from "./cors.js";
-import { assignTeamSeat, listPurchases, listTeamSeats, unassignTeamSeat } from "./purchase.service.js";
+import { assignTeamSeat, changeOwnSubscription, listPurchases, listTeamSeats, unassignTeamSeat } from "./purchase.service.js";
 import { startTrial } from "./trial.service.js";
 
 const DEVICE_AUTH = "Authenticated by the device token: Authorization: Bearer wdt_…";
@@ -197,7 +199,10 @@ export const clientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
         response: { 200: DeviceList, ...commonErrors },
       },
     },
-    async (request) => listDevices(services, await session(request)),
+    async (request) => {
+      const device = await session(request);
+      return listDevices(services, device, device.deviceId);
+    },
   );
 
   app.delete(
@@ -315,6 +320,29 @@ export const clientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     },
     async (request) => unassignTeamSeat(services, await session(request), request.params.id, request.params.seat),
   );
+
+  for (const [action, cancel] of [
+    ["cancel", true],
+    ["resume", false],
+  ] as const) {
+    app.post(
+      `/subscriptions/:id/${action}`,
+      {
+        schema: {
+          operationId: cancel ? "clientCancelSubscription" : "clientResumeSubscription",
+          summary: cancel ? "Cancel my subscription at its period's end" : "Take back my subscription's cancellation",
+          description: cancel
+            ? `Sets the person's subscription to end at its period's end, at Stripe first (subscription.cancelled, immediately false, is sent); access runs until then. Answers the subscription as GET /purchases lists it; asking again changes nothing. 400 when it ended, or when the workspace's Stripe secret key is not connected or Stripe does not bill it: then the vendor handles it. Only its buyer may; any other id is 404. ${SIGNED_IN_AUTH}`
+            : `Undoes a cancellation at the period's end, at Stripe first: the subscription renews again (no event is sent, as for Stripe's own report of it). Answers the subscription as GET /purchases lists it; asking again changes nothing. 400 when it ended, when the vendor set its end date, or when Stripe does not bill it. Only its buyer may; any other id is 404. ${SIGNED_IN_AUTH}`,
+          tags: ["Client"],
+          security: [],
+          params: SubscriptionParams,
+          response: { 200: Purchase, ...commonErrors },
+        },
+      },
+      async (request) => changeOwnSubscription(services, await session(request), request.params.id, cancel),
+    );
+  }
 
   app.post(
     "/tools/:tool/checkout",

@@ -147,6 +147,14 @@ export const Purchase = Type.Object(
         description: "The licence key, to activate a device without signing in (POST /tools/{tool}/activate); null for subscriptions and team purchases",
       }),
     ),
+    cancel_at_period_end: Nullable(
+      Type.Boolean({
+        description: "A subscription set to end at period_end by its buyer (POST /subscriptions/{id}/cancel; /resume takes it back); null for licences",
+      }),
+    ),
+    ends_at: Nullable(
+      Type.String({ format: "date-time", description: "When a subscription set to end ends, or when it ended; null while it renews, and for licences" }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -184,6 +192,11 @@ export const SeatChange = Type.Object(
     seats: Type.Integer(),
     seats_in_use: Type.Integer(),
   },
+  { additionalProperties: false },
+);
+
+export const SubscriptionParams = Type.Object(
+  { id: Type.String({ minLength: 1, maxLength: 255, description: "The payment processor's subscription id, as GET /purchases lists it" }) },
   { additionalProperties: false },
 );
 

@@ -26,6 +26,7 @@ import {
   findDeviceSession,
   findDeviceSessionWithSources,
   listSignedInDevices,
+  type PersonScope,
   type SessionLookup,
   type Query as SessionQuery,
   setSessionToken,
@@ -130,7 +131,7 @@ export async function mailSignInCode(services: Services, target: SignInTarget, i
   return { sent: true as const, expires_at: toIso(now + CODE_TTL_MS) };
 }
 
-export function deviceView(device: DeviceView, currentId: string) {
+export function deviceView(device: DeviceView, currentId: string | null) {
   return {
     id: device.id,
     tool: device.toolId,
@@ -169,8 +170,8 @@ export async function openDeviceSession(
 }
 
 /** Some actions are the person's own, not a device's activated with a licence key. */
-export function requireSignedIn(session: Pick<DeviceSession, "licenceId">, action: string): void {
-  if (session.licenceId !== null) {
+export function requireSignedIn(person: Pick<PersonScope, "licenceId">, action: string): void {
+  if (person.licenceId !== null) {
     throw new ApiError("authentication_failed", `This device was activated with a licence key; sign in with your email address to ${action}.`);
   }
 }
@@ -369,19 +370,25 @@ export async function waitForAccessChange(
   }
 }
 
-export async function listDevices(services: Services, session: DeviceSession) {
-  const devices = await listSignedInDevices(services.db, session);
-  return { data: devices.map((d) => deviceView(d, session.deviceId)) };
+/**
+ * The person's signed-in devices; `currentDeviceId` is the asking device's (null for a web
+ * session). A device activated with a licence key sees the devices of that licence only,
+ * as it sees only that licence among the purchases: the key may be shared, the buyer's
+ * other devices are not the key holder's business.
+ */
+export async function listDevices(services: Services, person: PersonScope, currentDeviceId: string | null) {
+  const devices = await listSignedInDevices(services.db, person);
+  return { data: devices.map((d) => deviceView(d, currentDeviceId)) };
 }
 
-/** Signs out one of the person's devices (this one included); its token stops working at once. */
-export async function signOut(services: Services, session: DeviceSession, deviceId: string) {
+/** Signs out one of the person's devices (the asking one included); its token stops working at once. */
+export async function signOut(services: Services, person: PersonScope, deviceId: string) {
   const { db, clock } = services;
   const now = clock.now();
   const signedOut = await db.transaction().execute(async (trx) => {
-    const toolId = await signOutDevice(trx, session, deviceId, now);
+    const toolId = await signOutDevice(trx, person, deviceId, now);
     if (toolId === null) return false;
-    await syncCustomer(trx, toolScope(session.workspaceId, session.env, toolId), session.personId, now);
+    await syncCustomer(trx, toolScope(person.workspaceId, person.env, toolId), person.personId, now);
     return true;
   });
   if (!signedOut) throw notFound("No such signed-in device of yours.");

@@ -9,26 +9,29 @@ import type { Env } from "../db/schema.js";
 import { isStorageFull } from "../db/storage-faults.js";
 import type { CounterState } from "../limits/counter.store.js";
 
-/** A signed-in device as its bearer token finds it. */
-export interface DeviceSession {
-  deviceId: string;
+/**
+ * Whom a client use case acts for, as it reads it: the person of a device session, or the
+ * signed-in person of a hosted page (customer-pages/customer-session.ts), which has no
+ * device. Use cases that need no more take this, not a device.
+ */
+export interface PersonScope {
   workspaceId: string;
   workspaceSlug: string;
   env: Env;
+  /** The tool asked about: the device's, or the page's (a web session is the workspace environment's, for any of its tools). */
   toolId: string;
   personId: string;
   /** The person's address as first stored. */
   email: string;
   /** The licence the device was activated with (no sign-in), or null for a signed-in device. */
   licenceId: string | null;
-  tokenHash: string;
 }
 
-/**
- * Who a use case acts for, as it reads it: a device session, or the signed-in person of
- * a hosted page (customer-pages/customer-session.ts). Use cases that need no more take this.
- */
-export type PersonScope = Pick<DeviceSession, "workspaceId" | "workspaceSlug" | "env" | "toolId" | "personId" | "email" | "licenceId">;
+/** A signed-in device as its bearer token finds it. */
+export interface DeviceSession extends PersonScope {
+  deviceId: string;
+  tokenHash: string;
+}
 
 export interface DeviceView {
   id: string;
@@ -220,8 +223,10 @@ export function touchDevice(db: Db, deviceId: string, now: number): Promise<void
   return group.add({ deviceId, now });
 }
 
-/** The person's signed-in devices in one workspace environment, oldest first. */
-export async function listSignedInDevices(ex: Executor, scope: { workspaceId: string; env: Env; personId: string }): Promise<DeviceView[]> {
+type DeviceScope = Pick<PersonScope, "workspaceId" | "env" | "personId" | "licenceId">;
+
+/** The person's signed-in devices in one workspace environment (those of `licenceId` only, when named), oldest first. */
+export async function listSignedInDevices(ex: Executor, scope: DeviceScope): Promise<DeviceView[]> {
   const rows = await ex
     .selectFrom("devices")
     .select(["id", "tool_id", "name", "platform", "created_at", "last_active_at"])
@@ -229,6 +234,7 @@ export async function listSignedInDevices(ex: Executor, scope: { workspaceId: st
     .where("workspace_id", "=", scope.workspaceId)
     .where("env", "=", scope.env)
     .where("signed_out_at", "is", null)
+    .$if(scope.licenceId !== null, (q) => q.where("licence_id", "=", scope.licenceId))
     .orderBy("created_at")
     .orderBy("id")
     .execute();
@@ -242,13 +248,8 @@ export async function listSignedInDevices(ex: Executor, scope: { workspaceId: st
   }));
 }
 
-/** Signs one of the person's devices out; answers its tool, or null when it is not theirs or already out. */
-export async function signOutDevice(
-  ex: Executor,
-  scope: { workspaceId: string; env: Env; personId: string },
-  deviceId: string,
-  now: number,
-): Promise<string | null> {
+/** Signs one of the person's devices out (of `licenceId`, when named); answers its tool, or null when it is not theirs or already out. */
+export async function signOutDevice(ex: Executor, scope: DeviceScope, deviceId: string, now: number): Promise<string | null> {
   const row = await ex
     .updateTable("devices")
     .set({ signed_out_at: now, token_hash: null })
@@ -257,6 +258,7 @@ export async function signOutDevice(
     .where("workspace_id", "=", scope.workspaceId)
     .where("env", "=", scope.env)
     .where("signed_out_at", "is", null)
+    .$if(scope.licenceId !== null, (q) => q.where("licence_id", "=", scope.licenceId))
     .returning("tool_id")
     .executeTakeFirst();
   return row?.tool_id ?? null;

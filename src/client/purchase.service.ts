@@ -1,26 +1,30 @@
 // What a person bought, as the client shows it to them: licences (with their keys),
-// subscriptions, and the seats of a team purchase, which only its buyer hands out.
+// subscriptions (which the buyer sets to end at the period's end, or takes that back),
+// and the seats of a team purchase, which only its buyer hands out. The person is a
+// device session's (the client API) or a web session's (the hosted Manage page).
 import { countSeats, findLicenceById, listLicencesOfPerson, listSeats, type Team } from "../billing/licence.store.js";
 import { assignSeat, type SeatResult, unassignSeat } from "../billing/seat.service.js";
-import { findSubscription, listSubscriptionsOfPerson } from "../billing/subscription.store.js";
+import { setOwnCancelAtPeriodEnd } from "../billing/subscription.service.js";
+import { findSubscription, listSubscriptionsOfPerson, type StoredSubscription } from "../billing/subscription.store.js";
 import { toIso } from "../clock.js";
 import { findPeopleByIds } from "../customers/person.store.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import type { Services } from "../services.js";
+import { billingPortalAtStripe } from "../stripe/stripe-actions.js";
 import { licenceKeysOf } from "./activation.service.js";
 import type { Purchase } from "./client.schema.js";
 import { requireSignedIn } from "./client.service.js";
-import type { DeviceSession } from "./device-session.store.js";
+import type { PersonScope } from "./device-session.store.js";
 
 const teamOf = (licence: { teamLicenceId: string | null; teamSubscriptionId: string | null }) => licence.teamLicenceId ?? licence.teamSubscriptionId;
 const isTeam = (seats: number | null): seats is number => seats !== null && seats > 0;
 
 /** The person's licences and subscriptions in this workspace environment, newest first; a key-activated device sees its licence only. */
-export async function listPurchases(services: Services, session: DeviceSession): Promise<{ data: Purchase[] }> {
+export async function listPurchases(services: Services, person: PersonScope): Promise<{ data: Purchase[] }> {
   const { db } = services;
-  const scope = { workspaceId: session.workspaceId, env: session.env };
-  const licences = (await listLicencesOfPerson(db, scope, session.personId)).filter((l) => session.licenceId === null || l.id === session.licenceId);
-  const subscriptions = session.licenceId === null ? await listSubscriptionsOfPerson(db, scope, session.personId) : [];
+  const scope = { workspaceId: person.workspaceId, env: person.env };
+  const licences = (await listLicencesOfPerson(db, scope, person.personId)).filter((l) => person.licenceId === null || l.id === person.licenceId);
+  const subscriptions = person.licenceId === null ? await listSubscriptionsOfPerson(db, scope, person.personId) : [];
   const keys = await licenceKeysOf(services, licences);
 
   const purchases: (Purchase & { at: number })[] = [];
@@ -39,44 +43,76 @@ export async function listPurchases(services: Services, session: DeviceSession):
       seats_in_use: isTeam(l.seats) ? await countSeats(db, scope, { teamLicenceId: l.id }) : null,
       team: teamOf(l),
       key: keys.get(l.id) ?? null,
+      cancel_at_period_end: null,
+      ends_at: null,
     });
   }
-  for (const s of subscriptions) {
-    purchases.push({
-      at: s.createdAt,
-      id: s.id,
-      kind: "subscription",
-      product: s.productId,
-      product_kind: s.productKind,
-      plan: s.planId,
-      status: s.status,
-      purchased_at: toIso(s.createdAt),
-      period_end: toIso(s.currentPeriodEnd),
-      seats: isTeam(s.seats) ? s.seats : null,
-      seats_in_use: isTeam(s.seats) ? await countSeats(db, scope, { teamSubscriptionId: s.id }) : null,
-      team: null,
-      key: null,
-    });
-  }
-  purchases.sort((a, b) => b.at - a.at);
+  for (const s of subscriptions) purchases.push({ at: s.createdAt, ...(await subscriptionPurchase(services, s)) });
+  // Newest first; the id orders purchases of the same moment, so that the list does not change from one call to the next.
+  purchases.sort((a, b) => b.at - a.at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return { data: purchases.map(({ at: _at, ...p }) => p) };
 }
 
+/** A subscription as the person's list of purchases shows it. */
+async function subscriptionPurchase(services: Services, s: StoredSubscription): Promise<Purchase> {
+  return {
+    id: s.id,
+    kind: "subscription",
+    product: s.productId,
+    product_kind: s.productKind,
+    plan: s.planId,
+    status: s.status,
+    purchased_at: toIso(s.createdAt),
+    period_end: toIso(s.currentPeriodEnd),
+    seats: isTeam(s.seats) ? s.seats : null,
+    seats_in_use: isTeam(s.seats) ? await countSeats(services.db, s, { teamSubscriptionId: s.id }) : null,
+    team: null,
+    key: null,
+    cancel_at_period_end: s.cancelAtPeriodEnd,
+    ends_at: s.endedAt !== null ? toIso(s.endedAt) : s.cancelAt !== null ? toIso(s.cancelAt) : s.cancelAtPeriodEnd ? toIso(s.currentPeriodEnd) : null,
+  };
+}
+
+/** The subscription the person bought, in their workspace environment: 404 for anyone else's, whatever exists elsewhere. */
+async function requireOwnSubscription(services: Services, person: PersonScope, id: string, action: string): Promise<StoredSubscription> {
+  requireSignedIn(person, action);
+  const sub = await findSubscription(services.db, person, id);
+  if (!sub || sub.personId !== person.personId) throw notFound(`No subscription "${id}" of yours.`);
+  return sub;
+}
+
+/**
+ * Sets the person's subscription to end at its period's end (`cancel: true`) or takes that
+ * back, at Stripe; refused when Stripe does not bill it (billing/subscription.service.ts).
+ */
+export async function changeOwnSubscription(services: Services, person: PersonScope, id: string, cancel: boolean): Promise<Purchase> {
+  const sub = await requireOwnSubscription(services, person, id, cancel ? "cancel a subscription" : "resume a subscription");
+  return subscriptionPurchase(services, await setOwnCancelAtPeriodEnd(services, sub, cancel));
+}
+
+/** The address of Stripe's billing portal for the person's subscription (payment method, invoices), coming back to `returnUrl`. */
+export async function openBillingPortal(services: Services, person: PersonScope, id: string, returnUrl: string): Promise<{ url: string }> {
+  const sub = await requireOwnSubscription(services, person, id, "manage billing");
+  const url = await billingPortalAtStripe(services, sub, sub.id, returnUrl);
+  if (url === null) throw invalidParameter("id", `Subscription ${sub.id} is billed by the vendor outside Warden: ask them about payments and invoices.`);
+  return { url };
+}
+
 /** The team purchase the person bought: 404 for anyone else's (or none), whatever exists elsewhere. */
-async function requireOwnTeam(services: Services, session: DeviceSession, purchaseId: string): Promise<{ team: Team; seats: number }> {
-  requireSignedIn(session, "hand out seats");
-  const scope = { workspaceId: session.workspaceId, env: session.env };
+async function requireOwnTeam(services: Services, person: PersonScope, purchaseId: string): Promise<{ team: Team; seats: number }> {
+  requireSignedIn(person, "hand out seats");
+  const scope = { workspaceId: person.workspaceId, env: person.env };
   const purchase = purchaseId.startsWith("lic_") ? await findLicenceById(services.db, purchaseId) : await findSubscription(services.db, scope, purchaseId);
-  if (!purchase || purchase.workspaceId !== scope.workspaceId || purchase.env !== scope.env || purchase.personId !== session.personId) {
+  if (!purchase || purchase.workspaceId !== scope.workspaceId || purchase.env !== scope.env || purchase.personId !== person.personId) {
     throw notFound(`No purchase "${purchaseId}" of yours.`);
   }
   if (!isTeam(purchase.seats)) throw invalidParameter("id", `${purchaseId} is not a team purchase; it has no seats to hand out.`);
   return { team: purchaseId.startsWith("lic_") ? { teamLicenceId: purchaseId } : { teamSubscriptionId: purchaseId }, seats: purchase.seats };
 }
 
-export async function listTeamSeats(services: Services, session: DeviceSession, purchaseId: string) {
-  const { team, seats } = await requireOwnTeam(services, session, purchaseId);
-  const taken = await listSeats(services.db, session, team);
+export async function listTeamSeats(services: Services, person: PersonScope, purchaseId: string) {
+  const { team, seats } = await requireOwnTeam(services, person, purchaseId);
+  const taken = await listSeats(services.db, person, team);
   const people = await findPeopleByIds(
     services.db,
     taken.map((s) => s.personId),
@@ -99,16 +135,16 @@ const seatChange = (result: SeatResult) => ({
 });
 
 /** Hands a seat to an address (the same address again answers its seat); never more than bought. */
-export async function assignTeamSeat(services: Services, session: DeviceSession, purchaseId: string, email: string) {
-  await requireOwnTeam(services, session, purchaseId);
-  return seatChange(await assignSeat(services, { team: purchaseId, email, workspace: session.workspaceSlug, env: session.env }));
+export async function assignTeamSeat(services: Services, person: PersonScope, purchaseId: string, email: string) {
+  await requireOwnTeam(services, person, purchaseId);
+  return seatChange(await assignSeat(services, { team: purchaseId, email, workspace: person.workspaceSlug, env: person.env }));
 }
 
 /** Takes a seat back by its id: the holder loses access at their next check, and the seat is free again. */
-export async function unassignTeamSeat(services: Services, session: DeviceSession, purchaseId: string, seatId: string) {
-  const { team } = await requireOwnTeam(services, session, purchaseId);
-  const seat = (await listSeats(services.db, session, team)).find((s) => s.id === seatId);
+export async function unassignTeamSeat(services: Services, person: PersonScope, purchaseId: string, seatId: string) {
+  const { team } = await requireOwnTeam(services, person, purchaseId);
+  const seat = (await listSeats(services.db, person, team)).find((s) => s.id === seatId);
   const holder = seat ? (await findPeopleByIds(services.db, [seat.personId])).get(seat.personId) : undefined;
   if (!holder) throw notFound(`No seat "${seatId}" handed out from ${purchaseId}.`);
-  return seatChange(await unassignSeat(services, { team: purchaseId, email: holder.email, workspace: session.workspaceSlug, env: session.env }));
+  return seatChange(await unassignSeat(services, { team: purchaseId, email: holder.email, workspace: person.workspaceSlug, env: person.env }));
 }

@@ -114,6 +114,19 @@ for (const dialect of DIALECTS) {
       );
       const seatsByKey = await api.request({ url: `/api/client/v1/purchases/${TEAM}/seats`, headers: bearer(session.token) });
       assert.equal(seatsByKey.statusCode, 401);
+      // It sees, and signs out, only the devices of its licence: not the buyer's own sign-in.
+      const byKey = await api.request({ url: "/api/client/v1/devices", headers: bearer(session.token) });
+      assert.deepEqual(
+        byKey.json().data.map((d: { name: string; current: boolean }) => [d.name, d.current]),
+        [["Office PC", true]],
+      );
+      const buyersOwn = (await api.request({ url: "/api/client/v1/devices", headers: bearer(token) })).json().data;
+      assert.equal(buyersOwn.length, 2);
+      const signedInDevice = buyersOwn.find((d: { name: string }) => d.name !== "Office PC");
+      assert.equal(
+        (await api.request({ method: "DELETE", url: `/api/client/v1/devices/${signedInDevice.id}`, headers: bearer(session.token) })).statusCode,
+        404,
+      );
 
       // The bundle's key activates each tool of the bundle, and no other.
       assert.equal((await activate(api, ws, String(bundle?.key), "linkkeeper")).statusCode, 200);

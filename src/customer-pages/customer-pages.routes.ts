@@ -25,6 +25,7 @@ import {
 } from "./customer-session.js";
 import { endCustomerSession } from "./customer-session.service.js";
 import { customerPage } from "./layout.js";
+import { registerManagePages } from "./manage.routes.js";
 import { registerPlanPages } from "./plans.routes.js";
 import { signInRoutes } from "./sign-in.routes.js";
 
@@ -114,6 +115,7 @@ export async function customerPageRoutes(app: FastifyInstance, options: { servic
 
   await app.register(signInRoutes, { services });
   registerPlanPages(app, services);
+  await registerManagePages(app, services);
 
   app.post(`${PAGE_PATH}/sign-out`, async (request, reply) => {
     const scope = pageScopeOf(request);

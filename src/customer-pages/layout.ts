@@ -37,11 +37,11 @@ ${frame.customer.email ? html`<span class="who">${frame.customer.email}</span>` 
 </div>`;
 }
 
-/** A hosted page: the shell around one column of content. */
-export function customerPage(title: string, frame: CustomerFrame, content: Html): Html {
+/** A hosted page: the shell around one column of content; `copyButtons` loads the script behind copyField's button. */
+export function customerPage(title: string, frame: CustomerFrame, content: Html, options: { copyButtons?: boolean } = {}): Html {
   const site = frame.workspaceName ?? "Warden";
   const logo = frame.brand?.logo;
-  return html`${head(title, { site, brandStylesheet: frame.brand?.stylesheet ?? null })}
+  return html`${head(title, { site, brandStylesheet: frame.brand?.stylesheet ?? null, ...options })}
 <body class="customer">
 ${skipLink}
 ${frame.env === "test" ? html`<div class="test-banner" role="status"><strong>Test mode</strong> · Nothing here is charged.</div>` : ""}

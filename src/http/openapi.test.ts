@@ -36,6 +36,8 @@ test("the OpenAPI 3.1 document is valid and describes exactly the five vendor op
     "POST /api/client/v1/purchases/{id}/seats clientAssignSeat",
     "POST /api/client/v1/sign-in clientSignIn",
     "POST /api/client/v1/sign-in/verify clientVerifySignIn",
+    "POST /api/client/v1/subscriptions/{id}/cancel clientCancelSubscription",
+    "POST /api/client/v1/subscriptions/{id}/resume clientResumeSubscription",
     "POST /api/client/v1/tools/{tool}/activate clientActivateLicence",
     "POST /api/client/v1/tools/{tool}/checkout clientCreateCheckout",
     "POST /api/client/v1/tools/{tool}/page-tickets clientCreatePageTicket",

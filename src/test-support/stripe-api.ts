@@ -1,8 +1,9 @@
 // A local stand-in for the few Stripe API endpoints Warden calls (create a Checkout
-// Session, refund a payment, update or cancel a subscription; the lists a reconcile
-// reads, served in pages with `has_more` and `starting_after` as Stripe does), so that the
-// `stripe` client is exercised for real (its request encoding, auth, pagination, error
-// mapping) without the internet: point WARDEN_STRIPE_API_URL at `url`.
+// Session, refund a payment, retrieve, update or cancel a subscription, open a billing
+// portal session; the lists a reconcile reads, served in pages with `has_more` and
+// `starting_after` as Stripe does), so that the `stripe` client is exercised for real (its
+// request encoding, auth, pagination, error mapping) without the internet: point
+// WARDEN_STRIPE_API_URL at `url`.
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after } from "node:test";
@@ -104,8 +105,19 @@ export async function startStripeApi(): Promise<StripeApiStandIn> {
       if (call.method === "POST" && call.path === "/v1/refunds") {
         return send(200, { id: `re_${randomBase62(24)}`, object: "refund", payment_intent: call.form.payment_intent, status: "succeeded", livemode });
       }
+      if (call.method === "POST" && call.path === "/v1/billing_portal/sessions") {
+        const id = `bps_${randomBase62(24)}`;
+        return send(200, {
+          id,
+          object: "billing_portal.session",
+          customer: call.form.customer,
+          return_url: call.form.return_url,
+          livemode,
+          url: `https://billing.stripe.com/p/session/${id}`,
+        });
+      }
       const subscription = /^\/v1\/subscriptions\/([^/?]+)$/.exec(call.path)?.[1];
-      if (subscription && (call.method === "POST" || call.method === "DELETE")) {
+      if (subscription && (call.method === "POST" || call.method === "DELETE" || call.method === "GET")) {
         if (standIn.unknownSubscriptions.has(subscription)) {
           return send(404, {
             error: { type: "invalid_request_error", code: "resource_missing", message: `No such subscription: '${subscription}'`, param: "id" },
@@ -113,7 +125,7 @@ export async function startStripeApi(): Promise<StripeApiStandIn> {
         }
         const cancelled =
           call.method === "DELETE" ? { status: "canceled" } : { status: "active", cancel_at_period_end: call.form.cancel_at_period_end === "true" };
-        return send(200, { id: subscription, object: "subscription", livemode, ...cancelled });
+        return send(200, { id: subscription, object: "subscription", customer: `cus_of_${subscription}`, livemode, ...cancelled });
       }
       send(404, { error: { type: "invalid_request_error", message: `Unrecognized request URL (${call.method}: ${call.path}).` } });
     });
