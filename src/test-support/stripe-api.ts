@@ -82,7 +82,9 @@ export async function startStripeApi(): Promise<StripeApiStandIn> {
           .end(JSON.stringify({ error: { type: "invalid_request_error", code: "rate_limit", message: "Too many requests hit the API too quickly." } }));
         return;
       }
-      if (call.method === "GET") {
+      // A GET of one subscription is a retrieve (below); any other GET reads a list.
+      const subscription = /^\/v1\/subscriptions\/([^/?]+)$/.exec(call.path)?.[1];
+      if (call.method === "GET" && !subscription) {
         const url = new URL(call.path, "http://stripe.test");
         return send(200, listPage(standIn.lists.get(url.pathname) ?? [], url.searchParams, standIn.pageSize, url.pathname));
       }
@@ -116,7 +118,6 @@ export async function startStripeApi(): Promise<StripeApiStandIn> {
           url: `https://billing.stripe.com/p/session/${id}`,
         });
       }
-      const subscription = /^\/v1\/subscriptions\/([^/?]+)$/.exec(call.path)?.[1];
       if (subscription && (call.method === "POST" || call.method === "DELETE" || call.method === "GET")) {
         if (standIn.unknownSubscriptions.has(subscription)) {
           return send(404, {
