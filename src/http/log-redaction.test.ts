@@ -50,7 +50,9 @@ for (const dialect of DIALECTS) {
         assert.equal((await browser.get(`${base}/customers/search?tool=${ws.tool}&email=${encodeURIComponent(customer)}`)).statusCode, 303);
         assert.equal((await browser.postWithCode(env.dataDir, ws.ownerEmail, `${base}/stripe`, { webhook_secret: signingSecret })).statusCode, 303);
         assert.equal((await browser.postWithCode(env.dataDir, ws.ownerEmail, `${base}/owners/invite`, { email: invited })).statusCode, 303);
-        const created = await browser.postWithCode(env.dataDir, ws.ownerEmail, `/dashboard/w/${ws.slug}/live/keys`, { name: "server" });
+        const confirmed = await browser.postWithCode(env.dataDir, ws.ownerEmail, `/dashboard/w/${ws.slug}/live/keys`, { name: "server" });
+        // The new key is shown once, on the page the POST redirects to.
+        const created = await browser.get(confirmed.headers.location as string);
         const [liveKey] = created.body.match(/wk_live_[0-9A-Za-z]{32}/) ?? [];
         assert.ok(liveKey);
         const api = await app.inject({
