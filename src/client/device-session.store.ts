@@ -10,14 +10,19 @@ import { isStorageFull } from "../db/storage-faults.js";
 import type { CounterState } from "../limits/counter.store.js";
 
 /**
- * Whom a client use case acts for: the person of a device session, or of a hosted page's
- * web session (which has no device). Use cases that only read these take this, not a device.
+ * Whom a client use case acts for, as it reads it: the person of a device session, or the
+ * signed-in person of a hosted page (customer-pages/customer-session.ts), which has no
+ * device. Use cases that need no more take this, not a device.
  */
 export interface PersonScope {
   workspaceId: string;
   workspaceSlug: string;
   env: Env;
+  /** The tool asked about: the device's, or the page's (a web session is the workspace environment's, for any of its tools). */
+  toolId: string;
   personId: string;
+  /** The person's address as first stored. */
+  email: string;
   /** The licence the device was activated with (no sign-in), or null for a signed-in device. */
   licenceId: string | null;
 }
@@ -25,17 +30,8 @@ export interface PersonScope {
 /** A signed-in device as its bearer token finds it. */
 export interface DeviceSession extends PersonScope {
   deviceId: string;
-  toolId: string;
-  /** The person's address as first stored. */
-  email: string;
   tokenHash: string;
 }
-
-/**
- * Who a use case acts for, as it reads it: a device session, or the signed-in person of
- * a hosted page (customer-pages/customer-session.ts). Use cases that need no more take this.
- */
-export type PersonScope = Pick<DeviceSession, "workspaceId" | "workspaceSlug" | "env" | "toolId" | "personId" | "email" | "licenceId">;
 
 export interface DeviceView {
   id: string;
