@@ -10,7 +10,7 @@ import { sendPage } from "../dashboard/shared/page.js";
 import { allowFormTargets, formField } from "../dashboard/shared/security.js";
 import { ApiError, notFound } from "../errors/errors.js";
 import type { Services } from "../services.js";
-import { type Customer, customerFrame, customerOf, PAGE_PATH, pagePath, pageScopeOf, signedInCustomer } from "./customer-session.js";
+import { type Customer, customerFrame, PAGE_PATH, pagePath, pageScopeOf, requireCustomer, signedInCustomer } from "./customer-session.js";
 import { manageOverview } from "./manage.service.js";
 import { confirmCancelView, DONE, type Done, type ManageView, manageView } from "./manage.views.js";
 
@@ -25,16 +25,6 @@ function refusalOf(error: unknown): string | null {
   return error instanceof ApiError && (error.code === "invalid_parameter" || error.code === "plan_limit") ? error.message : null;
 }
 
-/**
- * Behind sign-in. Unlike the plugin's requireCustomer, a form posted without a session
- * comes back to the Manage page after sign-in, not to the action's address (no page is there).
- */
-async function requireSignedIn(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  if (customerOf(request)) return;
-  const scope = pageScopeOf(request);
-  return reply.redirect(`${pagePath(scope, "sign-in")}?return=${encodeURIComponent(pagePath(scope, "manage"))}`, 303);
-}
-
 export async function registerManagePages(app: FastifyInstance, services: Services): Promise<void> {
   const render = async (request: FastifyRequest, reply: FastifyReply, status: number, extra: Pick<ManageView, "done" | "error" | "seatError"> = {}) => {
     const customer = signedInCustomer(request);
@@ -46,7 +36,8 @@ export async function registerManagePages(app: FastifyInstance, services: Servic
       csrf: customer.csrf,
       workspaceName: scope.workspace.name,
       toolName: scope.tool.name,
-      email: customer.email,
+      // A key-activated session never shows its holder's address (docs/decisions.md, "Hosted pages").
+      email: customer.licenceId === null ? customer.email : null,
       overview,
       ...extra,
     };
@@ -65,12 +56,12 @@ export async function registerManagePages(app: FastifyInstance, services: Servic
     return done(request, reply, what);
   };
 
-  app.get(MANAGE, { preHandler: requireSignedIn }, async (request, reply) => {
+  app.get(MANAGE, { preHandler: requireCustomer }, async (request, reply) => {
     const wanted = (request.query as Record<string, unknown>).done;
     return render(request, reply, 200, typeof wanted === "string" && Object.hasOwn(DONE, wanted) ? { done: wanted as Done } : {});
   });
 
-  app.get<{ Params: IdParams }>(`${MANAGE}/subscriptions/:id/cancel`, { preHandler: requireSignedIn }, async (request, reply) => {
+  app.get<{ Params: IdParams }>(`${MANAGE}/subscriptions/:id/cancel`, { preHandler: requireCustomer }, async (request, reply) => {
     const customer = signedInCustomer(request);
     const subscription = (await manageOverview(services, customer)).subscriptions.find((s) => s.id === request.params.id);
     if (!subscription) throw notFound(`No subscription "${request.params.id}" of yours.`);
@@ -81,16 +72,16 @@ export async function registerManagePages(app: FastifyInstance, services: Servic
     );
   });
 
-  app.post<{ Params: IdParams }>(`${MANAGE}/subscriptions/:id/cancel`, { preHandler: requireSignedIn }, async (request, reply) =>
+  app.post<{ Params: IdParams }>(`${MANAGE}/subscriptions/:id/cancel`, { preHandler: requireCustomer }, async (request, reply) =>
     act(request, reply, "cancelled", (customer) => changeOwnSubscription(services, customer, request.params.id, true)),
   );
 
-  app.post<{ Params: IdParams }>(`${MANAGE}/subscriptions/:id/resume`, { preHandler: requireSignedIn }, async (request, reply) =>
+  app.post<{ Params: IdParams }>(`${MANAGE}/subscriptions/:id/resume`, { preHandler: requireCustomer }, async (request, reply) =>
     act(request, reply, "resumed", (customer) => changeOwnSubscription(services, customer, request.params.id, false)),
   );
 
   // Stripe's billing portal: a session made now for the subscription's Stripe customer, coming back here.
-  app.post<{ Params: IdParams }>(`${MANAGE}/subscriptions/:id/billing`, { preHandler: requireSignedIn }, async (request, reply) => {
+  app.post<{ Params: IdParams }>(`${MANAGE}/subscriptions/:id/billing`, { preHandler: requireCustomer }, async (request, reply) => {
     const back = `${services.config.publicUrl}${pagePath(pageScopeOf(request), "manage")}`;
     let portal: { url: string };
     try {
@@ -103,7 +94,7 @@ export async function registerManagePages(app: FastifyInstance, services: Servic
     return reply.redirect(portal.url, 303);
   });
 
-  app.post<{ Params: IdParams }>(`${MANAGE}/teams/:id/seats`, { preHandler: requireSignedIn }, async (request, reply) => {
+  app.post<{ Params: IdParams }>(`${MANAGE}/teams/:id/seats`, { preHandler: requireCustomer }, async (request, reply) => {
     const email = formField(request, "email").trim();
     try {
       await assignTeamSeat(services, signedInCustomer(request), request.params.id, email);
@@ -115,11 +106,11 @@ export async function registerManagePages(app: FastifyInstance, services: Servic
     return done(request, reply, "seat-assigned");
   });
 
-  app.post<{ Params: IdParams & { seat: string } }>(`${MANAGE}/teams/:id/seats/:seat/revoke`, { preHandler: requireSignedIn }, async (request, reply) =>
+  app.post<{ Params: IdParams & { seat: string } }>(`${MANAGE}/teams/:id/seats/:seat/revoke`, { preHandler: requireCustomer }, async (request, reply) =>
     act(request, reply, "seat-revoked", (customer) => unassignTeamSeat(services, customer, request.params.id, request.params.seat)),
   );
 
-  app.post<{ Params: IdParams }>(`${MANAGE}/devices/:id/sign-out`, { preHandler: requireSignedIn }, async (request, reply) =>
+  app.post<{ Params: IdParams }>(`${MANAGE}/devices/:id/sign-out`, { preHandler: requireCustomer }, async (request, reply) =>
     act(request, reply, "signed-out", (customer) => signOut(services, customer, request.params.id)),
   );
 }
