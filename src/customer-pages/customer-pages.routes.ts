@@ -6,10 +6,8 @@
 // registers its routes here.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { html } from "../dashboard/shared/html.js";
-import { sendPage } from "../dashboard/shared/page.js";
-import { acceptFormsOnly, addPageHeaders, checkFormToken, formTokenMatches, PageRefusal, refuseCrossSite } from "../dashboard/shared/security.js";
-import { retryAfterOf, statusOf } from "../errors/errors.js";
-import { toApiError } from "../http/error.handler.js";
+import { describePageError, sendPage } from "../dashboard/shared/page.js";
+import { acceptFormsOnly, addPageHeaders, checkFormToken, formTokenMatches, refuseCrossSite } from "../dashboard/shared/security.js";
 import type { Services } from "../services.js";
 import {
   browserSecretOf,
@@ -29,40 +27,13 @@ import { registerManagePages } from "./manage.routes.js";
 import { registerPlanPages } from "./plans.routes.js";
 import { signInRoutes } from "./sign-in.routes.js";
 
-const TITLES: Record<number, string> = {
-  400: "Request not understood",
-  403: "Request refused",
-  404: "Page not found",
-  413: "Form too large",
-  415: "Not a form",
-  429: "Slow down",
-  503: "Try again later",
-};
-
-/** A page of an error, in the shell of the workspace when the address names one; an internal failure names only its request id. */
+/** A page of an error, in the shell of the workspace when the address names one. */
 function renderPageError(services: Services) {
   return (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
-    addPageHeaders(reply);
-    let status: number;
-    let title: string;
-    let message: string;
-    if (error instanceof PageRefusal) {
-      ({ status, title, message } = error);
-    } else {
-      const apiError = toApiError(error);
-      status = statusOf(apiError.code);
-      title = TITLES[status] ?? "Something went wrong";
-      message = apiError.message;
-      if (apiError.rateLimit) reply.header("Retry-After", String(Math.max(1, Math.ceil((apiError.rateLimit.resetAt - services.clock.now()) / 1000))));
-      const retryAfter = retryAfterOf(apiError.code);
-      if (retryAfter !== undefined) reply.header("Retry-After", String(retryAfter));
-      if (apiError.code === "database_unavailable") title = "Try again in a moment";
-      else if (status >= 500) request.log.error({ err: error }, "customer page failed");
-      if (apiError.code === "internal") {
-        title = "Something went wrong";
-        message = `This page failed to answer. Try again in a moment; if it keeps failing, tell the vendor the request id ${request.id}.`;
-      }
-    }
+    const { status, title, message } = describePageError(services, error, request, reply, {
+      logAs: "customer page failed",
+      internal: (id) => `This page failed to answer. Try again in a moment; if it keeps failing, tell the vendor the request id ${id}.`,
+    });
     const frame = customerFrame(request);
     const workspace = pageWorkspaceOf(request);
     return sendPage(

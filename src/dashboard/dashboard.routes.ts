@@ -4,8 +4,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { retryAfterOf, statusOf } from "../errors/errors.js";
-import { toApiError } from "../http/error.handler.js";
 import { endOwnerSession } from "../owners/owner-sign-in.service.js";
 import type { Services } from "../services.js";
 import { auditRoutes } from "./audit/audit.routes.js";
@@ -20,8 +18,8 @@ import { sessionRoutes } from "./sessions/sessions.routes.js";
 import { html } from "./shared/html.js";
 import { cardPage, DASHBOARD } from "./shared/layout.js";
 import { clearSessionCookie, requireSession, signedInOf } from "./shared/owner-context.js";
-import { sendPage } from "./shared/page.js";
-import { acceptFormsOnly, addPageHeaders, PageRefusal, refuseCrossSite } from "./shared/security.js";
+import { describePageError, sendPage } from "./shared/page.js";
+import { acceptFormsOnly, addPageHeaders, refuseCrossSite } from "./shared/security.js";
 import { signInRoutes } from "./sign-in/sign-in.routes.js";
 import { stripeRoutes } from "./stripe/stripe.routes.js";
 import { eventRoutes } from "./webhooks/events.routes.js";
@@ -33,43 +31,13 @@ const ASSETS = join(import.meta.dirname, "..", "..", "src", "dashboard", "assets
 const STYLESHEET = readFileSync(join(ASSETS, "dashboard.css"), "utf8");
 const COPY_SCRIPT = readFileSync(join(ASSETS, "copy.js"), "utf8");
 
-const TITLES: Record<number, string> = {
-  400: "Request not understood",
-  403: "Request refused",
-  404: "Not found",
-  405: "Not allowed",
-  413: "Form too large",
-  415: "Not a form",
-  429: "Slow down",
-  503: "Try again later",
-};
-
-/** Errors of the dashboard are pages, with the catalogue's status; an internal failure names only its request id. */
+/** Errors of the dashboard are pages, with the catalogue's status. */
 function renderPageError(services: Services) {
   return (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
-    addPageHeaders(reply);
-    let status: number;
-    let title: string;
-    let message: string;
-    if (error instanceof PageRefusal) {
-      ({ status, title, message } = error);
-    } else {
-      const apiError = toApiError(error);
-      status = statusOf(apiError.code);
-      title = TITLES[status] ?? "Something went wrong";
-      message = apiError.message;
-      if (apiError.rateLimit) reply.header("Retry-After", String(Math.max(1, Math.ceil((apiError.rateLimit.resetAt - services.clock.now()) / 1000))));
-      const retryAfter = retryAfterOf(apiError.code);
-      if (retryAfter !== undefined) reply.header("Retry-After", String(retryAfter));
-      // The database being away is logged once when it goes (server.ts), and its page says so.
-      if (apiError.code === "database_unavailable") title = "Try again in a moment";
-      else if (status >= 500) request.log.error({ err: error }, "dashboard request failed");
-      // As in the API: only `internal` hides its message; a 503 says what is unavailable.
-      if (apiError.code === "internal") {
-        title = "Something went wrong";
-        message = `The dashboard failed to answer. Try again in a moment; if it keeps failing, give your operator the request id ${request.id}.`;
-      }
-    }
+    const { status, title, message } = describePageError(services, error, request, reply, {
+      logAs: "dashboard request failed",
+      internal: (id) => `The dashboard failed to answer. Try again in a moment; if it keeps failing, give your operator the request id ${id}.`,
+    });
     return sendPage(
       reply,
       status,
