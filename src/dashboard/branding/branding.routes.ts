@@ -24,12 +24,17 @@ export async function brandingRoutes(app: FastifyInstance, options: { services: 
   app.addContentTypeParser("multipart/form-data", { parseAs: "buffer", bodyLimit: UPLOAD_LIMIT_BYTES }, async (request: FastifyRequest, body: Buffer) => {
     let form: FormData;
     try {
-      form = await new Response(body, { headers: { "content-type": String(request.headers["content-type"]) } }).formData();
+      form = await new Response(new Uint8Array(body), { headers: { "content-type": String(request.headers["content-type"]) } }).formData();
     } catch {
       throw new PageRefusal(400, "Request not understood", "The upload was cut short or malformed. Choose the file again and upload it.");
     }
     const fields: Record<string, string | Buffer> = {};
-    for (const [name, value] of form) {
+    // forEach, not for…of: the bench's type-check sees the DOM's FormData, which iterates only with `dom.iterable`.
+    const entries: [string, string | Blob][] = [];
+    form.forEach((value, name) => {
+      entries.push([name, value]);
+    });
+    for (const [name, value] of entries) {
       if (name in fields) continue;
       fields[name] = typeof value === "string" ? value : Buffer.from(await value.arrayBuffer());
     }
