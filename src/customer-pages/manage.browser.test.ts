@@ -11,7 +11,7 @@ import { buildApp } from "../app.js";
 import { openDeviceSession } from "../client/client.service.js";
 import { DAY_MS } from "../clock.js";
 import { ensurePerson } from "../customers/person.store.js";
-import { launchChromium, shoot, watchPolicy } from "../test-support/browser.js";
+import { axeViolations, launchChromium, shoot, watchPolicy } from "../test-support/browser.js";
 import { pagesOf } from "../test-support/customer-pages.js";
 import { dashboardServices, readCode } from "../test-support/dashboard.js";
 import { DIALECTS, seedCatalogue, testApi } from "../test-support/harness.js";
@@ -28,6 +28,7 @@ async function assertNoSidewaysScroll(page: Page, label: string): Promise<void> 
     return [root.scrollWidth, root.clientWidth];
   });
   assert.ok((widths[0] ?? 0) <= (widths[1] ?? 0), `${label}: the page is ${widths[0]} px wide in a ${widths[1]} px viewport`);
+  assert.deepEqual(await axeViolations(page), [], `${label}: no serious or critical axe-core violation`);
 }
 
 for (const dialect of DIALECTS) {

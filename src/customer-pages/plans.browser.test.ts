@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { describe, test } from "node:test";
 import type { Page } from "playwright-core";
 import { buildApp } from "../app.js";
-import { launchChromium, shoot, signInToDashboard, watchPolicy } from "../test-support/browser.js";
+import { axeViolations, launchChromium, shoot, signInToDashboard, watchPolicy } from "../test-support/browser.js";
 import { pagesOf } from "../test-support/customer-pages.js";
 import { dashboardServices, readCode } from "../test-support/dashboard.js";
 import { DIALECTS, seedCatalogue, type TestApi } from "../test-support/harness.js";
@@ -40,6 +40,7 @@ async function checkBasics(page: Page): Promise<void> {
     overflow: document.documentElement.scrollWidth > window.innerWidth,
   }))()`);
   assert.deepEqual(found, { lang: "en", h1: 1, unnamed: 0, unlabelled: 0, overflow: false }, page.url());
+  assert.deepEqual(await axeViolations(page), [], `${page.url()}: no serious or critical axe-core violation`);
 }
 
 for (const dialect of DIALECTS) {

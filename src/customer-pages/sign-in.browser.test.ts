@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { describe, test } from "node:test";
 import type { Page } from "playwright-core";
 import { buildApp } from "../app.js";
-import { launchChromium, shoot, watchPolicy } from "../test-support/browser.js";
+import { axeViolations, launchChromium, shoot, watchPolicy } from "../test-support/browser.js";
 import { handOffQuery, pkcePair } from "../test-support/customer-pages.js";
 import { dashboardServices, readCode } from "../test-support/dashboard.js";
 import { DIALECTS, seedWorkspace } from "../test-support/harness.js";
@@ -34,6 +34,7 @@ async function checkPage(page: Page, width: number): Promise<void> {
   assert.deepEqual(facts.unnamed, [], "every field and button has a name");
   assert.ok(facts.scrollWidth <= width, `no sideways scroll at ${width} px (${facts.scrollWidth})`);
   assert.equal(facts.firstTab, "skip-link");
+  assert.deepEqual(await axeViolations(page), [], "no serious or critical axe-core violation");
 }
 
 for (const dialect of DIALECTS) {

@@ -6,17 +6,14 @@
 // browser, one context per width, the pages in one loop. WARDEN_SCREENSHOTS=<folder>
 // saves each page at both widths.
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { after, describe, test } from "node:test";
-import type { AxeResults } from "axe-core";
 import type { Page } from "playwright-core";
 import { buildApp } from "../app.js";
 import { DAY_MS, toIso } from "../clock.js";
 import { importNdjson } from "../import/import.service.js";
 import { createOwnerLoginLink } from "../owners/owner-sign-in.service.js";
-import { launchChromium, shoot, watchPolicy } from "../test-support/browser.js";
+import { axeViolations, launchChromium, shoot, watchPolicy } from "../test-support/browser.js";
 import { dashboardServices, readCode } from "../test-support/dashboard.js";
 import { seedCatalogue, testApi } from "../test-support/harness.js";
 import { connectTestStripe, paymentSession, sendStripeEvent, stripeEvent } from "../test-support/stripe.js";
@@ -27,7 +24,6 @@ const TIMEOUT_MS = 180_000;
 const WIDTHS = [390, 1280] as const;
 /** A phone's targets: Apple's and WCAG 2.5.5's 44 CSS px (2.5.8, the AA minimum, asks 24). */
 const TAP_PX = 44;
-const AXE_SOURCE = readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
 /** A page to check: opened by its address, or reached by what `open` does from the page before. */
 type Visit = { name: string; path: string } | { name: string; open: (page: Page) => Promise<void> };
@@ -110,16 +106,6 @@ function measureLayout(minTap: number): Layout {
   }
   w.scrollTo(0, 0);
   return { pageWidth, viewportWidth, overflowing, covered, small };
-}
-
-/** axe-core's serious and critical violations of the page, one line each. */
-async function axeViolations(page: Page): Promise<string[]> {
-  // Evaluated through the DevTools protocol, which the page's policy (no inline script) does not govern.
-  await page.evaluate(await AXE_SOURCE);
-  const results = await page.evaluate(() => (globalThis as unknown as { axe: { run(): Promise<AxeResults> } }).axe.run());
-  return results.violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${v.id} (${v.impact}): ${v.help}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
 }
 
 // SQLite only: what this checks is drawn by the templates and the stylesheet, the same over

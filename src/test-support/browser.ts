@@ -1,7 +1,9 @@
 // The real-browser tests' harness: Debian's chromium driven by playwright-core (no browser
 // download). WARDEN_SCREENSHOTS=<folder> saves a picture of every screen a test shoots.
-import { mkdir } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { join } from "node:path";
+import type { AxeResults } from "axe-core";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { readCode } from "./dashboard.js";
 
@@ -20,6 +22,18 @@ export async function shoot(page: Page, name: string, options: { fullPage?: bool
   if (!SCREENSHOTS) return;
   await mkdir(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: options.fullPage ?? true });
+}
+
+const AXE_SOURCE = readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/** axe-core's serious and critical violations of the page (WCAG 2.2 AA and its best practices), one line each. */
+export async function axeViolations(page: Page): Promise<string[]> {
+  // Evaluated through the DevTools protocol, which the page's policy (no inline script) does not govern.
+  await page.evaluate(await AXE_SOURCE);
+  const results = await page.evaluate(() => (globalThis as unknown as { axe: { run(): Promise<AxeResults> } }).axe.run());
+  return results.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id} (${v.impact}): ${v.help}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
 }
 
 /** Collects what the page reports of breaches of the content-security policy (into `violations`, shared by several pages if given). */
