@@ -36,12 +36,29 @@ export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply)
  * Forms are checked for the session's token once their body is parsed (preHandler):
  * a check any earlier would see no body, and refuse every real form.
  */
+/** How long the page asked for before sign-in is remembered: a sign-in takes minutes (a code lives 10). */
+const NEXT_COOKIE_SECONDS = 30 * 60;
+
+/** A path of a dashboard page, and nothing that could leave it (`//host`, `/\\host`, a scheme). */
+export function isDashboardPath(path: string): boolean {
+  return path.startsWith(`${DASHBOARD}/`) && !path.startsWith(`${DASHBOARD}/sign-in`) && !/[\\]|\/\/|[\u0000-\u001f]/.test(path) && path.length <= 2048;
+}
+
 export function requireSession(app: FastifyInstance, services: Services): void {
   app.addHook("onRequest", async (request, reply) => {
     const token = sessionTokenOf(request);
     const session = token === null ? null : await authenticateOwnerSession(services, token, request.ip);
     if (token === null || session === null) {
       if (token !== null) clearSessionCookie(request, reply);
+      // The page asked for is opened once signed in (a link from a mail, a bookmark). Kept
+      // in a cookie, not the sign-in page's address, so it goes through both forms untouched
+      // and is read back only by our own redirect, which accepts only a dashboard path.
+      if (request.method === "GET" && isDashboardPath(request.url)) {
+        reply.header(
+          "Set-Cookie",
+          serialiseCookie(cookieNames(request).next, encodeURIComponent(request.url), { secure: isSecure(request), maxAgeSeconds: NEXT_COOKIE_SECONDS }),
+        );
+      }
       return reply.redirect(`${DASHBOARD}/sign-in${token !== null ? "?expired=1" : ""}`, 303);
     }
     // The actor carries where this request came from, for the owners' notification mails.

@@ -44,8 +44,10 @@ export class PageRefusal extends Error {
 export const isSecure = (request: FastifyRequest) => request.protocol === "https";
 
 /** Cookie names: with the `__Host-` prefix over HTTPS (the browser then insists on Secure, Path=/ and no Domain). */
-export function cookieNames(request: FastifyRequest): { session: string; browser: string } {
-  return isSecure(request) ? { session: "__Host-warden_session", browser: "__Host-warden_browser" } : { session: "warden_session", browser: "warden_browser" };
+export function cookieNames(request: FastifyRequest): { session: string; browser: string; next: string } {
+  return isSecure(request)
+    ? { session: "__Host-warden_session", browser: "__Host-warden_browser", next: "__Host-warden_next" }
+    : { session: "warden_session", browser: "warden_browser", next: "warden_next" };
 }
 
 /**

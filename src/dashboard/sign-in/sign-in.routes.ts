@@ -19,7 +19,7 @@ import {
 import type { Services } from "../../services.js";
 import { parseCookies, serialiseCookie } from "../shared/cookies.js";
 import { DASHBOARD } from "../shared/layout.js";
-import { sessionTokenOf } from "../shared/owner-context.js";
+import { isDashboardPath, sessionTokenOf } from "../shared/owner-context.js";
 import { sendPage } from "../shared/page.js";
 import { checkFormToken, cookieNames, csrfTokenFor, formField, isSecure } from "../shared/security.js";
 import { codeView, linkView, signInView, spentLinkView } from "./sign-in.views.js";
@@ -41,15 +41,29 @@ function ensureBrowserSecret(request: FastifyRequest, reply: FastifyReply): stri
   return secret;
 }
 
+/** The dashboard page asked for before sign-in (owner-context.ts remembers it), if it is one. */
+function nextPageOf(request: FastifyRequest): string | null {
+  const value = parseCookies(request.headers.cookie).get(cookieNames(request).next);
+  if (value === undefined) return null;
+  try {
+    const path = decodeURIComponent(value);
+    return isDashboardPath(path) ? path : null;
+  } catch {
+    return null;
+  }
+}
+
 function startSession(request: FastifyRequest, reply: FastifyReply, opened: OpenedSession) {
   const secure = isSecure(request);
   const names = cookieNames(request);
+  const next = nextPageOf(request);
   reply.header("Set-Cookie", [
     serialiseCookie(names.session, opened.token, { secure, maxAgeSeconds: SESSION_MAX_MS / 1000 }),
     // The pre-session secret has done its work; the next sign-in starts afresh.
     serialiseCookie(names.browser, "", { secure, maxAgeSeconds: 0 }),
+    serialiseCookie(names.next, "", { secure, maxAgeSeconds: 0 }),
   ]);
-  return reply.redirect(DASHBOARD, 303);
+  return reply.redirect(next ?? DASHBOARD, 303);
 }
 
 // A refusal on a field is shown on the form again; anything else is an error page.

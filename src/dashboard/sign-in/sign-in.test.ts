@@ -29,6 +29,33 @@ for (const dialect of DIALECTS) {
       assert.match(mail ?? "", /works once, for 10 minutes, in the browser where you asked for it/);
     });
 
+    test("the page asked for before sign-in opens once signed in; a planted address outside the dashboard does not", async () => {
+      const env = await dashboardServices(dialect);
+      const app = await dashboardApp(env);
+      const ws = await seedWorkspace(env.services);
+      const deep = `/dashboard/w/${ws.slug}/test/webhooks?status=failing`;
+      const browser = new TestBrowser(app);
+      assert.equal((await browser.get(deep)).headers.location, "/dashboard/sign-in");
+      assert.equal((await browser.signIn(env.dataDir, ws.ownerEmail)).headers.location, deep);
+      assert.equal(browser.cookies.has("warden_next"), false, "used once");
+
+      for (const planted of [
+        "//evil.example/dashboard/",
+        "https://evil.example/",
+        "/dashboard/../..//evil.example",
+        "/dashboard/sign-in/code",
+        "/dashboard/\\evil.example",
+      ]) {
+        const other = new TestBrowser(app);
+        other.cookies.set("warden_next", encodeURIComponent(planted));
+        assert.equal((await other.signIn(env.dataDir, ws.ownerEmail)).headers.location, "/dashboard", planted);
+      }
+      // A form's POST is not replayed after sign-in: only a page read is remembered.
+      const poster = new TestBrowser(app);
+      await poster.post(`/dashboard/w/${ws.slug}/test/keys`, { name: "x" });
+      assert.equal(poster.cookies.has("warden_next"), false);
+    });
+
     test("a code works only in the browser that asked for it, for 10 minutes, with 5 tries", async () => {
       const env = await dashboardServices(dialect);
       const app = await dashboardApp(env);
