@@ -244,7 +244,9 @@ describe("every dashboard page at 390 and 1280 px", () => {
       { name: "bundle", path: `${w}/bundles/suite` },
       { name: "bundle-change", path: `${w}/bundles/suite/change?tool%3Atabmaster=on&tool%3Anotepad=on` },
       { name: "stripe", path: `${w}/stripe` },
+      { name: "stripe-events", path: `${w}/stripe/events` },
       { name: "stripe-disconnect", path: `${w}/stripe/disconnect` },
+      { name: "branding", path: `${w}/branding` },
       { name: "owners", path: `${w}/owners` },
       { name: "keys", path: `${w}/keys` },
       {

@@ -4,10 +4,11 @@
 import { type Actor, recordAction } from "../audit/audit.service.js";
 import type { Env, StripeEventOutcome } from "../db/schema.js";
 import { invalidParameter } from "../errors/errors.js";
+import { decodeCursor, encodeCursor } from "../http/cursor.js";
 import type { Services } from "../services.js";
 import { requireEnv, requireWorkspace } from "../workspaces/workspace.service.js";
 import { deleteStripeAccount, findStripeAccount, upsertStripeAccount } from "./stripe-account.store.js";
-import { findLastStripeEvent } from "./stripe-event.store.js";
+import { findLastStripeEvent, listStripeEvents, type ReceivedStripeEvent } from "./stripe-event.store.js";
 
 const WEBHOOK_SECRET = /^whsec_[A-Za-z0-9+/=_-]{8,200}$/;
 const SECRET_KEY = /^(sk|rk)_(test|live)_[A-Za-z0-9]{8,200}$/;
@@ -101,6 +102,38 @@ export async function stripeStatus(services: Services, input: { workspace: strin
     };
   }
   return { workspace: workspace.slug, env, webhookPath: stripeWebhookPath(workspace.slug), connection, lastEvent };
+}
+
+const OUTCOMES: readonly StripeEventOutcome[] = ["applied", "ignored", "deferred"];
+
+/**
+ * The events Stripe delivered to the environment, newest first, each with what Warden did
+ * with it and why (kept for WARDEN_RETENTION_DAYS, like every Stripe event id), 50 a page,
+ * of one outcome or all. The cursor is bound to the workspace, environment and outcome.
+ */
+export async function stripeEventHistory(
+  services: Services,
+  input: { workspace: string; env: string; outcome?: string; cursor?: string },
+): Promise<{ data: ReceivedStripeEvent[]; nextCursor: string | null }> {
+  const workspace = await requireWorkspace(services.db, input.workspace);
+  const env = requireEnv(input.env);
+  const outcome = input.outcome === undefined || input.outcome === "" ? null : (OUTCOMES.find((o) => o === input.outcome) ?? null);
+  if (input.outcome && outcome === null) throw invalidParameter("outcome", `outcome must be one of ${OUTCOMES.join(", ")}.`);
+  const context = `stripe-events|${workspace.id}|${env}|${outcome ?? ""}`;
+  const position = input.cursor ? decodeCursor(services.cursorKey, context, input.cursor) : null;
+  const limit = 50;
+  const rows = await listStripeEvents(
+    services.db,
+    { workspaceId: workspace.id, env },
+    {
+      outcome,
+      after: position && { receivedAt: position.at, id: position.id },
+      limit: limit + 1,
+    },
+  );
+  const data = rows.slice(0, limit);
+  const last = data[data.length - 1];
+  return { data, nextCursor: rows.length > limit && last ? encodeCursor(services.cursorKey, context, { at: last.receivedAt, id: last.id }) : null };
 }
 
 /**

@@ -79,3 +79,34 @@ export async function findLastStripeEvent(
     .executeTakeFirst();
   return row ? { id: row.id, type: row.type, receivedAt: Number(row.received_at), outcome: row.outcome, reason: row.reason } : null;
 }
+
+export interface ReceivedStripeEvent {
+  id: string;
+  type: string;
+  receivedAt: number;
+  outcome: StripeEventOutcome;
+  reason: string | null;
+}
+
+/**
+ * The environment's received events, newest first, from after a keyset position, of one
+ * outcome or all (index stripe_events_received, migration 017: a page reads `limit` rows).
+ */
+export async function listStripeEvents(
+  ex: Executor,
+  scope: Scope,
+  options: { outcome: StripeEventOutcome | null; after: { receivedAt: number; id: string } | null; limit: number },
+): Promise<ReceivedStripeEvent[]> {
+  let query = ex
+    .selectFrom("stripe_events")
+    .select(["id", "type", "received_at", "outcome", "reason"])
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env);
+  if (options.outcome !== null) query = query.where("outcome", "=", options.outcome);
+  const after = options.after;
+  if (after !== null) {
+    query = query.where((eb) => eb.or([eb("received_at", "<", after.receivedAt), eb.and([eb("received_at", "=", after.receivedAt), eb("id", "<", after.id)])]));
+  }
+  const rows = await query.orderBy("received_at", "desc").orderBy("id", "desc").limit(options.limit).execute();
+  return rows.map((r) => ({ id: r.id, type: r.type, receivedAt: Number(r.received_at), outcome: r.outcome, reason: r.reason }));
+}

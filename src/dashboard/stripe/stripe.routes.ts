@@ -7,7 +7,7 @@
 // secrets never come back in full.
 import type { FastifyInstance } from "fastify";
 import type { Services } from "../../services.js";
-import { checkStripeSecrets, connectStripe, disconnectStripe, stripeStatus } from "../../stripe/stripe-account.service.js";
+import { checkStripeSecrets, connectStripe, disconnectStripe, stripeEventHistory, stripeStatus } from "../../stripe/stripe-account.service.js";
 import { STRIPE_EVENT_TYPES } from "../../stripe/stripe-ingest.service.js";
 import { findReconcile, listReconciles, startReconcile } from "../../stripe/stripe-reconcile.service.js";
 import { confirmCodeView, passCodeGate } from "../shared/fresh-code.js";
@@ -16,7 +16,7 @@ import { type WorkspacePage, workspacePage } from "../shared/owner-context.js";
 import { fieldRefusal, sendPage } from "../shared/page.js";
 import { formField } from "../shared/security.js";
 import { reconcilePanel } from "./reconcile.views.js";
-import { confirmSecretKeyView, disconnectView, type SecretsForm, stripePath, stripeView } from "./stripe.views.js";
+import { confirmSecretKeyView, disconnectView, type SecretsForm, stripeEventsView, stripePath, stripeView } from "./stripe.views.js";
 
 export async function stripeRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
   const { services } = options;
@@ -40,6 +40,15 @@ export async function stripeRoutes(app: FastifyInstance, options: { services: Se
     });
     return stripeView(page.frame, { status, webhookUrl, events: STRIPE_EVENT_TYPES, ...extra, reconcile });
   };
+
+  app.get(`${base}/events`, async (request, reply) => {
+    const page = await workspacePage(services, request, "stripe");
+    const query = request.query as Record<string, string | undefined>;
+    const outcome = query.outcome ?? "";
+    const history = await stripeEventHistory(services, { workspace: page.workspace.slug, env: page.env, outcome, cursor: query.cursor });
+    const next = history.nextCursor && `${stripePath(page.frame)}/events?${new URLSearchParams({ outcome, cursor: history.nextCursor })}`;
+    return sendPage(reply, 200, stripeEventsView(page.frame, { events: history.data, outcome, next }));
+  });
 
   app.get(base, async (request, reply) => {
     const page = await workspacePage(services, request, "stripe");

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import Stripe from "stripe";
+import { claimStripeEvent, setStripeEventOutcome } from "../../stripe/stripe-event.store.js";
 import { findReconcile } from "../../stripe/stripe-reconcile.service.js";
 import { dashboardApp, dashboardServices, readCode, readMail, TestBrowser } from "../../test-support/dashboard.js";
-import { DIALECTS, seedCatalogue } from "../../test-support/harness.js";
+import { DIALECTS, seedCatalogue, seedWorkspace } from "../../test-support/harness.js";
 import { connectTestStripe, paymentSession, stripeEvent, stripeId } from "../../test-support/stripe.js";
 import { startStripeApi } from "../../test-support/stripe-api.js";
 
@@ -108,6 +109,51 @@ for (const dialect of DIALECTS) {
       assert.equal(audit.match(/Connected Stripe/g)?.length, 2);
       assert.match(audit, /Disconnected Stripe/);
       assert.match(audit, /<code>signing secret, secret key<\/code>/);
+    });
+
+    test("every event Stripe delivered, newest first, 50 a page, filtered by result, with the reason; another workspace's never", async () => {
+      const env = await dashboardServices(dialect);
+      const app = await dashboardApp(env);
+      const ws = await seedWorkspace(env.services);
+      const other = await seedWorkspace(env.services);
+      const received = async (workspaceId: string, outcome: "applied" | "ignored", reason: string | null) => {
+        const id = stripeId("evt");
+        const at = env.clock.now();
+        await claimStripeEvent(env.services.db, { workspaceId, env: "test" }, { id, type: "checkout.session.completed", stripeCreated: at, receivedAt: at });
+        await setStripeEventOutcome(env.services.db, { workspaceId, env: "test" }, id, { outcome, reason });
+        env.clock.advance(1_000);
+        return id;
+      };
+      const ids: string[] = [];
+      for (let i = 0; i < 52; i++) ids.push(await received(ws.workspaceId, i % 4 === 0 ? "ignored" : "applied", i % 4 === 0 ? "no Warden metadata" : null));
+      const foreign = await received(other.workspaceId, "applied", null);
+      const browser = new TestBrowser(app);
+      await browser.signIn(env.dataDir, ws.ownerEmail);
+      const page = `/dashboard/w/${ws.slug}/test/stripe/events`;
+
+      const first = await browser.get(page);
+      assert.equal(first.statusCode, 200);
+      const shown = (body: string) => [...body.matchAll(/<td><code>(evt_[0-9A-Za-z]+)<\/code><\/td>/g)].map((m) => m[1]);
+      assert.deepEqual(shown(first.body), [...ids].reverse().slice(0, 50), "newest first, 50");
+      const older = /href="([^"]+)">Older events/.exec(first.body)?.[1]?.replaceAll("&amp;", "&");
+      assert.ok(older);
+      const second = await browser.get(older);
+      assert.deepEqual(shown(second.body), [ids[1], ids[0]]);
+      assert.doesNotMatch(second.body, /Older events/);
+      assert.ok(!first.body.includes(foreign ?? "") && !second.body.includes(foreign ?? ""), "another workspace's events are not listed");
+
+      const ignored = await browser.get(`${page}?outcome=ignored`);
+      assert.deepEqual(shown(ignored.body), ids.filter((_, i) => i % 4 === 0).reverse());
+      assert.match(ignored.body, /no Warden metadata/);
+      // A cursor is bound to its filter; an unknown result is refused in words.
+      const cursor = new URL(older, "http://x").searchParams.get("cursor") ?? "";
+      assert.equal((await browser.get(`${page}?outcome=ignored&cursor=${encodeURIComponent(cursor)}`)).statusCode, 400);
+      assert.match((await browser.get(`${page}?outcome=lost`)).body, /outcome must be one of applied, ignored, deferred/);
+      assert.match((await browser.get(`/dashboard/w/${ws.slug}/live/stripe/events`)).body, /No event received yet/);
+      // Another workspace's owner cannot read this one's.
+      const stranger = new TestBrowser(app);
+      await stranger.signIn(env.dataDir, other.ownerEmail);
+      assert.equal((await stranger.get(page)).statusCode, 404);
     });
 
     test("link a Stripe price on the plan's page, check, then reconcile from the Stripe page: progress and result from the run's row", async () => {

@@ -1,7 +1,21 @@
 import type { Env } from "../../db/schema.js";
 import type { StripeStatus } from "../../stripe/stripe-account.service.js";
+import type { ReceivedStripeEvent } from "../../stripe/stripe-event.store.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, copyField, csrfField, emptyState, envBadge, type Frame, formError, notice, pageHeading, sectionPath, time } from "../shared/layout.js";
+import {
+  appPage,
+  copyField,
+  csrfField,
+  emptyState,
+  envBadge,
+  type Frame,
+  formError,
+  notice,
+  pageHeading,
+  scrollBox,
+  sectionPath,
+  time,
+} from "../shared/layout.js";
 
 export const stripePath = (frame: Frame) => {
   const here = frame.current;
@@ -40,7 +54,7 @@ const OUTCOME: Record<string, Html> = {
   deferred: html`<span class="badge badge-pending">Waiting</span>`,
 };
 
-function lastEventPanel(status: StripeStatus): Html {
+function lastEventPanel(frame: Frame, status: StripeStatus): Html {
   const e = status.lastEvent;
   const body = e
     ? html`<dl class="facts wide">
@@ -53,9 +67,53 @@ function lastEventPanel(status: StripeStatus): Html {
         html`In Stripe's dashboard, open the endpoint and choose <strong>Send test event</strong>: once its signature checks out, it shows here.`,
       );
   return html`<section class="panel">
-<div class="panel-head"><h2>Last event from Stripe</h2></div>
+<div class="panel-head"><h2>Last event from Stripe</h2>${e ? html`<a class="button small" href="${stripePath(frame)}/events">Every event received</a>` : ""}</div>
 ${body}
 </section>`;
+}
+
+/** Configure › Stripe › events: every event Stripe delivered here, newest first, with what Warden did and why. */
+export function stripeEventsView(frame: Frame, input: { events: ReceivedStripeEvent[]; outcome: string; next: string | null }): Html {
+  const env = frame.current?.env ?? "test";
+  const choices: [string, string][] = [
+    ["", "Every result"],
+    ["applied", "Applied"],
+    ["ignored", "Ignored"],
+    ["deferred", "Waiting"],
+  ];
+  const list =
+    input.events.length === 0
+      ? emptyState(
+          input.outcome ? "No events with this result" : "No event received yet",
+          "Events appear here as Stripe delivers them to the address on the Stripe page; they are kept as long as webhook events (WARDEN_RETENTION_DAYS).",
+        )
+      : html`<div class="table-wrap"${scrollBox("Events from Stripe")}><table>
+<thead><tr><th>Received</th><th>Type</th><th>Result</th><th>Why</th><th>Stripe's id</th></tr></thead>
+<tbody>${input.events.map(
+          (e) => html`<tr>
+<td>${time(e.receivedAt)}</td>
+<td><code>${e.type}</code></td>
+<td>${OUTCOME[e.outcome] ?? e.outcome}</td>
+<td>${e.reason ?? html`<span class="muted">—</span>`}</td>
+<td><code>${e.id}</code></td>
+</tr>`,
+        )}</tbody>
+</table></div>
+${input.next ? html`<p class="pager"><a class="button small" href="${input.next}">Older events →</a></p>` : ""}`;
+  return appPage(
+    "Events from Stripe",
+    frame,
+    html`${pageHeading("Events from Stripe", html`What Stripe delivered to this workspace's ${env} address, newest first, and what Warden did with each. ${envBadge(env)}`)}
+<p><a class="button small" href="${stripePath(frame)}">← Stripe</a></p>
+<section class="panel">
+<form method="get" action="${stripePath(frame)}/events" class="inline-form filters">
+<div class="field"><label for="outcome">Result</label>
+<select id="outcome" name="outcome">${choices.map(([value, label]) => html`<option value="${value}"${value === input.outcome ? html` selected` : ""}>${label}</option>`)}</select></div>
+<button class="button" type="submit">Filter</button>
+</form>
+</section>
+<section class="panel">${list}</section>`,
+  );
 }
 
 export function stripeView(
@@ -108,7 +166,7 @@ export function stripeView(
 ${url}
 <p class="hint">The address of this workspace's Stripe endpoint in ${mode(env)}. It receives these events: ${input.events.map((t, i) => html`${i > 0 ? ", " : ""}<code>${t}</code>`)}.</p>
 </section>
-${lastEventPanel(status)}
+${lastEventPanel(frame, status)}
 ${input.reconcile}
 <section class="panel">
 <div class="panel-head"><h2>Replace the secrets</h2></div>
@@ -130,7 +188,7 @@ ${url}</li>
 ${secretsForm(frame, env, form, "Connect Stripe")}</li>
 </ol>
 </section>
-${status.lastEvent ? lastEventPanel(status) : ""}`;
+${status.lastEvent ? lastEventPanel(frame, status) : ""}`;
   return appPage(
     "Stripe",
     frame,
