@@ -515,7 +515,6 @@ export interface AuditLogTable {
   created_at: number;
 }
 
-/** A mail to send, sent, or still being retried (migration 022). */
 /** A secret sealed for the one dashboard page that shows it, bound to a session (migration 028). */
 export interface ShownOnceTable {
   id: string;
@@ -528,6 +527,7 @@ export interface ShownOnceTable {
   created_at: number;
 }
 
+/** A mail to send, sent, or still being retried (migration 022). */
 export interface MailOutboxTable {
   id: string;
   kind: string;
