@@ -15,6 +15,8 @@ export async function fillDiskFor(db: Db, dialect: Dialect, table: string, scope
   const name = `full_${unique("t").replace(/-/g, "_")}`;
   const when = scopeLike === undefined ? "" : `when new.scope like '${scopeLike.replace(/'/g, "''")}'`;
   if (dialect === "sqlite") {
+    // Room for the triggers themselves, when an earlier call has already filled the file.
+    await sql.raw("pragma max_page_count = 1073741823").execute(db);
     await sql`create table if not exists disk_filler (b blob)`.execute(db);
     for (const event of ["insert", "update"]) {
       await sql
