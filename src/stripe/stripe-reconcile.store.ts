@@ -1,5 +1,5 @@
 import type { Executor } from "../db/database.js";
-import type { Env, ReconcileStatus, ReconcileTrigger } from "../db/schema.js";
+import type { Env, ReconcileStatus, ReconcileTrigger, StripeReconcileRunsTable } from "../db/schema.js";
 
 type Scope = { workspaceId: string; env: Env };
 
@@ -129,22 +129,7 @@ export async function updateReconcileRun(
     .execute();
 }
 
-const toRun = (r: {
-  id: string;
-  workspace_id: string;
-  env: Env;
-  trigger: ReconcileTrigger;
-  dry_run: number;
-  since: number | null;
-  status: ReconcileStatus;
-  scanned: number;
-  applied: number;
-  unmapped: number;
-  report: string | null;
-  error: string | null;
-  started_at: number;
-  finished_at: number | null;
-}): ReconcileRun => ({
+const toRun = (r: StripeReconcileRunsTable): ReconcileRun => ({
   id: r.id,
   workspaceId: r.workspace_id,
   env: r.env,
