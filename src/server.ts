@@ -8,9 +8,9 @@ import { MailSender } from "./mail/mail.sender.js";
 import { waitForDatabase } from "./ops/database-wait.js";
 import { SHUTDOWN_GRACE_MS, settleWithin } from "./ops/shutdown.js";
 import { describeStartFailure, startSummary } from "./ops/start-up.js";
-import { RetentionPruner } from "./retention/retention.service.js";
+import { retentionPruner } from "./retention/retention.service.js";
 import { createServices } from "./services.js";
-import { StripeReconcileScheduler } from "./stripe/stripe-reconcile.scheduler.js";
+import { stripeReconcileScheduler } from "./stripe/stripe-reconcile.scheduler.js";
 import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from "./webhooks/delivery.worker.js";
 
 /**
@@ -52,8 +52,8 @@ export async function startServer(config: Readonly<Config>, report: (line: strin
     ? new DeliveryWorker(services, app.log, { ...DEFAULT_WORKER_OPTIONS, allowPrivate: config.allowPrivateWebhooks, leaseMs: config.deliveryLeaseMs })
     : null;
   const unsubscribe = worker ? services.signals.onDelivery(() => worker.wake()) : null;
-  const pruner = new RetentionPruner(services, app.log);
-  const reconciler = config.stripeReconcileMinutes > 0 ? new StripeReconcileScheduler(services, app.log, config.stripeReconcileMinutes * 60_000) : null;
+  const pruner = retentionPruner(services, app.log);
+  const reconciler = config.stripeReconcileMinutes > 0 ? stripeReconcileScheduler(services, app.log, config.stripeReconcileMinutes * 60_000) : null;
   // Mail goes out here, never in a request: an answer does not wait on the relay or tell by its time whom it mailed.
   const mailer = createMailer(config, app.log);
   const mailSender = new MailSender(services, mailer, app.log);

@@ -3,6 +3,7 @@ import { DAY_MS } from "../clock.js";
 import { SESSION_MAX_MS } from "../customer-pages/customer-session.service.js";
 import { isDatabaseUnavailable } from "../db/storage-faults.js";
 import { IDEMPOTENCY_WINDOW_MS } from "../grants/grant.service.js";
+import { RepeatingJob } from "../ops/repeating-job.js";
 import type { Services } from "../services.js";
 import {
   checkpointLog,
@@ -149,54 +150,22 @@ export async function pruneExpired(services: Pick<Services, "db" | "clock" | "co
 /**
  * Prunes in the background of `warden serve`: a run at start, then one every
  * `intervalMs` after the last ended. Every process may run one: on PostgreSQL two runs
- * at once take different rows, on SQLite their batches take turns.
+ * at once take different rows, on SQLite their batches take turns. Its stop() ends the
+ * run under way between two batches.
  */
-export class RetentionPruner {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
-  private stopping = false;
-
-  constructor(
-    private readonly services: Services,
-    private readonly log: FastifyBaseLogger,
-    private readonly options: PrunerOptions = DEFAULT_PRUNER_OPTIONS,
-  ) {}
-
-  start(): void {
-    this.stopping = false;
-    this.schedule(0);
-  }
-
-  /** Stops between two batches and waits for the run under way to end. */
-  async stop(): Promise<void> {
-    this.stopping = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
-  }
-
-  private schedule(delayMs: number): void {
-    if (this.stopping) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.running = this.run().then((reached) => {
-        this.running = null;
-        this.schedule(reached ? this.options.intervalMs : Math.min(RETRY_UNAVAILABLE_MS, this.options.intervalMs));
-      });
-    }, delayMs);
-    // A pending run never keeps a process alive that has nothing else to do.
-    this.timer.unref();
-  }
-
-  /** Answers false when the database was unreachable (logged once by `warden serve`, not here). */
-  private async run(): Promise<boolean> {
-    try {
-      const pruned = await pruneExpired(this.services, { ...this.options, stopped: () => this.stopping });
-      if (Object.values(pruned).some((n) => n > 0)) this.log.info({ pruned }, "pruned expired rows");
-    } catch (error) {
-      if (isDatabaseUnavailable(error)) return false;
-      this.log.error({ err: error }, "pruning failed");
-    }
-    return true;
-  }
+export function retentionPruner(services: Services, log: FastifyBaseLogger, options: PrunerOptions = DEFAULT_PRUNER_OPTIONS): RepeatingJob {
+  return new RepeatingJob(
+    async (stopped) => {
+      try {
+        const pruned = await pruneExpired(services, { ...options, stopped });
+        if (Object.values(pruned).some((n) => n > 0)) log.info({ pruned }, "pruned expired rows");
+      } catch (error) {
+        // An unreachable database is logged once by `warden serve`, not here.
+        if (isDatabaseUnavailable(error)) return "unreachable";
+        log.error({ err: error }, "pruning failed");
+      }
+      return "done";
+    },
+    { firstDelayMs: 0, intervalMs: options.intervalMs, retryMs: RETRY_UNAVAILABLE_MS },
+  );
 }

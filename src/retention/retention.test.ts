@@ -18,7 +18,7 @@ import { claimStripeEvent, setStripeEventOutcome } from "../stripe/stripe-event.
 import { createPgSchema, DIALECTS, PG_URL, seedWorkspace, testApi, testServices, unique, type Workspace } from "../test-support/harness.js";
 import { emitExample, recordingLogger, startReceiver, testWorker } from "../test-support/webhooks.js";
 import { queueResends } from "../webhooks/delivery.store.js";
-import { type Pruned, pruneExpired, RetentionPruner } from "./retention.service.js";
+import { type Pruned, pruneExpired, retentionPruner } from "./retention.service.js";
 
 const HOUR_MS = 60 * MINUTE_MS;
 
@@ -316,7 +316,7 @@ for (const dialect of DIALECTS) {
       const id = await emit(services, ws, []);
       clock.advance(36 * DAY_MS);
       const { logger, errors } = recordingLogger();
-      const pruner = new RetentionPruner(services, logger, { batchSize: 500, pauseMs: 0, pauseFactor: 0, intervalMs: 60 * MINUTE_MS });
+      const pruner = retentionPruner(services, logger, { batchSize: 500, pauseMs: 0, pauseFactor: 0, intervalMs: 60 * MINUTE_MS });
       pruner.start();
       // The first run starts on the next turn of the event loop; wait for its work, not for time.
       for (let i = 0; i < 1000 && (await eventExists(services, ws, id)); i++) await new Promise((resolve) => setImmediate(resolve));
