@@ -19,14 +19,19 @@ export const IDLE_MS = 1_000;
 // minute or day); past this a request is counted the old way, one upsert, holding nothing.
 const MAX_POOLS = 100_000;
 // Bits a process may take among a counter's takers: two processes share one by chance
-// (1 in 48), which only makes their blocks larger, as if they were one process.
+// (1 in 48), which only makes their blocks larger, as if they were one process. Leasers
+// of one process (tests) take the bits in turn from a random first one.
 const TAKER_BITS = 48;
+const firstBit = randomInt(TAKER_BITS);
+let leasersMade = 0;
 
 /** What this process holds of one counter's window. */
 interface Pool {
   ex: Executor;
   /** Units leased and not yet spent. */
   units: number;
+  /** Units on their way back to the database (still in the counter until the return lands). */
+  returning: number;
   windowEnd: number;
   /** The counter as last seen: every process's blocks and spent units, less what was given back. */
   count: number;
@@ -55,7 +60,7 @@ interface Pool {
  */
 export class QuotaLeases {
   private readonly pools = new Map<string, Pool>();
-  private readonly bit = 2 ** randomInt(TAKER_BITS);
+  private readonly bit = 2 ** ((firstBit + leasersMade++) % TAKER_BITS);
   private returning: Promise<void> | null = null;
 
   constructor(
@@ -111,7 +116,7 @@ export class QuotaLeases {
   /** Units this process holds unspent of a counter's window (what shown usage leaves out). */
   unspent(scope: string, windowEnd: number): number {
     const pool = this.pools.get(scope);
-    return pool && pool.windowEnd === windowEnd ? pool.units : 0;
+    return pool && pool.windowEnd === windowEnd ? pool.units + pool.returning : 0;
   }
 
   /** Counters leased from now. */
@@ -132,21 +137,24 @@ export class QuotaLeases {
   }
 
   private async giveBackOnce(now: number, idleMs: number): Promise<void> {
-    const returns: { ex: Executor; scope: string; windowEnd: number; units: number }[] = [];
+    const returns: { pool: Pool; scope: string; windowEnd: number; units: number }[] = [];
     for (const [scope, pool] of this.pools) {
       if (pool.taking) continue;
       if (pool.windowEnd <= now) this.pools.delete(scope);
-      else if (pool.lastUsed <= now - idleMs) {
-        if (pool.units > 0) returns.push({ ex: pool.ex, scope, windowEnd: pool.windowEnd, units: pool.units });
-        // The pool is kept for what it knows of the counter (how many processes take from it) only while its window runs.
+      else if (pool.lastUsed <= now - idleMs && pool.units > 0) {
+        // The pool stays while its window runs, for what it knows of the counter (how many processes take from it).
+        returns.push({ pool, scope, windowEnd: pool.windowEnd, units: pool.units });
+        pool.returning += pool.units;
         pool.units = 0;
       }
     }
-    for (const { ex, scope, windowEnd, units } of returns) {
+    for (const { pool, scope, windowEnd, units } of returns) {
       try {
-        await returnBlock(ex, scope, windowEnd, units);
+        await returnBlock(pool.ex, scope, windowEnd, units);
       } catch {
         // Lost until the window ends (see above); the next sweep has other work.
+      } finally {
+        pool.returning -= units;
       }
     }
   }
@@ -160,7 +168,7 @@ export class QuotaLeases {
     }
     if (!pool) {
       if (this.pools.size >= MAX_POOLS) return null;
-      pool = { ex, units: 0, windowEnd: 0, count: 0, seen: 1, processes: 1, lastUsed: now, taking: null };
+      pool = { ex, units: 0, returning: 0, windowEnd: 0, count: 0, seen: 1, processes: 1, lastUsed: now, taking: null };
       this.pools.set(scope, pool);
     }
     return pool;
