@@ -168,6 +168,9 @@ export class LimitsService {
   private async countOrRefuse(ex: Executor, quotas: Quota[], by: number, now: number): Promise<{ quota: Quota; error: ApiError } | null> {
     const increments = quotas.map((quota) => ({ scope: quota.scope, nextWindowEnd: windowEndOf(quota, now), limit: quota.limit }));
     const leased = !ex.isTransaction && quotas.every((quota) => quota.leased);
+    // Counts held from a full disk are written before the next count, as the batcher does,
+    // even when this one is served from a block: room given back is used at once.
+    if (leased && this.held.size > 0) await this.writeHeldCounts(ex, now);
     for (let attempt = 1; ; attempt++) {
       const outcome = (leased ? await this.leases.count(ex, increments, by, now) : null) ?? (await this.batcher.count(ex, increments, by, now));
       if (!outcome.refused) return null;
