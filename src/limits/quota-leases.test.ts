@@ -99,6 +99,19 @@ for (const dialect of DIALECTS) {
       assert.equal((await readCounter(services.db, idle, NOW)).count, 3 + 48);
     });
 
+    test("the last give-back at shutdown, asked while an idle sweep is under way, still gives back every block", async () => {
+      const { services } = await testServices(dialect);
+      const leases = leaser(dialect);
+      const [idle, busy] = [unique("idle"), unique("busy")];
+      assert.equal(await admitted(leases, services.db, [quota(idle, 100)], 1), 1);
+      assert.equal(await admitted(leases, services.db, [quota(busy, 100)], 1, NOW + IDLE_MS), 1);
+      const sweep = leases.giveBack(NOW + IDLE_MS);
+      const last = leases.giveBack(NOW + IDLE_MS, 0);
+      await Promise.all([sweep, last]);
+      assert.equal((await readCounter(services.db, idle, NOW)).count, 1);
+      assert.equal((await readCounter(services.db, busy, NOW)).count, 1);
+    });
+
     test("a new window drops the old block, and a return for a closed window leaves the new one alone", async () => {
       const { services } = await testServices(dialect);
       const leases = leaser(dialect);

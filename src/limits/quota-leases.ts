@@ -67,7 +67,6 @@ export class QuotaLeases {
     private readonly dialect: Dialect,
     /** Writes counts held while the storage was full; answers false while it still is (then nothing is leased). */
     private readonly writeHeld: (ex: Executor, now: number) => Promise<boolean>,
-    private readonly options: { maxBlock?: number } = {},
   ) {}
 
   /**
@@ -126,14 +125,19 @@ export class QuotaLeases {
 
   /**
    * Gives back what was not drawn from for IDLE_MS (all of it with `idleMs` 0, at
-   * shutdown), and forgets closed windows. One return at a time. A return that fails
-   * loses its units until the window ends: fewer admitted, never more.
+   * shutdown), and forgets closed windows. A sweep that comes while one is under way is
+   * skipped; the last one at shutdown waits for it, then runs. A return that fails loses
+   * its units until the window ends: fewer admitted, never more.
    */
   giveBack(now: number, idleMs = IDLE_MS): Promise<void> {
-    this.returning ??= this.giveBackOnce(now, idleMs).finally(() => {
-      this.returning = null;
-    });
-    return this.returning;
+    if (this.returning && idleMs > 0) return this.returning;
+    const run = (this.returning ?? Promise.resolve()).then(() => this.giveBackOnce(now, idleMs));
+    this.returning = run;
+    const clear = () => {
+      if (this.returning === run) this.returning = null;
+    };
+    run.then(clear, clear);
+    return run;
   }
 
   private async giveBackOnce(now: number, idleMs: number): Promise<void> {
@@ -184,7 +188,7 @@ export class QuotaLeases {
       nextWindowEnd: quota.nextWindowEnd,
       limit: quota.limit,
       demand: by,
-      maxBlock: this.options.maxBlock ?? MAX_BLOCK,
+      maxBlock: MAX_BLOCK,
       divisor: 2 * pool.processes,
       bit: this.bit,
     };
