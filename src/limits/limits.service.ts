@@ -99,11 +99,6 @@ export class LimitsService {
     if (clock) this.idleSweep = setInterval(() => void this.leases.giveBack(clock.now()), IDLE_MS).unref();
   }
 
-  /** Gives back blocks idle for `idleMs` (every block with 0), and forgets closed windows. */
-  giveBackLeases(now: number, idleMs?: number): Promise<void> {
-    return this.leases.giveBack(now, idleMs);
-  }
-
   /** At shutdown: stops the idle sweep and gives back every block; then writes what is held. */
   async close(ex: Executor, now: number): Promise<boolean> {
     if (this.idleSweep) clearInterval(this.idleSweep);
