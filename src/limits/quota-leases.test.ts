@@ -5,7 +5,11 @@ import type { Executor } from "../db/database.js";
 import { fillDiskFor } from "../test-support/full-disk.js";
 import { DIALECTS, testServices, unique } from "../test-support/harness.js";
 import { readCounter } from "./counter.store.js";
+import { LimitsService } from "./limits.service.js";
 import { IDLE_MS, type LeasedQuota, MAX_BLOCK, QuotaLeases } from "./quota-leases.js";
+
+const lookupsShown = async (limits: LimitsService, ex: Executor, workspaceId: string) =>
+  (await limits.readDailyUsage(ex, { workspaceId, env: "test" }, NOW)).find((u) => u.what === "Customer lookups")?.used;
 
 const NOW = Date.UTC(2026, 10, 23, 12, 0, 15);
 const WINDOW_END = Date.UTC(2026, 10, 23, 12, 1, 0);
@@ -173,6 +177,23 @@ for (const dialect of DIALECTS) {
       assert.equal(await admitted(survivor, services.db, [quota(scope, 30)], 40), 30 - 1 - stranded);
       const next = WINDOW_END + 1;
       assert.equal(await admitted(survivor, services.db, [quota(scope, 30, next)], 40, next), 30);
+    });
+
+    test("shown usage: this process's unspent blocks are left out, another's show as used until it gives them back", async () => {
+      const { services, config } = await testServices(dialect);
+      const [a, b] = [new LimitsService(config.limits, dialect), new LimitsService(config.limits, dialect)];
+      const subject = { workspaceId: unique("ws"), env: "test" as const, ownerIds: [unique("owner")] };
+      await a.countLookup(services.db, subject, NOW);
+      await a.countLookup(services.db, subject, NOW);
+      await b.countLookup(services.db, subject, NOW);
+      assert.ok(config.limits.lookupsPerDay > 4 * MAX_BLOCK, "the default lookups limit leaves room for full blocks");
+      // Each took a block of MAX_BLOCK: a spent two of its own, b one of its own.
+      assert.equal(await lookupsShown(a, services.db, subject.workspaceId), 3 + (MAX_BLOCK - 1));
+      assert.equal(await lookupsShown(b, services.db, subject.workspaceId), 3 + (MAX_BLOCK - 2));
+      await b.close(services.db, NOW);
+      assert.equal(await lookupsShown(a, services.db, subject.workspaceId), 3);
+      await a.close(services.db, NOW);
+      assert.equal((await readCounter(services.db, `lookups:${subject.workspaceId}:test`, NOW)).count, 3);
     });
 
     test("with the storage full, the block in hand is spent; past it the caller counts the old way", async () => {
