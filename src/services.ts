@@ -118,7 +118,7 @@ export async function createServices(config: Readonly<Config>, options: { clock:
     const secretBox = new SecretBox(config.secretKey ?? (await loadDevelopmentSecretKey(config.dataDir)));
     await ensureSigningKey(storage.db, secretBox, options.clock.now());
     if (options.statementTimeoutMs !== undefined) storage.boundStatements(options.statementTimeoutMs);
-    const limits = new LimitsService(config.limits, storage.dialect);
+    const limits = new LimitsService(config.limits, storage.dialect, options.clock);
     metrics.readHeldCounts(() => limits.heldCounters);
     const accessWatch = new AccessWatch(storage.db, options.clock);
     metrics.readAccessWaiters(() => accessWatch.size);
@@ -137,8 +137,9 @@ export async function createServices(config: Readonly<Config>, options: { clock:
       metrics,
       accessWatch,
       async close() {
-        // Counts held while the storage was full are lost with the process: one last try.
-        await limits.writeHeldCounts(storage.db, options.clock.now()).catch(() => false);
+        // Leased blocks go back for other processes; counts held while the storage was full
+        // are lost with the process: one last try.
+        await limits.close(storage.db, options.clock.now()).catch(() => false);
         await storage.close();
       },
     };

@@ -131,6 +131,10 @@ export interface CountersTable {
   scope: string;
   window_end: number;
   count: number;
+  /** Processes that leased a block of it in this window, a bit each (limits/quota-leases.ts). */
+  takers: Generated<number>;
+  /** The size of the last block leased. */
+  last_take: Generated<number>;
 }
 
 /** One row (id 1): raised by trigger on every write to api_keys, workspaces, workspace_owners and owners. */

@@ -1,4 +1,4 @@
-import { sql } from "kysely";
+import { type RawBuilder, sql } from "kysely";
 import type { Dialect, Executor } from "../db/database.js";
 import { prepared, preparedRaw } from "../db/prepared.js";
 
@@ -235,4 +235,78 @@ export async function setCounterWindow(ex: Executor, scope: string, windowEnd: n
 
 export async function deleteCounter(ex: Executor, scope: string): Promise<void> {
   await ex.deleteFrom("counters").where("scope", "=", scope).execute();
+}
+
+/** A block of a counter's quota to lease (limits/quota-leases.ts). */
+export interface BlockRequest {
+  scope: string;
+  nextWindowEnd: number;
+  limit: number;
+  /** What the requests waiting for it need at least. */
+  demand: number;
+  /** The largest block. */
+  maxBlock: number;
+  /** What is left is split by this (twice the processes seen taking from the counter). */
+  divisor: number;
+  /** This process's bit among the counter's takers. */
+  bit: number;
+}
+
+/** What a take did: the units it leased (0 when nothing was left), and the counter after it. */
+export interface Taken {
+  taken: number;
+  count: number;
+  windowEnd: number;
+  takers: number;
+}
+
+/**
+ * Leases a block as one upsert (arguments: now, scope, next window end, limit, demand,
+ * largest block, divisor, bit). From what is left in the window (the limit less every
+ * block taken and not given back) it takes the demand or a block of what is left divided
+ * by the divisor (at least one, at most the largest block), whichever is more, and never
+ * more than is left: the row's lock makes that exact across processes. A window that has
+ * closed restarts with the block. The block's size is kept in `last_take`: RETURNING
+ * sees only the row after the update.
+ */
+function blockTake(dialect: Dialect) {
+  const [least, greatest] = dialect === "postgres" ? [sql.raw("least"), sql.raw("greatest")] : [sql.raw("min"), sql.raw("max")];
+  const int = (value: RawBuilder<unknown>) => (dialect === "postgres" ? sql`${value}::bigint` : sql`cast(${value} as integer)`);
+  return preparedRaw<{ count: number; window_end: number; takers: number; last_take: number }>((p) => {
+    const [now, windowEnd, limit, demand, maxBlock, divisor, bit] = [0, 2, 3, 4, 5, 6, 7].map((i) => int(sql`${p<number>(i)}`));
+    const take = (count: RawBuilder<unknown>) =>
+      int(
+        sql`${greatest}(0, ${least}(${limit} - ${count}, ${greatest}(${demand}, ${least}(${maxBlock}, ${greatest}(1, ${int(sql`(${limit} - ${count}) / ${divisor}`)})))))`,
+      );
+    const closed = sql`counters.window_end <= ${now}`;
+    const upsert = sql`insert into counters (scope, window_end, count, takers, last_take)
+  values (${p<string>(1)}, ${windowEnd}, ${take(sql`0`)}, ${bit}, ${take(sql`0`)})
+  on conflict (scope) do update set
+    count = case when ${closed} then excluded.count else counters.count + ${take(sql`counters.count`)} end,
+    last_take = case when ${closed} then excluded.count else ${take(sql`counters.count`)} end,
+    takers = case when ${closed} then excluded.takers else counters.takers | excluded.takers end,
+    window_end = case when ${closed} then excluded.window_end else counters.window_end end
+  returning count, window_end, takers, last_take`;
+    // Its own transaction on PostgreSQL, committed without waiting for the WAL flush, as upsertCountersAlone.
+    if (dialect === "postgres") return sql`with up as (${upsert}) select up.*, set_config('synchronous_commit', 'off', true) as commit_mode from up`;
+    return upsert as RawBuilder<{ count: number; window_end: number; takers: number; last_take: number }>;
+  });
+}
+
+const blockTakes = { sqlite: blockTake("sqlite"), postgres: blockTake("postgres") };
+
+export async function takeBlock(ex: Executor, dialect: Dialect, block: BlockRequest, now: number): Promise<Taken> {
+  const [row] = await blockTakes[dialect](ex, [now, block.scope, block.nextWindowEnd, block.limit, block.demand, block.maxBlock, block.divisor, block.bit]);
+  if (!row) throw new Error(`counter ${block.scope} was not written`);
+  return { taken: Number(row.last_take), count: Number(row.count), windowEnd: Number(row.window_end), takers: Number(row.takers) };
+}
+
+/** Gives back units of a block not spent, if the window they were taken in is still the counter's. */
+export async function returnBlock(ex: Executor, scope: string, windowEnd: number, units: number): Promise<void> {
+  await ex
+    .updateTable("counters")
+    .set({ count: sql<number>`count - ${units}` })
+    .where("scope", "=", scope)
+    .where("window_end", "=", windowEnd)
+    .execute();
 }

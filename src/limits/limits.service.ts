@@ -1,4 +1,4 @@
-import { DAY_MS, MINUTE_MS } from "../clock.js";
+import { type Clock, DAY_MS, MINUTE_MS } from "../clock.js";
 import type { Limits } from "../config.js";
 import type { Dialect, Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
@@ -16,6 +16,7 @@ import {
   setCounterWindow,
 } from "./counter.store.js";
 import { HeldCounts } from "./held-counts.js";
+import { IDLE_MS, QuotaLeases } from "./quota-leases.js";
 
 const HOUR_MS = 3_600_000;
 
@@ -51,6 +52,8 @@ interface Quota {
   what: string;
   /** How the refusal ends its message. */
   retry?: string;
+  /** Counted from leased blocks (quota-leases.ts) when counted alone, outside a transaction. */
+  leased?: true;
 }
 
 /** The limit a quota belongs to, for the metrics: its scope up to the first colon (`lookups-owner`), a closed set. */
@@ -82,12 +85,25 @@ export class LimitsService {
   private readonly batcher: CounterBatcher;
   /** Counts the database could not store (its storage full), until it can. */
   private readonly held = new HeldCounts();
+  private readonly leases: QuotaLeases;
+  private readonly idleSweep: NodeJS.Timeout | null = null;
 
+  /** With a clock, blocks left idle go back every IDLE_MS (quota-leases.ts); without, only at `close`. */
   constructor(
     private readonly limits: Readonly<Limits>,
     private readonly dialect: Dialect,
+    clock?: Clock,
   ) {
     this.batcher = new CounterBatcher(dialect, this.held);
+    this.leases = new QuotaLeases(dialect, (ex, now) => this.writeHeldCounts(ex, now));
+    if (clock) this.idleSweep = setInterval(() => void this.leases.giveBack(clock.now()), IDLE_MS).unref();
+  }
+
+  /** At shutdown: stops the idle sweep and gives back every block; then writes what is held. */
+  async close(ex: Executor, now: number): Promise<boolean> {
+    if (this.idleSweep) clearInterval(this.idleSweep);
+    await this.leases.giveBack(now, 0);
+    return this.writeHeldCounts(ex, now);
   }
 
   /** How many counters are held in memory now (the metrics' `warden_limit_counts_held`). */
@@ -146,8 +162,12 @@ export class LimitsService {
   /** `count`, answering the refusal (and which quota made it) instead of throwing it. */
   private async countOrRefuse(ex: Executor, quotas: Quota[], by: number, now: number): Promise<{ quota: Quota; error: ApiError } | null> {
     const increments = quotas.map((quota) => ({ scope: quota.scope, nextWindowEnd: windowEndOf(quota, now), limit: quota.limit }));
+    const leased = !ex.isTransaction && quotas.every((quota) => quota.leased);
+    // Counts held from a full disk are written before the next count, as the batcher does,
+    // even when this one is served from a block: room given back is used at once.
+    if (leased && this.held.size > 0) await this.writeHeldCounts(ex, now);
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.batcher.count(ex, increments, by, now);
+      const outcome = (leased ? await this.leases.count(ex, increments, by, now) : null) ?? (await this.batcher.count(ex, increments, by, now));
       if (!outcome.refused) return null;
       // The refusing statement undid itself: read the counts it saw, before this request's.
       const counted = outcome.states !== null;
@@ -172,7 +192,7 @@ export class LimitsService {
   }
 
   private keyRequestQuota(keyId: string): Quota {
-    return { scope: `key-requests:${keyId}`, limit: this.limits.keyRequestsPerMin, window: "minute", what: "requests per minute for this key" };
+    return { scope: `key-requests:${keyId}`, limit: this.limits.keyRequestsPerMin, window: "minute", what: "requests per minute for this key", leased: true };
   }
 
   /** The counter of wrong keys sent from a source address. */
@@ -215,6 +235,7 @@ export class LimitsService {
           limit: this.limits.listPagesPerMin,
           window: "minute",
           what: "list pages per minute for this workspace",
+          leased: true,
         },
       ],
       1,
@@ -263,12 +284,19 @@ export class LimitsService {
   async countLookup(ex: Executor, subject: QuotaSubject & { keyId?: string; keyRequestCounted?: boolean }, now: number): Promise<void> {
     const limit = this.limits.lookupsPerDay;
     const lookups: Quota[] = [
-      { scope: `lookups:${subject.workspaceId}:${subject.env}`, limit, window: "anchored-day", what: "customer lookups per day for this workspace" },
+      {
+        scope: `lookups:${subject.workspaceId}:${subject.env}`,
+        limit,
+        window: "anchored-day",
+        what: "customer lookups per day for this workspace",
+        leased: true,
+      },
       ...subject.ownerIds.map((owner) => ({
         scope: `lookups-owner:${owner}:${subject.env}`,
         limit,
         window: "anchored-day" as const,
         what: "customer lookups per day across the owner's workspaces",
+        leased: true as const,
       })),
     ];
     if (subject.keyId === undefined || subject.keyRequestCounted !== false) return this.count(ex, lookups, 1, now);
@@ -487,7 +515,10 @@ export class LimitsService {
     return Promise.all(
       daily.map(async ({ what, scope, limit }) => {
         const state = await this.readCount(ex, scope, now);
-        return { what, used: state.count, limit, resetsAt: state.count > 0 ? state.windowEnd : null };
+        // Blocks this process leased and has not spent are not used: shown usage is the blocks taken,
+        // less those given back, less this process's unspent (other processes' unspent blocks show as used).
+        const used = state.count - this.leases.unspent(scope, state.windowEnd);
+        return { what, used, limit, resetsAt: used > 0 ? state.windowEnd : null };
       }),
     );
   }
