@@ -1,6 +1,6 @@
 // The example extension as a test loads it: a copy of example/ in a folder of its own, the
 // library compiled into its warden/ (as `npm run example` does for a developer), and a
-// config.js pointing at the test's Warden.
+// config.js pointing at the test's Warden; and Chromium launched with it, its popup opened.
 import { spawnSync } from "node:child_process";
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
