@@ -25,6 +25,7 @@ describe("config", () => {
       signInsPerSourcePerHour: 30,
       confirmationsPerSessionPerHour: 20,
       devicesPerLicence: 5,
+      pageTicketsPerDevicePerMin: 30,
     });
   });
 
@@ -43,8 +44,9 @@ describe("config", () => {
       WARDEN_LIMIT_SIGN_INS_PER_SOURCE_PER_HOUR: "11",
       WARDEN_LIMIT_CONFIRMATIONS_PER_SESSION_PER_HOUR: "12",
       WARDEN_LIMIT_DEVICES_PER_LICENCE: "13",
+      WARDEN_LIMIT_PAGE_TICKETS_PER_DEVICE_PER_MIN: "14",
     }).limits;
-    assert.deepEqual(Object.values(limits), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
+    assert.deepEqual(Object.values(limits), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
   });
 
   test("other defaults", () => {

@@ -15,6 +15,7 @@ export interface Limits {
   signInsPerSourcePerHour: number;
   confirmationsPerSessionPerHour: number;
   devicesPerLicence: number;
+  pageTicketsPerDevicePerMin: number;
 }
 
 export interface Config {
@@ -112,6 +113,9 @@ const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   // live in one sitting (keys, endpoints, Stripe, co-owners) needs more than 5.
   confirmationsPerSessionPerHour: 20,
   devicesPerLicence: 5,
+  // An extension asks one ticket per page it opens, on a person's click: 30 a minute is
+  // far past any person, and bounds the rows a stolen device token can have written.
+  pageTicketsPerDevicePerMin: 30,
 });
 
 const LIMIT_VARIABLES: Record<keyof Limits, string> = {
@@ -128,6 +132,7 @@ const LIMIT_VARIABLES: Record<keyof Limits, string> = {
   signInsPerSourcePerHour: "WARDEN_LIMIT_SIGN_INS_PER_SOURCE_PER_HOUR",
   confirmationsPerSessionPerHour: "WARDEN_LIMIT_CONFIRMATIONS_PER_SESSION_PER_HOUR",
   devicesPerLicence: "WARDEN_LIMIT_DEVICES_PER_LICENCE",
+  pageTicketsPerDevicePerMin: "WARDEN_LIMIT_PAGE_TICKETS_PER_DEVICE_PER_MIN",
 };
 
 export class ConfigError extends Error {}

@@ -5,22 +5,19 @@
 // recheck happen in seconds of real time. Set WARDEN_SCREENSHOTS=<folder> to keep a
 // picture of the popup in each state.
 import assert from "node:assert/strict";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rm } from "node:fs/promises";
 import { after, describe, test } from "node:test";
 import type { FastifyInstance } from "fastify";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { buildApp } from "../../src/app.js";
 import { DAY_MS, toIso } from "../../src/clock.js";
 import { randomBase62 } from "../../src/ids.js";
 import { importNdjson } from "../../src/import/import.service.js";
-import { CHROMIUM, shoot } from "../../src/test-support/browser.js";
+import { shoot } from "../../src/test-support/browser.js";
 import { dashboardServices, readCode } from "../../src/test-support/dashboard.js";
 import { DIALECTS, seedCatalogue } from "../../src/test-support/harness.js";
 import { freePort } from "../../src/test-support/serve.js";
 import { updateTool } from "../../src/workspaces/workspace.service.js";
-import { compileLibrary, exampleCopy } from "./test-support/example.js";
+import { compileLibrary, exampleCopy, type LaunchedExample, launchExample, waitForState } from "./test-support/example.js";
 
 const JOURNEY_TIMEOUT_MS = 240_000;
 /** The life of a token near the grant's end: short enough to wait for, long enough for a slow machine to act within. */
@@ -28,10 +25,6 @@ const TOKEN_S = 8;
 
 const library = compileLibrary();
 after(() => rm(library, { recursive: true, force: true }));
-
-async function waitForState(page: Page, state: string, timeoutMs = 10_000): Promise<void> {
-  await page.waitForSelector(`body[data-state="${state}"]`, { timeout: timeoutMs });
-}
 
 for (const dialect of DIALECTS) {
   describe(`the example extension in Chromium (${dialect})`, () => {
@@ -56,8 +49,7 @@ for (const dialect of DIALECTS) {
       };
       let warden = await startWarden();
       const extension = exampleCopy(library, { url: base, workspace: ws.slug, tool: ws.tool, env: "test", successUrl: "https://tabmaster.example/thanks" });
-      const profile = await mkdtemp(join(tmpdir(), "warden-chromium-"));
-      let context: BrowserContext | null = null;
+      let example: LaunchedExample | null = null;
       const vendor = async (method: string, path: string, body?: unknown) => {
         const response = await fetch(`${base}/api/v1${path}`, {
           method,
@@ -68,26 +60,10 @@ for (const dialect of DIALECTS) {
         return (await response.json()) as Record<string, unknown>;
       };
       try {
-        context = await chromium.launchPersistentContext(profile, {
-          executablePath: CHROMIUM,
-          headless: true,
-          viewport: { width: 360, height: 420 },
-          args: [
-            `--disable-extensions-except=${extension.dir}`,
-            `--load-extension=${extension.dir}`,
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-sync",
-            "--disable-component-update",
-          ],
-        });
-        const worker = context.serviceWorkers()[0] ?? (await context.waitForEvent("serviceworker"));
-        const extensionId = new URL(worker.url()).host;
-        let popup = await context.newPage();
+        example = await launchExample(extension.dir, { viewport: { width: 360, height: 420 } });
+        const { context, extensionId } = example;
         const errors: string[] = [];
-        popup.on("pageerror", (error) => errors.push(error.message));
-        await popup.goto(`chrome-extension://${extensionId}/popup.html`);
+        let popup = await example.openPopup(errors);
         await waitForState(popup, "signed-out");
         await shoot(popup, `${dialect}-1-signed-out`, { fullPage: false });
 
@@ -139,9 +115,7 @@ for (const dialect of DIALECTS) {
 
         // Warden stops: the held answer stands until the token's exp, and not a moment after.
         await stopWarden(warden);
-        popup = await context.newPage();
-        popup.on("pageerror", (error) => errors.push(error.message));
-        await popup.goto(`chrome-extension://${extensionId}/popup.html`);
+        popup = await example.openPopup(errors);
         await waitForState(popup, "unlocked");
         const expiresAt = await popup.evaluate(async () => {
           const { chrome } = globalThis as unknown as { chrome: { storage: { local: { get(keys: null): Promise<Record<string, { expiresAt?: number }>> } } } };
@@ -201,13 +175,12 @@ for (const dialect of DIALECTS) {
         await shoot(popup, `${dialect}-9-licence`, { fullPage: false });
         assert.deepEqual(errors, [], "no script error in the popup");
       } catch (error) {
-        for (const [i, page] of (context?.pages() ?? []).entries()) await shoot(page, `${dialect}-failed-${i}`, { fullPage: false }).catch(() => {});
+        for (const [i, page] of (example?.context.pages() ?? []).entries()) await shoot(page, `${dialect}-failed-${i}`, { fullPage: false }).catch(() => {});
         throw error;
       } finally {
-        await context?.close();
+        await example?.close();
         await stopWarden(warden);
         extension.remove();
-        await rm(profile, { recursive: true, force: true });
       }
     });
   });

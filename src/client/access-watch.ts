@@ -30,8 +30,8 @@ export interface AccessWatchOptions {
   maxPages: number;
 }
 
-// 10,000 waiting devices took 222 MB more resident memory (117 MB more heap: a socket,
-// its request and reply, about 23 KB a wait in all) in bench/access-waits.ts. The library
+// 10,000 waiting devices took 222 MB more resident memory on SQLite, 257 MB on PostgreSQL
+// (a socket, its request and reply: 23 to 26 KB a wait in all) in bench/access-waits.ts. The library
 // waits only while a page it opened is open, so a process rarely holds many; the cap keeps
 // a flood of waits from taking the process's memory, and sends the rest elsewhere.
 export const DEFAULT_ACCESS_WATCH_OPTIONS: AccessWatchOptions = { maxWaiters: 10_000, pollIntervalMs: 1_000, gapWaitMs: 10_000, batch: 1_000, maxPages: 20 };

@@ -95,6 +95,8 @@ export async function exchangeHandOffCode(
 /** A page ticket for the device's person (and licence, for a key-activated device): the page it opens is signed in. */
 export async function issuePageTicket(services: Services, session: DeviceSession, toolId: string) {
   if (toolId !== session.toolId) throw notFound(`This device is signed in to tool "${session.toolId}", not "${toolId}".`);
+  // Counted before the ticket is written: a device over its minute writes no row.
+  await services.limits.countPageTicket(services.db, session, services.clock.now());
   const issued = await issueToken(services, "page_ticket", {
     workspaceId: session.workspaceId,
     env: session.env,

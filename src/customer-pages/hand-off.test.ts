@@ -253,6 +253,44 @@ for (const dialect of DIALECTS) {
       assert.equal(noToken.statusCode, 401);
     });
 
+    test("30 tickets a minute per device: the 31st is a 429 with Retry-After to the minute's end, another device is not affected, the next minute is", async () => {
+      const env = await dashboardServices(dialect);
+      const app = await dashboardApp(env);
+      const ws = await seedWorkspace(env.services);
+      const deviceOf = async (email: string) => {
+        const { verifier, code } = await handOff(app, env.dataDir, ws, email);
+        return (await exchange(app, ws.tool, { workspace: ws.slug, env: "test", code, code_verifier: verifier, device: DEVICE })).json().token as string;
+      };
+      const device = await deviceOf(`cap-${ws.slug}@example.com`);
+      const other = await deviceOf(`other-${ws.slug}@example.com`);
+      // 20 s into a minute, so the refusal's wait is the 40 s left of it.
+      env.clock.set(Math.floor(env.clock.now() / 60_000) * 60_000 + 60_000 + 20_000);
+      const tickets = new Set<string>();
+      for (let i = 0; i < 30; i++) {
+        const issued = await ticketFor(app, ws.tool, device);
+        assert.equal(issued.statusCode, 200, `ticket ${i + 1}: ${issued.body}`);
+        tickets.add(issued.json().ticket);
+      }
+      assert.equal(tickets.size, 30);
+
+      const refused = await ticketFor(app, ws.tool, device);
+      assert.equal(refused.statusCode, 429);
+      assert.equal(refused.headers["retry-after"], "40");
+      assert.equal(refused.json().error.type, "rate_limit_error");
+      assert.match(refused.json().error.message, /page tickets per minute for this device \(30\)/);
+      const written = await env.services.db
+        .selectFrom("customer_exchange_tokens")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .where("kind", "=", "page_ticket")
+        .where("workspace_id", "=", ws.workspaceId)
+        .executeTakeFirstOrThrow();
+      assert.equal(Number(written.n), 30, "a refused ticket writes no row");
+
+      assert.equal((await ticketFor(app, ws.tool, other)).statusCode, 200, "another device has its own minute");
+      env.clock.advance(40_000);
+      assert.equal((await ticketFor(app, ws.tool, device)).statusCode, 200, "the next minute");
+    });
+
     test("a key-activated device's ticket opens a session for its licence, without the buyer's address", async () => {
       const env = await dashboardServices(dialect);
       const app = await dashboardApp(env);

@@ -6,12 +6,11 @@
 import assert from "node:assert/strict";
 import type { AddressInfo } from "node:net";
 import { describe, test } from "node:test";
-import type { Page } from "playwright-core";
 import { buildApp } from "../app.js";
 import { openDeviceSession } from "../client/client.service.js";
 import { DAY_MS } from "../clock.js";
 import { ensurePerson } from "../customers/person.store.js";
-import { axeViolations, launchChromium, shoot, watchPolicy } from "../test-support/browser.js";
+import { assertFitsAndPasses, launchChromium, shoot, watchPolicy } from "../test-support/browser.js";
 import { pagesOf } from "../test-support/customer-pages.js";
 import { dashboardServices, readCode } from "../test-support/dashboard.js";
 import { DIALECTS, seedCatalogue, testApi } from "../test-support/harness.js";
@@ -19,17 +18,6 @@ import { connectTestStripe, deliver, paymentSession, stripeEvent, stripeId, subs
 import { startStripeApi } from "../test-support/stripe-api.js";
 
 const JOURNEY_TIMEOUT_MS = 60_000;
-
-/** Nothing wider than the viewport: a page that scrolls sideways at 390 px fails WCAG's reflow. */
-async function assertNoSidewaysScroll(page: Page, label: string): Promise<void> {
-  // Read in the page: the test's own types know no DOM, hence the declared shape.
-  const widths = await page.evaluate(() => {
-    const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement;
-    return [root.scrollWidth, root.clientWidth];
-  });
-  assert.ok((widths[0] ?? 0) <= (widths[1] ?? 0), `${label}: the page is ${widths[0]} px wide in a ${widths[1]} px viewport`);
-  assert.deepEqual(await axeViolations(page), [], `${label}: no serious or critical axe-core violation`);
-}
 
 for (const dialect of DIALECTS) {
   describe(`hosted Manage page in a browser (${dialect})`, () => {
@@ -151,10 +139,10 @@ for (const dialect of DIALECTS) {
         // The page at a phone's width: nothing scrolls sideways.
         await page.setViewportSize({ width: 390, height: 844 });
         await page.goto(`${base}/manage`);
-        await assertNoSidewaysScroll(page, "manage at 390 px");
+        await assertFitsAndPasses(page, "manage at 390 px");
         await shoot(page, "manage-390");
         await page.goto(`${base}/manage/subscriptions/${subscription}/cancel`);
-        await assertNoSidewaysScroll(page, "cancel at 390 px");
+        await assertFitsAndPasses(page, "cancel at 390 px");
         await shoot(page, "manage-cancel-390");
         await page.goto(`${base}/manage`);
 

@@ -456,6 +456,23 @@ export class LimitsService {
     );
   }
 
+  /** Page tickets of one device session, a minute at a time (fixed minutes, as every per-minute limit). */
+  countPageTicket(ex: Executor, subject: { deviceId: string }, now: number): Promise<void> {
+    return this.count(
+      ex,
+      [
+        {
+          scope: `page-tickets:${subject.deviceId}`,
+          limit: this.limits.pageTicketsPerDevicePerMin,
+          window: "minute",
+          what: "page tickets per minute for this device",
+        },
+      ],
+      1,
+      now,
+    );
+  }
+
   private ownerCodeFailureScope(emailNorm: string): string {
     return `owner-code-failures:${emailNorm}`;
   }
@@ -525,6 +542,10 @@ export class LimitsService {
 
   get hobbyPasses(): number {
     return this.limits.hobbyPasses;
+  }
+
+  get pageTicketsPerDevicePerMin(): number {
+    return this.limits.pageTicketsPerDevicePerMin;
   }
 
   get devicesPerLicence(): number {

@@ -1,5 +1,6 @@
 // The real-browser tests' harness: Debian's chromium driven by playwright-core (no browser
 // download). WARDEN_SCREENSHOTS=<folder> saves a picture of every screen a test shoots.
+import assert from "node:assert/strict";
 import { mkdir, readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -34,6 +35,17 @@ export async function axeViolations(page: Page): Promise<string[]> {
   return results.violations
     .filter((v) => v.impact === "serious" || v.impact === "critical")
     .map((v) => `${v.id} (${v.impact}): ${v.help}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+}
+
+/** Nothing wider than the viewport (a page that scrolls sideways at 390 px fails WCAG's reflow), and no serious or critical axe-core violation. */
+export async function assertFitsAndPasses(page: Page, label: string): Promise<void> {
+  // Read in the page: the test's own types know no DOM, hence the declared shape.
+  const widths = await page.evaluate(() => {
+    const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement;
+    return [root.scrollWidth, root.clientWidth];
+  });
+  assert.ok((widths[0] ?? 0) <= (widths[1] ?? 0), `${label}: the page is ${widths[0]} px wide in a ${widths[1]} px viewport`);
+  assert.deepEqual(await axeViolations(page), [], `${label}: no serious or critical axe-core violation`);
 }
 
 /** Collects what the page reports of breaches of the content-security policy (into `violations`, shared by several pages if given). */
