@@ -92,7 +92,9 @@ export function formatValue(unit: ChartUnit, value: number): string {
 export function formatAxis(unit: ChartUnit, major: number): string {
   if (unit.kind === "count") return new Intl.NumberFormat("en", { notation: "compact", maximumFractionDigits: 1 }).format(major);
   try {
-    return new Intl.NumberFormat("en", { style: "currency", currency: unit.currency.toUpperCase(), notation: "compact", maximumFractionDigits: 1 }).format(major);
+    return new Intl.NumberFormat("en", { style: "currency", currency: unit.currency.toUpperCase(), notation: "compact", maximumFractionDigits: 1 }).format(
+      major,
+    );
   } catch {
     return `${new Intl.NumberFormat("en", { notation: "compact", maximumFractionDigits: 1 }).format(major)} ${unit.currency}`;
   }
@@ -221,9 +223,7 @@ function drawing(spec: ChartSpec, g: Geometry, variant: "wide" | "narrow"): Html
   const dots = n <= 14;
   const line = (points: readonly ChartPoint[], tone: { stroke: string; dash: string }, width: number) =>
     html`<polyline points="${path(points)}" fill="none" stroke="${tone.stroke}" stroke-width="${width}" stroke-linejoin="round" stroke-linecap="round"${tone.dash ? html` stroke-dasharray="${tone.dash}"` : ""}/>${
-      dots || points.length === 1
-        ? points.map((p, i) => html`<circle cx="${x(i)}" cy="${y(toAxis(unit, p.value))}" r="3.5" fill="${tone.stroke}"/>`)
-        : ""
+      dots || points.length === 1 ? points.map((p, i) => html`<circle cx="${x(i)}" cy="${y(toAxis(unit, p.value))}" r="3.5" fill="${tone.stroke}"/>`) : ""
     }`;
   const grid = ticks.map(
     (t, k) =>
@@ -270,7 +270,10 @@ function swatch(tone: { stroke: string; dash: string }): Html {
 
 function legend(spec: ChartSpec): Html {
   const prev = spec.previous;
-  const prevRange = prev && prev.length > 0 ? ` (${fullDate((prev[0] as ChartPoint).date, spec.grain)} to ${fullDate((prev[prev.length - 1] as ChartPoint).date, spec.grain)})` : "";
+  const prevRange =
+    prev && prev.length > 0
+      ? ` (${fullDate((prev[0] as ChartPoint).date, spec.grain)} to ${fullDate((prev[prev.length - 1] as ChartPoint).date, spec.grain)})`
+      : "";
   return html`<ul class="chart-legend" aria-hidden="true">
 ${spec.lines.map((l, k) => html`<li>${swatch(TONES[k % TONES.length] as (typeof TONES)[number])}${l.name}</li>`)}
 ${prev && prev.length > 0 ? html`<li>${swatch(PREVIOUS)}${spec.lines[0]?.name ?? ""}, previous period${prevRange}</li>` : ""}
@@ -285,7 +288,7 @@ export function chartTable(spec: ChartSpec): Html {
   const points = spec.lines[0]?.points ?? [];
   const prev = spec.previous ?? [];
   const main = spec.lines[0]?.name ?? "";
-  const table = html`<div class="table-wrap"${scrollBox(`${spec.title}: the figures`)}><table class="chart-table">
+  const table = html`<div class="table-wrap"${scrollBox(`${spec.title}: the figures`)}><table class="figures-table">
 <caption class="sr-only">${spec.title}, by ${spec.grain}</caption>
 <thead><tr><th scope="col">${spec.grain === "month" ? "Month" : "Day"}</th>${spec.lines.map((l) => html`<th scope="col" class="num">${l.name}</th>`)}${
     prev.length > 0 ? html`<th scope="col">Previous period</th><th scope="col" class="num">${main}, then</th>` : ""
@@ -293,7 +296,9 @@ export function chartTable(spec: ChartSpec): Html {
 <tbody>${points.map((p, i) => {
     const before = prev[i];
     return html`<tr><th scope="row">${fullDate(p.date, spec.grain)}</th>${spec.lines.map((l) => html`<td class="num">${formatValue(spec.unit, l.points[i]?.value ?? 0)}</td>`)}${
-      prev.length > 0 ? html`<td>${before ? fullDate(before.date, spec.grain) : ""}</td><td class="num">${before ? formatValue(spec.unit, before.value) : ""}</td>` : ""
+      prev.length > 0
+        ? html`<td>${before ? fullDate(before.date, spec.grain) : ""}</td><td class="num">${before ? formatValue(spec.unit, before.value) : ""}</td>`
+        : ""
     }</tr>`;
   })}</tbody>
 </table></div>`;
