@@ -1,4 +1,4 @@
-// src/insights/insights.types.ts — dates are UTC: a day 'YYYY-MM-DD', a month 'YYYY-MM'; amounts in the currency's minor unit.
+// Dates are UTC: a day 'YYYY-MM-DD', a month 'YYYY-MM'; amounts in the currency's minor unit.
 export type Grain = "day" | "month";
 export interface InsightsQuery {
   workspaceId: string;
