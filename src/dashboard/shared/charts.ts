@@ -161,7 +161,8 @@ export function xLabels(dates: readonly string[], grain: ChartGrain, x: (i: numb
   const gap = fontSize;
   const label = (i: number): XLabel => {
     const text = axisDate(dates[i] as string, grain);
-    const width = textWidth(text, fontSize);
+    // As wide as the year that may go under it ("Dec" over "2025").
+    const width = textWidth(text.length < 4 ? "0000" : text, fontSize);
     const at = x(i);
     const anchor = n === 1 ? "middle" : i === 0 || at - width / 2 < x(0) ? "start" : i === n - 1 || at + width / 2 > x(n - 1) ? "end" : "middle";
     return { index: i, x: at, text, anchor, width, year: null };
