@@ -222,7 +222,7 @@ const percentOf = (part: number, whole: number) => (whole === 0 ? "" : ` (${Math
 function peopleContent(c: Context, data: PeopleInsights): Html {
   const count = (label: string) => ({ kind: "count", label }) as const;
   const t = data.trials;
-  return html`<section class="panel" aria-labelledby="trials-head"><div class="panel-head"><h2 id="trials-head">Trials started in the range</h2></div>
+  return html`<section class="panel" aria-labelledby="trials-head"><div class="panel-head"><h2 id="trials-head">Trials, and what became of them</h2></div>
 <div class="stats insights-trials">${stat("Trials started", formatCount(t.started), null)}${stat("Paid within the trial", `${formatCount(t.paidWithinTrial)}${percentOf(t.paidWithinTrial, t.started)}`, null)}${stat("Paid within 30 days after", `${formatCount(t.paidWithin30DaysAfter)}${percentOf(t.paidWithin30DaysAfter, t.started)}`, null, "A trial still running, or ended less than 30 days ago, may yet convert.")}</div>
 </section>
 ${seriesChart("new-customers", "New customers", "New customers", data.newCustomers, c, {
