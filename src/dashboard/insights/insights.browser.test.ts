@@ -32,7 +32,7 @@ for (const dialect of DIALECTS) {
       const env = await dashboardServices(dialect);
       env.clock.set(TODAY);
       const ws = await seedCatalogue(env.services);
-      await makeInsightsHistory(env.services, env.clock, ws, env.dataDir);
+      const history = await makeInsightsHistory(env.services, env.clock, ws, env.dataDir);
       const app = await buildApp(env.services, { logger: false });
       await app.listen({ host: "127.0.0.1", port: 0 });
       const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -96,6 +96,13 @@ for (const dialect of DIALECTS) {
             assert.match(await mainText(page), figures, `${tab} at ${width} px`);
             await check(tab.toLowerCase());
           }
+          // Use, for one tool: who uses it most without paying, a link to their customer page.
+          await page.selectOption("#tool", ws.tool);
+          await page.click(".insights-filters button[type=submit]");
+          await page.waitForURL(new RegExp(`tool=${ws.tool}`));
+          await check("use-one-tool");
+          await page.locator("section[aria-labelledby=top-unpaid] .table-wrap a", { hasText: history.user }).click();
+          await page.waitForURL(`${base}/dashboard/w/${ws.slug}/test/customers/${ws.tool}/${encodeURIComponent(history.user)}`);
           problems.push(...violations.map((v) => `at ${width} px: ${v}`));
           await context.close();
         }

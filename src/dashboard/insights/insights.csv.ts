@@ -111,6 +111,11 @@ export function peopleTables(insights: PeopleInsights): CsvTable[] {
     },
     { name: "trials", header: ["date", "trials_started", "previous_date", "previous_trials_started"], rows: seriesRows([insights.trialsStarted], (v) => v) },
     { name: "grants", header: ["date", "grants", "previous_date", "previous_grants"], rows: seriesRows([insights.grants], (v) => v) },
+    {
+      name: "trial-conversion",
+      header: ["trials_started", "paid_within_trial", "paid_within_30_days_after"],
+      rows: [[insights.trials.started, insights.trials.paidWithinTrial, insights.trials.paidWithin30DaysAfter]],
+    },
   ];
 }
 

@@ -61,6 +61,16 @@ for (const dialect of DIALECTS) {
       assert.equal(use.statusCode, 200);
       assert.match(text(use.body), /People active Download CSV of People active 1 /);
       assert.match(text(use.body), /Devices active Download CSV of Devices active 1 /);
+      // Signed in and checking, holding nothing: whom to offer a plan, linked to their customer page.
+      assert.ok(
+        use.body.includes(
+          `<a href="/dashboard/w/${ws.slug}/test/customers/${ws.tool}/${encodeURIComponent(history.user)}">${history.user}</a></td><td>Free</td><td class="num">1</td>`,
+        ),
+      );
+      const unpaid = (await browser.get(`${base}/use/top-unpaid.csv?range=7d&tool=${ws.tool}`)).body;
+      assert.equal(unpaid, `"email","source","active_days"\r\n"${history.user}","free","1"\r\n`);
+      const conversion = (await browser.get(`${base}/people/trial-conversion.csv?range=7d`)).body;
+      assert.equal(conversion, '"trials_started","paid_within_trial","paid_within_30_days_after"\r\n"0","0","0"\r\n');
       const active = (await browser.get(`${base}/use/active-people.csv?range=7d&tool=${ws.tool}`)).body.split("\r\n");
       assert.match(active[7] ?? "", new RegExp(`^"${history.today}","1","1","1",`));
     });

@@ -137,7 +137,7 @@ describe("insights CSV", () => {
     });
     assert.deepEqual(
       people.map((t) => t.name),
-      ["new-customers", "trials", "grants"],
+      ["new-customers", "trials", "grants", "trial-conversion"],
     );
     assert.match(
       csvFile(people[0] as (typeof people)[number]),
@@ -195,8 +195,12 @@ describe("insights pages' templates", () => {
     assert.match(page, /Showing the last 30 days instead/);
   });
 
-  test("use: at-risk and top unpaid people linked to their customer page (the list when all tools), escaped", () => {
-    const all = insightsView(frame, { tools, selection: selection(), shown: { group: "use", data: use } }).markup;
+  test("use: at-risk and top unpaid people linked to their customer page (the list when all of several tools), escaped", () => {
+    const two = [...tools, { id: "notepad", name: "Notepad", trialDays: 0, createdAt: 0 }];
+    const all = insightsView(frame, { tools: two, selection: selection(), shown: { group: "use", data: use } }).markup;
+    assert.match(all, /Choose a tool above to open each person&#39;s page from here\./);
+    const only = insightsView(frame, { tools, selection: selection(), shown: { group: "use", data: use } }).markup;
+    assert.ok(only.includes(`href="/dashboard/w/acme/test/customers/tabmaster/free%2B%3Cb%3E%40example.com"`), "the workspace's only tool");
     assert.ok(all.includes(`<a href="/dashboard/w/acme/test/customers?q=free%2B%3Cb%3E%40example.com">free+&lt;b&gt;@example.com</a>`));
     assert.match(all, /<td>Trial<\/td><td class="num">12<\/td>/);
     assert.match(all, /<span class="muted">Never<\/span>/);

@@ -222,7 +222,7 @@ const percentOf = (part: number, whole: number) => (whole === 0 ? "" : ` (${Math
 function peopleContent(c: Context, data: PeopleInsights): Html {
   const count = (label: string) => ({ kind: "count", label }) as const;
   const t = data.trials;
-  return html`<section class="panel" aria-labelledby="trials-head"><div class="panel-head"><h2 id="trials-head">Trials, and what became of them</h2></div>
+  return html`<section class="panel" aria-labelledby="trials-head"><div class="panel-head"><h2 id="trials-head">Trials, and what became of them</h2><a class="button small" href="${c.csv("trial-conversion")}" download>Download CSV<span class="sr-only"> of trials and what became of them</span></a></div>
 <div class="stats insights-trials">${stat("Trials started", formatCount(t.started), null)}${stat("Paid within the trial", `${formatCount(t.paidWithinTrial)}${percentOf(t.paidWithinTrial, t.started)}`, null)}${stat("Paid within 30 days after", `${formatCount(t.paidWithin30DaysAfter)}${percentOf(t.paidWithin30DaysAfter, t.started)}`, null, "A trial still running, or ended less than 30 days ago, may yet convert.")}</div>
 </section>
 ${seriesChart("new-customers", "New customers", "New customers", data.newCustomers, c, {
@@ -251,11 +251,11 @@ function useContent(c: Context, data: UseInsights): Html {
   const people = { kind: "count", label: "people" } as const;
   const here = c.frame.current;
   const customers = here ? sectionPath(here.workspace.slug, here.env, "customers") : "";
-  // A customer's page is a tool's: with one tool chosen, the address opens it; across all, the list finds the address.
+  // A customer's page is a tool's: the tool on screen, or the workspace's only one; across several, the list searches the address.
+  const tool = c.selection.tool ?? (c.tools.length === 1 ? (c.tools[0]?.id ?? null) : null);
   const customerLink = (email: string) =>
-    c.selection.tool === null
-      ? `${customers}?${new URLSearchParams({ q: email })}`
-      : `${customers}/${encodeURIComponent(c.selection.tool)}/${encodeURIComponent(email)}`;
+    tool === null ? `${customers}?${new URLSearchParams({ q: email })}` : `${customers}/${encodeURIComponent(tool)}/${encodeURIComponent(email)}`;
+  const pickTool = tool === null ? " Choose a tool above to open each person's page from here." : "";
   const { daily, weekly, monthly } = data.activePeople;
   return html`${seriesChart("active-people", "People active", "In the day", daily, c, {
     unit: people,
@@ -274,7 +274,7 @@ ${seriesChart("devices", "Devices active", "Devices", data.activeDevices, c, {
   table: "devices",
 })}
 <section class="panel" aria-labelledby="at-risk"><div class="panel-head"><h2 id="at-risk">Paying, but not using it</h2><a class="button small" href="${c.csv("at-risk")}" download>Download CSV<span class="sr-only"> of paying people not using it</span></a></div>
-<p class="panel-text">People who pay and whose devices made no access check for 14 days: the likeliest to cancel. Newest lapse first, at most 100.</p>
+<p class="panel-text">People who pay and whose devices made no access check for 14 days: the likeliest to cancel. Newest lapse first, at most 100.${pickTool}</p>
 ${
   data.atRisk.length === 0
     ? html`<div class="empty"><p>Every paying person used it in the last 14 days.</p></div>`
@@ -287,7 +287,7 @@ ${
 }
 </section>
 <section class="panel" aria-labelledby="top-unpaid"><div class="panel-head"><h2 id="top-unpaid">Using it most without paying</h2><a class="button small" href="${c.csv("top-unpaid")}" download>Download CSV<span class="sr-only"> of people using it most without paying</span></a></div>
-<p class="panel-text">People on a trial, a grant or free access with the most active days in the range: whom to offer a plan. At most 20.</p>
+<p class="panel-text">People on a trial, a grant or free access with the most active days in the range: whom to offer a plan. At most 20.${pickTool}</p>
 ${
   data.topUnpaid.length === 0
     ? html`<div class="empty"><p>Nobody without a purchase used it in this range.</p></div>`
