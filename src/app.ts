@@ -20,6 +20,7 @@ import { redactingStream } from "./http/log-redaction.js";
 import { answerClientError, refuseExpectation, requireHost } from "./http/raw-errors.js";
 import { validatorCompiler } from "./http/validation.js";
 import { newId } from "./ids.js";
+import { insightsRoutes } from "./insights/insights.routes.js";
 import { healthRoutes } from "./ops/health.routes.js";
 import { instrumentRequests, metricsRoutes } from "./ops/metrics.routes.js";
 import { closeConnectionsWhenClosing } from "./ops/shutdown.js";
@@ -150,6 +151,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       await api.register(customerRoutes, { services });
       await api.register(grantRoutes, { services });
       await api.register(webhookRoutes, { services });
+      await api.register(insightsRoutes, { services });
     },
     { prefix: API_PREFIX },
   );

@@ -10,9 +10,9 @@ import type { Services } from "../services.js";
 import { type BillingTx, inBillingTransaction, syncHolders } from "./billing.context.js";
 import { emitDisputeClosed, emitPaymentDisputed } from "./billing.events.js";
 import { closeDisputeRow, type Dispute, findDispute, findDisputesById, insertDispute } from "./dispute.store.js";
-import { holdersOfLicence } from "./licence.service.js";
+import { countRefund, holdersOfLicence } from "./licence.service.js";
 import { findLicenceById, type StoredLicence, setLicenceStatus } from "./licence.store.js";
-import type { StoredSubscription } from "./subscription.store.js";
+import { findSubscription, type StoredSubscription } from "./subscription.store.js";
 
 export type DisputeOutcome = "won" | "lost" | "warning_closed";
 export const DISPUTE_OUTCOMES: readonly DisputeOutcome[] = ["won", "lost", "warning_closed"];
@@ -73,6 +73,12 @@ export async function closeDisputeIn(tx: BillingTx, dispute: Dispute, outcome: D
   const licence = dispute.licenceId ? await findLicenceById(tx.trx, dispute.licenceId) : null;
   if (dispute.closedAt !== null) return;
   await closeDisputeRow(tx.trx, tx, dispute.id, outcome, tx.now);
+  if (outcome === "lost") {
+    // The bank took the money back: to the vendor, a refund.
+    const sub = licence || dispute.subscriptionId === null ? null : await findSubscription(tx.trx, tx, dispute.subscriptionId);
+    const planId = licence?.planId ?? sub?.planId ?? null;
+    await countRefund(tx, { productKind: dispute.productKind, productId: dispute.productId, planId }, dispute.amountCents, dispute.currency);
+  }
   await emitDisputeClosed(tx, dispute, licence, outcome);
   if (!licence) return;
   const next = outcome === "lost" ? (licence.status === "revoked" ? null : "revoked") : licence.status === "suspended" ? "active" : null;

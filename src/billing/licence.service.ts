@@ -7,6 +7,7 @@ import { toIso } from "../clock.js";
 import type { Env } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { newId } from "../ids.js";
+import { bump, productScope, utcDayOf } from "../insights/rollup.store.js";
 import type { Services } from "../services.js";
 import { refundAtStripe } from "../stripe/stripe-actions.js";
 import { type BillingTx, inBillingTransaction, syncHolders } from "./billing.context.js";
@@ -80,6 +81,7 @@ export async function refundLicenceIn(
   if (licence.refundedAt !== null) return "already_refunded";
   if (licence.status === "revoked") return "revoked_by_dispute";
   await setLicenceStatus(tx.trx, licence.id, "revoked", tx.now);
+  await countRefund(tx, licence, licence.amountCents, licence.currency);
   await emitLicenceRefunded(tx, licence, refund);
   await syncHolders(tx, licence, await holdersOfLicence(tx, licence));
   return "refunded";
@@ -134,4 +136,26 @@ export async function refundLicence(services: Services, input: { id: string; act
       at_stripe: atStripe,
     };
   });
+}
+
+/** Money given back for a licence (a refund, a lost dispute): Insights' refunds on the change's day. */
+export async function countRefund(
+  tx: BillingTx,
+  product: Pick<StoredLicence, "productKind" | "productId" | "planId">,
+  amountCents: number | null,
+  currency: string | null,
+): Promise<void> {
+  if (amountCents === null || currency === null) return;
+  await bump(tx.trx, [
+    {
+      workspaceId: tx.workspaceId,
+      env: tx.env,
+      metric: "refunds",
+      day: utcDayOf(tx.now),
+      scope: productScope(product.productKind, product.productId),
+      currency,
+      planId: product.planId,
+      value: amountCents,
+    },
+  ]);
 }

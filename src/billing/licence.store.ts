@@ -1,6 +1,7 @@
 import type { Selectable } from "kysely";
 import type { Executor } from "../db/database.js";
 import type { Env, LicencesTable, ProductKind } from "../db/schema.js";
+import { bump, productScope, utcDayOf } from "../insights/rollup.store.js";
 
 export type LicenceStatus = "active" | "suspended" | "revoked";
 
@@ -56,6 +57,25 @@ export async function insertLicences(ex: Executor, licences: readonly Licence[])
       })),
     )
     .execute();
+  await bump(
+    ex,
+    licences.flatMap((l) =>
+      l.amountCents !== null && l.currency !== null
+        ? [
+            {
+              workspaceId: l.workspaceId,
+              env: l.env,
+              metric: "gross_one_time" as const,
+              day: utcDayOf(l.purchasedAt),
+              scope: productScope(l.productKind, l.productId),
+              currency: l.currency,
+              planId: l.planId,
+              value: l.amountCents,
+            },
+          ]
+        : [],
+    ),
+  );
 }
 
 /** A licence as stored, with what only payments write. */

@@ -12,8 +12,10 @@ import { type Actor, recordAction } from "../audit/audit.service.js";
 import { toIso } from "../clock.js";
 import type { Env } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
+import { countSubscriptionRevenue, recordSubscriptionMrr } from "../insights/rollup.store.js";
 import type { Services } from "../services.js";
 import { cancelAtStripe, setCancelAtPeriodEndAtStripe } from "../stripe/stripe-actions.js";
+import { listSubscriptionPaymentAmounts } from "../stripe/stripe-link.store.js";
 import { requireEnv, requireWorkspace } from "../workspaces/workspace.service.js";
 import { type BillingTx, inBillingTransaction, syncHolders } from "./billing.context.js";
 import { emitSubscriptionEnded, emitSubscriptionSetToCancel, emitSubscriptionStarted, utcDay } from "./billing.events.js";
@@ -140,6 +142,8 @@ export async function applySubscriptionReport(tx: BillingTx, report: Subscriptio
     await updateSubscription(tx.trx, tx, report.id, patch);
   }
   const after = await reload(tx, report.id);
+  if (!before) await countSubscriptionRevenue(tx.trx, after, await listSubscriptionPaymentAmounts(tx.trx, tx, after.id));
+  await recordSubscriptionMrr(tx.trx, after, report.at);
 
   if ((before === null || before.status === "incomplete") && after.endedAt === null && STARTED.has(after.status)) {
     await emitSubscriptionStarted(tx, after);
@@ -209,6 +213,7 @@ export async function cancelSubscription(
     if (input.now) {
       await updateSubscription(tx.trx, tx, sub.id, { status: "canceled", endedAt: tx.now });
       const ended = await reload(tx, sub.id);
+      await recordSubscriptionMrr(tx.trx, ended, tx.now);
       await emitSubscriptionEnded(tx, ended);
       await syncHolders(tx, ended, await holdersOf(tx, ended));
       await audit(tx, input.actor, "subscription.ended", sub.id);

@@ -1,6 +1,7 @@
 // The client API's use cases: sign-in by emailed code, device sessions, the access
 // check. Expected failures are ApiErrors; a wrong code is decided inside the
 // transaction and thrown after it commits, so the spent try is kept.
+
 import { hash, randomInt, timingSafeEqual } from "node:crypto";
 import { slugFromHost } from "../auth/key.service.js";
 import { toIso } from "../clock.js";
@@ -15,6 +16,7 @@ import { closeCode, takeCodeTry } from "../db/one-time-code.store.js";
 import type { Env } from "../db/schema.js";
 import { ApiError, invalidParameter, notFound } from "../errors/errors.js";
 import { newId, randomBase62 } from "../ids.js";
+import { countActivity } from "../insights/activity.js";
 import { queueMails } from "../mail/mail.service.js";
 import type { Services } from "../services.js";
 import { audienceOf, MAX_TOKEN_SECONDS, signAccessToken, TOKEN_ISSUER } from "../tokens/access-token.js";
@@ -291,6 +293,14 @@ async function answerAccess(services: Services, session: DeviceSession, toolId: 
   const now = clock.now();
   const entitlement = computeEntitlement(sources ?? { licences: [], subscriptions: [], grants: [] }, now);
   await touchDevice(db, session.deviceId, now);
+  await countActivity(db, {
+    workspaceId: session.workspaceId,
+    env: session.env,
+    toolId: session.toolId,
+    personId: session.personId,
+    deviceId: session.deviceId,
+    at: now,
+  });
   // Access that runs out by itself before the usual recheck is rechecked when it ends.
   const untilEnd = entitlement.entitled && entitlement.heldUntil !== null ? Math.ceil((entitlement.heldUntil - now) / 1000) : MAX_RECHECK_SECONDS;
   const recheckAfter = Math.max(1, Math.min(MAX_RECHECK_SECONDS, untilEnd));

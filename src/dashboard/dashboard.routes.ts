@@ -11,6 +11,7 @@ import { brandingRoutes } from "./branding/branding.routes.js";
 import { bundleRoutes } from "./catalogue/bundles.routes.js";
 import { toolRoutes } from "./catalogue/tools.routes.js";
 import { customerRoutes } from "./customers/customers.routes.js";
+import { insightsRoutes } from "./insights/insights.routes.js";
 import { keyRoutes } from "./keys/keys.routes.js";
 import { overviewRoutes } from "./overview/overview.routes.js";
 import { ownerRoutes } from "./owners/owners.routes.js";
@@ -88,6 +89,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: { services:
     });
     await owned.register(overviewRoutes, { services });
     await owned.register(customerRoutes, { services });
+    await owned.register(insightsRoutes, { services });
     await owned.register(toolRoutes, { services });
     await owned.register(bundleRoutes, { services });
     await owned.register(stripeRoutes, { services });

@@ -236,6 +236,11 @@ describe("every dashboard page at 390 and 1280 px", () => {
           await page.waitForSelector("#code");
         },
       },
+      { name: "insights-revenue", path: `${w}/insights/revenue` },
+      { name: "insights-subscriptions", path: `${w}/insights/subscriptions?range=90d` },
+      { name: "insights-people", path: `${w}/insights/people?range=12m` },
+      { name: "insights-use", path: `${w}/insights/use?tool=tabmaster&range=7d` },
+      { name: "insights-range-error", path: `${w}/insights/revenue?range=custom&from=2026-02-31&to=2026-03-02` },
       { name: "tools", path: `${w}/tools` },
       { name: "tool", path: `${w}/tools/tabmaster` },
       { name: "plan", path: `${w}/tools/tabmaster/plans/monthly` },

@@ -432,6 +432,9 @@ export interface SubscriptionPaymentsTable {
   payment_intent: string;
   subscription_id: string;
   created_at: number;
+  /** What the invoice paid, on its first payment intent's row (migration 031); null before, and on the others. */
+  amount_cents: number | null;
+  currency: string | null;
 }
 
 export interface DisputesTable {
@@ -567,6 +570,44 @@ export interface WorkspaceBrandsTable {
   updated_at: number;
 }
 
+/** A figure of one UTC day behind Insights (migration 031): added to in the change's transaction. */
+export interface InsightDaysTable {
+  workspace_id: string;
+  env: Env;
+  metric: string;
+  day: string;
+  /** "tool:<id>", "bundle:<id>", or "*" for a figure counted once over every tool. */
+  scope: string;
+  currency: string;
+  plan_id: string;
+  value: number;
+}
+
+/** A day a person had an access check, per tool scope and over all ("*") (migration 031). */
+export interface InsightActiveDaysTable {
+  workspace_id: string;
+  env: Env;
+  scope: string;
+  person_id: string;
+  day: string;
+}
+
+/** A day a device had an access check (migration 031). */
+export interface InsightDeviceDaysTable {
+  device_id: string;
+  day: string;
+}
+
+/** What a subscription adds to MRR now, and whether it ever added any (migration 031). */
+export interface InsightSubscriptionsTable {
+  workspace_id: string;
+  env: Env;
+  subscription_id: string;
+  currency: string;
+  mrr: number;
+  contributed: number;
+}
+
 export interface Database {
   owners: OwnersTable;
   workspaces: WorkspacesTable;
@@ -612,4 +653,8 @@ export interface Database {
   shown_once: ShownOnceTable;
   access_changes: AccessChangesTable;
   workspace_brands: WorkspaceBrandsTable;
+  insight_days: InsightDaysTable;
+  insight_active_days: InsightActiveDaysTable;
+  insight_device_days: InsightDeviceDaysTable;
+  insight_subscriptions: InsightSubscriptionsTable;
 }

@@ -1,5 +1,6 @@
 import type { Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
+import { bump, utcDayOf } from "../insights/rollup.store.js";
 
 export interface StoredGrant {
   id: string;
@@ -41,6 +42,17 @@ export async function insertGrants(ex: Executor, grants: readonly NewGrant[]): P
       })),
     )
     .execute();
+  await bump(
+    ex,
+    grants.map((g) => ({
+      workspaceId: g.workspaceId,
+      env: g.env,
+      metric: g.kind === "trial" ? ("trials" as const) : ("grants" as const),
+      day: utcDayOf(g.createdAt),
+      scope: `tool:${g.toolId}`,
+      value: 1,
+    })),
+  );
 }
 
 function grantQuery(ex: Executor) {

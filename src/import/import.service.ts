@@ -16,6 +16,7 @@ import { type Db, type Executor, holdWriteLock } from "../db/database.js";
 import type { Env } from "../db/schema.js";
 import { ApiError, invalidParameter } from "../errors/errors.js";
 import { insertGrants } from "../grants/grant.store.js";
+import { recordSubscriptionMrr } from "../insights/rollup.store.js";
 import { requireEnv, requireWorkspace } from "../workspaces/workspace.service.js";
 import { FileCheck, type ImportLine, type LineProblem, loadStoredState, parseLine, type Write } from "./import.check.js";
 import { fileSource, LinePass, type NdjsonSource, textSource } from "./ndjson-reader.js";
@@ -158,6 +159,7 @@ async function writeBatch(trx: Executor, workspaceId: string, env: Env, now: num
     }
   }
   await insertSubscriptions(trx, subscriptions);
+  for (const sub of subscriptions) await recordSubscriptionMrr(trx, { ...sub, endedAt: sub.endedAt ?? null, seats: sub.seats ?? null }, sub.createdAt);
   await insertLicences(trx, licences);
   await insertGrants(trx, grants);
   await insertDevices(trx, devices);

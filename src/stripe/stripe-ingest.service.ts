@@ -14,6 +14,7 @@ import { findSubscription } from "../billing/subscription.store.js";
 import { ensurePerson, findPersonById, type Person } from "../customers/person.store.js";
 import type { Env, StripeEventOutcome } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
+import { countSubscriptionRevenue } from "../insights/rollup.store.js";
 import type { Services } from "../services.js";
 import { findWorkspaceBySlug } from "../workspaces/workspace.store.js";
 import { findStripeAccount } from "./stripe-account.store.js";
@@ -297,8 +298,18 @@ async function onDisputeClosed(tx: BillingTx, event: StripeEvent): Promise<Handl
 async function onInvoicePaid(tx: BillingTx, event: StripeEvent): Promise<Handled> {
   const invoice = readInvoicePayments(event.object);
   if (isProblem(invoice)) return ignored(invoice.problem);
-  for (const paymentIntent of invoice.paymentIntents) {
-    await insertSubscriptionPayment(tx.trx, tx, { paymentIntent, subscriptionId: invoice.subscriptionId }, tx.now);
+  // The invoice's amount goes on its first payment intent's row, so that it is counted once.
+  const [first, ...rest] = invoice.paymentIntents;
+  const subscriptionId = invoice.subscriptionId;
+  const paid = { amountCents: invoice.amountPaid, currency: invoice.currency };
+  const counted = first !== undefined && (await insertSubscriptionPayment(tx.trx, tx, { paymentIntent: first, subscriptionId, ...paid }, tx.now));
+  for (const paymentIntent of rest) {
+    await insertSubscriptionPayment(tx.trx, tx, { paymentIntent, subscriptionId, amountCents: null, currency: null }, tx.now);
+  }
+  const subscription = counted ? await findSubscription(tx.trx, tx, subscriptionId) : null;
+  // A subscription not stored yet counts its payments when it is (applySubscriptionReport).
+  if (subscription && paid.amountCents !== null && paid.currency !== null) {
+    await countSubscriptionRevenue(tx.trx, subscription, [{ amountCents: paid.amountCents, currency: paid.currency, createdAt: tx.now }]);
   }
   return applied();
 }

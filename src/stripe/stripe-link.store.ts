@@ -44,10 +44,10 @@ export async function findSubscriptionBuyer(ex: Executor, scope: Scope, subscrip
 export async function insertSubscriptionPayment(
   ex: Executor,
   scope: Scope,
-  payment: { paymentIntent: string; subscriptionId: string },
+  payment: { paymentIntent: string; subscriptionId: string; amountCents: number | null; currency: string | null },
   now: number,
-): Promise<void> {
-  await ex
+): Promise<boolean> {
+  const r = await ex
     .insertInto("subscription_payments")
     .values({
       workspace_id: scope.workspaceId,
@@ -55,9 +55,31 @@ export async function insertSubscriptionPayment(
       payment_intent: payment.paymentIntent,
       subscription_id: payment.subscriptionId,
       created_at: now,
+      amount_cents: payment.amountCents,
+      currency: payment.currency,
     })
     .onConflict((oc) => oc.columns(["workspace_id", "env", "payment_intent"]).doNothing())
+    .executeTakeFirst();
+  return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
+}
+
+/** What a subscription's invoices paid before it was stored (its events may come after the invoice's). */
+export async function listSubscriptionPaymentAmounts(
+  ex: Executor,
+  scope: Scope,
+  subscriptionId: string,
+): Promise<{ amountCents: number; currency: string; createdAt: number }[]> {
+  const rows = await ex
+    .selectFrom("subscription_payments")
+    .select(["amount_cents", "currency", "created_at"])
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("subscription_id", "=", subscriptionId)
+    .where("amount_cents", "is not", null)
     .execute();
+  return rows.flatMap((r) =>
+    r.amount_cents === null || r.currency === null ? [] : [{ amountCents: Number(r.amount_cents), currency: r.currency, createdAt: Number(r.created_at) }],
+  );
 }
 
 export async function findSubscriptionOfPayment(ex: Executor, scope: Scope, paymentIntent: string): Promise<string | null> {

@@ -277,7 +277,9 @@ export function readDispute(o: Obj): DisputeReport | Problem {
 }
 
 /** The subscription an invoice bills and the payment intents that paid it. */
-export function readInvoicePayments(o: Obj): { subscriptionId: string; paymentIntents: string[] } | Problem {
+export function readInvoicePayments(
+  o: Obj,
+): { subscriptionId: string; paymentIntents: string[]; amountPaid: number | null; currency: string | null } | Problem {
   return guarded(() => {
     const parent = obj(o, "parent");
     const details = parent ? obj(parent, "subscription_details") : null;
@@ -289,7 +291,8 @@ export function readInvoicePayments(o: Obj): { subscriptionId: string; paymentIn
     ];
     const paymentIntents = [...new Set(intents.filter((p): p is string => p !== null))];
     if (paymentIntents.length === 0) return { problem: "invoice names no payment intent" };
-    return { subscriptionId, paymentIntents };
+    const currency = str(o, "currency");
+    return { subscriptionId, paymentIntents, amountPaid: amount(o, "amount_paid"), currency: currency?.toLowerCase() ?? null };
   });
 }
 

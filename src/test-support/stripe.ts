@@ -196,11 +196,12 @@ export function disputeObject(o: {
 }
 
 /** An invoice of the current API version: its subscription under parent, its payments listed. */
-export function invoiceObject(o: { subscription: string; paymentIntent: string }) {
+export function invoiceObject(o: { subscription: string; paymentIntent: string; amountPaid?: number; currency?: string }) {
   return {
     id: stripeId("in"),
     object: "invoice",
     status: "paid",
+    ...(o.amountPaid === undefined ? {} : { amount_paid: o.amountPaid, currency: o.currency ?? "eur" }),
     parent: { type: "subscription_details", subscription_details: { subscription: o.subscription, metadata: {} } },
     payments: {
       object: "list",

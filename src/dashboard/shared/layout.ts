@@ -9,7 +9,19 @@ export const CSS_PATH = `${DASHBOARD}/assets/dashboard.css`;
 /** The one script: Copy buttons (see assets/copy.js); only pages with one load it. */
 const COPY_SCRIPT_PATH = `${DASHBOARD}/assets/copy.js`;
 
-export type Section = "overview" | "customers" | "tools" | "bundles" | "stripe" | "keys" | "webhooks" | "events" | "owners" | "branding" | AccountSection;
+export type Section =
+  | "overview"
+  | "customers"
+  | "insights"
+  | "tools"
+  | "bundles"
+  | "stripe"
+  | "keys"
+  | "webhooks"
+  | "events"
+  | "owners"
+  | "branding"
+  | AccountSection;
 /** Pages about the owner, not about a workspace environment. */
 export type AccountSection = "audit" | "sessions";
 const inWorkspace = (section: Section): Exclude<Section, AccountSection> => (section === "audit" || section === "sessions" ? "overview" : section);
@@ -106,6 +118,7 @@ function envSwitch(frame: Frame): Html {
 const SECTION_LABELS: Record<Section, string> = {
   overview: "Overview",
   customers: "Customers",
+  insights: "Insights",
   tools: "Tools and plans",
   bundles: "Bundles",
   stripe: "Stripe",
@@ -139,6 +152,7 @@ function sideNavList(frame: Frame): Html {
 <ul>
 ${item("overview", here ? sectionPath(here.workspace.slug, here.env, "overview") : DASHBOARD)}
 ${here ? item("customers", sectionPath(here.workspace.slug, here.env, "customers")) : ""}
+${here ? item("insights", `${sectionPath(here.workspace.slug, here.env, "insights")}/revenue`) : ""}
 </ul>
 ${
   here

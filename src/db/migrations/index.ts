@@ -28,6 +28,7 @@ import * as customerSearch from "./027-customer-search.js";
 import * as endpointEditShownOnce from "./028-endpoint-edit-shown-once.js";
 import * as stripeReconcile from "./029-stripe-reconcile.js";
 import * as mailOutboxSent from "./030-mail-outbox-sent.js";
+import * as insights from "./031-insights.js";
 import * as counterLeases from "./032-counter-leases.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
@@ -61,5 +62,6 @@ export const migrations: Record<string, Migration> = {
   "028-endpoint-edit-shown-once": endpointEditShownOnce,
   "029-stripe-reconcile": stripeReconcile,
   "030-mail-outbox-sent": mailOutboxSent,
+  "031-insights": insights,
   "032-counter-leases": counterLeases,
 };

@@ -1,0 +1,330 @@
+import type { PeopleInsights, RevenueInsights, Series, SubscriptionInsights, UseInsights } from "../../insights/insights.types.js";
+import type { Tool } from "../../workspaces/workspace.types.js";
+import { type ChartLine, type ChartSpec, changeOf, chartPanel, fullDate } from "../shared/charts.js";
+import { type Html, html } from "../shared/html.js";
+import {
+  appPage,
+  envBadge,
+  type Frame,
+  fieldErrorAttributes,
+  fieldErrorNotice,
+  formatCount,
+  formatMoney,
+  pageHeading,
+  scrollBox,
+  sectionPath,
+  time,
+} from "../shared/layout.js";
+import { RANGE_LABELS, RANGES, type Range, type RangeRefusal } from "./insights.range.js";
+
+export const GROUPS = ["revenue", "subscriptions", "people", "use"] as const;
+export type Group = (typeof GROUPS)[number];
+const GROUP_LABELS: Record<Group, string> = { revenue: "Revenue", subscriptions: "Subscriptions", people: "People", use: "Use" };
+const GROUP_LEDES: Record<Group, string> = {
+  revenue: "What came in, by currency (never added across currencies): gross, refunds and net, one-time and subscription apart, by plan and bundle.",
+  subscriptions: "Active subscriptions and monthly recurring revenue over time, and what moved it.",
+  people: "New customers, trials and what became of them, and access granted by hand.",
+  use: "What only Warden sees: who uses the tool, from its access checks; paying people who stopped, and free users who use it most.",
+};
+
+export const insightsPath = (frame: Frame) => {
+  const here = frame.current;
+  if (!here) throw new Error("an insights page has a workspace");
+  return `${sectionPath(here.workspace.slug, here.env, "insights")}`;
+};
+
+/** What the page shows: which tool (null: all) and which range, as the address carries them. */
+export interface Selection {
+  tool: string | null;
+  range: Range;
+  /** The custom range as typed, shown back in its fields. */
+  typed: { from: string; to: string };
+  refusal: RangeRefusal | null;
+}
+
+/** The address's query of a selection, for the tabs and the CSV links. */
+export function selectionQuery(s: Selection): string {
+  const params = new URLSearchParams({ tool: s.tool ?? "all", range: s.range.choice });
+  if (s.range.choice === "custom") {
+    params.set("from", s.typed.from);
+    params.set("to", s.typed.to);
+  }
+  return params.toString();
+}
+
+export type GroupData =
+  | { group: "revenue"; data: RevenueInsights }
+  | { group: "subscriptions"; data: SubscriptionInsights }
+  | { group: "people"; data: PeopleInsights }
+  | { group: "use"; data: UseInsights };
+
+interface Context {
+  frame: Frame;
+  selection: Selection;
+  tools: Tool[];
+  /** The address of a table's CSV. */
+  csv: (table: string) => string;
+}
+
+function tabs(c: Context, on: Group): Html {
+  const query = selectionQuery(c.selection);
+  return html`<nav class="tabs insights-tabs" aria-label="Insights">${GROUPS.map(
+    (g) => html`<a class="tab" href="${insightsPath(c.frame)}/${g}?${query}"${g === on ? html` aria-current="page"` : ""}>${GROUP_LABELS[g]}</a>`,
+  )}</nav>`;
+}
+
+function filters(c: Context, on: Group): Html {
+  const { selection: s, tools } = c;
+  const option = (value: string, label: string, selected: boolean) => html`<option value="${value}"${selected ? html` selected` : ""}>${label}</option>`;
+  const refusal = s.refusal;
+  const errorOf = (field: "from" | "to") => (refusal?.field === field ? refusal.error : null);
+  return html`<form method="get" action="${insightsPath(c.frame)}/${on}" class="inline-form filters insights-filters">
+<div class="field"><label for="tool">Tool</label>
+<select id="tool" name="tool">${option("all", "All tools", s.tool === null)}${tools.map((t) => option(t.id, t.name, s.tool === t.id))}</select></div>
+<div class="field"><label for="range">Range</label>
+<select id="range" name="range">${RANGES.map((r) => option(r, RANGE_LABELS[r], s.range.choice === r))}</select></div>
+<div class="field"><label for="from">From <span class="muted">(custom)</span></label>${fieldErrorNotice("from", errorOf("from"))}<input id="from" name="from" type="date" value="${s.typed.from}"${fieldErrorAttributes("from", errorOf("from"))}></div>
+<div class="field"><label for="to">To <span class="muted">(custom)</span></label>${fieldErrorNotice("to", errorOf("to"))}<input id="to" name="to" type="date" value="${s.typed.to}"${fieldErrorAttributes("to", errorOf("to"))}></div>
+<button class="button primary" type="submit">Show</button>
+</form>`;
+}
+
+function rangeLine(c: Context): Html {
+  const { range, refusal } = c.selection;
+  const shown = `${fullDate(range.from, "day")} to ${fullDate(range.to, "day")}`;
+  const tool = c.selection.tool === null ? "all tools" : (c.tools.find((t) => t.id === c.selection.tool)?.name ?? c.selection.tool);
+  return html`<p class="insights-range" role="status">${refusal ? "Showing the last 30 days instead: " : ""}<strong>${shown}</strong>, by ${range.grain}, for ${tool}; each figure against the period of the same length just before. Days are UTC.</p>`;
+}
+
+/** A chart of one series, with its previous period. */
+function seriesChart(
+  id: string,
+  title: string,
+  name: string,
+  series: Series,
+  c: Context,
+  rest: { unit: ChartSpec["unit"]; kind: "total" | "last"; empty: Html | string; table: string; more?: ChartLine[] },
+): Html {
+  return chartPanel({
+    id,
+    title,
+    unit: rest.unit,
+    grain: c.selection.range.grain,
+    lines: [{ name, points: series.points }, ...(rest.more ?? [])],
+    previous: series.previous,
+    // A level (MRR, people active) is read at the range's end; a flow (revenue, grants) is the range's total.
+    headline:
+      rest.kind === "total"
+        ? { value: series.total, previous: series.previousTotal, kind: "total" }
+        : { value: series.points.at(-1)?.value ?? 0, previous: series.previous.at(-1)?.value ?? 0, kind: "last" },
+    empty: rest.empty,
+    csvHref: c.csv(rest.table),
+  });
+}
+
+const stripeLink = (c: Context, words: string) => {
+  const here = c.frame.current;
+  return here ? html`<a href="${sectionPath(here.workspace.slug, here.env, "stripe")}">${words}</a>` : words;
+};
+
+function stat(label: string, value: string, change: string | null, note?: string): Html {
+  return html`<div class="stat"><p class="stat-label">${label}</p><p class="stat-value">${value}</p>${change ? html`<p class="stat-note">${change}</p>` : ""}${note ? html`<p class="stat-note">${note}</p>` : ""}</div>`;
+}
+
+function revenueContent(c: Context, data: RevenueInsights): Html {
+  if (data.currencies.length === 0) {
+    return html`<section class="panel"><div class="empty"><p class="empty-title">No revenue in this range</p><p>Revenue comes from Stripe's events: ${stripeLink(c, "connect Stripe")} and send its purchase, refund and invoice events to Warden. Sales then appear here as Stripe reports them.</p></div></section>`;
+  }
+  return html`${data.currencies.map((cur) => {
+    const code = cur.currency.toUpperCase();
+    const unit = { kind: "money", currency: cur.currency } as const;
+    const id = cur.currency.toLowerCase();
+    const money = (v: number) => formatMoney(v, cur.currency);
+    const against = (s: Series) => `${changeOf(s.total, s.previousTotal)} against ${money(s.previousTotal)}`;
+    return html`<h2 class="insights-currency">${code}</h2>
+<div class="stats">${stat(`Net, ${code}`, money(cur.net.total), against(cur.net))}${stat(`Gross, ${code}`, money(cur.gross.total), against(cur.gross))}${stat(`Refunds, ${code}`, money(cur.refunds.total), against(cur.refunds))}</div>
+${seriesChart(`revenue-${id}`, `Revenue in ${code}`, "Net", cur.net, c, {
+  unit,
+  kind: "total",
+  empty: "No sale or refund in this currency in the range or the one before.",
+  table: `revenue-${id}`,
+  more: [
+    { name: "Gross", points: cur.gross.points },
+    { name: "Refunds", points: cur.refunds.points },
+  ],
+})}
+${chartPanel({
+  id: `kinds-${id}`,
+  title: `One-time and subscription, ${code}`,
+  unit,
+  grain: c.selection.range.grain,
+  lines: [
+    { name: "One-time", points: cur.oneTime.points },
+    { name: "Subscription", points: cur.subscription.points },
+  ],
+  empty: "No sale in this currency in the range.",
+  csvHref: c.csv(`revenue-${id}`),
+})}
+<section class="panel" aria-labelledby="plans-${id}"><div class="panel-head"><h2 id="plans-${id}">By plan and bundle, ${code}</h2><a class="button small" href="${c.csv(`plans-${id}`)}" download>Download CSV<span class="sr-only"> of revenue by plan, ${code}</span></a></div>
+${
+  cur.byPlan.length === 0
+    ? html`<div class="empty"><p>No plan sold in this currency in the range.</p></div>`
+    : html`<div class="table-wrap"${scrollBox(`Revenue by plan, ${code}`)}><table class="figures-table">
+<thead><tr><th scope="col">Plan</th><th scope="col">Bundle</th><th scope="col" class="num">Gross</th><th scope="col" class="num">Refunds</th><th scope="col" class="num">Net</th></tr></thead>
+<tbody>${cur.byPlan.map(
+        (p) =>
+          html`<tr><th scope="row">${p.planName} <span class="muted">${p.planId}</span></th><td>${p.bundleId ?? html`<span class="muted">None</span>`}</td><td class="num">${money(p.gross)}</td><td class="num">${money(p.refunds)}</td><td class="num">${money(p.gross - p.refunds)}</td></tr>`,
+      )}</tbody></table></div>`
+}
+</section>`;
+  })}`;
+}
+
+function subscriptionContent(c: Context, data: SubscriptionInsights): Html {
+  const count = { kind: "count", label: "subscriptions" } as const;
+  return html`${seriesChart("active", "Active subscriptions", "Active", data.active, c, {
+    unit: count,
+    kind: "last",
+    empty: html`No subscription in this range. Subscriptions come from Stripe: ${stripeLink(c, "connect Stripe")} and offer a subscription plan.`,
+    table: "active",
+  })}
+${data.currencies.map((cur) => {
+  const code = cur.currency.toUpperCase();
+  const id = cur.currency.toLowerCase();
+  const unit = { kind: "money", currency: cur.currency } as const;
+  const m = cur.movements;
+  return html`${seriesChart(`mrr-${id}`, `Monthly recurring revenue, ${code}`, "MRR", cur.mrr, c, {
+    unit,
+    kind: "last",
+    empty: "No subscription in this currency in the range.",
+    table: `mrr-${id}`,
+  })}
+${chartPanel({
+  id: `movements-${id}`,
+  title: `What moved MRR, ${code}`,
+  unit,
+  grain: c.selection.range.grain,
+  lines: [
+    { name: "New", points: m.new.points },
+    { name: "Expansion", points: m.expansion.points },
+    { name: "Contraction", points: m.contraction.points },
+    { name: "Churn", points: m.churn.points },
+    { name: "Reactivation", points: m.reactivation.points },
+  ],
+  empty: "MRR did not move in this currency in the range.",
+  csvHref: c.csv(`mrr-${id}`),
+})}`;
+})}`;
+}
+
+const percentOf = (part: number, whole: number) => (whole === 0 ? "" : ` (${Math.round((part / whole) * 100)}%)`);
+
+function peopleContent(c: Context, data: PeopleInsights): Html {
+  const count = (label: string) => ({ kind: "count", label }) as const;
+  const t = data.trials;
+  return html`<section class="panel" aria-labelledby="trials-head"><div class="panel-head"><h2 id="trials-head">Trials, and what became of them</h2><a class="button small" href="${c.csv("trial-conversion")}" download>Download CSV<span class="sr-only"> of trials and what became of them</span></a></div>
+<div class="stats insights-trials">${stat("Trials started", formatCount(t.started), null)}${stat("Paid within the trial", `${formatCount(t.paidWithinTrial)}${percentOf(t.paidWithinTrial, t.started)}`, null)}${stat("Paid within 30 days after", `${formatCount(t.paidWithin30DaysAfter)}${percentOf(t.paidWithin30DaysAfter, t.started)}`, null, "A trial still running, or ended less than 30 days ago, may yet convert.")}</div>
+</section>
+${seriesChart("new-customers", "New customers", "New customers", data.newCustomers, c, {
+  unit: count("customers"),
+  kind: "total",
+  empty: "Nobody bought, signed in, started a trial or was granted the tool in this range.",
+  table: "new-customers",
+})}
+${seriesChart("trials", "Trials started", "Trials", data.trialsStarted, c, {
+  unit: count("trials"),
+  kind: "total",
+  empty: "No trial started in this range. A tool offers a trial when its trial days are more than 0 (Tools and plans).",
+  table: "trials",
+})}
+${seriesChart("grants", "Access granted by hand", "Grants", data.grants, c, {
+  unit: count("grants"),
+  kind: "total",
+  empty: "No grant in this range. Grant a customer access from their page under Customers, or by the API.",
+  table: "grants",
+})}`;
+}
+
+const SOURCES: Record<UseInsights["topUnpaid"][number]["source"], string> = { trial: "Trial", grant: "Grant", free: "Free" };
+
+function useContent(c: Context, data: UseInsights): Html {
+  const people = { kind: "count", label: "people" } as const;
+  const here = c.frame.current;
+  const customers = here ? sectionPath(here.workspace.slug, here.env, "customers") : "";
+  // A customer's page is a tool's: the tool on screen, or the workspace's only one; across several, the list searches the address.
+  const tool = c.selection.tool ?? (c.tools.length === 1 ? (c.tools[0]?.id ?? null) : null);
+  const customerLink = (email: string) =>
+    tool === null ? `${customers}?${new URLSearchParams({ q: email })}` : `${customers}/${encodeURIComponent(tool)}/${encodeURIComponent(email)}`;
+  const pickTool = tool === null ? " Choose a tool above to open each person's page from here." : "";
+  const { daily, weekly, monthly } = data.activePeople;
+  return html`${seriesChart("active-people", "People active", "In the day", daily, c, {
+    unit: people,
+    kind: "last",
+    empty: "No access check in this range. People count as active from their first access check: see the client library's README to add one.",
+    table: "active-people",
+    more: [
+      { name: "In 7 days", points: weekly.points },
+      { name: "In 30 days", points: monthly.points },
+    ],
+  })}
+${seriesChart("devices", "Devices active", "Devices", data.activeDevices, c, {
+  unit: { kind: "count", label: "devices" },
+  kind: "last",
+  empty: "No device made an access check in this range.",
+  table: "devices",
+})}
+<section class="panel" aria-labelledby="at-risk"><div class="panel-head"><h2 id="at-risk">Paying, but not using it</h2><a class="button small" href="${c.csv("at-risk")}" download>Download CSV<span class="sr-only"> of paying people not using it</span></a></div>
+<p class="panel-text">People who pay and whose devices made no access check for 14 days: the likeliest to cancel. Newest lapse first, at most 100.${pickTool}</p>
+${
+  data.atRisk.length === 0
+    ? html`<div class="empty"><p>Every paying person used it in the last 14 days.</p></div>`
+    : html`<div class="table-wrap"${scrollBox("Paying people not using it")}><table>
+<thead><tr><th scope="col">Customer</th><th scope="col">Holds</th><th scope="col">Last active</th></tr></thead>
+<tbody>${data.atRisk.map(
+        (p) =>
+          html`<tr><td><a href="${customerLink(p.email)}">${p.email}</a></td><td>${p.holding}</td><td>${p.lastActiveAt === null ? html`<span class="muted">Never</span>` : time(Date.parse(p.lastActiveAt))}</td></tr>`,
+      )}</tbody></table></div>`
+}
+</section>
+<section class="panel" aria-labelledby="top-unpaid"><div class="panel-head"><h2 id="top-unpaid">Using it most without paying</h2><a class="button small" href="${c.csv("top-unpaid")}" download>Download CSV<span class="sr-only"> of people using it most without paying</span></a></div>
+<p class="panel-text">People on a trial, a grant or free access with the most active days in the range: whom to offer a plan. At most 20.${pickTool}</p>
+${
+  data.topUnpaid.length === 0
+    ? html`<div class="empty"><p>Nobody without a purchase used it in this range.</p></div>`
+    : html`<div class="table-wrap"${scrollBox("People using it most without paying")}><table>
+<thead><tr><th scope="col">Customer</th><th scope="col">Access by</th><th scope="col" class="num">Active days</th></tr></thead>
+<tbody>${data.topUnpaid.map(
+        (p) =>
+          html`<tr><td><a href="${customerLink(p.email)}">${p.email}</a></td><td>${SOURCES[p.source]}</td><td class="num">${formatCount(p.activeDays)}</td></tr>`,
+      )}</tbody></table></div>`
+}
+</section>`;
+}
+
+export function insightsView(frame: Frame, input: { tools: Tool[]; selection: Selection; shown: GroupData }): Html {
+  const env = frame.current?.env ?? "test";
+  const group = input.shown.group;
+  const c: Context = {
+    frame,
+    selection: input.selection,
+    tools: input.tools,
+    csv: (table) => `${insightsPath(frame)}/${group}/${encodeURIComponent(table)}.csv?${selectionQuery(input.selection)}`,
+  };
+  const shown = input.shown;
+  const content =
+    shown.group === "revenue"
+      ? revenueContent(c, shown.data)
+      : shown.group === "subscriptions"
+        ? subscriptionContent(c, shown.data)
+        : shown.group === "people"
+          ? peopleContent(c, shown.data)
+          : useContent(c, shown.data);
+  return appPage(
+    `Insights: ${GROUP_LABELS[group]}`,
+    frame,
+    html`${pageHeading(`Insights: ${GROUP_LABELS[group]}`, html`${GROUP_LEDES[group]} ${envBadge(env)}`)}
+${tabs(c, group)}
+<section class="panel" aria-label="What to show">${filters(c, group)}${rangeLine(c)}</section>
+${content}`,
+  );
+}

@@ -1,0 +1,87 @@
+import { type TSchema, Type } from "@sinclair/typebox";
+import { Nullable } from "../http/common.schema.js";
+
+// The Insights API's contract: the shapes of insights.types.ts, field for field.
+
+const Day = Type.String({ pattern: "^\\d{4}-\\d{2}-\\d{2}$", description: "A UTC day", examples: ["2026-11-01"] });
+
+export const InsightsQuerystring = Type.Object(
+  {
+    from: Type.Optional({ ...Day, description: "First day, inclusive (UTC); 29 days before `to` when left out" }),
+    to: Type.Optional({ ...Day, description: "Last day, inclusive (UTC); today when left out" }),
+    grain: Type.Optional(Type.Union([Type.Literal("day"), Type.Literal("month")], { description: "One point a day (the default) or a month" })),
+    tool: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: "One tool's figures (its bundles' sales included); every tool when left out" }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const Point = Type.Object({ date: Type.String({ description: "YYYY-MM-DD, or YYYY-MM by month" }), value: Type.Number() }, { additionalProperties: false });
+const Series = Type.Object(
+  {
+    points: Type.Array(Point),
+    previous: Type.Array(Point, { description: "The same measure over the period of equal length just before, point for point" }),
+    total: Type.Number(),
+    previousTotal: Type.Number(),
+  },
+  { additionalProperties: false },
+);
+const obj = <T extends Record<string, TSchema>>(props: T, description?: string) =>
+  Type.Object(props, { additionalProperties: false, ...(description ? { description } : {}) });
+const Currency = Type.String({ description: "ISO 4217 code in lower case; amounts are in its minor unit", examples: ["eur"] });
+
+export const RevenueInsightsBody = obj({
+  currencies: Type.Array(
+    obj({
+      currency: Currency,
+      gross: Series,
+      refunds: Series,
+      net: Series,
+      oneTime: Series,
+      subscription: Series,
+      byPlan: Type.Array(
+        obj({ planId: Type.String(), planName: Type.String(), bundleId: Nullable(Type.String()), gross: Type.Integer(), refunds: Type.Integer() }),
+      ),
+    }),
+    { description: "One entry per currency: amounts are never added across currencies" },
+  ),
+});
+
+export const SubscriptionInsightsBody = obj({
+  active: Series,
+  currencies: Type.Array(
+    obj({
+      currency: Currency,
+      mrr: Series,
+      movements: obj({ new: Series, expansion: Series, contraction: Series, churn: Series, reactivation: Series }),
+    }),
+  ),
+});
+
+export const PeopleInsightsBody = obj({
+  newCustomers: Series,
+  trialsStarted: Series,
+  grants: Series,
+  trials: obj(
+    { started: Type.Integer(), paidWithinTrial: Type.Integer(), paidWithin30DaysAfter: Type.Integer() },
+    "Trials started in the range and what became of them",
+  ),
+});
+
+export const UseInsightsBody = obj({
+  activePeople: obj({ daily: Series, weekly: Series, monthly: Series }),
+  activeDevices: Series,
+  atRisk: Type.Array(obj({ personId: Type.String(), email: Type.String(), lastActiveAt: Nullable(Type.String()), holding: Type.String() }), {
+    description: "Paying people with no access check for 14 days, newest lapse first, at most 100",
+  }),
+  topUnpaid: Type.Array(
+    obj({
+      personId: Type.String(),
+      email: Type.String(),
+      activeDays: Type.Integer(),
+      source: Type.Union([Type.Literal("trial"), Type.Literal("grant"), Type.Literal("free")]),
+    }),
+    { description: "Free, trial or granted people with the most active days in the range, at most 20" },
+  ),
+});

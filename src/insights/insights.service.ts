@@ -1,0 +1,244 @@
+import type { Executor } from "../db/database.js";
+import { invalidParameter } from "../errors/errors.js";
+import {
+  type DayFigure,
+  figuresByDay,
+  lapsedPayers,
+  levelsBefore,
+  mostActiveUnpaid,
+  planNames,
+  type Scope,
+  scopesOfTool,
+  trialOutcomes,
+} from "./insights.store.js";
+import type {
+  CurrencyMrr,
+  CurrencyRevenue,
+  InsightsQuery,
+  PeopleInsights,
+  Point,
+  RevenueInsights,
+  Series,
+  SubscriptionInsights,
+  UseInsights,
+} from "./insights.types.js";
+import { ALL_TOOLS, type Metric, utcDayOf } from "./rollup.store.js";
+
+// The four use cases behind the Insights pages and GET /api/v1/insights/…: each reads the
+// daily roll-ups of the range and of the period of equal length before it (a few rows a
+// day), never the events or the customers, but for the lists of people.
+
+const DAY = 86_400_000;
+/** The longest range asked at once: a bit over two years of days. */
+export const MAX_RANGE_DAYS = 800;
+const AT_RISK_DAYS = 14;
+
+const dayMs = (day: string) => Date.parse(`${day}T00:00:00.000Z`);
+const keyOf = (day: string, grain: InsightsQuery["grain"]) => (grain === "day" ? day : day.slice(0, 7));
+
+function checkDay(param: string, day: string): void {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(day) || Number.isNaN(dayMs(day)) || utcDayOf(dayMs(day)) !== day) {
+    throw invalidParameter(param, `${param} must be a day written YYYY-MM-DD (UTC).`);
+  }
+}
+
+/** Refuses a range that is not one: days that do not exist, the end before the start, or too long. */
+function checkRange(q: InsightsQuery): void {
+  checkDay("from", q.from);
+  checkDay("to", q.to);
+  if (q.to < q.from) throw invalidParameter("to", "to must be the same day as from or after it.");
+  if ((dayMs(q.to) - dayMs(q.from)) / DAY + 1 > MAX_RANGE_DAYS) throw invalidParameter("from", `A range covers at most ${MAX_RANGE_DAYS} days.`);
+}
+
+/** The days of a range. */
+function daysOf(from: string, to: string): string[] {
+  const out: string[] = [];
+  for (let t = dayMs(from); t <= dayMs(to); t += DAY) out.push(utcDayOf(t));
+  return out;
+}
+
+/** The points' dates of a range: each day, or each month the range touches. */
+function pointDates(from: string, to: string, grain: InsightsQuery["grain"]): string[] {
+  return [...new Set(daysOf(from, to).map((d) => keyOf(d, grain)))];
+}
+
+/** The period of equal length just before the range. */
+function previousRange(from: string, to: string): { from: string; to: string } {
+  const days = (dayMs(to) - dayMs(from)) / DAY + 1;
+  return { from: utcDayOf(dayMs(from) - days * DAY), to: utcDayOf(dayMs(from) - DAY) };
+}
+
+interface Ranges {
+  q: InsightsQuery;
+  prev: { from: string; to: string };
+}
+
+const inRange = (day: string, r: { from: string; to: string }) => day >= r.from && day <= r.to;
+
+/** A measure that adds up over days: each point the sum of its days. */
+function summed(figures: readonly DayFigure[], { q, prev }: Ranges): Series {
+  const points = (r: { from: string; to: string }): Point[] => {
+    const by = new Map(pointDates(r.from, r.to, q.grain).map((d) => [d, 0]));
+    for (const f of figures) if (inRange(f.day, r)) by.set(keyOf(f.day, q.grain), (by.get(keyOf(f.day, q.grain)) ?? 0) + f.value);
+    return [...by].map(([date, value]) => ({ date, value }));
+  };
+  return withTotals(points(q), points(prev), (ps) => ps.reduce((s, p) => s + p.value, 0));
+}
+
+/** A level kept as its daily changes (MRR, active subscriptions): each point its value at the end of the point's last day. */
+function level(start: number, figures: readonly DayFigure[], { q, prev }: Ranges): Series {
+  const change = new Map<string, number>();
+  for (const f of figures) change.set(f.day, (change.get(f.day) ?? 0) + f.value);
+  const points = (r: { from: string; to: string }, from: number): Point[] => {
+    const by = new Map<string, number>();
+    let value = from;
+    for (const day of daysOf(r.from, r.to)) {
+      value += change.get(day) ?? 0;
+      by.set(keyOf(day, q.grain), value);
+    }
+    return [...by].map(([date, v]) => ({ date, value: v }));
+  };
+  // The level before the previous period: the start of the range less the previous period's changes.
+  let prevChanges = 0;
+  for (const [day, v] of change) if (inRange(day, prev)) prevChanges += v;
+  const last = (ps: Point[]) => ps[ps.length - 1]?.value ?? 0;
+  return withTotals(points(q, start), points(prev, start - prevChanges), last);
+}
+
+/** A count per day that does not add up over days (distinct people): a month's point is its last day's; the total, the mean of the days. */
+function daily(figures: readonly DayFigure[], { q, prev }: Ranges): Series {
+  const byDay = new Map<string, number>();
+  for (const f of figures) byDay.set(f.day, (byDay.get(f.day) ?? 0) + f.value);
+  const points = (r: { from: string; to: string }): Point[] => {
+    const by = new Map<string, number>();
+    for (const day of daysOf(r.from, r.to)) by.set(keyOf(day, q.grain), byDay.get(day) ?? 0);
+    return [...by].map(([date, value]) => ({ date, value }));
+  };
+  const mean = (r: { from: string; to: string }) => {
+    const days = daysOf(r.from, r.to);
+    return Math.round(days.reduce((s, d) => s + (byDay.get(d) ?? 0), 0) / days.length);
+  };
+  return { points: points(q), previous: points(prev), total: mean(q), previousTotal: mean(prev) };
+}
+
+function withTotals(points: Point[], previous: Point[], total: (ps: Point[]) => number): Series {
+  return { points, previous, total: total(points), previousTotal: total(previous) };
+}
+
+async function scopeOf(db: Executor, q: InsightsQuery): Promise<{ products: Scope; distinct: Scope; activity: string }> {
+  const base = { workspaceId: q.workspaceId, env: q.env };
+  if (q.toolId === null) return { products: { ...base, scopes: null }, distinct: { ...base, scopes: [ALL_TOOLS] }, activity: ALL_TOOLS };
+  const tool = `tool:${q.toolId}`;
+  return { products: { ...base, scopes: await scopesOfTool(db, q.workspaceId, q.toolId) }, distinct: { ...base, scopes: [tool] }, activity: tool };
+}
+
+async function read(db: Executor, scope: Scope, metrics: readonly Metric[], r: Ranges): Promise<DayFigure[]> {
+  return figuresByDay(db, scope, metrics, r.prev.from, r.q.to);
+}
+
+const of = (figures: readonly DayFigure[], ...metrics: string[]) => figures.filter((f) => metrics.includes(f.metric));
+const currenciesOf = (figures: readonly DayFigure[]) => [...new Set(figures.map((f) => f.currency))].filter((c) => c !== "").sort();
+
+function ranges(q: InsightsQuery): Ranges {
+  checkRange(q);
+  return { q, prev: previousRange(q.from, q.to) };
+}
+
+export async function revenueInsights(db: Executor, q: InsightsQuery): Promise<RevenueInsights> {
+  const r = ranges(q);
+  const { products } = await scopeOf(db, q);
+  const figures = await read(db, products, ["gross_one_time", "gross_subscription", "refunds"], r);
+  const names = await planNames(db, q.workspaceId);
+  const currencies: CurrencyRevenue[] = currenciesOf(figures).map((currency) => {
+    const mine = figures.filter((f) => f.currency === currency);
+    const refunds = of(mine, "refunds");
+    const gross = of(mine, "gross_one_time", "gross_subscription");
+    const byPlan = new Map<string, CurrencyRevenue["byPlan"][number]>();
+    for (const f of mine) {
+      if (!inRange(f.day, q) || f.planId === "") continue;
+      const key = `${f.scope}:${f.planId}`;
+      const [kind, product] = f.scope.split(":") as [string, string];
+      const row = byPlan.get(key) ?? {
+        planId: f.planId,
+        planName: names.get(key) ?? f.planId,
+        bundleId: kind === "bundle" ? product : null,
+        gross: 0,
+        refunds: 0,
+      };
+      if (f.metric === "refunds") row.refunds += f.value;
+      else row.gross += f.value;
+      byPlan.set(key, row);
+    }
+    return {
+      currency,
+      gross: summed(gross, r),
+      refunds: summed(refunds, r),
+      net: summed([...gross, ...refunds.map((f) => ({ ...f, value: -f.value }))], r),
+      oneTime: summed(of(mine, "gross_one_time"), r),
+      subscription: summed(of(mine, "gross_subscription"), r),
+      byPlan: [...byPlan.values()].sort((a, b) => b.gross - a.gross || a.planId.localeCompare(b.planId)),
+    };
+  });
+  return { currencies };
+}
+
+const MOVEMENTS = ["mrr_new", "mrr_expansion", "mrr_contraction", "mrr_churn", "mrr_reactivation"] as const;
+
+export async function subscriptionInsights(db: Executor, q: InsightsQuery): Promise<SubscriptionInsights> {
+  const r = ranges(q);
+  const { products } = await scopeOf(db, q);
+  const metrics: Metric[] = ["mrr", "active_subscriptions", ...MOVEMENTS];
+  const [figures, levels] = await Promise.all([read(db, products, metrics, r), levelsBefore(db, products, ["mrr", "active_subscriptions"], q.from)]);
+  const levelOf = (metric: string, currency: string) => levels.find((l) => l.metric === metric && l.currency === currency)?.value ?? 0;
+  const currencies: CurrencyMrr[] = [...new Set([...currenciesOf(figures), ...currenciesOf(levels.map((l) => ({ ...l, day: "", scope: "", planId: "" })))])]
+    .sort()
+    .map((currency) => {
+      const mine = figures.filter((f) => f.currency === currency);
+      return {
+        currency,
+        mrr: level(levelOf("mrr", currency), of(mine, "mrr"), r),
+        movements: {
+          new: summed(of(mine, "mrr_new"), r),
+          expansion: summed(of(mine, "mrr_expansion"), r),
+          contraction: summed(of(mine, "mrr_contraction"), r),
+          churn: summed(of(mine, "mrr_churn"), r),
+          reactivation: summed(of(mine, "mrr_reactivation"), r),
+        },
+      };
+    });
+  return { active: level(levelOf("active_subscriptions", ""), of(figures, "active_subscriptions"), r), currencies };
+}
+
+export async function peopleInsights(db: Executor, q: InsightsQuery): Promise<PeopleInsights> {
+  const r = ranges(q);
+  const { products, distinct } = await scopeOf(db, q);
+  const [customers, grants, trials] = await Promise.all([
+    read(db, distinct, ["new_customers"], r),
+    read(db, products, ["trials", "grants"], r),
+    trialOutcomes(db, products, q.toolId, dayMs(q.from), dayMs(q.to) + DAY),
+  ]);
+  return { newCustomers: summed(customers, r), trialsStarted: summed(of(grants, "trials"), r), grants: summed(of(grants, "grants"), r), trials };
+}
+
+/** `now` places the at-risk cut-off (no check for 14 days up to today). */
+export async function useInsights(db: Executor, q: InsightsQuery, now: Date): Promise<UseInsights> {
+  const r = ranges(q);
+  const { products, distinct, activity } = await scopeOf(db, q);
+  const since = utcDayOf(now.getTime() - (AT_RISK_DAYS - 1) * DAY);
+  const [people, devices, atRisk, topUnpaid] = await Promise.all([
+    read(db, distinct, ["active_people", "active_people_7", "active_people_30"], r),
+    read(db, products, ["active_devices"], r),
+    lapsedPayers(db, products, activity, since, 100),
+    mostActiveUnpaid(db, products, activity, q.toolId, q.from, q.to, 20),
+  ]);
+  return {
+    activePeople: {
+      daily: daily(of(people, "active_people"), r),
+      weekly: daily(of(people, "active_people_7"), r),
+      monthly: daily(of(people, "active_people_30"), r),
+    },
+    activeDevices: daily(devices, r),
+    atRisk: atRisk.map((p) => ({ ...p, lastActiveAt: p.lastActiveAt === null ? null : new Date(p.lastActiveAt).toISOString() })),
+    topUnpaid,
+  };
+}

@@ -1,0 +1,58 @@
+// Dates are UTC: a day 'YYYY-MM-DD', a month 'YYYY-MM'; amounts in the currency's minor unit.
+export type Grain = "day" | "month";
+export interface InsightsQuery {
+  workspaceId: string;
+  env: "test" | "live";
+  toolId: string | null; // null: every tool of the workspace
+  from: string; // first day, inclusive
+  to: string; // last day, inclusive
+  grain: Grain;
+}
+export interface Point {
+  date: string;
+  value: number;
+}
+/** One line of a chart; `previous` is the same measure over the period of equal length just before, point for point. */
+export interface Series {
+  points: Point[];
+  previous: Point[];
+  total: number;
+  previousTotal: number;
+}
+export interface CurrencyRevenue {
+  currency: string; // ISO code, lower case as Stripe gives it
+  gross: Series;
+  refunds: Series;
+  net: Series;
+  oneTime: Series;
+  subscription: Series;
+  byPlan: { planId: string; planName: string; bundleId: string | null; gross: number; refunds: number }[];
+}
+export interface RevenueInsights {
+  currencies: CurrencyRevenue[];
+}
+export interface CurrencyMrr {
+  currency: string;
+  mrr: Series; // value at the end of each day/month
+  movements: { new: Series; expansion: Series; contraction: Series; churn: Series; reactivation: Series };
+}
+export interface SubscriptionInsights {
+  active: Series;
+  currencies: CurrencyMrr[];
+}
+export interface PeopleInsights {
+  newCustomers: Series;
+  trialsStarted: Series;
+  grants: Series;
+  /** Trials started in the range and what became of them. */
+  trials: { started: number; paidWithinTrial: number; paidWithin30DaysAfter: number };
+}
+export interface UseInsights {
+  /** Distinct people with an access check in the day, the 7 days and the 30 days ending on each point's date. */
+  activePeople: { daily: Series; weekly: Series; monthly: Series };
+  activeDevices: Series; // distinct devices per day
+  /** Paying people with no access check for 14 days (newest lapse first, at most 100). */
+  atRisk: { personId: string; email: string; lastActiveAt: string | null; holding: string }[];
+  /** Free, trial or granted people with the most active days in the range (at most 20). */
+  topUnpaid: { personId: string; email: string; activeDays: number; source: "trial" | "grant" | "free" }[];
+}

@@ -1,0 +1,229 @@
+import { sql } from "kysely";
+import type { Executor } from "../db/database.js";
+import type { Env, ProductKind } from "../db/schema.js";
+
+// The writers of the Insights roll-ups (migration 031). Each is called in the transaction
+// that writes the change it counts, so a figure never runs ahead of or behind its rows.
+
+export type Metric =
+  | "gross_one_time"
+  | "gross_subscription"
+  | "refunds"
+  | "new_customers"
+  | "trials"
+  | "grants"
+  | "mrr"
+  | "active_subscriptions"
+  | "mrr_new"
+  | "mrr_expansion"
+  | "mrr_contraction"
+  | "mrr_churn"
+  | "mrr_reactivation"
+  | "active_people"
+  | "active_people_7"
+  | "active_people_30"
+  | "active_devices";
+
+export interface Bump {
+  workspaceId: string;
+  env: Env;
+  metric: Metric;
+  day: string;
+  scope: string;
+  currency?: string;
+  planId?: string | null;
+  value: number;
+}
+
+const DAY = 86_400_000;
+export const utcDayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+export const productScope = (kind: ProductKind, id: string) => `${kind}:${id}`;
+/** The scope of figures that count a person once over every tool. */
+export const ALL_TOOLS = "*";
+
+/** Adds each row's value to its figure, creating it at the value. */
+export async function bump(ex: Executor, rows: readonly Bump[]): Promise<void> {
+  const values = rows
+    .filter((r) => r.value !== 0)
+    .map((r) => ({
+      workspace_id: r.workspaceId,
+      env: r.env,
+      metric: r.metric,
+      day: r.day,
+      scope: r.scope,
+      currency: r.currency ?? "",
+      plan_id: r.planId ?? "",
+      value: r.value,
+    }));
+  if (values.length === 0) return;
+  await ex
+    .insertInto("insight_days")
+    .values(values)
+    .onConflict((oc) =>
+      oc.columns(["workspace_id", "env", "metric", "day", "scope", "currency", "plan_id"]).doUpdateSet({ value: sql`insight_days.value + excluded.value` }),
+    )
+    .execute();
+}
+
+export interface Activity {
+  workspaceId: string;
+  env: Env;
+  toolId: string;
+  personId: string;
+  deviceId: string;
+  at: number;
+}
+
+/**
+ * Counts one access check: nothing unless it is the device's first of its UTC day. The
+ * person's first of the day (per tool and over all tools) adds one to the day's active
+ * people and to each trailing 7 and 30-day window that did not count them yet: with p
+ * their newest earlier active day, the windows ending on days max(d, p + n) … d + n - 1.
+ */
+export async function recordActivity(ex: Executor, a: Activity): Promise<void> {
+  const day = utcDayOf(a.at);
+  const device = await ex
+    .insertInto("insight_device_days")
+    .values({ device_id: a.deviceId, day })
+    .onConflict((oc) => oc.columns(["device_id", "day"]).doNothing())
+    .executeTakeFirst();
+  if (Number(device.numInsertedOrUpdatedRows ?? 0) === 0) return;
+  const rows: Bump[] = [{ workspaceId: a.workspaceId, env: a.env, metric: "active_devices", day, scope: `tool:${a.toolId}`, value: 1 }];
+  for (const scope of [`tool:${a.toolId}`, ALL_TOOLS]) {
+    const inserted = await ex
+      .insertInto("insight_active_days")
+      .values({ workspace_id: a.workspaceId, env: a.env, scope, person_id: a.personId, day })
+      .onConflict((oc) => oc.columns(["workspace_id", "env", "scope", "person_id", "day"]).doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) continue;
+    const before = await ex
+      .selectFrom("insight_active_days")
+      .select(({ fn }) => fn.max("day").as("day"))
+      .where("workspace_id", "=", a.workspaceId)
+      .where("env", "=", a.env)
+      .where("scope", "=", scope)
+      .where("person_id", "=", a.personId)
+      .where("day", "<", day)
+      .executeTakeFirst();
+    const d = Date.parse(`${day}T00:00:00Z`);
+    const p = before?.day ? Date.parse(`${before.day}T00:00:00Z`) : Number.NEGATIVE_INFINITY;
+    rows.push({ workspaceId: a.workspaceId, env: a.env, metric: "active_people", day, scope, value: 1 });
+    for (const [metric, n] of [
+      ["active_people_7", 7],
+      ["active_people_30", 30],
+    ] as const) {
+      // A later check of an earlier day (clock skew between processes) may move windows already counted past d + n - 1.
+      const next = await ex
+        .selectFrom("insight_active_days")
+        .select(({ fn }) => fn.min("day").as("day"))
+        .where("workspace_id", "=", a.workspaceId)
+        .where("env", "=", a.env)
+        .where("scope", "=", scope)
+        .where("person_id", "=", a.personId)
+        .where("day", ">", day)
+        .executeTakeFirst();
+      const q = next?.day ? Date.parse(`${next.day}T00:00:00Z`) : Number.POSITIVE_INFINITY;
+      const last = Math.min(d + (n - 1) * DAY, q - DAY);
+      for (let t = Math.max(d, p + n * DAY); t <= last; t += DAY) {
+        rows.push({ workspaceId: a.workspaceId, env: a.env, metric, day: utcDayOf(t), scope, value: 1 });
+      }
+    }
+  }
+  await bump(ex, rows);
+}
+
+/** A subscription as MRR sees it. */
+export interface SubscriptionFacts {
+  workspaceId: string;
+  env: Env;
+  id: string;
+  productKind: ProductKind;
+  productId: string;
+  planId: string | null;
+  status: string;
+  endedAt: number | null;
+  seats: number | null;
+}
+
+/** Statuses that bring money in: a trial has not paid yet, an unpaid or paused one has stopped. */
+const PAYING = new Set(["active", "past_due"]);
+
+/** A plan's recurring amount normalised to a month, times the seats; null for no recurring price. */
+export function monthlyAmount(amountCents: number, interval: "month" | "year" | "week", seats: number | null): number {
+  const perMonth = interval === "year" ? amountCents / 12 : interval === "week" ? (amountCents * 52) / 12 : amountCents;
+  return Math.round(perMonth * Math.max(1, seats ?? 1));
+}
+
+/**
+ * Moves MRR from what the subscription added before this change to what it adds now, on
+ * the change's UTC day: new the first time it pays, reactivation when it pays again,
+ * expansion or contraction when its amount changes while paying, churn when it stops.
+ */
+export async function recordSubscriptionMrr(ex: Executor, sub: SubscriptionFacts, at: number): Promise<void> {
+  const plan = sub.planId
+    ? await ex
+        .selectFrom("plans")
+        .select(["amount_cents", "currency", "interval"])
+        .where("workspace_id", "=", sub.workspaceId)
+        .where("product_kind", "=", sub.productKind)
+        .where("product_id", "=", sub.productId)
+        .where("id", "=", sub.planId)
+        .executeTakeFirst()
+    : undefined;
+  const prior = await ex
+    .selectFrom("insight_subscriptions")
+    .select(["currency", "mrr", "contributed"])
+    .where("workspace_id", "=", sub.workspaceId)
+    .where("env", "=", sub.env)
+    .where("subscription_id", "=", sub.id)
+    .executeTakeFirst();
+  const paying = PAYING.has(sub.status) && sub.endedAt === null && plan?.amount_cents != null && plan.interval !== null;
+  const now = paying && plan?.amount_cents != null && plan.interval ? monthlyAmount(Number(plan.amount_cents), plan.interval, sub.seats) : 0;
+  const was = prior ? Number(prior.mrr) : 0;
+  const currency = plan?.currency ?? prior?.currency ?? "";
+  const contributed = (prior?.contributed ?? 0) === 1 || now > 0;
+  if (!prior) {
+    await ex
+      .insertInto("insight_subscriptions")
+      .values({ workspace_id: sub.workspaceId, env: sub.env, subscription_id: sub.id, currency, mrr: now, contributed: contributed ? 1 : 0 })
+      .execute();
+  } else if (was !== now || prior.contributed !== (contributed ? 1 : 0)) {
+    await ex
+      .updateTable("insight_subscriptions")
+      .set({ mrr: now, contributed: contributed ? 1 : 0 })
+      .where("workspace_id", "=", sub.workspaceId)
+      .where("env", "=", sub.env)
+      .where("subscription_id", "=", sub.id)
+      .execute();
+  }
+  if (was === now) return;
+  const base = { workspaceId: sub.workspaceId, env: sub.env, day: utcDayOf(at), scope: productScope(sub.productKind, sub.productId), currency };
+  const movement: Metric =
+    was === 0 ? ((prior?.contributed ?? 0) === 1 ? "mrr_reactivation" : "mrr_new") : now === 0 ? "mrr_churn" : now > was ? "mrr_expansion" : "mrr_contraction";
+  await bump(ex, [
+    { ...base, metric: "mrr", value: now - was },
+    { ...base, metric: movement, value: Math.abs(now - was) },
+    { ...base, metric: "active_subscriptions", currency: "", value: (now > 0 ? 1 : 0) - (was > 0 ? 1 : 0) },
+  ]);
+}
+
+/** What a subscription's invoices paid, as subscription revenue on the day each was recorded. */
+export async function countSubscriptionRevenue(
+  ex: Executor,
+  sub: Pick<SubscriptionFacts, "workspaceId" | "env" | "productKind" | "productId" | "planId">,
+  payments: readonly { amountCents: number; currency: string; createdAt: number }[],
+): Promise<void> {
+  await bump(
+    ex,
+    payments.map((p) => ({
+      workspaceId: sub.workspaceId,
+      env: sub.env,
+      metric: "gross_subscription" as const,
+      day: utcDayOf(p.createdAt),
+      scope: productScope(sub.productKind, sub.productId),
+      currency: p.currency,
+      planId: sub.planId,
+      value: p.amountCents,
+    })),
+  );
+}

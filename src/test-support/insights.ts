@@ -1,0 +1,105 @@
+// A short history for the Insights pages' tests, made as it happens in production:
+// Stripe's signed events, the API's grants, and an extension's sign-in and access checks,
+// over three days of the test clock. Answers what the pages must show of it.
+import assert from "node:assert/strict";
+import { DAY_MS, type ManualClock } from "../clock.js";
+import type { Services } from "../services.js";
+import { readCode } from "./dashboard.js";
+import { testApi, type Workspace } from "./harness.js";
+import {
+  chargeObject,
+  connectTestStripe,
+  deliver,
+  invoiceObject,
+  paymentSession,
+  stripeEvent,
+  stripeId,
+  subscriptionObject,
+  subscriptionSession,
+} from "./stripe.js";
+
+/** What the history amounts to, in the words and formats the pages use. */
+export interface InsightsHistory {
+  /** The last day of the history (UTC), the clock's today. */
+  today: string;
+  buyer: string;
+  refunded: string;
+  subscriber: string;
+  granted: string;
+  user: string;
+}
+
+/**
+ * Two days ago `refunded` buys Lifetime (€49.00); yesterday `buyer` buys the Suite for life
+ * (€99.00) and `subscriber` subscribes Monthly (€5.00 a month, its first invoice paid); today the first purchase
+ * is refunded in full, `granted` is granted 30 days by the API, and `user` signs in on one
+ * device and checks access. Revenue: gross €153.00, refunds €49.00, net €104.00, in eur.
+ */
+export async function makeInsightsHistory(services: Services, clock: ManualClock, ws: Workspace, dataDir: string): Promise<InsightsHistory> {
+  const api = await testApi(services);
+  const secret = await connectTestStripe(services, ws);
+  const send = (type: string, object: Record<string, unknown>) => deliver(api, ws, secret, stripeEvent(type, object, { now: clock.now() }), clock.now());
+  const names = { buyer: `buyer@${ws.slug}.example.com`, refunded: `refunded@${ws.slug}.example.com`, subscriber: `subscriber@${ws.slug}.example.com` };
+
+  const today = clock.now();
+  clock.set(today - 2 * DAY_MS);
+  const intent = stripeId("pi");
+  await send(
+    "checkout.session.completed",
+    paymentSession({
+      email: names.refunded,
+      metadata: { warden_tool: "tabmaster", warden_plan: "lifetime" },
+      amount: 4900,
+      paymentIntent: intent,
+      now: clock.now(),
+    }),
+  );
+
+  clock.set(today - DAY_MS);
+  await send(
+    "checkout.session.completed",
+    paymentSession({ email: names.buyer, metadata: { warden_bundle: "suite", warden_plan: "suite-lifetime" }, amount: 9900, now: clock.now() }),
+  );
+  const sub = stripeId("sub");
+  const monthly = { warden_tool: "tabmaster", warden_plan: "monthly" };
+  await send("checkout.session.completed", subscriptionSession({ email: names.subscriber, subscription: sub, metadata: monthly, now: clock.now() }));
+  await send(
+    "customer.subscription.created",
+    subscriptionObject({
+      id: sub,
+      status: "active",
+      metadata: monthly,
+      startedAt: clock.now(),
+      periodStart: clock.now(),
+      periodEnd: clock.now() + 30 * DAY_MS,
+    }),
+  );
+  await send("invoice.paid", { ...invoiceObject({ subscription: sub, paymentIntent: stripeId("pi") }), amount_paid: 500, currency: "eur" });
+
+  clock.set(today);
+  await send("charge.refunded", chargeObject({ paymentIntent: intent, amount: 4900, amountRefunded: 4900 }));
+  const granted = `granted@${ws.slug}.example.com`;
+  const grant = await api.request({ method: "POST", url: `/api/v1/tools/${ws.tool}/grants`, key: ws.testKey, payload: { email: granted, days: 30 } });
+  assert.equal(grant.statusCode, 201, grant.body);
+
+  const user = `user@${ws.slug}.example.com`;
+  const asked = await api.request({ method: "POST", url: "/api/client/v1/sign-in", payload: { workspace: ws.slug, tool: ws.tool, email: user, env: "test" } });
+  assert.equal(asked.statusCode, 200, asked.body);
+  const verified = await api.request({
+    method: "POST",
+    url: "/api/client/v1/sign-in/verify",
+    payload: {
+      workspace: ws.slug,
+      tool: ws.tool,
+      email: user,
+      env: "test",
+      code: await readCode(dataDir, user),
+      device: { name: "Laptop", platform: "chrome-mac" },
+    },
+  });
+  assert.equal(verified.statusCode, 200, verified.body);
+  const check = await api.request({ url: `/api/client/v1/tools/${ws.tool}/access`, headers: { authorization: `Bearer ${verified.json().token}` } });
+  assert.equal(check.statusCode, 200, check.body);
+
+  return { today: new Date(today).toISOString().slice(0, 10), ...names, granted, user };
+}
