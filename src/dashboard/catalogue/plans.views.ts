@@ -49,6 +49,12 @@ function planState(plan: Plan): Html {
   return html`<span class="badge badge-ok">Offered</span>${plan.isDefault ? html` <span class="badge badge-pending">Default</span>` : ""}`;
 }
 
+/** "Plan Lifetime lifetime added": the plan by its name, its id after it (the id is what the redirect carries). */
+export function planAdded(plans: Plan[], id: string): Html {
+  const name = plans.find((p) => p.id === id)?.name;
+  return name === undefined ? html`Plan <code>${id}</code> added.` : html`Plan <strong>${name}</strong> <code class="muted">${id}</code> added.`;
+}
+
 export interface PlanForm {
   id?: string;
   name?: string;

@@ -65,6 +65,7 @@ for (const dialect of DIALECTS) {
       const once = await browser.post(plans, { id: "lifetime", name: "Lifetime", billing: "one_time", amount: "49.00", currency: "eur", interval: "" });
       assert.equal(once.statusCode, 303);
       assert.equal(once.headers.location, `${base}/tools/tabmaster?plan_added=lifetime#plans`);
+      assert.match((await browser.get(once.headers.location as string)).body, /Plan <strong>Lifetime<\/strong> <code class="muted">lifetime<\/code> added\./);
       const yearly = { id: "yearly", name: "Yearly", billing: "subscription", amount: "50", currency: "USD", interval: "year", default: "1" };
       assert.equal((await browser.post(plans, yearly)).statusCode, 303);
       assert.equal((await browser.post(plans, { id: "yen", name: "Yen", billing: "one_time", amount: "500", currency: "jpy" })).statusCode, 303);
