@@ -145,9 +145,10 @@ for (const dialect of DIALECTS) {
       assertErrorTied(await refused(`${w}/tools/${ws.tool}`, { name: " ", trial_days: "0" }), "name", /name must be/);
 
       const plans = `${w}/tools/${ws.tool}/plans`;
-      const plan = { name: "Lifetime", id: "lifetime", billing: "one_time", amount: "4900", currency: "eur", interval: "" };
-      assertErrorTied(await refused(plans, { ...plan, amount: "49.00" }), "plan-amount", /minor units/);
-      assertErrorTied(await refused(plans, { ...plan, currency: "euro" }), "plan-currency", /three-letter/);
+      const plan = { name: "Lifetime", id: "lifetime", billing: "one_time", amount: "49.00", currency: "eur", interval: "" };
+      assertErrorTied(await refused(plans, { ...plan, amount: "4900 cents" }), "plan-amount", /Enter the amount in euros, like 49\.00/);
+      assertErrorTied(await refused(plans, { ...plan, currency: "euro" }), "plan-currency", /three letters/);
+      assertErrorTied(await refused(plans, { ...plan, amount: "", currency: "euro" }), "plan-currency", /three-letter/);
       assertErrorTied(await refused(plans, { ...plan, billing: "subscription" }), "plan-interval", /month or year/);
       assertErrorTied(await refused(plans, { ...plan, id: "-x" }), "plan-id", /letters, digits/);
       assert.equal((await browser.post(plans, plan)).statusCode, 303);

@@ -94,17 +94,17 @@ for (const dialect of DIALECTS) {
         await page.waitForURL(`${ws}/tools/tabmaster?created=1`);
         await page.fill("#plan-name", "Lifetime");
         await page.fill("#plan-id", "lifetime");
-        await page.fill("#plan-amount", "4900");
+        await page.fill("#plan-amount", "49.00");
         await page.click("button:has-text('Add plan')");
-        await page.waitForSelector("text=Plan lifetime added");
+        await page.waitForSelector(".notice >> text=Lifetime");
         await page.fill("#plan-name", "Monthly");
         await page.fill("#plan-id", "monthly");
         await page.check("input[name=billing][value=subscription]");
-        await page.fill("#plan-amount", "500");
+        await page.fill("#plan-amount", "5");
         await page.selectOption("#plan-interval", "month");
         await page.check("input[name=default]");
         await page.click("button:has-text('Add plan')");
-        await page.waitForSelector("text=Plan monthly added");
+        await page.waitForSelector(".notice >> text=Monthly");
         assert.ok(await page.isVisible("td.num:has-text('€49.00')"));
         assert.ok(await page.isVisible("td.num:has-text('€5.00')"));
         await shoot(page, "configure-2-tool");
@@ -127,9 +127,9 @@ for (const dialect of DIALECTS) {
         await page.waitForURL(`${ws}/bundles/suite?created=1`);
         await page.fill("#plan-name", "Suite for life");
         await page.fill("#plan-id", "suite-lifetime");
-        await page.fill("#plan-amount", "9900");
+        await page.fill("#plan-amount", "99");
         await page.click("button:has-text('Add plan')");
-        await page.waitForSelector("text=Plan suite-lifetime added");
+        await page.waitForSelector(".notice >> text=Suite for life");
         await shoot(page, "configure-5-bundle");
 
         // Stripe in test mode: the URL to paste (copied with its button), the signing secret, and the secret key after a fresh code.

@@ -34,7 +34,7 @@ for (const dialect of DIALECTS) {
         id: "writers-year",
         name: "Writers, yearly",
         billing: "subscription",
-        amount: "2900",
+        amount: "29.00",
         interval: "year",
       });
       assert.equal(plan.statusCode, 303);

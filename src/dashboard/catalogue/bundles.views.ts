@@ -16,7 +16,7 @@ import {
   sectionPath,
   time,
 } from "../shared/layout.js";
-import { type PlanForm, plansPanels, productPath } from "./plans.views.js";
+import { type PlanForm, planAdded, plansPanels, productPath } from "./plans.views.js";
 import { toolsPath } from "./tools.views.js";
 
 export const bundlesPath = (frame: Frame) => {
@@ -124,7 +124,7 @@ export function bundleView(frame: Frame, page: BundlePage): Html {
     html`${pageHeading(bundle.name, html`<code>${bundle.id}</code> · a bundle of ${toolNames(tools, bundle.toolIds)} · <a href="${bundlesPath(frame)}">All bundles</a>`)}
 ${page.created ? notice("success", "Bundle added. Give it a plan below to sell it.") : ""}
 ${page.changed ? notice("success", "The bundle's tools are changed. Its buyers' access changed with them.") : ""}
-${page.added ? notice("success", html`Plan <code>${page.added}</code> added.`) : ""}
+${page.added ? notice("success", planAdded(page.plans, page.added)) : ""}
 <section class="panel">
 <div class="panel-head"><h2>Tools it gives</h2></div>
 <p class="panel-text">Whoever bought the bundle holds every tool it names, from the moment it names it. Before a change is made you see who gains or loses access.</p>

@@ -9,6 +9,7 @@ import { planStripeLinks, updatePlanStripeLinks } from "../../stripe/stripe-plan
 import { createPlan, renamePlan, retirePlan } from "../../workspaces/workspace.service.js";
 import type { Plan } from "../../workspaces/workspace.types.js";
 import type { Html } from "../shared/html.js";
+import { parseMajorAmount } from "../shared/money.js";
 import type { WorkspacePage } from "../shared/owner-context.js";
 import { fieldRefusal, sendPage } from "../shared/page.js";
 import { formField, PageRefusal } from "../shared/security.js";
@@ -52,6 +53,10 @@ export async function planRoutes(
       interval: formField(request, "interval"),
       isDefault: formField(request, "default") === "1",
     };
+    // The page takes the amount in the currency's major unit ("49.00"); the use case, like
+    // the API and the CLI, takes minor units.
+    const amount = form.amount ? parseMajorAmount(form.amount, form.currency?.trim() || "eur") : null;
+    if (amount !== null && !amount.ok) return sendPage(reply, 400, render({ ...form, error: amount.message, errorParam: amount.param }));
     try {
       const plan = await createPlan(
         db,
@@ -62,7 +67,7 @@ export async function planRoutes(
           name: form.name ?? "",
           billing: form.billing ?? "",
           // Empty fields are left out, as the CLI leaves out an option not given.
-          ...(form.amount ? { amountCents: form.amount } : {}),
+          ...(amount !== null ? { amountCents: amount.minorUnits } : {}),
           ...(form.currency?.trim() ? { currency: form.currency } : {}),
           ...(form.interval ? { interval: form.interval } : {}),
           isDefault: form.isDefault,

@@ -49,6 +49,12 @@ function planState(plan: Plan): Html {
   return html`<span class="badge badge-ok">Offered</span>${plan.isDefault ? html` <span class="badge badge-pending">Default</span>` : ""}`;
 }
 
+/** "Plan Lifetime lifetime added": the plan by its name, its id after it (the id is what the redirect carries). */
+export function planAdded(plans: Plan[], id: string): Html {
+  const name = plans.find((p) => p.id === id)?.name;
+  return name === undefined ? html`Plan <code>${id}</code> added.` : html`Plan <strong>${name}</strong> <code class="muted">${id}</code> added.`;
+}
+
 export interface PlanForm {
   id?: string;
   name?: string;
@@ -89,12 +95,14 @@ ${radio("one_time", "One-time", "paid once; a licence for good")}
 ${radio("subscription", "Subscription", "renews every month or year until cancelled")}
 </fieldset>
 <div class="grid-3">
-<div class="field"><label for="plan-amount">Amount in minor units</label>
-<input id="plan-amount"${error.on("plan-amount")} name="amount" inputmode="numeric" pattern="[0-9]{1,16}" placeholder="4900" value="${form.amount ?? ""}">
-<p class="hint">Cents: 4900 is 49.00. Leave empty for a plan with no price.</p></div>
-<div class="field"><label for="plan-currency">Currency</label>
-<input id="plan-currency"${error.on("plan-currency")} name="currency" maxlength="3" required placeholder="eur" value="${form.currency ?? "eur"}">
-<p class="hint">Three letters, as Stripe names it: eur, usd, gbp…</p></div>
+<fieldset class="field price-field"><legend>Price</legend>
+<div class="amount-pair">
+<div><label for="plan-amount">Amount</label>
+<input id="plan-amount"${error.on("plan-amount")} name="amount" inputmode="decimal" placeholder="49.00" value="${form.amount ?? ""}"></div>
+<div><label for="plan-currency">Currency</label>
+<input id="plan-currency"${error.on("plan-currency")} name="currency" maxlength="3" required placeholder="eur" value="${form.currency ?? "eur"}"></div>
+</div>
+<p class="hint">In the currency's main unit: 49.00 euros, 500 yen. The currency as Stripe names it: eur, usd, jpy. Leave the amount empty for a plan with no price.</p></fieldset>
 <div class="field"><label for="plan-interval">Renews every</label>
 <select id="plan-interval"${error.on("plan-interval")} name="interval">${option("", "— (one-time)")}${option("month", "Month")}${option("year", "Year")}</select></div>
 </div>

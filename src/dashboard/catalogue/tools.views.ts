@@ -1,7 +1,7 @@
 import type { Plan, Tool } from "../../workspaces/workspace.types.js";
 import { type Html, html } from "../shared/html.js";
 import { appPage, csrfField, emptyState, type Frame, formError, notice, pageHeading, scrollBox, sectionPath, time } from "../shared/layout.js";
-import { type PlanForm, plansPanels, productPath } from "./plans.views.js";
+import { type PlanForm, planAdded, plansPanels, productPath } from "./plans.views.js";
 
 export const toolsPath = (frame: Frame) => {
   const here = frame.current;
@@ -94,7 +94,7 @@ export function toolView(frame: Frame, page: ToolPage): Html {
     frame,
     html`${pageHeading(tool.name, html`<code>${tool.id}</code> · ${trialText(tool.trialDays)} · <a href="${toolsPath(frame)}">All tools</a>`)}
 ${page.saved ? notice("success", "Saved. A trial already started keeps the end it was given.") : ""}
-${page.added ? notice("success", html`Plan <code>${page.added}</code> added. Your buy button can offer it now.`) : ""}
+${page.added ? notice("success", html`${planAdded(page.plans, page.added)} Your buy button can offer it now.`) : ""}
 <section class="panel">
 <div class="panel-head"><h2>Details</h2></div>
 <form method="post" action="${path}" class="stack">

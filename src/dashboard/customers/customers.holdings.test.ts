@@ -76,16 +76,17 @@ for (const dialect of DIALECTS) {
       const shown = await browser.get(page);
       assert.equal(shown.statusCode, 200);
       const body = shown.body;
-      const lic = /<code>(lic_\w+)<\/code><\/td>\s*<td><span class="badge badge-ok">Active/.exec(body)?.[1];
+      const lic = /<code class="id-secondary">(lic_\w+)<\/code><\/td>\s*<td><span class="badge badge-ok">Active/.exec(body)?.[1];
       assert.ok(lic, "the paid licence, active");
       assert.match(body, /badge-pending">Suspended<\/span> <span class="state-note">by a dispute/);
-      assert.match(body, /<td>Lifetime<\/td>/);
+      // The plan's name leads the row, the licence's id under it.
+      assert.match(body, /<td>Lifetime <code class="id-secondary">lic_\w+<\/code><\/td>/);
       assert.match(body, /49\.00 EUR/);
-      assert.match(body, /<code>sub_ada_1<\/code>[\s\S]*?badge-ok">active<\/span>[\s\S]*?<td>Monthly<\/td>[\s\S]*?Renews/);
+      assert.match(body, /<td>Monthly <code class="id-secondary">sub_ada_1<\/code><\/td>\s*<td><span class="badge badge-ok">active<\/span>[\s\S]*?Renews/);
       assert.ok(body.includes("&lt;b&gt;Ada&#39;s&lt;/b&gt; Mac &amp; co"), "the device's name, escaped");
       assert.ok(!body.includes("<b>Ada"));
       assert.equal((body.match(/\/refund"/g) ?? []).length, 1, "only the paid licence can be refunded");
-      assert.equal((body.match(/<code>lic_/g) ?? []).length, 2, "another tool's licence is not on this tool's page");
+      assert.equal((body.match(/<code class="id-secondary">lic_/g) ?? []).length, 2, "another tool's licence is not on this tool's page");
       const used = (await env.services.limits.readDailyUsage(env.services.db, { workspaceId: ws.workspaceId, env: "test" }, env.clock.now())).find(
         (u) => u.what === "Customer lookups",
       )?.used;
@@ -120,7 +121,10 @@ for (const dialect of DIALECTS) {
         /Stripe was not asked<\/strong> \(this environment has no Stripe secret key\): refund the payment in Stripe&#39;s dashboard/,
         "and after",
       );
-      assert.match(after.body, new RegExp(`<code>${lic}</code></td>\\s*<td><span class="badge badge-off">Revoked</span> <span class="state-note">refunded`));
+      assert.match(
+        after.body,
+        new RegExp(`<code class="id-secondary">${lic}</code></td>\\s*<td><span class="badge badge-off">Revoked</span> <span class="state-note">refunded`),
+      );
       assert.equal((after.body.match(/\/refund"/g) ?? []).length, 0);
 
       const events = (await api("/webhooks/events?type=payment.refunded")).data as { id: string; data: { licence: string; amount: number } }[];

@@ -20,6 +20,7 @@ import {
   sectionPath,
   time,
 } from "../shared/layout.js";
+import { secondaryId } from "../shared/names.js";
 
 export const customersPath = (frame: Frame) => {
   const here = frame.current;
@@ -340,9 +341,8 @@ function licenceKind(l: HeldLicence): string {
 function licenceRow(frame: Frame, tool: string, email: string, l: HeldLicence): Html {
   const refundable = !l.seat && l.paid && l.status !== "revoked" && l.refundedAt === null;
   return html`<tr>
-<td><code>${l.id}</code></td>
+<td>${l.planName ?? muted("No plan")}${secondaryId(l.id)}</td>
 <td>${LICENCE_STATE[l.status]}${l.refundedAt === null ? "" : html` <span class="state-note">refunded ${time(l.refundedAt)}</span>`}</td>
-<td>${l.planName ?? muted("No plan")}</td>
 <td>${time(l.purchasedAt)}</td>
 <td class="num">${money(l.amountCents, l.currency) ?? muted(l.seat ? "Paid by the team" : "None")}</td>
 <td>${licenceKind(l)}</td>
@@ -362,9 +362,8 @@ function subscriptionRow(frame: Frame, tool: string, email: string, s: HeldSubsc
         ? html`Ends ${time(s.cancelAt ?? s.currentPeriodEnd)}`
         : html`Renews ${time(s.currentPeriodEnd)}`;
   return html`<tr>
-<td><code>${s.id}</code></td>
+<td>${s.planName ?? muted("No plan")}${secondaryId(s.id)}</td>
 <td><span class="badge ${s.endedAt === null && (s.status === "active" || s.status === "trialing") ? "badge-ok" : "badge-off"}">${s.status}</span></td>
-<td>${s.planName ?? muted("No plan")}</td>
 <td>${ends}</td>
 <td>${s.seats !== null && s.seats > 0 ? `Team of ${s.seats} seats` : "Single"}</td>
 <td class="actions">${
@@ -395,7 +394,7 @@ ${
     ? emptyState("No licences", "One-time purchases of this tool, or of a bundle that includes it, appear here.")
     : table(
         "Licences",
-        html`<th>Licence</th><th>State</th><th>Plan</th><th>Bought</th><th class="num">Amount</th><th>Kind</th><th><span class="sr-only">Actions</span></th>`,
+        html`<th>Plan <span class="muted">· licence</span></th><th>State</th><th>Bought</th><th class="num">Amount</th><th>Kind</th><th><span class="sr-only">Actions</span></th>`,
         h.licences.map((l) => licenceRow(frame, tool, email, l)),
       )
 }
@@ -407,7 +406,7 @@ ${
     ? emptyState("No subscriptions", "Subscriptions to this tool, or to a bundle that includes it, appear here.")
     : table(
         "Subscriptions",
-        html`<th>Subscription</th><th>Status</th><th>Plan</th><th>Period</th><th>Kind</th><th><span class="sr-only">Actions</span></th>`,
+        html`<th>Plan <span class="muted">· subscription</span></th><th>Status</th><th>Period</th><th>Kind</th><th><span class="sr-only">Actions</span></th>`,
         h.subscriptions.map((s) => subscriptionRow(frame, tool, email, s)),
       )
 }
@@ -436,8 +435,8 @@ export function confirmRefundView(frame: Frame, input: { tool: Tool; email: stri
 <section class="panel narrow">
 <dl class="facts">
 <dt>Customer</dt><dd>${input.email}</dd>
-<dt>Licence</dt><dd><code>${l.id}</code></dd>
 <dt>Plan</dt><dd>${l.planName ?? muted("No plan")}</dd>
+<dt>Licence</dt><dd><code>${l.id}</code></dd>
 <dt>Bought</dt><dd>${time(l.purchasedAt)}</dd>
 <dt>Amount</dt><dd>${money(l.amountCents, l.currency) ?? ""}</dd>
 </dl>

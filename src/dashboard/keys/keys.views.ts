@@ -54,6 +54,14 @@ function keyRow(frame: Frame, key: KeySummary): Html {
 </tr>`;
 }
 
+/** The revoked key by its name and masked value; the id only when it is not in the list. */
+function revokedKeyName(keys: KeySummary[], id: string): Html {
+  const key = keys.find((k) => k.id === id);
+  if (!key) return html`<code>${id}</code>`;
+  const masked = html`<code class="key">${maskedKey(key.env, key.lastFour)}</code>`;
+  return key.name === null ? masked : html`<strong>${key.name}</strong> ${masked}`;
+}
+
 export function keysView(frame: Frame, keys: KeySummary[], options: { revoked?: string; error?: string; name?: string } = {}): Html {
   const env = frame.current?.env ?? "test";
   const active = keys.filter((k) => k.revokedAt === null);
@@ -71,7 +79,7 @@ export function keysView(frame: Frame, keys: KeySummary[], options: { revoked?: 
     "API keys",
     frame,
     html`${pageHeading("API keys", html`Keys let your server call Warden's API for this workspace's ${env === "test" ? "test" : "live"} data. ${envBadge(env)}`)}
-${options.revoked ? notice("success", html`Key <code>${options.revoked}</code> is revoked. The API refuses it from its next request.`) : ""}
+${options.revoked ? notice("success", html`Key ${revokedKeyName(keys, options.revoked)} is revoked. The API refuses it from its next request.`) : ""}
 <section class="panel">
 <div class="panel-head"><h2>${active.length === 1 ? "1 active key" : `${active.length} active keys`}</h2></div>
 ${table}

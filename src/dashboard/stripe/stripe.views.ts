@@ -16,6 +16,7 @@ import {
   sectionPath,
   time,
 } from "../shared/layout.js";
+import { stripeReasonWords } from "./reason-words.js";
 
 export const stripePath = (frame: Frame) => {
   const here = frame.current;
@@ -48,6 +49,12 @@ ${error.notice}
 </form>`;
 }
 
+/** Why Warden did not act, in words, the recorded reason after it in muted code. */
+function reasonText(reason: string): Html {
+  const words = stripeReasonWords(reason);
+  return html`<span class="failure-plain">${words.plain}</span> <code class="raw-detail">${words.raw}</code>`;
+}
+
 const OUTCOME: Record<string, Html> = {
   applied: html`<span class="badge badge-ok">Applied</span>`,
   ignored: html`<span class="badge badge-off">Ignored</span>`,
@@ -60,7 +67,7 @@ function lastEventPanel(frame: Frame, status: StripeStatus): Html {
     ? html`<dl class="facts wide">
 <dt>Received</dt><dd>${time(e.receivedAt)}</dd>
 <dt>Event</dt><dd><code>${e.type}</code> <span class="muted">${e.id}</span></dd>
-<dt>Result</dt><dd>${OUTCOME[e.outcome] ?? e.outcome}${e.reason ? html` <span class="state-note">${e.reason}</span>` : ""}</dd>
+<dt>Result</dt><dd>${OUTCOME[e.outcome] ?? e.outcome}${e.reason ? html` <span class="state-note">${reasonText(e.reason)}</span>` : ""}</dd>
 </dl>`
     : emptyState(
         "No event received yet",
@@ -94,7 +101,7 @@ export function stripeEventsView(frame: Frame, input: { events: ReceivedStripeEv
 <td>${time(e.receivedAt)}</td>
 <td><code>${e.type}</code></td>
 <td>${OUTCOME[e.outcome] ?? e.outcome}</td>
-<td>${e.reason ?? html`<span class="muted">—</span>`}</td>
+<td>${e.reason ? reasonText(e.reason) : html`<span class="muted">—</span>`}</td>
 <td><code>${e.id}</code></td>
 </tr>`,
         )}</tbody>

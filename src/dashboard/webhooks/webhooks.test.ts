@@ -243,6 +243,11 @@ for (const dialect of DIALECTS) {
       await browser.post(`${page}/test`, { type: "subscription.cancelled" });
       await testWorker(env.services).drain();
       assert.equal(receiver.received.length, 1);
+      // The 503 reads as a sentence first, the status after it.
+      assert.match(
+        (await browser.get(page)).body,
+        /<span class="failure-plain">Your server, or a proxy before it, is unavailable<\/span> <code class="raw-detail">HTTP 503<\/code>/,
+      );
       const askDisable = await browser.get(`${page}/disable`);
       assert.match(askDisable.body, /Disable this endpoint\?/);
       assert.match(askDisable.body, /1 delivery waiting to be sent to it \(first attempts and retries\) will be marked failed/);

@@ -16,6 +16,7 @@ import {
   sectionPath,
   time,
 } from "../shared/layout.js";
+import { deliveryFailureWords, type FailureWords } from "./failure-words.js";
 
 export const RECOVER_CHOICES = [
   { since: "hour", label: "the last hour" },
@@ -234,7 +235,18 @@ const retryNowForm = (frame: Frame, d: Delivery) =>
 export function lastAnswer(d: Delivery): Html {
   const last = d.attempts[d.attempts.length - 1];
   if (!last) return html`<span class="muted">Not tried yet</span>`;
-  return last.status_code === null ? html`<span class="muted">${last.error ?? "No answer"}</span>` : html`HTTP ${last.status_code}`;
+  return attemptOutcome(last);
+}
+
+const failureOf = (a: { status_code: number | null; error: string | null }) => deliveryFailureWords({ statusCode: a.status_code, error: a.error });
+
+/** What went wrong in words, the raw detail after it in muted code. */
+const failureText = (words: FailureWords) => html`<span class="failure-plain">${words.plain}</span> <code class="raw-detail">${words.raw}</code>`;
+
+/** An attempt's answer: "HTTP 200", or what went wrong. */
+function attemptOutcome(a: { status_code: number | null; error: string | null }): Html {
+  const failure = failureOf(a);
+  return failure === null ? html`HTTP ${a.status_code}` : failureText(failure);
 }
 
 export interface EndpointPage {
@@ -446,17 +458,14 @@ export function deliveryView(frame: Frame, d: Delivery, endpoint: WebhookEndpoin
     d.attempts.length === 0
       ? emptyState("Not attempted yet", "The delivery worker picks it up within a few seconds.")
       : html`<ol class="attempts">${d.attempts.map(
-          (a, i) => html`<li class="attempt">
+          (a, i, _, failure = failureOf(a)) => html`<li class="attempt">
 <div class="attempt-head">
 <strong>Attempt ${i + 1}</strong>${a.manual ? html` <span class="badge badge-pending">Resent</span>` : ""}
 <span>${time(Date.parse(a.attempted_at))}</span>
 <span class="muted">${formatCount(a.duration_ms)} ms</span>
-${
-  a.status_code === null
-    ? html`<span class="badge badge-failing">${a.error ?? "No answer"}</span>`
-    : html`<span class="badge ${a.status_code >= 200 && a.status_code < 300 ? "badge-ok" : "badge-failing"}">HTTP ${a.status_code}</span>`
-}
+${failure === null ? html`<span class="badge badge-ok">HTTP ${a.status_code}</span>` : html`<span class="badge badge-failing">Failed</span>`}
 </div>
+${failure === null ? "" : html`<p class="attempt-failure">${failureText(failure)}</p>`}
 ${a.response_body === null || a.response_body === "" ? html`<p class="muted">No answer body.</p>` : html`<pre class="payload" tabindex="0">${a.response_body}</pre>`}
 </li>`,
         )}</ol>`;
