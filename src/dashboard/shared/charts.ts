@@ -7,6 +7,7 @@
 // 13-unit labels to 5 px on a 390 px phone. The phone's has fewer date labels instead.
 import { type Html, html } from "./html.js";
 import { formatCount, formatMoney, scrollBox } from "./layout.js";
+import { currencyDigits } from "./money.js";
 
 export type ChartGrain = "day" | "month";
 /** One value at a date: a day `YYYY-MM-DD` or a month `YYYY-MM`, UTC. */
@@ -74,15 +75,6 @@ export function fullDate(date: string, grain: ChartGrain): string {
   return grain === "month" ? `${MONTH_NAMES[month]} ${year}` : `${day} ${MONTHS[month]} ${year}`;
 }
 
-/** The digits after the point of a currency (2 for eur, 0 for jpy); 2 for a code Intl does not know. */
-function currencyDigits(currency: string): number {
-  try {
-    return new Intl.NumberFormat("en", { style: "currency", currency: currency.toUpperCase() }).resolvedOptions().maximumFractionDigits ?? 2;
-  } catch {
-    return 2;
-  }
-}
-
 /** A value in full, as the table shows it: `1,234` or `€1,234.00`. */
 export function formatValue(unit: ChartUnit, value: number): string {
   return unit.kind === "money" ? formatMoney(value, unit.currency) : formatCount(value);
@@ -101,7 +93,7 @@ export function formatAxis(unit: ChartUnit, major: number): string {
 }
 
 /** A value in the unit the axis counts in: whole things, or the currency's major unit (euros, not cents). */
-const toAxis = (unit: ChartUnit, value: number) => (unit.kind === "money" ? value / 10 ** currencyDigits(unit.currency) : value);
+const toAxis = (unit: ChartUnit, value: number) => (unit.kind === "money" ? value / 10 ** (currencyDigits(unit.currency) ?? 2) : value);
 
 /**
  * The change from the previous period, in words: `+12%`, `−5%`, `no change`, or `new` when

@@ -14,11 +14,24 @@ interface CurrencyWords {
   example: string;
 }
 
+/**
+ * The digits after the point of a currency, as Stripe counts them (2 for eur, 0 for jpy,
+ * 3 for kwd), or null for a code Intl does not know.
+ */
+export function currencyDigits(currency: string): number | null {
+  try {
+    return new Intl.NumberFormat("en", { style: "currency", currency: currency.toUpperCase() }).resolvedOptions().maximumFractionDigits ?? 2;
+  } catch {
+    return null;
+  }
+}
+
 /** The currency as Intl knows it, or null when the code is not three letters. */
 function currencyWords(currency: string): CurrencyWords | null {
   const code = currency.trim().toUpperCase();
   if (!/^[A-Z]{3}$/.test(code)) return null;
-  const decimals = new Intl.NumberFormat("en", { style: "currency", currency: code }).resolvedOptions().maximumFractionDigits ?? 2;
+  const decimals = currencyDigits(code);
+  if (decimals === null) return null;
   const named = new Intl.NumberFormat("en", { style: "currency", currency: code, currencyDisplay: "name" }).formatToParts(2);
   const unitName = named.find((part) => part.type === "currency")?.value ?? code;
   const example = decimals === 0 ? "500" : `49.${"0".repeat(decimals)}`;
