@@ -78,3 +78,65 @@ export async function listAuditEntries(ex: Executor, ownerId: string, workspaceI
     createdAt: row.created_at,
   }));
 }
+
+/** What the workspace log is narrowed to: who acted, what they did, and when (`from` inclusive, `until` exclusive, ms). */
+export interface AuditFilter {
+  ownerId: string | null;
+  action: string | null;
+  from: number | null;
+  until: number | null;
+}
+
+/** A keyset page: the rows after `position` going `older` (newest first) or `newer` (oldest first). */
+export interface AuditPageRequest {
+  position: { at: number; id: string } | null;
+  direction: "older" | "newer";
+  limit: number;
+}
+
+/**
+ * A page of one workspace environment's log, with its workspace-wide entries (tools,
+ * plans, owners, branding: env null). Each part is one walk of its index in the page's
+ * order, cut at `limit` and merged here: asked with OR in one statement, both engines
+ * collected every match and sorted them (see listAuditEntries).
+ */
+export async function listWorkspaceAuditEntries(
+  ex: Executor,
+  scope: { workspaceId: string; env: Env },
+  filter: AuditFilter,
+  page: AuditPageRequest,
+): Promise<AuditEntry[]> {
+  const older = page.direction === "older";
+  const walk = (env: Env | null) => {
+    let query = ex
+      .selectFrom("audit_log")
+      .select(["id", "owner_email", "workspace_id", "env", "action", "subject", "created_at"])
+      .where("workspace_id", "=", scope.workspaceId)
+      .where("env", env === null ? "is" : "=", env);
+    if (filter.ownerId !== null) query = query.where("owner_id", "=", filter.ownerId);
+    if (filter.action !== null) query = query.where("action", "=", filter.action);
+    if (filter.from !== null) query = query.where("created_at", ">=", filter.from);
+    if (filter.until !== null) query = query.where("created_at", "<", filter.until);
+    const at = page.position;
+    if (at !== null) {
+      const cmp = older ? "<" : ">";
+      query = query.where((eb) => eb.or([eb("created_at", cmp, at.at), eb.and([eb("created_at", "=", at.at), eb("id", cmp, at.id)])]));
+    }
+    const order = older ? "desc" : "asc";
+    return query.orderBy("created_at", order).orderBy("id", order).limit(page.limit).execute();
+  };
+  const parts = await Promise.all([walk(scope.env), walk(null)]);
+  const sign = older ? 1 : -1;
+  const rows = parts.flat().map((row) => ({ ...row, created_at: Number(row.created_at) }));
+  rows.sort((x, y) => sign * (y.created_at - x.created_at || (x.id < y.id ? 1 : x.id > y.id ? -1 : 0)));
+  return rows.slice(0, page.limit).map((row) => ({
+    id: row.id,
+    ownerEmail: row.owner_email,
+    workspaceId: row.workspace_id,
+    workspaceSlug: null,
+    env: row.env,
+    action: row.action,
+    subject: row.subject,
+    createdAt: row.created_at,
+  }));
+}

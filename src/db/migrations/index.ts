@@ -28,6 +28,7 @@ import * as customerSearch from "./027-customer-search.js";
 import * as endpointEditShownOnce from "./028-endpoint-edit-shown-once.js";
 import * as stripeReconcile from "./029-stripe-reconcile.js";
 import * as mailOutboxSent from "./030-mail-outbox-sent.js";
+import * as workspaceAudit from "./033-workspace-audit.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -60,4 +61,5 @@ export const migrations: Record<string, Migration> = {
   "028-endpoint-edit-shown-once": endpointEditShownOnce,
   "029-stripe-reconcile": stripeReconcile,
   "030-mail-outbox-sent": mailOutboxSent,
+  "033-workspace-audit": workspaceAudit,
 };
