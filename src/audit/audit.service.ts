@@ -98,7 +98,7 @@ export function listAudit(ex: Executor, ownerId: string, workspaceIds: readonly 
 }
 
 /** A page of a workspace environment's log. */
-export const WORKSPACE_AUDIT_PAGE = 50;
+const WORKSPACE_AUDIT_PAGE = 50;
 const DAY_MS = 86_400_000;
 
 /** What the log's filters and pager send, as typed: every value a string, empty meaning "any". */
