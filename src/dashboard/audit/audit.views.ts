@@ -111,7 +111,8 @@ export function workspaceAuditView(
               ? "No action in this workspace matches these filters. Widen the dates or choose any owner or action."
               : "Every change an owner makes in this workspace will be listed here, with who did it and when.",
           )
-      : html`<div class="table-wrap audit-table"${scrollBox("Audit log")}><table>
+      : // Scrolls sideways at 390 px with each id whole, rather than breaking ids a letter a line.
+        html`<div class="table-wrap"${scrollBox("Audit log")}><table>
 <thead><tr><th>When</th><th>Who</th><th>What</th><th>Environment</th><th>On</th></tr></thead>
 <tbody>${input.data.map(
           (e) => html`<tr>
@@ -141,6 +142,6 @@ ${err.notice}
 </form>
 <p class="hint">Days are UTC days, as every time on this page is. Entries of owners who have since left stay in the log under their address.</p>
 </section>
-<section class="panel">${list}</section>`,
+${list ? html`<section class="panel">${list}</section>` : ""}`,
   );
 }
