@@ -17,8 +17,8 @@ import { overviewRoutes } from "./overview/overview.routes.js";
 import { ownerRoutes } from "./owners/owners.routes.js";
 import { sessionRoutes } from "./sessions/sessions.routes.js";
 import { html } from "./shared/html.js";
-import { cardPage, DASHBOARD } from "./shared/layout.js";
-import { clearSessionCookie, requireSession, signedInOf } from "./shared/owner-context.js";
+import { appPage, cardPage, DASHBOARD, pageHeading, sectionPath } from "./shared/layout.js";
+import { clearSessionCookie, errorPageFrame, requireSession, signedInOf } from "./shared/owner-context.js";
 import { describePageError, sendPage } from "./shared/page.js";
 import { acceptFormsOnly, addPageHeaders, refuseCrossSite } from "./shared/security.js";
 import { signInRoutes } from "./sign-in/sign-in.routes.js";
@@ -32,18 +32,31 @@ const ASSETS = join(import.meta.dirname, "..", "..", "src", "dashboard", "assets
 const STYLESHEET = readFileSync(join(ASSETS, "dashboard.css"), "utf8");
 const COPY_SCRIPT = readFileSync(join(ASSETS, "copy.js"), "utf8");
 
+/**
+ * An error page: inside the signed-in frame when an owner is signed in (their navigation
+ * kept, and the workspace of the address when it is theirs), else a card; both link back.
+ * Not when the database is away (503): the frame would ask it again.
+ */
+async function sendErrorPage(services: Services, request: FastifyRequest, reply: FastifyReply, error: { status: number; title: string; message: string }) {
+  const { status, title, message } = error;
+  const frame = status === 503 ? null : await errorPageFrame(services, request);
+  const home = frame?.current ? sectionPath(frame.current.workspace.slug, frame.current.env, "overview") : DASHBOARD;
+  const body = html`<p class="lede">${message}</p><p><a class="button primary" href="${home}">Back to the dashboard</a></p>`;
+  return sendPage(
+    reply,
+    status,
+    frame ? appPage(title, frame, html`${pageHeading(title)}${body}`, { trail: [{ label: title }] }) : cardPage(title, html`<h1>${title}</h1>${body}`),
+  );
+}
+
 /** Errors of the dashboard are pages, with the catalogue's status. */
 function renderPageError(services: Services) {
   return (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
-    const { status, title, message } = describePageError(services, error, request, reply, {
+    const described = describePageError(services, error, request, reply, {
       logAs: "dashboard request failed",
       internal: (id) => `The dashboard failed to answer. Try again in a moment; if it keeps failing, give your operator the request id ${id}.`,
     });
-    return sendPage(
-      reply,
-      status,
-      cardPage(title, html`<h1>${title}</h1><p class="lede">${message}</p><p><a class="button primary" href="${DASHBOARD}">Back to the dashboard</a></p>`),
-    );
+    return sendErrorPage(services, request, reply, described);
   };
 }
 
@@ -60,16 +73,9 @@ export async function dashboardRoutes(app: FastifyInstance, options: { services:
     if (request.method !== "GET" && request.method !== "HEAD") refuseCrossSite(request);
   });
   app.setErrorHandler(renderPageError(services));
-  app.setNotFoundHandler((_request, reply) => {
+  app.setNotFoundHandler((request, reply) => {
     addPageHeaders(reply);
-    return sendPage(
-      reply,
-      404,
-      cardPage(
-        "Not found",
-        html`<h1>Not found</h1><p class="lede">There is no page at this address.</p><p><a class="button primary" href="${DASHBOARD}">Go to the dashboard</a></p>`,
-      ),
-    );
+    return sendErrorPage(services, request, reply, { status: 404, title: "Not found", message: "There is no page at this address." });
   });
 
   app.get("/assets/dashboard.css", async (_request, reply) => {

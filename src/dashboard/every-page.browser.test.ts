@@ -288,9 +288,15 @@ describe("every dashboard page at 390 and 1280 px", () => {
       { name: "event", path: `${w}/events/${eventId}` },
       { name: "deliveries", path: `${w}/events/deliveries` },
       { name: "audit", path: "/dashboard/audit" },
+      { name: "workspace-audit", path: `${w}/audit` },
+      { name: "workspace-audit-filtered", path: `${w}/audit?action=key.created&from=2020-01-01` },
+      { name: "workspace-audit-error", path: `${w}/audit?from=2026-13-01` },
       { name: "sessions", path: "/dashboard/sessions" },
       { name: "not-found", path: "/dashboard/no-such-page" },
+      { name: "not-found-in-workspace", path: `${w}/customers/tabmaster/nobody%40example.com/no/such/page` },
     ];
+    // Every signed-in page below a workspace's overview names its place: one trail, its last step current.
+    const withoutTrail = new Set(["overview", "overview-live"]);
 
     const browser = await launchChromium();
     const problems: string[] = [];
@@ -310,6 +316,11 @@ describe("every dashboard page at 390 and 1280 px", () => {
           for (const c of layout.covered) problems.push(`${where}: covered: ${c}`);
           for (const s of layout.small) problems.push(`${where}: under ${TAP_PX} px: ${s}`);
           for (const v of await axeViolations(page)) problems.push(`${where}: ${v}`);
+          if (signedIn.includes(visit) && !withoutTrail.has(visit.name)) {
+            const trail = page.locator('nav[aria-label="Breadcrumb"]');
+            const current = trail.locator('[aria-current="page"]');
+            if ((await trail.count()) !== 1 || (await current.count()) !== 1) problems.push(`${where}: no breadcrumb trail with one current step`);
+          }
         };
         for (const visit of signedOut) await check(visit);
         await page.fill("#code", await readCode(env.dataDir, ws.ownerEmail));

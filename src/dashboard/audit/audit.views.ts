@@ -1,8 +1,9 @@
-import type { AuditEntry } from "../../audit/audit.service.js";
+import { AUDIT_ACTIONS, type AuditAction, type AuditEntry } from "../../audit/audit.service.js";
+import type { WorkspaceOwner } from "../../workspaces/workspace-owners.store.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, emptyState, envBadge, type Frame, pageHeading, scrollBox, time } from "../shared/layout.js";
+import { appPage, emptyState, envBadge, type Frame, formError, pageHeading, scrollBox, sectionPath, time } from "../shared/layout.js";
 
-const ACTIONS: Record<string, string> = {
+const ACTIONS: Record<AuditAction, string> = {
   signed_in: "Signed in",
   signed_out: "Signed out",
   "session.ended": "Ended another session",
@@ -41,6 +42,8 @@ const ACTIONS: Record<string, string> = {
   "workspace.branding_changed": "Changed the customer pages' branding",
 };
 
+const actionLabel = (action: string) => (ACTIONS as Record<string, string>)[action] ?? action;
+
 export function auditView(frame: Frame, entries: AuditEntry[]): Html {
   const body =
     entries.length === 0
@@ -54,7 +57,7 @@ export function auditView(frame: Frame, entries: AuditEntry[]): Html {
           (e) => html`<tr>
 <td>${time(e.createdAt)}</td>
 <td>${e.ownerEmail}</td>
-<td>${ACTIONS[e.action] ?? e.action}</td>
+<td>${actionLabel(e.action)}</td>
 <td>${e.workspaceSlug ?? html`<span class="muted">Account</span>`}</td>
 <td>${e.env ? envBadge(e.env) : html`<span class="muted">—</span>`}</td>
 <td>${e.subject ? html`<code>${e.subject}</code>` : html`<span class="muted">—</span>`}</td>
@@ -66,5 +69,79 @@ export function auditView(frame: Frame, entries: AuditEntry[]): Html {
     frame,
     html`${pageHeading("Audit log", "What the owners of your workspaces did, newest first: the last 200 actions.")}
 <section class="panel">${body}</section>`,
+  );
+}
+
+/** The filter form's fields, by the use case's parameter they carry. */
+const FIELD_IDS = { owner: "owner", action: "action", from: "from", to: "to" };
+
+export function workspaceAuditView(
+  frame: Frame,
+  input: {
+    data: AuditEntry[];
+    olderCursor: string | null;
+    newerCursor: string | null;
+    filters: { owner: string; action: string; from: string; to: string };
+    owners: WorkspaceOwner[];
+    error?: string;
+    errorParam?: string | undefined;
+  },
+): Html {
+  const here = frame.current;
+  if (!here) throw new Error("the workspace log needs a workspace on screen");
+  const path = sectionPath(here.workspace.slug, here.env, "audit");
+  const { filters } = input;
+  const err = formError(input.error, input.errorParam, FIELD_IDS);
+  const pageLink = (cursor: { older: string } | { newer: string }) => `${path}?${new URLSearchParams({ ...filters, ...cursor })}`;
+  const option = (value: string, label: string, chosen: string) => html`<option value="${value}"${value === chosen ? html` selected` : ""}>${label}</option>`;
+  const filtered = Object.values(filters).some((v) => v !== "");
+  const pager =
+    input.newerCursor || input.olderCursor
+      ? html`<nav class="pager" aria-label="Pages of the log">${input.newerCursor ? html`<a class="button small" href="${pageLink({ newer: input.newerCursor })}">← Newer</a> ` : ""}${
+          input.olderCursor ? html`<a class="button small" href="${pageLink({ older: input.olderCursor })}">Older →</a>` : ""
+        }</nav>`
+      : "";
+  const list =
+    input.data.length === 0
+      ? input.error
+        ? ""
+        : emptyState(
+            filtered ? "Nothing matches" : "Nothing recorded yet",
+            filtered
+              ? "No action in this workspace matches these filters. Widen the dates or choose any owner or action."
+              : "Every change an owner makes in this workspace will be listed here, with who did it and when.",
+          )
+      : // Scrolls sideways at 390 px with each id whole, rather than breaking ids a letter a line.
+        html`<div class="table-wrap"${scrollBox("Audit log")}><table>
+<thead><tr><th>When</th><th>Who</th><th>What</th><th>Environment</th><th>On</th></tr></thead>
+<tbody>${input.data.map(
+          (e) => html`<tr>
+<td>${time(e.createdAt)}</td>
+<td>${e.ownerEmail}</td>
+<td>${actionLabel(e.action)}</td>
+<td>${e.env ? envBadge(e.env) : html`<span class="muted">Both</span>`}</td>
+<td>${e.subject ? html`<code>${e.subject}</code>` : html`<span class="muted">—</span>`}</td>
+</tr>`,
+        )}</tbody>
+</table></div>
+${pager}`;
+  return appPage(
+    "Audit log",
+    frame,
+    html`${pageHeading("Audit log", html`What the owners did in this workspace's ${here.env} environment and to the whole workspace, newest first, 50 a page. ${envBadge(here.env)}`)}
+${err.notice}
+<section class="panel">
+<form method="get" action="${path}" class="inline-form filters" role="search" aria-label="Filter the log">
+<div class="field"><label for="owner">Who</label>
+<select id="owner" name="owner"${err.on("owner")}>${option("", "Any owner", filters.owner)}${input.owners.map((o) => option(o.ownerId, o.email, filters.owner))}</select></div>
+<div class="field"><label for="action">What</label>
+<select id="action" name="action"${err.on("action")}>${option("", "Any action", filters.action)}${AUDIT_ACTIONS.map((a) => option(a, ACTIONS[a], filters.action))}</select></div>
+<div class="field"><label for="from">From (UTC day)</label><input id="from" name="from" type="date" value="${filters.from}"${err.on("from")}></div>
+<div class="field"><label for="to">To (UTC day, included)</label><input id="to" name="to" type="date" value="${filters.to}"${err.on("to")}></div>
+<button class="button primary" type="submit">Show</button>
+</form>
+<p class="hint">Days are UTC days, as every time on this page is. Entries of owners who have since left stay in the log under their address.</p>
+</section>
+${list ? html`<section class="panel">${list}</section>` : ""}`,
   );
 }

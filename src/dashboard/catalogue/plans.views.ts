@@ -221,6 +221,7 @@ ${rename.notice}
 </section>
 ${stripeLinks}
 ${retire}`,
+    { trail: [{ label: product.name, href: back }, { label: plan.name }] },
   );
 }
 
@@ -248,5 +249,6 @@ ${csrfField(frame.csrf)}
 <a class="button" href="${path}">Keep offering it</a>
 </form>
 </section>`,
+    { trail: [{ label: product.name, href: productPath(frame, product) }, { label: plan.name, href: path }, { label: "Retire plan" }] },
   );
 }

@@ -164,6 +164,7 @@ export function customerLimitedView(frame: Frame, input: { tool: Tool; email: st
     html`${pageHeading(input.email, html`Customer of <strong>${input.tool.name}</strong>`)}
 ${notice("error", html`<strong>Limit reached:</strong> ${input.limited.message}. It resets ${time(input.limited.until)}.`)}
 <p><a class="button" href="${customersPath(frame)}?${new URLSearchParams({ tool: input.tool.id }).toString()}">Back to the customers</a></p>`,
+    { trail: [{ label: input.email }] },
   );
 }
 
@@ -229,6 +230,7 @@ ${csrfField(frame.csrf)}
 <a class="button" href="${back}">Keep it</a>
 </form>
 </section>`,
+    { trail: [{ label: input.email, href: back }, { label: "Revoke grant" }] },
   );
 }
 
@@ -293,6 +295,7 @@ ${csrfField(frame.csrf)}
 <div class="row"><button class="button primary" type="submit">Grant ${tool.name}</button></div>
 </form>
 </section>`,
+    { trail: [{ label: email }] },
   );
 }
 
@@ -451,6 +454,7 @@ ${csrfField(frame.csrf)}
 <div class="row"><button class="button danger" type="submit">Refund ${money(l.amountCents, l.currency) ?? ""}</button><a class="button" href="${back}">Keep it</a></div>
 </form>
 </section>`,
+    { trail: [{ label: input.email, href: back }, { label: "Refund licence" }] },
   );
 }
 
@@ -505,5 +509,6 @@ ${csrfField(frame.csrf)}
 <h2>Or end it now</h2>
 ${nowForm}
 </section>`,
+    { trail: [{ label: input.email, href: back }, { label: "Cancel subscription" }] },
   );
 }

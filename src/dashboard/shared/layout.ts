@@ -22,10 +22,11 @@ export type Section =
   | "events"
   | "owners"
   | "branding"
+  | "audit"
   | AccountSection;
 /** Pages about the owner, not about a workspace environment. */
-export type AccountSection = "audit" | "sessions";
-const inWorkspace = (section: Section): Exclude<Section, AccountSection> => (section === "audit" || section === "sessions" ? "overview" : section);
+export type AccountSection = "account-audit" | "sessions";
+const inWorkspace = (section: Section): Exclude<Section, AccountSection> => (section === "account-audit" || section === "sessions" ? "overview" : section);
 
 /** Everything a signed-in page's frame needs. */
 export interface Frame {
@@ -129,6 +130,7 @@ const SECTION_LABELS: Record<Section, string> = {
   owners: "Owners",
   branding: "Branding",
   audit: "Audit log",
+  "account-audit": "All workspaces' log",
   sessions: "Sessions",
 };
 
@@ -158,17 +160,51 @@ ${here ? item("insights", `${sectionPath(here.workspace.slug, here.env, "insight
 ${
   here
     ? html`<p class="side-heading">Catalogue</p><ul>${item("tools", sectionPath(here.workspace.slug, here.env, "tools"))}${item("bundles", sectionPath(here.workspace.slug, here.env, "bundles"))}</ul>
-<p class="side-heading">Configure</p><ul>${item("stripe", sectionPath(here.workspace.slug, here.env, "stripe"))}${item("keys", sectionPath(here.workspace.slug, here.env, "keys"))}${item("webhooks", sectionPath(here.workspace.slug, here.env, "webhooks"))}${item("events", sectionPath(here.workspace.slug, here.env, "events"))}${item("owners", sectionPath(here.workspace.slug, here.env, "owners"))}${item("branding", sectionPath(here.workspace.slug, here.env, "branding"))}</ul>`
+<p class="side-heading">Configure</p><ul>${item("stripe", sectionPath(here.workspace.slug, here.env, "stripe"))}${item("keys", sectionPath(here.workspace.slug, here.env, "keys"))}${item("webhooks", sectionPath(here.workspace.slug, here.env, "webhooks"))}${item("events", sectionPath(here.workspace.slug, here.env, "events"))}${item("owners", sectionPath(here.workspace.slug, here.env, "owners"))}${item("branding", sectionPath(here.workspace.slug, here.env, "branding"))}${item("audit", sectionPath(here.workspace.slug, here.env, "audit"))}</ul>`
     : ""
 }
 <p class="side-heading">Account</p>
-<ul>${item("audit", `${DASHBOARD}/audit`)}${item("sessions", `${DASHBOARD}/sessions`)}</ul>
+<ul>${item("account-audit", `${DASHBOARD}/audit`)}${item("sessions", `${DASHBOARD}/sessions`)}</ul>
 <p class="side-who">Signed in as ${frame.email}</p>
 </nav>`;
 }
 
-/** A signed-in page: the frame around a screen's content; `copyButtons` loads the script behind copyField's button. */
-export function appPage(title: string, frame: Frame, content: Html, options: { copyButtons?: boolean } = {}): Html {
+/** A step of a page's breadcrumb trail; the page's own (the last) has no link. */
+export interface Crumb {
+  label: string;
+  href?: string;
+}
+
+/**
+ * Where a page sits: workspace › environment › section, then the page's own steps
+ * (`trail`; by default its title, when it is not the section's own page). None on a
+ * section's own page at the top (a workspace's overview), where the navigation says it all.
+ */
+function breadcrumbs(title: string, frame: Frame, trail: Crumb[] | undefined): Html {
+  const here = frame.current;
+  const section = SECTION_LABELS[frame.section];
+  const own = trail ?? (title === section ? [] : [{ label: title }]);
+  const base: Crumb[] = here
+    ? [
+        { label: here.workspace.name, href: sectionPath(here.workspace.slug, here.env, "overview") },
+        { label: here.env === "test" ? "Test" : "Live", href: sectionPath(here.workspace.slug, here.env, "overview") },
+        ...(frame.section === "overview" ? [] : [{ label: section, href: sectionPath(here.workspace.slug, here.env, inWorkspace(frame.section)) }]),
+      ]
+    : [{ label: "Account" }, { label: section, href: frame.section === "sessions" ? `${DASHBOARD}/sessions` : `${DASHBOARD}/audit` }];
+  if (here && frame.section === "overview" && own.length === 0) return html``;
+  const steps = [...base, ...own];
+  return html`<nav class="breadcrumbs" aria-label="Breadcrumb"><ol>${steps.map((step, i) =>
+    i === steps.length - 1
+      ? html`<li><span aria-current="page">${step.label}</span></li>`
+      : html`<li>${step.href ? html`<a href="${step.href}">${step.label}</a>` : step.label}</li>`,
+  )}</ol></nav>`;
+}
+
+/**
+ * A signed-in page: the frame around a screen's content; `copyButtons` loads the script
+ * behind copyField's button; `trail` names the page's steps below its section (breadcrumbs).
+ */
+export function appPage(title: string, frame: Frame, content: Html, options: { copyButtons?: boolean; trail?: Crumb[] } = {}): Html {
   const testMode = frame.current?.env === "test";
   return html`${head(title, options)}
 <body class="${testMode ? "signed-in env-is-test" : "signed-in"}">
@@ -186,6 +222,7 @@ ${envSwitch(frame)}
 <div class="shell">
 ${sideNav(frame)}
 <main class="content" id="content">
+${breadcrumbs(title, frame, options.trail)}
 ${content}
 </main>
 </div>

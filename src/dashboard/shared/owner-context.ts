@@ -127,3 +127,61 @@ export async function contextOf(services: Services, page: WorkspacePage): Promis
     actor: owner.session.actor,
   };
 }
+
+const WORKSPACE_SECTIONS: readonly Exclude<Section, AccountSection>[] = [
+  "customers",
+  "tools",
+  "bundles",
+  "stripe",
+  "keys",
+  "webhooks",
+  "events",
+  "owners",
+  "branding",
+  "audit",
+];
+
+/**
+ * The signed-in frame of an error page, or null when no owner is signed in (or the
+ * database that would say so is away): the navigation stays, so a mistyped address or a
+ * refused form is one click from where the owner was. The workspace on screen is the
+ * address's only when the owner owns it; any other answers as one that does not exist
+ * (the same page either way, so it tells nothing of other workspaces).
+ */
+export async function errorPageFrame(services: Services, request: FastifyRequest): Promise<Frame | null> {
+  try {
+    let owner = signedIn.get(request);
+    if (!owner) {
+      const token = sessionTokenOf(request);
+      const session = token === null ? null : await authenticateOwnerSession(services, token, request.ip);
+      if (token === null || session === null) return null;
+      owner = { session, token, csrf: csrfTokenFor(token) };
+    }
+    const workspaces = await listOwnedWorkspaces(services.db, owner.session.actor.ownerId);
+    const path = request.url.split("?")[0] ?? "";
+    const match = /^\/dashboard\/w\/([^/]+)\/(test|live)(?:\/([^/]+))?/.exec(path);
+    const slug = match?.[1] === undefined ? null : safeDecode(match[1]);
+    const workspace = slug === null ? undefined : workspaces.find((w) => w.slug === slug);
+    const env = match?.[2] === "live" ? "live" : "test";
+    const section = WORKSPACE_SECTIONS.find((s) => s === match?.[3]) ?? "overview";
+    return {
+      email: owner.session.actor.email,
+      csrf: owner.csrf,
+      workspaces,
+      current: workspace ? { workspace, env } : null,
+      section: workspace ? section : "overview",
+    };
+  } catch (error) {
+    // The error page is shown whatever failed here, in its signed-out form.
+    request.log.warn({ err: error }, "error page without navigation");
+    return null;
+  }
+}
+
+function safeDecode(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}

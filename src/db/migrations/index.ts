@@ -30,6 +30,7 @@ import * as stripeReconcile from "./029-stripe-reconcile.js";
 import * as mailOutboxSent from "./030-mail-outbox-sent.js";
 import * as insights from "./031-insights.js";
 import * as counterLeases from "./032-counter-leases.js";
+import * as workspaceAudit from "./033-workspace-audit.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -64,4 +65,5 @@ export const migrations: Record<string, Migration> = {
   "030-mail-outbox-sent": mailOutboxSent,
   "031-insights": insights,
   "032-counter-leases": counterLeases,
+  "033-workspace-audit": workspaceAudit,
 };
