@@ -7,7 +7,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { html } from "../dashboard/shared/html.js";
 import { describePageError, sendPage } from "../dashboard/shared/page.js";
-import { acceptFormsOnly, addPageHeaders, checkFormToken, formTokenMatches, refuseCrossSite } from "../dashboard/shared/security.js";
+import { addPageHeaders, checkFormToken, formTokenMatches, servePages } from "../dashboard/shared/security.js";
 import type { Services } from "../services.js";
 import {
   browserSecretOf,
@@ -53,14 +53,8 @@ function renderPageError(services: Services) {
 export async function customerPageRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
   const { services } = options;
 
-  // Pages are not part of the API: none of them is in the OpenAPI document.
-  app.addHook("onRoute", (route) => {
-    route.schema = { ...route.schema, hide: true };
-  });
-  acceptFormsOnly(app);
+  servePages(app);
   app.addHook("onRequest", async (request, reply) => {
-    addPageHeaders(reply);
-    if (request.method !== "GET" && request.method !== "HEAD") refuseCrossSite(request);
     await loadPage(services, request, reply);
   });
   // A form's token derives from the session's secret on a signed-in page, or from the

@@ -20,7 +20,7 @@ import { html } from "./shared/html.js";
 import { appPage, cardPage, DASHBOARD, pageHeading, sectionPath } from "./shared/layout.js";
 import { clearSessionCookie, errorPageFrame, requireSession, signedInOf } from "./shared/owner-context.js";
 import { describePageError, sendPage } from "./shared/page.js";
-import { acceptFormsOnly, addPageHeaders, refuseCrossSite } from "./shared/security.js";
+import { addPageHeaders, servePages } from "./shared/security.js";
 import { signInRoutes } from "./sign-in/sign-in.routes.js";
 import { stripeRoutes } from "./stripe/stripe.routes.js";
 import { eventRoutes } from "./webhooks/events.routes.js";
@@ -63,15 +63,7 @@ function renderPageError(services: Services) {
 export async function dashboardRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
   const { services } = options;
 
-  // Pages are not part of the API: none of them is in the OpenAPI document.
-  app.addHook("onRoute", (route) => {
-    route.schema = { ...route.schema, hide: true };
-  });
-  acceptFormsOnly(app);
-  app.addHook("onRequest", async (request, reply) => {
-    addPageHeaders(reply);
-    if (request.method !== "GET" && request.method !== "HEAD") refuseCrossSite(request);
-  });
+  servePages(app);
   app.setErrorHandler(renderPageError(services));
   app.setNotFoundHandler((request, reply) => {
     addPageHeaders(reply);

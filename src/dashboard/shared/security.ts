@@ -111,3 +111,20 @@ export function acceptFormsOnly(app: FastifyInstance): void {
     done(null, fields);
   });
 }
+
+/**
+ * What a plugin of pages (the dashboard, the customer's hosted pages) sets up before its
+ * routes: pages are not part of the API, so none is in the OpenAPI document; forms are the
+ * only bodies; every answer carries the page headers; a state-changing request from
+ * another site is refused before anything else runs.
+ */
+export function servePages(app: FastifyInstance): void {
+  app.addHook("onRoute", (route) => {
+    route.schema = { ...route.schema, hide: true };
+  });
+  acceptFormsOnly(app);
+  app.addHook("onRequest", async (request, reply) => {
+    addPageHeaders(reply);
+    if (request.method !== "GET" && request.method !== "HEAD") refuseCrossSite(request);
+  });
+}
