@@ -18,6 +18,7 @@ import { docsPageOptions } from "./http/docs-page.js";
 import { renderError } from "./http/error.handler.js";
 import { redactingStream } from "./http/log-redaction.js";
 import { answerClientError, refuseExpectation, requireHost } from "./http/raw-errors.js";
+import { logRequests } from "./http/request-log.js";
 import { validatorCompiler } from "./http/validation.js";
 import { newId } from "./ids.js";
 import { healthRoutes } from "./ops/health.routes.js";
@@ -62,6 +63,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
             stream: redactingStream(typeof options.logger === "object" && options.logger.stream ? options.logger.stream : process.stdout),
           },
     genReqId: () => newId("req"),
+    // One line per answered request instead (http/request-log.ts).
+    disableRequestLogging: true,
     // Request ids are ours: one sent by a client is not trusted.
     requestIdHeader: false,
     trustProxy: services.config.trustProxy,
@@ -94,6 +97,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   });
   app.addHook("preValidation", refuseControlCharacters);
   instrumentRequests(app, services.metrics);
+  logRequests(app);
   closeConnectionsWhenClosing(app);
 
   for (const schema of [
