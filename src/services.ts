@@ -126,6 +126,7 @@ export async function createServices(config: Readonly<Config>, options: { clock:
     const answers = new AnswerCache(config.cacheMb * 1024 * 1024, options.clock);
     metrics.readAnswerCache(() => answers.stats);
     const accessWatch = new AccessWatch(storage.db, options.clock, DEFAULT_ACCESS_WATCH_OPTIONS, {
+      started: () => answers.start(),
       read(changes) {
         for (const change of changes) answers.changed(change.workspaceId, change.env, [change.personId]);
         answers.listen(true);

@@ -42,6 +42,8 @@ const FULL_RETRY_MS = 30_000;
 
 /** Told what each read of the feed found, and when reading it fails (customers/answer-cache.ts). */
 export interface FeedListener {
+  /** The feed's end was read: every change written before is in the database's answers. */
+  started(): void;
   read(changes: readonly AccessChange[]): void;
   lost(): void;
 }
@@ -210,6 +212,7 @@ export class AccessWatch {
     this.starting ??= lastAccessChange(this.db).then(
       (last) => {
         this.high ??= last;
+        this.listener?.started();
       },
       (error: unknown) => {
         this.starting = null;
@@ -221,10 +224,8 @@ export class AccessWatch {
 
   private async turn(): Promise<void> {
     try {
-      if (this.high === null) {
-        await this.ready();
-        this.listener?.read([]);
-      } else {
+      if (this.high === null) await this.ready();
+      else {
         const changes = await this.readFeed();
         this.listener?.read(changes);
         this.wakePeople(new Set(changes.map((change) => change.personId)));

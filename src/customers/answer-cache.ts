@@ -154,6 +154,16 @@ export class AnswerCache {
     this.drop(tags);
   }
 
+  /**
+   * The feed's reader found where it ends: the changes this process noted before are
+   * committed or rolled back (the feed's reader will not see them), bar one still being
+   * written at that moment, which may then be kept up to a second too long.
+   */
+  start(): void {
+    this.pending.clear();
+    this.listen(true);
+  }
+
   /** Whether the feed is being read: the cache answers only while it is; losing it drops everything. */
   listen(reading: boolean): void {
     if (!reading) this.clear();

@@ -14,5 +14,8 @@ export function logRequests(app: FastifyInstance): void {
     const line = { method: request.method, url: request.url, statusCode: reply.statusCode, responseTime: reply.elapsedTime };
     if (quiet) log.debug(line, "request completed");
     else log.info(line, "request completed");
+  }); // A client that leaves before the answer gets no onResponse: one line says so, not as a failure.
+  app.addHook("onRequestAbort", async (request) => {
+    request.log.info({ method: request.method, url: request.url }, "request aborted");
   });
 }
