@@ -1,7 +1,7 @@
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import Fastify, { type FastifyInstance, type HTTPMethods } from "fastify";
+import Fastify, { type FastifyInstance, type HTTPMethods, LogController } from "fastify";
 import { requireApiKey } from "./auth/auth.hook.js";
 import { clientRoutes } from "./client/client.routes.js";
 import { customerPageRoutes } from "./customer-pages/customer-pages.routes.js";
@@ -64,7 +64,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
           },
     genReqId: () => newId("req"),
     // One line per answered request instead (http/request-log.ts).
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     // Request ids are ours: one sent by a client is not trusted.
     requestIdHeader: false,
     trustProxy: services.config.trustProxy,
