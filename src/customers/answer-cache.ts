@@ -141,7 +141,12 @@ export class AnswerCache {
     this.drop(tags);
   }
 
-  /** The feed showed these people's changes committed (by any process). */
+  /**
+   * The feed showed these people's changes committed (by any process). An entry is not
+   * told apart by its writer: another process's change of the same person, seen while
+   * this process's own is still open, ends its wait early, and an answer read meanwhile
+   * may be kept until the feed shows the own change, at most a second later.
+   */
   changed(workspaceId: string, env: Env, personIds: Iterable<string>): void {
     const tags: string[] = [];
     for (const personId of personIds) {
