@@ -1,7 +1,7 @@
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import Fastify, { type FastifyInstance, type HTTPMethods } from "fastify";
+import Fastify, { type FastifyInstance, type HTTPMethods, LogController } from "fastify";
 import { requireApiKey } from "./auth/auth.hook.js";
 import { clientRoutes } from "./client/client.routes.js";
 import { customerPageRoutes } from "./customer-pages/customer-pages.routes.js";
@@ -18,6 +18,7 @@ import { docsPageOptions } from "./http/docs-page.js";
 import { renderError } from "./http/error.handler.js";
 import { redactingStream } from "./http/log-redaction.js";
 import { answerClientError, refuseExpectation, requireHost } from "./http/raw-errors.js";
+import { logRequests } from "./http/request-log.js";
 import { validatorCompiler } from "./http/validation.js";
 import { newId } from "./ids.js";
 import { insightsRoutes } from "./insights/insights.routes.js";
@@ -63,6 +64,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
             stream: redactingStream(typeof options.logger === "object" && options.logger.stream ? options.logger.stream : process.stdout),
           },
     genReqId: () => newId("req"),
+    // One line per answered request instead (http/request-log.ts).
+    logController: new LogController({ disableRequestLogging: true }),
     // Request ids are ours: one sent by a client is not trusted.
     requestIdHeader: false,
     trustProxy: services.config.trustProxy,
@@ -95,6 +98,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   });
   app.addHook("preValidation", refuseControlCharacters);
   instrumentRequests(app, services.metrics);
+  logRequests(app);
   closeConnectionsWhenClosing(app);
 
   for (const schema of [

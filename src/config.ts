@@ -31,6 +31,8 @@ export interface Config {
    * of the mapped pages counting in the process's resident memory.
    */
   sqliteMmapMb: number;
+  /** Megabytes of the in-process cache of retrieve and access-check answers (WARDEN_CACHE_MB; 0: none). */
+  cacheMb: number;
   /**
    * The origin people reach Warden at (WARDEN_PUBLIC_URL, e.g. https://warden.example.com):
    * every link in a mail and the Stripe webhook URL are built from it, never from a
@@ -302,6 +304,7 @@ export function parseConfig(env: Env): Readonly<Config> {
     dataDir: env.WARDEN_DATA_DIR || "./data",
     // SQLite maps at most 2 GB (its SQLITE_MAX_MMAP_SIZE as better-sqlite3 builds it).
     sqliteMmapMb: readInteger(env, "WARDEN_SQLITE_MMAP_MB", 0, 0, 2047),
+    cacheMb: readInteger(env, "WARDEN_CACHE_MB", 64, 0, 65_536),
     dbWaitSeconds: readInteger(env, "WARDEN_DB_WAIT_SECONDS", 60, 0, 3_600),
     domain: readDomain(env),
     trustProxy: readTrustProxy(env),

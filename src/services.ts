@@ -3,9 +3,10 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Actor, ActorOrigin } from "./audit/audit.store.js";
 import type { Principal } from "./auth/key.service.js";
-import { AccessWatch } from "./client/access-watch.js";
+import { AccessWatch, DEFAULT_ACCESS_WATCH_OPTIONS } from "./client/access-watch.js";
 import type { Clock } from "./clock.js";
 import type { Config } from "./config.js";
+import { AnswerCache } from "./customers/answer-cache.js";
 import { type Db, type Dialect, migrateToLatest, openStorage, type Storage } from "./db/database.js";
 import { ensureSetting } from "./db/settings.store.js";
 import type { DatabaseAvailability } from "./db/storage-faults.js";
@@ -38,6 +39,8 @@ export interface Services {
   metrics: Metrics;
   /** The devices waiting for an access change, and the loop that wakes them (started by `warden serve`). */
   accessWatch: AccessWatch;
+  /** What retrieves and access checks read, kept while the access-change feed is read (customers/answer-cache.ts). */
+  answers: AnswerCache;
   close(): Promise<void>;
 }
 
@@ -120,7 +123,16 @@ export async function createServices(config: Readonly<Config>, options: { clock:
     if (options.statementTimeoutMs !== undefined) storage.boundStatements(options.statementTimeoutMs);
     const limits = new LimitsService(config.limits, storage.dialect, options.clock);
     metrics.readHeldCounts(() => limits.heldCounters);
-    const accessWatch = new AccessWatch(storage.db, options.clock);
+    const answers = new AnswerCache(config.cacheMb * 1024 * 1024, options.clock);
+    metrics.readAnswerCache(() => answers.stats);
+    const accessWatch = new AccessWatch(storage.db, options.clock, DEFAULT_ACCESS_WATCH_OPTIONS, {
+      started: () => answers.start(),
+      read(changes) {
+        for (const change of changes) answers.changed(change.workspaceId, change.env, [change.personId]);
+        answers.listen(true);
+      },
+      lost: () => answers.listen(false),
+    });
     metrics.readAccessWaiters(() => accessWatch.size);
     return {
       config,
@@ -136,7 +148,9 @@ export async function createServices(config: Readonly<Config>, options: { clock:
       knownTools: new KnownTools(),
       metrics,
       accessWatch,
+      answers,
       async close() {
+        answers.close();
         // Leased blocks go back for other processes; counts held while the storage was full
         // are lost with the process: one last try.
         await limits.close(storage.db, options.clock.now()).catch(() => false);

@@ -40,6 +40,14 @@ const MAX_GAPS = 1_000;
 // A process at its maximum asks clients to come back after about a wait's length.
 const FULL_RETRY_MS = 30_000;
 
+/** Told what each read of the feed found, and when reading it fails (customers/answer-cache.ts). */
+export interface FeedListener {
+  /** The feed's end was read: every change written before is in the database's answers. */
+  started(): void;
+  read(changes: readonly AccessChange[]): void;
+  lost(): void;
+}
+
 /** One device's wait. */
 export class Waiter {
   private woken = false;
@@ -100,6 +108,7 @@ export class AccessWatch {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly options: AccessWatchOptions = DEFAULT_ACCESS_WATCH_OPTIONS,
+    private readonly listener?: FeedListener,
   ) {}
 
   /** Devices waiting in this process now. */
@@ -203,6 +212,7 @@ export class AccessWatch {
     this.starting ??= lastAccessChange(this.db).then(
       (last) => {
         this.high ??= last;
+        this.listener?.started();
       },
       (error: unknown) => {
         this.starting = null;
@@ -216,10 +226,12 @@ export class AccessWatch {
     try {
       if (this.high === null) await this.ready();
       else {
-        const people = new Set((await this.readFeed()).map((change) => change.personId));
-        this.wakePeople(people);
+        const changes = await this.readFeed();
+        this.listener?.read(changes);
+        this.wakePeople(new Set(changes.map((change) => change.personId)));
       }
     } catch {
+      this.listener?.lost();
       // The database is away (its outage is logged once by server.ts): no wait can be
       // answered truly, so each says "no change" and its device asks again later.
       this.endAll();

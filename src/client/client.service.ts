@@ -5,6 +5,7 @@
 import { hash, randomInt, timingSafeEqual } from "node:crypto";
 import { slugFromHost } from "../auth/key.service.js";
 import { toIso } from "../clock.js";
+import { nextChangeOf, tagsOf } from "../customers/answer-cache.js";
 import { syncCustomer, toolScope } from "../customers/customer.service.js";
 import { loadSources } from "../customers/customer.store.js";
 import { insertDevice } from "../customers/device.store.js";
@@ -260,9 +261,36 @@ async function authenticate<L extends SessionLookup>(
     const limited = await limits.countWrongKey(db, input.source, now);
     throw limited ?? new ApiError("authentication_failed", "This device token is unknown or signed out: sign in again.");
   }
+  assertSameWorkspace(services, input, session);
+  return { ...found, session };
+}
+
+function assertSameWorkspace(services: Services, input: DeviceRequest, session: DeviceSession): void {
   const hostSlug = slugFromHost(input.hostname, services.config.domain);
   if (hostSlug !== null && hostSlug !== session.workspaceSlug) throw new ApiError("authentication_failed", "This device token belongs to another workspace.");
-  return { ...found, session };
+}
+
+interface KeptSession {
+  session: DeviceSession;
+  sources: Sources | null;
+}
+
+const keptSessionKey = (tokenHash: string) => `session\u0000${tokenHash}`;
+
+/**
+ * The device session and sources of a bearer token from the answer cache, or undefined.
+ * Only found sessions are kept (by the token's hash), so a wrong token always reaches the
+ * database and its count; the source address's wrong-token counter is still read, as it
+ * is written by every process.
+ */
+async function keptSession(services: Services, input: DeviceRequest): Promise<KeptSession | undefined> {
+  const presented = input.authorization?.startsWith("Bearer ") ? input.authorization.slice(7) : "";
+  if (!TOKEN_SHAPE.test(presented)) return undefined;
+  const kept = services.answers.get<KeptSession>(keptSessionKey(sha256(presented)));
+  if (!kept) return undefined;
+  await services.limits.assertSourceNotBlocked(services.db, input.source, services.clock.now());
+  assertSameWorkspace(services, input, kept.session);
+  return kept;
 }
 
 /** The device session of a bearer token, or 401. */
@@ -276,7 +304,15 @@ export async function authenticateDevice(services: Services, input: DeviceReques
  * hottest client path: every installed extension asks every few minutes.
  */
 export async function checkDeviceAccess(services: Services, input: DeviceRequest & { toolId: string }): Promise<Access> {
+  const kept = await keptSession(services, input);
+  if (kept) return answerAccess(services, kept.session, input.toolId, kept.sources);
+  const ticket = services.answers.ticket();
   const { session, sources } = await authenticate(services, input, findDeviceSessionWithSources);
+  services.answers.set(keptSessionKey(session.tokenHash), { session, sources } satisfies KeptSession, {
+    ticket,
+    tags: tagsOf(session.workspaceId, session.env, session.personId),
+    changesAt: sources ? nextChangeOf(sources, services.clock.now()) : null,
+  });
   return answerAccess(services, session, input.toolId, sources);
 }
 

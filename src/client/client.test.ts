@@ -213,11 +213,15 @@ for (const dialect of DIALECTS) {
         [0, 1, 2, 3, 3].map((i) => `many-${i}-${ws.slug}@example.com`),
       );
 
+      // Within the minute a device's activity is not written again (decisions.md: once a minute per device).
+      clock.advance(59_000);
+      await check(api, ws.tool, tokens[1] as string);
+      assert.deepEqual((await lastActive()).map(Number), [clock.now() - 59_000, clock.now() - 59_000, clock.now() - 59_000, clock.now() - 59_000]);
       clock.advance(1_000);
       await check(api, ws.tool, tokens[1] as string);
       const after = (await lastActive()).map(Number);
       assert.equal(after.filter((at) => at === clock.now()).length, 1);
-      assert.equal(after.filter((at) => at === clock.now() - 1_000).length, 3);
+      assert.equal(after.filter((at) => at === clock.now() - 60_000).length, 3);
     });
 
     test("a check answers while the disk is full; its device's last activity is written once there is room", async () => {

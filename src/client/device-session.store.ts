@@ -212,8 +212,26 @@ async function writeTouches(db: Db, batch: Waiting<Touch, void>[]): Promise<void
   for (const { resolve } of batch) resolve();
 }
 
+// `last_active_at` is written at most once a minute per device and process (decisions.md):
+// the lists show it to tell an active device from an abandoned one, which a minute does not
+// change, and most checks then write nothing. The time a process last
+// wrote for each device, per database; past the bound it starts again empty (a device
+// then writes once more).
+const TOUCH_GRAIN_MS = 60_000;
+const MAX_REMEMBERED_TOUCHES = 100_000;
+const lastTouches = new WeakMap<Db, Map<string, number>>();
+
 /** Records that the device was active at `now`, with the other devices touched in the same turn. */
 export function touchDevice(db: Db, deviceId: string, now: number): Promise<void> {
+  let touched = lastTouches.get(db);
+  if (!touched) {
+    touched = new Map();
+    lastTouches.set(db, touched);
+  }
+  const last = touched.get(deviceId);
+  if (last !== undefined && now >= last && now - last < TOUCH_GRAIN_MS) return Promise.resolve();
+  if (touched.size >= MAX_REMEMBERED_TOUCHES) touched.clear();
+  touched.set(deviceId, now);
   let group = touchGroups.get(db);
   if (!group) {
     const created = new GroupCommit<Touch, void>((batch) => writeTouches(db, batch), 128);

@@ -1,5 +1,6 @@
 import type { Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
+import { EVERYONE, noteAccessWrites } from "./answer-cache.js";
 
 /** One entry of the feed: this person's access may differ from what their devices hold. */
 export interface AccessChange {
@@ -14,6 +15,8 @@ const WRITE_BATCH = 1_000;
 
 /** Notes, in the caller's transaction, that these people's access may have changed. */
 export async function recordAccessChanges(ex: Executor, workspaceId: string, env: Env, personIds: readonly string[], now: number): Promise<void> {
+  // Before the rows: from here until the feed shows them, this process neither serves nor keeps these people's answers.
+  noteAccessWrites(workspaceId, env, personIds);
   for (let i = 0; i < personIds.length; i += WRITE_BATCH) {
     const batch = personIds.slice(i, i + WRITE_BATCH);
     await ex
@@ -21,6 +24,11 @@ export async function recordAccessChanges(ex: Executor, workspaceId: string, env
       .values(batch.map((personId) => ({ workspace_id: workspaceId, env, person_id: personId, changed_at: now })))
       .execute();
   }
+}
+
+/** Notes, in the caller's transaction, a change of what every answer of the workspace says (a plan renamed), in both environments. */
+export async function recordEveryoneChanged(ex: Executor, workspaceId: string, now: number): Promise<void> {
+  for (const env of ["test", "live"] as const) await recordAccessChanges(ex, workspaceId, env, [EVERYONE], now);
 }
 
 const toChange = (r: { seq: number; workspace_id: string; env: Env; person_id: string }): AccessChange => ({

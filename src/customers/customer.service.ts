@@ -3,9 +3,10 @@ import type { Executor } from "../db/database.js";
 import type { CustomerKind, Env, ProductKind } from "../db/schema.js";
 import { notFound } from "../errors/errors.js";
 import { decodeCursor, encodeCursor } from "../http/cursor.js";
-import type { RequestContext } from "../services.js";
+import type { RequestContext, Services } from "../services.js";
 import { listBundleTools } from "../workspaces/workspace.store.js";
 import { recordAccessChanges } from "./access-change.store.js";
+import { nextChangeOf, tagsOf } from "./answer-cache.js";
 import type { Customer, CustomerListItem, ListCustomersQuery } from "./customer.schema.js";
 import {
   type CustomerRow,
@@ -22,6 +23,7 @@ import {
   loadDeviceActivity,
   loadHoldings,
   loadSources,
+  type PersonWithSources,
   searchCustomerRows,
   type ToolScope,
   upsertCustomerRow,
@@ -111,13 +113,26 @@ export async function requireToolScope(ctx: RequestContext, toolId: string): Pro
 
 const isoOrNull = (ms: number | null) => (ms === null ? null : toIso(ms));
 
+/** The person of an address and their sources for the tool: from the answer cache, else read and kept there. */
+async function readPersonWithSources(services: Services, scope: ToolScope, email: string, now: number): Promise<PersonWithSources | null> {
+  const { answers, db } = services;
+  const key = `retrieve\u0000${scope.workspaceId}\u0000${scope.env}\u0000${scope.toolId}\u0000${email}`;
+  const kept = answers.get<PersonWithSources>(key);
+  if (kept) return kept;
+  const ticket = answers.ticket();
+  const found = await findPersonWithSources(db, { scope, email });
+  // An unknown address is not kept: the feed names people, and one created later has no entry to drop.
+  if (found) answers.set(key, found, { ticket, tags: tagsOf(scope.workspaceId, scope.env, found.person.id), changesAt: nextChangeOf(found.sources, now) });
+  return found;
+}
+
 export async function retrieveCustomer(ctx: RequestContext, toolId: string, email: string): Promise<Customer> {
   const { db, clock, limits } = ctx.services;
   const scope = await requireToolScope(ctx, toolId);
   // Counted before the read, as the specification requires: an unknown address costs a lookup too.
   await limits.countLookup(db, ctx.principal, clock.now());
   const now = clock.now();
-  const found = await findPersonWithSources(db, { scope, email });
+  const found = await readPersonWithSources(ctx.services, scope, email, now);
   const known =
     found !== null &&
     (found.person.signedInAt !== null || found.sources.licences.length + found.sources.subscriptions.length + found.sources.grants.length > 0);

@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { CacheFigures } from "../customers/answer-cache.js";
 import type { PoolStats } from "../db/database.js";
 
 /** Figures read from the database when scraped, not kept up to date on every change. */
@@ -171,6 +172,32 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.set(read());
+      },
+    });
+  }
+
+  /** The answer cache's figures (customers/answer-cache.ts), read at each scrape. */
+  readAnswerCache(read: () => CacheFigures): void {
+    // Counters over figures kept by the cache: each scrape sets them to the process's totals.
+    const total = (name: string, help: string, pick: (f: CacheFigures) => number) =>
+      new Counter({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          this.inc(pick(read()));
+        },
+      });
+    total("warden_answer_cache_hits_total", "Retrieve and access-check reads answered from the answer cache", (f) => f.hits);
+    total("warden_answer_cache_misses_total", "Retrieve and access-check reads the answer cache could not answer", (f) => f.misses);
+    total("warden_answer_cache_evictions_total", "Answers dropped from the answer cache to stay within WARDEN_CACHE_MB", (f) => f.evictions);
+    new Gauge({
+      name: "warden_answer_cache_bytes",
+      help: "Estimated bytes held by the answer cache",
+      registers: [this.registry],
+      collect() {
+        this.set(read().bytes);
       },
     });
   }

@@ -5,6 +5,7 @@ import { type Actor, type AuditAction, recordAction } from "../audit/audit.servi
 import { createApiKey, type KeySummary, listWorkspaceKeys } from "../auth/key.service.js";
 import { revokeKey as revokeKeyRow } from "../auth/key.store.js";
 import type { Clock } from "../clock.js";
+import { recordEveryoneChanged } from "../customers/access-change.store.js";
 import { isEmailShape, normaliseEmail } from "../customers/email.js";
 import type { Db, Executor } from "../db/database.js";
 import type { Env, ProductKind } from "../db/schema.js";
@@ -305,6 +306,8 @@ export async function renamePlan(db: Db, clock: Clock, input: ProductRef & { id:
   const plan = { ...found, name: requireText("name", input.name) };
   await db.transaction().execute(async (trx) => {
     await updatePlanName(trx, workspace.id, plan);
+    // Every answer that names the plan names it anew: the caches of every process drop the workspace's.
+    await recordEveryoneChanged(trx, workspace.id, clock.now());
     await audit(trx, actor, { action: "plan.renamed", workspaceId: workspace.id, subject: planSubject(plan) }, clock.now());
   });
   return plan;
