@@ -96,6 +96,13 @@ export async function recordActivity(ex: Executor, a: Activity): Promise<void> {
       .onConflict((oc) => oc.columns(["workspace_id", "env", "scope", "person_id", "day"]).doNothing())
       .executeTakeFirst();
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) continue;
+    await ex
+      .insertInto("insight_last_active")
+      .values({ workspace_id: a.workspaceId, env: a.env, scope, person_id: a.personId, day })
+      .onConflict((oc) =>
+        oc.columns(["workspace_id", "env", "scope", "person_id"]).doUpdateSet({ day: sql`excluded.day` }).where("insight_last_active.day", "<", day),
+      )
+      .execute();
     const before = await ex
       .selectFrom("insight_active_days")
       .select(({ fn }) => fn.max("day").as("day"))

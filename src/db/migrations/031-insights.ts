@@ -11,6 +11,8 @@ import { type Kysely, PostgresAdapter, sql } from "kysely";
 //
 // insight_active_days: the days a person had an access check, per tool and over all
 // tools ("*"); the newest one before a day is what moves the trailing 7 and 30-day counts.
+// insight_last_active: each person's newest active day, per scope: the at-risk list walks
+// it from 14 days ago backwards instead of reading every paying person.
 // insight_device_days: the days a device had one (its first check of a day counts it).
 // insight_subscriptions: what each subscription adds to MRR now, and whether it ever did
 // (a return after that is a reactivation, not new MRR).
@@ -38,6 +40,19 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint("insight_active_days_pk", ["workspace_id", "env", "scope", "person_id", "day"])
     .execute();
   await db.schema.createIndex("insight_active_days_by_day").on("insight_active_days").columns(["workspace_id", "env", "scope", "day", "person_id"]).execute();
+
+  await db.schema
+    .createTable("insight_last_active")
+    .addColumn("workspace_id", "text", (c) => c.notNull())
+    .addColumn("env", "text", (c) => c.notNull())
+    .addColumn("scope", "text", (c) => c.notNull())
+    .addColumn("person_id", "text", (c) => c.notNull())
+    .addColumn("day", "text", (c) => c.notNull())
+    .addPrimaryKeyConstraint("insight_last_active_pk", ["workspace_id", "env", "scope", "person_id"])
+    .execute();
+  await db.schema.createIndex("insight_last_active_by_day").on("insight_last_active").columns(["workspace_id", "env", "scope", "day"]).execute();
+  // Trials started in a range, for their outcomes.
+  await db.schema.createIndex("grants_created").on("grants").columns(["workspace_id", "env", "kind", "created_at"]).execute();
 
   await db.schema
     .createTable("insight_device_days")
