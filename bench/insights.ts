@@ -46,6 +46,8 @@ async function seed(db: Db, postgres: boolean): Promise<void> {
   const text = (e: string) => (postgres ? `(${e})::text` : `cast(${e} as text)`);
   const dayExpr = (e: string) =>
     postgres ? `to_char(to_timestamp((${e}) / 1000.0) at time zone 'UTC', 'YYYY-MM-DD')` : `strftime('%Y-%m-%d', (${e}) / 1000, 'unixepoch')`;
+  const F = sql.raw(`cast(${FIRST} as bigint)`);
+  const D = sql.raw(`cast(${DAY} as bigint)`);
   let t = performance.now();
   await sql`insert into workspaces (id, slug, name, plan, created_at) values (${WS}, 'insights-bench', 'Insights bench', 'pro', 0)`.execute(db);
   await sql`insert into tools (workspace_id, id, name, created_at) values (${WS}, 'tool0', 'Tool 0', 0), (${WS}, 'tool1', 'Tool 1', 0), (${WS}, 'tool2', 'Tool 2', 0)`.execute(
@@ -57,22 +59,22 @@ async function seed(db: Db, postgres: boolean): Promise<void> {
     values (${WS}, 'tool', 'tool0', 'lifetime', 'Lifetime', 'one_time', 4900, 'eur', null, 1, 0),
            (${WS}, 'tool', 'tool0', 'monthly', 'Monthly', 'subscription', 500, 'eur', 'month', 0, 0)`.execute(db);
   await sql`insert into people (id, workspace_id, env, email, email_norm, signed_in_at, created_at)
-    select 'p' || ${sql.raw(text("i"))}, ${WS}, ${ENV}, 'p' || ${sql.raw(text("i"))} || '@example.com', 'p' || ${sql.raw(text("i"))} || '@example.com', null, ${FIRST} + ${sql.raw(mod("i", DAYS))} * ${DAY}
+    select 'p' || ${sql.raw(text("i"))}, ${WS}, ${ENV}, 'p' || ${sql.raw(text("i"))} || '@example.com', 'p' || ${sql.raw(text("i"))} || '@example.com', null, ${F} + ${sql.raw(mod("i", DAYS))} * ${D}
     from ${series(postgres, PEOPLE)}`.execute(db);
   log(`${PEOPLE} people`, t);
   t = performance.now();
   // Three in ten pay once, one in ten by subscription; one in ten had a trial, one in twenty a grant.
   await sql`insert into licences (id, workspace_id, env, person_id, product_kind, product_id, plan_id, status, purchased_at, amount_cents, currency, created_at)
     select 'l' || ${sql.raw(text("i"))}, ${WS}, ${ENV}, 'p' || ${sql.raw(text("i"))}, 'tool', 'tool' || ${sql.raw(text(mod("i", 3)))}, 'lifetime', 'active',
-      ${FIRST} + ${sql.raw(mod("i", DAYS))} * ${DAY}, 4900, 'eur', ${FIRST} + ${sql.raw(mod("i", DAYS))} * ${DAY}
+      ${F} + ${sql.raw(mod("i", DAYS))} * ${D}, 4900, 'eur', ${F} + ${sql.raw(mod("i", DAYS))} * ${D}
     from ${series(postgres, PEOPLE)} where ${sql.raw(mod("i", 10))} < 3`.execute(db);
   await sql`insert into subscriptions (workspace_id, env, id, person_id, product_kind, product_id, plan_id, status, current_period_start, current_period_end, cancel_at_period_end, seats, created_at)
-    select ${WS}, ${ENV}, 's' || ${sql.raw(text("i"))}, 'p' || ${sql.raw(text("i"))}, 'tool', 'tool0', 'monthly', 'active', ${TODAY}, ${TODAY + 30 * DAY}, 0, null, ${FIRST}
+    select ${WS}, ${ENV}, 's' || ${sql.raw(text("i"))}, 'p' || ${sql.raw(text("i"))}, 'tool', 'tool0', 'monthly', 'active', ${sql.raw(`cast(${TODAY} as bigint)`)}, ${sql.raw(`cast(${TODAY + 30 * DAY} as bigint)`)}, 0, null, ${F}
     from ${series(postgres, PEOPLE)} where ${sql.raw(mod("i", 10))} = 3`.execute(db);
   await sql`insert into grants (id, workspace_id, env, tool_id, person_id, kind, starts_at, ends_at, revoked_at, note, created_at)
     select 'g' || ${sql.raw(text("i"))}, ${WS}, ${ENV}, 'tool' || ${sql.raw(text(mod("i", 3)))}, 'p' || ${sql.raw(text("i"))},
       case when ${sql.raw(mod("i", 20))} = 4 then 'grant' else 'trial' end,
-      ${FIRST} + ${sql.raw(mod("i", DAYS))} * ${DAY}, ${FIRST} + ${sql.raw(mod("i", DAYS))} * ${DAY} + 14 * ${DAY}, null, null, ${FIRST} + ${sql.raw(mod("i", DAYS))} * ${DAY}
+      ${F} + ${sql.raw(mod("i", DAYS))} * ${D}, ${F} + ${sql.raw(mod("i", DAYS))} * ${D} + 14 * ${D}, null, null, ${F} + ${sql.raw(mod("i", DAYS))} * ${D}
     from ${series(postgres, PEOPLE)} where ${sql.raw(mod("i", 10))} = 4`.execute(db);
   log("licences, subscriptions, trials and grants", t);
   t = performance.now();
@@ -102,7 +104,7 @@ async function seed(db: Db, postgres: boolean): Promise<void> {
     for (const scope of scopes) {
       for (const currency of money ? ["eur", "usd"] : [""]) {
         await sql`insert into insight_days (workspace_id, env, metric, day, scope, currency, plan_id, value)
-          select ${WS}, ${ENV}, ${metric}, ${sql.raw(dayExpr(`${FIRST} + i * ${DAY}`))}, ${scope}, ${currency}, ${planned ? "lifetime" : ""}, 1 + ${sql.raw(mod("i", 97))}
+          select ${WS}, ${ENV}, ${metric}, ${sql.raw(dayExpr(`cast(${FIRST} as bigint) + i * cast(${DAY} as bigint)`))}, ${scope}, ${currency}, ${planned ? "lifetime" : ""}, 1 + ${sql.raw(mod("i", 97))}
           from ${series(postgres, DAYS)}`.execute(db);
       }
     }
@@ -115,7 +117,7 @@ async function seed(db: Db, postgres: boolean): Promise<void> {
   for (let from = 0; from < ACTIVE_DAYS; from += step) {
     const n = Math.min(step, ACTIVE_DAYS - from);
     await sql`insert into insight_active_days (workspace_id, env, scope, person_id, day)
-      select ${WS}, ${ENV}, '*', 'p' || ${sql.raw(text(mod(`(i + ${from}) * 7919`, PEOPLE)))}, ${sql.raw(dayExpr(`${FIRST} + ((i + ${from}) / ${perDay}) * ${DAY}`))}
+      select ${WS}, ${ENV}, '*', 'p' || ${sql.raw(text(mod(`(cast(i as bigint) + ${from}) * 7919`, PEOPLE)))}, ${sql.raw(dayExpr(`cast(${FIRST} as bigint) + ((i + ${from}) / ${perDay}) * cast(${DAY} as bigint)`))}
       from ${series(postgres, n)} where true on conflict do nothing`.execute(db);
   }
   await sql`insert into insight_last_active (workspace_id, env, scope, person_id, day)

@@ -17,18 +17,16 @@ import { type Kysely, PostgresAdapter, sql } from "kysely";
 // insight_subscriptions: what each subscription adds to MRR now, and whether it ever did
 // (a return after that is a reactivation, not new MRR).
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema
-    .createTable("insight_days")
-    .addColumn("workspace_id", "text", (c) => c.notNull())
-    .addColumn("env", "text", (c) => c.notNull())
-    .addColumn("metric", "text", (c) => c.notNull())
-    .addColumn("day", "text", (c) => c.notNull())
-    .addColumn("scope", "text", (c) => c.notNull())
-    .addColumn("currency", "text", (c) => c.notNull())
-    .addColumn("plan_id", "text", (c) => c.notNull())
-    .addColumn("value", "bigint", (c) => c.notNull())
-    .addPrimaryKeyConstraint("insight_days_pk", ["workspace_id", "env", "metric", "day", "scope", "currency", "plan_id"])
-    .execute();
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  // A page's read is a range of the key: on SQLite the table is its key (without rowid),
+  // on PostgreSQL the key's index carries the value, so neither reads the table's rows.
+  const key = "workspace_id, env, metric, day, scope, currency, plan_id";
+  await sql
+    .raw(`create table insight_days (
+    workspace_id text not null, env text not null, metric text not null, day text not null,
+    scope text not null, currency text not null, plan_id text not null, value bigint not null,
+    ${postgres ? `constraint insight_days_pk primary key (${key}) include (value))` : `primary key (${key})) without rowid`}`)
+    .execute(db);
 
   await db.schema
     .createTable("insight_active_days")
@@ -38,6 +36,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("person_id", "text", (c) => c.notNull())
     .addColumn("day", "text", (c) => c.notNull())
     .addPrimaryKeyConstraint("insight_active_days_pk", ["workspace_id", "env", "scope", "person_id", "day"])
+    .$call((t) => (postgres ? t : t.modifyEnd(sql`without rowid`)))
     .execute();
   await db.schema.createIndex("insight_active_days_by_day").on("insight_active_days").columns(["workspace_id", "env", "scope", "day", "person_id"]).execute();
 
@@ -75,7 +74,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // What a subscription's invoice paid, for the revenue recount (null for payments recorded before).
   await db.schema.alterTable("subscription_payments").addColumn("amount_cents", "bigint").execute();
   await db.schema.alterTable("subscription_payments").addColumn("currency", "text").execute();
-  await addCustomerTriggers(db, db.getExecutor().adapter instanceof PostgresAdapter);
+  await addCustomerTriggers(db, postgres);
 }
 
 // New customers are counted by trigger: a customers row is written from many paths (every
