@@ -592,6 +592,15 @@ export interface InsightActiveDaysTable {
   day: string;
 }
 
+/** A person's newest active day, per scope (migration 031). */
+export interface InsightLastActiveTable {
+  workspace_id: string;
+  env: Env;
+  scope: string;
+  person_id: string;
+  day: string;
+}
+
 /** A day a device had an access check (migration 031). */
 export interface InsightDeviceDaysTable {
   device_id: string;
@@ -656,5 +665,6 @@ export interface Database {
   insight_days: InsightDaysTable;
   insight_active_days: InsightActiveDaysTable;
   insight_device_days: InsightDeviceDaysTable;
+  insight_last_active: InsightLastActiveTable;
   insight_subscriptions: InsightSubscriptionsTable;
 }

@@ -1,12 +1,13 @@
 import type { Executor } from "../db/database.js";
 import { invalidParameter } from "../errors/errors.js";
 import {
-  type DayFigure,
-  figuresByDay,
+  type Figure,
+  figures,
   lapsedPayers,
   levelsBefore,
   mostActiveUnpaid,
   planNames,
+  planTotals,
   type Scope,
   scopesOfTool,
   trialOutcomes,
@@ -73,56 +74,59 @@ interface Ranges {
   prev: { from: string; to: string };
 }
 
-const inRange = (day: string, r: { from: string; to: string }) => day >= r.from && day <= r.to;
+/** Figures of the range and of the period before, each added up per point (or per day). */
+interface Periods {
+  current: Figure[];
+  previous: Figure[];
+}
+
+const total = (ps: Point[]) => ps.reduce((s, p) => s + p.value, 0);
+const last = (ps: Point[]) => ps[ps.length - 1]?.value ?? 0;
 
 /** A measure that adds up over days: each point the sum of its days. */
-function summed(figures: readonly DayFigure[], { q, prev }: Ranges): Series {
-  const points = (r: { from: string; to: string }): Point[] => {
+function summed(f: Periods, { q, prev }: Ranges): Series {
+  const points = (figs: Figure[], r: { from: string; to: string }): Point[] => {
     const by = new Map(pointDates(r.from, r.to, q.grain).map((d) => [d, 0]));
-    for (const f of figures) if (inRange(f.day, r)) by.set(keyOf(f.day, q.grain), (by.get(keyOf(f.day, q.grain)) ?? 0) + f.value);
+    for (const x of figs) by.set(keyOf(x.date, q.grain), (by.get(keyOf(x.date, q.grain)) ?? 0) + x.value);
     return [...by].map(([date, value]) => ({ date, value }));
   };
-  return withTotals(points(q), points(prev), (ps) => ps.reduce((s, p) => s + p.value, 0));
+  return withTotals(points(f.current, q), points(f.previous, prev), total);
 }
 
 /** A level kept as its daily changes (MRR, active subscriptions): each point its value at the end of the point's last day. */
-function level(start: number, figures: readonly DayFigure[], { q, prev }: Ranges): Series {
-  const change = new Map<string, number>();
-  for (const f of figures) change.set(f.day, (change.get(f.day) ?? 0) + f.value);
-  const points = (r: { from: string; to: string }, from: number): Point[] => {
-    const by = new Map<string, number>();
+function level(start: number, f: Periods, { q, prev }: Ranges): Series {
+  const points = (figs: Figure[], r: { from: string; to: string }, from: number): Point[] => {
+    const change = new Map<string, number>();
+    for (const x of figs) change.set(keyOf(x.date, q.grain), (change.get(keyOf(x.date, q.grain)) ?? 0) + x.value);
     let value = from;
-    for (const day of daysOf(r.from, r.to)) {
-      value += change.get(day) ?? 0;
-      by.set(keyOf(day, q.grain), value);
-    }
-    return [...by].map(([date, v]) => ({ date, value: v }));
+    return pointDates(r.from, r.to, q.grain).map((date) => {
+      value += change.get(date) ?? 0;
+      return { date, value };
+    });
   };
   // The level before the previous period: the start of the range less the previous period's changes.
-  let prevChanges = 0;
-  for (const [day, v] of change) if (inRange(day, prev)) prevChanges += v;
-  const last = (ps: Point[]) => ps[ps.length - 1]?.value ?? 0;
-  return withTotals(points(q, start), points(prev, start - prevChanges), last);
+  const before = start - f.previous.reduce((s, x) => s + x.value, 0);
+  return withTotals(points(f.current, q, start), points(f.previous, prev, before), last);
 }
 
-/** A count per day that does not add up over days (distinct people): a month's point is its last day's; the total, the mean of the days. */
-function daily(figures: readonly DayFigure[], { q, prev }: Ranges): Series {
-  const byDay = new Map<string, number>();
-  for (const f of figures) byDay.set(f.day, (byDay.get(f.day) ?? 0) + f.value);
-  const points = (r: { from: string; to: string }): Point[] => {
+/** A count per day that does not add up over days (distinct people), read by day: a month's point is its last day's; the total, the mean of the days. */
+function daily(f: Periods, { q, prev }: Ranges): Series {
+  const side = (figs: Figure[], r: { from: string; to: string }) => {
+    const byDay = new Map<string, number>();
+    for (const x of figs) byDay.set(x.date, (byDay.get(x.date) ?? 0) + x.value);
     const by = new Map<string, number>();
-    for (const day of daysOf(r.from, r.to)) by.set(keyOf(day, q.grain), byDay.get(day) ?? 0);
-    return [...by].map(([date, value]) => ({ date, value }));
-  };
-  const mean = (r: { from: string; to: string }) => {
     const days = daysOf(r.from, r.to);
-    return Math.round(days.reduce((s, d) => s + (byDay.get(d) ?? 0), 0) / days.length);
+    for (const day of days) by.set(keyOf(day, q.grain), byDay.get(day) ?? 0);
+    const mean = Math.round(days.reduce((s, d) => s + (byDay.get(d) ?? 0), 0) / days.length);
+    return { points: [...by].map(([date, value]) => ({ date, value })), mean };
   };
-  return { points: points(q), previous: points(prev), total: mean(q), previousTotal: mean(prev) };
+  const current = side(f.current, q);
+  const previous = side(f.previous, prev);
+  return { points: current.points, previous: previous.points, total: current.mean, previousTotal: previous.mean };
 }
 
-function withTotals(points: Point[], previous: Point[], total: (ps: Point[]) => number): Series {
-  return { points, previous, total: total(points), previousTotal: total(previous) };
+function withTotals(points: Point[], previous: Point[], sum: (ps: Point[]) => number): Series {
+  return { points, previous, total: sum(points), previousTotal: sum(previous) };
 }
 
 async function scopeOf(db: Executor, q: InsightsQuery): Promise<{ products: Scope; distinct: Scope; activity: string }> {
@@ -132,12 +136,15 @@ async function scopeOf(db: Executor, q: InsightsQuery): Promise<{ products: Scop
   return { products: { ...base, scopes: await scopesOfTool(db, q.workspaceId, q.toolId) }, distinct: { ...base, scopes: [tool] }, activity: tool };
 }
 
-async function read(db: Executor, scope: Scope, metrics: readonly Metric[], r: Ranges): Promise<DayFigure[]> {
-  return figuresByDay(db, scope, metrics, r.prev.from, r.q.to);
+/** The range's and the previous period's figures, added up per point in the database (or per day: `by`). */
+async function read(db: Executor, scope: Scope, metrics: readonly Metric[], r: Ranges, by: "day" | "month" = r.q.grain): Promise<Periods> {
+  const [current, previous] = await Promise.all([figures(db, scope, metrics, r.q.from, r.q.to, by), figures(db, scope, metrics, r.prev.from, r.prev.to, by)]);
+  return { current, previous };
 }
 
-const of = (figures: readonly DayFigure[], ...metrics: string[]) => figures.filter((f) => metrics.includes(f.metric));
-const currenciesOf = (figures: readonly DayFigure[]) => [...new Set(figures.map((f) => f.currency))].filter((c) => c !== "").sort();
+const pick = (f: Periods, test: (x: Figure) => boolean): Periods => ({ current: f.current.filter(test), previous: f.previous.filter(test) });
+const of = (f: Periods, ...metrics: string[]) => pick(f, (x) => metrics.includes(x.metric));
+const currenciesOf = (f: Periods) => [...new Set([...f.current, ...f.previous].map((x) => x.currency))].filter((c) => c !== "").sort();
 
 function ranges(q: InsightsQuery): Ranges {
   checkRange(q);
@@ -147,33 +154,37 @@ function ranges(q: InsightsQuery): Ranges {
 export async function revenueInsights(db: Executor, q: InsightsQuery): Promise<RevenueInsights> {
   const r = ranges(q);
   const { products } = await scopeOf(db, q);
-  const figures = await read(db, products, ["gross_one_time", "gross_subscription", "refunds"], r);
-  const names = await planNames(db, q.workspaceId);
-  const currencies: CurrencyRevenue[] = currenciesOf(figures).map((currency) => {
-    const mine = figures.filter((f) => f.currency === currency);
+  const [f, plans, names] = await Promise.all([
+    read(db, products, ["gross_one_time", "gross_subscription", "refunds"], r),
+    planTotals(db, products, q.from, q.to),
+    planNames(db, q.workspaceId),
+  ]);
+  const currencies: CurrencyRevenue[] = currenciesOf(f).map((currency) => {
+    const mine = pick(f, (x) => x.currency === currency);
     const refunds = of(mine, "refunds");
     const gross = of(mine, "gross_one_time", "gross_subscription");
+    const negative = (xs: Figure[]) => xs.map((x) => ({ ...x, value: -x.value }));
     const byPlan = new Map<string, CurrencyRevenue["byPlan"][number]>();
-    for (const f of mine) {
-      if (!inRange(f.day, q) || f.planId === "") continue;
-      const key = `${f.scope}:${f.planId}`;
-      const [kind, product] = f.scope.split(":") as [string, string];
+    for (const p of plans) {
+      if (p.currency !== currency) continue;
+      const key = `${p.scope}:${p.planId}`;
+      const [kind, product] = p.scope.split(":") as [string, string];
       const row = byPlan.get(key) ?? {
-        planId: f.planId,
-        planName: names.get(key) ?? f.planId,
+        planId: p.planId,
+        planName: names.get(key) ?? p.planId,
         bundleId: kind === "bundle" ? product : null,
         gross: 0,
         refunds: 0,
       };
-      if (f.metric === "refunds") row.refunds += f.value;
-      else row.gross += f.value;
+      if (p.metric === "refunds") row.refunds += p.value;
+      else row.gross += p.value;
       byPlan.set(key, row);
     }
     return {
       currency,
       gross: summed(gross, r),
       refunds: summed(refunds, r),
-      net: summed([...gross, ...refunds.map((f) => ({ ...f, value: -f.value }))], r),
+      net: summed({ current: [...gross.current, ...negative(refunds.current)], previous: [...gross.previous, ...negative(refunds.previous)] }, r),
       oneTime: summed(of(mine, "gross_one_time"), r),
       subscription: summed(of(mine, "gross_subscription"), r),
       byPlan: [...byPlan.values()].sort((a, b) => b.gross - a.gross || a.planId.localeCompare(b.planId)),
@@ -188,25 +199,26 @@ export async function subscriptionInsights(db: Executor, q: InsightsQuery): Prom
   const r = ranges(q);
   const { products } = await scopeOf(db, q);
   const metrics: Metric[] = ["mrr", "active_subscriptions", ...MOVEMENTS];
-  const [figures, levels] = await Promise.all([read(db, products, metrics, r), levelsBefore(db, products, ["mrr", "active_subscriptions"], q.from)]);
-  const levelOf = (metric: string, currency: string) => levels.find((l) => l.metric === metric && l.currency === currency)?.value ?? 0;
-  const currencies: CurrencyMrr[] = [...new Set([...currenciesOf(figures), ...currenciesOf(levels.map((l) => ({ ...l, day: "", scope: "", planId: "" })))])]
-    .sort()
-    .map((currency) => {
-      const mine = figures.filter((f) => f.currency === currency);
-      return {
-        currency,
-        mrr: level(levelOf("mrr", currency), of(mine, "mrr"), r),
-        movements: {
-          new: summed(of(mine, "mrr_new"), r),
-          expansion: summed(of(mine, "mrr_expansion"), r),
-          contraction: summed(of(mine, "mrr_contraction"), r),
-          churn: summed(of(mine, "mrr_churn"), r),
-          reactivation: summed(of(mine, "mrr_reactivation"), r),
-        },
-      };
-    });
-  return { active: level(levelOf("active_subscriptions", ""), of(figures, "active_subscriptions"), r), currencies };
+  const [f, levels] = await Promise.all([read(db, products, metrics, r), levelsBefore(db, products, ["mrr", "active_subscriptions"], r.prev.from)]);
+  // The levels at the start of the range: before the previous period, plus its changes.
+  const levelOf = (metric: string, currency: string) =>
+    (levels.find((l) => l.metric === metric && l.currency === currency)?.value ?? 0) +
+    f.previous.filter((x) => x.metric === metric && x.currency === currency).reduce((s, x) => s + x.value, 0);
+  const currencies: CurrencyMrr[] = [...new Set([...currenciesOf(f), ...levels.map((l) => l.currency).filter((c) => c !== "")])].sort().map((currency) => {
+    const mine = pick(f, (x) => x.currency === currency);
+    return {
+      currency,
+      mrr: level(levelOf("mrr", currency), of(mine, "mrr"), r),
+      movements: {
+        new: summed(of(mine, "mrr_new"), r),
+        expansion: summed(of(mine, "mrr_expansion"), r),
+        contraction: summed(of(mine, "mrr_contraction"), r),
+        churn: summed(of(mine, "mrr_churn"), r),
+        reactivation: summed(of(mine, "mrr_reactivation"), r),
+      },
+    };
+  });
+  return { active: level(levelOf("active_subscriptions", ""), of(f, "active_subscriptions"), r), currencies };
 }
 
 export async function peopleInsights(db: Executor, q: InsightsQuery): Promise<PeopleInsights> {
@@ -226,8 +238,8 @@ export async function useInsights(db: Executor, q: InsightsQuery, now: Date): Pr
   const { products, distinct, activity } = await scopeOf(db, q);
   const since = utcDayOf(now.getTime() - (AT_RISK_DAYS - 1) * DAY);
   const [people, devices, atRisk, topUnpaid] = await Promise.all([
-    read(db, distinct, ["active_people", "active_people_7", "active_people_30"], r),
-    read(db, products, ["active_devices"], r),
+    read(db, distinct, ["active_people", "active_people_7", "active_people_30"], r, "day"),
+    read(db, products, ["active_devices"], r, "day"),
     lapsedPayers(db, products, activity, since, 100),
     mostActiveUnpaid(db, products, activity, q.toolId, q.from, q.to, 20),
   ]);

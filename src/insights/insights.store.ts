@@ -14,12 +14,11 @@ export interface Scope {
   scopes: string[] | null;
 }
 
-export interface DayFigure {
+export interface Figure {
   metric: string;
-  scope: string;
-  day: string;
+  /** The day, or the month ('YYYY-MM') when read by month. */
+  date: string;
   currency: string;
-  planId: string;
   value: number;
 }
 
@@ -29,19 +28,41 @@ export async function scopesOfTool(ex: Executor, workspaceId: string, toolId: st
   return [`tool:${toolId}`, ...bundles.map((b) => `bundle:${b.bundle_id}`)];
 }
 
-/** The figures of these metrics, per day, currency and plan, over the scopes, days from…to. */
-export async function figuresByDay(ex: Executor, scope: Scope, metrics: readonly Metric[], from: string, to: string): Promise<DayFigure[]> {
+/** The figures of these metrics over the scopes, days from…to, added up per day or per month and currency. */
+export async function figures(ex: Executor, scope: Scope, metrics: readonly Metric[], from: string, to: string, by: "day" | "month"): Promise<Figure[]> {
+  const date = by === "day" ? sql<string>`day` : sql<string>`substr(day, 1, 7)`;
   let q = ex
     .selectFrom("insight_days")
-    .select(["metric", "day", "scope", "currency", "plan_id", (eb) => eb.fn.sum<number>("value").as("value")])
+    .select(["metric", date.as("date"), "currency", (eb) => eb.fn.sum<number>("value").as("value")])
     .where("workspace_id", "=", scope.workspaceId)
     .where("env", "=", scope.env)
     .where("metric", "in", metrics)
     .where("day", ">=", from)
     .where("day", "<=", to);
   q = scope.scopes === null ? q.where("scope", "<>", ALL_TOOLS) : q.where("scope", "in", scope.scopes);
-  const rows = await q.groupBy(["metric", "day", "scope", "currency", "plan_id"]).execute();
-  return rows.map((r) => ({ metric: r.metric, day: r.day, scope: r.scope, currency: r.currency, planId: r.plan_id, value: Number(r.value) }));
+  const rows = await q.groupBy(["metric", date, "currency"]).execute();
+  return rows.map((r) => ({ metric: r.metric, date: r.date, currency: r.currency, value: Number(r.value) }));
+}
+
+/** Revenue and refunds per product scope, plan and currency, days from…to. */
+export async function planTotals(
+  ex: Executor,
+  scope: Scope,
+  from: string,
+  to: string,
+): Promise<{ metric: string; scope: string; planId: string; currency: string; value: number }[]> {
+  let q = ex
+    .selectFrom("insight_days")
+    .select(["metric", "scope", "plan_id", "currency", (eb) => eb.fn.sum<number>("value").as("value")])
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("metric", "in", ["gross_one_time", "gross_subscription", "refunds"])
+    .where("day", ">=", from)
+    .where("day", "<=", to)
+    .where("plan_id", "<>", "");
+  q = scope.scopes === null ? q.where("scope", "<>", ALL_TOOLS) : q.where("scope", "in", scope.scopes);
+  const rows = await q.groupBy(["metric", "scope", "plan_id", "currency"]).execute();
+  return rows.map((r) => ({ metric: r.metric, scope: r.scope, planId: r.plan_id, currency: r.currency, value: Number(r.value) }));
 }
 
 /** The sum of these metrics' changes before a day, per metric and currency: a level (MRR, active count) at its start. */
@@ -118,31 +139,54 @@ const payingPeople = (scope: Scope) => sql`(
         and ${productIn(scope.scopes, "product_kind", "product_id")}
   )`;
 
-/** Paying people with no active day since `sinceDay` (at most `limit`, newest lapse first), with the product they pay for. */
-export async function lapsedPayers(
-  ex: Executor,
-  scope: Scope,
-  activityScope: string,
-  sinceDay: string,
-  limit: number,
-): Promise<{ personId: string; email: string; lastActiveAt: number | null; holding: string }[]> {
-  const rows = await sql<{ person_id: string; email: string; last_active_at: number | null; holding: string }>`
-    select p.person_id, pe.email, min(p.product) as holding,
-      (select max(d.last_active_at) from devices d where d.person_id = p.person_id) as last_active_at
-    from ${payingPeople(scope)} p
-    join people pe on pe.id = p.person_id
-    left join insight_active_days a on a.workspace_id = ${scope.workspaceId} and a.env = ${scope.env}
-      and a.scope = ${activityScope} and a.person_id = p.person_id
-    group by p.person_id, pe.email
-    having max(a.day) is null or max(a.day) < ${sinceDay}
-    order by case when max(a.day) is null then 1 else 0 end, max(a.day) desc, p.person_id
+const paysIn = (scope: Scope, person: string) => sql<boolean>`(exists (
+    select 1 from licences l where l.person_id = ${sql.ref(person)} and l.workspace_id = ${scope.workspaceId} and l.env = ${scope.env}
+      and l.status = 'active' and l.amount_cents is not null and ${productIn(scope.scopes, "l.product_kind", "l.product_id")}
+  ) or exists (
+    select 1 from subscriptions s where s.person_id = ${sql.ref(person)} and s.workspace_id = ${scope.workspaceId} and s.env = ${scope.env}
+      and s.status in ('active', 'past_due') and s.ended_at is null and ${productIn(scope.scopes, "s.product_kind", "s.product_id")}
+  ))`;
+
+const holdingOf = (scope: Scope, person: string) => sql<string>`coalesce(
+    (select min(l.product_kind || ':' || l.product_id) from licences l where l.person_id = ${sql.ref(person)} and l.workspace_id = ${scope.workspaceId}
+      and l.env = ${scope.env} and l.status = 'active' and l.amount_cents is not null and ${productIn(scope.scopes, "l.product_kind", "l.product_id")}),
+    (select min(s.product_kind || ':' || s.product_id) from subscriptions s where s.person_id = ${sql.ref(person)} and s.workspace_id = ${scope.workspaceId}
+      and s.env = ${scope.env} and s.status in ('active', 'past_due') and s.ended_at is null and ${productIn(scope.scopes, "s.product_kind", "s.product_id")}))`;
+
+type Lapsed = { personId: string; email: string; lastActiveAt: number | null; holding: string };
+type LapsedRow = { person_id: string; email: string; last_active_at: number | null; holding: string };
+const toLapsed = (r: LapsedRow): Lapsed => ({
+  personId: r.person_id,
+  email: r.email,
+  lastActiveAt: r.last_active_at === null ? null : Number(r.last_active_at),
+  holding: r.holding,
+});
+
+/**
+ * Paying people with no active day since `sinceDay` (at most `limit`, newest lapse first),
+ * with the product they pay for: the newest active days before the cut-off, walked down
+ * their index until enough of them pay; then, if the list is short, payers never active.
+ */
+export async function lapsedPayers(ex: Executor, scope: Scope, activityScope: string, sinceDay: string, limit: number): Promise<Lapsed[]> {
+  const lastActive = sql<number | null>`(select max(d.last_active_at) from devices d where d.person_id = pe.id)`;
+  const lapsed = await sql<LapsedRow>`
+    select la.person_id, pe.email, ${lastActive} as last_active_at, ${holdingOf(scope, "la.person_id")} as holding
+    from insight_last_active la join people pe on pe.id = la.person_id
+    where la.workspace_id = ${scope.workspaceId} and la.env = ${scope.env} and la.scope = ${activityScope} and la.day < ${sinceDay}
+      and ${paysIn(scope, "la.person_id")}
+    order by la.day desc, la.person_id
     limit ${limit}`.execute(ex);
-  return rows.rows.map((r) => ({
-    personId: r.person_id,
-    email: r.email,
-    lastActiveAt: r.last_active_at === null ? null : Number(r.last_active_at),
-    holding: r.holding,
-  }));
+  const found = lapsed.rows.map(toLapsed);
+  if (found.length >= limit) return found;
+  const never = await sql<LapsedRow>`
+    select p.person_id, pe.email, ${lastActive} as last_active_at, min(p.product) as holding
+    from ${payingPeople(scope)} p join people pe on pe.id = p.person_id
+    where not exists (select 1 from insight_last_active la where la.workspace_id = ${scope.workspaceId} and la.env = ${scope.env}
+      and la.scope = ${activityScope} and la.person_id = p.person_id)
+    group by p.person_id, pe.email, pe.id
+    order by p.person_id
+    limit ${limit - found.length}`.execute(ex);
+  return [...found, ...never.rows.map(toLapsed)];
 }
 
 /** People who pay for nothing in the scope with the most active days from…to (at most `limit`), and whether a trial or grant gave them access. */

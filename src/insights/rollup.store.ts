@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import type { Executor } from "../db/database.js";
-import type { Env, ProductKind } from "../db/schema.js";
+import type { Env, InsightDaysTable, ProductKind } from "../db/schema.js";
 
 // The writers of the Insights roll-ups (migration 031). Each is called in the transaction
 // that writes the change it counts, so a figure never runs ahead of or behind its rows.
@@ -43,9 +43,10 @@ export const ALL_TOOLS = "*";
 
 /** Adds each row's value to its figure, creating it at the value. */
 export async function bump(ex: Executor, rows: readonly Bump[]): Promise<void> {
-  const values = rows
-    .filter((r) => r.value !== 0)
-    .map((r) => ({
+  // One row per figure: PostgreSQL refuses a statement that would update a row twice (an import's licences of one day and plan).
+  const byKey = new Map<string, InsightDaysTable>();
+  for (const r of rows) {
+    const row = {
       workspace_id: r.workspaceId,
       env: r.env,
       metric: r.metric,
@@ -53,8 +54,14 @@ export async function bump(ex: Executor, rows: readonly Bump[]): Promise<void> {
       scope: r.scope,
       currency: r.currency ?? "",
       plan_id: r.planId ?? "",
-      value: r.value,
-    }));
+      value: 0,
+    };
+    const key = JSON.stringify([row.workspace_id, row.env, row.metric, row.day, row.scope, row.currency, row.plan_id]);
+    const held = byKey.get(key) ?? row;
+    held.value += r.value;
+    byKey.set(key, held);
+  }
+  const values = [...byKey.values()].filter((v) => v.value !== 0);
   if (values.length === 0) return;
   await ex
     .insertInto("insight_days")
@@ -96,6 +103,13 @@ export async function recordActivity(ex: Executor, a: Activity): Promise<void> {
       .onConflict((oc) => oc.columns(["workspace_id", "env", "scope", "person_id", "day"]).doNothing())
       .executeTakeFirst();
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) continue;
+    await ex
+      .insertInto("insight_last_active")
+      .values({ workspace_id: a.workspaceId, env: a.env, scope, person_id: a.personId, day })
+      .onConflict((oc) =>
+        oc.columns(["workspace_id", "env", "scope", "person_id"]).doUpdateSet({ day: sql`excluded.day` }).where("insight_last_active.day", "<", day),
+      )
+      .execute();
     const before = await ex
       .selectFrom("insight_active_days")
       .select(({ fn }) => fn.max("day").as("day"))

@@ -11,22 +11,22 @@ import { type Kysely, PostgresAdapter, sql } from "kysely";
 //
 // insight_active_days: the days a person had an access check, per tool and over all
 // tools ("*"); the newest one before a day is what moves the trailing 7 and 30-day counts.
+// insight_last_active: each person's newest active day, per scope: the at-risk list walks
+// it from 14 days ago backwards instead of reading every paying person.
 // insight_device_days: the days a device had one (its first check of a day counts it).
 // insight_subscriptions: what each subscription adds to MRR now, and whether it ever did
 // (a return after that is a reactivation, not new MRR).
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema
-    .createTable("insight_days")
-    .addColumn("workspace_id", "text", (c) => c.notNull())
-    .addColumn("env", "text", (c) => c.notNull())
-    .addColumn("metric", "text", (c) => c.notNull())
-    .addColumn("day", "text", (c) => c.notNull())
-    .addColumn("scope", "text", (c) => c.notNull())
-    .addColumn("currency", "text", (c) => c.notNull())
-    .addColumn("plan_id", "text", (c) => c.notNull())
-    .addColumn("value", "bigint", (c) => c.notNull())
-    .addPrimaryKeyConstraint("insight_days_pk", ["workspace_id", "env", "metric", "day", "scope", "currency", "plan_id"])
-    .execute();
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  // A page's read is a range of the key: on SQLite the table is its key (without rowid),
+  // on PostgreSQL the key's index carries the value, so neither reads the table's rows.
+  const key = "workspace_id, env, metric, day, scope, currency, plan_id";
+  await sql
+    .raw(`create table insight_days (
+    workspace_id text not null, env text not null, metric text not null, day text not null,
+    scope text not null, currency text not null, plan_id text not null, value bigint not null,
+    ${postgres ? `constraint insight_days_pk primary key (${key}) include (value))` : `primary key (${key})) without rowid`}`)
+    .execute(db);
 
   await db.schema
     .createTable("insight_active_days")
@@ -36,8 +36,22 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("person_id", "text", (c) => c.notNull())
     .addColumn("day", "text", (c) => c.notNull())
     .addPrimaryKeyConstraint("insight_active_days_pk", ["workspace_id", "env", "scope", "person_id", "day"])
+    .$call((t) => (postgres ? t : t.modifyEnd(sql`without rowid`)))
     .execute();
   await db.schema.createIndex("insight_active_days_by_day").on("insight_active_days").columns(["workspace_id", "env", "scope", "day", "person_id"]).execute();
+
+  await db.schema
+    .createTable("insight_last_active")
+    .addColumn("workspace_id", "text", (c) => c.notNull())
+    .addColumn("env", "text", (c) => c.notNull())
+    .addColumn("scope", "text", (c) => c.notNull())
+    .addColumn("person_id", "text", (c) => c.notNull())
+    .addColumn("day", "text", (c) => c.notNull())
+    .addPrimaryKeyConstraint("insight_last_active_pk", ["workspace_id", "env", "scope", "person_id"])
+    .execute();
+  await db.schema.createIndex("insight_last_active_by_day").on("insight_last_active").columns(["workspace_id", "env", "scope", "day"]).execute();
+  // Trials started in a range, for their outcomes.
+  await db.schema.createIndex("grants_created").on("grants").columns(["workspace_id", "env", "kind", "created_at"]).execute();
 
   await db.schema
     .createTable("insight_device_days")
@@ -60,7 +74,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // What a subscription's invoice paid, for the revenue recount (null for payments recorded before).
   await db.schema.alterTable("subscription_payments").addColumn("amount_cents", "bigint").execute();
   await db.schema.alterTable("subscription_payments").addColumn("currency", "text").execute();
-  await addCustomerTriggers(db, db.getExecutor().adapter instanceof PostgresAdapter);
+  await addCustomerTriggers(db, postgres);
 }
 
 // New customers are counted by trigger: a customers row is written from many paths (every
