@@ -46,7 +46,14 @@ async function seedScope(db: Db, clock: ManualClock): Promise<ToolScope> {
 }
 
 /** One source of the given kind for the person, for the scope's tool. */
-async function addSource(db: Db, scope: ToolScope, personId: string, kind: "licence" | "subscription" | "grant", at: number): Promise<void> {
+async function addSource(
+  db: Db,
+  scope: ToolScope,
+  personId: string,
+  kind: "licence" | "subscription" | "grant",
+  at: number,
+  schema: "latest" | "before-011" = "latest",
+): Promise<void> {
   const { workspaceId, env, toolId } = scope;
   if (kind === "licence") {
     await insertLicence(db, {
@@ -86,6 +93,24 @@ async function addSource(db: Db, scope: ToolScope, personId: string, kind: "lice
       seats: null,
       createdAt: at,
     });
+  } else if (schema === "before-011") {
+    // As that schema's code wrote grants: today's store also counts them in the insights of a later migration (031).
+    await db
+      .insertInto("grants")
+      .values({
+        id: newId("gr"),
+        workspace_id: workspaceId,
+        env,
+        tool_id: toolId,
+        person_id: personId,
+        kind: "grant",
+        starts_at: at,
+        ends_at: null,
+        revoked_at: null,
+        note: null,
+        created_at: at,
+      })
+      .execute();
   } else {
     await insertGrant(db, {
       id: newId("gr"),
@@ -137,8 +162,8 @@ for (const dialect of DIALECTS) {
       }
       const id = (name: string) => people[name] as string;
       for (const kind of ["licence", "subscription", "grant"] as const) {
-        await addSource(db, scope, id(kind), kind, clock.now());
-        await addSource(db, scope, id("all"), kind, clock.now());
+        await addSource(db, scope, id(kind), kind, clock.now(), "before-011");
+        await addSource(db, scope, id("all"), kind, clock.now(), "before-011");
       }
 
       await migrateToLatest(db, dialect);
