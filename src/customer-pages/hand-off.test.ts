@@ -356,7 +356,8 @@ for (const dialect of DIALECTS) {
         const session = browser.cookies.get(`warden_customer_${ws.slug}_test`) as string;
 
         const logged = lines.join("");
-        assert.ok(lines.length > 10, "the requests were logged");
+        // One line per request (http/request-log.ts): the journey above makes eight.
+        assert.ok(lines.length >= 8, `the requests were logged: ${lines.length} lines`);
         assert.match(logged, /ticket=\[redacted\]/, "the ticket's request was logged, redacted");
         for (const secret of [session, code, verifier, device, ticket, ticket.slice(4), email]) {
           assert.equal(logged.includes(secret), false, `logged: ${secret.slice(0, 8)}…`);
