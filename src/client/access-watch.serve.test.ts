@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { wardenJson } from "../test-support/cli.js";
+import { seedThroughCli, wardenJson } from "../test-support/cli.js";
 import { testMailbox } from "../test-support/client.js";
 import { DIALECTS, privateDatabaseEnv, unique } from "../test-support/harness.js";
 import { startWarden } from "../test-support/serve.js";
@@ -23,11 +23,7 @@ for (const dialect of DIALECTS) {
         WARDEN_METRICS_TOKEN: METRICS_TOKEN,
         SMTP_URL: mailbox.url,
       };
-      const owner = `${unique("o")}@example.com`;
-      const slug = unique("ws");
-      await wardenJson(env, "admin", "owner", "create", "--email", owner);
-      await wardenJson(env, "admin", "workspace", "create", "--slug", slug, "--name", "Waits", "--owner", owner, "--plan", "pro");
-      await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "tabmaster", "--name", "Tab Master");
+      const { slug } = await seedThroughCli(env, "Waits");
       const warden = await startWarden(env);
       try {
         const client = `${warden.baseUrl}/api/client/v1`;
