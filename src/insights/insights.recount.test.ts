@@ -75,7 +75,7 @@ const history = fc
 interface Sub {
   id: string;
   metadata: Metadata;
-  status: "active" | "unpaid" | "canceled";
+  status: "active" | "paused" | "canceled";
   startedAt: number;
   plan: "monthly" | "yearly";
   ever: boolean;
@@ -189,11 +189,12 @@ async function run(dialect: Dialect) {
             break;
           }
           case "lapse": {
-            // Unpaid stops MRR; paying again is a reactivation.
+            // Paused stops MRR without ending it; paying again is a reactivation. (Unpaid would end
+            // the subscription for good, as canceled does: that is the cancel case.)
             const s = subs.filter((x) => x.status !== "canceled")[op.target % Math.max(1, subs.length)];
             if (!s) break;
             const before = mrrOf(s);
-            s.status = s.status === "active" ? "unpaid" : "active";
+            s.status = s.status === "active" ? "paused" : "active";
             await send("customer.subscription.updated", subscription(s));
             move(s, before);
             break;
@@ -402,7 +403,8 @@ async function run(dialect: Dialect) {
         );
       }
     }),
-    { numRuns: 4 },
+    // FC_RUNS runs more histories (a longer hunt); FC_SEED and FC_PATH replay a failure's.
+    { numRuns: Number(process.env.FC_RUNS ?? 4), ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED), path: process.env.FC_PATH } : {}) },
   );
 }
 
