@@ -117,7 +117,7 @@ export interface SigningRate {
   tokenBytes: number;
 }
 
-interface Database {
+export interface Database {
   storage(): Storage;
   wardenUrl: string | null;
   dataDir: string;
@@ -136,7 +136,7 @@ export async function runOnPg(statement: string): Promise<void> {
   }
 }
 
-async function createDatabase(engine: Dialect, workDir: string, label: string): Promise<Database> {
+export async function createDatabase(engine: Dialect, workDir: string, label: string): Promise<Database> {
   const dataDir = join(workDir, `${engine}-${label}`);
   mkdirSync(dataDir, { recursive: true });
   if (engine === "sqlite") {
@@ -167,7 +167,7 @@ async function createDatabase(engine: Dialect, workDir: string, label: string): 
 }
 
 /** After a bulk load: PostgreSQL's statistics as autovacuum would have them within a minute; SQLite's WAL folded in. */
-async function settle(storage: Storage): Promise<void> {
+export async function settle(storage: Storage): Promise<void> {
   if (storage.dialect === "postgres") {
     for (const table of ["people", "licences", "subscriptions", "grants", "devices", "customers"]) await sql.raw(`analyze ${table}`).execute(storage.db);
   } else {

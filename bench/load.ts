@@ -37,12 +37,37 @@ export async function databaseCpu(pids: DatabasePids | undefined): Promise<Map<n
 const QUIET_PERCENT = 10;
 const QUIET_WAIT_SEC = 60;
 
-interface Ended {
-  seconds: number;
-  serverCpu: number;
-  machineBusy: number;
-  db: Promise<Map<number, number>>;
-  result: LoadResult;
+/**
+ * Runs bench/load-worker.ts with `spec` in its own process (on the load core when `pin`)
+ * and answers its result; `onMeasuring` is called when the measured part starts, after
+ * the warm-up.
+ */
+export async function runLoadGenerator(spec: LoadSpec, options: { pin: boolean; onMeasuring?: () => void }): Promise<LoadResult> {
+  const workerArgs = ["--import", "tsx", "bench/load-worker.ts", JSON.stringify(spec)];
+  const [command, args] = options.pin ? commandFor("load", process.execPath, workerArgs) : [process.execPath, workerArgs];
+  const child = spawn(command, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  // Set by the line handler; a holder, because TypeScript does not follow assignments made in callbacks.
+  const outcome: { result: LoadResult | null } = { result: null };
+  let failure: unknown = null;
+  const lines = createInterface({ input: child.stdout });
+  lines.on("line", (line) => {
+    try {
+      const message = JSON.parse(line) as { event: "measuring" } | { event: "done"; result: LoadResult };
+      if (message.event === "measuring") options.onMeasuring?.();
+      else outcome.result = message.result;
+    } catch (error) {
+      failure ??= error;
+      child.kill();
+    }
+  });
+  const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+  if (failure) throw failure;
+  if (code !== 0 || outcome.result === null) throw new Error(`load generator failed (exit ${code}):\n${stderr}`);
+  return outcome.result;
 }
 
 /** One measured run (after waiting for a quiet machine). */
@@ -51,49 +76,26 @@ async function measureOnce(server: ServerProcess, spec: Omit<LoadSpec, "url">, p
   if (patient && busyBeforePercent > QUIET_PERCENT) {
     process.stdout.write(`  (the machine is busy with other work: ${Math.round(busyBeforePercent)}% of a core; measuring anyway)\n`);
   }
-  const full: LoadSpec = { ...spec, url: server.url };
-  const [command, args] = commandFor("load", process.execPath, ["--import", "tsx", "bench/load-worker.ts", JSON.stringify(full)]);
-  const child = spawn(command, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
-  let stderr = "";
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
   let cpuAtStart = 0;
   let machineAtStart = machineCpuSeconds();
   let startedAt = 0;
   let dbAtStart: Promise<Map<number, number>> = Promise.resolve(new Map());
-  // Set by the line handler; a holder, because TypeScript does not follow assignments made in callbacks.
-  const outcome: { ended: Ended | null } = { ended: null };
-  let failure: unknown = null;
-  const lines = createInterface({ input: child.stdout });
-  lines.on("line", (line) => {
-    try {
-      const message = JSON.parse(line) as { event: "measuring" } | { event: "done"; result: LoadResult };
-      if (message.event === "measuring") {
+  const result = await runLoadGenerator(
+    { ...spec, url: server.url },
+    {
+      pin: true,
+      onMeasuring: () => {
         cpuAtStart = server.cpuSeconds();
         machineAtStart = machineCpuSeconds();
         dbAtStart = databaseCpu(pids);
         startedAt = performance.now();
-      } else {
-        outcome.ended = {
-          seconds: (performance.now() - startedAt) / 1000,
-          serverCpu: server.cpuSeconds() - cpuAtStart,
-          machineBusy: machineCpuSeconds().busy - machineAtStart.busy,
-          db: databaseCpu(pids),
-          result: message.result,
-        };
-      }
-    } catch (error) {
-      failure ??= error;
-      child.kill();
-    }
-  });
-  const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
-  if (failure) throw failure;
-  const { ended } = outcome;
-  if (code !== 0 || ended === null) throw new Error(`load generator failed (exit ${code}):\n${stderr}`);
-  const { seconds, serverCpu, machineBusy, result } = ended;
-  const [dbStart, dbEnd] = [await dbAtStart, await ended.db];
+      },
+    },
+  );
+  const seconds = (performance.now() - startedAt) / 1000;
+  const serverCpu = server.cpuSeconds() - cpuAtStart;
+  const machineBusy = machineCpuSeconds().busy - machineAtStart.busy;
+  const [dbStart, dbEnd] = [await dbAtStart, await databaseCpu(pids)];
   let dbCpu = 0;
   for (const [pid, cpu] of dbEnd) dbCpu += cpu - (dbStart.get(pid) ?? 0);
   const percent = (cpuSeconds: number) => (cpuSeconds / seconds) * 100;

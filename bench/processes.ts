@@ -110,9 +110,10 @@ async function startServer(
   port: number,
   readyPath: string,
   logFile: string,
+  pinned = true,
 ): Promise<ServerProcess> {
   const log = openSync(logFile, "a");
-  const [command, commandArgs] = commandFor("server", process.execPath, args);
+  const [command, commandArgs] = pinned ? commandFor("server", process.execPath, args) : [process.execPath, args];
   const child = spawn(command, commandArgs, { cwd: ROOT, env: childEnv(env), stdio: ["ignore", log, log] });
   closeSync(log);
   const pid = child.pid;
@@ -176,6 +177,8 @@ export interface WardenOptions {
   cpuProfileDir?: string;
   /** More documented variables, e.g. WARDEN_DELIVERY_WORKER=0 or WARDEN_ALLOW_PRIVATE_WEBHOOKS=1. */
   env?: Record<string, string>;
+  /** Pinned to the server's core (the default); false lets it run on any core, as two processes sharing the machine do. */
+  pinned?: boolean;
 }
 
 /**
@@ -211,7 +214,7 @@ export async function startWarden(options: WardenOptions): Promise<ServerProcess
   const port = await freePort();
   const env = { ...wardenEnv(options), PORT: String(port), HOST: "127.0.0.1" };
   const profile = options.cpuProfileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
-  return startServer("warden", [...profile, options.command, "serve"], env, port, "/api/v1/openapi.json", options.logFile);
+  return startServer("warden", [...profile, options.command, "serve"], env, port, "/api/v1/openapi.json", options.logFile, options.pinned ?? true);
 }
 
 /** One `warden …` command (e.g. `admin stripe connect`) with the server's environment, as an operator runs it; answers its --json output. */

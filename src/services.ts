@@ -10,6 +10,7 @@ import { AnswerCache } from "./customers/answer-cache.js";
 import { type Db, type Dialect, migrateToLatest, openStorage, type Storage } from "./db/database.js";
 import { ensureSetting } from "./db/settings.store.js";
 import type { DatabaseAvailability } from "./db/storage-faults.js";
+import { ActivityCounter } from "./insights/activity.js";
 import { LimitsService } from "./limits/limits.service.js";
 import { Metrics } from "./ops/metrics.js";
 import { readDeliveryFigures } from "./ops/ops.store.js";
@@ -41,6 +42,8 @@ export interface Services {
   accessWatch: AccessWatch;
   /** What retrieves and access checks read, kept while the access-change feed is read (customers/answer-cache.ts). */
   answers: AnswerCache;
+  /** The access checks' days, written for the use figures once a second (insights/activity.ts). */
+  activity: ActivityCounter;
   close(): Promise<void>;
 }
 
@@ -134,6 +137,7 @@ export async function createServices(config: Readonly<Config>, options: { clock:
       lost: () => answers.listen(false),
     });
     metrics.readAccessWaiters(() => accessWatch.size);
+    const activity = new ActivityCounter(storage.db);
     return {
       config,
       db: storage.db,
@@ -149,8 +153,11 @@ export async function createServices(config: Readonly<Config>, options: { clock:
       metrics,
       accessWatch,
       answers,
+      activity,
       async close() {
         answers.close();
+        // The days noted in the last second: one last try, as for the leased blocks.
+        await activity.close().catch(() => {});
         // Leased blocks go back for other processes; counts held while the storage was full
         // are lost with the process: one last try.
         await limits.close(storage.db, options.clock.now()).catch(() => false);

@@ -17,7 +17,6 @@ import { closeCode, takeCodeTry } from "../db/one-time-code.store.js";
 import type { Env } from "../db/schema.js";
 import { ApiError, invalidParameter, notFound } from "../errors/errors.js";
 import { newId, randomBase62 } from "../ids.js";
-import { countActivity } from "../insights/activity.js";
 import { queueMails } from "../mail/mail.service.js";
 import type { Services } from "../services.js";
 import { audienceOf, MAX_TOKEN_SECONDS, signAccessToken, TOKEN_ISSUER } from "../tokens/access-token.js";
@@ -329,7 +328,7 @@ async function answerAccess(services: Services, session: DeviceSession, toolId: 
   const now = clock.now();
   const entitlement = computeEntitlement(sources ?? { licences: [], subscriptions: [], grants: [] }, now);
   await touchDevice(db, session.deviceId, now);
-  await countActivity(db, {
+  services.activity.note({
     workspaceId: session.workspaceId,
     env: session.env,
     toolId: session.toolId,

@@ -1,30 +1,84 @@
 import type { Db } from "../db/database.js";
-import { isStorageFull } from "../db/storage-faults.js";
-import { type Activity, recordActivity, utcDayOf } from "./rollup.store.js";
+import { type Activity, recordActivities, utcDayOf } from "./rollup.store.js";
 
 // The access check counts its device's first check of each UTC day towards the use
-// figures. The decision is the insert of the device's day (rollup.store.ts), so it is
-// exact across processes; this memory only spares the later checks of the day a write.
-// Bound: past this many devices it starts again empty (a forgotten device costs one
-// insert that changes nothing).
-const MAX_REMEMBERED = 200_000;
-const countedDay = new WeakMap<Db, Map<string, string>>();
+// figures. Counting it in the check's own transaction made every first check of a day
+// write some forty figures that every other device's first check writes too: at the turn
+// of a day, or with many new devices, the checks queued on those rows (110 checks a second
+// on PostgreSQL). So the check only notes the device's day here, and one transaction a
+// second per process writes the noted days and their figures summed. The insert of the
+// device's day still decides (rollup.store.ts), so the count is exact across processes;
+// what a process had noted and not written when it dies is lost whole (the days and their
+// figures alike: the roll-ups never disagree with the rows), and the device's next check
+// that day notes it again in another process.
 
-export async function countActivity(db: Db, a: Activity): Promise<void> {
-  const day = utcDayOf(a.at);
-  let seen = countedDay.get(db);
-  if (seen?.get(a.deviceId) === day) return;
-  try {
-    await db.transaction().execute((trx) => recordActivity(trx, a));
-  } catch (error) {
-    // While the disk is full the check still answers (db/storage-faults.ts); the day is not
-    // remembered, so a later check of the same day counts it once there is room.
-    if (isStorageFull(error)) return;
-    throw error;
+/** Past this many devices remembered, the memory starts again empty (a forgotten device costs one insert that changes nothing). */
+const MAX_REMEMBERED = 200_000;
+/** Days noted and not yet written; while the database is away, further days wait for the next check. */
+const MAX_PENDING = 50_000;
+const FLUSH_DELAY_MS = 1_000;
+
+export class ActivityCounter {
+  /** The day each device's check was last written for. */
+  private counted = new Map<string, string>();
+  private pending = new Map<string, Activity>();
+  private writing: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly db: Db) {}
+
+  /** Notes an access check; its day is written within a second (or by `flush`). */
+  note(a: Activity): void {
+    const day = utcDayOf(a.at);
+    if (this.counted.get(a.deviceId) === day) return;
+    const key = `${a.deviceId} ${day}`;
+    if (this.pending.has(key) || this.pending.size >= MAX_PENDING) return;
+    this.pending.set(key, a);
+    this.schedule();
   }
-  if (!seen || seen.size >= MAX_REMEMBERED) {
-    seen = new Map();
-    countedDay.set(db, seen);
+
+  /**
+   * Writes what was noted, in one transaction. A failure (the database away, the disk
+   * full) keeps the days for the next try and is thrown to the caller.
+   */
+  flush(): Promise<void> {
+    this.writing = this.writing.catch(() => {}).then(() => this.write());
+    return this.writing;
   }
-  seen.set(a.deviceId, day);
+
+  /** Writes what is noted, and stops writing by timer. */
+  async close(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.flush();
+  }
+
+  private schedule(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      // The timer's write fails quietly (the database's unavailability is logged where it is
+      // found) and is tried again a second later.
+      this.flush().catch(() => this.schedule());
+    }, FLUSH_DELAY_MS);
+    // A pending write never keeps a process alive that has nothing else to do.
+    this.timer.unref();
+  }
+
+  private async write(): Promise<void> {
+    if (this.pending.size === 0) return;
+    const batch = [...this.pending.values()];
+    this.pending = new Map();
+    try {
+      await this.db.transaction().execute((trx) => recordActivities(trx, batch));
+    } catch (error) {
+      for (const a of batch) {
+        const key = `${a.deviceId} ${utcDayOf(a.at)}`;
+        if (this.pending.size < MAX_PENDING && !this.pending.has(key)) this.pending.set(key, a);
+      }
+      throw error;
+    }
+    if (this.counted.size + batch.length > MAX_REMEMBERED) this.counted = new Map();
+    for (const a of batch) this.counted.set(a.deviceId, utcDayOf(a.at));
+  }
 }

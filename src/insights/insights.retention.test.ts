@@ -3,7 +3,6 @@ import { describe, test } from "node:test";
 import { pruneExpired } from "../retention/retention.service.js";
 import { DIALECTS } from "../test-support/harness.js";
 import { paymentSession, paymentsTestbed } from "../test-support/stripe.js";
-import { countActivity } from "./activity.js";
 import { revenueInsights, useInsights } from "./insights.service.js";
 
 const DAY = 86_400_000;
@@ -20,7 +19,7 @@ for (const dialect of DIALECTS) {
         paymentSession({ email: "old@example.com", metadata: { warden_tool: "tabmaster", warden_plan: "lifetime" }, amount: 4900, now: then }),
       );
       const person = await db.selectFrom("people").select("id").where("workspace_id", "=", bed.ws.workspaceId).executeTakeFirstOrThrow();
-      await countActivity(db, { workspaceId: bed.ws.workspaceId, env: "test", toolId: "tabmaster", personId: person.id, deviceId: "dev-old", at: then });
+      bed.services.activity.note({ workspaceId: bed.ws.workspaceId, env: "test", toolId: "tabmaster", personId: person.id, deviceId: "dev-old", at: then });
 
       bed.clock.advance(400 * DAY);
       const pruned = await pruneExpired(bed.services, { batchSize: 500, pauseMs: 0, pauseFactor: 0 });
@@ -29,7 +28,7 @@ for (const dialect of DIALECTS) {
       const q = { workspaceId: bed.ws.workspaceId, env: "test" as const, toolId: null, from: dayOf(then), to: dayOf(then), grain: "day" as const };
       const revenue = await revenueInsights(db, q);
       assert.equal(revenue.currencies[0]?.gross.total, 4900);
-      const use = await useInsights(db, q, new Date(bed.clock.now()));
+      const use = await useInsights(bed.services, q, new Date(bed.clock.now()));
       assert.deepEqual(use.activePeople.daily.points, [{ date: dayOf(then), value: 1 }]);
       assert.deepEqual(use.activeDevices.points, [{ date: dayOf(then), value: 1 }]);
     });

@@ -84,6 +84,6 @@ export const insightsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         response: { 200: UseInsightsBody, ...commonErrors },
       },
     },
-    async (request) => useInsights(services.db, await queryOf(ctx(request), request.query), new Date(services.clock.now())),
+    async (request) => useInsights(services, await queryOf(ctx(request), request.query), new Date(services.clock.now())),
   );
 };

@@ -1,5 +1,6 @@
 import type { Executor } from "../db/database.js";
 import { invalidParameter } from "../errors/errors.js";
+import type { Services } from "../services.js";
 import {
   type Figure,
   figures,
@@ -232,8 +233,13 @@ export async function peopleInsights(db: Executor, q: InsightsQuery): Promise<Pe
   return { newCustomers: summed(customers, r), trialsStarted: summed(of(grants, "trials"), r), grants: summed(of(grants, "grants"), r), trials };
 }
 
-/** `now` places the at-risk cut-off (no check for 14 days up to today). */
-export async function useInsights(db: Executor, q: InsightsQuery, now: Date): Promise<UseInsights> {
+/**
+ * `now` places the at-risk cut-off (no check for 14 days up to today). The checks this
+ * process noted are written first, so its own are read (another process's within a second).
+ */
+export async function useInsights(services: Pick<Services, "db" | "activity">, q: InsightsQuery, now: Date): Promise<UseInsights> {
+  await services.activity.flush();
+  const { db } = services;
   const r = ranges(q);
   const { products, distinct, activity } = await scopeOf(db, q);
   const since = utcDayOf(now.getTime() - (AT_RISK_DAYS - 1) * DAY);

@@ -81,20 +81,28 @@ export interface Activity {
   at: number;
 }
 
+/** Counts access checks (activity.ts notes them), their figures summed into one write. */
+export async function recordActivities(ex: Executor, checks: readonly Activity[]): Promise<void> {
+  const rows: Bump[] = [];
+  for (const a of checks) rows.push(...(await activityFigures(ex, a)));
+  await bump(ex, rows);
+}
+
 /**
- * Counts one access check: nothing unless it is the device's first of its UTC day. The
- * person's first of the day (per tool and over all tools) adds one to the day's active
- * people and to each trailing 7 and 30-day window that did not count them yet: with p
- * their newest earlier active day, the windows ending on days max(d, p + n) … d + n - 1.
+ * One access check's days and the figures they add: nothing unless it is the device's
+ * first of its UTC day. The person's first of the day (per tool and over all tools) adds
+ * one to the day's active people and to each trailing 7 and 30-day window that did not
+ * count them yet: with p their newest earlier active day, the windows ending on days
+ * max(d, p + n) … d + n - 1.
  */
-export async function recordActivity(ex: Executor, a: Activity): Promise<void> {
+async function activityFigures(ex: Executor, a: Activity): Promise<Bump[]> {
   const day = utcDayOf(a.at);
   const device = await ex
     .insertInto("insight_device_days")
     .values({ device_id: a.deviceId, day })
     .onConflict((oc) => oc.columns(["device_id", "day"]).doNothing())
     .executeTakeFirst();
-  if (Number(device.numInsertedOrUpdatedRows ?? 0) === 0) return;
+  if (Number(device.numInsertedOrUpdatedRows ?? 0) === 0) return [];
   const rows: Bump[] = [{ workspaceId: a.workspaceId, env: a.env, metric: "active_devices", day, scope: `tool:${a.toolId}`, value: 1 }];
   for (const scope of [`tool:${a.toolId}`, ALL_TOOLS]) {
     const inserted = await ex
@@ -143,7 +151,7 @@ export async function recordActivity(ex: Executor, a: Activity): Promise<void> {
       }
     }
   }
-  await bump(ex, rows);
+  return rows;
 }
 
 /** A subscription as MRR sees it. */

@@ -49,7 +49,7 @@ export async function insightsRoutes(app: FastifyInstance, options: { services: 
       case "people":
         return { group, data: await peopleInsights(services.db, q) };
       case "use":
-        return { group, data: await useInsights(services.db, q, new Date(services.clock.now())) };
+        return { group, data: await useInsights(services, q, new Date(services.clock.now())) };
     }
   }
 

@@ -1,0 +1,92 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { ensurePerson } from "../customers/person.store.js";
+import type { Db } from "../db/database.js";
+import { DIALECTS, seedWorkspace, testServices } from "../test-support/harness.js";
+import { ActivityCounter } from "./activity.js";
+
+const AT = Date.parse("2026-10-05T10:00:00.000Z");
+
+async function figure(db: Db, workspaceId: string, metric: string): Promise<number> {
+  const rows = await db.selectFrom("insight_days").select("value").where("workspace_id", "=", workspaceId).where("metric", "=", metric).execute();
+  return rows.reduce((sum, row) => sum + Number(row.value), 0);
+}
+
+for (const dialect of DIALECTS) {
+  describe(`The access checks' days, written once a second (${dialect})`, () => {
+    test("checks are only noted; a flush writes each device's day once, with the person's figures", async () => {
+      const { services, clock } = await testServices(dialect);
+      const ws = await seedWorkspace(services);
+      const counter = new ActivityCounter(services.db);
+      const people = [];
+      for (let i = 0; i < 5; i++) people.push(await ensurePerson(services.db, ws.workspaceId, "test", `p${i}@example.com`, clock.now()));
+      // Five people, two devices each, three checks per device.
+      for (let check = 0; check < 3; check++) {
+        for (const [i, person] of people.entries()) {
+          for (const device of [0, 1]) {
+            counter.note({
+              workspaceId: ws.workspaceId,
+              env: "test",
+              toolId: ws.tool,
+              personId: person.id,
+              deviceId: `d-${ws.workspaceId}-${i}-${device}`,
+              at: AT,
+            });
+          }
+        }
+      }
+      assert.equal(await figure(services.db, ws.workspaceId, "active_devices"), 0, "nothing is written at the check");
+      await counter.flush();
+      assert.equal(await figure(services.db, ws.workspaceId, "active_devices"), 10);
+      // Per tool and over all tools, each person once.
+      assert.equal(await figure(services.db, ws.workspaceId, "active_people"), 10);
+      // Noted again the same day: nothing more to write.
+      counter.note({
+        workspaceId: ws.workspaceId,
+        env: "test",
+        toolId: ws.tool,
+        personId: people[0]?.id ?? "",
+        deviceId: `d-${ws.workspaceId}-0-0`,
+        at: AT + 60_000,
+      });
+      await counter.flush();
+      assert.equal(await figure(services.db, ws.workspaceId, "active_devices"), 10);
+    });
+
+    test("two processes noting the same device's day count it once: the insert of the day decides", async () => {
+      const { services, clock } = await testServices(dialect);
+      const ws = await seedWorkspace(services);
+      const person = await ensurePerson(services.db, ws.workspaceId, "test", "both@example.com", clock.now());
+      const check = { workspaceId: ws.workspaceId, env: "test" as const, toolId: ws.tool, personId: person.id, deviceId: `d-${ws.workspaceId}`, at: AT };
+      const [one, two] = [new ActivityCounter(services.db), new ActivityCounter(services.db)];
+      one.note(check);
+      two.note({ ...check, at: AT + 1000 });
+      await Promise.all([one.flush(), two.flush()]);
+      assert.equal(await figure(services.db, ws.workspaceId, "active_devices"), 1);
+      assert.equal(await figure(services.db, ws.workspaceId, "active_people"), 2, "the tool's and all tools' once each");
+    });
+
+    test("a failed write keeps the days for the next one; close writes what is noted", async () => {
+      const { services, clock } = await testServices(dialect);
+      const ws = await seedWorkspace(services);
+      const person = await ensurePerson(services.db, ws.workspaceId, "test", "later@example.com", clock.now());
+      let down = true;
+      // The database as the counter sees it: away, then back.
+      const db = new Proxy(services.db, {
+        get(target, name) {
+          if (name === "transaction" && down) return () => ({ execute: () => Promise.reject(new Error("connection refused")) });
+          const value = Reflect.get(target, name);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+      const counter = new ActivityCounter(db);
+      counter.note({ workspaceId: ws.workspaceId, env: "test", toolId: ws.tool, personId: person.id, deviceId: `d1-${ws.workspaceId}`, at: AT });
+      await assert.rejects(counter.flush(), /connection refused/);
+      assert.equal(await figure(services.db, ws.workspaceId, "active_devices"), 0);
+      down = false;
+      counter.note({ workspaceId: ws.workspaceId, env: "test", toolId: ws.tool, personId: person.id, deviceId: `d2-${ws.workspaceId}`, at: AT });
+      await counter.close();
+      assert.equal(await figure(services.db, ws.workspaceId, "active_devices"), 2, "the day kept through the failure and the one noted after");
+    });
+  });
+}
