@@ -118,33 +118,28 @@ async function activityFigures(ex: Executor, a: Activity): Promise<Bump[]> {
         oc.columns(["workspace_id", "env", "scope", "person_id"]).doUpdateSet({ day: sql`excluded.day` }).where("insight_last_active.day", "<", day),
       )
       .execute();
-    const before = await ex
+    // The person's active days on either side of this one, in one read: p the newest
+    // before, q the oldest after (a later check of an earlier day, from a process whose
+    // clock is behind, may find windows already counted past d + n - 1).
+    const around = await ex
       .selectFrom("insight_active_days")
-      .select(({ fn }) => fn.max("day").as("day"))
+      .select([
+        sql<string | null>`max(case when day < ${day} then day end)`.as("before"),
+        sql<string | null>`min(case when day > ${day} then day end)`.as("after"),
+      ])
       .where("workspace_id", "=", a.workspaceId)
       .where("env", "=", a.env)
       .where("scope", "=", scope)
       .where("person_id", "=", a.personId)
-      .where("day", "<", day)
       .executeTakeFirst();
     const d = Date.parse(`${day}T00:00:00Z`);
-    const p = before?.day ? Date.parse(`${before.day}T00:00:00Z`) : Number.NEGATIVE_INFINITY;
+    const p = around?.before ? Date.parse(`${around.before}T00:00:00Z`) : Number.NEGATIVE_INFINITY;
+    const q = around?.after ? Date.parse(`${around.after}T00:00:00Z`) : Number.POSITIVE_INFINITY;
     rows.push({ workspaceId: a.workspaceId, env: a.env, metric: "active_people", day, scope, value: 1 });
     for (const [metric, n] of [
       ["active_people_7", 7],
       ["active_people_30", 30],
     ] as const) {
-      // A later check of an earlier day (clock skew between processes) may move windows already counted past d + n - 1.
-      const next = await ex
-        .selectFrom("insight_active_days")
-        .select(({ fn }) => fn.min("day").as("day"))
-        .where("workspace_id", "=", a.workspaceId)
-        .where("env", "=", a.env)
-        .where("scope", "=", scope)
-        .where("person_id", "=", a.personId)
-        .where("day", ">", day)
-        .executeTakeFirst();
-      const q = next?.day ? Date.parse(`${next.day}T00:00:00Z`) : Number.POSITIVE_INFINITY;
       const last = Math.min(d + (n - 1) * DAY, q - DAY);
       for (let t = Math.max(d, p + n * DAY); t <= last; t += DAY) {
         rows.push({ workspaceId: a.workspaceId, env: a.env, metric, day: utcDayOf(t), scope, value: 1 });
