@@ -10,8 +10,7 @@
 //   npm run build && node --import tsx bench/two-processes.ts [--customers 10000] [--duration 10] [--rounds 3] [--connections 50]
 //
 // Prints each run and the ratios; bench/README.md keeps the figures.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { migrateToLatest } from "../src/db/database.js";
@@ -19,7 +18,7 @@ import { BENCH } from "./customer-mix.js";
 import { BENCH_LIMITS, createDatabase, settle } from "./engine-run.js";
 import { runLoadGenerator } from "./load.js";
 import type { LoadRequest, LoadResult } from "./load-worker.js";
-import { onInterrupt, type ServerProcess, snapshotWarden, startWarden } from "./processes.js";
+import { onInterrupt, ROOT, type ServerProcess, snapshotWarden, startWarden } from "./processes.js";
 import { seedCustomers, setUpWorkspace } from "./seed.js";
 
 const { values } = parseArgs({
@@ -56,7 +55,9 @@ function check(what: string, result: LoadResult): void {
 }
 
 async function main() {
-  const workDir = mkdtempSync(join(tmpdir(), "warden-two-processes-"));
+  // Under the checkout, so that the snapshot of Warden finds its packages in node_modules.
+  const workDir = join(ROOT, "bench", "tmp", `two-processes-${Date.now().toString(36)}`);
+  mkdirSync(workDir, { recursive: true });
   const command = snapshotWarden(join(workDir, "app"));
   const database = await createDatabase("postgres", workDir, "two");
   const unregister = onInterrupt(() => database.drop());

@@ -126,6 +126,7 @@ export async function createServices(config: Readonly<Config>, options: { clock:
     if (options.statementTimeoutMs !== undefined) storage.boundStatements(options.statementTimeoutMs);
     const limits = new LimitsService(config.limits, storage.dialect, options.clock);
     metrics.readHeldCounts(() => limits.heldCounters);
+    metrics.readQuotaLeases(() => limits.leaseFigures);
     const answers = new AnswerCache(config.cacheMb * 1024 * 1024, options.clock);
     metrics.readAnswerCache(() => answers.stats);
     const accessWatch = new AccessWatch(storage.db, options.clock, DEFAULT_ACCESS_WATCH_OPTIONS, {

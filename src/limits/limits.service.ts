@@ -16,7 +16,7 @@ import {
   setCounterWindow,
 } from "./counter.store.js";
 import { HeldCounts } from "./held-counts.js";
-import { IDLE_MS, QuotaLeases } from "./quota-leases.js";
+import { IDLE_MS, type LeaseFigures, QuotaLeases } from "./quota-leases.js";
 
 const HOUR_MS = 3_600_000;
 
@@ -104,6 +104,11 @@ export class LimitsService {
     if (this.idleSweep) clearInterval(this.idleSweep);
     await this.leases.giveBack(now, 0);
     return this.writeHeldCounts(ex, now);
+  }
+
+  /** The leased blocks' figures (the metrics' `warden_quota_lease_*`). */
+  get leaseFigures(): LeaseFigures {
+    return this.leases.figures;
   }
 
   /** How many counters are held in memory now (the metrics' `warden_limit_counts_held`). */

@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import { MINUTE_MS } from "../clock.js";
 import type { Executor } from "../db/database.js";
 import { fillDiskFor } from "../test-support/full-disk.js";
-import { DIALECTS, testServices, unique } from "../test-support/harness.js";
+import { DIALECTS, seedWorkspace, testApi, testServices, unique } from "../test-support/harness.js";
 import { readCounter } from "./counter.store.js";
 import { LimitsService } from "./limits.service.js";
 import { IDLE_MS, type LeasedQuota, MAX_BLOCK, QuotaLeases } from "./quota-leases.js";
@@ -58,8 +58,31 @@ for (const dialect of DIALECTS) {
       }
       // Blocks of 10, 5, 2, 1, 1, 1: each half of what is left (at least one).
       assert.deepEqual([...new Set(counts)], [10, 15, 17, 18, 19, 20]);
+      assert.deepEqual(leases.figures, { counters: 1, unspent: 0, blocksTaken: 6, unitsTaken: 20 });
       const refused = await leases.count(services.db, [quota(scope, 20)], 1, NOW);
       assert.deepEqual(refused?.states, [{ count: 21, windowEnd: WINDOW_END }]);
+    });
+
+    test("/metrics shows the blocks taken, the units they brought and the units held unspent", async () => {
+      const { services, clock } = await testServices(dialect);
+      const ws = await seedWorkspace(services);
+      const api = await testApi(services);
+      for (let i = 0; i < 3; i++) {
+        // An address with no customer is a lookup all the same, counted as one.
+        const r = await api.request({ url: `/api/v1/tools/${ws.tool}/customers/nobody${i}@example.com`, key: ws.testKey });
+        assert.equal(r.statusCode, 404, r.body);
+      }
+      const { blocksTaken, unitsTaken, unspent } = services.limits.leaseFigures;
+      // Each retrieve spends one unit of each leased quota it counts against (the key's requests, the lookups).
+      const spent = unitsTaken - unspent;
+      assert.ok(blocksTaken >= 1 && spent >= 3 && spent % 3 === 0, JSON.stringify(services.limits.leaseFigures));
+      const text = await services.metrics.registry.metrics();
+      assert.match(text, new RegExp(`^warden_quota_lease_blocks_total ${blocksTaken}$`, "m"));
+      assert.match(text, new RegExp(`^warden_quota_lease_units_total ${unitsTaken}$`, "m"));
+      assert.match(text, new RegExp(`^warden_quota_leased_units_unspent ${unspent}$`, "m"));
+      // At close every block goes back: nothing is held unspent.
+      await services.limits.close(services.db, clock.now());
+      assert.match(await services.metrics.registry.metrics(), /^warden_quota_leased_units_unspent 0$/m);
     });
 
     test("what is left is split by the processes seen taking from the counter", async () => {

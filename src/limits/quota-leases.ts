@@ -25,6 +25,13 @@ const TAKER_BITS = 48;
 const firstBit = randomInt(TAKER_BITS);
 let leasersMade = 0;
 
+export interface LeaseFigures {
+  counters: number;
+  unspent: number;
+  blocksTaken: number;
+  unitsTaken: number;
+}
+
 /** What this process holds of one counter's window. */
 interface Pool {
   ex: Executor;
@@ -62,6 +69,8 @@ export class QuotaLeases {
   private readonly pools = new Map<string, Pool>();
   private readonly bit = 2 ** ((firstBit + leasersMade++) % TAKER_BITS);
   private returning: Promise<void> | null = null;
+  /** Blocks taken from the database and units they brought, since the process started (for /metrics). */
+  private taken = { blocks: 0, units: 0 };
 
   constructor(
     private readonly dialect: Dialect,
@@ -121,6 +130,13 @@ export class QuotaLeases {
   /** Counters leased from now. */
   get size(): number {
     return this.pools.size;
+  }
+
+  /** What /metrics shows: units held unspent now, and blocks and units taken so far. */
+  get figures(): LeaseFigures {
+    let unspent = 0;
+    for (const pool of this.pools.values()) unspent += pool.units;
+    return { counters: this.pools.size, unspent, blocksTaken: this.taken.blocks, unitsTaken: this.taken.units };
   }
 
   /**
@@ -206,6 +222,8 @@ export class QuotaLeases {
         pool.processes = Math.max(pool.processes, seen);
       }
       pool.units += taken.taken;
+      if (taken.taken > 0) this.taken.blocks += 1;
+      this.taken.units += taken.taken;
       pool.count = taken.count;
       pool.ex = ex;
       pool.lastUsed = now;

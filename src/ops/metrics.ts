@@ -1,6 +1,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { CacheFigures } from "../customers/answer-cache.js";
 import type { PoolStats } from "../db/database.js";
+import type { LeaseFigures } from "../limits/quota-leases.js";
 
 /** Figures read from the database when scraped, not kept up to date on every change. */
 export interface DeliveryFigures {
@@ -162,6 +163,41 @@ export class Metrics {
         this.set(read());
       },
     });
+  }
+
+  /** Quota leased in blocks (limits/quota-leases.ts): how much this process holds unspent, and what it took. */
+  readQuotaLeases(read: () => LeaseFigures): void {
+    new Gauge({
+      name: "warden_quota_leased_counters",
+      help: "Limit counters this process counts from leased blocks",
+      registers: [this.registry],
+      collect() {
+        this.set(read().counters);
+      },
+    });
+    new Gauge({
+      name: "warden_quota_leased_units_unspent",
+      help: "Units of quota this process holds leased and unspent (given back after a second idle)",
+      registers: [this.registry],
+      collect() {
+        this.set(read().unspent);
+      },
+    });
+    // Counters over figures the leases keep: each scrape sets them to the process's totals.
+    for (const [name, help, pick] of [
+      ["warden_quota_lease_blocks_total", "Blocks of quota taken from the database", (f: LeaseFigures) => f.blocksTaken],
+      ["warden_quota_lease_units_total", "Units of quota the blocks taken brought", (f: LeaseFigures) => f.unitsTaken],
+    ] as const) {
+      new Counter({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          this.inc(pick(read()));
+        },
+      });
+    }
   }
 
   /** The gauge of devices waiting for an access change (client/access-watch.ts), and how their waits ended. */
