@@ -12,7 +12,7 @@ export const DONE = {
   resumed: "Your subscription renews again.",
   "seat-assigned": "Seat handed out: its holder signs in with that address to use it.",
   "seat-revoked": "Seat taken back: its holder loses access at their next check, and the seat is free again.",
-  "signed-out": "Device signed out: it loses access at its next request.",
+  "signed-out": "Device signed out: it loses access within a few seconds (at its next check, if it is offline now).",
 } as const;
 export type Done = keyof typeof DONE;
 
@@ -157,7 +157,7 @@ function devicesPanel(view: ManageView): Html {
 ${
   devices.length === 0
     ? emptyState("No devices", `Devices appear here once you sign in to ${view.toolName} on them, or activate it with a licence key.`)
-    : html`<p class="panel-text">Signed in with your account. Signing one out stops its access at its next request; sign in there again to use it.</p>
+    : html`<p class="panel-text">Signed in with your account. Signing one out stops its access within a few seconds; sign in there again to use it.</p>
 <ul class="manage-list">${devices.map(
         (
           d,

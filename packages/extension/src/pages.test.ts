@@ -191,6 +191,22 @@ describe("openPaymentPage, openTrialPage, openManagePage", () => {
     assert.equal(s.warden.waits.length, 0);
   });
 
+  test('a wait that answers "no change" at once is asked again after a pause of 5 to 10 s, not at once', async () => {
+    const s = setup();
+    await signedIn(s);
+    const client = s.make();
+    await client.openManagePage();
+    await until(() => s.warden.waits.length === 1, "the long poll");
+    s.warden.timeOut();
+    await settle();
+    await s.clock.advance(4_999);
+    await settle();
+    assert.equal(s.warden.waits.length, 0, "no new wait within 5 s");
+    await s.clock.advance(5_001);
+    await until(() => s.warden.waits.length === 1, "waiting again within 10 s");
+    s.warden.timeOut();
+  });
+
   test("signed out: the page opens without a ticket and nothing waits; Trial and Manage open their pages", async () => {
     const s = setup();
     const client = s.make();
@@ -224,7 +240,8 @@ describe("openPaymentPage, openTrialPage, openManagePage", () => {
     await until(() => s.warden.waits.length === 1, "the long poll");
     s.warden.signedOut = true;
     s.warden.timeOut();
-    await s.clock.advance(5_000);
+    // The pause after a quick "no change" is 5 to 10 s.
+    await s.clock.advance(10_000);
     await until(() => seen.at(-1)?.signedIn === false, "signed out at the next wait");
 
     await client.openManagePage();

@@ -461,8 +461,13 @@ export function createWarden(options: WardenOptions): Warden {
           );
           if (answer === null) {
             // A wait answered "no change" long before its time (a Warden closing, or one
-            // that lost its database) is not asked again at once: no loop of requests.
-            if (clock.now() - receivedAt < QUICK_ANSWER_MS) await new Promise<void>((resolve) => clock.setTimeout(resolve, QUICK_ANSWER_MS));
+            // that lost its database) is not asked again at once: no loop of requests. The
+            // pause is 5 to 10 s, drawn for each device, so that every device Warden let go
+            // at the same moment does not come back at the same moment.
+            if (clock.now() - receivedAt < QUICK_ANSWER_MS) {
+              const pause = QUICK_ANSWER_MS + Math.floor(Math.random() * QUICK_ANSWER_MS);
+              await new Promise<void>((resolve) => clock.setTimeout(resolve, pause));
+            }
             continue;
           }
           await keep(answer, receivedAt);
