@@ -14,9 +14,9 @@ import {
   invoiceObject,
   type Metadata,
   paymentSession,
+  type SubscriptionShape,
   stripeEvent,
   stripeId,
-  type SubscriptionShape,
   subscriptionObject,
   subscriptionSession,
 } from "../test-support/stripe.js";

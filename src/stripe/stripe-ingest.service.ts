@@ -259,7 +259,8 @@ async function planBilled(tx: BillingTx, sub: StoredSubscription, items: readonl
     return { reason: `its price is linked to a plan of ${linked.productKind} "${linked.productId}": the subscription keeps its product and plan` };
   }
   const terms = await resolvePurchase(tx, { ...linked, seats: null }, "subscription");
-  if (isProblem(terms) || terms.planId === null) return { reason: `its price is linked to plan "${linked.planId}", ${isProblem(terms) ? terms.problem : "not found"}: the plan stays` };
+  if (isProblem(terms) || terms.planId === null)
+    return { reason: `its price is linked to plan "${linked.planId}", ${isProblem(terms) ? terms.problem : "not found"}: the plan stays` };
   return { planId: terms.planId, reason: null };
 }
 
@@ -294,7 +295,12 @@ async function onChargeRefunded(tx: BillingTx, event: StripeEvent): Promise<Hand
  * the refunded amount counts in Insights' refunds, now, or when the subscription is stored.
  */
 async function onSubscriptionRefunded(tx: BillingTx, charge: Charge & { paymentIntent: string }): Promise<Handled> {
-  const refund = await recordSubscriptionRefund(tx.trx, tx, { paymentIntent: charge.paymentIntent, refundedCents: charge.amountRefunded, currency: charge.currency }, tx.now);
+  const refund = await recordSubscriptionRefund(
+    tx.trx,
+    tx,
+    { paymentIntent: charge.paymentIntent, refundedCents: charge.amountRefunded, currency: charge.currency },
+    tx.now,
+  );
   if (!refund) return ignored("no licence or subscription invoice was paid with this payment");
   if (refund.added === 0) return applied("refunded already");
   const subscription = await findSubscription(tx.trx, tx, refund.subscriptionId);

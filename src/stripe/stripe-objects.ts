@@ -189,7 +189,9 @@ export interface SubscriptionObject {
 const quantityOf = (o: Obj, items: readonly Obj[]): number | null => {
   if (items.length > 1) return null;
   const item = items[0];
-  return (item ? whole(item, "quantity", Number.MAX_SAFE_INTEGER, "a whole quantity") : null) ?? whole(o, "quantity", Number.MAX_SAFE_INTEGER, "a whole quantity");
+  return (
+    (item ? whole(item, "quantity", Number.MAX_SAFE_INTEGER, "a whole quantity") : null) ?? whole(o, "quantity", Number.MAX_SAFE_INTEGER, "a whole quantity")
+  );
 };
 
 export function readSubscription(event: StripeEvent): SubscriptionObject | Problem {

@@ -173,7 +173,10 @@ describe("insights pages' templates", () => {
     assert.match(page, /<h2 class="insights-currency">JPY<\/h2>/);
     assert.match(page, /<p class="stat-label">Net, EUR<\/p><p class="stat-value">€99\.00<\/p><p class="stat-note">\+102% against €49\.00<\/p>/);
     assert.match(page, /<p class="stat-label">Net, JPY<\/p><p class="stat-value">¥500<\/p>/);
-    assert.match(page, /<th scope="row">Suite for life <span class="muted">suite-lifetime<\/span><\/th><td>The Suite <code class="id-secondary">suite<\/code><\/td><td class="num">€99\.00<\/td>/);
+    assert.match(
+      page,
+      /<th scope="row">Suite for life <span class="muted">suite-lifetime<\/span><\/th><td>The Suite <code class="id-secondary">suite<\/code><\/td><td class="num">€99\.00<\/td>/,
+    );
     assert.ok(page.includes('href="/dashboard/w/acme/test/insights/revenue/plans-eur.csv?tool=all&amp;range=custom&amp;from=2026-11-24&amp;to=2026-11-26"'));
     assert.match(
       page,
