@@ -486,6 +486,22 @@ for (const dialect of DIALECTS) {
       assert.equal(eur?.mrr.points.at(-1)?.value, 500 + 1500);
     });
 
+    test("the quantity is read from an older API version's subscription (its own quantity, no items); several items tell no one count", async () => {
+      const t = await paymentsTestbed(dialect);
+      const sub = await subscribe(t, "it@example.org", { metadata: { ...METADATA, warden_seats: "2" } });
+      t.clock.advance(MINUTE_MS);
+      const { items, ...older } = sub.object();
+      const seconds = (ms: number) => Math.floor(ms / 1000);
+      const period = { current_period_start: seconds(sub.periodStart), current_period_end: seconds(sub.periodEnd) };
+      assert.equal(await t.send("customer.subscription.updated", { ...older, ...period, quantity: 5 }), "applied");
+      assert.equal((await t.subscription(sub.id))?.seats, 5);
+      t.clock.advance(MINUTE_MS);
+      const [item] = items.data;
+      const twoItems = { ...sub.object(), items: { ...items, data: [item, { ...item, id: stripeId("si"), quantity: 1 }] } };
+      assert.equal(await t.send("customer.subscription.updated", twoItems), "applied");
+      assert.equal((await t.subscription(sub.id))?.seats, 5);
+    });
+
     test("a price linked to another subscription plan of the product changes the plan, and MRR with it; another product's or a one-time plan's does not", async () => {
       const t = await paymentsTestbed(dialect);
       const bought = utcDay(t.clock.now());
