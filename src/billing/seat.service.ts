@@ -45,7 +45,8 @@ async function standingTeam(tx: BillingTx, found: TeamPurchase): Promise<TeamPur
   const sub = await findSubscription(tx.trx, tx, found.team.teamSubscriptionId);
   if (!sub || !subscriptionRuns(sub))
     throw invalidParameter("team", `Team subscription ${found.team.teamSubscriptionId} is not running; its seats give no access.`);
-  return { ...found, purchase: sub };
+  // Its seats as now billed: Stripe's quantity may have changed them since they were read.
+  return { ...found, purchase: sub, seats: sub.seats ?? found.seats };
 }
 
 export interface SeatResult {

@@ -6,8 +6,23 @@ import { describe, test } from "node:test";
 import { DAY_MS, MINUTE_MS, toIso } from "../clock.js";
 import { ensurePerson } from "../customers/person.store.js";
 import { derivedId } from "../ids.js";
+import { revenueInsights, subscriptionInsights } from "../insights/insights.service.js";
+import type { InsightsQuery, Series } from "../insights/insights.types.js";
+import { insertPlanLink } from "../stripe/stripe-plan-link.store.js";
 import { DIALECTS } from "../test-support/harness.js";
-import { type Metadata, ofType, paymentsTestbed, type SubscriptionShape, stripeId, subscriptionObject, subscriptionSession } from "../test-support/stripe.js";
+import {
+  chargeObject,
+  invoiceObject,
+  type Metadata,
+  ofType,
+  paymentsTestbed,
+  type SubscriptionShape,
+  stripeId,
+  subscriptionObject,
+  subscriptionSession,
+} from "../test-support/stripe.js";
+import { createPlan } from "../workspaces/workspace.service.js";
+import { utcDay } from "./billing.events.js";
 import { cancelSubscription } from "./subscription.service.js";
 
 const MONTHLY = { id: "monthly", name: "Monthly", billing: "subscription", amountCents: 500, currency: "eur", interval: "month" };
@@ -43,6 +58,30 @@ async function subscribe(t: Testbed, email = "linus@example.com", shape: Partial
 }
 
 const factId = (t: Testbed, type: string, fact: string) => derivedId("evt", `${t.ws.workspaceId}|test|${type}|${fact}`);
+
+/** Insights of tabmaster from `from` to today. */
+const insightsQuery = (t: Testbed, from: string): InsightsQuery => ({
+  workspaceId: t.ws.workspaceId,
+  env: "test",
+  toolId: "tabmaster",
+  from,
+  to: utcDay(t.clock.now()),
+  grain: "day",
+});
+/** A series' days that moved, with their values. */
+const moved = (s: Series | undefined) => Object.fromEntries((s?.points ?? []).filter((p) => p.value !== 0).map((p) => [p.date, p.value]));
+
+/** The reason recorded for the last Stripe event received. */
+async function lastReason(t: Testbed): Promise<string | null> {
+  const row = await t.services.db
+    .selectFrom("stripe_events")
+    .select("reason")
+    .where("workspace_id", "=", t.ws.workspaceId)
+    .orderBy("received_at", "desc")
+    .orderBy("stripe_created", "desc")
+    .executeTakeFirstOrThrow();
+  return row.reason;
+}
 
 for (const dialect of DIALECTS) {
   describe(`subscription life cycle (${dialect})`, () => {
@@ -389,6 +428,166 @@ for (const dialect of DIALECTS) {
       const [ended] = ofType(await t.events(), "subscription.cancelled");
       assert.deepEqual([ended?.data.immediately, ended?.data.seats], [true, 2]);
       await assert.rejects(assignSeat(t.services, { team: sub.id, email: "carol@example.org" }), /not running/);
+    });
+
+    test("a team subscription's quantity at Stripe: seats follow it (fewer: the newest handed out go), MRR moves by expansion and contraction that day", async () => {
+      const t = await paymentsTestbed(dialect);
+      const { assignSeat } = await import("./seat.service.js");
+      const bought = utcDay(t.clock.now());
+      const sub = await subscribe(t, "it@example.org", { metadata: { ...METADATA, warden_seats: "2" } });
+      for (const email of ["alan@example.org", "barbara@example.org"]) await assignSeat(t.services, { team: sub.id, email });
+
+      t.clock.advance(DAY_MS);
+      const raised = utcDay(t.clock.now());
+      assert.equal(await t.send("customer.subscription.updated", sub.object({ quantity: 4 }), { previousAttributes: { quantity: 2 } }), "applied");
+      assert.equal((await t.subscription(sub.id))?.seats, 4);
+      await assignSeat(t.services, { team: sub.id, email: "carol@example.org" });
+      assert.equal((await t.customer("carol@example.org")).body.entitled, true);
+
+      t.clock.advance(DAY_MS);
+      const lowered = utcDay(t.clock.now());
+      assert.equal(await t.send("customer.subscription.updated", sub.object({ quantity: 1 })), "applied");
+      assert.equal((await t.subscription(sub.id))?.seats, 1);
+      // The first handed out keeps the one seat paid for; the later ones lose access at once.
+      assert.equal((await t.customer("alan@example.org")).body.via, "licence");
+      for (const email of ["barbara@example.org", "carol@example.org"]) assert.equal((await t.customer(email)).body.entitled, false, email);
+      await assert.rejects(assignSeat(t.services, { team: sub.id, email: "dave@example.org" }), /all in use/);
+      assert.equal((await t.customer("it@example.org")).body.entitled, false, "the buyer of a team still holds nothing by it");
+
+      // Stripe's late delivery of an older state (4 seats) changes nothing.
+      assert.equal(await t.send("customer.subscription.updated", sub.object({ quantity: 4 }), { created: t.clock.now() - DAY_MS / 2 }), "applied");
+      assert.equal((await t.subscription(sub.id))?.seats, 1);
+
+      const { currencies, active } = await subscriptionInsights(t.services.db, insightsQuery(t, bought));
+      const eur = currencies.find((c) => c.currency === "eur");
+      assert.deepEqual(moved(eur?.movements.new), { [bought]: 1000 });
+      assert.deepEqual(moved(eur?.movements.expansion), { [raised]: 1000 });
+      assert.deepEqual(moved(eur?.movements.contraction), { [lowered]: 1500 });
+      assert.deepEqual(moved(eur?.movements.churn), {});
+      assert.equal(eur?.mrr.points.at(-1)?.value, 500);
+      assert.equal(active.points.at(-1)?.value, 1);
+      assert.deepEqual((await t.events()).map((e) => e.type).sort(), ["purchase.completed", "subscription.started"], "a change of seats sends no event");
+    });
+
+    test("a subscription bought for one person stays one whatever quantity Stripe bills, and a quantity of 0 leaves a team's seats", async () => {
+      const t = await paymentsTestbed(dialect);
+      const bought = utcDay(t.clock.now());
+      const own = await subscribe(t);
+      const team = await subscribe(t, "it@example.org", { metadata: { ...METADATA, warden_seats: "3" } });
+      t.clock.advance(DAY_MS);
+      assert.equal(await t.send("customer.subscription.updated", own.object({ quantity: 3 })), "applied");
+      assert.equal(await t.send("customer.subscription.updated", team.object({ quantity: 0 })), "applied");
+      assert.equal((await t.subscription(own.id))?.seats, null);
+      assert.equal((await t.subscription(team.id))?.seats, 3);
+      assert.equal((await t.customer("linus@example.com")).body.entitled, true);
+      const { currencies } = await subscriptionInsights(t.services.db, insightsQuery(t, bought));
+      const eur = currencies.find((c) => c.currency === "eur");
+      assert.deepEqual([moved(eur?.movements.expansion), moved(eur?.movements.contraction)], [{}, {}]);
+      assert.equal(eur?.mrr.points.at(-1)?.value, 500 + 1500);
+    });
+
+    test("the quantity is read from an older API version's subscription (its own quantity, no items); several items tell no one count", async () => {
+      const t = await paymentsTestbed(dialect);
+      const sub = await subscribe(t, "it@example.org", { metadata: { ...METADATA, warden_seats: "2" } });
+      t.clock.advance(MINUTE_MS);
+      const { items, ...older } = sub.object();
+      const seconds = (ms: number) => Math.floor(ms / 1000);
+      const period = { current_period_start: seconds(sub.periodStart), current_period_end: seconds(sub.periodEnd) };
+      assert.equal(await t.send("customer.subscription.updated", { ...older, ...period, quantity: 5 }), "applied");
+      assert.equal((await t.subscription(sub.id))?.seats, 5);
+      t.clock.advance(MINUTE_MS);
+      const [item] = items.data;
+      const twoItems = { ...sub.object(), items: { ...items, data: [item, { ...item, id: stripeId("si"), quantity: 1 }] } };
+      assert.equal(await t.send("customer.subscription.updated", twoItems), "applied");
+      assert.equal((await t.subscription(sub.id))?.seats, 5);
+    });
+
+    test("a price linked to another subscription plan of the product changes the plan, and MRR with it; another product's or a one-time plan's does not", async () => {
+      const t = await paymentsTestbed(dialect);
+      const bought = utcDay(t.clock.now());
+      await createPlan(t.services.db, t.clock, {
+        workspace: t.ws.slug,
+        tool: "tabmaster",
+        id: "yearly",
+        name: "Yearly",
+        billing: "subscription",
+        amountCents: 12_000,
+        interval: "year",
+        currency: "eur",
+      });
+      const link = (stripeId: string, productKind: "tool" | "bundle", productId: string, planId: string) =>
+        insertPlanLink(t.services.db, t.ws.workspaceId, { stripeId, productKind, productId, planId }, t.clock.now());
+      await link("price_yearly", "tool", "tabmaster", "yearly");
+      await link("price_suite", "bundle", "suite", "suite-lifetime");
+      await link("price_lifetime", "tool", "tabmaster", "lifetime");
+      const sub = await subscribe(t);
+
+      t.clock.advance(DAY_MS);
+      assert.equal(await t.send("customer.subscription.updated", sub.object({ price: "price_suite" })), "applied");
+      assert.match(String(await lastReason(t)), /plan of bundle "suite": the subscription keeps its product and plan$/);
+      t.clock.advance(MINUTE_MS);
+      assert.equal(await t.send("customer.subscription.updated", sub.object({ price: "price_lifetime" })), "applied");
+      assert.match(String(await lastReason(t)), /is billed one_time, not subscription: the plan stays$/);
+      assert.equal((await t.subscription(sub.id))?.plan_id, "monthly");
+
+      t.clock.advance(DAY_MS);
+      const changed = utcDay(t.clock.now());
+      assert.equal(await t.send("customer.subscription.updated", sub.object({ price: "price_yearly" })), "applied");
+      assert.equal((await t.subscription(sub.id))?.plan_id, "yearly");
+      assert.equal((await t.customer("linus@example.com")).body.plan?.id, "yearly", "the customer's plan follows");
+      const { currencies } = await subscriptionInsights(t.services.db, insightsQuery(t, bought));
+      const eur = currencies.find((c) => c.currency === "eur");
+      assert.deepEqual(moved(eur?.movements.expansion), { [changed]: 500 }, "500 a month to 12,000 a year");
+      assert.equal(eur?.mrr.points.at(-1)?.value, 1000);
+    });
+
+    test("a subscription payment's refund counts in Insights' refunds on its day, parts as they add up, once; access and events are unchanged", async () => {
+      const t = await paymentsTestbed(dialect);
+      const bought = utcDay(t.clock.now());
+      const sub = await subscribe(t);
+      const paymentIntent = stripeId("pi");
+      assert.equal(await t.send("invoice.paid", invoiceObject({ subscription: sub.id, paymentIntent, amountPaid: 500 })), "applied");
+      const refund = (amountRefunded: number) => t.send("charge.refunded", chargeObject({ paymentIntent, amount: 500, amountRefunded }));
+
+      t.clock.advance(DAY_MS);
+      const partly = utcDay(t.clock.now());
+      assert.equal(await refund(200), "applied");
+      t.clock.advance(MINUTE_MS);
+      assert.equal(await refund(200), "applied", "Stripe's second report of the same refund");
+      assert.equal(await lastReason(t), "refunded already");
+      t.clock.advance(DAY_MS);
+      const fully = utcDay(t.clock.now());
+      assert.equal(await refund(500), "applied");
+      assert.equal(await refund(300), "applied", "an older report counts nothing back");
+
+      const [eur] = (await revenueInsights(t.services.db, insightsQuery(t, bought))).currencies;
+      assert.deepEqual(moved(eur?.refunds), { [partly]: 200, [fully]: 300 });
+      assert.deepEqual(moved(eur?.subscription), { [bought]: 500 });
+      assert.equal(eur?.net.total, 0);
+      assert.deepEqual(
+        eur?.byPlan.map((p) => [p.planId, p.gross, p.refunds]),
+        [["monthly", 500, 500]],
+      );
+      assert.equal((await t.customer("linus@example.com")).body.entitled, true, "the subscription's own events decide access");
+      assert.deepEqual((await t.events()).map((e) => e.type).sort(), ["purchase.completed", "subscription.started"]);
+      t.clock.advance(MINUTE_MS);
+      assert.equal(await t.send("charge.refunded", chargeObject({ paymentIntent: stripeId("pi"), amount: 900, amountRefunded: 900 })), "ignored");
+      assert.equal(await lastReason(t), "no licence or subscription invoice was paid with this payment");
+    });
+
+    test("a refund reported before its subscription is stored counts, on the refund's day, when the subscription is", async () => {
+      const t = await paymentsTestbed(dialect);
+      const paid = utcDay(t.clock.now());
+      const id = stripeId("sub");
+      const paymentIntent = stripeId("pi");
+      await t.send("invoice.paid", invoiceObject({ subscription: id, paymentIntent, amountPaid: 500 }));
+      t.clock.advance(DAY_MS);
+      const refunded = utcDay(t.clock.now());
+      assert.equal(await t.send("charge.refunded", chargeObject({ paymentIntent, amount: 500, amountRefunded: 500 })), "applied");
+      t.clock.advance(DAY_MS);
+      await subscribe(t, "late@example.org", { id });
+      const [eur] = (await revenueInsights(t.services.db, insightsQuery(t, paid))).currencies;
+      assert.deepEqual([moved(eur?.subscription), moved(eur?.refunds)], [{ [paid]: 500 }, { [refunded]: 500 }]);
     });
 
     test("since keeps the first time the tool was held, through an ended subscription and a later one", async () => {

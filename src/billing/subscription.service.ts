@@ -4,7 +4,9 @@
 // - the buyer sets it to cancel: subscription.cancelled, immediately false, at most once
 //   per UTC day;
 // - it ends (deleted, a status that ends it, or the vendor's cancellation with --now):
-//   subscription.cancelled, immediately true, once; a team subscription's seats end with it.
+//   subscription.cancelled, immediately true, once; a team subscription's seats end with it;
+// - a team subscription's quantity changes: its seats follow (fewer: the newest handed out
+//   go), and MRR moves; a price linked to another plan of the product changes its plan.
 // Reports may arrive in any order and more than once: a report older than the stored
 // state changes nothing (the processor's time decides, not arrival), an ended
 // subscription stays ended, and every event's id is derived from its fact.
@@ -12,15 +14,15 @@ import { type Actor, recordAction } from "../audit/audit.service.js";
 import { toIso } from "../clock.js";
 import type { Env } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
-import { countSubscriptionRevenue, recordSubscriptionMrr } from "../insights/rollup.store.js";
+import { countSubscriptionRefunds, countSubscriptionRevenue, recordSubscriptionMrr } from "../insights/rollup.store.js";
 import type { Services } from "../services.js";
 import { cancelAtStripe, setCancelAtPeriodEndAtStripe } from "../stripe/stripe-actions.js";
-import { listSubscriptionPaymentAmounts } from "../stripe/stripe-link.store.js";
+import { listSubscriptionPaymentAmounts, listSubscriptionRefunds } from "../stripe/stripe-link.store.js";
 import { requireEnv, requireWorkspace } from "../workspaces/workspace.service.js";
 import { type BillingTx, inBillingTransaction, syncHolders } from "./billing.context.js";
 import { emitSubscriptionEnded, emitSubscriptionSetToCancel, emitSubscriptionStarted, utcDay } from "./billing.events.js";
 import type { PurchaseTerms } from "./catalogue.js";
-import { listSeats } from "./licence.store.js";
+import { listSeats, setLicenceStatus } from "./licence.store.js";
 import {
   findSubscription,
   findSubscriptionsById,
@@ -59,6 +61,10 @@ export interface SubscriptionReport {
    * that day, as the event of the change would have. Absent: the report's own time.
    */
   cancelRequestedAt?: number;
+  /** The quantity billed (Stripe's subscription item quantity): a team subscription's seats; null when not told. */
+  quantity: number | null;
+  /** Another plan of the same product that the processor now bills (its price is linked to that plan); absent: the plan stays. */
+  planId?: string;
 }
 
 /** Who bought a subscription Warden has not stored yet, and what. */
@@ -74,6 +80,25 @@ async function reload(tx: BillingTx, id: string): Promise<StoredSubscription> {
   const sub = await findSubscription(tx.trx, tx, id);
   if (!sub) throw new Error(`subscription ${id} vanished`);
   return sub;
+}
+
+/**
+ * The seats a subscription has as billed: a team subscription's (seats above 0) follow the
+ * quantity; one bought for one person stays so whatever the quantity (it is not a team,
+ * and becoming one would take its buyer's own access away). A quantity of 0 is no count
+ * of seats: 0 would make a team purchase its buyer's own.
+ */
+const billedSeats = (seats: number | null, quantity: number | null) => (seats !== null && seats > 0 && quantity !== null && quantity > 0 ? quantity : seats);
+
+/**
+ * Fewer seats than are handed out: the newest handed out are taken back (their licences
+ * revoked), as the buyer pays for fewer from now on. Answers their holders.
+ */
+async function releaseSeatsBeyond(tx: BillingTx, sub: StoredSubscription): Promise<string[]> {
+  const taken = await listSeats(tx.trx, tx, { teamSubscriptionId: sub.id });
+  const beyond = taken.slice(sub.seats ?? 0);
+  for (const seat of beyond) await setLicenceStatus(tx.trx, seat.id, "revoked");
+  return beyond.map((s) => s.personId);
 }
 
 /** The buyer and, for a team subscription, every seat holder. */
@@ -113,7 +138,7 @@ export async function applySubscriptionReport(tx: BillingTx, report: Subscriptio
       cancelAtPeriodEnd: report.cancelAtPeriodEnd,
       cancelAt: report.cancelAt,
       endedAt: report.endedAt,
-      seats: buyer.terms.seats,
+      seats: billedSeats(buyer.terms.seats, report.quantity),
       createdAt: report.startedAt,
       processorAt: report.at,
       cancelNotifiedDay: null,
@@ -133,6 +158,9 @@ export async function applySubscriptionReport(tx: BillingTx, report: Subscriptio
           cancelAt: report.cancelAt,
           processorAt: report.at,
         });
+        const seats = billedSeats(before.seats, report.quantity);
+        if (seats !== before.seats) patch.seats = seats;
+        if (report.planId !== undefined && report.planId !== before.planId) patch.planId = report.planId;
       }
       // The end applies even from a report older than the stored state: nothing comes after it.
       if (report.endedAt !== null) {
@@ -142,8 +170,12 @@ export async function applySubscriptionReport(tx: BillingTx, report: Subscriptio
     await updateSubscription(tx.trx, tx, report.id, patch);
   }
   const after = await reload(tx, report.id);
-  if (!before) await countSubscriptionRevenue(tx.trx, after, await listSubscriptionPaymentAmounts(tx.trx, tx, after.id));
+  if (!before) {
+    await countSubscriptionRevenue(tx.trx, after, await listSubscriptionPaymentAmounts(tx.trx, tx, after.id));
+    await countSubscriptionRefunds(tx.trx, after, await listSubscriptionRefunds(tx.trx, tx, after.id));
+  }
   await recordSubscriptionMrr(tx.trx, after, report.at);
+  const released = before !== null && before.seats !== null && after.seats !== null && after.seats < before.seats ? await releaseSeatsBeyond(tx, after) : [];
 
   if ((before === null || before.status === "incomplete") && after.endedAt === null && STARTED.has(after.status)) {
     await emitSubscriptionStarted(tx, after);
@@ -153,7 +185,7 @@ export async function applySubscriptionReport(tx: BillingTx, report: Subscriptio
     if (setNow) await notifySetToCancel(tx, after, utcDay(report.cancelRequestedAt ?? report.at));
   }
   if (after.endedAt !== null) await emitSubscriptionEnded(tx, after);
-  await syncHolders(tx, after, await holdersOf(tx, after));
+  await syncHolders(tx, after, [...(await holdersOf(tx, after)), ...released]);
   return newer || (before?.endedAt === null && after.endedAt !== null) ? "applied" : "stale";
 }
 

@@ -127,7 +127,16 @@ export async function findSubscriptionsById(ex: Executor, id: string): Promise<S
 export type SubscriptionPatch = Partial<
   Pick<
     StoredSubscription,
-    "status" | "currentPeriodStart" | "currentPeriodEnd" | "cancelAtPeriodEnd" | "cancelAt" | "endedAt" | "processorAt" | "cancelNotifiedDay"
+    | "status"
+    | "currentPeriodStart"
+    | "currentPeriodEnd"
+    | "cancelAtPeriodEnd"
+    | "cancelAt"
+    | "endedAt"
+    | "processorAt"
+    | "cancelNotifiedDay"
+    | "seats"
+    | "planId"
   >
 >;
 
@@ -141,6 +150,8 @@ export async function updateSubscription(ex: Executor, scope: Scope, id: string,
   if (patch.endedAt !== undefined) set.ended_at = patch.endedAt;
   if (patch.processorAt !== undefined) set.processor_at = patch.processorAt;
   if (patch.cancelNotifiedDay !== undefined) set.cancel_notified_day = patch.cancelNotifiedDay;
+  if (patch.seats !== undefined) set.seats = patch.seats;
+  if (patch.planId !== undefined) set.plan_id = patch.planId;
   if (Object.keys(set).length === 0) return;
   await ex.updateTable("subscriptions").set(set).where("workspace_id", "=", scope.workspaceId).where("env", "=", scope.env).where("id", "=", id).execute();
 }

@@ -435,6 +435,10 @@ export interface SubscriptionPaymentsTable {
   /** What the invoice paid, on its first payment intent's row (migration 031); null before, and on the others. */
   amount_cents: number | null;
   currency: string | null;
+  /** What the payment's charge has had refunded, all partial refunds together (migration 035). */
+  refunded_cents: Generated<number>;
+  /** When the last refund of it was recorded; null while none. */
+  refunded_at: number | null;
 }
 
 export interface DisputesTable {

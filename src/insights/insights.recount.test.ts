@@ -14,6 +14,7 @@ import {
   invoiceObject,
   type Metadata,
   paymentSession,
+  type SubscriptionShape,
   stripeEvent,
   stripeId,
   subscriptionObject,
@@ -38,9 +39,10 @@ const TOOLS = ["tabmaster", "linkkeeper"] as const;
 
 type Op =
   | { kind: "buy"; person: number; product: "tabmaster" | "suite"; currency: "eur" | "usd"; amount: number }
-  | { kind: "subscribe"; person: number; plan: "monthly" | "yearly" }
+  | { kind: "subscribe"; person: number; plan: "monthly" | "yearly"; seats: number | null }
   | { kind: "renew" | "cancel" | "lapse"; target: number }
-  | { kind: "refund"; target: number }
+  | { kind: "seats"; target: number; quantity: number }
+  | { kind: "refund"; target: number; part: boolean }
   | { kind: "dispute"; target: number; won: boolean }
   | { kind: "grant"; person: number; trial: boolean; tool: (typeof TOOLS)[number] }
   | { kind: "check"; person: number; device: number; tool: (typeof TOOLS)[number] };
@@ -59,9 +61,16 @@ const op: fc.Arbitrary<Op> = fc.oneof(
     currency: fc.constantFrom("eur" as const, "usd" as const),
     amount: fc.integer({ min: 100, max: 20_000 }),
   }),
-  fc.record({ kind: fc.constant("subscribe" as const), person, plan: fc.constantFrom("monthly" as const, "yearly" as const) }),
+  fc.record({
+    kind: fc.constant("subscribe" as const),
+    person,
+    plan: fc.constantFrom("monthly" as const, "yearly" as const),
+    // null: bought for one person; a number: a team subscription of that many seats.
+    seats: fc.constantFrom(null, 2, 3),
+  }),
   fc.record({ kind: fc.constantFrom("renew" as const, "cancel" as const, "lapse" as const), target: fc.nat(20) }),
-  fc.record({ kind: fc.constant("refund" as const), target: fc.nat(20) }),
+  fc.record({ kind: fc.constant("seats" as const), target: fc.nat(20), quantity: fc.integer({ min: 1, max: 6 }) }),
+  fc.record({ kind: fc.constant("refund" as const), target: fc.nat(20), part: fc.boolean() }),
   fc.record({ kind: fc.constant("dispute" as const), target: fc.nat(20), won: fc.boolean() }),
   fc.record({ kind: fc.constant("grant" as const), person, trial: fc.boolean(), tool: fc.constantFrom(...TOOLS) }),
   fc.record({ kind: fc.constant("check" as const), person, device: fc.nat(1), tool: fc.constantFrom(...TOOLS) }),
@@ -77,6 +86,8 @@ interface Sub {
   status: "active" | "paused" | "canceled";
   startedAt: number;
   plan: "monthly" | "yearly";
+  /** A team subscription's seats; null for one bought for one person. */
+  seats: number | null;
   ever: boolean;
 }
 
@@ -110,12 +121,19 @@ async function run(dialect: Dialect) {
       for (let i = 0; i < PEOPLE; i++) ids.push((await ensurePerson(db, ws.workspaceId, "test", emailOf(i), clock.now())).id);
       const send = (type: string, object: Record<string, unknown>) => deliver(api, ws, secret, stripeEvent(type, object, { now: clock.now() }), clock.now());
 
-      const payments: { paymentIntent: string; amount: number; currency: string; licence: boolean; settled: boolean }[] = [];
+      const payments: { paymentIntent: string; amount: number; currency: string; licence: boolean; settled: boolean; refunded: number }[] = [];
       const subs: Sub[] = [];
       const checks: { day: string; person: number; tool: string; device: string }[] = [];
       // MRR's movements by the history: per day, per currency.
       const movements = new Map<string, number>();
-      const mrrOf = (s: Sub) => (s.status === "active" ? (s.plan === "monthly" ? monthlyAmount(500, "month", 1) : monthlyAmount(5000, "year", 1)) : 0);
+      // Subscription refunds by the history: per currency and day, what each charge.refunded added.
+      const subscriptionRefunds = new Map<string, number>();
+      const unitOf = (s: Sub) => (s.plan === "monthly" ? 500 : 5000);
+      const mrrOf = (s: Sub) => {
+        if (s.status !== "active") return 0;
+        const billed = unitOf(s) * (s.seats ?? 1);
+        return s.plan === "monthly" ? billed : Math.round(billed / 12);
+      };
       const currencyOf = (s: Sub) => (s.plan === "monthly" ? "eur" : "usd");
       const move = (s: Sub, before: number) => {
         const after = mrrOf(s);
@@ -126,11 +144,11 @@ async function run(dialect: Dialect) {
       };
       const invoice = async (s: Sub) => {
         const paymentIntent = stripeId("pi");
-        const amount = s.plan === "monthly" ? 500 : 5000;
+        const amount = unitOf(s) * (s.seats ?? 1);
         await send("invoice.paid", invoiceObject({ subscription: s.id, paymentIntent, amountPaid: amount, currency: currencyOf(s) }));
-        payments.push({ paymentIntent, amount, currency: currencyOf(s), licence: false, settled: false });
+        payments.push({ paymentIntent, amount, currency: currencyOf(s), licence: false, settled: false, refunded: 0 });
       };
-      const subscription = (s: Sub, extra: Record<string, unknown> = {}) =>
+      const subscription = (s: Sub, extra: Partial<SubscriptionShape> = {}) =>
         subscriptionObject({
           id: s.id,
           status: s.status,
@@ -138,6 +156,7 @@ async function run(dialect: Dialect) {
           startedAt: s.startedAt,
           periodStart: clock.now(),
           periodEnd: clock.now() + 30 * DAY,
+          quantity: s.seats ?? 1,
           ...extra,
         });
 
@@ -152,16 +171,17 @@ async function run(dialect: Dialect) {
               "checkout.session.completed",
               paymentSession({ email: emailOf(op.person), metadata, amount: op.amount, currency: op.currency, paymentIntent, now: t }),
             );
-            payments.push({ paymentIntent, amount: op.amount, currency: op.currency, licence: true, settled: false });
+            payments.push({ paymentIntent, amount: op.amount, currency: op.currency, licence: true, settled: false, refunded: 0 });
             break;
           }
           case "subscribe": {
             const s: Sub = {
               id: stripeId("sub"),
-              metadata: { warden_tool: "tabmaster", warden_plan: op.plan },
+              metadata: { warden_tool: "tabmaster", warden_plan: op.plan, ...(op.seats === null ? {} : { warden_seats: String(op.seats) }) },
               status: "active",
               startedAt: t,
               plan: op.plan,
+              seats: op.seats,
               ever: false,
             };
             await send("checkout.session.completed", subscriptionSession({ email: emailOf(op.person), subscription: s.id, metadata: s.metadata, now: t }));
@@ -198,15 +218,33 @@ async function run(dialect: Dialect) {
             move(s, before);
             break;
           }
+          case "seats": {
+            // Stripe bills a quantity: a team's seats follow it; one bought for one person stays one.
+            const open = subs.filter((x) => x.status !== "canceled");
+            const s = open[op.target % Math.max(1, open.length)];
+            if (!s) break;
+            const before = mrrOf(s);
+            if (s.seats !== null) s.seats = op.quantity;
+            await send("customer.subscription.updated", subscription(s, { quantity: op.quantity }));
+            move(s, before);
+            break;
+          }
           case "refund": {
-            const p = payments.filter((x) => x.licence && !x.settled)[op.target % Math.max(1, payments.length)];
+            // In full or in part; Stripe's amount_refunded adds up every refund of the charge.
+            const open = payments.filter((x) => !x.settled);
+            const p = open[op.target % Math.max(1, open.length)];
             if (!p) break;
-            p.settled = true;
-            await send("charge.refunded", chargeObject({ paymentIntent: p.paymentIntent, amount: p.amount, amountRefunded: p.amount, currency: p.currency }));
+            const refunded = op.part ? p.refunded + Math.ceil((p.amount - p.refunded) / 2) : p.amount;
+            if (!p.licence) add(subscriptionRefunds, `${p.currency} ${dayOf(t)}`, refunded - p.refunded);
+            p.refunded = refunded;
+            p.settled = refunded === p.amount;
+            await send("charge.refunded", chargeObject({ paymentIntent: p.paymentIntent, amount: p.amount, amountRefunded: refunded, currency: p.currency }));
             break;
           }
           case "dispute": {
-            const p = payments.filter((x) => !x.settled)[op.target % Math.max(1, payments.length)];
+            // A charge refunded in part is not disputed here: Stripe's dispute of one names what is left, which Warden does not count apart.
+            const open = payments.filter((x) => !x.settled && x.refunded === 0);
+            const p = open[op.target % Math.max(1, open.length)];
             if (!p) break;
             p.settled = true;
             const id = stripeId("du");
@@ -282,6 +320,12 @@ async function run(dialect: Dialect) {
         }
         for (const d of disputes) {
           if (d.status === "lost" && inScope(d.product_kind, d.product_id)) add(refunds, `${d.currency} ${dayOf(Number(d.closed_at))}`, Number(d.amount_cents));
+        }
+        // Every subscription is a tabmaster one: its refunds count for all tools and for tabmaster.
+        if (toolId !== "linkkeeper") for (const [k, v] of subscriptionRefunds) add(refunds, k, v);
+        for (const p of subPayments) {
+          const made = payments.find((x) => x.paymentIntent === p.payment_intent);
+          assert.equal(Number(p.refunded_cents), made?.refunded ?? 0, `refunded of ${p.payment_intent}`);
         }
         const revenue = await revenueInsights(db, q(toolId));
         const got = { oneTime: new Map<string, number>(), recurring: new Map<string, number>(), refunds: new Map<string, number>() };

@@ -244,3 +244,24 @@ export async function countSubscriptionRevenue(
     })),
   );
 }
+
+/** What was refunded of a subscription's payments, as refunds on the day each was recorded. */
+export async function countSubscriptionRefunds(
+  ex: Executor,
+  sub: Pick<SubscriptionFacts, "workspaceId" | "env" | "productKind" | "productId" | "planId">,
+  refunds: readonly { amountCents: number; currency: string; at: number }[],
+): Promise<void> {
+  await bump(
+    ex,
+    refunds.map((r) => ({
+      workspaceId: sub.workspaceId,
+      env: sub.env,
+      metric: "refunds" as const,
+      day: utcDayOf(r.at),
+      scope: productScope(sub.productKind, sub.productId),
+      currency: r.currency,
+      planId: sub.planId,
+      value: r.amountCents,
+    })),
+  );
+}

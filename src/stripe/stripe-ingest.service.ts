@@ -10,17 +10,24 @@ import { findDispute } from "../billing/dispute.store.js";
 import { recordLicencePurchase, refundLicenceIn } from "../billing/licence.service.js";
 import { findLicenceByPaymentIntent } from "../billing/licence.store.js";
 import { applySubscriptionReport, type NewSubscription } from "../billing/subscription.service.js";
-import { findSubscription } from "../billing/subscription.store.js";
+import { findSubscription, type StoredSubscription } from "../billing/subscription.store.js";
 import { ensurePerson, findPersonById, type Person } from "../customers/person.store.js";
 import type { Env, StripeEventOutcome } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
-import { countSubscriptionRevenue } from "../insights/rollup.store.js";
+import { countSubscriptionRefunds, countSubscriptionRevenue } from "../insights/rollup.store.js";
 import type { Services } from "../services.js";
 import { findWorkspaceBySlug } from "../workspaces/workspace.store.js";
 import { findStripeAccount } from "./stripe-account.store.js";
 import { claimStripeEvent, listDeferredEvents, setStripeEventOutcome } from "./stripe-event.store.js";
-import { findSubscriptionBuyer, findSubscriptionOfPayment, insertSubscriptionBuyer, insertSubscriptionPayment } from "./stripe-link.store.js";
 import {
+  findSubscriptionBuyer,
+  findSubscriptionOfPayment,
+  insertSubscriptionBuyer,
+  insertSubscriptionPayment,
+  recordSubscriptionRefund,
+} from "./stripe-link.store.js";
+import {
+  type Charge,
   isProblem,
   readCharge,
   readCheckoutSession,
@@ -31,6 +38,7 @@ import {
   readWardenMetadata,
   type StripeEvent,
 } from "./stripe-objects.js";
+import { type BoughtItem, planOfItems } from "./stripe-plan-link.service.js";
 import { verifyStripeSignature } from "./stripe-signature.js";
 
 export interface IngestResult {
@@ -222,9 +230,11 @@ async function onSubscription(tx: BillingTx, event: StripeEvent): Promise<Handle
   const read = readSubscription(event);
   if (isProblem(read)) return ignored(read.problem);
   const { report } = read;
-  if (await findSubscription(tx.trx, tx, report.id)) {
-    const result = await applySubscriptionReport(tx, report, null);
-    return applied(result === "stale" ? "older than the stored state" : null);
+  const stored = await findSubscription(tx.trx, tx, report.id);
+  if (stored) {
+    const plan = await planBilled(tx, stored, read.items);
+    const result = await applySubscriptionReport(tx, plan.planId === undefined ? report : { ...report, planId: plan.planId }, null);
+    return applied(result === "stale" ? "older than the stored state" : plan.reason);
   }
   const metadata = readWardenMetadata(read.metadata);
   if (isProblem(metadata)) return ignored(metadata.problem);
@@ -234,6 +244,24 @@ async function onSubscription(tx: BillingTx, event: StripeEvent): Promise<Handle
   if (!buyer) return { outcome: "deferred", reason: "waiting for the checkout that names the buyer", subscriptionId: report.id };
   await applySubscriptionReport(tx, report, { terms, ...buyer });
   return applied();
+}
+
+/**
+ * The plan a stored subscription's items are billed at, when their price (or product) is
+ * linked to another subscription plan of its product: a change of plan made at Stripe.
+ * Items linked to no plan (Warden's own checkouts price inline) leave the plan as it is;
+ * a plan of another product is not taken (that would change what it gives access to).
+ */
+async function planBilled(tx: BillingTx, sub: StoredSubscription, items: readonly BoughtItem[]): Promise<{ planId?: string; reason: string | null }> {
+  const linked = await planOfItems(tx.trx, tx.workspaceId, items);
+  if (isProblem(linked) || linked.planId === sub.planId) return { reason: null };
+  if (linked.productKind !== sub.productKind || linked.productId !== sub.productId) {
+    return { reason: `its price is linked to a plan of ${linked.productKind} "${linked.productId}": the subscription keeps its product and plan` };
+  }
+  const terms = await resolvePurchase(tx, { ...linked, seats: null }, "subscription");
+  if (isProblem(terms) || terms.planId === null)
+    return { reason: `its price is linked to plan "${linked.planId}", ${isProblem(terms) ? terms.problem : "not found"}: the plan stays` };
+  return { planId: terms.planId, reason: null };
 }
 
 /** Applies a subscription's held-back events in Stripe's order, now that its buyer is known. */
@@ -252,12 +280,32 @@ async function replayDeferred(tx: BillingTx, subscriptionId: string): Promise<nu
 async function onChargeRefunded(tx: BillingTx, event: StripeEvent): Promise<Handled> {
   const charge = readCharge(event.object);
   if (isProblem(charge)) return ignored(charge.problem);
+  const { paymentIntent } = charge;
+  if (paymentIntent === null) return ignored("refunded charge without a payment intent");
+  const licence = await findLicenceByPaymentIntent(tx.trx, tx, paymentIntent);
+  if (!licence) return onSubscriptionRefunded(tx, { ...charge, paymentIntent });
   if (!charge.refundedInFull) return ignored(`partial refund (${charge.amountRefunded} of ${charge.amount}): the licence stands`);
-  if (charge.paymentIntent === null) return ignored("refunded charge without a payment intent");
-  const licence = await findLicenceByPaymentIntent(tx.trx, tx, charge.paymentIntent);
-  if (!licence) return ignored("no licence was bought with this payment (a subscription's refund sends no event)");
-  const outcome = await refundLicenceIn(tx, licence, { paymentIntent: charge.paymentIntent, amountCents: charge.amountRefunded, currency: charge.currency });
+  const outcome = await refundLicenceIn(tx, licence, { paymentIntent, amountCents: charge.amountRefunded, currency: charge.currency });
   return applied(outcome === "refunded" ? null : outcome === "already_refunded" ? "refunded already" : "revoked by a lost dispute already");
+}
+
+/**
+ * A refund of a subscription's payment, in full or in part: access is unchanged (the
+ * subscription's own events say whether it goes on) and no event is sent; what is new of
+ * the refunded amount counts in Insights' refunds, now, or when the subscription is stored.
+ */
+async function onSubscriptionRefunded(tx: BillingTx, charge: Charge & { paymentIntent: string }): Promise<Handled> {
+  const refund = await recordSubscriptionRefund(
+    tx.trx,
+    tx,
+    { paymentIntent: charge.paymentIntent, refundedCents: charge.amountRefunded, currency: charge.currency },
+    tx.now,
+  );
+  if (!refund) return ignored("no licence or subscription invoice was paid with this payment");
+  if (refund.added === 0) return applied("refunded already");
+  const subscription = await findSubscription(tx.trx, tx, refund.subscriptionId);
+  if (subscription) await countSubscriptionRefunds(tx.trx, subscription, [{ amountCents: refund.added, currency: charge.currency, at: tx.now }]);
+  return applied();
 }
 
 /** The licence or subscription a payment was for. */

@@ -82,6 +82,58 @@ export async function listSubscriptionPaymentAmounts(
   );
 }
 
+/**
+ * Keeps what a subscription payment's charge has had refunded in all (Stripe's
+ * `amount_refunded`, every partial refund together) and answers what is new since the
+ * last report (0 for a repeat or an older report), with the subscription it paid; null
+ * when no subscription's invoice was paid with this payment intent.
+ */
+export async function recordSubscriptionRefund(
+  ex: Executor,
+  scope: Scope,
+  refund: { paymentIntent: string; refundedCents: number; currency: string },
+  now: number,
+): Promise<{ subscriptionId: string; added: number } | null> {
+  const r = await ex
+    .selectFrom("subscription_payments")
+    .select(["subscription_id", "refunded_cents", "currency"])
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("payment_intent", "=", refund.paymentIntent)
+    .executeTakeFirst();
+  if (!r) return null;
+  const added = refund.refundedCents - Number(r.refunded_cents);
+  if (added <= 0) return { subscriptionId: r.subscription_id, added: 0 };
+  await ex
+    .updateTable("subscription_payments")
+    // An invoice's other payment intents carry no currency (its amount is on the first): their refund needs one.
+    .set({ refunded_cents: refund.refundedCents, refunded_at: now, currency: r.currency ?? refund.currency })
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("payment_intent", "=", refund.paymentIntent)
+    .execute();
+  return { subscriptionId: r.subscription_id, added };
+}
+
+/** What was refunded of a subscription's payments before it was stored, each on its last refund's time. */
+export async function listSubscriptionRefunds(
+  ex: Executor,
+  scope: Scope,
+  subscriptionId: string,
+): Promise<{ amountCents: number; currency: string; at: number }[]> {
+  const rows = await ex
+    .selectFrom("subscription_payments")
+    .select(["refunded_cents", "currency", "refunded_at"])
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("subscription_id", "=", subscriptionId)
+    .where("refunded_cents", ">", 0)
+    .execute();
+  return rows.flatMap((r) =>
+    r.currency === null || r.refunded_at === null ? [] : [{ amountCents: Number(r.refunded_cents), currency: r.currency, at: Number(r.refunded_at) }],
+  );
+}
+
 export async function findSubscriptionOfPayment(ex: Executor, scope: Scope, paymentIntent: string): Promise<string | null> {
   const r = await ex
     .selectFrom("subscription_payments")

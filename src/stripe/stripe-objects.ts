@@ -6,6 +6,7 @@
 import type { DisputeReport } from "../billing/dispute.service.js";
 import type { SubscriptionReport } from "../billing/subscription.service.js";
 import type { ProductKind } from "../db/schema.js";
+import type { BoughtItem } from "./stripe-plan-link.service.js";
 
 type Obj = Record<string, unknown>;
 
@@ -177,7 +178,21 @@ const scheduled = (o: Obj) => o.cancel_at_period_end === true || seconds(o, "can
 export interface SubscriptionObject {
   report: SubscriptionReport;
   metadata: unknown;
+  /** Each item's price and product: a price linked to another plan is a change of plan. */
+  items: BoughtItem[];
 }
+
+/**
+ * The quantity billed: the one item's (current API versions), else the subscription's own
+ * (older ones set it while there is one item). Several items are not one count of seats: null.
+ */
+const quantityOf = (o: Obj, items: readonly Obj[]): number | null => {
+  if (items.length > 1) return null;
+  const item = items[0];
+  return (
+    (item ? whole(item, "quantity", Number.MAX_SAFE_INTEGER, "a whole quantity") : null) ?? whole(o, "quantity", Number.MAX_SAFE_INTEGER, "a whole quantity")
+  );
+};
 
 export function readSubscription(event: StripeEvent): SubscriptionObject | Problem {
   return guarded(() => {
@@ -224,8 +239,13 @@ export function readSubscription(event: StripeEvent): SubscriptionObject | Probl
         startedAt: ms(startedAt),
         setToCancel,
         ...(cancelRequestedAt === undefined ? {} : { cancelRequestedAt }),
+        quantity: quantityOf(o, items),
       },
       metadata: o.metadata,
+      items: items.map((i) => {
+        const price = obj(i, "price");
+        return { price: idOf(i, "price"), product: price ? idOf(price, "product") : null };
+      }),
     };
   });
 }

@@ -389,8 +389,10 @@ async function applyObject(services: Services, reading: Reading, event: StripeEv
     let note: string | null = null;
     if (event.type.startsWith("customer.subscription.") && subscriptionBefore) {
       const after = await findSubscription(tx.trx, tx, subscriptionBefore.id);
-      if (after && (after.status !== subscriptionBefore.status || after.currentPeriodEnd !== subscriptionBefore.currentPeriodEnd)) {
-        note = `status ${after.status}, period to ${toIso(after.currentPeriodEnd)}`;
+      const seats = after !== null && after.seats !== subscriptionBefore.seats ? `, ${after.seats} seats` : "";
+      const plan = after !== null && after.planId !== subscriptionBefore.planId ? `, plan ${after.planId}` : "";
+      if (after && (after.status !== subscriptionBefore.status || after.currentPeriodEnd !== subscriptionBefore.currentPeriodEnd || seats || plan)) {
+        note = `status ${after.status}, period to ${toIso(after.currentPeriodEnd)}${seats}${plan}`;
       }
     }
     const applied = { handled, events, note };

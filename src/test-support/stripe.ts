@@ -119,6 +119,8 @@ export interface SubscriptionShape {
   canceledAt?: number | null;
   endedAt?: number | null;
   quantity?: number;
+  /** The item's Stripe Price id; `price_monthly` by default. */
+  price?: string;
 }
 
 /** A subscription object of the current API version: the periods live on its items. */
@@ -143,10 +145,11 @@ export function subscriptionObject(s: SubscriptionShape) {
         {
           id: stripeId("si"),
           object: "subscription_item",
-          quantity: s.quantity ?? 1,
+          // Warden's checkout bills a team's seats as the quantity.
+          quantity: s.quantity ?? Number(s.metadata.warden_seats ?? 1),
           current_period_start: sec(s.periodStart),
           current_period_end: sec(s.periodEnd),
-          price: { id: "price_monthly", object: "price", recurring: { interval: "month" }, unit_amount: 500, currency: "eur" },
+          price: { id: s.price ?? "price_monthly", object: "price", recurring: { interval: "month" }, unit_amount: 500, currency: "eur" },
         },
       ],
       has_more: false,

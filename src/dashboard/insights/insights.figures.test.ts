@@ -35,7 +35,7 @@ for (const dialect of DIALECTS) {
       assert.match(read, /Net, EUR €104\.00 up from none against €0\.00/);
       assert.match(read, /Gross, EUR €153\.00/);
       assert.match(read, /Refunds, EUR €49\.00/);
-      assert.match(read, /Suite for life suite-lifetime suite €99\.00 €0\.00 €99\.00/);
+      assert.match(read, /Suite for life suite-lifetime Suite suite €99\.00 €0\.00 €99\.00/, "the bundle by its name, its id after it");
       assert.match(read, /Lifetime lifetime None €49\.00 €49\.00 €0\.00/);
       assert.match(read, /20 Nov 2026 to 26 Nov 2026 , by day, for all tools/);
       assert.doesNotMatch(revenue.body, /style=|<script/, "nothing the policy forbids");
@@ -67,6 +67,13 @@ for (const dialect of DIALECTS) {
           `<a href="/dashboard/w/${ws.slug}/test/customers/${ws.tool}/${encodeURIComponent(history.user)}">${history.user}</a></td><td>Free</td><td class="num">1</td>`,
         ),
       );
+      // Paying and never active: what each holds by the product's name, its id after it.
+      for (const [email, holds] of [
+        [history.subscriber, 'Tab Master <code class="id-secondary">tabmaster</code>'],
+        [history.buyer, 'Suite <code class="id-secondary">suite</code>'],
+      ]) {
+        assert.ok(use.body.includes(`${email}</a></td><td>${holds}</td>`), `${email} holds ${holds}`);
+      }
       const unpaid = (await browser.get(`${base}/use/top-unpaid.csv?range=7d&tool=${ws.tool}`)).body;
       assert.equal(unpaid, `"email","source","active_days"\r\n"${history.user}","free","1"\r\n`);
       const conversion = (await browser.get(`${base}/people/trial-conversion.csv?range=7d`)).body;

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { peopleInsights, revenueInsights, subscriptionInsights, useInsights } from "../../insights/insights.service.js";
 import type { InsightsQuery } from "../../insights/insights.types.js";
 import type { Services } from "../../services.js";
-import { listTools } from "../../workspaces/workspace.service.js";
+import { listBundles, listTools } from "../../workspaces/workspace.service.js";
 import { workspacePage } from "../shared/owner-context.js";
 import { sendPage } from "../shared/page.js";
 import { PageRefusal } from "../shared/security.js";
@@ -77,8 +77,8 @@ export async function insightsRoutes(app: FastifyInstance, options: { services: 
     const { group } = request.params as { group: string };
     if (!isGroup(group)) throw new PageRefusal(404, "Not found", "There is no such page of Insights.");
     const { page, tools, selection, insightsQuery } = await selectionOf(request);
-    const shown = await groupData(group, insightsQuery);
-    return sendPage(reply, selection.refusal ? 400 : 200, insightsView(page.frame, { tools, selection, shown }));
+    const [shown, bundles] = await Promise.all([groupData(group, insightsQuery), listBundles(services.db, { workspace: page.workspace.slug })]);
+    return sendPage(reply, selection.refusal ? 400 : 200, insightsView(page.frame, { tools, bundles, selection, shown }));
   });
 
   app.get(`${base}/:group/:table`, async (request, reply) => {

@@ -78,7 +78,10 @@ const revenue: RevenueInsights = {
 const use: UseInsights = {
   activePeople: { daily: series(DATES, [1, 2, 1]), weekly: series(DATES, [1, 2, 2]), monthly: series(DATES, [1, 2, 2]) },
   activeDevices: series(DATES, [1, 3, 1]),
-  atRisk: [{ personId: "psn_1", email: "=cmd|' /C calc'!A0@example.com", lastActiveAt: null, holding: "Lifetime licence" }],
+  atRisk: [
+    { personId: "psn_1", email: "=cmd|' /C calc'!A0@example.com", lastActiveAt: null, holding: "tool:tabmaster" },
+    { personId: "psn_3", email: "gone@example.com", lastActiveAt: null, holding: "bundle:retired" },
+  ],
   topUnpaid: [{ personId: "psn_2", email: "free+<b>@example.com", activeDays: 12, source: "trial" }],
 };
 
@@ -109,7 +112,7 @@ describe("insights CSV", () => {
       /"lifetime","Lifetime","","49\.00","49\.00","0\.00"\r\n"suite-lifetime","Suite for life","suite","99\.00","0\.00","99\.00"/,
     );
     const atRisk = csvFile(useTables(use).find((t) => t.name === "at-risk") as (typeof tables)[number]);
-    assert.ok(atRisk.includes(`"'=cmd|' /C calc'!A0@example.com","Lifetime licence",""`), "a spreadsheet shows the address, never runs it");
+    assert.ok(atRisk.includes(`"'=cmd|' /C calc'!A0@example.com","tool:tabmaster",""`), "a spreadsheet shows the address, never runs it");
   });
 
   test("subscriptions and people: a table per measure, MRR per currency with its movements", () => {
@@ -154,6 +157,7 @@ const frame: Frame = {
   section: "insights",
 };
 const tools = [{ id: "tabmaster", name: "Tab Master", trialDays: 0, createdAt: 0 }];
+const bundles = [{ id: "suite", name: "The Suite", toolIds: ["tabmaster"], createdAt: 0 }];
 const selection = (over: Partial<Selection> = {}): Selection => ({
   tool: null,
   range: { choice: "custom", from: "2026-11-24", to: "2026-11-26", grain: "day" },
@@ -164,12 +168,15 @@ const selection = (over: Partial<Selection> = {}): Selection => ({
 
 describe("insights pages' templates", () => {
   test("revenue: a section per currency in its own format, stats with the change, a plan table, CSV links with the choices", () => {
-    const page = insightsView(frame, { tools, selection: selection(), shown: { group: "revenue", data: revenue } }).markup;
+    const page = insightsView(frame, { tools, bundles, selection: selection(), shown: { group: "revenue", data: revenue } }).markup;
     assert.match(page, /<h2 class="insights-currency">EUR<\/h2>/);
     assert.match(page, /<h2 class="insights-currency">JPY<\/h2>/);
     assert.match(page, /<p class="stat-label">Net, EUR<\/p><p class="stat-value">€99\.00<\/p><p class="stat-note">\+102% against €49\.00<\/p>/);
     assert.match(page, /<p class="stat-label">Net, JPY<\/p><p class="stat-value">¥500<\/p>/);
-    assert.match(page, /<th scope="row">Suite for life <span class="muted">suite-lifetime<\/span><\/th><td>suite<\/td><td class="num">€99\.00<\/td>/);
+    assert.match(
+      page,
+      /<th scope="row">Suite for life <span class="muted">suite-lifetime<\/span><\/th><td>The Suite <code class="id-secondary">suite<\/code><\/td><td class="num">€99\.00<\/td>/,
+    );
     assert.ok(page.includes('href="/dashboard/w/acme/test/insights/revenue/plans-eur.csv?tool=all&amp;range=custom&amp;from=2026-11-24&amp;to=2026-11-26"'));
     assert.match(
       page,
@@ -183,6 +190,7 @@ describe("insights pages' templates", () => {
   test("no revenue: what to do, with a link to Stripe; a refused range: the error tied to its field", () => {
     const page = insightsView(frame, {
       tools,
+      bundles,
       selection: selection({ refusal: { field: "to", error: "The last day cannot be after today (UTC)." } }),
       shown: { group: "revenue", data: { currencies: [] } },
     }).markup;
@@ -197,14 +205,16 @@ describe("insights pages' templates", () => {
 
   test("use: at-risk and top unpaid people linked to their customer page (the list when all of several tools), escaped", () => {
     const two = [...tools, { id: "notepad", name: "Notepad", trialDays: 0, createdAt: 0 }];
-    const all = insightsView(frame, { tools: two, selection: selection(), shown: { group: "use", data: use } }).markup;
+    const all = insightsView(frame, { tools: two, bundles, selection: selection(), shown: { group: "use", data: use } }).markup;
     assert.match(all, /Choose a tool above to open each person&#39;s page from here\./);
-    const only = insightsView(frame, { tools, selection: selection(), shown: { group: "use", data: use } }).markup;
+    const only = insightsView(frame, { tools, bundles, selection: selection(), shown: { group: "use", data: use } }).markup;
     assert.ok(only.includes(`href="/dashboard/w/acme/test/customers/tabmaster/free%2B%3Cb%3E%40example.com"`), "the workspace's only tool");
     assert.ok(all.includes(`<a href="/dashboard/w/acme/test/customers?q=free%2B%3Cb%3E%40example.com">free+&lt;b&gt;@example.com</a>`));
     assert.match(all, /<td>Trial<\/td><td class="num">12<\/td>/);
     assert.match(all, /<span class="muted">Never<\/span>/);
-    const one = insightsView(frame, { tools, selection: selection({ tool: "tabmaster" }), shown: { group: "use", data: use } }).markup;
+    assert.match(all, /<td>Tab Master <code class="id-secondary">tabmaster<\/code><\/td>/, "what a payer holds, by its name");
+    assert.match(all, /<td>retired<\/td>/, "a product no longer in the catalogue, by its id");
+    const one = insightsView(frame, { tools, bundles, selection: selection({ tool: "tabmaster" }), shown: { group: "use", data: use } }).markup;
     assert.ok(one.includes(`href="/dashboard/w/acme/test/customers/tabmaster/free%2B%3Cb%3E%40example.com"`));
     assert.match(one, /<option value="tabmaster" selected>Tab Master<\/option>/);
     assert.match(one, /for Tab Master; each figure against the period of the same length just before/);

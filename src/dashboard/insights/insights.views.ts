@@ -1,5 +1,5 @@
 import type { PeopleInsights, RevenueInsights, Series, SubscriptionInsights, UseInsights } from "../../insights/insights.types.js";
-import type { Tool } from "../../workspaces/workspace.types.js";
+import type { Bundle, Tool } from "../../workspaces/workspace.types.js";
 import { type ChartLine, type ChartSpec, changeOf, chartPanel, fullDate } from "../shared/charts.js";
 import { type Html, html } from "../shared/html.js";
 import {
@@ -15,6 +15,7 @@ import {
   sectionPath,
   time,
 } from "../shared/layout.js";
+import { secondaryId } from "../shared/names.js";
 import { RANGE_LABELS, RANGES, type Range, type RangeRefusal } from "./insights.range.js";
 
 export const GROUPS = ["revenue", "subscriptions", "people", "use"] as const;
@@ -62,8 +63,22 @@ interface Context {
   frame: Frame;
   selection: Selection;
   tools: Tool[];
+  bundles: Bundle[];
   /** The address of a table's CSV. */
   csv: (table: string) => string;
+}
+
+/** A product by its name, its id after it; one no longer in the catalogue by its id. */
+function productName(c: Context, kind: string, id: string): Html {
+  const products: readonly { id: string; name: string }[] = kind === "bundle" ? c.bundles : kind === "tool" ? c.tools : [];
+  const name = products.find((p) => p.id === id)?.name;
+  return name === undefined ? html`${id}` : html`${name}${secondaryId(id)}`;
+}
+
+/** What a paying person holds, from the API's `tool:<id>` or `bundle:<id>`. */
+function holdingName(c: Context, holding: string): Html {
+  const at = holding.indexOf(":");
+  return at < 0 ? html`${holding}` : productName(c, holding.slice(0, at), holding.slice(at + 1));
 }
 
 function tabs(c: Context, on: Group): Html {
@@ -173,7 +188,7 @@ ${
 <thead><tr><th scope="col">Plan</th><th scope="col">Bundle</th><th scope="col" class="num">Gross</th><th scope="col" class="num">Refunds</th><th scope="col" class="num">Net</th></tr></thead>
 <tbody>${cur.byPlan.map(
         (p) =>
-          html`<tr><th scope="row">${p.planName} <span class="muted">${p.planId}</span></th><td>${p.bundleId ?? html`<span class="muted">None</span>`}</td><td class="num">${money(p.gross)}</td><td class="num">${money(p.refunds)}</td><td class="num">${money(p.gross - p.refunds)}</td></tr>`,
+          html`<tr><th scope="row">${p.planName} <span class="muted">${p.planId}</span></th><td>${p.bundleId === null ? html`<span class="muted">None</span>` : productName(c, "bundle", p.bundleId)}</td><td class="num">${money(p.gross)}</td><td class="num">${money(p.refunds)}</td><td class="num">${money(p.gross - p.refunds)}</td></tr>`,
       )}</tbody></table></div>`
 }
 </section>`;
@@ -282,7 +297,7 @@ ${
 <thead><tr><th scope="col">Customer</th><th scope="col">Holds</th><th scope="col">Last active</th></tr></thead>
 <tbody>${data.atRisk.map(
         (p) =>
-          html`<tr><td><a href="${customerLink(p.email)}">${p.email}</a></td><td>${p.holding}</td><td>${p.lastActiveAt === null ? html`<span class="muted">Never</span>` : time(Date.parse(p.lastActiveAt))}</td></tr>`,
+          html`<tr><td><a href="${customerLink(p.email)}">${p.email}</a></td><td>${holdingName(c, p.holding)}</td><td>${p.lastActiveAt === null ? html`<span class="muted">Never</span>` : time(Date.parse(p.lastActiveAt))}</td></tr>`,
       )}</tbody></table></div>`
 }
 </section>
@@ -301,13 +316,14 @@ ${
 </section>`;
 }
 
-export function insightsView(frame: Frame, input: { tools: Tool[]; selection: Selection; shown: GroupData }): Html {
+export function insightsView(frame: Frame, input: { tools: Tool[]; bundles: Bundle[]; selection: Selection; shown: GroupData }): Html {
   const env = frame.current?.env ?? "test";
   const group = input.shown.group;
   const c: Context = {
     frame,
     selection: input.selection,
     tools: input.tools,
+    bundles: input.bundles,
     csv: (table) => `${insightsPath(frame)}/${group}/${encodeURIComponent(table)}.csv?${selectionQuery(input.selection)}`,
   };
   const shown = input.shown;
