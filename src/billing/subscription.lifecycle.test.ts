@@ -435,7 +435,11 @@ for (const dialect of DIALECTS) {
       const { assignSeat } = await import("./seat.service.js");
       const bought = utcDay(t.clock.now());
       const sub = await subscribe(t, "it@example.org", { metadata: { ...METADATA, warden_seats: "2" } });
-      for (const email of ["alan@example.org", "barbara@example.org"]) await assignSeat(t.services, { team: sub.id, email });
+      // Handed out a second apart: which was first decides which seat goes (in the same millisecond, the ids would).
+      for (const email of ["alan@example.org", "barbara@example.org"]) {
+        await assignSeat(t.services, { team: sub.id, email });
+        t.clock.advance(1000);
+      }
 
       t.clock.advance(DAY_MS);
       const raised = utcDay(t.clock.now());
