@@ -93,6 +93,13 @@ for (const dialect of DIALECTS) {
         first.body,
         /<nav class="breadcrumbs" aria-label="Breadcrumb"><ol><li><a href="[^"]+">Test workspace<\/a><\/li><li><a [^>]+>Test<\/a><\/li><li><span aria-current="page">Audit log<\/span><\/li><\/ol><\/nav>/,
       );
+      // The account's log says where it is once (it read "Account › All workspaces' log › Audit log").
+      const account = await browser.get("/dashboard/audit");
+      assert.match(
+        account.body,
+        /<nav class="breadcrumbs" aria-label="Breadcrumb"><ol><li>Account<\/li><li><span aria-current="page">All workspaces&#39; log<\/span><\/li><\/ol><\/nav>/,
+      );
+      assert.match(account.body, /<h1>All workspaces&#39; log<\/h1>/);
     });
 
     test("filters by owner, action and UTC days, and a cursor keeps the filters it was made for", async () => {

@@ -64,10 +64,11 @@ export function auditView(frame: Frame, entries: AuditEntry[]): Html {
 </tr>`,
         )}</tbody>
 </table></div>`;
+  // Titled as its place in the navigation, so the breadcrumbs say it once: Account › All workspaces' log.
   return appPage(
-    "Audit log",
+    "All workspaces' log",
     frame,
-    html`${pageHeading("Audit log", "What the owners of your workspaces did, newest first: the last 200 actions.")}
+    html`${pageHeading("All workspaces' log", "What the owners of your workspaces did, and your own sign-ins, newest first: the last 200 actions.")}
 <section class="panel">${body}</section>`,
   );
 }
