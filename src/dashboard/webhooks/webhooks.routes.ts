@@ -235,10 +235,8 @@ export async function webhookRoutes(app: FastifyInstance, options: { services: S
       if (fieldError(error) === null) throw error;
       throw new PageRefusal(400, "Request not understood", "This page of deliveries is out of date. Open the endpoint again.");
     }
-    const eventTypes = await eventTypesOf(
-      ctx,
-      deliveries.data.map((d) => d.event),
-    );
+    // The types of the events listed, and of the test event just sent (named by its type in the notice).
+    const eventTypes = await eventTypesOf(ctx, [...deliveries.data.map((d) => d.event), ...(q.sent ? [q.sent] : [])]);
     const usage = await services.limits.readDailyUsage(services.db, { workspaceId: page.workspace.id, env: page.env }, services.clock.now());
     const examples = usage.find((u) => u.what.startsWith("Example webhook events")) ?? { used: 0, limit: 0 };
     const recovered = q.recovered === undefined ? undefined : Number.parseInt(q.recovered, 10);

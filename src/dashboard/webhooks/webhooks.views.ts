@@ -329,7 +329,10 @@ function recoverForm(frame: Frame, endpoint: WebhookEndpoint, selected: RecoverS
 export function endpointView(frame: Frame, page: EndpointPage): Html {
   const { endpoint: e, flash } = page;
   const path = endpointPath(frame, e.id);
-  const flashes = html`${flash.sent ? notice("success", html`Test event <code>${flash.sent}</code> sent to this endpoint only. Its delivery appears below in a moment.`) : ""}
+  const sent = flash.sent;
+  // In a sentence the event is its type alone, linked to its page (which shows its id).
+  const sentName = sent ? html`<a href="${eventPath(frame, sent)}"><code>${page.eventTypes.get(sent) ?? sent}</code></a>` : "";
+  const flashes = html`${sent ? notice("success", html`Test event ${sentName} sent to this endpoint only. Its delivery appears below in a moment.`) : ""}
 ${flash.edited ? notice("success", "The endpoint is saved. New events go out with its new settings; deliveries already queued go to its URL as it is now.") : ""}
 ${flash.disabled ? notice("info", "The endpoint is disabled: Warden sends it nothing, and its waiting deliveries are marked failed.") : ""}
 ${flash.enabled ? notice("success", html`The endpoint is enabled again. <strong>Recover what failed while it was off?</strong> ${recoverForm(frame, e, "day", "Review…", "since-enabled")}`) : ""}
