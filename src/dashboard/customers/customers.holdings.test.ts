@@ -254,7 +254,8 @@ for (const dialect of DIALECTS) {
       const atEnd = await browser.post(cancel, { when: "period_end" });
       assert.equal(atEnd.statusCode, 400);
       assert.match(headline(atEnd.body), /^<strong>Nothing was cancelled\.<\/strong> Stripe cannot change this subscription as it is now/);
-      const permission = "The provided key 'rk_test_****6789' does not have the required permissions for this endpoint. Having the 'rak_subscription_write' permission would allow this request to continue.";
+      const permission =
+        "The provided key 'rk_test_****6789' does not have the required permissions for this endpoint. Having the 'rak_subscription_write' permission would allow this request to continue.";
       stripeApi.failWith = { status: 403, error: { type: "invalid_request_error", message: permission } };
       await browser.post(cancel, { when: "now" });
       const now = await browser.post(cancel, { when: "now", confirm: "1", code: await readCode(env.dataDir, ws.ownerEmail) });
@@ -263,7 +264,10 @@ for (const dialect of DIALECTS) {
       assert.ok(now.body.includes("StripePermissionError: The provided key"), "Stripe's answer, for support");
       const customer = await api("/tools/tabmaster/customers/ada%40example.com");
       assert.deepEqual(
-        [(customer.subscription as { status: string; cancelAtPeriodEnd: boolean }).status, (customer.subscription as { cancelAtPeriodEnd: boolean }).cancelAtPeriodEnd],
+        [
+          (customer.subscription as { status: string; cancelAtPeriodEnd: boolean }).status,
+          (customer.subscription as { cancelAtPeriodEnd: boolean }).cancelAtPeriodEnd,
+        ],
         ["active", false],
       );
     });

@@ -24,7 +24,7 @@ function runDetail(frame: Frame, run: ReconcileResult): Html {
       : run.status === "failed"
         ? failureNotice(reconcileErrorWords(run.error ?? "no error was recorded"), {
             lead: html`<strong>It stopped.</strong>`,
-            then: "What it had applied stays; running it again picks up the rest.",
+            after: "What it had applied stays; running it again picks up the rest.",
             source: "What was recorded",
           })
         : notice(

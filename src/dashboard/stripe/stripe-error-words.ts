@@ -22,7 +22,8 @@ const PLAIN: { code?: string[]; message?: RegExp; plain: string; keyRefused?: tr
   {
     code: ["StripePermissionError"],
     message: /does not have the required permissions/,
-    plain: "The restricted key stored here is not allowed to do this: in Stripe's dashboard, give it the permission Stripe names below, or store a key that has it.",
+    plain:
+      "The restricted key stored here is not allowed to do this: in Stripe's dashboard, give it the permission Stripe names below, or store a key that has it.",
   },
   {
     code: ["StripeRateLimitError", "rate_limit"],
@@ -67,9 +68,7 @@ export interface StripeErrorWords extends FailureWords {
 
 /** The words for Stripe's answer; an answer no rule knows keeps a general sentence, never a guess. */
 export function stripeErrorWords(failure: StripeFailure): StripeErrorWords {
-  const known = PLAIN.find(
-    (rule) => (failure.code !== null && rule.code?.includes(failure.code) === true) || rule.message?.test(failure.message) === true,
-  );
+  const known = PLAIN.find((rule) => (failure.code !== null && rule.code?.includes(failure.code) === true) || rule.message?.test(failure.message) === true);
   return {
     plain: known?.plain ?? "Stripe refused the request.",
     raw: failure.code === null ? failure.message : `${failure.code}: ${failure.message}`,
@@ -90,12 +89,12 @@ export function reconcileErrorWords(recorded: string): StripeErrorWords {
 }
 
 /**
- * An error notice: what happened (`lead`), the words and what follows from them (`then`),
+ * An error notice: what happened (`lead`), the words and what follows from them (`after`),
  * and under them what was recorded, quieter, named by its `source`, for support.
  */
-export function failureNotice(words: FailureWords, parts: { lead: Html | string; then?: string; source: string }): Html {
+export function failureNotice(words: FailureWords, parts: { lead: Html | string; after?: string; source: string }): Html {
   return notice(
     "error",
-    html`<p class="failure-plain">${parts.lead} ${words.plain}${parts.then ? ` ${parts.then}` : ""}</p><p class="raw-detail">${parts.source}: <code>${words.raw}</code></p>`,
+    html`<p class="failure-plain">${parts.lead} ${words.plain}${parts.after ? ` ${parts.after}` : ""}</p><p class="raw-detail">${parts.source}: <code>${words.raw}</code></p>`,
   );
 }

@@ -16,8 +16,8 @@ import { type WorkspacePage, workspacePage } from "../shared/owner-context.js";
 import { fieldRefusal, sendPage } from "../shared/page.js";
 import { formField } from "../shared/security.js";
 import { reconcilePanel } from "./reconcile.views.js";
-import { reconcileErrorWords } from "./stripe-error-words.js";
 import { confirmSecretKeyView, disconnectView, type SecretsForm, stripeEventsView, stripePath, stripeView } from "./stripe.views.js";
+import { reconcileErrorWords } from "./stripe-error-words.js";
 
 export async function stripeRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
   const { services } = options;

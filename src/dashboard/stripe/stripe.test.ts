@@ -245,7 +245,10 @@ for (const dialect of DIALECTS) {
       assert.equal((await runEnded(env.services, ws.slug, ran.headers.location as string)).status, "failed");
       const failed = (await browser.get(ran.headers.location as string)).body;
       const plain = /<p class="failure-plain">(.*?)<\/p>/s.exec(failed)?.[1] ?? "";
-      assert.match(plain, /^<strong>It stopped\.<\/strong> Stripe did not accept the secret key stored here: it was rolled, has expired or was deleted in Stripe\./);
+      assert.match(
+        plain,
+        /^<strong>It stopped\.<\/strong> Stripe did not accept the secret key stored here: it was rolled, has expired or was deleted in Stripe\./,
+      );
       assert.match(plain, /What it had applied stays/);
       assert.doesNotMatch(plain, /Invalid API Key/, "Stripe's message is not the headline");
       assert.match(failed, /<p class="raw-detail">What was recorded: <code>Invalid API Key provided: sk_test_\*\*\*\*abcd<\/code><\/p>/);

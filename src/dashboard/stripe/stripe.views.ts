@@ -166,8 +166,8 @@ export function stripeView(
         c.secretKey && input.keyRefusedAt !== null
           ? html`<span class="badge badge-failing">Key refused</span> <span class="state-note">Stripe refused this secret key ${time(input.keyRefusedAt)}, so refunds and cancellations made here fail until you <a href="#secrets">store the current one</a></span>`
           : c.secretKey
-          ? html`<span class="badge badge-ok">Yes</span> <span class="state-note">refunds and cancellations made in Warden are made in Stripe too; the buy button opens Stripe Checkout</span>`
-          : html`<span class="badge badge-off">No</span> <span class="state-note">no secret key: refunds and cancellations made in Warden change Warden only (make them in Stripe's dashboard too), and the buy button cannot open a checkout</span>`
+            ? html`<span class="badge badge-ok">Yes</span> <span class="state-note">refunds and cancellations made in Warden are made in Stripe too; the buy button opens Stripe Checkout</span>`
+            : html`<span class="badge badge-off">No</span> <span class="state-note">no secret key: refunds and cancellations made in Warden change Warden only (make them in Stripe's dashboard too), and the buy button cannot open a checkout</span>`
       }</dd>
 <dt>Signing secret</dt><dd><code class="key">whsec_…${c.webhookSecretLastFour}</code></dd>
 <dt>Secret key</dt><dd>${c.secretKey ? html`<code class="key">${c.secretKey.prefix}_…${c.secretKey.lastFour}</code>` : html`<span class="muted">None</span>`}</dd>

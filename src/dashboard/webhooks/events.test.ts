@@ -79,7 +79,11 @@ for (const dialect of DIALECTS) {
       const delivery = await browser.get(`/dashboard/w/${ws.slug}/test/webhooks/deliveries/${deliveryId}`);
       assert.match(delivery.body, /<h1>Delivery of payment\.disputed<\/h1>/);
       assert.deepEqual(breadcrumbTrail(delivery.body), ["Test workspace", "Test", "Webhooks", receiver.url, "Delivery of payment.disputed"]);
-      assert.ok(delivery.body.includes(`<dt>Event</dt><dd><a href="${events}/${sent[9]}"><code>payment.disputed</code></a> <code class="id-secondary">${sent[9]}</code></dd>`));
+      assert.ok(
+        delivery.body.includes(
+          `<dt>Event</dt><dd><a href="${events}/${sent[9]}"><code>payment.disputed</code></a> <code class="id-secondary">${sent[9]}</code></dd>`,
+        ),
+      );
       assert.equal((await browser.get(`${events}/${theirEvent.event.id}`)).statusCode, 404);
       assert.equal((await browser.get(`/dashboard/w/${ws.slug}/live/events/${sent[9]}`)).statusCode, 404, "a test event is not in live");
 

@@ -63,9 +63,7 @@ for (const dialect of DIALECTS) {
       assert.match(after.body, /1 of 2 today/);
       // Named by its type, linked to its page (names before ids).
       assert.ok(
-        after.body.includes(
-          `Test event <a href="/dashboard/w/${ws.slug}/test/events/${eventId}"><code>payment.disputed</code></a> sent to this endpoint only`,
-        ),
+        after.body.includes(`Test event <a href="/dashboard/w/${ws.slug}/test/events/${eventId}"><code>payment.disputed</code></a> sent to this endpoint only`),
       );
       const deliveryId = /\/webhooks\/deliveries\/(dlv_\w+)"/.exec(after.body)?.[1];
       assert.ok(deliveryId, "the endpoint's page lists its delivery");

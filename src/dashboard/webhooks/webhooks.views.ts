@@ -298,7 +298,9 @@ export function deliveriesTable(
   const urls = options.endpointUrls;
   const endpointCell = (d: Delivery) => {
     const url = urls?.get(d.endpoint);
-    return url === undefined ? html`<td>${removedEndpoint(d.endpoint)}</td>` : html`<td><a class="url" href="${endpointPath(frame, d.endpoint)}">${url}</a></td>`;
+    return url === undefined
+      ? html`<td>${removedEndpoint(d.endpoint)}</td>`
+      : html`<td><a class="url" href="${endpointPath(frame, d.endpoint)}">${url}</a></td>`;
   };
   return html`<div class="table-wrap"${scrollBox("Deliveries")}><table>
 <thead><tr><th>Event</th>${urls ? html`<th>Endpoint</th>` : ""}<th>Status</th><th>Attempts</th><th>Last answer</th><th>Created</th><th><span class="sr-only">Open</span></th></tr></thead>
