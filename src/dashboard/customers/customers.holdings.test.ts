@@ -241,7 +241,7 @@ for (const dialect of DIALECTS) {
       const noCharge = await refund();
       assert.equal(noCharge.statusCode, 400);
       assert.match(headline(noCharge.body), /The payment never went through in Stripe, so there is no money to return\./);
-      assert.match(noCharge.body, /<code>This PaymentIntent \(pi_ada_1\) does not have a successful charge to refund\.<\/code>/);
+      assert.match(noCharge.body, /<code>StripeInvalidRequestError: This PaymentIntent \(pi_ada_1\) does not have a successful charge to refund\.<\/code>/);
       assert.deepEqual((await api("/webhooks/events?type=payment.refunded")).data, [], "nothing refunded");
       assert.equal((await api("/tools/tabmaster/customers/ada%40example.com")).entitled, true);
 

@@ -237,6 +237,7 @@ for (const dialect of DIALECTS) {
       const page = `/dashboard/w/${ws.slug}/test/stripe`;
       await connectTestStripe(env.services, ws, "test", SECRET_KEY);
       env.clock.advance(60_000);
+      await browser.get(page);
 
       // A key rolled in Stripe: Stripe answers 401 to every call.
       stripeApi.failWith = { status: 401, error: { type: "invalid_request_error", message: "Invalid API Key provided: sk_test_****abcd" } };
@@ -262,6 +263,7 @@ for (const dialect of DIALECTS) {
       const permission =
         "The provided key 'rk_test_****abcd' does not have the required permissions for this endpoint on account 'acct_1'. Having the 'rak_checkout_session_read' permission would allow this request to continue.";
       stripeApi.failWith = { status: 403, error: { type: "invalid_request_error", message: permission } };
+      env.clock.advance(1000);
       const again = await browser.post(`${page}/reconcile`, { dry_run: "1" });
       await runEnded(env.services, ws.slug, again.headers.location as string);
       const limited = (await browser.get(again.headers.location as string)).body;
@@ -271,6 +273,7 @@ for (const dialect of DIALECTS) {
 
       // A new key stored after a refusal is not blamed for it.
       stripeApi.failWith = { status: 401, error: { type: "invalid_request_error", message: "Invalid API Key provided: sk_test_****abcd" } };
+      env.clock.advance(1000);
       const refused = await browser.post(`${page}/reconcile`, { dry_run: "1" });
       await runEnded(env.services, ws.slug, refused.headers.location as string);
       assert.match((await browser.get(page)).body, /Key refused/);
