@@ -22,7 +22,8 @@ import { startStripeApi } from "../test-support/stripe-api.js";
 import { answer, emitExample, startReceiver, testWorker } from "../test-support/webhooks.js";
 import { inviteOwner } from "../workspaces/workspace-owners.service.js";
 
-const TIMEOUT_MS = 180_000;
+// Generous: the machine running the tests is often shared, and each width opens some 60 pages.
+const TIMEOUT_MS = 360_000;
 const WIDTHS = [390, 1280] as const;
 /** A phone's targets: Apple's and WCAG 2.5.5's 44 CSS px (2.5.8, the AA minimum, asks 24). */
 const TAP_PX = 44;
