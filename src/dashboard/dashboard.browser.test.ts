@@ -193,8 +193,16 @@ for (const dialect of DIALECTS) {
         await page.waitForSelector("text=Payload");
         assert.match((await page.textContent("pre.payload")) ?? "", /\n {2}"type": "payment\.disputed",\n/, "the payload, indented");
         await shoot(page, "17-event");
+        const here = () => page.textContent('nav[aria-label="Breadcrumb"] [aria-current="page"]');
+        assert.equal(await here(), "payment.disputed", "the event's breadcrumb names its type");
         await page.goto(`${base}/dashboard/w/${ws.slug}/test/events/deliveries?status=succeeded`);
         await shoot(page, "18-deliveries");
+        // Each delivery leads with its event's type, the event's id under it.
+        assert.equal(await page.textContent("tbody tr:first-child td:first-child a code"), "payment.disputed");
+        assert.match((await page.textContent("tbody tr:first-child td:first-child .id-secondary")) ?? "", /^evt_/);
+        await page.click("tbody tr:first-child >> text=Attempts");
+        await page.waitForSelector("text=Attempt 1");
+        assert.equal(await here(), "Delivery of payment.disputed");
         assert.deepEqual(violations, [], "no page breaks its own content-security policy");
       } finally {
         await browser.close();

@@ -17,9 +17,9 @@ import { overviewRoutes } from "./overview/overview.routes.js";
 import { ownerRoutes } from "./owners/owners.routes.js";
 import { sessionRoutes } from "./sessions/sessions.routes.js";
 import { html } from "./shared/html.js";
-import { appPage, cardPage, DASHBOARD, pageHeading, sectionPath } from "./shared/layout.js";
+import { appPage, cardPage, DASHBOARD, limitNotice, pageHeading, sectionPath } from "./shared/layout.js";
 import { clearSessionCookie, errorPageFrame, requireSession, signedInOf } from "./shared/owner-context.js";
-import { describePageError, sendPage } from "./shared/page.js";
+import { describePageError, type LimitReached, limitReachedOf, sendPage } from "./shared/page.js";
 import { addPageHeaders, servePages } from "./shared/security.js";
 import { signInRoutes } from "./sign-in/sign-in.routes.js";
 import { stripeRoutes } from "./stripe/stripe.routes.js";
@@ -37,11 +37,17 @@ const COPY_SCRIPT = readFileSync(join(ASSETS, "copy.js"), "utf8");
  * kept, and the workspace of the address when it is theirs), else a card; both link back.
  * Not when the database is away (503): the frame would ask it again.
  */
-async function sendErrorPage(services: Services, request: FastifyRequest, reply: FastifyReply, error: { status: number; title: string; message: string }) {
+async function sendErrorPage(
+  services: Services,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  error: { status: number; title: string; message: string; limited?: LimitReached | null },
+) {
   const { status, title, message } = error;
   const frame = status === 503 ? null : await errorPageFrame(services, request);
   const home = frame?.current ? sectionPath(frame.current.workspace.slug, frame.current.env, "overview") : DASHBOARD;
-  const body = html`<p class="lede">${message}</p><p><a class="button primary" href="${home}">Back to the dashboard</a></p>`;
+  const said = error.limited ? limitNotice(error.limited) : html`<p class="lede">${message}</p>`;
+  const body = html`${said}<p><a class="button primary" href="${home}">Back to the dashboard</a></p>`;
   return sendPage(
     reply,
     status,
@@ -56,7 +62,9 @@ function renderPageError(services: Services) {
       logAs: "dashboard request failed",
       internal: (id) => `The dashboard failed to answer. Try again in a moment; if it keeps failing, give your operator the request id ${id}.`,
     });
-    return sendErrorPage(services, request, reply, described);
+    // A limit is named with its figure and when it resets, as the customer pages' notices do.
+    const limited = limitReachedOf(error);
+    return sendErrorPage(services, request, reply, limited ? { ...described, title: "Limit reached", limited } : described);
   };
 }
 

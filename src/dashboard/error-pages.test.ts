@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { dashboardApp, dashboardServices, TestBrowser } from "../test-support/dashboard.js";
+import { sql } from "kysely";
+import { breadcrumbTrail, dashboardApp, dashboardServices, TestBrowser } from "../test-support/dashboard.js";
 import { DIALECTS, seedWorkspace } from "../test-support/harness.js";
 
 /** The signed-in frame: the side navigation and the workspace switcher. */
@@ -39,6 +40,48 @@ for (const dialect of DIALECTS) {
       assert.equal(refused.statusCode, 403);
       assert.ok(hasNavigation(refused.body));
       assert.match(refused.body, /sent from another site/);
+    });
+
+    test("a 500 and a 429 keep the navigation and the breadcrumbs; the 429 names its limit and when it resets", async () => {
+      const env = await dashboardServices(dialect, { WARDEN_LIMIT_EXAMPLE_EVENTS_PER_DAY: "1" });
+      const app = await dashboardApp(env);
+      const ws = await seedWorkspace(env.services);
+      const browser = new TestBrowser(app);
+      await browser.signIn(env.dataDir, ws.ownerEmail);
+
+      // The database fails under the request (as the API's 500 test does it); the table comes back after.
+      await sql`alter table people rename to people_away`.execute(env.services.db);
+      const failed = await browser.get(`/dashboard/w/${ws.slug}/test/customers/${ws.tool}/ada%40example.com`);
+      await sql`alter table people_away rename to people`.execute(env.services.db);
+      assert.equal(failed.statusCode, 500);
+      assert.ok(hasNavigation(failed.body), "the navigation stays");
+      assert.ok(failed.body.includes(`href="/dashboard/w/${ws.slug}/test/customers" aria-current="page"`), "its section marked");
+      assert.deepEqual(breadcrumbTrail(failed.body), ["Test workspace", "Test", "Customers", "Something went wrong"]);
+      assert.match(failed.body, /give your operator the request id req_\w+/);
+      assert.doesNotMatch(failed.body, /people_away|no such table|SQLITE_|relation "/i, "no SQL or driver text");
+
+      // A day's example events spent: the second test event is refused by the limit, inside the frame.
+      const endpoint = await app.inject({
+        method: "POST",
+        url: "/api/v1/webhooks/endpoints",
+        headers: { authorization: `Bearer ${ws.testKey}`, "content-type": "application/json" },
+        payload: { url: "https://receiver.example.com/hooks" },
+      });
+      assert.equal(endpoint.statusCode, 201, endpoint.body);
+      const test = `/dashboard/w/${ws.slug}/test/webhooks/${endpoint.json().endpoint.id}/test`;
+      assert.equal((await browser.post(test, { type: "purchase.completed" })).statusCode, 303);
+      const limited = await browser.post(test, { type: "purchase.completed" });
+      assert.equal(limited.statusCode, 429);
+      assert.ok(hasNavigation(limited.body), "the navigation stays");
+      assert.deepEqual(breadcrumbTrail(limited.body), ["Test workspace", "Test", "Webhooks", "Limit reached"]);
+      assert.match(limited.body, /<h1>Limit reached<\/h1>/);
+      assert.match(
+        limited.body,
+        /<strong>Limit reached:<\/strong> example events per day for this workspace \(1\)\. It resets <time datetime="\d{4}-\d\d-\d\dT00:00:00\.000Z">/,
+        "which limit, and until when",
+      );
+      assert.ok(Number(limited.headers["retry-after"]) > 0);
+      assert.doesNotMatch(limited.body, /Slow down/);
     });
 
     test("another owner's workspace reads as one that does not exist; signed out, the card links home", async () => {

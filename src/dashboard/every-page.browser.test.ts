@@ -13,14 +13,17 @@ import { buildApp } from "../app.js";
 import { DAY_MS, toIso } from "../clock.js";
 import { importNdjson } from "../import/import.service.js";
 import { createOwnerLoginLink } from "../owners/owner-sign-in.service.js";
+import { reconcileStripe } from "../stripe/stripe-reconcile.service.js";
 import { axeViolations, launchChromium, shoot, watchPolicy } from "../test-support/browser.js";
 import { dashboardServices, readCode } from "../test-support/dashboard.js";
 import { seedCatalogue, testApi } from "../test-support/harness.js";
 import { connectTestStripe, paymentSession, sendStripeEvent, stripeEvent } from "../test-support/stripe.js";
+import { startStripeApi } from "../test-support/stripe-api.js";
 import { answer, emitExample, startReceiver, testWorker } from "../test-support/webhooks.js";
 import { inviteOwner } from "../workspaces/workspace-owners.service.js";
 
-const TIMEOUT_MS = 180_000;
+// Generous: the machine running the tests is often shared, and each width opens some 60 pages.
+const TIMEOUT_MS = 360_000;
 const WIDTHS = [390, 1280] as const;
 /** A phone's targets: Apple's and WCAG 2.5.5's 44 CSS px (2.5.8, the AA minimum, asks 24). */
 const TAP_PX = 44;
@@ -113,7 +116,11 @@ function measureLayout(minTap: number): Layout {
 // the journeys (dashboard.browser.test.ts); both engines would double a run of about a minute.
 describe("every dashboard page at 390 and 1280 px", () => {
   test("fits the screen, passes axe-core, every control reachable and, on a phone, 44 px", { timeout: TIMEOUT_MS }, async () => {
-    const env = await dashboardServices("sqlite");
+    // Stripe refuses the key stored below (a reconcile and a refund fail in words); a day's
+    // example events is one, so the second test event shows a limit's page.
+    const stripeApi = await startStripeApi();
+    stripeApi.failWith = { status: 401, error: { type: "invalid_request_error", message: "Invalid API Key provided: sk_test_****6789" } };
+    const env = await dashboardServices("sqlite", { WARDEN_STRIPE_API_URL: stripeApi.url, WARDEN_LIMIT_EXAMPLE_EVENTS_PER_DAY: "1" });
     env.clock.set(Date.now());
     const { services } = env;
     const ws = await seedCatalogue(services);
@@ -195,7 +202,8 @@ describe("every dashboard page at 390 and 1280 px", () => {
     const delivery = deliveries.data[0]?.id;
     assert.ok(delivery, "the example's delivery");
 
-    const stripeSecret = await connectTestStripe(services, ws);
+    const stripeSecret = await connectTestStripe(services, ws, "test", "sk_test_everyPageKey0123456789");
+    await assert.rejects(reconcileStripe(services, { workspace: ws.slug, env: "test", dryRun: true, trigger: "cli" }), /Invalid API Key/);
     const checkout = stripeEvent(
       "checkout.session.completed",
       paymentSession({ email: "buyer@example.com", metadata: { warden_tool: "tabmaster", warden_plan: "lifetime" }, now }),
@@ -234,6 +242,16 @@ describe("every dashboard page at 390 and 1280 px", () => {
           await page.goto(`${base}${customerPage}`);
           await page.click("tr:has-text('49.00'):has-text('Active') >> button:has-text('Refund')");
           await page.waitForSelector("#code");
+        },
+      },
+      {
+        name: "refund-refused",
+        open: async (page) => {
+          await page.goto(`${base}${customerPage}`);
+          await page.click("tr:has-text('49.00'):has-text('Active') >> button:has-text('Refund')");
+          await page.fill("#code", await readCode(env.dataDir, ws.ownerEmail));
+          await page.click("form.stack button.danger");
+          await page.waitForSelector(".raw-detail");
         },
       },
       { name: "insights-revenue", path: `${w}/insights/revenue` },
@@ -283,6 +301,25 @@ describe("every dashboard page at 390 and 1280 px", () => {
       { name: "webhooks", path: `${w}/webhooks` },
       { name: "endpoint", path: `${w}/webhooks/${endpoint.id}` },
       { name: "endpoint-recover", path: `${w}/webhooks/${endpoint.id}/recover?since=week` },
+      { name: "endpoint-edit", path: `${w}/webhooks/${endpoint.id}/edit` },
+      { name: "endpoint-delete", path: `${w}/webhooks/${endpoint.id}/delete` },
+      {
+        name: "limit-reached",
+        open: async (page) => {
+          // The form posted as it is, its button disabled or not once the day's one is spent, until the limit answers.
+          for (let i = 0; i < 2 && !(await page.title()).startsWith("Limit reached"); i++) {
+            await page.goto(`${base}${w}/webhooks/${endpoint.id}`);
+            await Promise.all([
+              page.waitForNavigation(),
+              page.evaluate(() => {
+                const doc = (globalThis as unknown as { document: { querySelector(s: string): { submit(): void } | null } }).document;
+                doc.querySelector('form[action$="/test"]')?.submit();
+              }),
+            ]);
+          }
+          assert.match(await page.title(), /^Limit reached/);
+        },
+      },
       { name: "delivery", path: `${w}/webhooks/deliveries/${delivery}` },
       { name: "events", path: `${w}/events` },
       { name: "event", path: `${w}/events/${eventId}` },

@@ -47,6 +47,19 @@ export async function findEvent(ex: Executor, workspaceId: string, env: Env, id:
   return row ? toEvent(row) : null;
 }
 
+/** The types of the events of a workspace environment with these ids; an id it does not hold is left out. */
+export async function findEventTypes(ex: Executor, workspaceId: string, env: Env, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await ex
+    .selectFrom("events")
+    .select(["id", "type"])
+    .where("workspace_id", "=", workspaceId)
+    .where("env", "=", env)
+    .where("id", "in", [...new Set(ids)])
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.type]));
+}
+
 export interface Position {
   createdAt: number;
   id: string;

@@ -6,7 +6,7 @@
 // page, the client API) exist only through Stripe: without a key they are the vendor's.
 import Stripe from "stripe";
 import type { Env } from "../db/schema.js";
-import { invalidParameter } from "../errors/errors.js";
+import { ApiError, invalidParameter } from "../errors/errors.js";
 import type { Services } from "../services.js";
 import { findStripeAccount } from "./stripe-account.store.js";
 import { stripeClient } from "./stripe-client.js";
@@ -17,8 +17,29 @@ async function clientFor(services: Services, scope: { workspaceId: string; env: 
   return stripeClient(services.secretBox.open(account.secretKeySealed), services.config.stripeApiUrl);
 }
 
+const firstLine = (message: string) => message.split("\n")[0] ?? message;
+
+// The refusal keeps Stripe's error as its cause, so a page can say it in its own words (stripeFailureOf).
 const refused = (error: unknown) =>
-  error instanceof Stripe.errors.StripeInvalidRequestError ? invalidParameter("id", `Stripe refused: ${error.message.split("\n")[0]}`) : error;
+  error instanceof Stripe.errors.StripeInvalidRequestError
+    ? Object.assign(invalidParameter("id", `Stripe refused: ${firstLine(error.message)}`), { cause: error })
+    : error;
+
+/** What Stripe answered a call that failed: its code (else the kind of failure) and its message. */
+export interface StripeFailure {
+  code: string | null;
+  message: string;
+}
+
+/**
+ * Stripe's answer behind a failed refund or cancellation (a refusal of the request, a key
+ * Stripe does not accept, Stripe unreachable), or null when the failure is not Stripe's.
+ */
+export function stripeFailureOf(error: unknown): StripeFailure | null {
+  const cause = error instanceof ApiError ? error.cause : error;
+  if (!(cause instanceof Stripe.errors.StripeError)) return null;
+  return { code: cause.code ?? cause.type, message: firstLine(cause.message) };
+}
 
 /** Refunds the payment in full at Stripe; answers whether Stripe was asked (a key is connected). */
 export async function refundAtStripe(

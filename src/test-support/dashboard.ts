@@ -137,3 +137,9 @@ export class TestBrowser {
     return verified;
   }
 }
+
+/** The steps of a page's breadcrumbs, as read (the text of each link or step, the current one last). */
+export function breadcrumbTrail(body: string): string[] {
+  const list = /<nav class="breadcrumbs" aria-label="Breadcrumb"><ol>(.*?)<\/ol><\/nav>/s.exec(body)?.[1] ?? "";
+  return [...list.matchAll(/<li>(?:<a [^>]+>|<span aria-current="page">)?([^<]*)/g)].map((m) => m[1] ?? "");
+}

@@ -2,7 +2,7 @@ import { recordOwnerAction } from "../audit/audit.service.js";
 import { DAY_MS, toIso } from "../clock.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { emitEvent } from "../events/event.service.js";
-import { findEvent, listEventsPage } from "../events/event.store.js";
+import { findEvent, findEventTypes, listEventsPage } from "../events/event.store.js";
 import { isEventType } from "../events/event-types.js";
 import { exampleEvent } from "../events/examples.js";
 import { decodeCursor, encodeCursor } from "../http/cursor.js";
@@ -417,6 +417,14 @@ export async function listEvents(ctx: RequestContext, query: EventsQuery): Promi
     has_more: hasMore,
     next_cursor: hasMore && last ? encodeCursor(cursorKey, context, { at: last.createdAt, id: last.id }) : null,
   };
+}
+
+/**
+ * The type of each of these events, by id: a delivery names its event by id only, and the
+ * dashboard's lists of deliveries lead with what was sent (one query for a page of them).
+ */
+export async function eventTypesOf(ctx: RequestContext, ids: readonly string[]): Promise<Map<string, string>> {
+  return findEventTypes(ctx.services.db, ctx.principal.workspaceId, ctx.principal.env, ids);
 }
 
 /** One event as it was sent: the exact signed JSON text, and whether it was an example. */

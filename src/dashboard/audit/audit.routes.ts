@@ -2,12 +2,39 @@
 // from the same use case whatever asks; and the account's, every workspace the owner
 // owns with their own sign-ins, the newest 200.
 import type { FastifyInstance } from "fastify";
-import { listAudit, listWorkspaceAudit } from "../../audit/audit.service.js";
+import { type AuditEntry, listAudit, listWorkspaceAudit } from "../../audit/audit.service.js";
+import { listWorkspaceKeys } from "../../auth/key.service.js";
 import type { Services } from "../../services.js";
+import { eventTypesOf, listEndpoints } from "../../webhooks/webhook.service.js";
+import { listBundles, listTools } from "../../workspaces/workspace.service.js";
 import { listWorkspaceOwners } from "../../workspaces/workspace-owners.service.js";
-import { ownerFrame, workspacePage } from "../shared/owner-context.js";
+import { contextOf, ownerFrame, type WorkspacePage, workspacePage } from "../shared/owner-context.js";
 import { fieldRefusal, sendPage } from "../shared/page.js";
 import { auditView, workspaceAuditView } from "./audit.views.js";
+
+/**
+ * What the entries' subjects are called, where they have a name (names before ids): a key
+ * by its name, an endpoint by its description or URL, an event by its type, a tool or a
+ * bundle by its name; asked of the use cases that list them, only for the kinds on the page.
+ * A subject deleted since (an endpoint), or of another kind, keeps its id alone.
+ */
+async function subjectNames(services: Services, page: WorkspacePage, entries: readonly AuditEntry[]): Promise<Map<string, string>> {
+  const of = (prefix: string) => entries.filter((e) => e.subject !== null && e.action.startsWith(prefix)).map((e) => e.subject as string);
+  const [keys, endpoints, events, tools, bundles] = [of("key."), of("endpoint."), of("event."), of("tool."), of("bundle.")];
+  const ctx = endpoints.length + events.length > 0 ? await contextOf(services, page) : null;
+  const named: [string, string][][] = await Promise.all([
+    keys.length === 0
+      ? []
+      : listWorkspaceKeys(services, { workspaceId: page.workspace.id, env: page.env }).then((all) =>
+          all.flatMap((k): [string, string][] => (k.name === null ? [] : [[k.id, k.name]])),
+        ),
+    ctx === null || endpoints.length === 0 ? [] : listEndpoints(ctx).then(({ data }) => data.map((e): [string, string] => [e.id, e.description ?? e.url])),
+    ctx === null || events.length === 0 ? [] : eventTypesOf(ctx, events).then((types) => [...types]),
+    tools.length === 0 ? [] : listTools(services.db, { workspace: page.workspace.slug }).then((all) => all.map((t): [string, string] => [t.id, t.name])),
+    bundles.length === 0 ? [] : listBundles(services.db, { workspace: page.workspace.slug }).then((all) => all.map((b): [string, string] => [b.id, b.name])),
+  ]);
+  return new Map(named.flat());
+}
 
 /** The filters, as the GET form sends them. */
 const FILTERS = ["owner", "action", "from", "to"] as const;
@@ -37,13 +64,18 @@ export async function auditRoutes(app: FastifyInstance, options: { services: Ser
     const scope = { workspace: page.workspace.slug, env: page.env };
     try {
       const result = await listWorkspaceAudit(services, { ...scope, ...filters, older: one("older"), newer: one("newer") });
-      return sendPage(reply, 200, workspaceAuditView(page.frame, { ...result, filters, owners }));
+      const names = await subjectNames(services, page, result.data);
+      return sendPage(reply, 200, workspaceAuditView(page.frame, { ...result, filters, owners, names }));
     } catch (error) {
       const refusal = fieldRefusal(error);
       if (refusal === null) throw error;
       // The page again with the refusal tied to its field, and no entries: a filter that
       // could not be read narrows nothing, and showing everything would look like it did.
-      return sendPage(reply, 400, workspaceAuditView(page.frame, { data: [], olderCursor: null, newerCursor: null, filters, owners, ...refusal }));
+      return sendPage(
+        reply,
+        400,
+        workspaceAuditView(page.frame, { data: [], olderCursor: null, newerCursor: null, filters, owners, names: new Map(), ...refusal }),
+      );
     }
   });
 }

@@ -93,6 +93,13 @@ for (const dialect of DIALECTS) {
         first.body,
         /<nav class="breadcrumbs" aria-label="Breadcrumb"><ol><li><a href="[^"]+">Test workspace<\/a><\/li><li><a [^>]+>Test<\/a><\/li><li><span aria-current="page">Audit log<\/span><\/li><\/ol><\/nav>/,
       );
+      // The account's log says where it is once (it read "Account › All workspaces' log › Audit log").
+      const account = await browser.get("/dashboard/audit");
+      assert.match(
+        account.body,
+        /<nav class="breadcrumbs" aria-label="Breadcrumb"><ol><li>Account<\/li><li><span aria-current="page">All workspaces&#39; log<\/span><\/li><\/ol><\/nav>/,
+      );
+      assert.match(account.body, /<h1>All workspaces&#39; log<\/h1>/);
     });
 
     test("filters by owner, action and UTC days, and a cursor keeps the filters it was made for", async () => {
@@ -136,6 +143,32 @@ for (const dialect of DIALECTS) {
       assert.equal(swapped.statusCode, 400);
       assert.match(swapped.body, /not a next_cursor of this list/);
       assert.equal(subjects(swapped.body).length, 0);
+    });
+
+    test("an entry leads with the name of what it was about (a key, an endpoint, an event, a tool), its id under it", async () => {
+      const { env, ws, other, browser, ownerId, log } = await setUp(dialect);
+      const keys = `/dashboard/w/${ws.slug}/test/keys`;
+      await browser.get(keys);
+      assert.equal((await browser.post(keys, { name: "Order <b>system</b>" })).statusCode, 303);
+      const webhooks = `/dashboard/w/${ws.slug}/test/webhooks`;
+      await browser.get(webhooks);
+      const added = await browser.post(webhooks, { url: "https://hooks.example.com/warden", description: "Fulfilment" });
+      const endpoint = /\/webhooks\/(ep_\w+)/.exec(String(added.headers.location))?.[1];
+      assert.ok(endpoint);
+      assert.equal((await browser.post(`${webhooks}/${endpoint}/test`, { type: "purchase.completed" })).statusCode, 303);
+      // A tool of this workspace and one named like another workspace's tool, which is never named here.
+      await writeEntries(env.services, [
+        { ownerId, email: ws.ownerEmail, workspaceId: ws.workspaceId, env: null, action: "tool.updated", subject: ws.tool, at: env.clock.now() },
+        { ownerId, email: ws.ownerEmail, workspaceId: ws.workspaceId, env: null, action: "tool.updated", subject: "s-not-a-tool", at: env.clock.now() },
+      ]);
+      const body = (await browser.get(log)).body;
+      const key = /<td>Order &lt;b&gt;system&lt;\/b&gt; <code class="id-secondary">(key_\w+)<\/code><\/td>/.exec(body)?.[1];
+      assert.ok(key, "the key by its name, escaped, its id under it");
+      assert.ok(body.includes(`<td>Fulfilment <code class="id-secondary">${endpoint}</code></td>`), "the endpoint by its description");
+      assert.match(body, /<td>purchase\.completed <code class="id-secondary">evt_\w+<\/code><\/td>/, "the test event by its type");
+      assert.ok(body.includes(`<td>Tab Master <code class="id-secondary">${ws.tool}</code></td>`), "the tool by its name");
+      assert.deepEqual(subjects(body), ["s-not-a-tool"], "what has no name keeps its id");
+      assert.ok(!body.includes(other.slug));
     });
 
     test("a filter it cannot read is told beside its field, never a 500, and shows no entries", async () => {

@@ -2,6 +2,7 @@ import { AUDIT_ACTIONS, type AuditAction, type AuditEntry } from "../../audit/au
 import type { WorkspaceOwner } from "../../workspaces/workspace-owners.store.js";
 import { type Html, html } from "../shared/html.js";
 import { appPage, emptyState, envBadge, type Frame, formError, pageHeading, scrollBox, sectionPath, time } from "../shared/layout.js";
+import { secondaryId } from "../shared/names.js";
 
 const ACTIONS: Record<AuditAction, string> = {
   signed_in: "Signed in",
@@ -64,12 +65,20 @@ export function auditView(frame: Frame, entries: AuditEntry[]): Html {
 </tr>`,
         )}</tbody>
 </table></div>`;
+  // Titled as its place in the navigation, so the breadcrumbs say it once: Account › All workspaces' log.
   return appPage(
-    "Audit log",
+    "All workspaces' log",
     frame,
-    html`${pageHeading("Audit log", "What the owners of your workspaces did, newest first: the last 200 actions.")}
+    html`${pageHeading("All workspaces' log", "What the owners of your workspaces did, and your own sign-ins, newest first: the last 200 actions.")}
 <section class="panel">${body}</section>`,
   );
+}
+
+/** What an entry was about: its name with the id under it, or the id (or address) alone. */
+function subjectCell(subject: string | null, names: ReadonlyMap<string, string>): Html {
+  if (subject === null) return html`<span class="muted">—</span>`;
+  const name = names.get(subject);
+  return name === undefined ? html`<code>${subject}</code>` : html`${name}${secondaryId(subject)}`;
 }
 
 /** The filter form's fields, by the use case's parameter they carry. */
@@ -83,6 +92,8 @@ export function workspaceAuditView(
     newerCursor: string | null;
     filters: { owner: string; action: string; from: string; to: string };
     owners: WorkspaceOwner[];
+    /** What the subjects on the page are called, by id, where they have a name. */
+    names: ReadonlyMap<string, string>;
     error?: string;
     errorParam?: string | undefined;
   },
@@ -120,7 +131,7 @@ export function workspaceAuditView(
 <td>${e.ownerEmail}</td>
 <td>${actionLabel(e.action)}</td>
 <td>${e.env ? envBadge(e.env) : html`<span class="muted">Both</span>`}</td>
-<td>${e.subject ? html`<code>${e.subject}</code>` : html`<span class="muted">—</span>`}</td>
+<td>${subjectCell(e.subject, input.names)}</td>
 </tr>`,
         )}</tbody>
 </table></div>

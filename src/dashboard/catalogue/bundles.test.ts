@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { dashboardApp, dashboardServices, TestBrowser } from "../../test-support/dashboard.js";
+import { breadcrumbTrail, dashboardApp, dashboardServices, TestBrowser } from "../../test-support/dashboard.js";
 import { DIALECTS, seedCatalogue, testApi } from "../../test-support/harness.js";
 import { connectTestStripe, deliver, paymentSession, stripeEvent } from "../../test-support/stripe.js";
 import { listBundles, listPlans } from "../../workspaces/workspace.service.js";
@@ -61,7 +61,8 @@ for (const dialect of DIALECTS) {
       const browser = new TestBrowser(app);
       await browser.signIn(env.dataDir, ws.ownerEmail);
       const suite = `/dashboard/w/${ws.slug}/live/bundles/suite`;
-      await browser.get(suite);
+      // The bundle's page and the pages below it are named by the bundle's name.
+      assert.deepEqual(breadcrumbTrail((await browser.get(suite)).body), ["Test workspace", "Live", "Bundles", "Suite"]);
 
       const unchanged = await browser.get(`${suite}/change?tool:tabmaster=1&tool:linkkeeper=1`);
       assert.equal(unchanged.statusCode, 400);
@@ -73,6 +74,8 @@ for (const dialect of DIALECTS) {
       assert.match(preview.body, /<strong>2 people<\/strong> gain Notepad/);
       assert.match(preview.body, /<strong>2 people<\/strong> lose Link Keeper/);
       assert.ok(preview.body.includes('<input type="hidden" name="tool:notepad" value="1">'));
+      assert.deepEqual(breadcrumbTrail(preview.body), ["Test workspace", "Live", "Bundles", "Suite", "Change its tools"]);
+      assert.ok(preview.body.includes(`<li><a href="${suite}">Suite</a></li>`));
       assert.equal(await holds("linkkeeper"), true, "a preview changes nothing");
 
       const applied = await browser.post(`${suite}/change`, { "tool:tabmaster": "1", "tool:notepad": "1" });

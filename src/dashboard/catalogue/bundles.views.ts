@@ -178,5 +178,6 @@ ${change.bundle.toolIds.map((id) => html`<input type="hidden" name="tool:${id}" 
 <a class="button" href="${path}">Cancel</a>
 </form>
 </section>`,
+    { trail: [{ label: change.bundle.name, href: path }, { label: "Change its tools" }] },
   );
 }

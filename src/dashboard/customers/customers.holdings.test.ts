@@ -207,6 +207,71 @@ for (const dialect of DIALECTS) {
       assert.equal(stripeApi.calls.at(-1)?.path, "/v1/subscriptions/sub_ada_1");
     });
 
+    test("a refund or cancellation Stripe refuses, or a key it does not accept, says so in words with Stripe's answer under them; nothing changes", async () => {
+      const stripeApi = await startStripeApi();
+      const { env, ws, browser, page, api } = await setUp(dialect, { WARDEN_STRIPE_API_URL: stripeApi.url });
+      await connectTestStripe(env.services, ws, "test", "sk_test_dashboardRefund0123456789");
+      const lic = /action="[^"]+\/licences\/(lic_\w+)\/refund"/.exec((await browser.get(page)).body)?.[1];
+      assert.ok(lic);
+      const refund = async () => {
+        const action = `${page}/licences/${lic}/refund`;
+        await browser.post(action);
+        return browser.post(action, { confirm: "1", code: await readCode(env.dataDir, ws.ownerEmail) });
+      };
+      const headline = (body: string) => /<p class="failure-plain">(.*?)<\/p>/s.exec(body)?.[1] ?? "";
+
+      // The key was rolled in Stripe: a bare 500 page before; now 502, the confirmation again, in words.
+      stripeApi.failWith = { status: 401, error: { type: "invalid_request_error", message: "Invalid API Key provided: sk_test_****6789" } };
+      const keyRefused = await refund();
+      assert.equal(keyRefused.statusCode, 502);
+      assert.match(headline(keyRefused.body), /^<strong>Nothing was refunded\.<\/strong> Stripe did not accept the secret key stored here/);
+      assert.doesNotMatch(headline(keyRefused.body), /Invalid API Key/);
+      assert.match(
+        keyRefused.body,
+        /<p class="raw-detail">Stripe&#39;s answer: <code>StripeAuthenticationError: Invalid API Key provided: sk_test_\*\*\*\*6789<\/code><\/p>/,
+      );
+      assert.match(keyRefused.body, /<h1>Refund this licence\?<\/h1>/, "the confirmation again, with its navigation");
+      assert.match(keyRefused.body, /<nav class="side" aria-label="Dashboard">/);
+
+      // Stripe refuses the request itself: 400, and its reason in words.
+      stripeApi.failWith = {
+        status: 400,
+        error: { type: "invalid_request_error", message: "This PaymentIntent (pi_ada_1) does not have a successful charge to refund." },
+      };
+      const noCharge = await refund();
+      assert.equal(noCharge.statusCode, 400);
+      assert.match(headline(noCharge.body), /The payment never went through in Stripe, so there is no money to return\./);
+      assert.match(noCharge.body, /<code>StripeInvalidRequestError: This PaymentIntent \(pi_ada_1\) does not have a successful charge to refund\.<\/code>/);
+      assert.deepEqual((await api("/webhooks/events?type=payment.refunded")).data, [], "nothing refunded");
+      assert.equal((await api("/tools/tabmaster/customers/ada%40example.com")).entitled, true);
+
+      // A cancellation Stripe cannot make, at the period's end and now.
+      const cancel = `${page}/subscriptions/sub_ada_1/cancel`;
+      stripeApi.failWith = {
+        status: 400,
+        error: { type: "invalid_request_error", message: "A canceled subscription can only update its cancellation_details and metadata." },
+      };
+      const atEnd = await browser.post(cancel, { when: "period_end" });
+      assert.equal(atEnd.statusCode, 400);
+      assert.match(headline(atEnd.body), /^<strong>Nothing was cancelled\.<\/strong> Stripe cannot change this subscription as it is now/);
+      const permission =
+        "The provided key 'rk_test_****6789' does not have the required permissions for this endpoint. Having the 'rak_subscription_write' permission would allow this request to continue.";
+      stripeApi.failWith = { status: 403, error: { type: "invalid_request_error", message: permission } };
+      await browser.post(cancel, { when: "now" });
+      const now = await browser.post(cancel, { when: "now", confirm: "1", code: await readCode(env.dataDir, ws.ownerEmail) });
+      assert.equal(now.statusCode, 502);
+      assert.match(headline(now.body), /The restricted key stored here is not allowed to do this/);
+      assert.ok(now.body.includes("StripePermissionError: The provided key"), "Stripe's answer, for support");
+      const customer = await api("/tools/tabmaster/customers/ada%40example.com");
+      assert.deepEqual(
+        [
+          (customer.subscription as { status: string; cancelAtPeriodEnd: boolean }).status,
+          (customer.subscription as { cancelAtPeriodEnd: boolean }).cancelAtPeriodEnd,
+        ],
+        ["active", false],
+      );
+    });
+
     test("another owner's workspace, another customer's licence: 404, and nothing changes", async () => {
       const { env, app, ws, page, api } = await setUp(dialect);
       const other = await seedCatalogue(env.services);

@@ -20,12 +20,15 @@ import { ApiError } from "../../errors/errors.js";
 import { createGrant, listGrants, revokeGrant } from "../../grants/grant.service.js";
 import type { Services } from "../../services.js";
 import { stripeStatus } from "../../stripe/stripe-account.service.js";
+import { stripeFailureOf } from "../../stripe/stripe-actions.js";
 import { listTools } from "../../workspaces/workspace.service.js";
 import type { Tool } from "../../workspaces/workspace.types.js";
 import { passCodeGate } from "../shared/fresh-code.js";
 import { contextOf, workspacePage } from "../shared/owner-context.js";
-import { sendPage } from "../shared/page.js";
+import { limitReachedOf, sendPage } from "../shared/page.js";
 import { formField, PageRefusal } from "../shared/security.js";
+import { stripeErrorWords } from "../stripe/stripe-error-words.js";
+import type { FailureWords } from "../webhooks/failure-words.js";
 import { customersCsv } from "./customers.csv.js";
 import {
   confirmCancelView,
@@ -37,7 +40,6 @@ import {
   customersView,
   customerView,
   type EntitledFilter,
-  type LimitReached,
   type MadeAt,
   type StripeReach,
 } from "./customers.views.js";
@@ -49,14 +51,6 @@ const madeAt = (value: string | undefined): MadeAt | undefined => (value === "st
 /** A search is part of an address: at most as long as one. */
 const SEARCH_MAX = 254;
 const CONTROL = /[\u0000-\u001f\u007f]/;
-
-/** A limit that refused a read: which, and until when (the page says both, and keeps its navigation). */
-function limitReached(error: unknown): LimitReached | null {
-  if (!(error instanceof ApiError) || error.code !== "rate_limited" || !error.rateLimit) return null;
-  // The API's words are "Too many requests: <the limit> (<its figure>). Retry …": the page names the limit and says when itself.
-  const named = /^Too many requests: (.+?\(\d+\))\./.exec(error.message)?.[1];
-  return { message: named ?? error.message.replace(/\.$/, ""), until: error.rateLimit.resetAt };
-}
 
 /** A form's days: empty is 0 (until revoked), else a whole number the API would take. */
 function daysOf(text: string): number | string {
@@ -138,7 +132,7 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
         { lapsed: true, ...(search === "" ? {} : { search }), ...(before === undefined ? {} : { before }) },
       );
     } catch (error) {
-      const limited = limitReached(error);
+      const limited = limitReachedOf(error);
       if (limited) return sendPage(reply, 429, customersView(page.frame, { ...empty, tool: tool.id, limited }));
       if (!isCode(error, "invalid_parameter")) throw error;
       throw new PageRefusal(400, "Request not understood", "This page of the list is out of date or its address was changed. Open the list again.");
@@ -173,7 +167,7 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
     try {
       exported = await exportCustomers(ctx, tool.id, { entitled: entitledParam(entitled) }, { lapsed: true, ...(search === "" ? {} : { search }) });
     } catch (error) {
-      const limited = limitReached(error);
+      const limited = limitReachedOf(error);
       if (!limited) throw error;
       const empty = { tools, tool: tool.id, entitled, search, customers: [], next: null, previous: null, total: null };
       return sendPage(reply, 429, customersView(page.frame, { ...empty, limited }));
@@ -217,7 +211,7 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
       const { status, view } = await renderCustomer(request, 200);
       return sendPage(reply, status, view);
     } catch (error) {
-      const limited = limitReached(error);
+      const limited = limitReachedOf(error);
       if (!limited) throw error;
       const { page, tool, email } = await customerContext(request);
       return sendPage(reply, 429, customerLimitedView(page.frame, { tool, email, limited }));
@@ -265,6 +259,17 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
     return reply.redirect(`${customerPath(page.frame, tool.id, email)}?revoked=1`, 303);
   });
 
+  /**
+   * Stripe's failure to refund or cancel, in words: a refusal of the request is 400 as
+   * before; a key Stripe does not accept, or Stripe out of reach, is 502 (Warden's gateway
+   * failed), where it was a bare 500 page. Either way nothing changed in Warden.
+   */
+  function stripeRefusal(error: unknown): { status: 400 | 502; words: FailureWords } | null {
+    const failure = stripeFailureOf(error);
+    if (failure === null) return null;
+    return { status: isCode(error, "invalid_parameter") ? 400 : 502, words: stripeErrorWords(failure) };
+  }
+
   // Refund and cancel act only on a licence or subscription this page lists: this
   // customer's, for this tool, in this workspace environment; anything else is 404.
   async function holdingsContext(request: FastifyRequest) {
@@ -282,7 +287,8 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
     if (licence.seat || !licence.paid || licence.status === "revoked") {
       throw new PageRefusal(400, "Nothing to refund", "This licence is revoked, is a seat of a team purchase, or has no recorded payment.");
     }
-    const refuse = (status: number, error: string) => sendPage(reply, status, confirmRefundView(page.frame, { tool, email, licence, stripe, error }));
+    const refuse = (status: number, error: string | FailureWords) =>
+      sendPage(reply, status, confirmRefundView(page.frame, { tool, email, licence, stripe, error }));
     const passed = await passCodeGate(services, request, reply, page.owner.session, {
       confirms: { action: `refund licence ${licence.id} of ${email}`, target: [page.workspace.id, page.env, licence.id] },
       page: (error) => confirmRefundView(page.frame, { tool, email, licence, stripe, error }),
@@ -292,6 +298,8 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
     try {
       refunded = await refundLicence(services, { id: licence.id, actor: page.owner.session.actor });
     } catch (error) {
+      const refusal = stripeRefusal(error);
+      if (refusal) return refuse(refusal.status, refusal.words);
       if (!isCode(error, "invalid_parameter")) throw error;
       return refuse(400, (error as ApiError).message);
     }
@@ -316,7 +324,7 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
     const { page, tool, email, subscription, stripe } = await subscriptionOf(request);
     const when = formField(request, "when");
     if (when !== "now" && when !== "period_end") throw new PageRefusal(400, "Request not understood", "Choose when the subscription ends.");
-    const view = (status: number, extra: { codeSent?: boolean; error?: string }) =>
+    const view = (status: number, extra: { codeSent?: boolean; error?: string | FailureWords }) =>
       sendPage(reply, status, confirmCancelView(page.frame, { tool, email, subscription, stripe, ...extra }));
     if (when === "now") {
       const passed = await passCodeGate(services, request, reply, page.owner.session, {
@@ -335,6 +343,8 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
         actor: page.owner.session.actor,
       });
     } catch (error) {
+      const refusal = stripeRefusal(error);
+      if (refusal) return view(refusal.status, { error: refusal.words });
       if (!isCode(error, "invalid_parameter")) throw error;
       return view(400, { error: (error as ApiError).message });
     }

@@ -14,6 +14,7 @@ import {
   type Frame,
   formatCount,
   formError,
+  limitNotice,
   notice,
   pageHeading,
   scrollBox,
@@ -21,6 +22,9 @@ import {
   time,
 } from "../shared/layout.js";
 import { secondaryId } from "../shared/names.js";
+import type { LimitReached } from "../shared/page.js";
+import { failureNotice } from "../stripe/stripe-error-words.js";
+import type { FailureWords } from "../webhooks/failure-words.js";
 
 export const customersPath = (frame: Frame) => {
   const here = frame.current;
@@ -40,11 +44,6 @@ function entitledBadge(entitled: boolean, via: string | null): Html {
 export type EntitledFilter = "all" | "yes" | "no";
 
 /** A limit that refused the list: the use case's words, and when its window ends. */
-export interface LimitReached {
-  message: string;
-  until: number;
-}
-
 /** What each kind of the list is called on the page, for the kinds cut at the newest 2,000. */
 const KIND_NAMES: Record<CustomerKind, string> = { holder: "entitled", member: "signed-in but not entitled", none: "lapsed" };
 
@@ -136,7 +135,7 @@ ${pager}`;
     frame,
     html`${pageHeading("Customers", html`Everyone who holds a tool, has held it, or has signed in to it, newest first. ${envBadge(env)}`)}
 ${input.error ? notice("error", input.error) : ""}
-${input.limited ? notice("error", html`<strong>Limit reached:</strong> ${input.limited.message}. It resets ${time(input.limited.until)}.`) : ""}
+${input.limited ? limitNotice(input.limited) : ""}
 <section class="panel">
 <form method="get" action="${customersPath(frame)}" class="inline-form filters" role="search">
 <div class="field"><label for="tool">Tool</label>
@@ -162,7 +161,7 @@ export function customerLimitedView(frame: Frame, input: { tool: Tool; email: st
     "Customer",
     frame,
     html`${pageHeading(input.email, html`Customer of <strong>${input.tool.name}</strong>`)}
-${notice("error", html`<strong>Limit reached:</strong> ${input.limited.message}. It resets ${time(input.limited.until)}.`)}
+${limitNotice(input.limited)}
 <p><a class="button" href="${customersPath(frame)}?${new URLSearchParams({ tool: input.tool.id }).toString()}">Back to the customers</a></p>`,
     { trail: [{ label: input.email }] },
   );
@@ -425,7 +424,17 @@ ${
 }
 
 /** Refunding a licence: what will happen, then the fresh code mailed to the owner. */
-export function confirmRefundView(frame: Frame, input: { tool: Tool; email: string; licence: HeldLicence; stripe: StripeReach; error?: string }): Html {
+/** A refund's or cancellation's refusal: Warden's own sentence, or Stripe's failure in words with Stripe's answer under it. */
+function refusalNotice(error: string | FailureWords | undefined, nothing: string): Html {
+  if (error === undefined) return html``;
+  if (typeof error === "string") return notice("error", error);
+  return failureNotice(error, { lead: html`<strong>${nothing}.</strong>`, source: "Stripe's answer" });
+}
+
+export function confirmRefundView(
+  frame: Frame,
+  input: { tool: Tool; email: string; licence: HeldLicence; stripe: StripeReach; error?: string | FailureWords },
+): Html {
   const { licence: l } = input;
   const back = customerPath(frame, input.tool.id, input.email);
   return appPage(
@@ -438,14 +447,13 @@ export function confirmRefundView(frame: Frame, input: { tool: Tool; email: stri
 <section class="panel narrow">
 <dl class="facts">
 <dt>Customer</dt><dd>${input.email}</dd>
-<dt>Plan</dt><dd>${l.planName ?? muted("No plan")}</dd>
-<dt>Licence</dt><dd><code>${l.id}</code></dd>
+<dt>Licence</dt><dd>${l.planName ?? muted("No plan")}${secondaryId(l.id)}</dd>
 <dt>Bought</dt><dd>${time(l.purchasedAt)}</dd>
 <dt>Amount</dt><dd>${money(l.amountCents, l.currency) ?? ""}</dd>
 </dl>
 ${notice("error", html`The licence is revoked and <code>payment.refunded</code> is sent${l.seats !== null && l.seats > 0 ? html`; every seat of the team loses the tool too` : ""}. This cannot be undone.`)}
 ${notice(input.stripe.acts ? "info" : "error", stripePromise(input.stripe, "refund"))}
-${input.error ? notice("error", input.error) : ""}
+${refusalNotice(input.error, "Nothing was refunded")}
 <form method="post" action="${back}/licences/${encodeURIComponent(l.id)}/refund" class="stack">
 ${csrfField(frame.csrf)}
 <input type="hidden" name="confirm" value="1">
@@ -461,7 +469,7 @@ ${csrfField(frame.csrf)}
 /** Cancelling a subscription: at the period's end (confirmed here) or now (then a fresh code). */
 export function confirmCancelView(
   frame: Frame,
-  input: { tool: Tool; email: string; subscription: HeldSubscription; stripe: StripeReach; codeSent?: boolean; error?: string },
+  input: { tool: Tool; email: string; subscription: HeldSubscription; stripe: StripeReach; codeSent?: boolean; error?: string | FailureWords },
 ): Html {
   const { subscription: s } = input;
   const back = customerPath(frame, input.tool.id, input.email);
@@ -490,11 +498,10 @@ ${csrfField(frame.csrf)}
 <section class="panel narrow">
 <dl class="facts">
 <dt>Customer</dt><dd>${input.email}</dd>
-<dt>Subscription</dt><dd><code>${s.id}</code> · ${s.status}</dd>
-<dt>Plan</dt><dd>${s.planName ?? muted("No plan")}</dd>
+<dt>Subscription</dt><dd>${s.planName ?? muted("No plan")} · ${s.status}${secondaryId(s.id)}</dd>
 <dt>Period ends</dt><dd>${time(s.currentPeriodEnd)}</dd>
 </dl>
-${input.error ? notice("error", input.error) : ""}
+${refusalNotice(input.error, "Nothing was cancelled")}
 ${notice(input.stripe.acts ? "info" : "error", stripePromise(input.stripe, input.codeSent ? "end" : "cancel"))}
 ${
   scheduled

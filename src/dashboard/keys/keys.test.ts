@@ -185,6 +185,9 @@ for (const dialect of DIALECTS) {
       assert.equal(grant.statusCode, 201);
       const overview = await browser.get(`/dashboard/w/${ws.slug}/test`);
       assert.match(overview.body, /<p class="stat-value">1<span class="stat-of"> of 3<\/span><\/p>/);
+      // In words, not Warden's internal "passes" (issue 35's jargon).
+      assert.match(overview.body, /<p class="stat-label">Access held now<\/p>/);
+      assert.doesNotMatch(overview.body, /[Pp]asses/);
       assert.match(overview.body, /<td>Additions \(grants and trials\)<\/td>\s*<td class="num">1<\/td>/);
       const live = await browser.get(`/dashboard/w/${ws.slug}/live`);
       assert.match(live.body, /<p class="stat-value">0<span class="stat-of"> of 3<\/span><\/p>/);

@@ -10,13 +10,13 @@ function passesCard(usage: WorkspaceUsage, workspace: Workspace): Html {
   const { held, limit, atLeast } = usage.passes;
   const figure = atLeast ? `${formatCount(held)}+` : formatCount(held);
   return html`<section class="stat">
-<p class="stat-label">Passes held now</p>
+<p class="stat-label">Access held now</p>
 <p class="stat-value">${figure}${limit !== null ? html`<span class="stat-of"> of ${formatCount(limit)}</span>` : ""}</p>
 ${limit !== null ? html`<meter min="0" max="${limit}" low="${Math.floor(limit * 0.8)}" high="${Math.floor(limit * 0.95)}" optimum="0" value="${Math.min(held, limit)}">${figure} of ${limit}</meter>` : ""}
 <p class="stat-note">${
     workspace.plan === "hobby"
-      ? "Hobby plan: live grants, trials, licences and subscription seats count. Past the limit, new grants are refused."
-      : "Pro plan: no limit on passes."
+      ? "Hobby plan: each live grant, trial, licence and subscription seat counts once. Past the limit, new grants are refused."
+      : "Pro plan: no limit on live grants, trials, licences and subscription seats."
   }</p>
 </section>`;
 }

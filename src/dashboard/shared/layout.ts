@@ -290,6 +290,11 @@ export function formError(error: string | undefined, param: string | undefined, 
   };
 }
 
+/** A limit that refused: which, with its figure, and when it resets (issue 35: never a bare "Slow down"). */
+export function limitNotice(limited: { message: string; until: number }): Html {
+  return notice("error", html`<strong>Limit reached:</strong> ${limited.message}. It resets ${time(limited.until)}.`);
+}
+
 export function emptyState(title: string, body: Html | string): Html {
   return html`<div class="empty"><p class="empty-title">${title}</p><p>${body}</p></div>`;
 }

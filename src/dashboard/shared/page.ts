@@ -18,6 +18,20 @@ export function fieldRefusal(error: unknown): { error: string; errorParam: strin
   return error instanceof ApiError && error.code === "invalid_parameter" ? { error: error.message, errorParam: error.param } : null;
 }
 
+/** A limit that refused: its name with its figure, and when it resets (a page says both, and keeps its navigation). */
+export interface LimitReached {
+  message: string;
+  until: number;
+}
+
+/** The limit behind a 429, or null for any other failure. */
+export function limitReachedOf(error: unknown): LimitReached | null {
+  if (!(error instanceof ApiError) || error.code !== "rate_limited" || !error.rateLimit) return null;
+  // The API's words are "Too many requests: <the limit> (<its figure>). Retry …": the page names the limit and says when itself.
+  const named = /^Too many requests: (.+?\(\d+\))\./.exec(error.message)?.[1];
+  return { message: named ?? error.message.replace(/\.$/, ""), until: error.rateLimit.resetAt };
+}
+
 const ERROR_TITLES: Record<number, string> = {
   400: "Request not understood",
   403: "Request refused",

@@ -4,6 +4,7 @@
 import type { ReconcileResult } from "../../stripe/stripe-reconcile.service.js";
 import { type Html, html } from "../shared/html.js";
 import { csrfField, emptyState, type Frame, formatCount, notice, sectionPath, time } from "../shared/layout.js";
+import { failureNotice, reconcileErrorWords } from "./stripe-error-words.js";
 
 const STATUS: Record<ReconcileResult["status"], Html> = {
   running: html`<span class="badge badge-pending">Running</span>`,
@@ -21,7 +22,11 @@ function runDetail(frame: Frame, run: ReconcileResult): Html {
     run.status === "running"
       ? notice("info", html`Reading Stripe: ${formatCount(run.scanned)} objects so far. <a href="?run=${run.id}">Refresh</a> to see how far it has got.`)
       : run.status === "failed"
-        ? notice("error", `It stopped: ${run.error ?? "an error"}. What it had applied stays; running it again picks up the rest.`)
+        ? failureNotice(reconcileErrorWords(run.error ?? "no error was recorded"), {
+            lead: html`<strong>It stopped.</strong>`,
+            after: "What it had applied stays; running it again picks up the rest.",
+            source: "What was recorded",
+          })
         : notice(
             run.applied === 0 && run.unmapped === 0 ? "success" : "info",
             `Read ${formatCount(run.scanned)} Stripe objects. ${would}: ${formatCount(run.applied)}. Mapped to no plan: ${formatCount(run.unmapped)}.${run.dryRun ? " Nothing was changed." : ""}`,

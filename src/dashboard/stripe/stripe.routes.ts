@@ -17,6 +17,7 @@ import { fieldRefusal, sendPage } from "../shared/page.js";
 import { formField } from "../shared/security.js";
 import { reconcilePanel } from "./reconcile.views.js";
 import { confirmSecretKeyView, disconnectView, type SecretsForm, stripeEventsView, stripePath, stripeView } from "./stripe.views.js";
+import { reconcileErrorWords } from "./stripe-error-words.js";
 
 export async function stripeRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
   const { services } = options;
@@ -38,7 +39,16 @@ export async function stripeRoutes(app: FastifyInstance, options: { services: Se
       shown: asked ?? runs[0] ?? null,
       ...(extra.reconcileError ? { error: extra.reconcileError } : {}),
     });
-    return stripeView(page.frame, { status, webhookUrl, events: STRIPE_EVENT_TYPES, ...extra, reconcile });
+    // The newest run failed on the key stored now: "can act in Stripe" would be a promise Stripe does not keep.
+    const newest = runs[0];
+    const keyRefusedAt =
+      newest?.status === "failed" &&
+      newest.error !== null &&
+      reconcileErrorWords(newest.error).keyRefused &&
+      (status.connection?.updatedAt ?? Number.POSITIVE_INFINITY) <= (newest.finishedAt ?? newest.startedAt)
+        ? (newest.finishedAt ?? newest.startedAt)
+        : null;
+    return stripeView(page.frame, { status, webhookUrl, events: STRIPE_EVENT_TYPES, ...extra, reconcile, keyRefusedAt });
   };
 
   app.get(`${base}/events`, async (request, reply) => {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import Stripe from "stripe";
+import type { Services } from "../../services.js";
 import { claimStripeEvent, setStripeEventOutcome } from "../../stripe/stripe-event.store.js";
 import { findReconcile } from "../../stripe/stripe-reconcile.service.js";
 import { dashboardApp, dashboardServices, readCode, readMail, TestBrowser } from "../../test-support/dashboard.js";
@@ -10,6 +11,17 @@ import { startStripeApi } from "../../test-support/stripe-api.js";
 
 const WEBHOOK_SECRET = "whsec_dashboardTest0123456789WXYZ";
 const SECRET_KEY = "sk_test_dashboardSecretKey0123456789abcd";
+
+/** The run a reconcile's answer points to, once its row says it ended: it goes on after the answer (waits bounded). */
+async function runEnded(services: Services, workspace: string, location: string) {
+  const id = /run=(rec_\w+)/.exec(location)?.[1] ?? "";
+  for (let i = 0; i < 500; i++) {
+    const run = await findReconcile(services, { workspace, env: "test", id });
+    if (run.status !== "running") return run;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error("the reconcile did not end");
+}
 
 for (const dialect of DIALECTS) {
   describe(`dashboard Stripe (${dialect})`, () => {
@@ -191,16 +203,7 @@ for (const dialect of DIALECTS) {
       stripeApi.lists.set("/v1/checkout/sessions", [dee, cy]);
       stripeApi.lists.set(`/v1/checkout/sessions/${cy.id}/line_items`, [{ id: stripeId("li"), price: { id: "price_extLifetime", product: "prod_ext" } }]);
       stripeApi.lists.set(`/v1/checkout/sessions/${dee.id}/line_items`, [{ id: stripeId("li"), price: { id: "price_<i>x</i>", product: "prod_x" } }]);
-      const finished = async (location: string) => {
-        // The run goes on after the answer: wait (bounded) for its row to say it ended.
-        const id = /run=(rec_\w+)/.exec(location)?.[1] ?? "";
-        for (let i = 0; i < 500; i++) {
-          const run = await findReconcile(env.services, { workspace: ws.slug, env: "test", id });
-          if (run.status !== "running") return run;
-          await new Promise((resolve) => setTimeout(resolve, 10));
-        }
-        throw new Error("the reconcile did not end");
-      };
+      const finished = (location: string) => runEnded(env.services, ws.slug, location);
 
       const checked = await browser.post(`${page}/reconcile`, { dry_run: "1" });
       assert.equal(checked.statusCode, 303);
@@ -222,6 +225,61 @@ for (const dialect of DIALECTS) {
       const audit = (await browser.get("/dashboard/audit")).body;
       assert.equal(audit.match(/Reconciled with Stripe/g)?.length, 2);
       assert.match(audit, /Changed a plan&#39;s Stripe prices/);
+    });
+
+    test("a reconcile Stripe stops says why in words, Stripe's answer under them; the key it refused is no longer 'can act'", async () => {
+      const stripeApi = await startStripeApi();
+      const env = await dashboardServices(dialect, { WARDEN_STRIPE_API_URL: stripeApi.url });
+      const app = await dashboardApp(env);
+      const ws = await seedCatalogue(env.services);
+      const browser = new TestBrowser(app);
+      await browser.signIn(env.dataDir, ws.ownerEmail);
+      const page = `/dashboard/w/${ws.slug}/test/stripe`;
+      await connectTestStripe(env.services, ws, "test", SECRET_KEY);
+      env.clock.advance(60_000);
+      await browser.get(page);
+
+      // A key rolled in Stripe: Stripe answers 401 to every call.
+      stripeApi.failWith = { status: 401, error: { type: "invalid_request_error", message: "Invalid API Key provided: sk_test_****abcd" } };
+      const ran = await browser.post(`${page}/reconcile`, { dry_run: "1" });
+      assert.equal(ran.statusCode, 303);
+      assert.equal((await runEnded(env.services, ws.slug, ran.headers.location as string)).status, "failed");
+      const failed = (await browser.get(ran.headers.location as string)).body;
+      const plain = /<p class="failure-plain">(.*?)<\/p>/s.exec(failed)?.[1] ?? "";
+      assert.match(
+        plain,
+        /^<strong>It stopped\.<\/strong> Stripe did not accept the secret key stored here: it was rolled, has expired or was deleted in Stripe\./,
+      );
+      assert.match(plain, /What it had applied stays/);
+      assert.doesNotMatch(plain, /Invalid API Key/, "Stripe's message is not the headline");
+      assert.match(failed, /<p class="raw-detail">What was recorded: <code>Invalid API Key provided: sk_test_\*\*\*\*abcd<\/code><\/p>/);
+      assert.match(
+        failed,
+        /<dt>Can act in Stripe<\/dt><dd><span class="badge badge-failing">Key refused<\/span> <span class="state-note">Stripe refused this secret key <time[^>]*>[^<]*<\/time>, so refunds and cancellations made here fail until you <a href="#secrets">store the current one<\/a>/,
+      );
+      assert.match(failed, /<section class="panel" id="secrets">/);
+
+      // A restricted key without a permission: its own words, and the key is not called refused.
+      const permission =
+        "The provided key 'rk_test_****abcd' does not have the required permissions for this endpoint on account 'acct_1'. Having the 'rak_checkout_session_read' permission would allow this request to continue.";
+      stripeApi.failWith = { status: 403, error: { type: "invalid_request_error", message: permission } };
+      env.clock.advance(1000);
+      const again = await browser.post(`${page}/reconcile`, { dry_run: "1" });
+      await runEnded(env.services, ws.slug, again.headers.location as string);
+      const limited = (await browser.get(again.headers.location as string)).body;
+      assert.match(limited, /<p class="failure-plain"><strong>It stopped\.<\/strong> The restricted key stored here is not allowed to do this/);
+      assert.ok(limited.includes("rak_checkout_session_read"), "Stripe's answer names the permission");
+      assert.match(limited, /<dt>Can act in Stripe<\/dt><dd><span class="badge badge-ok">Yes<\/span>/);
+
+      // A new key stored after a refusal is not blamed for it.
+      stripeApi.failWith = { status: 401, error: { type: "invalid_request_error", message: "Invalid API Key provided: sk_test_****abcd" } };
+      env.clock.advance(1000);
+      const refused = await browser.post(`${page}/reconcile`, { dry_run: "1" });
+      await runEnded(env.services, ws.slug, refused.headers.location as string);
+      assert.match((await browser.get(page)).body, /Key refused/);
+      env.clock.advance(60_000);
+      await connectTestStripe(env.services, ws, "test", "sk_test_dashboardNewKey0123456789abcd");
+      assert.match((await browser.get(page)).body, /<dt>Can act in Stripe<\/dt><dd><span class="badge badge-ok">Yes<\/span>/);
     });
   });
 }

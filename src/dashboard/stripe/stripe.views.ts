@@ -133,6 +133,8 @@ export function stripeView(
     flash?: "connected" | "disconnected";
     /** The reconcile panel, shown while connected. */
     reconcile: Html;
+    /** When Stripe last refused the secret key stored now (a reconcile's failure), or null. */
+    keyRefusedAt: number | null;
   },
 ): Html {
   const { status, webhookUrl, form = {} } = input;
@@ -161,9 +163,11 @@ export function stripeView(
           : html`<span class="badge badge-pending">Not yet</span> <span class="state-note">the signing secret is stored, but no event has arrived: send a test event from Stripe's dashboard</span>`
       }</dd>
 <dt>Can act in Stripe</dt><dd>${
-        c.secretKey
-          ? html`<span class="badge badge-ok">Yes</span> <span class="state-note">refunds and cancellations made in Warden are made in Stripe too; the buy button opens Stripe Checkout</span>`
-          : html`<span class="badge badge-off">No</span> <span class="state-note">no secret key: refunds and cancellations made in Warden change Warden only (make them in Stripe's dashboard too), and the buy button cannot open a checkout</span>`
+        c.secretKey && input.keyRefusedAt !== null
+          ? html`<span class="badge badge-failing">Key refused</span> <span class="state-note">Stripe refused this secret key ${time(input.keyRefusedAt)}, so refunds and cancellations made here fail until you <a href="#secrets">store the current one</a></span>`
+          : c.secretKey
+            ? html`<span class="badge badge-ok">Yes</span> <span class="state-note">refunds and cancellations made in Warden are made in Stripe too; the buy button opens Stripe Checkout</span>`
+            : html`<span class="badge badge-off">No</span> <span class="state-note">no secret key: refunds and cancellations made in Warden change Warden only (make them in Stripe's dashboard too), and the buy button cannot open a checkout</span>`
       }</dd>
 <dt>Signing secret</dt><dd><code class="key">whsec_…${c.webhookSecretLastFour}</code></dd>
 <dt>Secret key</dt><dd>${c.secretKey ? html`<code class="key">${c.secretKey.prefix}_…${c.secretKey.lastFour}</code>` : html`<span class="muted">None</span>`}</dd>
@@ -175,7 +179,7 @@ ${url}
 </section>
 ${lastEventPanel(frame, status)}
 ${input.reconcile}
-<section class="panel">
+<section class="panel" id="secrets">
 <div class="panel-head"><h2>Replace the secrets</h2></div>
 <p class="panel-text">After rolling the endpoint's signing secret in Stripe, or to add or change the secret key. Leaving the key empty keeps the one stored.</p>
 ${secretsForm(frame, env, form, "Save secrets")}

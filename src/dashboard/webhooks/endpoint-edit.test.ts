@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { dashboardApp, dashboardServices, TestBrowser } from "../../test-support/dashboard.js";
+import { breadcrumbTrail, dashboardApp, dashboardServices, TestBrowser } from "../../test-support/dashboard.js";
 import { DIALECTS, seedWorkspace } from "../../test-support/harness.js";
 import { answer, startReceiver, testWorker } from "../../test-support/webhooks.js";
 
@@ -27,10 +27,15 @@ for (const dialect of DIALECTS) {
       await browser.get(list);
       const id = await addEndpoint(browser, list, { url: "https://a.example.com/hook", "event:purchase.completed": "1", description: "Fulfilment" });
       const page = `${list}/${id}`;
-      assert.match((await browser.get(page)).body, /<dt>Description<\/dt><dd>Fulfilment<\/dd>/);
+      const shown = (await browser.get(page)).body;
+      assert.match(shown, /<dt>Description<\/dt><dd>Fulfilment<\/dd>/);
+      // The breadcrumbs name the endpoint as its owner called it, not "Endpoint".
+      assert.deepEqual(breadcrumbTrail(shown), ["Test workspace", "Test", "Webhooks", "Fulfilment"]);
 
       const form = await browser.get(`${page}/edit`);
       assert.equal(form.statusCode, 200);
+      assert.deepEqual(breadcrumbTrail(form.body), ["Test workspace", "Test", "Webhooks", "Fulfilment", "Edit endpoint"]);
+      assert.ok(form.body.includes(`<li><a href="${page}">Fulfilment</a></li>`), "back to the endpoint's page");
       assert.match(form.body, /id="url" name="url"[^>]* value="https:\/\/a\.example\.com\/hook"/);
       assert.match(form.body, /name="event:purchase\.completed" value="1" checked>/);
       assert.match(form.body, /id="description" name="description"[^>]* value="Fulfilment"/);
@@ -63,6 +68,7 @@ for (const dialect of DIALECTS) {
       const every = await browser.get(page);
       assert.match(every.body, /<dt>Events<\/dt><dd><span class="muted">All events<\/span><\/dd>/);
       assert.doesNotMatch(every.body, /<dt>Description<\/dt>/);
+      assert.deepEqual(breadcrumbTrail(every.body).at(-1), "https://b.example.com/hook", "without a description, its URL");
       assert.match((await browser.get("/dashboard/audit")).body, /Edited a webhook endpoint/);
     });
 
@@ -101,7 +107,9 @@ for (const dialect of DIALECTS) {
       assert.equal(new Set(deliveryIds).size, 2, "its deliveries are still listed");
       const one = await browser.get(`${list}/deliveries/${deliveryIds[0]}`);
       assert.match(one.body, /badge-failing">Failed/);
-      assert.match(one.body, /\(removed\)/);
+      // The deleted endpoint is said to be deleted, its id kept under the words for support.
+      assert.match(one.body, /<dt>Endpoint<\/dt><dd><span class="muted">Deleted endpoint<\/span> <code class="id-secondary">ep_\w+<\/code><\/dd>/);
+      assert.match(deliveries.body, /<td><span class="muted">Deleted endpoint<\/span> <code class="id-secondary">ep_\w+<\/code><\/td>/);
       assert.match((await browser.get("/dashboard/audit")).body, /Deleted a webhook endpoint/);
     });
 

@@ -6,7 +6,7 @@ import { toIso } from "../../clock.js";
 import { ApiError } from "../../errors/errors.js";
 import { describeEventTypes, isEventType } from "../../events/event-types.js";
 import type { Services } from "../../services.js";
-import { getEvent, listDeliveries, listEndpoints, listEvents } from "../../webhooks/webhook.service.js";
+import { eventTypesOf, getEvent, listDeliveries, listEndpoints, listEvents } from "../../webhooks/webhook.service.js";
 import { contextOf, workspacePage } from "../shared/owner-context.js";
 import { sendPage } from "../shared/page.js";
 import { PageRefusal } from "../shared/security.js";
@@ -90,9 +90,13 @@ export async function eventRoutes(app: FastifyInstance, options: { services: Ser
       ),
       listEndpoints(ctx),
     ]);
+    const eventTypes = await eventTypesOf(
+      ctx,
+      listed.data.map((d) => d.event),
+    );
     const kept = { ...Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== "")), ...(createdAfter ? { created_after: createdAfter } : {}) };
     const next = listed.next_cursor === null ? null : `${eventsPath(page.frame)}/deliveries?${new URLSearchParams({ ...kept, after: listed.next_cursor })}`;
-    return sendPage(reply, 200, deliveriesView(page.frame, { deliveries: listed.data, next, filter, endpoints: endpoints.data }));
+    return sendPage(reply, 200, deliveriesView(page.frame, { deliveries: listed.data, eventTypes, next, filter, endpoints: endpoints.data }));
   });
 
   app.get(`${base}/:event`, async (request, reply) => {

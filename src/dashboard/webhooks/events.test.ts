@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { dashboardApp, dashboardServices, TestBrowser } from "../../test-support/dashboard.js";
+import { breadcrumbTrail, dashboardApp, dashboardServices, TestBrowser } from "../../test-support/dashboard.js";
 import { DIALECTS, seedWorkspace } from "../../test-support/harness.js";
 import { answer, startReceiver, testWorker } from "../../test-support/webhooks.js";
 
@@ -46,6 +46,11 @@ for (const dialect of DIALECTS) {
       );
       assert.ok(!second.body.includes("Older events"));
       assert.ok(!first.body.includes(theirEvent.event.id), "another workspace's events are not listed");
+      // Names before ids: an event is listed by its type, its id under it.
+      assert.ok(
+        first.body.includes(`<a href="${events}/${sent[26]}"><code>purchase.completed</code></a> <code class="id-secondary">${sent[26]}</code>`),
+        "the type leads, the id follows",
+      );
 
       const disputes = await browser.get(`${events}?type=payment.disputed`);
       assert.deepEqual(
@@ -68,6 +73,17 @@ for (const dialect of DIALECTS) {
       assert.match(event.body, /badge-ok">Succeeded/);
       const deliveryId = /\/webhooks\/deliveries\/(dlv_\w+)"/.exec(event.body)?.[1];
       assert.ok(deliveryId);
+      // The event's page and its breadcrumbs are named by its type, not "Event".
+      assert.match(event.body, /<h1>payment\.disputed<\/h1>/);
+      assert.deepEqual(breadcrumbTrail(event.body), ["Test workspace", "Test", "Events", "payment.disputed"]);
+      const delivery = await browser.get(`/dashboard/w/${ws.slug}/test/webhooks/deliveries/${deliveryId}`);
+      assert.match(delivery.body, /<h1>Delivery of payment\.disputed<\/h1>/);
+      assert.deepEqual(breadcrumbTrail(delivery.body), ["Test workspace", "Test", "Webhooks", receiver.url, "Delivery of payment.disputed"]);
+      assert.ok(
+        delivery.body.includes(
+          `<dt>Event</dt><dd><a href="${events}/${sent[9]}"><code>payment.disputed</code></a> <code class="id-secondary">${sent[9]}</code></dd>`,
+        ),
+      );
       assert.equal((await browser.get(`${events}/${theirEvent.event.id}`)).statusCode, 404);
       assert.equal((await browser.get(`/dashboard/w/${ws.slug}/live/events/${sent[9]}`)).statusCode, 404, "a test event is not in live");
 
@@ -80,6 +96,8 @@ for (const dialect of DIALECTS) {
       const one = await browser.get(`${deliveries}?event=${sent[18]}`);
       assert.equal([...one.body.matchAll(/\/webhooks\/deliveries\/dlv_/g)].length, 1);
       assert.ok(one.body.includes(`value="${sent[18]}"`), "the filter stays filled in");
+      // A delivery is listed by its event's type, the event's id under it (it led with the id).
+      assert.ok(one.body.includes(`<td><a href="${events}/${sent[18]}"><code>payment.disputed</code></a> <code class="id-secondary">${sent[18]}</code></td>`));
       assert.equal((await browser.get(`${deliveries}?status=lost`)).statusCode, 400);
     });
 

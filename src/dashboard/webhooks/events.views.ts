@@ -1,7 +1,18 @@
 import type { Delivery, WebhookEndpoint, WebhookEvent } from "../../webhooks/webhook.schema.js";
 import { type Html, html } from "../shared/html.js";
 import { appPage, emptyState, envBadge, type Frame, notice, pageHeading, scrollBox, time } from "../shared/layout.js";
-import { deliveriesTable, deliveryPath, deliveryStatus, type EventTypeChoice, endpointPath, eventPath, eventsPath, lastAnswer } from "./webhooks.views.js";
+import {
+  deliveriesTable,
+  deliveryPath,
+  deliveryStatus,
+  type EventTypeChoice,
+  endpointPath,
+  eventName,
+  eventPath,
+  eventsPath,
+  lastAnswer,
+  removedEndpoint,
+} from "./webhooks.views.js";
 
 function tabs(frame: Frame, on: "events" | "deliveries"): Html {
   const tab = (which: "events" | "deliveries", label: string, href: string) =>
@@ -40,11 +51,10 @@ export function eventsView(
           "Events appear here as customers buy, subscribe, refund and dispute; send a test event from a webhook endpoint to see one now.",
         )
       : html`<div class="table-wrap"${scrollBox("Events")}><table>
-<thead><tr><th>Event</th><th>Type</th><th>Created</th><th><span class="sr-only">Open</span></th></tr></thead>
+<thead><tr><th>Event</th><th>Created</th><th><span class="sr-only">Open</span></th></tr></thead>
 <tbody>${input.events.map(
           (e) => html`<tr>
-<td><a href="${eventPath(frame, e.id)}"><code>${e.id}</code></a></td>
-<td><code>${e.type}</code></td>
+<td>${eventName(frame, e.id, e.type)}</td>
 <td>${time(e.created * 1000)}</td>
 <td class="actions"><a class="button small" href="${eventPath(frame, e.id)}">Open</a></td>
 </tr>`,
@@ -79,11 +89,19 @@ export interface DeliveriesFilter {
 
 export function deliveriesView(
   frame: Frame,
-  input: { deliveries: Delivery[]; next: string | null; filter: DeliveriesFilter; endpoints: WebhookEndpoint[]; error?: string },
+  input: {
+    deliveries: Delivery[];
+    eventTypes: ReadonlyMap<string, string>;
+    next: string | null;
+    filter: DeliveriesFilter;
+    endpoints: WebhookEndpoint[];
+    error?: string;
+  },
 ): Html {
   const env = frame.current?.env ?? "test";
   const { filter } = input;
   const list = deliveriesTable(frame, input.deliveries, input.next, {
+    eventTypes: input.eventTypes,
     empty: emptyState("No deliveries match", "Deliveries are made for each event to every endpoint listening for its type."),
     endpointUrls: new Map(input.endpoints.map((e) => [e.id, e.url])),
   });
@@ -125,7 +143,7 @@ export function eventView(
 <thead><tr><th>Endpoint</th><th>Status</th><th>Attempts</th><th>Last answer</th><th><span class="sr-only">Open</span></th></tr></thead>
 <tbody>${input.deliveries.map(
           (d) => html`<tr>
-<td>${urls.has(d.endpoint) ? html`<a class="url" href="${endpointPath(frame, d.endpoint)}">${urls.get(d.endpoint)}</a>` : html`<code>${d.endpoint}</code> <span class="muted">(removed)</span>`}</td>
+<td>${urls.has(d.endpoint) ? html`<a class="url" href="${endpointPath(frame, d.endpoint)}">${urls.get(d.endpoint)}</a>` : removedEndpoint(d.endpoint)}</td>
 <td>${deliveryStatus(d)}</td>
 <td class="num">${d.attempts.length}</td>
 <td>${lastAnswer(d)}</td>
@@ -133,10 +151,11 @@ export function eventView(
 </tr>`,
         )}</tbody>
 </table></div>`;
+  // An event has no name but its type: the type heads the page and ends the breadcrumbs, the id under it.
   return appPage(
-    "Event",
+    event.type,
     frame,
-    html`${pageHeading("Event", html`<code>${event.id}</code>`)}
+    html`${pageHeading(event.type, html`<code>${event.id}</code>`)}
 <section class="panel">
 <dl class="facts">
 <dt>Type</dt><dd><code>${event.type}</code>${input.example ? html` <span class="badge badge-pending">Example</span>` : ""}</dd>

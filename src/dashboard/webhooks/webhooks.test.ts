@@ -61,7 +61,10 @@ for (const dialect of DIALECTS) {
       assert.equal(JSON.parse(receiver.received[0]?.body.toString() ?? "{}").id, eventId, "the example went through the real delivery path");
       const after = await browser.get(String(sent.headers.location));
       assert.match(after.body, /1 of 2 today/);
-      assert.ok(after.body.includes(`Test event <code>${eventId}</code> sent to this endpoint only`));
+      // Named by its type, linked to its page (names before ids).
+      assert.ok(
+        after.body.includes(`Test event <a href="/dashboard/w/${ws.slug}/test/events/${eventId}"><code>payment.disputed</code></a> sent to this endpoint only`),
+      );
       const deliveryId = /\/webhooks\/deliveries\/(dlv_\w+)"/.exec(after.body)?.[1];
       assert.ok(deliveryId, "the endpoint's page lists its delivery");
 

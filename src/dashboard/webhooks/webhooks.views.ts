@@ -2,6 +2,7 @@ import type { Delivery, WebhookEndpoint } from "../../webhooks/webhook.schema.js
 import { type Html, html } from "../shared/html.js";
 import {
   appPage,
+  type Crumb,
   copyField,
   csrfField,
   emptyState,
@@ -16,6 +17,7 @@ import {
   sectionPath,
   time,
 } from "../shared/layout.js";
+import { secondaryId } from "../shared/names.js";
 import { deliveryFailureWords, type FailureWords } from "./failure-words.js";
 
 export const RECOVER_CHOICES = [
@@ -45,6 +47,14 @@ export const eventsPath = (frame: Frame) => {
 export const eventPath = (frame: Frame, id: string) => `${eventsPath(frame)}/${encodeURIComponent(id)}`;
 export const deliveryPath = (frame: Frame, id: string) => `${webhooksPath(frame)}/deliveries/${encodeURIComponent(id)}`;
 const ms = (iso: string | null) => (iso === null ? null : Date.parse(iso));
+
+/**
+ * An endpoint's step in the breadcrumbs: what its owner called it (the description), else
+ * its URL, as the endpoint list leads with them; never its id.
+ */
+export const endpointCrumb = (frame: Frame, e: WebhookEndpoint): Crumb => ({ label: e.description ?? e.url, href: endpointPath(frame, e.id) });
+/** The trail of a page below an endpoint's: the endpoint, then the page's own step. */
+const belowEndpoint = (frame: Frame, e: WebhookEndpoint, step: string) => ({ trail: [endpointCrumb(frame, e), { label: step }] });
 
 const DISABLED_BECAUSE: Record<string, string> = {
   manual: "turned off by an owner",
@@ -166,12 +176,14 @@ ${copyField("secret", shown.kind === "rotated" ? "New signing secret" : "Signing
 export function endpointAddedView(frame: Frame, endpoint: WebhookEndpoint, secret: string): Html {
   return appPage("Endpoint added", frame, html`${pageHeading("Endpoint added")}${secretPanel(frame, endpoint, secret, { kind: "added" })}`, {
     copyButtons: true,
+    ...belowEndpoint(frame, endpoint, "Endpoint added"),
   });
 }
 
 export function secretRevealedView(frame: Frame, endpoint: WebhookEndpoint, secret: string): Html {
   return appPage("Signing secret", frame, html`${pageHeading("Signing secret")}${secretPanel(frame, endpoint, secret, { kind: "revealed" })}`, {
     copyButtons: true,
+    ...belowEndpoint(frame, endpoint, "Signing secret"),
   });
 }
 
@@ -180,7 +192,7 @@ export function secretRotatedView(frame: Frame, endpoint: WebhookEndpoint, rotat
     "Secret rotated",
     frame,
     html`${pageHeading("Signing secret rotated")}${secretPanel(frame, endpoint, rotated.secret, { kind: "rotated", previousExpiresAt: rotated.previous_secret_expires_at })}`,
-    { copyButtons: true },
+    { copyButtons: true, ...belowEndpoint(frame, endpoint, "Secret rotated") },
   );
 }
 
@@ -213,6 +225,7 @@ ${csrfField(frame.csrf)}
 <div class="row"><button class="button primary" type="submit">${button}</button><a class="button" href="${endpointPath(frame, endpoint.id)}">Cancel</a></div>
 </form>
 </section>`,
+    belowEndpoint(frame, endpoint, button),
   );
 }
 
@@ -252,12 +265,24 @@ function attemptOutcome(a: { status_code: number | null; error: string | null })
 export interface EndpointPage {
   endpoint: WebhookEndpoint;
   deliveries: Delivery[];
+  /** The type of each delivery's event, by the event's id. */
+  eventTypes: ReadonlyMap<string, string>;
   /** The address of the next page of deliveries, when there is one. */
   next: string | null;
   examples: { used: number; limit: number };
   types: EventTypeChoice[];
   flash: { sent?: string; enabled?: boolean; disabled?: boolean; edited?: boolean; recovered?: number };
 }
+
+/** An event by its type, linked to its page, its id under it; by its id alone when its type is not known (pruned). */
+export function eventName(frame: Frame, id: string, type: string | undefined): Html {
+  return type === undefined
+    ? html`<a href="${eventPath(frame, id)}"><code>${id}</code></a>`
+    : html`<a href="${eventPath(frame, id)}"><code>${type}</code></a>${secondaryId(id)}`;
+}
+
+/** An endpoint deleted since: it has no page, and its URL is not listed any more; its id stays for support. */
+export const removedEndpoint = (id: string) => html`<span class="muted">Deleted endpoint</span>${secondaryId(id)}`;
 
 /**
  * Deliveries, newest first, each linked to its event and its attempts; with `endpointUrls`
@@ -267,19 +292,21 @@ export function deliveriesTable(
   frame: Frame,
   deliveries: readonly Delivery[],
   next: string | null,
-  options: { empty: Html; endpointUrls?: ReadonlyMap<string, string>; canRetry?: boolean },
+  options: { empty: Html; eventTypes: ReadonlyMap<string, string>; endpointUrls?: ReadonlyMap<string, string>; canRetry?: boolean },
 ): Html {
   if (deliveries.length === 0) return options.empty;
   const urls = options.endpointUrls;
   const endpointCell = (d: Delivery) => {
     const url = urls?.get(d.endpoint);
-    return url === undefined ? html`<td><code>${d.endpoint}</code></td>` : html`<td><a class="url" href="${endpointPath(frame, d.endpoint)}">${url}</a></td>`;
+    return url === undefined
+      ? html`<td>${removedEndpoint(d.endpoint)}</td>`
+      : html`<td><a class="url" href="${endpointPath(frame, d.endpoint)}">${url}</a></td>`;
   };
   return html`<div class="table-wrap"${scrollBox("Deliveries")}><table>
 <thead><tr><th>Event</th>${urls ? html`<th>Endpoint</th>` : ""}<th>Status</th><th>Attempts</th><th>Last answer</th><th>Created</th><th><span class="sr-only">Open</span></th></tr></thead>
 <tbody>${deliveries.map(
     (d) => html`<tr>
-<td><a href="${eventPath(frame, d.event)}"><code>${d.event}</code></a></td>
+<td>${eventName(frame, d.event, options.eventTypes.get(d.event))}</td>
 ${urls ? endpointCell(d) : ""}
 <td>${deliveryStatus(d)}</td>
 <td class="num">${d.attempts.length}</td>
@@ -304,12 +331,16 @@ function recoverForm(frame: Frame, endpoint: WebhookEndpoint, selected: RecoverS
 export function endpointView(frame: Frame, page: EndpointPage): Html {
   const { endpoint: e, flash } = page;
   const path = endpointPath(frame, e.id);
-  const flashes = html`${flash.sent ? notice("success", html`Test event <code>${flash.sent}</code> sent to this endpoint only. Its delivery appears below in a moment.`) : ""}
+  const sent = flash.sent;
+  // In a sentence the event is its type alone, linked to its page (which shows its id).
+  const sentName = sent ? html`<a href="${eventPath(frame, sent)}"><code>${page.eventTypes.get(sent) ?? sent}</code></a>` : "";
+  const flashes = html`${sent ? notice("success", html`Test event ${sentName} sent to this endpoint only. Its delivery appears below in a moment.`) : ""}
 ${flash.edited ? notice("success", "The endpoint is saved. New events go out with its new settings; deliveries already queued go to its URL as it is now.") : ""}
 ${flash.disabled ? notice("info", "The endpoint is disabled: Warden sends it nothing, and its waiting deliveries are marked failed.") : ""}
 ${flash.enabled ? notice("success", html`The endpoint is enabled again. <strong>Recover what failed while it was off?</strong> ${recoverForm(frame, e, "day", "Review…", "since-enabled")}`) : ""}
 ${flash.recovered !== undefined ? notice("success", `${flash.recovered === 1 ? "1 delivery is" : `${formatCount(flash.recovered)} deliveries are`} queued to be sent again now.`) : ""}`;
   const deliveries = deliveriesTable(frame, page.deliveries, page.next, {
+    eventTypes: page.eventTypes,
     empty: emptyState("No deliveries yet", "Send a test event above to see what your receiver answers."),
     canRetry: e.enabled,
   });
@@ -366,6 +397,7 @@ ${e.enabled ? recoverForm(frame, e, "day", "Review…", "since") : html`<p class
 <div class="panel-head"><h2>Deliveries</h2><span class="panel-sub">newest first</span></div>
 ${deliveries}
 </section>`,
+    { trail: [{ label: endpointCrumb(frame, e).label }] },
   );
 }
 
@@ -403,6 +435,7 @@ ${
 </form>`
 }
 </section>`,
+    belowEndpoint(frame, endpoint, "Recover deliveries"),
   );
 }
 
@@ -421,6 +454,7 @@ ${endpointFields(types, form)}
 <div class="row"><button class="button primary" type="submit">Save endpoint</button><a class="button" href="${path}">Cancel</a></div>
 </form>
 </section>`,
+    belowEndpoint(frame, endpoint, "Edit endpoint"),
   );
 }
 
@@ -450,10 +484,17 @@ ${csrfField(frame.csrf)}
 <a class="button" href="${path}">Keep it</a>
 </form>
 </section>`,
+    belowEndpoint(frame, endpoint, action === "disable" ? "Disable endpoint" : "Delete endpoint"),
   );
 }
 
-export function deliveryView(frame: Frame, d: Delivery, endpoint: WebhookEndpoint | null, flash: { resent?: boolean }): Html {
+export function deliveryView(
+  frame: Frame,
+  d: Delivery,
+  context: { endpoint: WebhookEndpoint | null; eventType: string | undefined },
+  flash: { resent?: boolean },
+): Html {
+  const { endpoint } = context;
   const attempts =
     d.attempts.length === 0
       ? emptyState("Not attempted yet", "The delivery worker picks it up within a few seconds.")
@@ -470,16 +511,18 @@ ${a.response_body === null || a.response_body === "" ? html`<p class="muted">No 
 </li>`,
         )}</ol>`;
   const canResend = endpoint?.enabled === true;
+  // A delivery has no name: what it carried names it, its id stays under the heading.
+  const title = context.eventType === undefined ? "Delivery" : `Delivery of ${context.eventType}`;
   return appPage(
-    "Delivery",
+    title,
     frame,
-    html`${pageHeading("Delivery", html`<code>${d.id}</code>`)}
+    html`${pageHeading(title, html`<code>${d.id}</code>`)}
 ${flash.resent ? notice("success", "Resend queued: one more attempt goes out now, with the same webhook-id.") : ""}
 <section class="panel">
 <dl class="facts">
 <dt>Status</dt><dd>${deliveryStatus(d)}</dd>
-<dt>Endpoint</dt><dd>${endpoint ? html`<a class="url" href="${endpointPath(frame, endpoint.id)}">${endpoint.url}</a>` : html`<code>${d.endpoint}</code> <span class="muted">(removed)</span>`}</dd>
-<dt>Event</dt><dd><a href="${eventPath(frame, d.event)}"><code>${d.event}</code></a></dd>
+<dt>Endpoint</dt><dd>${endpoint ? html`<a class="url" href="${endpointPath(frame, endpoint.id)}">${endpoint.url}</a>` : removedEndpoint(d.endpoint)}</dd>
+<dt>Event</dt><dd>${eventName(frame, d.event, context.eventType)}</dd>
 <dt>Created</dt><dd>${time(Date.parse(d.created_at))}</dd>
 <dt>Next retry</dt><dd>${d.next_attempt_at === null ? html`<span class="muted">None</span>` : time(Date.parse(d.next_attempt_at))}</dd>
 </dl>
@@ -493,5 +536,6 @@ ${canResend ? html`<span class="hint">One more attempt now, with the same webhoo
 <div class="panel-head"><h2>Attempts</h2><span class="panel-sub">the first 4 KiB of each answer</span></div>
 ${attempts}
 </section>`,
+    endpoint ? belowEndpoint(frame, endpoint, title) : {},
   );
 }
