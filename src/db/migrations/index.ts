@@ -31,6 +31,7 @@ import * as mailOutboxSent from "./030-mail-outbox-sent.js";
 import * as insights from "./031-insights.js";
 import * as counterLeases from "./032-counter-leases.js";
 import * as workspaceAudit from "./033-workspace-audit.js";
+import * as insightsSpeed from "./034-insights-speed.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -66,4 +67,5 @@ export const migrations: Record<string, Migration> = {
   "031-insights": insights,
   "032-counter-leases": counterLeases,
   "033-workspace-audit": workspaceAudit,
+  "034-insights-speed": insightsSpeed,
 };
