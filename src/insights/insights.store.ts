@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import type { Executor } from "../db/database.js";
+import { dialectOf, type Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
 import { ALL_TOOLS, DAILY_ONLY, type Metric, utcDayOf } from "./rollup.store.js";
 
@@ -160,6 +160,13 @@ export async function planNames(ex: Executor, workspaceId: string): Promise<Map<
 const productIn = (scopes: string[] | null, kindCol: string, idCol: string) =>
   scopes === null ? sql<boolean>`1 = 1` : sql<boolean>`(${sql.ref(kindCol)} || ':' || ${sql.ref(idCol)}) in (${sql.join(scopes)})`;
 
+/**
+ * A person id compared in byte order, as the lists rank ties and as JavaScript compares
+ * strings: SQLite's own; PostgreSQL's default collation may be a locale's (migration 034
+ * gives the indexes walked this way the same "C" collation).
+ */
+const byteOrder = (ex: Executor, column: string) => (dialectOf(ex) === "postgres" ? sql<string>`${sql.ref(column)} collate "C"` : sql<string>`${sql.ref(column)}`);
+
 /** Trials started in the range (by their creation) and whether their person bought the tool within the trial, or within 30 days after. */
 export async function trialOutcomes(
   ex: Executor,
@@ -236,7 +243,7 @@ export async function lapsedPayers(ex: Executor, scope: Scope, activityScope: st
     from insight_last_active la join people pe on pe.id = la.person_id
     where la.workspace_id = ${scope.workspaceId} and la.env = ${scope.env} and la.scope = ${activityScope} and la.day < ${sinceDay}
       and ${paysIn(scope, "la.person_id", startedBefore)}
-    order by la.day desc, la.person_id
+    order by la.day desc, ${byteOrder(ex, "la.person_id")}
     limit ${limit}`.execute(ex);
   const found: Lapsed[] = lapsed.rows.map((r) => ({
     personId: r.person_id,
@@ -251,10 +258,10 @@ export async function lapsedPayers(ex: Executor, scope: Scope, activityScope: st
   const neverActive = (person: string) => sql<boolean>`not exists (select 1 from insight_last_active la where la.workspace_id = ${scope.workspaceId}
     and la.env = ${scope.env} and la.scope = ${activityScope} and la.person_id = ${sql.ref(person)})`;
   const [licensed, subscribed] = await Promise.all([
-    sql<{ person_id: string }>`select distinct l.person_id from licences l
-      where ${licencePays(scope, startedBefore)} and ${neverActive("l.person_id")} order by l.person_id limit ${wanted}`.execute(ex),
-    sql<{ person_id: string }>`select distinct s.person_id from subscriptions s
-      where ${subscriptionPays(scope, startedBefore)} and ${neverActive("s.person_id")} order by s.person_id limit ${wanted}`.execute(ex),
+    sql<{ person_id: string }>`select distinct ${byteOrder(ex, "l.person_id")} as person_id from licences l
+      where ${licencePays(scope, startedBefore)} and ${neverActive("l.person_id")} order by 1 limit ${wanted}`.execute(ex),
+    sql<{ person_id: string }>`select distinct ${byteOrder(ex, "s.person_id")} as person_id from subscriptions s
+      where ${subscriptionPays(scope, startedBefore)} and ${neverActive("s.person_id")} order by 1 limit ${wanted}`.execute(ex),
   ]);
   const ids = [...new Set([...licensed.rows, ...subscribed.rows].map((r) => r.person_id))].sort().slice(0, wanted);
   if (ids.length === 0) return found;
@@ -306,6 +313,7 @@ const MAX_WALK = 8_192;
 async function topUnpaid(ex: Executor, scope: Scope, activityScope: string, from: string, to: string, limit: number, maxWalk: number): Promise<Ranked[]> {
   const where = { workspaceId: scope.workspaceId, env: scope.env, scope: activityScope };
   const lists = monthsOf(from, to).map((m) => ({ ...m, next: [] as Ranked[], more: true, last: null as Ranked | null }));
+  const person = byteOrder(ex, "person_id");
   const month = (m: string) =>
     ex
       .selectFrom("insight_active_months")
@@ -320,12 +328,12 @@ async function topUnpaid(ex: Executor, scope: Scope, activityScope: string, from
     if (l.next.length > 0 || !l.more) return;
     const after = l.last;
     const rows: { person_id: string; days: number }[] = after
-      ? await month(l.month).where("days", "=", after.days).where("person_id", ">", after.personId).orderBy("person_id").limit(BATCH).execute()
+      ? await month(l.month).where("days", "=", after.days).where(person, ">", after.personId).orderBy(person).limit(BATCH).execute()
       : [];
     if (rows.length < BATCH) {
       let fewer = month(l.month);
       if (after) fewer = fewer.where("days", "<", after.days);
-      rows.push(...(await fewer.orderBy("days", "desc").orderBy("person_id").limit(BATCH - rows.length).execute()));
+      rows.push(...(await fewer.orderBy("days", "desc").orderBy(person).limit(BATCH - rows.length).execute()));
     }
     l.next = rows.map((r) => ({ personId: r.person_id, days: Number(r.days) }));
     l.more = rows.length === BATCH;
@@ -388,7 +396,7 @@ async function groupedTopUnpaid(ex: Executor, scope: Scope, activityScope: strin
     where a.workspace_id = ${scope.workspaceId} and a.env = ${scope.env} and a.scope = ${activityScope}
       and a.day >= ${from} and a.day <= ${to} and not ${paysIn(scope, "a.person_id")}
     group by a.person_id
-    order by count(*) desc, a.person_id
+    order by count(*) desc, ${byteOrder(ex, "a.person_id")}
     limit ${limit}`.execute(ex);
   return rows.rows.map((r) => ({ personId: r.person_id, days: Number(r.days) }));
 }

@@ -15,7 +15,9 @@ import { type Kysely, PostgresAdapter, sql } from "kysely";
 //
 // The at-risk list finds the payers never active by walking the payers in person order
 // (licences_by_person, subscriptions_by_person) and stops at the hundredth; its lapsed
-// payers walk insight_last_active by day and person, the list's order.
+// payers walk insight_last_active by day and person, the list's order. The lists rank
+// people who tie in byte order of their ids on both engines, so on PostgreSQL these
+// indexes compare person ids in the "C" collation, whatever the database's default.
 export async function up(db: Kysely<unknown>): Promise<void> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   const key = "workspace_id, env, metric, month, scope, currency, plan_id";
@@ -43,15 +45,19 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint("insight_active_months_pk", ["workspace_id", "env", "scope", "month", "person_id"])
     .$call((t) => (postgres ? t : t.modifyEnd(sql`without rowid`)))
     .execute();
-  await sql`create index insight_active_months_by_days on insight_active_months (workspace_id, env, scope, month, days desc, person_id)`.execute(db);
+  // Ties rank by person in byte order on both engines (PostgreSQL's default collation may be a locale's).
+  const byteOrder = postgres ? ` collate "C"` : "";
+  await sql
+    .raw(`create index insight_active_months_by_days on insight_active_months (workspace_id, env, scope, month, days desc, person_id${byteOrder})`)
+    .execute(db);
   await sql`insert into insight_active_months (workspace_id, env, scope, month, person_id, days)
     select workspace_id, env, scope, substr(day, 1, 7), person_id, count(*) from insight_active_days
     group by workspace_id, env, scope, substr(day, 1, 7), person_id`.execute(db);
 
   await db.schema.dropIndex("insight_last_active_by_day").execute();
-  await sql`create index insight_last_active_by_day on insight_last_active (workspace_id, env, scope, day desc, person_id)`.execute(db);
-  await db.schema.createIndex("licences_by_person").on("licences").columns(["workspace_id", "env", "person_id"]).execute();
-  await db.schema.createIndex("subscriptions_by_person").on("subscriptions").columns(["workspace_id", "env", "person_id"]).execute();
+  await sql.raw(`create index insight_last_active_by_day on insight_last_active (workspace_id, env, scope, day desc, person_id${byteOrder})`).execute(db);
+  await sql.raw(`create index licences_by_person on licences (workspace_id, env, person_id${byteOrder})`).execute(db);
+  await sql.raw(`create index subscriptions_by_person on subscriptions (workspace_id, env, person_id${byteOrder})`).execute(db);
 
   await replaceCustomerTriggers(db, postgres);
 }
