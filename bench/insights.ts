@@ -201,7 +201,7 @@ async function main(): Promise<void> {
         const walked = await mostActiveUnpaid(storage.db, scope, activity, toolId, range.from, range.to, 20);
         const walkMs = performance.now() - t;
         t = performance.now();
-        const counted = await mostActiveUnpaid(storage.db, scope, activity, toolId, range.from, range.to, 20, 0);
+        const counted = await mostActiveUnpaid(storage.db, scope, activity, toolId, range.from, range.to, 20, { max: 0 });
         const countMs = performance.now() - t;
         const same = JSON.stringify(walked) === JSON.stringify(counted);
         process.stdout.write(`| | ${label} | ${toolId ?? "all"} | ${walkMs.toFixed(1)} | ${countMs.toFixed(1)} | ${same ? "yes" : "NO"} |\n`);

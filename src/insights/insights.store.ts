@@ -292,6 +292,8 @@ function monthsOf(from: string, to: string): { month: string; days: number }[] {
 }
 
 type Ranked = { personId: string; days: number };
+/** How the walk reads: rows per month's list at a time, and how many in all before counting instead (tests make both small). */
+type Walk = { batch?: number; max?: number };
 const ranksBefore = (a: Ranked, b: Ranked) => b.days - a.days || (a.personId < b.personId ? -1 : a.personId > b.personId ? 1 : 0);
 
 /** Rows read from each month's list at a time. */
@@ -310,7 +312,8 @@ const MAX_WALK = 8_192;
  * final. A walk that proves nothing by MAX_WALK rows (activity spread evenly over many
  * months) counts the range's person-days instead.
  */
-async function topUnpaid(ex: Executor, scope: Scope, activityScope: string, from: string, to: string, limit: number, maxWalk: number): Promise<Ranked[]> {
+async function topUnpaid(ex: Executor, scope: Scope, activityScope: string, from: string, to: string, limit: number, walk: Walk): Promise<Ranked[]> {
+  const { batch = BATCH, max = MAX_WALK } = walk;
   const where = { workspaceId: scope.workspaceId, env: scope.env, scope: activityScope };
   const lists = monthsOf(from, to).map((m) => ({ ...m, next: [] as Ranked[], more: true, last: null as Ranked | null }));
   const person = byteOrder(ex, "person_id");
@@ -328,15 +331,15 @@ async function topUnpaid(ex: Executor, scope: Scope, activityScope: string, from
     if (l.next.length > 0 || !l.more) return;
     const after = l.last;
     const rows: { person_id: string; days: number }[] = after
-      ? await month(l.month).where("days", "=", after.days).where(person, ">", after.personId).orderBy(person).limit(BATCH).execute()
+      ? await month(l.month).where("days", "=", after.days).where(person, ">", after.personId).orderBy(person).limit(batch).execute()
       : [];
-    if (rows.length < BATCH) {
+    if (rows.length < batch) {
       let fewer = month(l.month);
       if (after) fewer = fewer.where("days", "<", after.days);
-      rows.push(...(await fewer.orderBy("days", "desc").orderBy(person).limit(BATCH - rows.length).execute()));
+      rows.push(...(await fewer.orderBy("days", "desc").orderBy(person).limit(batch - rows.length).execute()));
     }
     l.next = rows.map((r) => ({ personId: r.person_id, days: Number(r.days) }));
-    l.more = rows.length === BATCH;
+    l.more = rows.length === batch;
     l.last = l.next.at(-1) ?? l.last;
   };
   const seen = new Set<string>();
@@ -357,7 +360,7 @@ async function topUnpaid(ex: Executor, scope: Scope, activityScope: string, from
       const floors = heads.filter((h) => h.head.days <= h.rangeDays).map((h) => h.head.personId);
       if (floors.length > 0 && kth.personId < floors.reduce((a, b) => (a > b ? a : b))) break;
     }
-    if (read >= maxWalk) return groupedTopUnpaid(ex, scope, activityScope, from, to, limit);
+    if (read >= max) return groupedTopUnpaid(ex, scope, activityScope, from, to, limit);
     const met = new Set<string>();
     for (const l of live) {
       read += l.next.length;
@@ -410,10 +413,9 @@ export async function mostActiveUnpaid(
   from: string,
   to: string,
   limit: number,
-  /** Rows walked before counting the range's person-days instead (tests lower it to take that way). */
-  maxWalk = MAX_WALK,
+  walk: Walk = {},
 ): Promise<{ personId: string; email: string; activeDays: number; source: "trial" | "grant" | "free" }[]> {
-  const top = await topUnpaid(ex, scope, activityScope, from, to, limit, maxWalk);
+  const top = await topUnpaid(ex, scope, activityScope, from, to, limit, walk);
   if (top.length === 0) return [];
   const toolFilter = toolId === null ? sql`` : sql`and g.tool_id = ${toolId}`;
   const rows = await sql<{ person_id: string; email: string; trial: number; grant: number }>`
