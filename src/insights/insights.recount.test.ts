@@ -312,8 +312,8 @@ async function run(dialect: Dialect) {
         assert.deepEqual(sorted(got.recurring), sorted(recurring), `subscription revenue, tool ${toolId}`);
         assert.deepEqual(sorted(got.refunds), sorted(refunds), `refunds, tool ${toolId}`);
         // By month (August whole from its month rows, September from its days): each point its days' sum.
-        const monthly = { ...q(toolId), grain: "month" as const };
-        const revenueByMonth = await revenueInsights(db, monthly);
+        const monthQuery = { ...q(toolId), grain: "month" as const };
+        const revenueByMonth = await revenueInsights(db, monthQuery);
         const moneyByMonth = (cs: typeof revenue.currencies, of: (s: Series) => Record<string, number>) =>
           cs.map((c) => [c.currency, of(c.gross), of(c.refunds), of(c.oneTime), of(c.subscription), c.byPlan]);
         assert.deepEqual(moneyByMonth(revenueByMonth.currencies, byDay), moneyByMonth(revenue.currencies, inMonths), `revenue by month, tool ${toolId}`);
@@ -341,7 +341,7 @@ async function run(dialect: Dialect) {
         }
         if (toolId !== "linkkeeper") assert.deepEqual(sorted(gotMoves), sorted(movements), `MRR movements, tool ${toolId}`);
         else assert.deepEqual(sorted(gotMoves), {});
-        const subscriptionsByMonth = await subscriptionInsights(db, monthly);
+        const subscriptionsByMonth = await subscriptionInsights(db, monthQuery);
         assert.deepEqual(levelsAtMonthEnd(subscriptionsByMonth.active), levelsAtMonthEnd(subscriptions.active), `active by month, tool ${toolId}`);
         assert.deepEqual(
           subscriptionsByMonth.currencies.map((c) => [c.currency, levelsAtMonthEnd(c.mrr), byDay(c.movements.new), byDay(c.movements.churn)]),
@@ -382,7 +382,7 @@ async function run(dialect: Dialect) {
         assert.deepEqual(byDay(people.trialsStarted), sorted(trialDays), `trials, tool ${toolId}`);
         assert.deepEqual(byDay(people.grants), sorted(grantDays), `grants, tool ${toolId}`);
         assert.deepEqual(people.trials, outcome, `trial outcomes, tool ${toolId}`);
-        const peopleByMonth = await peopleInsights(db, monthly);
+        const peopleByMonth = await peopleInsights(db, monthQuery);
         assert.deepEqual(
           [byDay(peopleByMonth.newCustomers), byDay(peopleByMonth.trialsStarted), byDay(peopleByMonth.grants), peopleByMonth.trials],
           [inMonths(people.newCustomers), inMonths(people.trialsStarted), inMonths(people.grants), people.trials],
