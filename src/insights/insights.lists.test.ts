@@ -7,8 +7,8 @@ import type { ProductKind } from "../db/schema.js";
 import { newId } from "../ids.js";
 import { DIALECTS, seedCatalogue, testServices } from "../test-support/harness.js";
 import { emptyStorage, migrateThrough } from "../test-support/migrations.js";
-import { mostActiveUnpaid, scopesOfTool } from "./insights.store.js";
 import { useInsights } from "./insights.service.js";
+import { mostActiveUnpaid, scopesOfTool } from "./insights.store.js";
 import { recordActivity } from "./rollup.store.js";
 
 // The Use page's two lists at scale (migration 034): most active unpaid walks each month's
@@ -59,7 +59,14 @@ for (const dialect of DIALECTS) {
           for (let d = 0; d < DAYS; d++) {
             if (!active(d)) continue;
             days.push(dayOf(FIRST + d * DAY));
-            await recordActivity(trx, { workspaceId: ws.workspaceId, env: "test", toolId: tool, personId: id, deviceId: `dev-${id}`, at: FIRST + d * DAY + i * 60_000 });
+            await recordActivity(trx, {
+              workspaceId: ws.workspaceId,
+              env: "test",
+              toolId: tool,
+              personId: id,
+              deviceId: `dev-${id}`,
+              at: FIRST + d * DAY + i * 60_000,
+            });
           }
           people.push({ id, tool, days });
           // Paying: a third for Tab Master, some for the suite (Tab Master among its tools), some for Link Keeper only; a free licence pays nothing.

@@ -165,7 +165,8 @@ const productIn = (scopes: string[] | null, kindCol: string, idCol: string) =>
  * strings: SQLite's own; PostgreSQL's default collation may be a locale's (migration 034
  * gives the indexes walked this way the same "C" collation).
  */
-const byteOrder = (ex: Executor, column: string) => (dialectOf(ex) === "postgres" ? sql<string>`${sql.ref(column)} collate "C"` : sql<string>`${sql.ref(column)}`);
+const byteOrder = (ex: Executor, column: string) =>
+  dialectOf(ex) === "postgres" ? sql<string>`${sql.ref(column)} collate "C"` : sql<string>`${sql.ref(column)}`;
 
 /** Trials started in the range (by their creation) and whether their person bought the tool within the trial, or within 30 days after. */
 export async function trialOutcomes(
@@ -222,7 +223,9 @@ const paysIn = (scope: Scope, person: string, startedBefore: number | null = nul
 const licenceHolding = (scope: Scope, person: string) =>
   sql<string | null>`(select min(l.product_kind || ':' || l.product_id) from licences l where l.person_id = ${sql.ref(person)} and ${licencePays(scope)})`;
 const subscriptionHolding = (scope: Scope, person: string) =>
-  sql<string | null>`(select min(s.product_kind || ':' || s.product_id) from subscriptions s where s.person_id = ${sql.ref(person)} and ${subscriptionPays(scope)})`;
+  sql<
+    string | null
+  >`(select min(s.product_kind || ':' || s.product_id) from subscriptions s where s.person_id = ${sql.ref(person)} and ${subscriptionPays(scope)})`;
 
 const lastActiveOf = (person: string) => sql<number | null>`(select max(d.last_active_at) from devices d where d.person_id = ${sql.ref(person)})`;
 
@@ -336,7 +339,13 @@ async function topUnpaid(ex: Executor, scope: Scope, activityScope: string, from
     if (rows.length < batch) {
       let fewer = month(l.month);
       if (after) fewer = fewer.where("days", "<", after.days);
-      rows.push(...(await fewer.orderBy("days", "desc").orderBy(person).limit(batch - rows.length).execute()));
+      rows.push(
+        ...(await fewer
+          .orderBy("days", "desc")
+          .orderBy(person)
+          .limit(batch - rows.length)
+          .execute()),
+      );
     }
     l.next = rows.map((r) => ({ personId: r.person_id, days: Number(r.days) }));
     l.more = rows.length === batch;
