@@ -1,40 +1,19 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { sql } from "kysely";
 import { insertLicence } from "../billing/licence.store.js";
 import { insertSubscription } from "../billing/subscription.store.js";
 import { ManualClock } from "../clock.js";
-import { type Db, type Dialect, migrateToLatest, openStorage, type Storage } from "../db/database.js";
-import { migrations } from "../db/migrations/index.js";
+import { type Db, migrateToLatest } from "../db/database.js";
 import { insertGrant } from "../grants/grant.store.js";
 import { newId } from "../ids.js";
-import { createPgSchema, DIALECTS, PG_URL, unique } from "../test-support/harness.js";
+import { DIALECTS, unique } from "../test-support/harness.js";
+import { emptyStorage, migrateThrough } from "../test-support/migrations.js";
 import { createOwner, createTool, createWorkspace } from "../workspaces/workspace.service.js";
 import { findPersonWithSources, type ToolScope } from "./customer.store.js";
 import { ensurePerson } from "./person.store.js";
 
 // people.source_kinds (migration 011) decides which of a person's sources a retrieve looks
 // for: a bit missing would hide a licence, a subscription or a grant from the answer.
-
-async function emptyStorage(dialect: Dialect): Promise<Storage> {
-  const storage =
-    dialect === "sqlite"
-      ? openStorage({ databaseUrl: null, sqliteFile: ":memory:" })
-      : openStorage({ databaseUrl: PG_URL, pgSchema: await createPgSchema(), poolSize: 2 });
-  return storage;
-}
-
-/** Applies the migrations up to and including `last`, recorded as the runner records them. */
-async function migrateThrough(db: Db, last: string): Promise<void> {
-  await sql`create table warden_migrations (name text primary key, applied_at bigint not null)`.execute(db);
-  for (const name of Object.keys(migrations).sort()) {
-    if (name > last) break;
-    await db.transaction().execute(async (trx) => {
-      await migrations[name]?.up(trx as never);
-      await sql`insert into warden_migrations (name, applied_at) values (${name}, 0)`.execute(trx);
-    });
-  }
-}
 
 async function seedScope(db: Db, clock: ManualClock): Promise<ToolScope> {
   const ownerEmail = `${unique("owner")}@example.com`;

@@ -596,6 +596,28 @@ export interface InsightActiveDaysTable {
   day: string;
 }
 
+/** insight_days' additive figures added up per UTC month 'YYYY-MM' (migration 034). */
+export interface InsightMonthsTable {
+  workspace_id: string;
+  env: Env;
+  metric: string;
+  month: string;
+  scope: string;
+  currency: string;
+  plan_id: string;
+  value: number;
+}
+
+/** A person's number of active days in a UTC month 'YYYY-MM', per scope (migration 034). */
+export interface InsightActiveMonthsTable {
+  workspace_id: string;
+  env: Env;
+  scope: string;
+  month: string;
+  person_id: string;
+  days: number;
+}
+
 /** A person's newest active day, per scope (migration 031). */
 export interface InsightLastActiveTable {
   workspace_id: string;
@@ -667,6 +689,8 @@ export interface Database {
   access_changes: AccessChangesTable;
   workspace_brands: WorkspaceBrandsTable;
   insight_days: InsightDaysTable;
+  insight_months: InsightMonthsTable;
+  insight_active_months: InsightActiveMonthsTable;
   insight_active_days: InsightActiveDaysTable;
   insight_device_days: InsightDeviceDaysTable;
   insight_last_active: InsightLastActiveTable;

@@ -95,6 +95,14 @@ interface Sub {
 const byDay = (s: Series) => Object.fromEntries(s.points.filter((p) => p.value !== 0).map((p) => [p.date, p.value]));
 const add = (m: Map<string, number>, k: string, v: number) => m.set(k, (m.get(k) ?? 0) + v);
 const sorted = (m: Map<string, number>) => Object.fromEntries([...m].filter(([, v]) => v !== 0).sort());
+/** A daily series added up per month. */
+const inMonths = (s: Series) => {
+  const m = new Map<string, number>();
+  for (const p of s.points) add(m, p.date.slice(0, 7), p.value);
+  return sorted(m);
+};
+/** A level's value at the end of each month: its month's point, or the last day's of the month. */
+const levelsAtMonthEnd = (s: Series) => Object.fromEntries(s.points.map((p) => [p.date.slice(0, 7), p.value]));
 
 async function run(dialect: Dialect) {
   const { services, clock } = await testServices(dialect);
@@ -348,6 +356,12 @@ async function run(dialect: Dialect) {
         assert.deepEqual(sorted(got.oneTime), sorted(oneTime), `one-time revenue, tool ${toolId}`);
         assert.deepEqual(sorted(got.recurring), sorted(recurring), `subscription revenue, tool ${toolId}`);
         assert.deepEqual(sorted(got.refunds), sorted(refunds), `refunds, tool ${toolId}`);
+        // By month (August whole from its month rows, September from its days): each point its days' sum.
+        const monthQuery = { ...q(toolId), grain: "month" as const };
+        const revenueByMonth = await revenueInsights(db, monthQuery);
+        const moneyByMonth = (cs: typeof revenue.currencies, of: (s: Series) => Record<string, number>) =>
+          cs.map((c) => [c.currency, of(c.gross), of(c.refunds), of(c.oneTime), of(c.subscription), c.byPlan]);
+        assert.deepEqual(moneyByMonth(revenueByMonth.currencies, byDay), moneyByMonth(revenue.currencies, inMonths), `revenue by month, tool ${toolId}`);
 
         // Subscriptions: the level now from the subscriptions' rows; the movements from the history.
         const plans = await db.selectFrom("plans").selectAll().where("workspace_id", "=", ws.workspaceId).execute();
@@ -372,6 +386,13 @@ async function run(dialect: Dialect) {
         }
         if (toolId !== "linkkeeper") assert.deepEqual(sorted(gotMoves), sorted(movements), `MRR movements, tool ${toolId}`);
         else assert.deepEqual(sorted(gotMoves), {});
+        const subscriptionsByMonth = await subscriptionInsights(db, monthQuery);
+        assert.deepEqual(levelsAtMonthEnd(subscriptionsByMonth.active), levelsAtMonthEnd(subscriptions.active), `active by month, tool ${toolId}`);
+        assert.deepEqual(
+          subscriptionsByMonth.currencies.map((c) => [c.currency, levelsAtMonthEnd(c.mrr), byDay(c.movements.new), byDay(c.movements.churn)]),
+          subscriptions.currencies.map((c) => [c.currency, levelsAtMonthEnd(c.mrr), inMonths(c.movements.new), inMonths(c.movements.churn)]),
+          `MRR by month, tool ${toolId}`,
+        );
 
         // People: customers' rows by their first day; grants and trials by their creation.
         const customers = await db.selectFrom("customers").selectAll().where("workspace_id", "=", ws.workspaceId).execute();
@@ -406,6 +427,12 @@ async function run(dialect: Dialect) {
         assert.deepEqual(byDay(people.trialsStarted), sorted(trialDays), `trials, tool ${toolId}`);
         assert.deepEqual(byDay(people.grants), sorted(grantDays), `grants, tool ${toolId}`);
         assert.deepEqual(people.trials, outcome, `trial outcomes, tool ${toolId}`);
+        const peopleByMonth = await peopleInsights(db, monthQuery);
+        assert.deepEqual(
+          [byDay(peopleByMonth.newCustomers), byDay(peopleByMonth.trialsStarted), byDay(peopleByMonth.grants), peopleByMonth.trials],
+          [inMonths(people.newCustomers), inMonths(people.trialsStarted), inMonths(people.grants), people.trials],
+          `people by month, tool ${toolId}`,
+        );
 
         // Use: from the checks made.
         const mine = checks.filter((c) => toolId === null || c.tool === toolId);
@@ -427,16 +454,19 @@ async function run(dialect: Dialect) {
         assert.deepEqual(byDay(use.activePeople.monthly), sorted(monthly), `30-day active, tool ${toolId}`);
         assert.deepEqual(byDay(use.activeDevices), sorted(devices), `active devices, tool ${toolId}`);
 
-        // At risk: paying now, no check in the last 14 days. Most active unpaid: the others with checks.
-        const paying = new Set([
-          ...licences.filter((l) => l.status === "active" && l.amount_cents !== null && inScope(l.product_kind, l.product_id)).map((l) => l.person_id),
-          ...subRows
-            .filter((s) => ["active", "past_due"].includes(s.status) && s.ended_at === null && inScope(s.product_kind, s.product_id))
-            .map((s) => s.person_id),
+        // At risk: paying now for a holding bought 14 days ago or more, no check in the last 14 days.
+        // Most active unpaid: the others with checks.
+        const cutoff = dayOf(now - 13 * DAY);
+        const payingLicences = licences.filter((l) => l.status === "active" && l.amount_cents !== null && inScope(l.product_kind, l.product_id));
+        const payingSubs = subRows.filter((s) => ["active", "past_due"].includes(s.status) && s.ended_at === null && inScope(s.product_kind, s.product_id));
+        const paying = new Set([...payingLicences.map((l) => l.person_id), ...payingSubs.map((s) => s.person_id)]);
+        const cutoffMs = Date.parse(`${cutoff}T00:00:00.000Z`);
+        const payingBefore = new Set([
+          ...payingLicences.filter((l) => Number(l.purchased_at) < cutoffMs).map((l) => l.person_id),
+          ...payingSubs.filter((s) => Number(s.created_at) < cutoffMs).map((s) => s.person_id),
         ]);
         const lastDay = (i: number) => mine.filter((c) => c.person === i).reduce<string | null>((m, c) => (m === null || c.day > m ? c.day : m), null);
-        const cutoff = dayOf(now - 13 * DAY);
-        const atRisk = ids.filter((id, i) => paying.has(id) && (lastDay(i) ?? "") < cutoff).sort();
+        const atRisk = ids.filter((id, i) => payingBefore.has(id) && (lastDay(i) ?? "") < cutoff).sort();
         assert.deepEqual(use.atRisk.map((p) => p.personId).sort(), atRisk, `at risk, tool ${toolId}`);
         const unpaid = ids
           .map((id, i) => ({ id, days: new Set(mine.filter((c) => c.person === i).map((c) => c.day)).size }))

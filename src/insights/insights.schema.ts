@@ -73,7 +73,8 @@ export const UseInsightsBody = obj({
   activePeople: obj({ daily: Series, weekly: Series, monthly: Series }),
   activeDevices: Series,
   atRisk: Type.Array(obj({ personId: Type.String(), email: Type.String(), lastActiveAt: Nullable(Type.String()), holding: Type.String() }), {
-    description: "Paying people with no access check for 14 days, newest lapse first, at most 100",
+    description:
+      "Paying people with no access check for 14 days (and a purchase 14 days old or more), newest lapse first, then those never active, at most 100",
   }),
   topUnpaid: Type.Array(
     obj({

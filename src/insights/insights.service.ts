@@ -52,10 +52,16 @@ function checkRange(q: InsightsQuery): void {
   if ((dayMs(q.to) - dayMs(q.from)) / DAY + 1 > MAX_RANGE_DAYS) throw invalidParameter("from", `A range covers at most ${MAX_RANGE_DAYS} days.`);
 }
 
-/** The days of a range. */
-function daysOf(from: string, to: string): string[] {
+/** The days of a range, the last few ranges' kept: a page asks for the same two ranges for each of its series, and writing a day costs more than all else in the arithmetic of a 12-month page. Read-only. */
+const dayLists = new Map<string, readonly string[]>();
+function daysOf(from: string, to: string): readonly string[] {
+  const key = `${from}/${to}`;
+  const held = dayLists.get(key);
+  if (held) return held;
   const out: string[] = [];
-  for (let t = dayMs(from); t <= dayMs(to); t += DAY) out.push(utcDayOf(t));
+  for (let t = dayMs(from), end = dayMs(to); t <= end; t += DAY) out.push(utcDayOf(t));
+  if (dayLists.size >= 16) dayLists.clear();
+  dayLists.set(key, out);
   return out;
 }
 

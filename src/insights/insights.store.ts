@@ -1,7 +1,7 @@
 import { sql } from "kysely";
-import type { Executor } from "../db/database.js";
+import { dialectOf, type Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
-import { ALL_TOOLS, type Metric } from "./rollup.store.js";
+import { ALL_TOOLS, DAILY_ONLY, type Metric, utcDayOf } from "./rollup.store.js";
 
 // The reads behind Insights: the roll-ups (migration 031) for every chart, and, for the
 // lists of people (at risk, most active unpaid) and trial outcomes, the rows themselves
@@ -28,20 +28,68 @@ export async function scopesOfTool(ex: Executor, workspaceId: string, toolId: st
   return [`tool:${toolId}`, ...bundles.map((b) => `bundle:${b.bundle_id}`)];
 }
 
-/** The figures of these metrics over the scopes, days from…to, added up per day or per month and currency. */
-export async function figures(ex: Executor, scope: Scope, metrics: readonly Metric[], from: string, to: string, by: "day" | "month"): Promise<Figure[]> {
-  const date = by === "day" ? sql<string>`day` : sql<string>`substr(day, 1, 7)`;
+const DAY = 86_400_000;
+const dayMs = (day: string) => Date.parse(`${day}T00:00:00Z`);
+/** The first day of the month `by` months after `month` ('YYYY-MM'), as a day. */
+const monthStart = (month: string, by = 0) => {
+  const d = new Date(`${month}-01T00:00:00Z`);
+  return utcDayOf(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + by, 1));
+};
+
+/**
+ * A range of days as the whole months in it (read from insight_months, first…last month)
+ * and the days of its partial months around them (from insight_days).
+ */
+function monthsAndDays(from: string, to: string): { months: [string, string] | null; days: [string, string][] } {
+  const first = from.endsWith("-01") ? from.slice(0, 7) : monthStart(from.slice(0, 7), 1).slice(0, 7);
+  const last = utcDayOf(dayMs(to) + DAY).endsWith("-01") ? to.slice(0, 7) : monthStart(to.slice(0, 7), -1).slice(0, 7);
+  if (first > last) return { months: null, days: [[from, to]] };
+  const days: [string, string][] = [];
+  if (from < `${first}-01`) days.push([from, utcDayOf(dayMs(`${first}-01`) - DAY)]);
+  const after = monthStart(last, 1);
+  if (after <= to) days.push([after, to]);
+  return { months: [first, last], days };
+}
+
+type Period = { table: "insight_days" | "insight_months"; from: string; to: string };
+
+/** The periods that make up from…to: days only, or whole months and the days around them (additive metrics only). */
+function periods(metrics: readonly string[], from: string, to: string): Period[] {
+  if (metrics.some((m) => DAILY_ONLY.has(m))) return [{ table: "insight_days", from, to }];
+  const { months, days } = monthsAndDays(from, to);
+  const out: Period[] = days.map(([a, b]) => ({ table: "insight_days", from: a, to: b }));
+  if (months) out.push({ table: "insight_months", from: months[0], to: months[1] });
+  return out;
+}
+
+/** Rows of insight_days or insight_months in a period, for these metrics and scopes; `at` is the day or month column. */
+function rowsIn(ex: Executor, scope: Scope, metrics: readonly string[], p: Period) {
+  const at = p.table === "insight_days" ? "day" : "month";
   let q = ex
-    .selectFrom("insight_days")
-    .select(["metric", date.as("date"), "currency", (eb) => eb.fn.sum<number>("value").as("value")])
+    .selectFrom(p.table as "insight_days")
     .where("workspace_id", "=", scope.workspaceId)
     .where("env", "=", scope.env)
     .where("metric", "in", metrics)
-    .where("day", ">=", from)
-    .where("day", "<=", to);
+    .where(at as "day", ">=", p.from)
+    .where(at as "day", "<=", p.to);
   q = scope.scopes === null ? q.where("scope", "<>", ALL_TOOLS) : q.where("scope", "in", scope.scopes);
-  const rows = await q.groupBy(["metric", date, "currency"]).execute();
-  return rows.map((r) => ({ metric: r.metric, date: r.date, currency: r.currency, value: Number(r.value) }));
+  return { q, at };
+}
+
+/** The figures of these metrics over the scopes, days from…to, added up per day or per month and currency. */
+export async function figures(ex: Executor, scope: Scope, metrics: readonly Metric[], from: string, to: string, by: "day" | "month"): Promise<Figure[]> {
+  const parts = await Promise.all(
+    (by === "day" ? [{ table: "insight_days" as const, from, to }] : periods(metrics, from, to)).map(async (p) => {
+      const { q, at } = rowsIn(ex, scope, metrics, p);
+      const date = by === "day" ? sql<string>`day` : sql<string>`substr(${sql.ref(at)}, 1, 7)`;
+      const rows = await q
+        .select(["metric", date.as("date"), "currency", (eb) => eb.fn.sum<number>("value").as("value")])
+        .groupBy(["metric", date, "currency"])
+        .execute();
+      return rows.map((r) => ({ metric: r.metric, date: r.date, currency: r.currency, value: Number(r.value) }));
+    }),
+  );
+  return parts.flat();
 }
 
 /** Revenue and refunds per product scope, plan and currency, days from…to. */
@@ -51,18 +99,24 @@ export async function planTotals(
   from: string,
   to: string,
 ): Promise<{ metric: string; scope: string; planId: string; currency: string; value: number }[]> {
-  let q = ex
-    .selectFrom("insight_days")
-    .select(["metric", "scope", "plan_id", "currency", (eb) => eb.fn.sum<number>("value").as("value")])
-    .where("workspace_id", "=", scope.workspaceId)
-    .where("env", "=", scope.env)
-    .where("metric", "in", ["gross_one_time", "gross_subscription", "refunds"])
-    .where("day", ">=", from)
-    .where("day", "<=", to)
-    .where("plan_id", "<>", "");
-  q = scope.scopes === null ? q.where("scope", "<>", ALL_TOOLS) : q.where("scope", "in", scope.scopes);
-  const rows = await q.groupBy(["metric", "scope", "plan_id", "currency"]).execute();
-  return rows.map((r) => ({ metric: r.metric, scope: r.scope, planId: r.plan_id, currency: r.currency, value: Number(r.value) }));
+  const metrics = ["gross_one_time", "gross_subscription", "refunds"];
+  const parts = await Promise.all(
+    periods(metrics, from, to).map((p) =>
+      rowsIn(ex, scope, metrics, p)
+        .q.where("plan_id", "<>", "")
+        .select(["metric", "scope", "plan_id", "currency", (eb) => eb.fn.sum<number>("value").as("value")])
+        .groupBy(["metric", "scope", "plan_id", "currency"])
+        .execute(),
+    ),
+  );
+  const by = new Map<string, { metric: string; scope: string; planId: string; currency: string; value: number }>();
+  for (const r of parts.flat()) {
+    const key = JSON.stringify([r.metric, r.scope, r.plan_id, r.currency]);
+    const held = by.get(key) ?? { metric: r.metric, scope: r.scope, planId: r.plan_id, currency: r.currency, value: 0 };
+    held.value += Number(r.value);
+    by.set(key, held);
+  }
+  return [...by.values()];
 }
 
 /** The sum of these metrics' changes before a day, per metric and currency: a level (MRR, active count) at its start. */
@@ -72,16 +126,29 @@ export async function levelsBefore(
   metrics: readonly Metric[],
   before: string,
 ): Promise<{ metric: string; currency: string; value: number }[]> {
-  let q = ex
-    .selectFrom("insight_days")
-    .select(["metric", "currency", (eb) => eb.fn.sum<number>("value").as("value")])
-    .where("workspace_id", "=", scope.workspaceId)
-    .where("env", "=", scope.env)
-    .where("metric", "in", metrics)
-    .where("day", "<", before);
-  q = scope.scopes === null ? q.where("scope", "<>", ALL_TOOLS) : q.where("scope", "in", scope.scopes);
-  const rows = await q.groupBy(["metric", "currency"]).execute();
-  return rows.map((r) => ({ metric: r.metric, currency: r.currency, value: Number(r.value) }));
+  // Every whole month before the day's month, then that month's days before it.
+  const month = before.slice(0, 7);
+  const parts = await Promise.all(
+    [
+      { table: "insight_months" as const, from: "", to: monthStart(month, -1).slice(0, 7) },
+      { table: "insight_days" as const, from: `${month}-01`, to: utcDayOf(dayMs(before) - DAY) },
+    ]
+      .filter((p) => p.from <= p.to)
+      .map((p) =>
+        rowsIn(ex, scope, metrics, p)
+          .q.select(["metric", "currency", (eb) => eb.fn.sum<number>("value").as("value")])
+          .groupBy(["metric", "currency"])
+          .execute(),
+      ),
+  );
+  const by = new Map<string, { metric: string; currency: string; value: number }>();
+  for (const r of parts.flat()) {
+    const key = JSON.stringify([r.metric, r.currency]);
+    const held = by.get(key) ?? { metric: r.metric, currency: r.currency, value: 0 };
+    held.value += Number(r.value);
+    by.set(key, held);
+  }
+  return [...by.values()];
 }
 
 /** The names of the workspace's plans, by "<kind>:<product>:<plan>". */
@@ -92,6 +159,14 @@ export async function planNames(ex: Executor, workspaceId: string): Promise<Map<
 
 const productIn = (scopes: string[] | null, kindCol: string, idCol: string) =>
   scopes === null ? sql<boolean>`1 = 1` : sql<boolean>`(${sql.ref(kindCol)} || ':' || ${sql.ref(idCol)}) in (${sql.join(scopes)})`;
+
+/**
+ * A person id compared in byte order, as the lists rank ties and as JavaScript compares
+ * strings: SQLite's own; PostgreSQL's default collation may be a locale's (migration 034
+ * gives the indexes walked this way the same "C" collation).
+ */
+const byteOrder = (ex: Executor, column: string) =>
+  dialectOf(ex) === "postgres" ? sql<string>`${sql.ref(column)} collate "C"` : sql<string>`${sql.ref(column)}`;
 
 /** Trials started in the range (by their creation) and whether their person bought the tool within the trial, or within 30 days after. */
 export async function trialOutcomes(
@@ -129,64 +204,214 @@ export async function trialOutcomes(
   return { started: Number(r.started), paidWithinTrial: Number(r.within), paidWithin30DaysAfter: Number(r.after) };
 }
 
-const payingPeople = (scope: Scope) => sql`(
-    select person_id, product_kind || ':' || product_id as product from licences
-      where workspace_id = ${scope.workspaceId} and env = ${scope.env} and status = 'active' and amount_cents is not null
-        and ${productIn(scope.scopes, "product_kind", "product_id")}
-    union
-    select person_id, product_kind || ':' || product_id as product from subscriptions
-      where workspace_id = ${scope.workspaceId} and env = ${scope.env} and status in ('active', 'past_due') and ended_at is null
-        and ${productIn(scope.scopes, "product_kind", "product_id")}
-  )`;
+/** Licence `l` pays in scope now (and was bought before `startedBefore`, when given). */
+const licencePays = (scope: Scope, startedBefore: number | null = null) =>
+  sql<boolean>`l.workspace_id = ${scope.workspaceId} and l.env = ${scope.env} and l.status = 'active' and l.amount_cents is not null
+    and ${productIn(scope.scopes, "l.product_kind", "l.product_id")}${startedBefore === null ? sql`` : sql` and l.purchased_at < ${startedBefore}`}`;
 
-const paysIn = (scope: Scope, person: string) => sql<boolean>`(exists (
-    select 1 from licences l where l.person_id = ${sql.ref(person)} and l.workspace_id = ${scope.workspaceId} and l.env = ${scope.env}
-      and l.status = 'active' and l.amount_cents is not null and ${productIn(scope.scopes, "l.product_kind", "l.product_id")}
+/** Subscription `s` pays in scope now (and was created before `startedBefore`, when given). */
+const subscriptionPays = (scope: Scope, startedBefore: number | null = null) =>
+  sql<boolean>`s.workspace_id = ${scope.workspaceId} and s.env = ${scope.env} and s.status in ('active', 'past_due') and s.ended_at is null
+    and ${productIn(scope.scopes, "s.product_kind", "s.product_id")}${startedBefore === null ? sql`` : sql` and s.created_at < ${startedBefore}`}`;
+
+const paysIn = (scope: Scope, person: string, startedBefore: number | null = null) => sql<boolean>`(exists (
+    select 1 from licences l where l.person_id = ${sql.ref(person)} and ${licencePays(scope, startedBefore)}
   ) or exists (
-    select 1 from subscriptions s where s.person_id = ${sql.ref(person)} and s.workspace_id = ${scope.workspaceId} and s.env = ${scope.env}
-      and s.status in ('active', 'past_due') and s.ended_at is null and ${productIn(scope.scopes, "s.product_kind", "s.product_id")}
+    select 1 from subscriptions s where s.person_id = ${sql.ref(person)} and ${subscriptionPays(scope, startedBefore)}
   ))`;
 
-const holdingOf = (scope: Scope, person: string) => sql<string>`coalesce(
-    (select min(l.product_kind || ':' || l.product_id) from licences l where l.person_id = ${sql.ref(person)} and l.workspace_id = ${scope.workspaceId}
-      and l.env = ${scope.env} and l.status = 'active' and l.amount_cents is not null and ${productIn(scope.scopes, "l.product_kind", "l.product_id")}),
-    (select min(s.product_kind || ':' || s.product_id) from subscriptions s where s.person_id = ${sql.ref(person)} and s.workspace_id = ${scope.workspaceId}
-      and s.env = ${scope.env} and s.status in ('active', 'past_due') and s.ended_at is null and ${productIn(scope.scopes, "s.product_kind", "s.product_id")}))`;
+const licenceHolding = (scope: Scope, person: string) =>
+  sql<string | null>`(select min(l.product_kind || ':' || l.product_id) from licences l where l.person_id = ${sql.ref(person)} and ${licencePays(scope)})`;
+const subscriptionHolding = (scope: Scope, person: string) =>
+  sql<
+    string | null
+  >`(select min(s.product_kind || ':' || s.product_id) from subscriptions s where s.person_id = ${sql.ref(person)} and ${subscriptionPays(scope)})`;
+
+const lastActiveOf = (person: string) => sql<number | null>`(select max(d.last_active_at) from devices d where d.person_id = ${sql.ref(person)})`;
 
 type Lapsed = { personId: string; email: string; lastActiveAt: number | null; holding: string };
-type LapsedRow = { person_id: string; email: string; last_active_at: number | null; holding: string };
-const toLapsed = (r: LapsedRow): Lapsed => ({
-  personId: r.person_id,
-  email: r.email,
-  lastActiveAt: r.last_active_at === null ? null : Number(r.last_active_at),
-  holding: r.holding,
-});
 
 /**
- * Paying people with no active day since `sinceDay` (at most `limit`, newest lapse first),
- * with the product they pay for: the newest active days before the cut-off, walked down
- * their index until enough of them pay; then, if the list is short, payers never active.
+ * Paying people with no active day since `sinceDay` (at most `limit`), with the product
+ * they pay for: first the lapsed ones, newest lapse first (insight_last_active walked down
+ * its index from the cut-off until enough of them pay), then those never active, by person.
+ * A payer is listed only once they have paid for 14 days (a holding bought before
+ * `sinceDay`): who bought today has not had time to install it.
  */
 export async function lapsedPayers(ex: Executor, scope: Scope, activityScope: string, sinceDay: string, limit: number): Promise<Lapsed[]> {
-  const lastActive = sql<number | null>`(select max(d.last_active_at) from devices d where d.person_id = pe.id)`;
-  const lapsed = await sql<LapsedRow>`
-    select la.person_id, pe.email, ${lastActive} as last_active_at, ${holdingOf(scope, "la.person_id")} as holding
+  const startedBefore = dayMs(sinceDay);
+  const lapsed = await sql<{ person_id: string; email: string; last_active_at: number | null; holding: string }>`
+    select la.person_id, pe.email, ${lastActiveOf("pe.id")} as last_active_at,
+      coalesce(${licenceHolding(scope, "la.person_id")}, ${subscriptionHolding(scope, "la.person_id")}) as holding
     from insight_last_active la join people pe on pe.id = la.person_id
     where la.workspace_id = ${scope.workspaceId} and la.env = ${scope.env} and la.scope = ${activityScope} and la.day < ${sinceDay}
-      and ${paysIn(scope, "la.person_id")}
-    order by la.day desc, la.person_id
+      and ${paysIn(scope, "la.person_id", startedBefore)}
+    order by la.day desc, ${byteOrder(ex, "la.person_id")}
     limit ${limit}`.execute(ex);
-  const found = lapsed.rows.map(toLapsed);
+  const found: Lapsed[] = lapsed.rows.map((r) => ({
+    personId: r.person_id,
+    email: r.email,
+    lastActiveAt: r.last_active_at === null ? null : Number(r.last_active_at),
+    holding: r.holding,
+  }));
   if (found.length >= limit) return found;
-  const never = await sql<LapsedRow>`
-    select p.person_id, pe.email, ${lastActive} as last_active_at, min(p.product) as holding
-    from ${payingPeople(scope)} p join people pe on pe.id = p.person_id
-    where not exists (select 1 from insight_last_active la where la.workspace_id = ${scope.workspaceId} and la.env = ${scope.env}
-      and la.scope = ${activityScope} and la.person_id = p.person_id)
-    group by p.person_id, pe.email, pe.id
-    order by p.person_id
-    limit ${limit - found.length}`.execute(ex);
-  return [...found, ...never.rows.map(toLapsed)];
+  // Never active: each kind of holding walked in person order (licences_by_person,
+  // subscriptions_by_person), so only as many payers are read as it takes to find the rest.
+  const wanted = limit - found.length;
+  const neverActive = (person: string) => sql<boolean>`not exists (select 1 from insight_last_active la where la.workspace_id = ${scope.workspaceId}
+    and la.env = ${scope.env} and la.scope = ${activityScope} and la.person_id = ${sql.ref(person)})`;
+  const [licensed, subscribed] = await Promise.all([
+    sql<{ person_id: string }>`select distinct ${byteOrder(ex, "l.person_id")} as person_id from licences l
+      where ${licencePays(scope, startedBefore)} and ${neverActive("l.person_id")} order by 1 limit ${wanted}`.execute(ex),
+    sql<{ person_id: string }>`select distinct ${byteOrder(ex, "s.person_id")} as person_id from subscriptions s
+      where ${subscriptionPays(scope, startedBefore)} and ${neverActive("s.person_id")} order by 1 limit ${wanted}`.execute(ex),
+  ]);
+  const ids = [...new Set([...licensed.rows, ...subscribed.rows].map((r) => r.person_id))].sort().slice(0, wanted);
+  if (ids.length === 0) return found;
+  const details = await sql<{ person_id: string; email: string; last_active_at: number | null; licence: string | null; subscription: string | null }>`
+    select pe.id as person_id, pe.email, ${lastActiveOf("pe.id")} as last_active_at,
+      ${licenceHolding(scope, "pe.id")} as licence, ${subscriptionHolding(scope, "pe.id")} as subscription
+    from people pe where pe.id in (${sql.join(ids)})`.execute(ex);
+  const byId = new Map(details.rows.map((r) => [r.person_id, r]));
+  for (const id of ids) {
+    const r = byId.get(id);
+    if (!r) continue;
+    const holdings = [r.licence, r.subscription].filter((h): h is string => h !== null).sort();
+    found.push({ personId: id, email: r.email, lastActiveAt: r.last_active_at === null ? null : Number(r.last_active_at), holding: holdings[0] ?? "" });
+  }
+  return found;
+}
+
+/** The months a range touches, each with how many of the range's days fall in it. */
+function monthsOf(from: string, to: string): { month: string; days: number }[] {
+  const out: { month: string; days: number }[] = [];
+  for (let m = from.slice(0, 7); m <= to.slice(0, 7); m = monthStart(m, 1).slice(0, 7)) {
+    const start = `${m}-01` < from ? from : `${m}-01`;
+    const monthEnd = utcDayOf(dayMs(monthStart(m, 1)) - DAY);
+    const end = monthEnd < to ? monthEnd : to;
+    out.push({ month: m, days: (dayMs(end) - dayMs(start)) / DAY + 1 });
+  }
+  return out;
+}
+
+type Ranked = { personId: string; days: number };
+/** How the walk reads: rows per month's list at a time, and how many in all before counting instead (tests make both small). */
+type Walk = { batch?: number; max?: number };
+const ranksBefore = (a: Ranked, b: Ranked) => b.days - a.days || (a.personId < b.personId ? -1 : a.personId > b.personId ? 1 : 0);
+
+/** Rows read from each month's list at a time. */
+const BATCH = 128;
+/** Past this many rows of the months' lists without a proof, counting the range's person-days is no dearer. */
+const MAX_WALK = 8_192;
+
+/**
+ * The people who pay for nothing in scope with the most active days from…to (at most
+ * `limit`; most days first, then by person): the same answer as grouping every
+ * person-day of the range, found by walking each month's people from the most active
+ * down (insight_active_months) and counting each one met exactly, until nobody not yet
+ * met can rank among them. Who was not met has, in each month, at most the next value of
+ * that month's list (and no more than the range's days in it): when the last of the list
+ * has more days than that bound (or as many, and sorts first, see below), the list is
+ * final. A walk that proves nothing by MAX_WALK rows (activity spread evenly over many
+ * months) counts the range's person-days instead.
+ */
+async function topUnpaid(ex: Executor, scope: Scope, activityScope: string, from: string, to: string, limit: number, walk: Walk): Promise<Ranked[]> {
+  const { batch = BATCH, max = MAX_WALK } = walk;
+  const where = { workspaceId: scope.workspaceId, env: scope.env, scope: activityScope };
+  const lists = monthsOf(from, to).map((m) => ({ ...m, next: [] as Ranked[], more: true, last: null as Ranked | null }));
+  const person = byteOrder(ex, "person_id");
+  const month = (m: string) =>
+    ex
+      .selectFrom("insight_active_months")
+      .select(["person_id", "days"])
+      .where("workspace_id", "=", where.workspaceId)
+      .where("env", "=", where.env)
+      .where("scope", "=", where.scope)
+      .where("month", "=", m);
+  // The next rows after the last read, as two ranges of the index (days desc, person): the
+  // rest of the last one's days, then fewer days.
+  const fill = async (l: (typeof lists)[number]) => {
+    if (l.next.length > 0 || !l.more) return;
+    const after = l.last;
+    const rows: { person_id: string; days: number }[] = after
+      ? await month(l.month).where("days", "=", after.days).where(person, ">", after.personId).orderBy(person).limit(batch).execute()
+      : [];
+    if (rows.length < batch) {
+      let fewer = month(l.month);
+      if (after) fewer = fewer.where("days", "<", after.days);
+      rows.push(
+        ...(await fewer
+          .orderBy("days", "desc")
+          .orderBy(person)
+          .limit(batch - rows.length)
+          .execute()),
+      );
+    }
+    l.next = rows.map((r) => ({ personId: r.person_id, days: Number(r.days) }));
+    l.more = rows.length === batch;
+    l.last = l.next.at(-1) ?? l.last;
+  };
+  const seen = new Set<string>();
+  let top: Ranked[] = [];
+  let read = 0;
+  for (;;) {
+    await Promise.all(lists.map(fill));
+    const live = lists.filter((l) => l.next.length > 0);
+    const heads = live.map((l) => ({ head: l.next[0] as Ranked, rangeDays: l.days }));
+    // Most active days anyone not met yet can have in the range.
+    const bound = heads.reduce((s, h) => s + Math.min(h.head.days, h.rangeDays), 0);
+    if (bound === 0) break;
+    const kth = top.length >= limit ? (top[limit - 1] as Ranked) : null;
+    if (kth && kth.days > bound) break;
+    if (kth && kth.days === bound) {
+      // To reach the bound, someone not met needs each list's next value where it is within the
+      // range's days: they come at or after that list's next person, so after the greatest of them.
+      const floors = heads.filter((h) => h.head.days <= h.rangeDays).map((h) => h.head.personId);
+      if (floors.length > 0 && kth.personId < floors.reduce((a, b) => (a > b ? a : b))) break;
+    }
+    if (read >= max) return groupedTopUnpaid(ex, scope, activityScope, from, to, limit);
+    const met = new Set<string>();
+    for (const l of live) {
+      read += l.next.length;
+      for (const r of l.next) if (!seen.has(r.personId)) met.add(r.personId);
+      l.next = [];
+    }
+    if (met.size === 0) continue;
+    const ids = [...met];
+    for (const id of ids) seen.add(id);
+    const [counts, payers] = await Promise.all([
+      ex
+        .selectFrom("insight_active_days")
+        .select(["person_id", (eb) => eb.fn.countAll<number>().as("days")])
+        .where("workspace_id", "=", where.workspaceId)
+        .where("env", "=", where.env)
+        .where("scope", "=", where.scope)
+        .where("person_id", "in", ids)
+        // By each person's key, never the index by day: a planner that took that one read every person-day of the range.
+        .where(sql`substr(day, 1, 10)`, ">=", from)
+        .where(sql`substr(day, 1, 10)`, "<=", to)
+        .groupBy("person_id")
+        .execute(),
+      sql<{ person_id: string }>`select l.person_id from licences l where l.person_id in (${sql.join(ids)}) and ${licencePays(scope)}
+        union select s.person_id from subscriptions s where s.person_id in (${sql.join(ids)}) and ${subscriptionPays(scope)}`.execute(ex),
+    ]);
+    const paying = new Set(payers.rows.map((r) => r.person_id));
+    for (const c of counts) if (!paying.has(c.person_id)) top.push({ personId: c.person_id, days: Number(c.days) });
+    top = top.sort(ranksBefore).slice(0, limit);
+  }
+  return top;
+}
+
+/** The same list by grouping every person-day of the range. */
+async function groupedTopUnpaid(ex: Executor, scope: Scope, activityScope: string, from: string, to: string, limit: number): Promise<Ranked[]> {
+  const rows = await sql<{ person_id: string; days: number }>`
+    select a.person_id, count(*) as days from insight_active_days a
+    where a.workspace_id = ${scope.workspaceId} and a.env = ${scope.env} and a.scope = ${activityScope}
+      and a.day >= ${from} and a.day <= ${to} and not ${paysIn(scope, "a.person_id")}
+    group by a.person_id
+    order by count(*) desc, ${byteOrder(ex, "a.person_id")}
+    limit ${limit}`.execute(ex);
+  return rows.rows.map((r) => ({ personId: r.person_id, days: Number(r.days) }));
 }
 
 /** People who pay for nothing in the scope with the most active days from…to (at most `limit`), and whether a trial or grant gave them access. */
@@ -198,25 +423,24 @@ export async function mostActiveUnpaid(
   from: string,
   to: string,
   limit: number,
+  walk: Walk = {},
 ): Promise<{ personId: string; email: string; activeDays: number; source: "trial" | "grant" | "free" }[]> {
+  const top = await topUnpaid(ex, scope, activityScope, from, to, limit, walk);
+  if (top.length === 0) return [];
   const toolFilter = toolId === null ? sql`` : sql`and g.tool_id = ${toolId}`;
-  const rows = await sql<{ person_id: string; email: string; days: number; trial: number; grant: number }>`
-    select a.person_id, pe.email, count(distinct a.day) as days,
-      max(case when g.kind = 'trial' then 1 else 0 end) as trial,
-      max(case when g.kind = 'grant' then 1 else 0 end) as ${sql.ref("grant")}
-    from insight_active_days a
-    join people pe on pe.id = a.person_id
-    left join grants g on g.workspace_id = a.workspace_id and g.env = a.env and g.person_id = a.person_id ${toolFilter}
-    where a.workspace_id = ${scope.workspaceId} and a.env = ${scope.env} and a.scope = ${activityScope}
-      and a.day >= ${from} and a.day <= ${to}
-      and a.person_id not in (select person_id from ${payingPeople(scope)} paying)
-    group by a.person_id, pe.email
-    order by count(distinct a.day) desc, a.person_id
-    limit ${limit}`.execute(ex);
-  return rows.rows.map((r) => ({
-    personId: r.person_id,
-    email: r.email,
-    activeDays: Number(r.days),
-    source: Number(r.trial) === 1 ? "trial" : Number(r.grant) === 1 ? "grant" : "free",
-  }));
+  const rows = await sql<{ person_id: string; email: string; trial: number; grant: number }>`
+    select pe.id as person_id, pe.email,
+      coalesce(max(case when g.kind = 'trial' then 1 else 0 end), 0) as trial,
+      coalesce(max(case when g.kind = 'grant' then 1 else 0 end), 0) as ${sql.ref("grant")}
+    from people pe
+    left join grants g on g.workspace_id = ${scope.workspaceId} and g.env = ${scope.env} and g.person_id = pe.id ${toolFilter}
+    where pe.id in (${sql.join(top.map((t) => t.personId))})
+    group by pe.id, pe.email`.execute(ex);
+  const byId = new Map(rows.rows.map((r) => [r.person_id, r]));
+  return top.flatMap((t) => {
+    const r = byId.get(t.personId);
+    if (!r) return [];
+    const source = Number(r.trial) === 1 ? "trial" : Number(r.grant) === 1 ? "grant" : "free";
+    return [{ personId: t.personId, email: r.email, activeDays: t.days, source: source as "trial" | "grant" | "free" }];
+  });
 }

@@ -51,7 +51,7 @@ export interface UseInsights {
   /** Distinct people with an access check in the day, the 7 days and the 30 days ending on each point's date. */
   activePeople: { daily: Series; weekly: Series; monthly: Series };
   activeDevices: Series; // distinct devices per day
-  /** Paying people with no access check for 14 days (newest lapse first, at most 100). */
+  /** Paying people with no access check for 14 days and a purchase 14 days old or more (newest lapse first, then never active; at most 100). */
   atRisk: { personId: string; email: string; lastActiveAt: string | null; holding: string }[];
   /** Free, trial or granted people with the most active days in the range (at most 20). */
   topUnpaid: { personId: string; email: string; activeDays: number; source: "trial" | "grant" | "free" }[];

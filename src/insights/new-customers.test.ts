@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { sql } from "kysely";
-import { OTHER_TOOL_OF_PERSON } from "../db/migrations/037-customer-count-by-tool.js";
+import { OTHER_TOOL_OF_PERSON } from "../db/migrations/034-insights-speed.js";
 import { DIALECTS, seedCatalogue, testApi, testServices } from "../test-support/harness.js";
 
-// New customers are counted by a trigger on customers (migrations 031 and 037): per tool
+// New customers are counted by a trigger on customers (migrations 031 and 034): per tool
 // at each tool's first row of a person, over all tools at the person's first row of any.
 
 for (const dialect of DIALECTS) {

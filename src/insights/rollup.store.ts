@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import type { Executor } from "../db/database.js";
-import type { Env, InsightDaysTable, ProductKind } from "../db/schema.js";
+import type { Env, InsightDaysTable, InsightMonthsTable, ProductKind } from "../db/schema.js";
 
 // The writers of the Insights roll-ups (migration 031). Each is called in the transaction
 // that writes the change it counts, so a figure never runs ahead of or behind its rows.
@@ -40,6 +40,8 @@ export const utcDayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 export const productScope = (kind: ProductKind, id: string) => `${kind}:${id}`;
 /** The scope of figures that count a person once over every tool. */
 export const ALL_TOOLS = "*";
+/** Counts per day that do not add up over days (distinct people or devices): no month row. */
+export const DAILY_ONLY: ReadonlySet<string> = new Set<Metric>(["active_people", "active_people_7", "active_people_30", "active_devices"]);
 
 /** Adds each row's value to its figure, creating it at the value. */
 export async function bump(ex: Executor, rows: readonly Bump[]): Promise<void> {
@@ -68,6 +70,25 @@ export async function bump(ex: Executor, rows: readonly Bump[]): Promise<void> {
     .values(values)
     .onConflict((oc) =>
       oc.columns(["workspace_id", "env", "metric", "day", "scope", "currency", "plan_id"]).doUpdateSet({ value: sql`insight_days.value + excluded.value` }),
+    )
+    .execute();
+  // The month's row beside each day's (migration 034), one per month like the days above.
+  const byMonth = new Map<string, InsightMonthsTable>();
+  for (const { day, ...v } of values) {
+    if (DAILY_ONLY.has(v.metric)) continue;
+    const month = { ...v, month: day.slice(0, 7) };
+    const key = JSON.stringify([month.workspace_id, month.env, month.metric, month.month, month.scope, month.currency, month.plan_id]);
+    const held = byMonth.get(key);
+    if (held) held.value += month.value;
+    else byMonth.set(key, month);
+  }
+  const months = [...byMonth.values()].filter((v) => v.value !== 0);
+  if (months.length === 0) return;
+  await ex
+    .insertInto("insight_months")
+    .values(months)
+    .onConflict((oc) =>
+      oc.columns(["workspace_id", "env", "metric", "month", "scope", "currency", "plan_id"]).doUpdateSet({ value: sql`insight_months.value + excluded.value` }),
     )
     .execute();
 }
@@ -111,6 +132,13 @@ async function activityFigures(ex: Executor, a: Activity): Promise<Bump[]> {
       .onConflict((oc) => oc.columns(["workspace_id", "env", "scope", "person_id", "day"]).doNothing())
       .executeTakeFirst();
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) continue;
+    await ex
+      .insertInto("insight_active_months")
+      .values({ workspace_id: a.workspaceId, env: a.env, scope, month: day.slice(0, 7), person_id: a.personId, days: 1 })
+      .onConflict((oc) =>
+        oc.columns(["workspace_id", "env", "scope", "month", "person_id"]).doUpdateSet({ days: sql`insight_active_months.days + excluded.days` }),
+      )
+      .execute();
     await ex
       .insertInto("insight_last_active")
       .values({ workspace_id: a.workspaceId, env: a.env, scope, person_id: a.personId, day })

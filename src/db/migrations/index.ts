@@ -31,8 +31,8 @@ import * as mailOutboxSent from "./030-mail-outbox-sent.js";
 import * as insights from "./031-insights.js";
 import * as counterLeases from "./032-counter-leases.js";
 import * as workspaceAudit from "./033-workspace-audit.js";
+import * as insightsSpeed from "./034-insights-speed.js";
 import * as subscriptionRefunds from "./035-subscription-refunds.js";
-import * as customerCountByTool from "./037-customer-count-by-tool.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -68,6 +68,6 @@ export const migrations: Record<string, Migration> = {
   "031-insights": insights,
   "032-counter-leases": counterLeases,
   "033-workspace-audit": workspaceAudit,
+  "034-insights-speed": insightsSpeed,
   "035-subscription-refunds": subscriptionRefunds,
-  "037-customer-count-by-tool": customerCountByTool,
 };
