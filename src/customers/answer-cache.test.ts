@@ -46,6 +46,43 @@ describe("AnswerCache alone", () => {
     cache.close();
   });
 
+  test("over many evictions, hits, drops and clears, it keeps exactly what a plain LRU list keeps", () => {
+    const cache = new AnswerCache(8 * 1024, new ManualClock());
+    cache.listen(true);
+    const value = { text: "x".repeat(100) };
+    const bytesOf = (key: string) => 2 * (key.length + JSON.stringify(value).length) + 200;
+    // The model: keys oldest first, with their bytes.
+    let model: string[] = [];
+    // Park and Miller's generator: exact in doubles, the same run every time.
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 48_271) % 2_147_483_647;
+      return seed % n;
+    };
+    for (let step = 0; step < 5_000; step++) {
+      const key = `k${random(60)}`;
+      const roll = random(100);
+      if (roll < 50) {
+        cache.set(key, value, { ticket: cache.ticket(), tags: tagsOf("ws_a", "test", key), changesAt: null });
+        model = [...model.filter((k) => k !== key), key];
+        while (model.reduce((sum, k) => sum + bytesOf(k), 0) > 8 * 1024) model.shift();
+      } else if (roll < 90) {
+        const hit = cache.get(key) !== undefined;
+        assert.equal(hit, model.includes(key), `step ${step}: ${key}`);
+        if (hit) model = [...model.filter((k) => k !== key), key];
+      } else if (roll < 99) {
+        cache.changed("ws_a", "test", [key]);
+        model = model.filter((k) => k !== key);
+      } else {
+        cache.clear();
+        model = [];
+      }
+    }
+    assert.ok(cache.stats.evictions > 500, `${cache.stats.evictions} evictions`);
+    assert.equal(cache.stats.entries, model.length);
+    cache.close();
+  });
+
   test("expires at the earliest change a source makes by itself, and after MAX_AGE_MS in any case", () => {
     const clock = new ManualClock();
     const cache = new AnswerCache(1024 * 1024, clock);

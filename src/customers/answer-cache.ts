@@ -67,6 +67,12 @@ export function noteAccessWrites(workspaceId: string, env: Env, personIds: reado
 export class AnswerCache {
   // A Map keeps insertion order: re-inserting on a hit makes the first key the least recently used.
   private readonly entries = new Map<string, Entry>();
+  // The oldest entry is found by one iterator kept across evictions, never by a new one: V8
+  // leaves a deleted entry's slot in place until the table is rebuilt, and a new iterator
+  // steps over every such slot from the start (at a million customers, each retrieve's
+  // eviction stepped over tens of thousands: 38 µs an eviction, 1,148 retrieves a second).
+  // A kept iterator steps over each slot once. Entries moved to the end (a hit) come after it.
+  private order: MapIterator<[string, Entry]> | null = null;
   private readonly byTag = new Map<string, Set<string>>();
   /** Tags of changes being written by this process: how many, and since when. */
   private readonly pending = new Map<string, { count: number; since: number }>();
@@ -125,7 +131,7 @@ export class AnswerCache {
     }
     this.figures.bytes += bytes;
     while (this.figures.bytes > this.maxBytes) {
-      const [oldestKey, oldest] = this.entries.entries().next().value as [string, Entry];
+      const [oldestKey, oldest] = this.oldest();
       this.remove(oldestKey, oldest);
       this.figures.evictions += 1;
     }
@@ -177,6 +183,7 @@ export class AnswerCache {
 
   clear(): void {
     this.epoch += 1;
+    this.order = null;
     this.entries.clear();
     this.byTag.clear();
     this.figures.bytes = 0;
@@ -185,6 +192,18 @@ export class AnswerCache {
   close(): void {
     caches.delete(this);
     this.listen(false);
+  }
+
+  /** The least recently used entry (there is one: the caller is over its bytes). */
+  private oldest(): [string, Entry] {
+    let step = this.order?.next();
+    // An iterator that has ended stays ended, whatever is added after: start another.
+    if (!step || step.done) {
+      this.order = this.entries.entries();
+      step = this.order.next();
+    }
+    if (step.done) throw new Error("the answer cache counts bytes of no entry");
+    return step.value;
   }
 
   private drop(tags: readonly string[]): void {
