@@ -58,8 +58,13 @@ const CODE_SUBJECT = /Subject: (\d{6}) /;
  * passed over: written within the same tick of the file system's clock, they could
  * otherwise sort as the newer one.
  */
+/** The newest mail of a code to `to` (a notification mailed in the same flush may be newer). */
+export function readCodeMail(dataDir: string, to: string): Promise<string | null> {
+  return readMail(dataDir, to, (text) => CODE_SUBJECT.test(text));
+}
+
 export async function readCode(dataDir: string, to: string): Promise<string> {
-  const mail = await readMail(dataDir, to, (text) => CODE_SUBJECT.test(text));
+  const mail = await readCodeMail(dataDir, to);
   const code = mail ? CODE_SUBJECT.exec(mail)?.[1] : undefined;
   if (!code) throw new Error(`no code mailed to ${to}`);
   return code;

@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import { OWNER_CODE_FAILURES_PER_DAY } from "../../limits/limits.service.js";
 import { listUnsentMails } from "../../mail/mail-outbox.store.js";
 import { authenticateOwnerSession, createOwnerLoginLink, requestConfirmationCode } from "../../owners/owner-sign-in.service.js";
-import { dashboardApp, dashboardServices, readCode, readMail, TestBrowser } from "../../test-support/dashboard.js";
+import { dashboardApp, dashboardServices, readCode, readCodeMail, readMail, TestBrowser } from "../../test-support/dashboard.js";
 import { DIALECTS, seedWorkspace } from "../../test-support/harness.js";
 
 const HOUR = 3_600_000;
@@ -47,7 +47,7 @@ for (const dialect of DIALECTS) {
       const session = await authenticateOwnerSession(env.services, owner.cookies.get("warden_session") as string);
       assert.ok(session);
       await requestConfirmationCode(env.services, session, { confirms: { action: "create a live API key", target: [] } });
-      assert.match((await readMail(env.dataDir, ws.ownerEmail)) ?? "", /code to confirm: create a live API key/);
+      assert.match((await readCodeMail(env.dataDir, ws.ownerEmail)) ?? "", /code to confirm: create a live API key/);
     });
 
     test("confirmation codes have a quota per session: another session's use leaves it whole", async () => {

@@ -4,7 +4,7 @@ import Stripe from "stripe";
 import type { Services } from "../../services.js";
 import { claimStripeEvent, setStripeEventOutcome } from "../../stripe/stripe-event.store.js";
 import { findReconcile } from "../../stripe/stripe-reconcile.service.js";
-import { dashboardApp, dashboardServices, readCode, readMail, TestBrowser } from "../../test-support/dashboard.js";
+import { dashboardApp, dashboardServices, readCode, readCodeMail, readMail, TestBrowser } from "../../test-support/dashboard.js";
 import { DIALECTS, seedCatalogue, seedWorkspace } from "../../test-support/harness.js";
 import { connectTestStripe, paymentSession, stripeEvent, stripeId } from "../../test-support/stripe.js";
 import { startStripeApi } from "../../test-support/stripe-api.js";
@@ -93,7 +93,7 @@ for (const dialect of DIALECTS) {
       assert.equal(asked.statusCode, 200);
       assert.match(asked.body, /Confirm it is you/);
       const code = await readCode(env.dataDir, ws.ownerEmail);
-      assert.match((await readMail(env.dataDir, ws.ownerEmail)) ?? "", /change the Stripe secrets of Test workspace \(test\)/);
+      assert.match((await readCodeMail(env.dataDir, ws.ownerEmail)) ?? "", /change the Stripe secrets of Test workspace \(test\)/);
       const wrong = await browser.post(page, {
         webhook_secret: WEBHOOK_SECRET,
         secret_key: SECRET_KEY,
