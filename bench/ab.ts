@@ -33,7 +33,7 @@ import { BENCH } from "./customer-mix.js";
 import { BENCH_LIMITS, PG_URL, runOnPg } from "./engine-run.js";
 import type { LoadRequest, LoadResult, LoadSpec } from "./load-worker.js";
 import { commandFor, ROOT, runWardenCommand, type ServerProcess, startWarden, type WardenOptions } from "./processes.js";
-import { signedCheckoutReport, STRIPE_PATH } from "./stripe-report.js";
+import { STRIPE_PATH, signedCheckoutReport } from "./stripe-report.js";
 
 const { values } = parseArgs({
   options: {
@@ -50,8 +50,10 @@ const { values } = parseArgs({
   },
 });
 if (values.engine !== "sqlite" && values.engine !== "postgres") throw new Error("--engine is sqlite or postgres");
-const kind = values.request;
-if (kind !== "retrieve" && kind !== "grant" && kind !== "ingest") throw new Error("--request is retrieve, grant or ingest");
+const KINDS = ["retrieve", "grant", "ingest"] as const;
+const found = KINDS.find((k) => k === values.request);
+if (found === undefined) throw new Error("--request is retrieve, grant or ingest");
+const kind: (typeof KINDS)[number] = found;
 const postgres = values.engine === "postgres";
 if (!values.a || !values.b)
   throw new Error(
@@ -116,8 +118,6 @@ async function seedBoth(): Promise<Record<Build, string>> {
   return keys;
 }
 
-const keys = await seedBoth();
-
 function requestOf(name: Build, round: number): LoadRequest {
   if (kind === "retrieve") return { kind, tool: BENCH.tool, customers };
   // A series of its own per load, so that every grant is for a new address and every report a new sale.
@@ -125,10 +125,10 @@ function requestOf(name: Build, round: number): LoadRequest {
   return kind === "grant" ? { kind, tool: BENCH.tool, note: "bench ab", tag } : { kind, tag, secret: stripeSecret };
 }
 
-function load(name: Build, port: number, round: number): Promise<LoadResult> {
+function load(name: Build, server: ServerProcess, key: string, round: number): Promise<LoadResult> {
   const spec: LoadSpec = {
-    url: `http://127.0.0.1:${port}`,
-    key: keys[name],
+    url: server.url,
+    key,
     connections: Number(values.connections),
     durationSec: Number(values.duration),
     warmupSec: 1,
@@ -147,9 +147,9 @@ function load(name: Build, port: number, round: number): Promise<LoadResult> {
         .filter(Boolean)
         .map((text) => JSON.parse(text) as { event: string; result?: LoadResult })
         .find((l) => l.event === "done");
-      if (code !== 0 || !line?.result) return fail(new Error(`the load on port ${port} failed (exit ${code})`));
+      if (code !== 0 || !line?.result) return fail(new Error(`the load on ${server.url} failed (exit ${code})`));
       if (line.result.errors > 0 || line.result.ok === 0)
-        return fail(new Error(`the load on port ${port} had answers other than 2xx: ${JSON.stringify(line.result.statuses)}`));
+        return fail(new Error(`the load on ${server.url} had answers other than 2xx: ${JSON.stringify(line.result.statuses)}`));
       done(line.result);
     }),
   );
@@ -169,13 +169,15 @@ async function checkIngest(server: ServerProcess): Promise<void> {
 
 const servers: Partial<Record<Build, ServerProcess>> = {};
 try {
+  const keys = await seedBoth();
   for (const name of ["a", "b"] as const) {
     const server = await startWarden({ ...wardenOptions(name), logFile: join(work, `${name}.log`) });
     servers[name] = server;
     if (kind === "ingest") await checkIngest(server);
   }
   const { a, b } = servers as Record<Build, ServerProcess>;
-  const port = (server: ServerProcess) => Number(new URL(server.url).port);
+  const loadA = (round: number) => load("a", a, keys.a, round);
+  const loadB = (round: number) => load("b", b, keys.b, round);
   const latency = (r: LoadResult) => `p50 ${r.latencyMs.p50.toFixed(1)} ms, p99 ${r.latencyMs.p99.toFixed(1)} ms`;
   const ratios: number[] = [];
   let sumA = 0;
@@ -183,10 +185,10 @@ try {
   for (let round = 0; round < Number(values.rounds); round++) {
     let ra: LoadResult;
     let rb: LoadResult;
-    if (values.apart && round % 2 === 0) [ra, rb] = [await load("a", port(a), round), await load("b", port(b), round)];
-    else if (values.apart) [rb, ra] = [await load("b", port(b), round), await load("a", port(a), round)];
-    else if (round % 2 === 0) [ra, rb] = await Promise.all([load("a", port(a), round), load("b", port(b), round)]);
-    else [rb, ra] = await Promise.all([load("b", port(b), round), load("a", port(a), round)]);
+    if (values.apart && round % 2 === 0) [ra, rb] = [await loadA(round), await loadB(round)];
+    else if (values.apart) [rb, ra] = [await loadB(round), await loadA(round)];
+    else if (round % 2 === 0) [ra, rb] = await Promise.all([loadA(round), loadB(round)]);
+    else [rb, ra] = await Promise.all([loadB(round), loadA(round)]);
     sumA += ra.reqPerSec;
     sumB += rb.reqPerSec;
     ratios.push(rb.reqPerSec / ra.reqPerSec);
