@@ -10,6 +10,7 @@
 // starts, then {"event":"done","result":…}.
 import autocannon from "autocannon";
 import { devicesOf, deviceTokenOf, emailOf } from "./customer-mix.js";
+import { STRIPE_PATH, signedCheckoutReport } from "./stripe-report.js";
 
 export type LoadRequest =
   /** Retrieve a customer: a random one of the first `customers` seeded. */
@@ -17,7 +18,9 @@ export type LoadRequest =
   /** Create a grant for a new address per request, marked by `note`. */
   | { kind: "grant"; tool: string; note: string; tag: string }
   /** The client API's access check by a random seeded device of the first `customers`, with its own token. */
-  | { kind: "access"; tool: string; customers: number };
+  | { kind: "access"; tool: string; customers: number }
+  /** A paid checkout reported by Stripe, a new sale per request (series `tag`), signed with the endpoint's `secret`. */
+  | { kind: "ingest"; tag: string; secret: string };
 
 export interface LoadSpec {
   url: string;
@@ -48,8 +51,9 @@ export interface LoadResult {
 
 type Method = "GET" | "POST";
 
-// Across the warm-up and the measured run, so that every grant is for a new address.
-let grantSequence = 0;
+// Across the warm-up and the measured run, so that every grant is for a new address and
+// every Stripe report a new sale.
+let sequence = 0;
 
 function requestsFor(spec: LoadSpec): { method: Method; setupRequest: (req: autocannon.Request) => autocannon.Request }[] {
   const request = spec.request;
@@ -80,12 +84,24 @@ function requestsFor(spec: LoadSpec): { method: Method; setupRequest: (req: auto
       },
     ];
   }
+  if (request.kind === "ingest") {
+    return [
+      {
+        method: "POST",
+        setupRequest: (req) => {
+          sequence += 1;
+          const { payload, signature } = signedCheckoutReport(request.tag, sequence, request.secret);
+          return { ...req, path: STRIPE_PATH, body: payload, headers: { ...req.headers, "stripe-signature": signature } };
+        },
+      },
+    ];
+  }
   return [
     {
       method: "POST",
       setupRequest: (req) => {
-        grantSequence += 1;
-        const body = JSON.stringify({ email: `grant.${request.tag}.${grantSequence}@bench.example.com`, days: 30, note: request.note });
+        sequence += 1;
+        const body = JSON.stringify({ email: `grant.${request.tag}.${sequence}@bench.example.com`, days: 30, note: request.note });
         return { ...req, path: `/api/v1/tools/${request.tool}/grants`, body };
       },
     },

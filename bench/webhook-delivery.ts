@@ -25,13 +25,13 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Writable } from "node:stream";
 import { sql } from "kysely";
-import Stripe from "stripe";
 import type { Storage } from "../src/db/database.js";
 import { DEFAULT_WORKER_OPTIONS } from "../src/webhooks/delivery.worker.js";
 import { BENCH } from "./customer-mix.js";
 import { type DatabasePids, databaseCpu } from "./load.js";
 import { commandFor, machineCpuSeconds, onInterrupt, ROOT, readCpuSeconds, type ServerProcess, waitForQuietMachine } from "./processes.js";
 import type { BenchWorkspace } from "./seed.js";
+import { STRIPE_PATH, signedCheckoutReport } from "./stripe-report.js";
 import type { ClientResult, ClientSpec } from "./webhook-client.js";
 import type { ReceiverRecords, ReceiverStats } from "./webhook-receivers.js";
 
@@ -242,39 +242,6 @@ interface Ingested {
   seconds: number;
 }
 
-function checkoutReport(tag: string, n: number, now: number): string {
-  const created = Math.floor(now / 1000);
-  const session = {
-    id: `cs_live_bench${tag}x${n}`,
-    object: "checkout.session",
-    mode: "payment",
-    status: "complete",
-    payment_status: "paid",
-    amount_total: BENCH.plans.lifetime.amountCents,
-    amount_subtotal: BENCH.plans.lifetime.amountCents,
-    currency: "eur",
-    customer: null,
-    customer_email: null,
-    customer_details: { email: `buyer.${tag}.${n}@bench.example.com`, name: "Buyer", address: null, phone: null, tax_exempt: "none", tax_ids: [] },
-    payment_intent: `pi_live_bench${tag}x${n}`,
-    subscription: null,
-    invoice: null,
-    livemode: true,
-    metadata: { warden_tool: BENCH.tool, warden_plan: BENCH.plans.lifetime.id },
-    created: created - 60,
-    expires_at: created + 86_400,
-  };
-  return JSON.stringify({
-    id: `evt_bench${tag}x${n}`,
-    object: "event",
-    type: "checkout.session.completed",
-    created,
-    livemode: true,
-    api_version: "2026-10-28.endive",
-    data: { object: session },
-  });
-}
-
 /**
  * Posts `count` paid checkouts to Warden's Stripe endpoint, `concurrency` at a time, or
  * at `ratePerSec` when given; every one must be applied (a new licence and its event).
@@ -284,15 +251,15 @@ async function ingestPurchases(
   secret: string,
   options: { tag: string; count: number } & ({ concurrency: number } | { ratePerSec: number }),
 ): Promise<Ingested> {
-  const url = `${warden.url}/processor/stripe/${BENCH.workspace}`;
+  const url = `${warden.url}${STRIPE_PATH}`;
   const from = Date.now();
   const started = performance.now();
   let next = 0;
   const postOne = async (n: number) => {
-    const payload = checkoutReport(options.tag, n, Date.now());
+    const { payload, signature } = signedCheckoutReport(options.tag, n, secret);
     const response = await fetch(url, {
       method: "POST",
-      headers: { "content-type": "application/json", "stripe-signature": Stripe.webhooks.generateTestHeaderString({ payload, secret }) },
+      headers: { "content-type": "application/json", "stripe-signature": signature },
       body: payload,
     });
     const text = await response.text();
