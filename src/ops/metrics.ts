@@ -183,21 +183,21 @@ export class Metrics {
         this.set(read().unspent);
       },
     });
-    // Counters over figures the leases keep: each scrape sets them to the process's totals.
-    for (const [name, help, pick] of [
-      ["warden_quota_lease_blocks_total", "Blocks of quota taken from the database", (f: LeaseFigures) => f.blocksTaken],
-      ["warden_quota_lease_units_total", "Units of quota the blocks taken brought", (f: LeaseFigures) => f.unitsTaken],
-    ] as const) {
-      new Counter({
-        name,
-        help,
-        registers: [this.registry],
-        collect() {
-          this.reset();
-          this.inc(pick(read()));
-        },
-      });
-    }
+    this.readTotal("warden_quota_lease_blocks_total", "Blocks of quota taken from the database", () => read().blocksTaken);
+    this.readTotal("warden_quota_lease_units_total", "Units of quota the blocks taken brought", () => read().unitsTaken);
+  }
+
+  /** A counter over a total kept elsewhere in the process: each scrape sets it to that total. */
+  private readTotal(name: string, help: string, read: () => number): void {
+    new Counter({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
   }
 
   /** The gauge of devices waiting for an access change (client/access-watch.ts), and how their waits ended. */
@@ -214,17 +214,7 @@ export class Metrics {
 
   /** The answer cache's figures (customers/answer-cache.ts), read at each scrape. */
   readAnswerCache(read: () => CacheFigures): void {
-    // Counters over figures kept by the cache: each scrape sets them to the process's totals.
-    const total = (name: string, help: string, pick: (f: CacheFigures) => number) =>
-      new Counter({
-        name,
-        help,
-        registers: [this.registry],
-        collect() {
-          this.reset();
-          this.inc(pick(read()));
-        },
-      });
+    const total = (name: string, help: string, pick: (f: CacheFigures) => number) => this.readTotal(name, help, () => pick(read()));
     total("warden_answer_cache_hits_total", "Retrieve and access-check reads answered from the answer cache", (f) => f.hits);
     total("warden_answer_cache_misses_total", "Retrieve and access-check reads the answer cache could not answer", (f) => f.misses);
     total("warden_answer_cache_evictions_total", "Answers dropped from the answer cache to stay within WARDEN_CACHE_MB", (f) => f.evictions);
