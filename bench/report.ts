@@ -172,6 +172,13 @@ export function renderMarkdown(info: RunInfo, engines: EngineResult[], checks: T
   for (const e of engines) {
     if (e.access)
       rows.push(loadRow(`8. Access check, token signed (${customers(e.customers)})`, e.engine, e.access, { ratio: e.access.ratio, rssMb: e.access.peakRssMb }));
+    if (e.accessAgain)
+      rows.push(
+        loadRow(`8. Access check again, the same devices the same day (${customers(e.customers)})`, e.engine, e.accessAgain, {
+          ratio: e.accessAgain.ratio,
+          rssMb: e.accessAgain.peakRssMb,
+        }),
+      );
   }
   if (rows.length > 0) {
     lines.push("| Scenario | Engine | req/s | p50 ms | p99 ms | peak RSS MB | × baseline | CPU % server / db / load / rest |");

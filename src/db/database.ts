@@ -11,6 +11,7 @@ import {
   type PostgresPoolClient,
   type SqliteDatabase,
   SqliteDialect,
+  SqliteQueryCompiler,
   type SqliteStatement,
   sql,
   type Transaction,
@@ -318,10 +319,35 @@ export function openStorage(options: StorageOptions): Storage {
   // customers 7,793 -> 12,089 req/s (bench/README.md), its resident memory 154 -> 739 MB.
   if (options.sqliteMmapMb) sqlite.pragma(`mmap_size = ${options.sqliteMmapMb * 1024 * 1024}`);
   const database = withStatementCache(sqlite, file === ":memory:" ? null : dirname(file));
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }), log: queryLogger(options) });
+  const db = new Kysely<Database>({ dialect: new StablePlanSqliteDialect({ database }), log: queryLogger(options) });
   directSqliteOf.set(db.getExecutor().adapter, makeDirectSqlite(sqlite, database, options));
   // A statement on SQLite runs in this process: there is no server to be away, nor a statement to bound.
   return { db, dialect: "sqlite", availability: new DatabaseAvailability(), boundStatements: () => {}, close: () => db.destroy() };
+}
+
+/**
+ * Every value is bound as `+?`, not `?`. The SQLite in better-sqlite3 13 (3.54, built with
+ * STAT4) marks a statement with a join to be planned again whenever a value is bound to a
+ * parameter its planner looked at, and better-sqlite3 binds on every run: a two-table
+ * join took 50 µs of CPU a run instead of 5, and a retrieve at a million customers
+ * (the person with their sources, three joins) about ten times what its parts take
+ * alone. The unary plus is a no-op on the value (same value, type and lack of affinity),
+ * and the planner still uses it for an index lookup, but it is an expression, so the
+ * plan no longer depends on the bound value. Warden never runs ANALYZE (there are no
+ * statistics for a value to refine), and its SQLite statements take no LIKE or GLOB
+ * pattern as a parameter (customer search uses FTS5), so no plan loses anything.
+ * bench/README.md, "2026-11-27, later: the SQLite statements planned on every run".
+ */
+class StablePlanCompiler extends SqliteQueryCompiler {
+  protected override getCurrentParameterPlaceholder(): string {
+    return "+?";
+  }
+}
+
+class StablePlanSqliteDialect extends SqliteDialect {
+  override createQueryCompiler(): SqliteQueryCompiler {
+    return new StablePlanCompiler();
+  }
 }
 
 // Kysely's own Migrator introspects every table of every schema before it starts; on
