@@ -96,7 +96,11 @@ async function census(
     n += 1;
     let response: Awaited<ReturnType<typeof app.inject>>;
     if (kind === "retrieve") {
-      response = await app.inject({ method: "GET", url: `/api/v1/tools/${BENCH.tool}/customers/${encodeURIComponent(emailOf((n * 7919) % customers))}`, headers });
+      response = await app.inject({
+        method: "GET",
+        url: `/api/v1/tools/${BENCH.tool}/customers/${encodeURIComponent(emailOf((n * 7919) % customers))}`,
+        headers,
+      });
     } else if (kind === "grant") {
       response = await app.inject({
         method: "POST",
@@ -106,7 +110,12 @@ async function census(
       });
     } else {
       const { payload, signature } = signedCheckoutReport(series, n, STRIPE_SECRET);
-      response = await app.inject({ method: "POST", url: STRIPE_PATH, headers: { "content-type": "application/json", "stripe-signature": signature }, payload });
+      response = await app.inject({
+        method: "POST",
+        url: STRIPE_PATH,
+        headers: { "content-type": "application/json", "stripe-signature": signature },
+        payload,
+      });
       // A 200 that ignored the report would measure nothing.
       if (!response.body.includes('"outcome":"applied"')) throw new Error(`a Stripe report was not applied: ${response.body.slice(0, 300)}`);
     }
