@@ -32,8 +32,8 @@ export interface ProfileSummary {
   wardenInclusive: { name: string; where: string; percent: number }[];
 }
 
-/** Warden's compiled code, not a dependency's own dist/ folder. */
-const isWarden = (url: string) => url.includes("/dist/") && !url.includes("/node_modules/");
+/** Warden's code: compiled (`warden serve`), or its sources run through tsx (bench/query-census.ts); not a dependency's. */
+const isWarden = (url: string) => (url.includes("/dist/") || url.includes("/src/")) && !url.includes("/node_modules/");
 
 function areaOf(url: string, name: string): string {
   if (name === "(idle)") return "idle";
@@ -51,6 +51,8 @@ function shortUrl(url: string): string {
   if (modules >= 0) return url.slice(modules + "node_modules/".length);
   const dist = url.indexOf("/dist/");
   if (dist >= 0) return url.slice(dist + 1);
+  const src = url.indexOf("/src/");
+  if (src >= 0) return url.slice(src + 1);
   return url;
 }
 

@@ -1,12 +1,18 @@
-// Where a request's time goes, in process: every statement that retrieve-a-customer and
-// create-a-grant run, with its share of the time, and (on SQLite) what the cache of
-// prepared statements saves. It drives Warden's own app (buildApp over
+// Where a request's time goes, in process: every statement that retrieve-a-customer,
+// create-a-grant and a Stripe report of a paid checkout (ingest) run, with its share of
+// the time, and (on SQLite) what the cache of prepared statements saves. It drives Warden's own app (buildApp over
 // createServices, as `warden serve` builds them) with app.inject, so the network and
 // the load generator are out of the picture. Used to explain the benchmark's misses;
 // it changes nothing in src/.
 //
 //   node --import tsx bench/query-census.ts [--customers 20000] [--engine sqlite|postgres] [--requests 2000] [--rounds 3]
-import { mkdirSync, rmSync } from "node:fs";
+//        [--paths retrieve,grant,ingest] [--no-uncached] [--profile <folder>]
+//
+// --profile writes a CPU profile of each path's measured requests (its last round) to
+// the folder, for bench/profile-summary.ts: the seeding and warm-up are left out.
+import { randomBytes } from "node:crypto";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import SQLite from "better-sqlite3";
@@ -19,10 +25,17 @@ import { type Dialect, migrateToLatest, openStorage, type Storage } from "../src
 import type { Database } from "../src/db/schema.js";
 import { DatabaseAvailability } from "../src/db/storage-faults.js";
 import { createServices } from "../src/services.js";
+import { connectStripe } from "../src/stripe/stripe-account.service.js";
 import { BENCH, emailOf } from "./customer-mix.js";
 import { BENCH_LIMITS, PG_URL } from "./engine-run.js";
 import { ROOT } from "./processes.js";
 import { type BenchWorkspace, seedCustomers, setUpWorkspace } from "./seed.js";
+import { STRIPE_PATH, signedCheckoutReport } from "./stripe-report.js";
+
+type Kind = "retrieve" | "grant" | "ingest";
+const TITLES: Record<Kind, string> = { retrieve: "Retrieve a customer", grant: "Create a grant", ingest: "Ingest a Stripe report of a paid checkout" };
+/** The Stripe signing secret the census connects with, for its ingest reports. */
+const STRIPE_SECRET = `whsec_${randomBytes(24).toString("base64url")}`;
 
 interface Recorded {
   sql: string;
@@ -69,31 +82,61 @@ async function census(
   ws: BenchWorkspace,
   customers: number,
   requests: number,
-  kind: "retrieve" | "grant",
+  kind: Kind,
+  profileTo: string | null,
 ): Promise<PathCensus> {
   const config = parseConfig(Object.fromEntries(Object.entries(BENCH_LIMITS).map(([k, v]) => [k, String(v)])));
   const services = await createServices(config, { clock: systemClock, storage });
   const app = await buildApp(services, { logger: false });
   const headers = { authorization: `Bearer ${ws.key}` };
+  // A series of its own per run, so that every grant is for a new address and every report a new sale.
+  const series = `c${Date.now().toString(36)}`;
   let n = 0;
   const one = async () => {
     n += 1;
-    const response =
-      kind === "retrieve"
-        ? await app.inject({ method: "GET", url: `/api/v1/tools/${BENCH.tool}/customers/${encodeURIComponent(emailOf((n * 7919) % customers))}`, headers })
-        : await app.inject({
-            method: "POST",
-            url: `/api/v1/tools/${BENCH.tool}/grants`,
-            headers,
-            payload: { email: `census.${Date.now().toString(36)}.${n}@bench.example.com`, days: 30 },
-          });
+    let response: Awaited<ReturnType<typeof app.inject>>;
+    if (kind === "retrieve") {
+      response = await app.inject({
+        method: "GET",
+        url: `/api/v1/tools/${BENCH.tool}/customers/${encodeURIComponent(emailOf((n * 7919) % customers))}`,
+        headers,
+      });
+    } else if (kind === "grant") {
+      response = await app.inject({
+        method: "POST",
+        url: `/api/v1/tools/${BENCH.tool}/grants`,
+        headers,
+        payload: { email: `census.${series}.${n}@bench.example.com`, days: 30 },
+      });
+    } else {
+      const { payload, signature } = signedCheckoutReport(series, n, STRIPE_SECRET);
+      response = await app.inject({
+        method: "POST",
+        url: STRIPE_PATH,
+        headers: { "content-type": "application/json", "stripe-signature": signature },
+        payload,
+      });
+      // A 200 that ignored the report would measure nothing.
+      if (!response.body.includes('"outcome":"applied"')) throw new Error(`a Stripe report was not applied: ${response.body.slice(0, 300)}`);
+    }
     if (response.statusCode >= 300) throw new Error(`${kind} answered ${response.statusCode}: ${response.body}`);
   };
   for (let i = 0; i < Math.min(500, requests); i++) await one();
   record.length = 0;
+  const session = profileTo === null ? null : new Session();
+  if (session) {
+    session.connect();
+    await session.post("Profiler.enable");
+    await session.post("Profiler.start");
+  }
   const started = performance.now();
   for (let i = 0; i < requests; i++) await one();
   const elapsed = performance.now() - started;
+  if (session && profileTo !== null) {
+    const { profile } = await session.post("Profiler.stop");
+    writeFileSync(profileTo, JSON.stringify(profile));
+    session.disconnect();
+  }
   const byShape = new Map<string, { count: number; ms: number }>();
   let driverMs = 0;
   for (const r of record) {
@@ -138,8 +181,16 @@ async function main(): Promise<void> {
       engine: { type: "string", default: "sqlite" },
       requests: { type: "string", default: "2000" },
       rounds: { type: "string", default: "3" },
+      paths: { type: "string", default: "retrieve,grant" },
+      "no-uncached": { type: "boolean", default: false },
+      profile: { type: "string" },
     },
   });
+  const paths = values.paths.split(",").map((p) => {
+    if (p !== "retrieve" && p !== "grant" && p !== "ingest") throw new Error("--paths lists retrieve, grant and ingest");
+    return p;
+  });
+  if (values.profile) mkdirSync(values.profile, { recursive: true });
   const engine = values.engine as Dialect;
   const customers = Number(values.customers);
   const requests = Number(values.requests);
@@ -161,11 +212,18 @@ async function main(): Promise<void> {
     const ws = await setUpWorkspace(storage);
     await seedCustomers(storage, ws, { from: 0, to: customers, now: Date.now() });
     await storage.close();
+    if (paths.includes("ingest")) {
+      storage = openCensusStorage(engine, where, { cacheStatements: true }, () => {});
+      const config = parseConfig(Object.fromEntries(Object.entries(BENCH_LIMITS).map(([k, v]) => [k, String(v)])));
+      const services = await createServices(config, { clock: systemClock, storage });
+      await connectStripe(services, { workspace: BENCH.workspace, env: ws.env, webhookSecret: STRIPE_SECRET });
+      await services.close();
+    }
 
     // Variants alternate over several rounds and each keeps its best round: on a shared
     // machine, other work only ever makes a round slower.
     const out: string[] = [`## Query census: ${engine}, ${customers.toLocaleString("en")} customers`, ""];
-    const variants = engine === "sqlite" ? [false, true] : [true];
+    const variants = engine === "sqlite" && !values["no-uncached"] ? [false, true] : [true];
     const best = new Map<string, { title: string; result: PathCensus }>();
     for (let round = 1; round <= rounds; round++) {
       for (const cacheStatements of variants) {
@@ -174,10 +232,12 @@ async function main(): Promise<void> {
           : engine === "sqlite"
             ? "with the statement cache (as openStorage since 721a240)"
             : "as openStorage opens it";
-        for (const kind of ["retrieve", "grant"] as const) {
+        for (const kind of paths) {
           storage = openCensusStorage(engine, where, { cacheStatements }, (r) => record.push(r));
-          const result = await census(storage, record, ws, customers, kind === "retrieve" ? requests : Math.ceil(requests / 3), kind);
-          const title = `${kind === "retrieve" ? "Retrieve a customer" : "Create a grant"}, ${label}`;
+          const profileTo =
+            values.profile && round === rounds ? join(values.profile, `${engine}-${kind}-${cacheStatements ? "cached" : "uncached"}.cpuprofile`) : null;
+          const result = await census(storage, record, ws, customers, kind === "retrieve" ? requests : Math.ceil(requests / 3), kind, profileTo);
+          const title = `${TITLES[kind]}, ${label}`;
           const earlier = best.get(title);
           if (!earlier || result.usPerRequest < earlier.result.usPerRequest) best.set(title, { title, result });
           process.stdout.write(`round ${round}, ${kind} ${label}: ${result.usPerRequest.toFixed(0)} µs a request\n`);

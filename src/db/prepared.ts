@@ -32,6 +32,19 @@ export function prepared<Q extends Compilable<unknown>>(build: (ex: Executor, p:
   return preparedCompiled<InferResult<Q>>((ex) => build(ex, placeholder).compile());
 }
 
+/** One prepared query per number of rows (`make(rows)`), made the first time that number is asked: for multi-row statements whose only varying shape is their row count. */
+export function perRowCount<F>(make: (rows: number) => F): (rows: number) => F {
+  const made = new Map<number, F>();
+  return (rows) => {
+    let f = made.get(rows);
+    if (!f) {
+      f = make(rows);
+      made.set(rows, f);
+    }
+    return f;
+  };
+}
+
 /** `prepared` for SQL written out with Kysely's `sql` tag (statements the builder cannot express); builders of `ex` may be embedded. */
 export function preparedRaw<R>(build: (p: Placeholder, ex: Executor) => RawBuilder<R>) {
   return preparedCompiled<R[]>((ex) => build(placeholder, ex).compile(ex));

@@ -1,6 +1,7 @@
 import { sql } from "kysely";
-import type { Executor } from "../db/database.js";
-import type { Env, InsightDaysTable, InsightMonthsTable, ProductKind } from "../db/schema.js";
+import { dialectOf, type Executor } from "../db/database.js";
+import { type Placeholder, perRowCount, preparedRaw } from "../db/prepared.js";
+import type { Env, InsightDaysTable, ProductKind } from "../db/schema.js";
 
 // The writers of the Insights roll-ups (migration 031). Each is called in the transaction
 // that writes the change it counts, so a figure never runs ahead of or behind its rows.
@@ -43,12 +44,57 @@ export const ALL_TOOLS = "*";
 /** Counts per day that do not add up over days (distinct people or devices): no month row. */
 export const DAILY_ONLY: ReadonlySet<string> = new Set<Metric>(["active_people", "active_people_7", "active_people_30", "active_devices"]);
 
+// A figure's row: its key and the value to add ("day" holds the month for insight_months).
+type FigureRow = Omit<InsightDaysTable, "day"> & { day: string };
+const FIGURE_COLUMNS = 8;
+const figureArgs = (r: FigureRow) => [r.workspace_id, r.env, r.metric, r.day, r.scope, r.currency, r.plan_id, r.value];
+
+/** One upsert adding each row's value to its figure in `table`, the row's values from slot `from` on. */
+function upsertFigures(table: "insight_days" | "insight_months", rows: number, p: Placeholder, from: number) {
+  const at = sql.ref(table === "insight_days" ? "day" : "month");
+  const values = Array.from({ length: rows }, (_, i) => {
+    const slot = from + FIGURE_COLUMNS * i;
+    return sql`(${sql.join(Array.from({ length: FIGURE_COLUMNS }, (_, c) => p(slot + c)))})`;
+  });
+  return sql`insert into ${sql.table(table)} (workspace_id, env, metric, ${at}, scope, currency, plan_id, value) values ${sql.join(values)}
+  on conflict (workspace_id, env, metric, ${at}, scope, currency, plan_id) do update set value = ${sql.ref(`${table}.value`)} + excluded.value`;
+}
+
+// Prepared per number of day and month rows (src/db/prepared.ts): a grant or a sale adds
+// one or a few figures, and building and compiling the upserts with Kysely at each change
+// cost more than running them. On PostgreSQL the days and the months are one statement
+// (the days' upsert a data-modifying WITH), one round trip the fewer while the change's
+// rows are locked; SQLite cannot write in a WITH, and its statements cost no round trip.
+const PREPARED_ROWS = 16;
+const upsertDays = perRowCount((days) => preparedRaw((p) => upsertFigures("insight_days", days, p, 0)));
+const upsertMonths = perRowCount((months) => preparedRaw((p) => upsertFigures("insight_months", months, p, 0)));
+const upsertDaysAndMonths = perRowCount((days) =>
+  perRowCount((months) =>
+    preparedRaw((p) => sql`with days as (${upsertFigures("insight_days", days, p, 0)}) ${upsertFigures("insight_months", months, p, FIGURE_COLUMNS * days)}`),
+  ),
+);
+
+/** Each row's figures summed into one row per key, in key order, without the rows that add nothing. */
+function summed(rows: Iterable<FigureRow>): FigureRow[] {
+  const byKey = new Map<string, FigureRow>();
+  for (const row of rows) {
+    const key = JSON.stringify([row.workspace_id, row.env, row.metric, row.day, row.scope, row.currency, row.plan_id]);
+    const held = byKey.get(key);
+    if (held) held.value += row.value;
+    else byKey.set(key, { ...row });
+  }
+  // Rows locked in one order by every writer, so that two changes adding to the same figures cannot deadlock on PostgreSQL.
+  return [...byKey]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([, row]) => row)
+    .filter((row) => row.value !== 0);
+}
+
 /** Adds each row's value to its figure, creating it at the value. */
 export async function bump(ex: Executor, rows: readonly Bump[]): Promise<void> {
   // One row per figure: PostgreSQL refuses a statement that would update a row twice (an import's licences of one day and plan).
-  const byKey = new Map<string, InsightDaysTable>();
-  for (const r of rows) {
-    const row = {
+  const days = summed(
+    rows.map((r) => ({
       workspace_id: r.workspaceId,
       env: r.env,
       metric: r.metric,
@@ -56,41 +102,31 @@ export async function bump(ex: Executor, rows: readonly Bump[]): Promise<void> {
       scope: r.scope,
       currency: r.currency ?? "",
       plan_id: r.planId ?? "",
-      value: 0,
-    };
-    const key = JSON.stringify([row.workspace_id, row.env, row.metric, row.day, row.scope, row.currency, row.plan_id]);
-    const held = byKey.get(key) ?? row;
-    held.value += r.value;
-    byKey.set(key, held);
-  }
-  const values = [...byKey.values()].filter((v) => v.value !== 0);
-  if (values.length === 0) return;
-  await ex
-    .insertInto("insight_days")
-    .values(values)
-    .onConflict((oc) =>
-      oc.columns(["workspace_id", "env", "metric", "day", "scope", "currency", "plan_id"]).doUpdateSet({ value: sql`insight_days.value + excluded.value` }),
-    )
-    .execute();
+      value: r.value,
+    })),
+  );
+  if (days.length === 0) return;
   // The month's row beside each day's (migration 034), one per month like the days above.
-  const byMonth = new Map<string, InsightMonthsTable>();
-  for (const { day, ...v } of values) {
-    if (DAILY_ONLY.has(v.metric)) continue;
-    const month = { ...v, month: day.slice(0, 7) };
-    const key = JSON.stringify([month.workspace_id, month.env, month.metric, month.month, month.scope, month.currency, month.plan_id]);
-    const held = byMonth.get(key);
-    if (held) held.value += month.value;
-    else byMonth.set(key, month);
+  const months = summed(days.filter((d) => !DAILY_ONLY.has(d.metric)).map((d) => ({ ...d, day: d.day.slice(0, 7) })));
+  if (days.length > PREPARED_ROWS || months.length > PREPARED_ROWS) {
+    // An import's batch: a statement of its own size, not worth keeping prepared.
+    await writeFigures(ex, "insight_days", days);
+    await writeFigures(ex, "insight_months", months);
+    return;
   }
-  const months = [...byMonth.values()].filter((v) => v.value !== 0);
-  if (months.length === 0) return;
-  await ex
-    .insertInto("insight_months")
-    .values(months)
-    .onConflict((oc) =>
-      oc.columns(["workspace_id", "env", "metric", "month", "scope", "currency", "plan_id"]).doUpdateSet({ value: sql`insight_months.value + excluded.value` }),
-    )
-    .execute();
+  const args = [...days.flatMap(figureArgs), ...months.flatMap(figureArgs)];
+  if (months.length === 0) await upsertDays(days.length)(ex, args);
+  else if (dialectOf(ex) === "postgres") await upsertDaysAndMonths(days.length)(months.length)(ex, args);
+  else {
+    await upsertDays(days.length)(ex, args.slice(0, FIGURE_COLUMNS * days.length));
+    await upsertMonths(months.length)(ex, args.slice(FIGURE_COLUMNS * days.length));
+  }
+}
+
+async function writeFigures(ex: Executor, table: "insight_days" | "insight_months", rows: readonly FigureRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const args = rows.flatMap(figureArgs);
+  await upsertFigures(table, rows.length, (i) => args[i] as never, 0).execute(ex);
 }
 
 export interface Activity {

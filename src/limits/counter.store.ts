@@ -1,6 +1,6 @@
 import { type RawBuilder, sql } from "kysely";
 import type { Dialect, Executor } from "../db/database.js";
-import { prepared, preparedRaw } from "../db/prepared.js";
+import { perRowCount, prepared, preparedRaw } from "../db/prepared.js";
 
 export interface CounterState {
   count: number;
@@ -14,19 +14,6 @@ export interface CounterIncrement {
   nextWindowEnd: number;
 }
 
-// Statements are prepared per number of counters (one to a few: a key, a workspace, its owners).
-function perRowCount<F>(make: (rows: number) => F): (rows: number) => F {
-  const made = new Map<number, F>();
-  return (rows) => {
-    let f = made.get(rows);
-    if (!f) {
-      f = make(rows);
-      made.set(rows, f);
-    }
-    return f;
-  };
-}
-
 /** One counter to add to, with its own amount (a batch adds several requests' counts in one row). */
 export interface CounterAddition extends CounterIncrement {
   by: number;
@@ -38,6 +25,7 @@ export interface CounterAddition extends CounterIncrement {
  * upsert locks the rows until the surrounding transaction ends, so counts are exact
  * across processes, and a rolled-back transaction takes its increments with it.
  */
+// Statements are prepared per number of counters (one to a few: a key, a workspace, its owners).
 const upsertCounters = perRowCount((rows) =>
   prepared((ex, p) =>
     ex

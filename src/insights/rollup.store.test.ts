@@ -1,0 +1,108 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import type { Executor } from "../db/database.js";
+import { DIALECTS, testServices } from "../test-support/harness.js";
+import { type Bump, bump } from "./rollup.store.js";
+
+// bump() runs prepared upserts for a few figures (a grant's, a sale's) and builds one
+// statement of its own size for a batch (an import's); on PostgreSQL the days and the
+// months of a few figures are one statement. Whichever way, the figures are the same.
+
+// The tests of a file share a database: each writes a workspace of its own.
+let workspaces = 0;
+let WS = "";
+const nextWorkspace = () => {
+  workspaces += 1;
+  WS = `ws_rollup_${workspaces}`;
+};
+
+async function figures(ex: Executor, table: "insight_days" | "insight_months"): Promise<Record<string, number>> {
+  const rows =
+    table === "insight_days"
+      ? await ex.selectFrom("insight_days").select(["metric", "day as at", "scope", "currency", "plan_id", "value"]).where("workspace_id", "=", WS).execute()
+      : await ex
+          .selectFrom("insight_months")
+          .select(["metric", "month as at", "scope", "currency", "plan_id", "value"])
+          .where("workspace_id", "=", WS)
+          .execute();
+  return Object.fromEntries(rows.map((r) => [[r.metric, r.at, r.scope, r.currency, r.plan_id].join(" "), Number(r.value)]));
+}
+
+const row = (metric: Bump["metric"], day: string, value: number, extra: Partial<Bump> = {}): Bump => ({
+  workspaceId: WS,
+  env: "live",
+  metric,
+  day,
+  scope: "tool:tabmaster",
+  value,
+  ...extra,
+});
+
+for (const dialect of DIALECTS) {
+  describe(`Insights roll-up writer (${dialect})`, () => {
+    test("a few figures: one row per figure and per month, summed, zero sums and daily-only counts left out of the months", async () => {
+      const { services } = await testServices(dialect);
+      nextWorkspace();
+      await services.db.transaction().execute(async (trx) => {
+        await bump(trx, [
+          row("gross_one_time", "2026-10-05", 900, { currency: "eur", planId: "lifetime" }),
+          row("gross_one_time", "2026-10-05", 100, { currency: "eur", planId: "lifetime" }),
+          row("gross_one_time", "2026-10-06", 500, { currency: "eur", planId: "lifetime" }),
+          row("grants", "2026-10-05", 1),
+          row("grants", "2026-10-05", -1),
+          row("active_people", "2026-10-05", 1, { scope: "*" }),
+        ]);
+      });
+      // Again, adding to the rows written: the same prepared shapes, other counts of rows.
+      await services.db.transaction().execute(async (trx) => {
+        await bump(trx, [row("gross_one_time", "2026-10-06", 250, { currency: "eur", planId: "lifetime" }), row("trials", "2026-11-01", 2)]);
+      });
+      await bump(services.db, [row("active_people", "2026-10-05", 1, { scope: "*" })]);
+      assert.deepEqual(await figures(services.db, "insight_days"), {
+        "gross_one_time 2026-10-05 tool:tabmaster eur lifetime": 1000,
+        "gross_one_time 2026-10-06 tool:tabmaster eur lifetime": 750,
+        "trials 2026-11-01 tool:tabmaster  ": 2,
+        "active_people 2026-10-05 *  ": 2,
+      });
+      assert.deepEqual(await figures(services.db, "insight_months"), {
+        "gross_one_time 2026-10 tool:tabmaster eur lifetime": 1750,
+        "trials 2026-11 tool:tabmaster  ": 2,
+      });
+    });
+
+    test("a batch larger than the prepared shapes (an import's) counts the same as its figures written a few at a time", async () => {
+      const { services } = await testServices(dialect);
+      nextWorkspace();
+      // 40 days over two months, each day twice in the batch.
+      const days = Array.from({ length: 40 }, (_, i) => new Date(Date.UTC(2026, 9, 1) + i * 86_400_000).toISOString().slice(0, 10));
+      const batch = [...days, ...days].map((day, i) => row("grants", day, 1 + (i % 3)));
+      await bump(services.db, batch);
+      const large = { days: await figures(services.db, "insight_days"), months: await figures(services.db, "insight_months") };
+      await services.db.deleteFrom("insight_days").where("workspace_id", "=", WS).execute();
+      await services.db.deleteFrom("insight_months").where("workspace_id", "=", WS).execute();
+      for (let i = 0; i < batch.length; i += 3) await bump(services.db, batch.slice(i, i + 3));
+      assert.deepEqual({ days: await figures(services.db, "insight_days"), months: await figures(services.db, "insight_months") }, large);
+      assert.equal(Object.keys(large.days).length, 40);
+      const total = batch.reduce((sum, r) => sum + r.value, 0);
+      assert.equal(
+        Object.values(large.months).reduce((a, b) => a + b, 0),
+        total,
+      );
+      assert.deepEqual(Object.keys(large.months).sort(), ["grants 2026-10 tool:tabmaster  ", "grants 2026-11 tool:tabmaster  "]);
+    });
+
+    test("figures bumped in a transaction that fails are not written", async () => {
+      const { services } = await testServices(dialect);
+      nextWorkspace();
+      await assert.rejects(
+        services.db.transaction().execute(async (trx) => {
+          await bump(trx, [row("grants", "2026-10-05", 1), row("new_customers", "2026-10-05", 1)]);
+          throw new Error("the change failed after counting");
+        }),
+        /the change failed after counting/,
+      );
+      assert.deepEqual(await figures(services.db, "insight_days"), {});
+      assert.deepEqual(await figures(services.db, "insight_months"), {});
+    });
+  });
+}
