@@ -177,9 +177,17 @@ for (const dialect of DIALECTS) {
               .map((p) => [p.id, p.days]);
             assert.equal(spanOf(from, today, today), span);
             const windowed = await windowedTopUnpaid(db, scope, activity, span, from, today, 5);
-            assert.deepEqual(windowed?.map((r) => [r.personId, r.days]), expected, `${label}: ${span} list of ${activity} from its window`);
+            assert.deepEqual(
+              windowed?.map((r) => [r.personId, r.days]),
+              expected,
+              `${label}: ${span} list of ${activity} from its window`,
+            );
             const listed = await mostActiveUnpaid(db, scope, activity, toolId, from, today, 5, today);
-            assert.deepEqual(listed.map((r) => [r.personId, r.activeDays]), expected, `${label}: ${span} list of ${activity}`);
+            assert.deepEqual(
+              listed.map((r) => [r.personId, r.activeDays]),
+              expected,
+              `${label}: ${span} list of ${activity}`,
+            );
           }
         }
       };
@@ -210,7 +218,11 @@ for (const dialect of DIALECTS) {
       await verify(today, "a late check");
       await flush([check(quiet, last + DAY + 3_600_000)]);
       const scope = { workspaceId: ws.workspaceId, env: "test" as const, scopes: null };
-      assert.equal(await windowedTopUnpaid(db, scope, "*", "30d", windowStart("30d", today), today, 5), null, "a day after the range: not read from the window");
+      assert.equal(
+        await windowedTopUnpaid(db, scope, "*", "30d", windowStart("30d", today), today, 5),
+        null,
+        "a day after the range: not read from the window",
+      );
       const from = windowStart("30d", today);
       const expected = people
         .filter((p) => !licences.some((l) => l.person_id === p.id && l.amount_cents !== null))
@@ -260,12 +272,17 @@ for (const dialect of DIALECTS) {
       const recount = ["*", "tool:t"].flatMap((scope) =>
         SPANS.flatMap((span) =>
           ["p1", "p2", "p3"]
-            .map((p) => [scope, span, p, days.filter((d) => d.scope === scope && d.person_id === p && d.day >= windowStart(span, "2026-11-27")).length] as const)
+            .map(
+              (p) => [scope, span, p, days.filter((d) => d.scope === scope && d.person_id === p && d.day >= windowStart(span, "2026-11-27")).length] as const,
+            )
             .filter(([, , , n]) => n > 0),
         ),
       );
       assert.deepEqual(windows.map((w) => [w.scope, w.span, w.person_id, Number(w.days)]).sort(), recount.map((r) => [...r]).sort());
-      assert.ok(recount.some(([, span, p, n]) => span === "12m" && p === "p1" && n === 3), "12 months from 2025-12-01: not the day before");
+      assert.ok(
+        recount.some(([, span, p, n]) => span === "12m" && p === "p1" && n === 3),
+        "12 months from 2025-12-01: not the day before",
+      );
     });
 
     test("at risk: a payer is listed once 14 days have passed since their purchase without an active day, not before", async () => {

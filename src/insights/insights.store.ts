@@ -420,7 +420,15 @@ async function groupedTopUnpaid(ex: Executor, scope: Scope, activityScope: strin
  * the window's index, most days first, passing over payers; null when the window does not
  * start where the range does yet (the job has not moved it) or someone has a day after it.
  */
-export async function windowedTopUnpaid(ex: Executor, scope: Scope, activityScope: string, span: Span, from: string, to: string, limit: number): Promise<Ranked[] | null> {
+export async function windowedTopUnpaid(
+  ex: Executor,
+  scope: Scope,
+  activityScope: string,
+  span: Span,
+  from: string,
+  to: string,
+  limit: number,
+): Promise<Ranked[] | null> {
   const key = { workspaceId: scope.workspaceId, env: scope.env, scope: activityScope, span };
   const [start, after] = await Promise.all([startOfWindow(ex, key), activeAfter(ex, scope.workspaceId, scope.env, activityScope, to)]);
   if (start !== from || after) return null;

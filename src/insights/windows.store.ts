@@ -152,10 +152,7 @@ export async function stepWindow(trx: Trx, w: WindowKey, target: string): Promis
       .where("scope", "=", w.scope)
       .where("span", "=", w.span);
   if (forward) {
-    await window()
-      .set({ days: sql`days - 1` })
-      .where("person_id", "in", activeThatDay)
-      .execute();
+    await window().set({ days: sql`days - 1` }).where("person_id", "in", activeThatDay).execute();
     await trx
       .deleteFrom("insight_active_windows")
       .where("workspace_id", "=", w.workspaceId)
