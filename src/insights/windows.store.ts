@@ -38,6 +38,9 @@ export interface WindowKey {
   span: Span;
 }
 
+/** Rows of insight_active_windows per upsert: six parameters each. */
+const UPSERT_ROWS = 1_000;
+
 export interface ActiveDay {
   workspaceId: string;
   env: Env;
@@ -100,13 +103,16 @@ export async function countInWindows(ex: Executor, days: readonly ActiveDay[]): 
   if (counts.size === 0) return;
   // In key order: two flushes that touch the same people lock their rows in the same order.
   const values = [...counts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
-  await ex
-    .insertInto("insight_active_windows")
-    .values(values)
-    .onConflict((oc) =>
-      oc.columns(["workspace_id", "env", "scope", "span", "person_id"]).doUpdateSet({ days: sql`insight_active_windows.days + excluded.days` }),
-    )
-    .execute();
+  // A statement's parameters are bounded (SQLite's limit): a flush of thousands of days writes them in parts.
+  for (let i = 0; i < values.length; i += UPSERT_ROWS) {
+    await ex
+      .insertInto("insight_active_windows")
+      .values(values.slice(i, i + UPSERT_ROWS))
+      .onConflict((oc) =>
+        oc.columns(["workspace_id", "env", "scope", "span", "person_id"]).doUpdateSet({ days: sql`insight_active_windows.days + excluded.days` }),
+      )
+      .execute();
+  }
 }
 
 /** Every window whose start is not where a range ending `today` begins. */
@@ -118,10 +124,11 @@ export async function windowsToMove(ex: Executor, today: string): Promise<(Windo
 }
 
 /**
- * Moves a window's start one day towards `target`, in the caller's transaction: forward,
- * the people active on the day left lose it (and their row when it was their last);
- * back, the people active on the day before gain it. Answers the new start, or null when
- * there was nothing to do (another process moved it first).
+ * Moves a window's start towards `target` past one day with activity, in the caller's
+ * transaction: forward, the people active on that day lose it (and their row when it was
+ * their last); back, the people active on it gain it. Days without activity are passed
+ * over in the same step. Answers the new start, or null when there was nothing to do
+ * (another process moved it first).
  */
 export async function stepWindow(trx: Trx, w: WindowKey, target: string): Promise<string | null> {
   await holdWriteLock(trx);
@@ -136,7 +143,24 @@ export async function stepWindow(trx: Trx, w: WindowKey, target: string): Promis
   const row = await q.executeTakeFirst();
   if (!row || row.start === target) return null;
   const forward = row.start < target;
-  const day = forward ? row.start : utcDayOf(dayMs(row.start) - DAY);
+  // The next day anyone was active between the start and the target: the days between change nothing.
+  const days = trx.selectFrom("insight_active_days").where("workspace_id", "=", w.workspaceId).where("env", "=", w.env).where("scope", "=", w.scope);
+  const next = forward
+    ? await days
+        .select((eb) => eb.fn.min("day").as("day"))
+        .where("day", ">=", row.start)
+        .where("day", "<", target)
+        .executeTakeFirst()
+    : await days
+        .select((eb) => eb.fn.max("day").as("day"))
+        .where("day", "<", row.start)
+        .where("day", ">=", target)
+        .executeTakeFirst();
+  const day = next?.day ?? null;
+  if (day === null) {
+    await setStart(trx, w, target);
+    return target;
+  }
   const activeThatDay = trx
     .selectFrom("insight_active_days")
     .select("person_id")
@@ -172,7 +196,12 @@ export async function stepWindow(trx: Trx, w: WindowKey, target: string): Promis
       )
       .execute();
   }
-  const start = forward ? utcDayOf(dayMs(row.start) + DAY) : day;
+  const start = forward ? utcDayOf(dayMs(day) + DAY) : day;
+  await setStart(trx, w, start);
+  return start;
+}
+
+async function setStart(trx: Trx, w: WindowKey, start: string): Promise<void> {
   await trx
     .updateTable("insight_window_starts")
     .set({ start })
@@ -181,7 +210,6 @@ export async function stepWindow(trx: Trx, w: WindowKey, target: string): Promis
     .where("scope", "=", w.scope)
     .where("span", "=", w.span)
     .execute();
-  return start;
 }
 
 /** The start of a window as it stands, or null when the scope has none yet. */
