@@ -2,7 +2,10 @@
 // people (a third paying by licence, a tenth by subscription, trials and grants), two
 // years of daily roll-ups, and `--active-days` person-days of access checks (the rows the
 // use figures and lists read), then times each of the four Insights functions, as a page
-// calls them, over 30 days by day and 12 months by month, for every tool and for one.
+// calls them, over 30 days by day and 12 months by month, for every tool and for one; then
+// the most-active-unpaid list read from its windows (migration 036) against the walk of the
+// months and the count, the windows job's moves (a day, the turn of a month) and what the
+// windows add to the activity flush.
 //
 //   node --import tsx bench/insights.ts [--engine sqlite|postgres] [--people 1000000] [--active-days 10000000] [--runs 20] [--spread even|skewed]
 import { mkdirSync, rmSync } from "node:fs";
@@ -14,7 +17,8 @@ import { ActivityCounter } from "../src/insights/activity.js";
 import { peopleInsights, revenueInsights, subscriptionInsights, useInsights } from "../src/insights/insights.service.js";
 import { mostActiveUnpaid, scopesOfTool } from "../src/insights/insights.store.js";
 import type { InsightsQuery } from "../src/insights/insights.types.js";
-import { DAILY_ONLY } from "../src/insights/rollup.store.js";
+import { type Activity, DAILY_ONLY, recordActivities } from "../src/insights/rollup.store.js";
+import { countInWindows, SPANS, stepWindow, windowStart, windowsToMove } from "../src/insights/windows.store.js";
 import { PG_URL, runOnPg } from "./engine-run.js";
 import { ROOT } from "./processes.js";
 
@@ -37,7 +41,7 @@ const DAY = 86_400_000;
 const TODAY = Date.parse("2026-11-26T00:00:00Z");
 const FIRST = TODAY - (DAYS - 1) * DAY;
 const WS = "ws_insightsbench";
-const ENV = "live";
+const ENV = "live" as const;
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /** 0 … n-1 as a table `s(i)`, in either engine. */
@@ -142,6 +146,17 @@ async function seed(db: Db, postgres: boolean): Promise<void> {
     select workspace_id, env, scope, substr(day, 1, 7), person_id, count(*) from insight_active_days
     group by workspace_id, env, scope, person_id, substr(day, 1, 7)`.execute(db);
   log("month rows and active days per person and month", t);
+  t = performance.now();
+  // The windows as the flush and the job keep them (migration 036), ending today.
+  for (const span of SPANS) {
+    const start = windowStart(span, dayOf(TODAY));
+    await sql`insert into insight_window_starts (workspace_id, env, scope, span, start) values (${WS}, ${ENV}, '*', ${span}, ${start})`.execute(db);
+    await sql`insert into insight_active_windows (workspace_id, env, scope, span, person_id, days)
+      select workspace_id, env, scope, ${sql.lit(span)}, person_id, count(*) from insight_active_days
+      where workspace_id = ${WS} and env = ${ENV} and scope = '*' and day >= ${start}
+      group by workspace_id, env, scope, person_id`.execute(db);
+  }
+  log("the most-active-unpaid windows", t);
   if (postgres) await sql`analyze`.execute(db);
   else await sql`analyze`.execute(db);
 }
@@ -194,21 +209,74 @@ async function main(): Promise<void> {
         }
       }
     }
-    // The most-active-unpaid list as the page walks it, against counting every person-day of the range: the same answer.
-    process.stdout.write("\n| Most active unpaid | Range | Tools | Walk ms | Count ms | Same answer |\n|---|---|---|---|---|---|\n");
-    for (const [label, range] of ranges) {
+    // The most-active-unpaid list as the page reads it (from the window), as the walk of the
+    // months finds it, and counted from every person-day of the range: the same answer.
+    const listRanges: [string, string][] = [
+      ["7 days", dayOf(TODAY - 6 * DAY)],
+      ["30 days", dayOf(TODAY - 29 * DAY)],
+      ["90 days", dayOf(TODAY - 89 * DAY)],
+      ["12 months", "2025-12-01"],
+    ];
+    process.stdout.write("\n| Most active unpaid | Range | Tools | Window ms | Walk ms | Count ms | Same answer |\n|---|---|---|---|---|---|---|\n");
+    for (const [label, from] of listRanges) {
       for (const toolId of [null, "tool0"]) {
         const scope = { workspaceId: WS, env: ENV, scopes: toolId === null ? null : await scopesOfTool(storage.db, WS, toolId) } as const;
         const activity = toolId === null ? "*" : `tool:${toolId}`;
+        const list = (today: string | null, walk = {}) => mostActiveUnpaid(storage.db, scope, activity, toolId, from, dayOf(TODAY), 20, today, walk);
+        const windowed = await time(() => list(dayOf(TODAY)));
+        const answer = await list(dayOf(TODAY));
         let t = performance.now();
-        const walked = await mostActiveUnpaid(storage.db, scope, activity, toolId, range.from, range.to, 20);
+        const walked = await list(null);
         const walkMs = performance.now() - t;
         t = performance.now();
-        const counted = await mostActiveUnpaid(storage.db, scope, activity, toolId, range.from, range.to, 20, { max: 0 });
+        const counted = await list(null, { max: 0 });
         const countMs = performance.now() - t;
-        const same = JSON.stringify(walked) === JSON.stringify(counted);
-        process.stdout.write(`| | ${label} | ${toolId ?? "all"} | ${walkMs.toFixed(1)} | ${countMs.toFixed(1)} | ${same ? "yes" : "NO"} |\n`);
+        const same = JSON.stringify(answer) === JSON.stringify(walked) && JSON.stringify(walked) === JSON.stringify(counted);
+        process.stdout.write(
+          `| | ${label} | ${toolId ?? "all"} | ${windowed.median.toFixed(1)} (p95 ${windowed.p95.toFixed(1)}) | ${walkMs.toFixed(1)} | ${countMs.toFixed(1)} | ${same ? "yes" : "NO"} |\n`,
+        );
       }
+    }
+
+    // What the windows add to the activity flush: 1,000 people's first check of tomorrow,
+    // the whole flush (its days, figures and windows) and the windows' part alone.
+    const tomorrow = TODAY + DAY;
+    process.stdout.write("\n| Flush of 1,000 new person-days | Run | Whole flush ms | Windows' part ms |\n|---|---|---|---|\n");
+    for (let run = 0; run < 5; run++) {
+      const checks: Activity[] = Array.from({ length: 1000 }, (_, k) => {
+        const person = `p${((run * 1000 + k) * 97) % PEOPLE}`;
+        return { workspaceId: WS, env: ENV, toolId: "tool1", personId: person, deviceId: `bench-${run}-${k}`, at: tomorrow + 3_600_000 };
+      });
+      let t = performance.now();
+      await storage.db.transaction().execute((trx) => recordActivities(trx, checks));
+      const whole = performance.now() - t;
+      const days = checks.map((c) => ({ workspaceId: WS, env: ENV, scope: "*", personId: `${c.personId}x`, day: dayOf(tomorrow) }));
+      t = performance.now();
+      await storage.db.transaction().execute((trx) => countInWindows(trx, days));
+      const part = performance.now() - t;
+      process.stdout.write(`| | ${run + 1} | ${whole.toFixed(1)} | ${part.toFixed(1)} |\n`);
+    }
+
+    // The windows job: a day (7, 30 and 90 days move one day), then the turn of the month
+    // (those four more days, and the 12 months a month: 2025-12 leaves), a transaction a step.
+    process.stdout.write("\n| Windows job | Moves | Steps | Total ms | Longest step ms |\n|---|---|---|---|---|\n");
+    for (const [label, today] of [
+      ["to the next day", dayOf(TODAY + DAY)],
+      ["to the first of the month", "2026-12-01"],
+    ] as const) {
+      let steps = 0;
+      let longest = 0;
+      const started = performance.now();
+      for (const w of await windowsToMove(storage.db, today)) {
+        for (;;) {
+          const t = performance.now();
+          const moved = await storage.db.transaction().execute((trx) => stepWindow(trx, w, windowStart(w.span, today)));
+          if (moved === null) break;
+          steps++;
+          longest = Math.max(longest, performance.now() - t);
+        }
+      }
+      process.stdout.write(`| | ${label} | ${steps} | ${(performance.now() - started).toFixed(1)} | ${longest.toFixed(1)} |\n`);
     }
   } finally {
     await storage.close();

@@ -4,6 +4,7 @@ import { buildApp } from "./app.js";
 import { createMailer } from "./client/mailer.js";
 import { systemClock } from "./clock.js";
 import type { Config } from "./config.js";
+import { windowsJob } from "./insights/windows.js";
 import { MailSender } from "./mail/mail.sender.js";
 import { waitForDatabase } from "./ops/database-wait.js";
 import { SHUTDOWN_GRACE_MS, settleWithin } from "./ops/shutdown.js";
@@ -53,6 +54,7 @@ export async function startServer(config: Readonly<Config>, report: (line: strin
     : null;
   const unsubscribe = worker ? services.signals.onDelivery(() => worker.wake()) : null;
   const pruner = retentionPruner(services, app.log);
+  const windows = windowsJob(services, app.log);
   const reconciler = config.stripeReconcileMinutes > 0 ? stripeReconcileScheduler(services, app.log, config.stripeReconcileMinutes * 60_000) : null;
   // Mail goes out here, never in a request: an answer does not wait on the relay or tell by its time whom it mailed.
   const mailer = createMailer(config, app.log);
@@ -79,6 +81,7 @@ export async function startServer(config: Readonly<Config>, report: (line: strin
     }
     mailer.close();
     await pruner.stop();
+    await windows.stop();
     if (reconciler && !(await settleWithin(reconciler.stop(), SHUTDOWN_GRACE_MS))) {
       app.log.warn("a reconcile with Stripe was still running after the grace period: its lease runs out, and the next round reads again");
     }
@@ -110,6 +113,7 @@ export async function startServer(config: Readonly<Config>, report: (line: strin
   worker?.start();
   mailSender.start();
   pruner.start();
+  windows.start();
   reconciler?.start();
   services.accessWatch.start();
   const summary = startSummary(config, (app.server.address() as AddressInfo).port);

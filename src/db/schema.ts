@@ -618,6 +618,25 @@ export interface InsightActiveMonthsTable {
   days: number;
 }
 
+/** The first day each window of the most-active-unpaid list counts, per scope and span '7d' | '30d' | '90d' | '12m' (migration 036). */
+export interface InsightWindowStartsTable {
+  workspace_id: string;
+  env: Env;
+  scope: string;
+  span: string;
+  start: string;
+}
+
+/** A person's number of active days in the scope on their window's start or after (migration 036). */
+export interface InsightActiveWindowsTable {
+  workspace_id: string;
+  env: Env;
+  scope: string;
+  span: string;
+  person_id: string;
+  days: number;
+}
+
 /** A person's newest active day, per scope (migration 031). */
 export interface InsightLastActiveTable {
   workspace_id: string;
@@ -691,6 +710,8 @@ export interface Database {
   insight_days: InsightDaysTable;
   insight_months: InsightMonthsTable;
   insight_active_months: InsightActiveMonthsTable;
+  insight_window_starts: InsightWindowStartsTable;
+  insight_active_windows: InsightActiveWindowsTable;
   insight_active_days: InsightActiveDaysTable;
   insight_device_days: InsightDeviceDaysTable;
   insight_last_active: InsightLastActiveTable;

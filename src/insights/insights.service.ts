@@ -253,7 +253,7 @@ export async function useInsights(services: Pick<Services, "db" | "activity">, q
     read(db, distinct, ["active_people", "active_people_7", "active_people_30"], r, "day"),
     read(db, products, ["active_devices"], r, "day"),
     lapsedPayers(db, products, activity, since, 100),
-    mostActiveUnpaid(db, products, activity, q.toolId, q.from, q.to, 20),
+    mostActiveUnpaid(db, products, activity, q.toolId, q.from, q.to, 20, utcDayOf(now.getTime())),
   ]);
   return {
     activePeople: {

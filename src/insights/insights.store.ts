@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import { dialectOf, type Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
 import { ALL_TOOLS, DAILY_ONLY, type Metric, utcDayOf } from "./rollup.store.js";
+import { activeAfter, type Span, spanOf, startOfWindow } from "./windows.store.js";
 
 // The reads behind Insights: the roll-ups (migration 031) for every chart, and, for the
 // lists of people (at risk, most active unpaid) and trial outcomes, the rows themselves
@@ -414,7 +415,38 @@ async function groupedTopUnpaid(ex: Executor, scope: Scope, activityScope: strin
   return rows.rows.map((r) => ({ personId: r.person_id, days: Number(r.days) }));
 }
 
-/** People who pay for nothing in the scope with the most active days from…to (at most `limit`), and whether a trial or grant gave them access. */
+/**
+ * The same list for a range the windows keep (migration 036, windows.store.ts): read down
+ * the window's index, most days first, passing over payers; null when the window does not
+ * start where the range does yet (the job has not moved it) or someone has a day after it.
+ */
+export async function windowedTopUnpaid(
+  ex: Executor,
+  scope: Scope,
+  activityScope: string,
+  span: Span,
+  from: string,
+  to: string,
+  limit: number,
+): Promise<Ranked[] | null> {
+  const key = { workspaceId: scope.workspaceId, env: scope.env, scope: activityScope, span };
+  const [start, after] = await Promise.all([startOfWindow(ex, key), activeAfter(ex, scope.workspaceId, scope.env, activityScope, to)]);
+  if (start !== from || after) return null;
+  const rows = await sql<{ person_id: string; days: number }>`
+    select w.person_id, w.days from insight_active_windows w
+    where w.workspace_id = ${scope.workspaceId} and w.env = ${scope.env} and w.scope = ${activityScope} and w.span = ${span}
+      and not ${paysIn(scope, "w.person_id")}
+    order by w.days desc, ${byteOrder(ex, "w.person_id")}
+    limit ${limit}`.execute(ex);
+  return rows.rows.map((r) => ({ personId: r.person_id, days: Number(r.days) }));
+}
+
+/**
+ * People who pay for nothing in the scope with the most active days from…to (at most
+ * `limit`), and whether a trial or grant gave them access. A range that ends `today` and
+ * starts where one of the page's spans does is read from its window when the window is
+ * there; any other, from the months (the same answer either way).
+ */
 export async function mostActiveUnpaid(
   ex: Executor,
   scope: Scope,
@@ -423,9 +455,12 @@ export async function mostActiveUnpaid(
   from: string,
   to: string,
   limit: number,
+  today: string | null,
   walk: Walk = {},
 ): Promise<{ personId: string; email: string; activeDays: number; source: "trial" | "grant" | "free" }[]> {
-  const top = await topUnpaid(ex, scope, activityScope, from, to, limit, walk);
+  const span = today === null ? null : spanOf(from, to, today);
+  const windowed = span === null ? null : await windowedTopUnpaid(ex, scope, activityScope, span, from, to, limit);
+  const top = windowed ?? (await topUnpaid(ex, scope, activityScope, from, to, limit, walk));
   if (top.length === 0) return [];
   const toolFilter = toolId === null ? sql`` : sql`and g.tool_id = ${toolId}`;
   const rows = await sql<{ person_id: string; email: string; trial: number; grant: number }>`

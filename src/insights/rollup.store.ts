@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import { dialectOf, type Executor } from "../db/database.js";
 import { type Placeholder, perRowCount, preparedRaw } from "../db/prepared.js";
 import type { Env, InsightDaysTable, ProductKind } from "../db/schema.js";
+import { type ActiveDay, countInWindows } from "./windows.store.js";
 
 // The writers of the Insights roll-ups (migration 031). Each is called in the transaction
 // that writes the change it counts, so a figure never runs ahead of or behind its rows.
@@ -141,8 +142,10 @@ export interface Activity {
 /** Counts access checks (activity.ts notes them), their figures summed into one write. */
 export async function recordActivities(ex: Executor, checks: readonly Activity[]): Promise<void> {
   const rows: Bump[] = [];
-  for (const a of checks) rows.push(...(await activityFigures(ex, a)));
+  const days: ActiveDay[] = [];
+  for (const a of checks) rows.push(...(await activityFigures(ex, a, days)));
   await bump(ex, rows);
+  await countInWindows(ex, days);
 }
 
 /**
@@ -152,7 +155,7 @@ export async function recordActivities(ex: Executor, checks: readonly Activity[]
  * count them yet: with p their newest earlier active day, the windows ending on days
  * max(d, p + n) … d + n - 1.
  */
-async function activityFigures(ex: Executor, a: Activity): Promise<Bump[]> {
+async function activityFigures(ex: Executor, a: Activity, newDays: ActiveDay[]): Promise<Bump[]> {
   const day = utcDayOf(a.at);
   const device = await ex
     .insertInto("insight_device_days")
@@ -168,6 +171,7 @@ async function activityFigures(ex: Executor, a: Activity): Promise<Bump[]> {
       .onConflict((oc) => oc.columns(["workspace_id", "env", "scope", "person_id", "day"]).doNothing())
       .executeTakeFirst();
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) continue;
+    newDays.push({ workspaceId: a.workspaceId, env: a.env, scope, personId: a.personId, day });
     await ex
       .insertInto("insight_active_months")
       .values({ workspace_id: a.workspaceId, env: a.env, scope, month: day.slice(0, 7), person_id: a.personId, days: 1 })
