@@ -66,6 +66,31 @@ for (const dialect of DIALECTS) {
       assert.equal(await figure(services.db, ws.workspaceId, "active_people"), 2, "the tool's and all tools' once each");
     });
 
+    test("two processes flushing the same people's first checks in opposite orders both commit, each day counted once", async () => {
+      const { services, clock } = await testServices(dialect);
+      const ws = await seedWorkspace(services);
+      const people: { id: string }[] = [];
+      for (let i = 0; i < 60; i++) people.push(await ensurePerson(services.db, ws.workspaceId, "test", `o${i}@example.com`, clock.now()));
+      const check = (i: number, device: string) => ({
+        workspaceId: ws.workspaceId,
+        env: "test" as const,
+        toolId: ws.tool,
+        personId: people[i]?.id ?? "",
+        deviceId: `${device}-${ws.workspaceId}-${i}`,
+        at: AT,
+      });
+      for (let round = 0; round < 3; round++) {
+        const [one, two] = [new ActivityCounter(services.db), new ActivityCounter(services.db)];
+        // Each person's second device in the other process, noted in the reverse order:
+        // both write the same people's month and last-active rows.
+        for (let i = 0; i < people.length; i++) one.note({ ...check(i, `a${round}`), at: AT + round * 86_400_000 });
+        for (let i = people.length - 1; i >= 0; i--) two.note({ ...check(i, `b${round}`), at: AT + round * 86_400_000 });
+        await Promise.all([one.flush(), two.flush()]);
+      }
+      assert.equal(await figure(services.db, ws.workspaceId, "active_devices"), 2 * 60 * 3);
+      assert.equal(await figure(services.db, ws.workspaceId, "active_people"), 2 * 60 * 3, "each person once a day, per tool and over all tools");
+    });
+
     test("a failed write keeps the days for the next one; close writes what is noted", async () => {
       const { services, clock } = await testServices(dialect);
       const ws = await seedWorkspace(services);

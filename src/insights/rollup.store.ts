@@ -139,11 +139,20 @@ export interface Activity {
   at: number;
 }
 
+const byBytes = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 /** Counts access checks (activity.ts notes them), their figures summed into one write. */
 export async function recordActivities(ex: Executor, checks: readonly Activity[]): Promise<void> {
   const rows: Bump[] = [];
   const days: ActiveDay[] = [];
-  for (const a of checks) rows.push(...(await activityFigures(ex, a, days)));
+  // In one order in every process (by person, then device and time), so that two
+  // processes' flushes lock the same people's rows in the same order: in the order they
+  // were noted, two flushes on PostgreSQL could each hold a row the other waits for.
+  const ordered = [...checks].sort(
+    (a, b) =>
+      byBytes(a.workspaceId, b.workspaceId) || byBytes(a.env, b.env) || byBytes(a.personId, b.personId) || byBytes(a.deviceId, b.deviceId) || a.at - b.at,
+  );
+  for (const a of ordered) rows.push(...(await activityFigures(ex, a, days)));
   await bump(ex, rows);
   await countInWindows(ex, days);
 }
