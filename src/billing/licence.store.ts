@@ -1,7 +1,7 @@
 import type { Selectable } from "kysely";
 import type { Executor } from "../db/database.js";
 import type { Env, LicencesTable, ProductKind } from "../db/schema.js";
-import { bump, productScope, utcDayOf } from "../insights/rollup.store.js";
+import { bump, productScope, settleTrialOutcomes, utcDayOf } from "../insights/rollup.store.js";
 
 export type LicenceStatus = "active" | "suspended" | "revoked";
 
@@ -75,6 +75,10 @@ export async function insertLicences(ex: Executor, licences: readonly Licence[])
           ]
         : [],
     ),
+  );  // A purchase may decide its buyer's trials.
+  await settleTrialOutcomes(
+    ex,
+    licences.filter((l) => l.amountCents !== null),
   );
 }
 

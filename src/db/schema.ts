@@ -216,7 +216,13 @@ export interface GrantsTable {
   revoked_at: number | null;
   note: string | null;
   created_at: number;
+  /** A trial's first purchase of a product containing its tool: within the trial, or within 30 days after (migration 037). */
+  outcome: TrialOutcome | null;
+  /** The same, of any product (the page over every tool). */
+  outcome_any: TrialOutcome | null;
 }
+
+export type TrialOutcome = "within" | "after";
 
 export interface DevicesTable {
   id: string;

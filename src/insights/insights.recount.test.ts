@@ -419,8 +419,10 @@ async function run(dialect: Dialect) {
               .map((l) => Number(l.purchased_at)),
             ...subRows.filter((s) => inScope(s.product_kind, s.product_id) && s.person_id === g.person_id).map((s) => Number(s.created_at)),
           ];
-          if (buys.some((b) => b >= Number(g.starts_at) && b < end)) outcome.paidWithinTrial += 1;
-          if (buys.some((b) => b >= end && b < end + 30 * DAY)) outcome.paidWithin30DaysAfter += 1;
+          // The first purchase from the trial's start decides it, once: within, within 30 days after, or neither.
+          const first = Math.min(...buys.filter((b) => b >= Number(g.starts_at)));
+          if (first < end) outcome.paidWithinTrial += 1;
+          else if (first < end + 30 * DAY) outcome.paidWithin30DaysAfter += 1;
         }
         const people = await peopleInsights(db, q(toolId));
         assert.deepEqual(byDay(people.newCustomers), sorted(newCustomers), `new customers, tool ${toolId}`);

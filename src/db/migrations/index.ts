@@ -33,6 +33,7 @@ import * as counterLeases from "./032-counter-leases.js";
 import * as workspaceAudit from "./033-workspace-audit.js";
 import * as insightsSpeed from "./034-insights-speed.js";
 import * as subscriptionRefunds from "./035-subscription-refunds.js";
+import * as trialOutcomes from "./037-trial-outcomes.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -70,4 +71,5 @@ export const migrations: Record<string, Migration> = {
   "033-workspace-audit": workspaceAudit,
   "034-insights-speed": insightsSpeed,
   "035-subscription-refunds": subscriptionRefunds,
+  "037-trial-outcomes": trialOutcomes,
 };
