@@ -75,7 +75,7 @@ export async function insertLicences(ex: Executor, licences: readonly Licence[])
           ]
         : [],
     ),
-  );  // A purchase may decide its buyer's trials.
+  ); // A purchase may decide its buyer's trials.
   await settleTrialOutcomes(
     ex,
     licences.filter((l) => l.amountCents !== null),

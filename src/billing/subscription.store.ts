@@ -69,7 +69,7 @@ export async function insertSubscriptions(ex: Executor, subscriptions: readonly 
         account_person_id: subscription.accountPersonId ?? null,
       })),
     )
-    .execute();  // A subscription may decide its buyer's trials.
+    .execute(); // A subscription may decide its buyer's trials.
   await settleTrialOutcomes(ex, subscriptions);
 }
 

@@ -1,17 +1,7 @@
 import type { Executor } from "../db/database.js";
 import { invalidParameter } from "../errors/errors.js";
 import type { Services } from "../services.js";
-import {
-  type Figure,
-  figures,
-  lapsedPayers,
-  levelsBefore,
-  mostActiveUnpaid,
-  planNames,
-  planTotals,
-  type Scope,
-  scopesOfTool,
-} from "./insights.store.js";
+import { type Figure, figures, lapsedPayers, levelsBefore, mostActiveUnpaid, planNames, planTotals, type Scope, scopesOfTool } from "./insights.store.js";
 import type {
   CurrencyMrr,
   CurrencyRevenue,
