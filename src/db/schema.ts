@@ -175,6 +175,8 @@ export interface LicencesTable {
   created_at: number;
   /** When refunded in full (migration 004); a refund revokes the licence. */
   refunded_at: number | null;
+  /** What has been refunded of its amount, partial refunds together (migration 037); the amount once refunded in full. */
+  refunded_cents: Generated<number>;
   /** SHA-256 of the licence key and the key sealed (migration 006); null until the buyer first asks for it. */
   key_hash: string | null;
   key_sealed: string | null;

@@ -185,7 +185,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await outcomes("tabmaster", next, next), { started: 0, paidWithinTrial: 0, paidWithin30DaysAfter: 0 });
     });
 
-    test("migration 037 decides the trials kept before it, and their figures by day and by month", async (t) => {
+    test("migration 037 decides the trials kept before it, and their figures by day and by month; licences refunded in full count as refunded", async (t) => {
       const storage = await emptyStorage(dialect);
       t.after(() => storage.close());
       const { db } = storage;
@@ -255,6 +255,7 @@ for (const dialect of DIALECTS) {
           licence("l4", "d", "tool", "tabmaster", at + 4 * DAY, null),
           licence("l5", "d", "tool", "tabmaster", at + 53 * DAY, 4900),
           licence("l6", "e", "tool", "tabmaster", at + DAY, 4900),
+          { ...licence("l7", "e", "bundle", "suite", at + DAY, 9900), status: "revoked" as const, refunded_at: at + 2 * DAY },
         ])
         .execute();
       await sql`insert into subscriptions (workspace_id, env, id, person_id, product_kind, product_id, plan_id, status, current_period_start, current_period_end, cancel_at_period_end, seats, created_at)
@@ -297,6 +298,15 @@ for (const dialect of DIALECTS) {
         ["2026-10", "trial_paid_within", "tool:tabmaster", 1],
         ["2026-11", "trial_paid_after", "*", 1],
       ]);
+      // A licence refunded in full before counted its whole amount then: a later report of its charge adds nothing.
+      const refunded = await db.selectFrom("licences").select(["id", "refunded_cents"]).where("id", "in", ["l6", "l7"]).orderBy("id").execute();
+      assert.deepEqual(
+        refunded.map((l) => [l.id, Number(l.refunded_cents)]),
+        [
+          ["l6", 0],
+          ["l7", 9900],
+        ],
+      );
       // From then on the writer moves them: d's earlier purchase, recorded now, converts d's trial within it.
       await buy(db, "ws_t", "d", "tool", "tabmaster", at + 5 * DAY, 4900, "live");
       const d = await db.selectFrom("grants").select(["outcome", "outcome_any"]).where("id", "=", "g4").executeTakeFirstOrThrow();

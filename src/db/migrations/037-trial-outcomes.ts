@@ -8,6 +8,12 @@ import { type Kysely, PostgresAdapter, sql } from "kysely";
 // 'tool:<tool>' and '*' respectively. Trials kept before this are decided here from their
 // rows as the writer decides them (rollup.store.ts settleTrialOutcomes), with the bundles'
 // tools as they are now.
+//
+// licences.refunded_cents: what has been refunded of a licence's amount (Stripe's
+// `amount_refunded`, every partial refund together), so a partial refund counts in
+// Insights' refunds and the full refund after it only what is left. Licences refunded
+// in full before this counted their whole amount then; the partial refunds before this
+// were counted nowhere, and their amount counts when the next report of the charge comes.
 export async function up(db: Kysely<unknown>): Promise<void> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   await db.schema.alterTable("grants").addColumn("outcome", "text").execute();
@@ -51,4 +57,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     select workspace_id, env, metric, substr(day, 1, 7), scope, currency, plan_id, sum(value) from insight_days
     where metric in ('trial_paid_within', 'trial_paid_after')
     group by workspace_id, env, metric, substr(day, 1, 7), scope, currency, plan_id`.execute(db);
+
+  await db.schema
+    .alterTable("licences")
+    .addColumn("refunded_cents", "bigint", (c) => c.notNull().defaultTo(0))
+    .execute();
+  await sql`update licences set refunded_cents = amount_cents where refunded_at is not null and amount_cents is not null`.execute(db);
 }
