@@ -173,6 +173,36 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await outcomes("tabmaster"), { started: 3, paidWithinTrial: 2, paidWithin30DaysAfter: 0 });
     });
 
+    if (dialect === "postgres") {
+      test("two purchases committed at once count the trial once, by the first (the second decides again on what the first wrote)", async () => {
+        const { db, ws, person, outcomes } = await setup();
+        const a = await person();
+        await trial(db, ws.workspaceId, a, "tabmaster", START);
+        // A free licence first: a person's first licence marks their row, which would hold the second back sooner.
+        await buy(db, ws.workspaceId, a, "tool", "notepad", START, null);
+        // The second transaction reads the trial undecided, then waits on the first's update of it.
+        const waiting = async () =>
+          Number(
+            (await sql<{ n: number }>`select count(*) as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'update "grants"%'`.execute(db))
+              .rows[0]?.n,
+          ) > 0;
+        let second: Promise<void> | null = null;
+        await db.transaction().execute(async (first) => {
+          await buy(first, ws.workspaceId, a, "tool", "tabmaster", START + 2 * DAY);
+          // The suite (a licence of the same product would wait on the first's), 35 days on: 21 days after the
+          // trial, in another month, so no row but the trial's is written by both.
+          second = db.transaction().execute((trx) => buy(trx, ws.workspaceId, a, "bundle", "suite", START + 35 * DAY));
+          for (let polls = 0; !(await waiting()); polls++) {
+            assert.ok(polls < 2_000, "the second transaction never waited on the trial");
+            await new Promise((resolve) => setImmediate(resolve));
+          }
+        });
+        await second;
+        assert.deepEqual(await outcomes("tabmaster"), { started: 1, paidWithinTrial: 1, paidWithin30DaysAfter: 0 });
+        assert.deepEqual(await outcomes(null), { started: 1, paidWithinTrial: 1, paidWithin30DaysAfter: 0 });
+      });
+    }
+
     test("a trial counts on its UTC creation day, whatever day its purchase falls on", async () => {
       const { db, ws, person, outcomes } = await setup();
       const a = await person();

@@ -363,6 +363,7 @@ async function settleBatch(ex: Executor, workspaceId: string, env: Env, personId
   const inBundle = new Set(bundles.map((b) => `${b.bundle_id} ${b.tool_id}`));
   const buys = [...licences, ...subscriptions].map((b) => ({ ...b, at: Number(b.at) }));
   const rows: Bump[] = [];
+  const again = new Set<string>();
   for (const t of trials) {
     const trial = { startsAt: Number(t.starts_at), endsAt: t.ends_at === null ? null : Number(t.ends_at) };
     const mine = buys.filter((b) => b.person_id === t.person_id && b.at >= trial.startsAt);
@@ -371,7 +372,19 @@ async function settleBatch(ex: Executor, workspaceId: string, env: Env, personId
     const outcome = outcomeOf(trial, first(forTool));
     const outcomeAny = outcomeOf(trial, first(mine));
     if (outcome === t.outcome && outcomeAny === t.outcome_any) continue;
-    await ex.updateTable("grants").set({ outcome, outcome_any: outcomeAny }).where("id", "=", t.id).execute();
+    // Only from what was read: a transaction that decided the trial since (PostgreSQL, another
+    // process's purchase) leaves nothing to update, and the person is decided again on what it wrote.
+    const updated = await ex
+      .updateTable("grants")
+      .set({ outcome, outcome_any: outcomeAny })
+      .where("id", "=", t.id)
+      .where("outcome", t.outcome === null ? "is" : "=", t.outcome)
+      .where("outcome_any", t.outcome_any === null ? "is" : "=", t.outcome_any)
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) {
+      again.add(t.person_id);
+      continue;
+    }
     const day = utcDayOf(Number(t.created_at));
     const move = (was: TrialOutcome | null, now: TrialOutcome | null, scope: string) => {
       if (was === now) return;
@@ -382,4 +395,5 @@ async function settleBatch(ex: Executor, workspaceId: string, env: Env, personId
     move(t.outcome_any, outcomeAny, ALL_TOOLS);
   }
   await bump(ex, rows);
+  if (again.size > 0) await settleBatch(ex, workspaceId, env, [...again]);
 }
