@@ -8,6 +8,7 @@
 // windows add to the activity flush.
 //
 //   node --import tsx bench/insights.ts [--engine sqlite|postgres] [--people 1000000] [--active-days 10000000] [--runs 20] [--spread even|skewed]
+//     [--only peopleInsights,…]   (time only these functions, and the lists only when useInsights is among them)
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -29,6 +30,7 @@ const { values } = parseArgs({
     "active-days": { type: "string", default: "10000000" },
     runs: { type: "string", default: "20" },
     spread: { type: "string", default: "even" },
+    only: { type: "string" },
   },
 });
 const PEOPLE = Number(values.people);
@@ -36,6 +38,7 @@ const ACTIVE_DAYS = Number(values["active-days"]);
 const RUNS = Number(values.runs);
 /** even: each person active every 73 days or so (every count ties); skewed: a few people use it most days, most rarely. */
 const SKEWED = values.spread === "skewed";
+const ONLY = values.only ? new Set(values.only.split(",")) : null;
 const DAYS = 730;
 const DAY = 86_400_000;
 const TODAY = Date.parse("2026-11-26T00:00:00Z");
@@ -101,6 +104,8 @@ async function seed(db: Db, postgres: boolean): Promise<void> {
     ["mrr_reactivation", true, false],
     ["active_subscriptions", false, false],
     ["trials", false, false],
+    ["trial_paid_within", false, false],
+    ["trial_paid_after", false, false],
     ["grants", false, false],
     ["active_devices", false, false],
     ["new_customers", false, false],
@@ -109,7 +114,8 @@ async function seed(db: Db, postgres: boolean): Promise<void> {
     ["active_people_30", false, false],
   ] as const;
   for (const [metric, money, planned] of metrics) {
-    const distinct = metric === "new_customers" || metric.startsWith("active_people");
+    // Trial outcomes are kept per tool and, for any product bought, under "*" as the distinct figures are.
+    const distinct = metric === "new_customers" || metric.startsWith("active_people") || metric.startsWith("trial_paid_");
     const scopes = ["tool:tool0", "tool:tool1", "tool:tool2", ...(money ? ["bundle:suite"] : []), ...(distinct ? ["*"] : [])];
     for (const scope of scopes) {
       for (const currency of money ? ["eur", "usd"] : [""]) {
@@ -204,6 +210,7 @@ async function main(): Promise<void> {
           ["peopleInsights", () => peopleInsights(storage.db, q)],
           ["useInsights", () => useInsights({ db: storage.db, activity }, q, now)],
         ] as const) {
+          if (ONLY && !ONLY.has(name)) continue;
           const { median, p95 } = await time(fn);
           process.stdout.write(`| ${name} | ${label} | ${toolId ?? "all"} | ${median.toFixed(1)} | ${p95.toFixed(1)} |\n`);
         }
@@ -217,6 +224,7 @@ async function main(): Promise<void> {
       ["90 days", dayOf(TODAY - 89 * DAY)],
       ["12 months", "2025-12-01"],
     ];
+    if (ONLY && !ONLY.has("useInsights")) return;
     process.stdout.write("\n| Most active unpaid | Range | Tools | Window ms | Walk ms | Count ms | Same answer |\n|---|---|---|---|---|---|---|\n");
     for (const [label, from] of listRanges) {
       for (const toolId of [null, "tool0"]) {

@@ -183,13 +183,44 @@ for (const dialect of DIALECTS) {
       assert.equal(row?.since, toIso(Math.floor(bought.boughtAt / 1000) * 1000));
     });
 
-    test("a partial refund sends nothing and the licence stands", async () => {
+    test("a partial refund sends nothing and the licence stands; its amount counts in the refunds once, and the full refund after it counts the rest", async () => {
       const t = await paymentsTestbed(dialect);
       const bought = await buyLicence(t);
-      assert.equal(await t.send("charge.refunded", chargeObject({ paymentIntent: bought.paymentIntent, amount: 4900, amountRefunded: 1000 })), "ignored");
+      const refunded = async () =>
+        (
+          await t.services.db
+            .selectFrom("insight_days")
+            .select(["day", "value"])
+            .where("workspace_id", "=", t.ws.workspaceId)
+            .where("metric", "=", "refunds")
+            .orderBy("day")
+            .execute()
+        ).map((r) => [r.day, Number(r.value)]);
+      const first = new Date(t.clock.now()).toISOString().slice(0, 10);
+      const partly = chargeObject({ paymentIntent: bought.paymentIntent, amount: 4900, amountRefunded: 1000 });
+      assert.equal(await t.send("charge.refunded", partly), "applied");
       assert.equal((await t.licences())[0]?.status, "active");
       assert.equal(ofType(await t.events(), "payment.refunded").length, 0);
       assert.equal((await t.customer("ada@example.com")).body.entitled, true);
+      assert.deepEqual(await refunded(), [[first, 1000]]);
+      // The same report again, as Stripe may send it: nothing new.
+      assert.equal(await t.send("charge.refunded", partly), "ignored");
+      assert.deepEqual(await refunded(), [[first, 1000]]);
+      t.clock.advance(DAY_MS);
+      const next = new Date(t.clock.now()).toISOString().slice(0, 10);
+      assert.equal(await t.send("charge.refunded", chargeObject({ paymentIntent: bought.paymentIntent, amount: 4900, amountRefunded: 2500 })), "applied");
+      assert.deepEqual(await refunded(), [
+        [first, 1000],
+        [next, 1500],
+      ]);
+      // Refunded in full by the vendor: the licence is revoked and only what was left counts.
+      await refundLicence(t.services, { id: bought.licence });
+      assert.deepEqual(await refunded(), [
+        [first, 1000],
+        [next, 3900],
+      ]);
+      assert.equal((await t.licences())[0]?.status, "revoked");
+      assert.equal(ofType(await t.events(), "payment.refunded").length, 1);
     });
 
     test("a refund reported by the vendor and then by Stripe sends one event with one id", async () => {

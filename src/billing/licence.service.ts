@@ -13,7 +13,15 @@ import { refundAtStripe } from "../stripe/stripe-actions.js";
 import { type BillingTx, inBillingTransaction, syncHolders } from "./billing.context.js";
 import { emitLicencePurchased, emitLicenceRefunded } from "./billing.events.js";
 import type { PurchaseTerms } from "./catalogue.js";
-import { findLicenceByCheckoutSession, findLicenceById, insertLicence, listSeats, type StoredLicence, setLicenceStatus } from "./licence.store.js";
+import {
+  findLicenceByCheckoutSession,
+  findLicenceById,
+  insertLicence,
+  listSeats,
+  recordLicenceRefund,
+  type StoredLicence,
+  setLicenceStatus,
+} from "./licence.store.js";
 
 export interface LicencePurchase {
   terms: PurchaseTerms;
@@ -81,10 +89,24 @@ export async function refundLicenceIn(
   if (licence.refundedAt !== null) return "already_refunded";
   if (licence.status === "revoked") return "revoked_by_dispute";
   await setLicenceStatus(tx.trx, licence.id, "revoked", tx.now);
-  await countRefund(tx, licence, licence.amountCents, licence.currency);
+  // What partial refunds before it counted already is not counted again.
+  await countRefund(tx, licence, await recordLicenceRefund(tx.trx, licence.id, licence.amountCents ?? 0), licence.currency);
   await emitLicenceRefunded(tx, licence, refund);
   await syncHolders(tx, licence, await holdersOfLicence(tx, licence));
   return "refunded";
+}
+
+/**
+ * A refund of part of a licence's payment: the licence stands and nothing is sent; what is
+ * new of the amount refunded (`refundedCents` adds up every partial refund, as Stripe's
+ * `amount_refunded` does) counts in Insights' refunds now. Answers that amount. A revoked
+ * licence (refunded in full, or by a lost dispute) has counted its money already.
+ */
+export async function refundLicencePartlyIn(tx: BillingTx, licence: StoredLicence, refundedCents: number): Promise<number> {
+  if (licence.status === "revoked") return 0;
+  const added = await recordLicenceRefund(tx.trx, licence.id, refundedCents);
+  await countRefund(tx, licence, added, licence.currency);
+  return added;
 }
 
 export interface RefundResult {

@@ -1,7 +1,7 @@
 import type { Selectable } from "kysely";
 import type { Executor } from "../db/database.js";
 import type { Env, LicencesTable, ProductKind } from "../db/schema.js";
-import { bump, productScope, utcDayOf } from "../insights/rollup.store.js";
+import { bump, productScope, settleTrialOutcomes, utcDayOf } from "../insights/rollup.store.js";
 
 export type LicenceStatus = "active" | "suspended" | "revoked";
 
@@ -75,6 +75,10 @@ export async function insertLicences(ex: Executor, licences: readonly Licence[])
           ]
         : [],
     ),
+  ); // A purchase may decide its buyer's trials.
+  await settleTrialOutcomes(
+    ex,
+    licences.filter((l) => l.amountCents !== null),
   );
 }
 
@@ -176,6 +180,20 @@ export async function setLicenceStatus(ex: Executor, id: string, status: Licence
     .set(refundedAt === undefined ? { status } : { status, refunded_at: refundedAt })
     .where("id", "=", id)
     .execute();
+}
+
+/**
+ * Keeps what has been refunded of a licence in all (at most its amount) and answers what
+ * is new since the last refund recorded: 0 for a repeated or older report.
+ */
+export async function recordLicenceRefund(ex: Executor, id: string, refundedCents: number): Promise<number> {
+  const r = await ex.selectFrom("licences").select(["amount_cents", "refunded_cents"]).where("id", "=", id).executeTakeFirst();
+  if (!r || r.amount_cents === null) return 0;
+  const total = Math.min(refundedCents, Number(r.amount_cents));
+  const added = total - Number(r.refunded_cents);
+  if (added <= 0) return 0;
+  await ex.updateTable("licences").set({ refunded_cents: total }).where("id", "=", id).execute();
+  return added;
 }
 
 export type Team = { teamLicenceId: string } | { teamSubscriptionId: string };

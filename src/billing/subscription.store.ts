@@ -1,6 +1,7 @@
 import type { Selectable, Updateable } from "kysely";
 import type { Executor } from "../db/database.js";
 import type { Env, ProductKind, SubscriptionsTable } from "../db/schema.js";
+import { settleTrialOutcomes } from "../insights/rollup.store.js";
 
 /** The payment processor's statuses (Stripe's), kept as given. */
 export type SubscriptionStatus = "incomplete" | "incomplete_expired" | "trialing" | "active" | "past_due" | "canceled" | "unpaid" | "paused";
@@ -68,7 +69,8 @@ export async function insertSubscriptions(ex: Executor, subscriptions: readonly 
         account_person_id: subscription.accountPersonId ?? null,
       })),
     )
-    .execute();
+    .execute(); // A subscription may decide its buyer's trials.
+  await settleTrialOutcomes(ex, subscriptions);
 }
 
 function toSubscription(r: Selectable<SubscriptionsTable>): StoredSubscription {

@@ -175,6 +175,8 @@ export interface LicencesTable {
   created_at: number;
   /** When refunded in full (migration 004); a refund revokes the licence. */
   refunded_at: number | null;
+  /** What has been refunded of its amount, partial refunds together (migration 037); the amount once refunded in full. */
+  refunded_cents: Generated<number>;
   /** SHA-256 of the licence key and the key sealed (migration 006); null until the buyer first asks for it. */
   key_hash: string | null;
   key_sealed: string | null;
@@ -216,7 +218,13 @@ export interface GrantsTable {
   revoked_at: number | null;
   note: string | null;
   created_at: number;
+  /** A trial's first purchase of a product containing its tool: within the trial, or within 30 days after (migration 037). */
+  outcome: TrialOutcome | null;
+  /** The same, of any product (the page over every tool). */
+  outcome_any: TrialOutcome | null;
 }
+
+export type TrialOutcome = "within" | "after";
 
 export interface DevicesTable {
   id: string;

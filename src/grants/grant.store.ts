@@ -1,6 +1,6 @@
 import type { Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
-import { bump, utcDayOf } from "../insights/rollup.store.js";
+import { bump, settleTrialOutcomes, utcDayOf } from "../insights/rollup.store.js";
 
 export interface StoredGrant {
   id: string;
@@ -52,6 +52,11 @@ export async function insertGrants(ex: Executor, grants: readonly NewGrant[]): P
       scope: `tool:${g.toolId}`,
       value: 1,
     })),
+  );
+  // A trial may start after its person bought (an import, a trial started back in time).
+  await settleTrialOutcomes(
+    ex,
+    grants.filter((g) => g.kind === "trial"),
   );
 }
 

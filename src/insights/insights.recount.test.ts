@@ -129,13 +129,16 @@ async function run(dialect: Dialect) {
       for (let i = 0; i < PEOPLE; i++) ids.push((await ensurePerson(db, ws.workspaceId, "test", emailOf(i), clock.now())).id);
       const send = (type: string, object: Record<string, unknown>) => deliver(api, ws, secret, stripeEvent(type, object, { now: clock.now() }), clock.now());
 
-      const payments: { paymentIntent: string; amount: number; currency: string; licence: boolean; settled: boolean; refunded: number }[] = [];
+      // A licence's payment names its product ("tool:tabmaster", "bundle:suite"); a subscription's, null.
+      const payments: { paymentIntent: string; amount: number; currency: string; licence: string | null; settled: boolean; refunded: number }[] = [];
       const subs: Sub[] = [];
       const checks: { day: string; person: number; tool: string; device: string }[] = [];
       // MRR's movements by the history: per day, per currency.
       const movements = new Map<string, number>();
       // Subscription refunds by the history: per currency and day, what each charge.refunded added.
       const subscriptionRefunds = new Map<string, number>();
+      // Licence refunds by the history, in full or in part: what each charge.refunded added, with the licence's product.
+      const licenceRefunds: { product: string; key: string; amount: number }[] = [];
       const unitOf = (s: Sub) => (s.plan === "monthly" ? 500 : 5000);
       const mrrOf = (s: Sub) => {
         if (s.status !== "active") return 0;
@@ -154,7 +157,7 @@ async function run(dialect: Dialect) {
         const paymentIntent = stripeId("pi");
         const amount = unitOf(s) * (s.seats ?? 1);
         await send("invoice.paid", invoiceObject({ subscription: s.id, paymentIntent, amountPaid: amount, currency: currencyOf(s) }));
-        payments.push({ paymentIntent, amount, currency: currencyOf(s), licence: false, settled: false, refunded: 0 });
+        payments.push({ paymentIntent, amount, currency: currencyOf(s), licence: null, settled: false, refunded: 0 });
       };
       const subscription = (s: Sub, extra: Partial<SubscriptionShape> = {}) =>
         subscriptionObject({
@@ -179,7 +182,8 @@ async function run(dialect: Dialect) {
               "checkout.session.completed",
               paymentSession({ email: emailOf(op.person), metadata, amount: op.amount, currency: op.currency, paymentIntent, now: t }),
             );
-            payments.push({ paymentIntent, amount: op.amount, currency: op.currency, licence: true, settled: false, refunded: 0 });
+            const licence = op.product === "suite" ? "bundle:suite" : "tool:tabmaster";
+            payments.push({ paymentIntent, amount: op.amount, currency: op.currency, licence, settled: false, refunded: 0 });
             break;
           }
           case "subscribe": {
@@ -244,6 +248,7 @@ async function run(dialect: Dialect) {
             if (!p) break;
             const refunded = op.part ? p.refunded + Math.ceil((p.amount - p.refunded) / 2) : p.amount;
             if (!p.licence) add(subscriptionRefunds, `${p.currency} ${dayOf(t)}`, refunded - p.refunded);
+            else licenceRefunds.push({ product: p.licence, key: `${p.currency} ${dayOf(t)}`, amount: refunded - p.refunded });
             p.refunded = refunded;
             p.settled = refunded === p.amount;
             await send("charge.refunded", chargeObject({ paymentIntent: p.paymentIntent, amount: p.amount, amountRefunded: refunded, currency: p.currency }));
@@ -319,7 +324,15 @@ async function run(dialect: Dialect) {
         for (const l of licences) {
           if (l.amount_cents === null || l.currency === null || !inScope(l.product_kind, l.product_id)) continue;
           add(oneTime, `${l.currency} ${dayOf(Number(l.purchased_at))}`, Number(l.amount_cents));
-          if (l.refunded_at !== null) add(refunds, `${l.currency} ${dayOf(Number(l.refunded_at))}`, Number(l.amount_cents));
+          // What was refunded of it, partial refunds together; in full once refunded (a lost dispute refunds nothing).
+          const made = payments.find((x) => x.paymentIntent === l.payment_intent);
+          assert.equal(Number(l.refunded_cents), made?.refunded ?? 0, `refunded of ${l.payment_intent}`);
+          if (l.refunded_at !== null) assert.equal(Number(l.refunded_cents), Number(l.amount_cents));
+        }
+        // Licence refunds, in full or in part, each on its day.
+        for (const r of licenceRefunds) {
+          const [kind, product] = r.product.split(":") as [string, string];
+          if (inScope(kind, product)) add(refunds, r.key, r.amount);
         }
         for (const p of subPayments) {
           const s = subRows.find((x) => x.id === p.subscription_id);
@@ -419,8 +432,10 @@ async function run(dialect: Dialect) {
               .map((l) => Number(l.purchased_at)),
             ...subRows.filter((s) => inScope(s.product_kind, s.product_id) && s.person_id === g.person_id).map((s) => Number(s.created_at)),
           ];
-          if (buys.some((b) => b >= Number(g.starts_at) && b < end)) outcome.paidWithinTrial += 1;
-          if (buys.some((b) => b >= end && b < end + 30 * DAY)) outcome.paidWithin30DaysAfter += 1;
+          // The first purchase from the trial's start decides it, once: within, within 30 days after, or neither.
+          const first = Math.min(...buys.filter((b) => b >= Number(g.starts_at)));
+          if (first < end) outcome.paidWithinTrial += 1;
+          else if (first < end + 30 * DAY) outcome.paidWithin30DaysAfter += 1;
         }
         const people = await peopleInsights(db, q(toolId));
         assert.deepEqual(byDay(people.newCustomers), sorted(newCustomers), `new customers, tool ${toolId}`);

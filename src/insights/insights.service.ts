@@ -1,18 +1,7 @@
 import type { Executor } from "../db/database.js";
 import { invalidParameter } from "../errors/errors.js";
 import type { Services } from "../services.js";
-import {
-  type Figure,
-  figures,
-  lapsedPayers,
-  levelsBefore,
-  mostActiveUnpaid,
-  planNames,
-  planTotals,
-  type Scope,
-  scopesOfTool,
-  trialOutcomes,
-} from "./insights.store.js";
+import { type Figure, figures, lapsedPayers, levelsBefore, mostActiveUnpaid, planNames, planTotals, type Scope, scopesOfTool } from "./insights.store.js";
 import type {
   CurrencyMrr,
   CurrencyRevenue,
@@ -231,12 +220,19 @@ export async function subscriptionInsights(db: Executor, q: InsightsQuery): Prom
 export async function peopleInsights(db: Executor, q: InsightsQuery): Promise<PeopleInsights> {
   const r = ranges(q);
   const { products, distinct } = await scopeOf(db, q);
-  const [customers, grants, trials] = await Promise.all([
-    read(db, distinct, ["new_customers"], r),
+  // Trial outcomes are kept per tool ('tool:<tool>') and, for any product bought, under "*": the distinct scope reads the one the page means.
+  const [people, grants] = await Promise.all([
+    read(db, distinct, ["new_customers", "trial_paid_within", "trial_paid_after"], r),
     read(db, products, ["trials", "grants"], r),
-    trialOutcomes(db, products, q.toolId, dayMs(q.from), dayMs(q.to) + DAY),
   ]);
-  return { newCustomers: summed(customers, r), trialsStarted: summed(of(grants, "trials"), r), grants: summed(of(grants, "grants"), r), trials };
+  const trialsStarted = summed(of(grants, "trials"), r);
+  const sum = (metric: string) => people.current.reduce((s, x) => s + (x.metric === metric ? x.value : 0), 0);
+  return {
+    newCustomers: summed(of(people, "new_customers"), r),
+    trialsStarted,
+    grants: summed(of(grants, "grants"), r),
+    trials: { started: trialsStarted.total, paidWithinTrial: sum("trial_paid_within"), paidWithin30DaysAfter: sum("trial_paid_after") },
+  };
 }
 
 /**

@@ -4,9 +4,9 @@ import type { Env } from "../db/schema.js";
 import { ALL_TOOLS, DAILY_ONLY, type Metric, utcDayOf } from "./rollup.store.js";
 import { activeAfter, type Span, spanOf, startOfWindow } from "./windows.store.js";
 
-// The reads behind Insights: the roll-ups (migration 031) for every chart, and, for the
-// lists of people (at risk, most active unpaid) and trial outcomes, the rows themselves
-// bounded by the workspace environment and the range.
+// The reads behind Insights: the roll-ups (migration 031) for every chart and trial
+// outcomes, and, for the lists of people (at risk, most active unpaid), the rows
+// themselves bounded by the workspace environment and the range.
 
 export interface Scope {
   workspaceId: string;
@@ -168,42 +168,6 @@ const productIn = (scopes: string[] | null, kindCol: string, idCol: string) =>
  */
 const byteOrder = (ex: Executor, column: string) =>
   dialectOf(ex) === "postgres" ? sql<string>`${sql.ref(column)} collate "C"` : sql<string>`${sql.ref(column)}`;
-
-/** Trials started in the range (by their creation) and whether their person bought the tool within the trial, or within 30 days after. */
-export async function trialOutcomes(
-  ex: Executor,
-  scope: Scope,
-  toolId: string | null,
-  fromMs: number,
-  toMs: number,
-): Promise<{ started: number; paidWithinTrial: number; paidWithin30DaysAfter: number }> {
-  const thirty = 30 * 86_400_000;
-  const bought = (lo: string, hi: string) => sql<number>`case when exists (
-      select 1 from licences l where l.workspace_id = g.workspace_id and l.env = g.env and l.person_id = g.person_id
-        and l.amount_cents is not null and ${productIn(scope.scopes, "l.product_kind", "l.product_id")}
-        and l.purchased_at >= ${sql.raw(lo)} and l.purchased_at < ${sql.raw(hi)}
-    ) or exists (
-      select 1 from subscriptions s where s.workspace_id = g.workspace_id and s.env = g.env and s.person_id = g.person_id
-        and ${productIn(scope.scopes, "s.product_kind", "s.product_id")}
-        and s.created_at >= ${sql.raw(lo)} and s.created_at < ${sql.raw(hi)}
-    ) then 1 else 0 end`;
-  const end = "coalesce(g.ends_at, g.starts_at)";
-  let q = ex
-    .selectFrom("grants as g")
-    .select([
-      (eb) => eb.fn.countAll<number>().as("started"),
-      sql<number>`coalesce(sum(${bought("g.starts_at", end)}), 0)`.as("within"),
-      sql<number>`coalesce(sum(${bought(end, `${end} + ${thirty}`)}), 0)`.as("after"),
-    ])
-    .where("g.workspace_id", "=", scope.workspaceId)
-    .where("g.env", "=", scope.env)
-    .where("g.kind", "=", "trial")
-    .where("g.created_at", ">=", fromMs)
-    .where("g.created_at", "<", toMs);
-  if (toolId !== null) q = q.where("g.tool_id", "=", toolId);
-  const r = await q.executeTakeFirstOrThrow();
-  return { started: Number(r.started), paidWithinTrial: Number(r.within), paidWithin30DaysAfter: Number(r.after) };
-}
 
 /** Licence `l` pays in scope now (and was bought before `startedBefore`, when given). */
 const licencePays = (scope: Scope, startedBefore: number | null = null) =>

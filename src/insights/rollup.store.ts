@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import { dialectOf, type Executor } from "../db/database.js";
 import { type Placeholder, perRowCount, preparedRaw } from "../db/prepared.js";
-import type { Env, InsightDaysTable, ProductKind } from "../db/schema.js";
+import type { Env, InsightDaysTable, ProductKind, TrialOutcome } from "../db/schema.js";
 import { type ActiveDay, countInWindows } from "./windows.store.js";
 
 // The writers of the Insights roll-ups (migration 031). Each is called in the transaction
@@ -13,6 +13,8 @@ export type Metric =
   | "refunds"
   | "new_customers"
   | "trials"
+  | "trial_paid_within"
+  | "trial_paid_after"
   | "grants"
   | "mrr"
   | "active_subscriptions"
@@ -341,4 +343,106 @@ export async function countSubscriptionRefunds(
       value: r.amountCents,
     })),
   );
+}
+
+/** How long after a trial's end a purchase still counts as its outcome. */
+export const TRIAL_FOLLOW_UP = 30 * DAY;
+/** People settled per statement (bind parameters stay well under either engine's limit). */
+const SETTLE_BATCH = 500;
+
+/** A purchase's first moment, within or after the trial, decides the trial; null when none counts. */
+function outcomeOf(trial: { startsAt: number; endsAt: number | null }, firstAt: number | null): TrialOutcome | null {
+  if (firstAt === null) return null;
+  const end = trial.endsAt ?? trial.startsAt;
+  return firstAt < end ? "within" : firstAt < end + TRIAL_FOLLOW_UP ? "after" : null;
+}
+
+/**
+ * Decides the trials of these people from their purchases (licences with an amount,
+ * subscriptions) and moves the trial outcome figures to match, on each trial's creation
+ * day: called in the transaction that writes a trial or a purchase, so a trial counts at
+ * most once, by its person's first purchase from the trial's start (an earlier purchase
+ * written later moves it). Two outcomes per trial: of a product containing its tool (the
+ * bundles' tools as they are at the purchase), under 'tool:<tool>'; of any product, under
+ * ALL_TOOLS, as the page over every tool counts.
+ */
+export async function settleTrialOutcomes(ex: Executor, people: readonly { workspaceId: string; env: Env; personId: string }[]): Promise<void> {
+  const groups = new Map<string, { workspaceId: string; env: Env; ids: Set<string> }>();
+  for (const p of people) {
+    const key = `${p.workspaceId} ${p.env}`;
+    const g = groups.get(key) ?? { workspaceId: p.workspaceId, env: p.env, ids: new Set<string>() };
+    g.ids.add(p.personId);
+    groups.set(key, g);
+  }
+  for (const { workspaceId, env, ids } of groups.values()) {
+    const all = [...ids];
+    for (let i = 0; i < all.length; i += SETTLE_BATCH) await settleBatch(ex, workspaceId, env, all.slice(i, i + SETTLE_BATCH));
+  }
+}
+
+async function settleBatch(ex: Executor, workspaceId: string, env: Env, personIds: string[]): Promise<void> {
+  const trials = await ex
+    .selectFrom("grants")
+    .select(["id", "tool_id", "person_id", "starts_at", "ends_at", "created_at", "outcome", "outcome_any"])
+    .where("workspace_id", "=", workspaceId)
+    .where("env", "=", env)
+    .where("kind", "=", "trial")
+    .where("person_id", "in", personIds)
+    .execute();
+  if (trials.length === 0) return;
+  const buyers = [...new Set(trials.map((t) => t.person_id))];
+  const [licences, subscriptions, bundles] = await Promise.all([
+    ex
+      .selectFrom("licences")
+      .select(["person_id", "product_kind", "product_id", "purchased_at as at"])
+      .where("workspace_id", "=", workspaceId)
+      .where("env", "=", env)
+      .where("person_id", "in", buyers)
+      .where("amount_cents", "is not", null)
+      .execute(),
+    ex
+      .selectFrom("subscriptions")
+      .select(["person_id", "product_kind", "product_id", "created_at as at"])
+      .where("workspace_id", "=", workspaceId)
+      .where("env", "=", env)
+      .where("person_id", "in", buyers)
+      .execute(),
+    ex.selectFrom("bundle_tools").select(["bundle_id", "tool_id"]).where("workspace_id", "=", workspaceId).execute(),
+  ]);
+  const inBundle = new Set(bundles.map((b) => `${b.bundle_id} ${b.tool_id}`));
+  const buys = [...licences, ...subscriptions].map((b) => ({ ...b, at: Number(b.at) }));
+  const rows: Bump[] = [];
+  const again = new Set<string>();
+  for (const t of trials) {
+    const trial = { startsAt: Number(t.starts_at), endsAt: t.ends_at === null ? null : Number(t.ends_at) };
+    const mine = buys.filter((b) => b.person_id === t.person_id && b.at >= trial.startsAt);
+    const first = (bs: typeof mine) => (bs.length === 0 ? null : Math.min(...bs.map((b) => b.at)));
+    const forTool = mine.filter((b) => (b.product_kind === "tool" ? b.product_id === t.tool_id : inBundle.has(`${b.product_id} ${t.tool_id}`)));
+    const outcome = outcomeOf(trial, first(forTool));
+    const outcomeAny = outcomeOf(trial, first(mine));
+    if (outcome === t.outcome && outcomeAny === t.outcome_any) continue;
+    // Only from what was read: a transaction that decided the trial since (PostgreSQL, another
+    // process's purchase) leaves nothing to update, and the person is decided again on what it wrote.
+    const updated = await ex
+      .updateTable("grants")
+      .set({ outcome, outcome_any: outcomeAny })
+      .where("id", "=", t.id)
+      .where("outcome", t.outcome === null ? "is" : "=", t.outcome)
+      .where("outcome_any", t.outcome_any === null ? "is" : "=", t.outcome_any)
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) {
+      again.add(t.person_id);
+      continue;
+    }
+    const day = utcDayOf(Number(t.created_at));
+    const move = (was: TrialOutcome | null, now: TrialOutcome | null, scope: string) => {
+      if (was === now) return;
+      if (was) rows.push({ workspaceId, env, metric: `trial_paid_${was}`, day, scope, value: -1 });
+      if (now) rows.push({ workspaceId, env, metric: `trial_paid_${now}`, day, scope, value: 1 });
+    };
+    move(t.outcome, outcome, productScope("tool", t.tool_id));
+    move(t.outcome_any, outcomeAny, ALL_TOOLS);
+  }
+  await bump(ex, rows);
+  if (again.size > 0) await settleBatch(ex, workspaceId, env, [...again]);
 }

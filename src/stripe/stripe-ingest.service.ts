@@ -7,7 +7,7 @@ import { type BillingTx, inBillingTransaction } from "../billing/billing.context
 import { resolvePurchase } from "../billing/catalogue.js";
 import { closeDisputeIn, DISPUTE_OUTCOMES, type DisputedPayment, type DisputeReport, openDisputeIn } from "../billing/dispute.service.js";
 import { findDispute } from "../billing/dispute.store.js";
-import { recordLicencePurchase, refundLicenceIn } from "../billing/licence.service.js";
+import { recordLicencePurchase, refundLicenceIn, refundLicencePartlyIn } from "../billing/licence.service.js";
 import { findLicenceByPaymentIntent } from "../billing/licence.store.js";
 import { applySubscriptionReport, type NewSubscription } from "../billing/subscription.service.js";
 import { findSubscription, type StoredSubscription } from "../billing/subscription.store.js";
@@ -284,7 +284,11 @@ async function onChargeRefunded(tx: BillingTx, event: StripeEvent): Promise<Hand
   if (paymentIntent === null) return ignored("refunded charge without a payment intent");
   const licence = await findLicenceByPaymentIntent(tx.trx, tx, paymentIntent);
   if (!licence) return onSubscriptionRefunded(tx, { ...charge, paymentIntent });
-  if (!charge.refundedInFull) return ignored(`partial refund (${charge.amountRefunded} of ${charge.amount}): the licence stands`);
+  if (!charge.refundedInFull) {
+    // Access is unchanged; what is new of the amount refunded counts in Insights' refunds.
+    const reason = `partial refund (${charge.amountRefunded} of ${charge.amount}): the licence stands`;
+    return (await refundLicencePartlyIn(tx, licence, charge.amountRefunded)) > 0 ? applied(reason) : ignored(reason);
+  }
   const outcome = await refundLicenceIn(tx, licence, { paymentIntent, amountCents: charge.amountRefunded, currency: charge.currency });
   return applied(outcome === "refunded" ? null : outcome === "already_refunded" ? "refunded already" : "revoked by a lost dispute already");
 }

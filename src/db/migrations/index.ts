@@ -34,6 +34,7 @@ import * as workspaceAudit from "./033-workspace-audit.js";
 import * as insightsSpeed from "./034-insights-speed.js";
 import * as subscriptionRefunds from "./035-subscription-refunds.js";
 import * as insightWindows from "./036-insight-windows.js";
+import * as trialOutcomes from "./037-trial-outcomes.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -72,4 +73,5 @@ export const migrations: Record<string, Migration> = {
   "034-insights-speed": insightsSpeed,
   "035-subscription-refunds": subscriptionRefunds,
   "036-insight-windows": insightWindows,
+  "037-trial-outcomes": trialOutcomes,
 };
