@@ -34,6 +34,37 @@ async function addSource(
   schema: "latest" | "before-011" = "latest",
 ): Promise<void> {
   const { workspaceId, env, toolId } = scope;
+  if (schema === "before-011") {
+    // As that schema's code wrote them: today's stores also write what later migrations
+    // added (the insights of 031, the trial outcomes of 037), which a schema of 010 lacks.
+    const common = { workspace_id: workspaceId, env, person_id: personId, created_at: at };
+    if (kind === "licence") {
+      await db
+        .insertInto("licences")
+        .values({ ...common, id: newId("lic"), product_kind: "tool", product_id: toolId, status: "active", purchased_at: at } as never)
+        .execute();
+    } else if (kind === "subscription") {
+      await db
+        .insertInto("subscriptions")
+        .values({
+          ...common,
+          id: unique("sub"),
+          product_kind: "tool",
+          product_id: toolId,
+          status: "active",
+          current_period_start: at,
+          current_period_end: at + 30 * 86_400_000,
+          cancel_at_period_end: 0,
+        } as never)
+        .execute();
+    } else {
+      await db
+        .insertInto("grants")
+        .values({ ...common, id: newId("gr"), tool_id: toolId, kind: "grant", starts_at: at, ends_at: null, revoked_at: null, note: null })
+        .execute();
+    }
+    return;
+  }
   if (kind === "licence") {
     await insertLicence(db, {
       id: newId("lic"),
@@ -72,24 +103,6 @@ async function addSource(
       seats: null,
       createdAt: at,
     });
-  } else if (schema === "before-011") {
-    // As that schema's code wrote grants: today's store also counts them in the insights of a later migration (031).
-    await db
-      .insertInto("grants")
-      .values({
-        id: newId("gr"),
-        workspace_id: workspaceId,
-        env,
-        tool_id: toolId,
-        person_id: personId,
-        kind: "grant",
-        starts_at: at,
-        ends_at: null,
-        revoked_at: null,
-        note: null,
-        created_at: at,
-      })
-      .execute();
   } else {
     await insertGrant(db, {
       id: newId("gr"),
