@@ -1,11 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { insertLicence } from "../billing/licence.store.js";
 import { ensurePerson } from "../customers/person.store.js";
-import { type Db, type Executor, migrateToLatest, openStorage } from "../db/database.js";
-import type { ProductKind } from "../db/schema.js";
-import { newId } from "../ids.js";
+import { type Db, migrateToLatest, openStorage } from "../db/database.js";
 import { createPgSchema, DIALECTS, PG_URL, seedCatalogue, testServices } from "../test-support/harness.js";
+import { buyLicence as buy } from "../test-support/insights.js";
 import { emptyStorage, migrateThrough } from "../test-support/migrations.js";
 import { useInsights } from "./insights.service.js";
 import { mostActiveUnpaid, scopesOfTool, windowedTopUnpaid } from "./insights.store.js";
@@ -23,28 +21,6 @@ const DAY = 86_400_000;
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const FIRST = Date.parse("2026-08-01T00:00:00.000Z");
 const DAYS = 92;
-
-async function buy(ex: Executor, workspaceId: string, personId: string, kind: ProductKind, productId: string, at: number, amountCents: number | null) {
-  await insertLicence(ex, {
-    id: newId("lic"),
-    workspaceId,
-    env: "test",
-    personId,
-    productKind: kind,
-    productId,
-    planId: null,
-    status: "active",
-    purchasedAt: at,
-    amountCents,
-    currency: amountCents === null ? null : "eur",
-    paymentIntent: null,
-    checkoutSession: null,
-    seats: null,
-    teamLicenceId: null,
-    teamSubscriptionId: null,
-    createdAt: at,
-  });
-}
 
 for (const dialect of DIALECTS) {
   describe(`Insights lists (${dialect})`, () => {

@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { sql } from "kysely";
-import { insertLicence } from "../billing/licence.store.js";
 import { insertSubscription } from "../billing/subscription.store.js";
 import { ensurePerson } from "../customers/person.store.js";
 import { type Executor, migrateToLatest } from "../db/database.js";
-import type { Env, ProductKind } from "../db/schema.js";
+import type { ProductKind } from "../db/schema.js";
 import { insertGrant } from "../grants/grant.store.js";
 import { newId } from "../ids.js";
 import { DIALECTS, seedCatalogue, testServices } from "../test-support/harness.js";
+import { buyLicence as buy } from "../test-support/insights.js";
 import { emptyStorage, migrateThrough } from "../test-support/migrations.js";
 import { peopleInsights } from "./insights.service.js";
 import type { InsightsQuery } from "./insights.types.js";
@@ -33,37 +33,6 @@ async function trial(ex: Executor, workspaceId: string, personId: string, toolId
     endsAt: at + days * DAY,
     revokedAt: null,
     note: null,
-    createdAt: at,
-  });
-}
-
-async function buy(
-  ex: Executor,
-  workspaceId: string,
-  personId: string,
-  kind: ProductKind,
-  productId: string,
-  at: number,
-  amountCents: number | null = 4900,
-  env: Env = "test",
-) {
-  await insertLicence(ex, {
-    id: newId("lic"),
-    workspaceId,
-    env,
-    personId,
-    productKind: kind,
-    productId,
-    planId: null,
-    status: "active",
-    purchasedAt: at,
-    amountCents,
-    currency: amountCents === null ? null : "eur",
-    paymentIntent: null,
-    checkoutSession: null,
-    seats: null,
-    teamLicenceId: null,
-    teamSubscriptionId: null,
     createdAt: at,
   });
 }

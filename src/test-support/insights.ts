@@ -2,7 +2,11 @@
 // Stripe's signed events, the API's grants, and an extension's sign-in and access checks,
 // over three days of the test clock. Answers what the pages must show of it.
 import assert from "node:assert/strict";
+import { insertLicence } from "../billing/licence.store.js";
 import { DAY_MS, type ManualClock } from "../clock.js";
+import type { Executor } from "../db/database.js";
+import type { Env, ProductKind } from "../db/schema.js";
+import { newId } from "../ids.js";
 import type { Services } from "../services.js";
 import { readCode } from "./dashboard.js";
 import { testApi, type Workspace } from "./harness.js";
@@ -102,4 +106,36 @@ export async function makeInsightsHistory(services: Services, clock: ManualClock
   assert.equal(check.statusCode, 200, check.body);
 
   return { today: new Date(today).toISOString().slice(0, 10), ...names, granted, user };
+}
+
+/** A licence bought (or free, with no amount) by the person at `at`, written by the licence store as a sale writes it. */
+export async function buyLicence(
+  ex: Executor,
+  workspaceId: string,
+  personId: string,
+  kind: ProductKind,
+  productId: string,
+  at: number,
+  amountCents: number | null = 4900,
+  env: Env = "test",
+) {
+  await insertLicence(ex, {
+    id: newId("lic"),
+    workspaceId,
+    env,
+    personId,
+    productKind: kind,
+    productId,
+    planId: null,
+    status: "active",
+    purchasedAt: at,
+    amountCents,
+    currency: amountCents === null ? null : "eur",
+    paymentIntent: null,
+    checkoutSession: null,
+    seats: null,
+    teamLicenceId: null,
+    teamSubscriptionId: null,
+    createdAt: at,
+  });
 }
