@@ -138,7 +138,7 @@ export interface DashboardResult {
   peakRssMb: number;
 }
 
-interface PageSpec {
+export interface PageSpec {
   name: string;
   /** The path of request n (relative to the workspace environment's pages unless it starts with /). */
   path: (n: number) => string;
@@ -226,6 +226,15 @@ export async function measureDashboard(options: {
     { name: "The endpoint's page", path: () => `${here}/webhooks/${DASHBOARD_ENDPOINT}` },
     { name: "Audit log", path: () => "/dashboard/audit" },
   ];
+  return timePages(options, pages);
+}
+
+/** Each page `requests` times, one at a time after `warmup` unmeasured ones, with its CPU accounted; any answer but 200 fails the run. */
+export async function timePages(
+  options: { warden: ServerProcess; cookie: string; requests: number; warmup: number; patient: boolean; pids?: DatabasePids; log: (line: string) => void },
+  pages: readonly PageSpec[],
+): Promise<PageTiming[]> {
+  const { warden, cookie } = options;
   const timings: PageTiming[] = [];
   for (const spec of pages) {
     for (let n = 0; n < options.warmup; n++) await get(warden, cookie, spec.path(n + options.requests), spec.follow);

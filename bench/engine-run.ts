@@ -11,6 +11,7 @@ import pg from "pg";
 import { type Dialect, migrateToLatest, openStorage, type Storage } from "../src/db/database.js";
 import { BENCH, devicesOf, deviceTokenOf, emailOf, hash32 } from "./customer-mix.js";
 import { type DashboardResult, type DashboardSeed, measureDashboard, seedDashboard, signInOwner } from "./dashboard-pages.js";
+import { type InsightsResult, type InsightsSeed, measureInsights, seedInsightsWorkspace } from "./insights-pages.js";
 import { type ListWalkResult, measureListWalk } from "./list-walk.js";
 import { type DatabasePids, type Measured, measureLoad } from "./load.js";
 import type { LoadRequest } from "./load-worker.js";
@@ -35,16 +36,19 @@ export interface Preset {
   webhookEvents: number;
   /** Wait for a quiet machine before each run and repeat disturbed runs (not for smoke runs). */
   patient: boolean;
-  /** Scenario 7: requests timed per dashboard page, after this many unmeasured ones. */
+  /** Scenarios 7 and 9: requests timed per page, after this many unmeasured ones. */
   dashboardRequests: number;
   dashboardWarmup: number;
 }
 
-/** The scenarios this run measures (6, both engines, is --engines; 7, the dashboard, came with issue 24; 8, the access check, with issue 25). */
-export type Scenario = 1 | 2 | 3 | 4 | 5 | 7 | 8;
-export const SCENARIOS: readonly Scenario[] = [1, 2, 3, 4, 5, 7, 8];
-/** Scenarios that need the seeded customers (5 makes its own buyers). */
-const SEEDED_SCENARIOS: readonly Scenario[] = [1, 2, 3, 4, 7, 8];
+/**
+ * The scenarios this run measures (6, both engines, is --engines; 7, the dashboard, came
+ * with issue 24; 8, the access check, with issue 25; 9, the Insights pages, with issue 34).
+ */
+export type Scenario = 1 | 2 | 3 | 4 | 5 | 7 | 8 | 9;
+export const SCENARIOS: readonly Scenario[] = [1, 2, 3, 4, 5, 7, 8, 9];
+/** Scenarios that need the seeded customers (5 makes its own buyers; 9 is at the largest size's database). */
+const SEEDED_SCENARIOS: readonly Scenario[] = [1, 2, 3, 4, 7, 8, 9];
 
 // Quotas high enough not to trip, through the documented variables: every request is
 // still counted, in the same transactions, against the same rows.
@@ -100,6 +104,7 @@ export interface EngineResult {
   grants?: GrantRun;
   webhooks?: WebhookResult;
   dashboard?: DashboardResult;
+  insights?: InsightsResult;
   /** Scenario 8: the client API's access check, each answer with its token signed. */
   accessBodyBytes?: number;
   baselineAccess?: Measured;
@@ -425,7 +430,12 @@ export async function runEngine(
         `  [${engine}] signing alone: ${int(signing.signaturesPerSec)} Ed25519 signatures/s, ${int(signing.tokensPerSec)} whole tokens/s (${signing.tokenBytes} B) on one core`,
       );
       result.signing = signing;
-      const accessLoad = (): LoadRequest => ({ kind: "access", tool: BENCH.tool, customers: largest });
+      const accessLoad = (devices: { start?: number; repeat?: number } = {}): LoadRequest => ({
+        kind: "access",
+        tool: BENCH.tool,
+        customers: largest,
+        ...devices,
+      });
       const warden = await launchWarden(main.database, `access-${largest}`);
       try {
         const accessBodyBytes = await sampleAccessBodies(warden, largest, 200);
@@ -447,7 +457,13 @@ export async function runEngine(
         result.accessBodyBytes = accessBodyBytes;
         result.baselineAccess = baselineAccess;
         result.access = { ...measured, ratio: measured.reqPerSec / baselineAccess.reqPerSec, peakRssMb };
-        const again = await measureLoad(warden, load(accessLoad(), ws.key), { patient: preset.patient, pids: main.database.pids });
+        // The first run's devices (warm-up and measured) in its order, each checked again.
+        const { devices } = measured;
+        if (!devices) throw new Error("the access check's load did not say which devices it checked");
+        const again = await measureLoad(warden, load(accessLoad({ start: devices.start, repeat: devices.requests }), ws.key), {
+          patient: preset.patient,
+          pids: main.database.pids,
+        });
         assertAllOk(`access check at ${largest}, again the same day`, again);
         log(`  [${engine}] access check again the same day: ${summary(again)}; ${(again.reqPerSec / baselineAccess.reqPerSec).toFixed(2)}× the baseline`);
         result.accessAgain = { ...again, ratio: again.reqPerSec / baselineAccess.reqPerSec, peakRssMb: warden.peakRssMb() };
@@ -572,6 +588,36 @@ export async function runEngine(
           log: (line) => log(`  [${engine}]${line}`),
         });
         result.dashboard = { customers: largest, seed, pages, peakRssMb: warden.peakRssMb() };
+      } finally {
+        await warden.stop();
+      }
+    }
+
+    // Scenario 9: the Insights pages, in a workspace of their own beside the customers.
+    if (wants(9) && largest > 0) {
+      const storage = main.database.storage();
+      let seed: InsightsSeed;
+      try {
+        seed = await seedInsightsWorkspace(storage, largest, (line) => log(`  [${engine}]${line}`));
+      } finally {
+        await storage.close();
+      }
+      log(
+        `  [${engine}] Insights: ${largest.toLocaleString("en")} people and ${seed.activeDays.toLocaleString("en")} person-days seeded in ${seed.seconds.toFixed(1)} s`,
+      );
+      const warden = await launchWarden(main.database, "insights");
+      try {
+        const loginLink = () => runWardenCommand(wardenOptionsOf(main.database), ["admin", "login-link", "--email", BENCH.ownerEmail]);
+        const pages = await measureInsights({
+          warden,
+          cookie: await signInOwner(warden, loginLink),
+          requests: preset.dashboardRequests,
+          warmup: preset.dashboardWarmup,
+          patient: preset.patient,
+          ...(main.database.pids ? { pids: main.database.pids } : {}),
+          log: (line) => log(`  [${engine}]${line}`),
+        });
+        result.insights = { customers: largest, seed, pages, peakRssMb: warden.peakRssMb() };
       } finally {
         await warden.stop();
       }

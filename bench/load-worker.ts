@@ -9,7 +9,7 @@
 // Prints one JSON line per phase on stdout: {"event":"measuring"} when the measured run
 // starts, then {"event":"done","result":…}.
 import autocannon from "autocannon";
-import { devicesOf, deviceTokenOf, emailOf } from "./customer-mix.js";
+import { devicesOf, deviceTokenOf, emailOf, hash32 } from "./customer-mix.js";
 import { STRIPE_PATH, signedCheckoutReport } from "./stripe-report.js";
 
 export type LoadRequest =
@@ -17,8 +17,13 @@ export type LoadRequest =
   | { kind: "retrieve"; tool: string; customers: number }
   /** Create a grant for a new address per request, marked by `note`. */
   | { kind: "grant"; tool: string; note: string; tag: string }
-  /** The client API's access check by a random seeded device of the first `customers`, with its own token. */
-  | { kind: "access"; tool: string; customers: number }
+  /**
+   * The client API's access check by a seeded device of the first `customers`, with its own
+   * token: request n of a run (warm-up included) asks for device `start` + n of a fixed
+   * random order, a new device each time (`start` is random unless given); with `repeat`,
+   * device `start` + (n mod repeat): the devices of an earlier run of `repeat` requests, again.
+   */
+  | { kind: "access"; tool: string; customers: number; start?: number; repeat?: number }
   /** A paid checkout reported by Stripe, a new sale per request (series `tag`), signed with the endpoint's `secret`. */
   | { kind: "ingest"; tag: string; secret: string };
 
@@ -47,13 +52,17 @@ export interface LoadResult {
   loadCpuPercent: number;
   /** Requests of the warm-up that answered 2xx (they wrote, for grants). */
   warmupOk: number;
+  /** The access check's devices: the first of the order and how many requests were made (warm-up included). */
+  devices?: { start: number; requests: number };
 }
 
 type Method = "GET" | "POST";
 
-// Across the warm-up and the measured run, so that every grant is for a new address and
-// every Stripe report a new sale.
+// Across the warm-up and the measured run, so that every grant is for a new address, every
+// Stripe report a new sale and every access check (without `repeat`) a new device.
 let sequence = 0;
+/** Chosen once a process, so that the warm-up and the measured run draw one order. */
+let deviceStart: number | null = null;
 
 function requestsFor(spec: LoadSpec): { method: Method; setupRequest: (req: autocannon.Request) => autocannon.Request }[] {
   const request = spec.request;
@@ -68,16 +77,20 @@ function requestsFor(spec: LoadSpec): { method: Method; setupRequest: (req: auto
   }
   if (request.kind === "access") {
     const path = `/api/client/v1/tools/${request.tool}/access`;
+    deviceStart ??= request.start ?? Math.floor(Math.random() * 2 ** 30);
+    const start = deviceStart;
     return [
       {
         method: "GET",
         setupRequest: (req) => {
+          const n = start + (request.repeat ? sequence % request.repeat : sequence);
+          sequence += 1;
           // About half the customers have a device: draw until one has.
-          for (;;) {
-            const i = Math.floor(Math.random() * request.customers);
+          for (let salt = 0; ; salt++) {
+            const i = hash32(n, 81 + salt) % request.customers;
             const devices = devicesOf(i);
             if (devices === 0) continue;
-            const authorization = `Bearer ${deviceTokenOf(i, Math.floor(Math.random() * devices))}`;
+            const authorization = `Bearer ${deviceTokenOf(i, hash32(n, 80) % devices)}`;
             return { ...req, path, headers: { ...req.headers, authorization } };
           }
         },
@@ -175,6 +188,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
     bytesPerAnswer: result.requests.total === 0 ? 0 : result.throughput.total / result.requests.total,
     loadCpuPercent: ((cpu.user + cpu.system) / 1e6 / result.duration) * 100,
     warmupOk: warmup?.result["2xx"] ?? 0,
+    ...(spec.request.kind === "access" ? { devices: { start: deviceStart ?? 0, requests: sequence } } : {}),
   };
 }
 
