@@ -4,6 +4,7 @@
 // the column names the currency.
 import type { PeopleInsights, Point, RevenueInsights, Series, SubscriptionInsights, UseInsights } from "../../insights/insights.types.js";
 import { csvCell } from "../customers/customers.csv.js";
+import { currencyDigits } from "../shared/money.js";
 
 /** A table: its file's name (without `.csv`), its header, and its rows of text or numbers. */
 export interface CsvTable {
@@ -12,17 +13,9 @@ export interface CsvTable {
   rows: (string | number)[][];
 }
 
-function digitsOf(currency: string): number {
-  try {
-    return new Intl.NumberFormat("en", { style: "currency", currency: currency.toUpperCase() }).resolvedOptions().maximumFractionDigits ?? 2;
-  } catch {
-    return 2;
-  }
-}
-
 /** An amount in minor units as the major unit's decimal text: 4900 eur is `49.00`, -500 jpy `-500`. */
 export function majorUnits(minor: number, currency: string): string {
-  const digits = digitsOf(currency);
+  const digits = currencyDigits(currency) ?? 2;
   return (minor / 10 ** digits).toFixed(digits);
 }
 

@@ -7,7 +7,7 @@
 // 13-unit labels to 5 px on a 390 px phone. The phone's has fewer date labels instead.
 import { type Html, html } from "./html.js";
 import { formatCount, formatMoney, scrollBox } from "./layout.js";
-import { currencyDigits } from "./money.js";
+import { currencyDigits, currencyFormat } from "./money.js";
 
 export type ChartGrain = "day" | "month";
 /** One value at a date: a day `YYYY-MM-DD` or a month `YYYY-MM`, UTC. */
@@ -80,16 +80,12 @@ export function formatValue(unit: ChartUnit, value: number): string {
   return unit.kind === "money" ? formatMoney(value, unit.currency) : formatCount(value);
 }
 
+const COMPACT = new Intl.NumberFormat("en", { notation: "compact", maximumFractionDigits: 1 });
+
 /** A value on the axis, short: `1.2K`, `€1.2K`, `€49`. Takes the unit's major value (see `toAxis`). */
 export function formatAxis(unit: ChartUnit, major: number): string {
-  if (unit.kind === "count") return new Intl.NumberFormat("en", { notation: "compact", maximumFractionDigits: 1 }).format(major);
-  try {
-    return new Intl.NumberFormat("en", { style: "currency", currency: unit.currency.toUpperCase(), notation: "compact", maximumFractionDigits: 1 }).format(
-      major,
-    );
-  } catch {
-    return `${new Intl.NumberFormat("en", { notation: "compact", maximumFractionDigits: 1 }).format(major)} ${unit.currency}`;
-  }
+  if (unit.kind === "count") return COMPACT.format(major);
+  return currencyFormat(unit.currency)?.compact.format(major) ?? `${COMPACT.format(major)} ${unit.currency}`;
 }
 
 /** A value in the unit the axis counts in: whole things, or the currency's major unit (euros, not cents). */

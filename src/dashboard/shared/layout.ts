@@ -3,7 +3,7 @@
 import type { Env } from "../../db/schema.js";
 import type { Workspace } from "../../workspaces/workspace.types.js";
 import { type Html, html } from "./html.js";
-import { currencyDigits } from "./money.js";
+import { currencyFormat } from "./money.js";
 
 export const DASHBOARD = "/dashboard";
 export const CSS_PATH = `${DASHBOARD}/assets/dashboard.css`;
@@ -325,7 +325,7 @@ export const formatCount = (n: number) => n.toLocaleString("en-GB");
  * know is shown as it is stored.
  */
 export function formatMoney(minorUnits: number, currency: string): string {
-  const digits = currencyDigits(currency);
-  if (digits === null) return `${minorUnits} ${currency} (minor units)`;
-  return new Intl.NumberFormat("en", { style: "currency", currency: currency.toUpperCase() }).format(minorUnits / 10 ** digits);
+  const format = currencyFormat(currency);
+  if (format === null) return `${minorUnits} ${currency} (minor units)`;
+  return format.full.format(minorUnits / 10 ** format.digits);
 }
