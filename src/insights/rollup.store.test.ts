@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { sql } from "kysely";
 import type { Executor } from "../db/database.js";
 import { DIALECTS, testServices } from "../test-support/harness.js";
 import { type Bump, bump } from "./rollup.store.js";
@@ -104,5 +105,34 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await figures(services.db, "insight_days"), {});
       assert.deepEqual(await figures(services.db, "insight_months"), {});
     });
+
+    // Migration 038: every grant and sale of a day adds to the same figure rows, so on
+    // PostgreSQL their updates must be HOT (no new index entry each), which a key index
+    // holding the value prevents.
+    if (dialect === "postgres") {
+      test("a figure added to again and again is updated in place (HOT), its day's row and its month's", async () => {
+        const { services } = await testServices(dialect);
+        nextWorkspace();
+        const updates = await services.db.transaction().execute(async (trx) => {
+          // The counts are the backend's not yet reported, from before this transaction too: the difference is this one's.
+          const counts = async () =>
+            (
+              await sql<{ days: string; days_hot: string; months: string; months_hot: string }>`select
+                pg_stat_get_xact_tuples_updated('insight_days'::regclass) as days, pg_stat_get_xact_tuples_hot_updated('insight_days'::regclass) as days_hot,
+                pg_stat_get_xact_tuples_updated('insight_months'::regclass) as months, pg_stat_get_xact_tuples_hot_updated('insight_months'::regclass) as months_hot`.execute(
+                trx,
+              )
+            ).rows[0];
+          const before = await counts();
+          for (let i = 0; i < 20; i++) await bump(trx, [row("grants", "2026-10-05", 1)]);
+          const after = await counts();
+          const added = (key: "days" | "days_hot" | "months" | "months_hot") => Number(after?.[key]) - Number(before?.[key]);
+          return { days: added("days"), daysHot: added("days_hot"), months: added("months"), monthsHot: added("months_hot") };
+        });
+        // The first bump inserts both rows; the 19 after it update them, each in place.
+        assert.deepEqual(updates, { days: 19, daysHot: 19, months: 19, monthsHot: 19 });
+        assert.deepEqual(await figures(services.db, "insight_days"), { "grants 2026-10-05 tool:tabmaster  ": 20 });
+      });
+    }
   });
 }

@@ -35,6 +35,7 @@ import * as insightsSpeed from "./034-insights-speed.js";
 import * as subscriptionRefunds from "./035-subscription-refunds.js";
 import * as insightWindows from "./036-insight-windows.js";
 import * as trialOutcomes from "./037-trial-outcomes.js";
+import * as insightFiguresHot from "./038-insight-figures-hot.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -74,4 +75,5 @@ export const migrations: Record<string, Migration> = {
   "035-subscription-refunds": subscriptionRefunds,
   "036-insight-windows": insightWindows,
   "037-trial-outcomes": trialOutcomes,
+  "038-insight-figures-hot": insightFiguresHot,
 };
