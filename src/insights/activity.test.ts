@@ -113,5 +113,37 @@ for (const dialect of DIALECTS) {
       await counter.close();
       assert.equal(await figure(services.db, ws.workspaceId, "active_devices"), 2, "the day kept through the failure and the one noted after");
     });
+
+    test("a flush of more checks than a transaction takes writes them in parts; a part that fails keeps itself and the rest", async () => {
+      const { services, clock } = await testServices(dialect);
+      const ws = await seedWorkspace(services);
+      const person = await ensurePerson(services.db, ws.workspaceId, "test", "many@example.com", clock.now());
+      // The database fails every transaction after the first (one part of a hundred checks).
+      let transactions = 0;
+      let failAfter = 1;
+      const db = new Proxy(services.db, {
+        get(target, name) {
+          if (name === "transaction") {
+            transactions += 1;
+            if (transactions > failAfter) return () => ({ execute: () => Promise.reject(new Error("connection refused")) });
+          }
+          const value = Reflect.get(target, name);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+      const counter = new ActivityCounter(db);
+      for (let i = 0; i < 250; i++) {
+        counter.note({ workspaceId: ws.workspaceId, env: "test", toolId: ws.tool, personId: person.id, deviceId: `d${i}-${ws.workspaceId}`, at: AT });
+      }
+      await assert.rejects(counter.flush(), /connection refused/);
+      assert.equal(transactions, 2, "the first part committed, the second failed and the third was not tried");
+      assert.equal(await figure(services.db, ws.workspaceId, "active_devices"), 100);
+      failAfter = Number.POSITIVE_INFINITY;
+      transactions = 0;
+      await counter.flush();
+      assert.equal(transactions, 2, "the 150 kept, in two parts");
+      assert.equal(await figure(services.db, ws.workspaceId, "active_devices"), 250);
+      assert.equal(await figure(services.db, ws.workspaceId, "active_people"), 2, "the person once per tool and over all tools");
+    });
   });
 }

@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import { dialectOf, type Executor } from "../db/database.js";
-import { type Placeholder, perRowCount, preparedRaw } from "../db/prepared.js";
+import { type Placeholder, perRowCount, prepared, preparedRaw } from "../db/prepared.js";
 import type { Env, InsightDaysTable, ProductKind, TrialOutcome } from "../db/schema.js";
 import { type ActiveDay, countInWindows } from "./windows.store.js";
 
@@ -159,6 +159,54 @@ export async function recordActivities(ex: Executor, checks: readonly Activity[]
   await countInWindows(ex, days);
 }
 
+// The flush's statements, prepared (src/db/prepared.ts): a day's first checks come all at
+// once (every installed device soon after midnight UTC), up to nine statements each, and
+// Kysely building and compiling each of them cost more than SQLite running it. Each insert
+// answers its row only when it wrote one.
+const insertDeviceDay = prepared((ex, p) =>
+  ex
+    .insertInto("insight_device_days")
+    .values({ device_id: p<string>(0), day: p<string>(1) })
+    .onConflict((oc) => oc.columns(["device_id", "day"]).doNothing())
+    .returning("day"),
+);
+// The person's slots: workspace, env, scope, person, day.
+const insertActiveDay = prepared((ex, p) =>
+  ex
+    .insertInto("insight_active_days")
+    .values({ workspace_id: p<string>(0), env: p<Env>(1), scope: p<string>(2), person_id: p<string>(3), day: p<string>(4) })
+    .onConflict((oc) => oc.columns(["workspace_id", "env", "scope", "person_id", "day"]).doNothing())
+    .returning("day"),
+);
+const addActiveMonthDay = prepared((ex, p) =>
+  ex
+    .insertInto("insight_active_months")
+    .values({ workspace_id: p<string>(0), env: p<Env>(1), scope: p<string>(2), month: p<string>(3), person_id: p<string>(4), days: 1 })
+    .onConflict((oc) =>
+      oc.columns(["workspace_id", "env", "scope", "month", "person_id"]).doUpdateSet({ days: sql`insight_active_months.days + excluded.days` }),
+    ),
+);
+const moveLastActive = prepared((ex, p) =>
+  ex
+    .insertInto("insight_last_active")
+    .values({ workspace_id: p<string>(0), env: p<Env>(1), scope: p<string>(2), person_id: p<string>(3), day: p<string>(4) })
+    .onConflict((oc) =>
+      oc.columns(["workspace_id", "env", "scope", "person_id"]).doUpdateSet({ day: sql`excluded.day` }).where("insight_last_active.day", "<", p<string>(4)),
+    ),
+);
+const daysAround = prepared((ex, p) =>
+  ex
+    .selectFrom("insight_active_days")
+    .select([
+      sql<string | null>`max(case when day < ${p<string>(4)} then day end)`.as("before"),
+      sql<string | null>`min(case when day > ${p<string>(4)} then day end)`.as("after"),
+    ])
+    .where("workspace_id", "=", p<string>(0))
+    .where("env", "=", p<Env>(1))
+    .where("scope", "=", p<string>(2))
+    .where("person_id", "=", p<string>(3)),
+);
+
 /**
  * One access check's days and the figures they add: nothing unless it is the device's
  * first of its UTC day. The person's first of the day (per tool and over all tools) adds
@@ -168,49 +216,18 @@ export async function recordActivities(ex: Executor, checks: readonly Activity[]
  */
 async function activityFigures(ex: Executor, a: Activity, newDays: ActiveDay[]): Promise<Bump[]> {
   const day = utcDayOf(a.at);
-  const device = await ex
-    .insertInto("insight_device_days")
-    .values({ device_id: a.deviceId, day })
-    .onConflict((oc) => oc.columns(["device_id", "day"]).doNothing())
-    .executeTakeFirst();
-  if (Number(device.numInsertedOrUpdatedRows ?? 0) === 0) return [];
+  if ((await insertDeviceDay(ex, [a.deviceId, day])).length === 0) return [];
   const rows: Bump[] = [{ workspaceId: a.workspaceId, env: a.env, metric: "active_devices", day, scope: `tool:${a.toolId}`, value: 1 }];
   for (const scope of [`tool:${a.toolId}`, ALL_TOOLS]) {
-    const inserted = await ex
-      .insertInto("insight_active_days")
-      .values({ workspace_id: a.workspaceId, env: a.env, scope, person_id: a.personId, day })
-      .onConflict((oc) => oc.columns(["workspace_id", "env", "scope", "person_id", "day"]).doNothing())
-      .executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) continue;
+    const person = [a.workspaceId, a.env, scope, a.personId, day];
+    if ((await insertActiveDay(ex, person)).length === 0) continue;
     newDays.push({ workspaceId: a.workspaceId, env: a.env, scope, personId: a.personId, day });
-    await ex
-      .insertInto("insight_active_months")
-      .values({ workspace_id: a.workspaceId, env: a.env, scope, month: day.slice(0, 7), person_id: a.personId, days: 1 })
-      .onConflict((oc) =>
-        oc.columns(["workspace_id", "env", "scope", "month", "person_id"]).doUpdateSet({ days: sql`insight_active_months.days + excluded.days` }),
-      )
-      .execute();
-    await ex
-      .insertInto("insight_last_active")
-      .values({ workspace_id: a.workspaceId, env: a.env, scope, person_id: a.personId, day })
-      .onConflict((oc) =>
-        oc.columns(["workspace_id", "env", "scope", "person_id"]).doUpdateSet({ day: sql`excluded.day` }).where("insight_last_active.day", "<", day),
-      )
-      .execute();
+    await addActiveMonthDay(ex, [a.workspaceId, a.env, scope, day.slice(0, 7), a.personId]);
+    await moveLastActive(ex, person);
     // The person's active days on either side of this one, in one read: p the newest
     // before, q the oldest after (a later check of an earlier day, from a process whose
     // clock is behind, may find windows already counted past d + n - 1).
-    const around = await ex
-      .selectFrom("insight_active_days")
-      .select([
-        sql<string | null>`max(case when day < ${day} then day end)`.as("before"),
-        sql<string | null>`min(case when day > ${day} then day end)`.as("after"),
-      ])
-      .where("workspace_id", "=", a.workspaceId)
-      .where("env", "=", a.env)
-      .where("scope", "=", scope)
-      .where("person_id", "=", a.personId)
-      .executeTakeFirst();
+    const [around] = await daysAround(ex, person);
     const d = Date.parse(`${day}T00:00:00Z`);
     const p = around?.before ? Date.parse(`${around.before}T00:00:00Z`) : Number.NEGATIVE_INFINITY;
     const q = around?.after ? Date.parse(`${around.after}T00:00:00Z`) : Number.POSITIVE_INFINITY;
