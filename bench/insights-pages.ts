@@ -1,6 +1,7 @@
-// Scenario 9: the Insights pages (issue 34, point 3) through the whole server, in the
-// database of the largest size. A second workspace of the benchmark's owner gets as many
-// people as the benchmark has customers and ten times as many person-days of access checks
+// Scenario 9: the Insights pages (issue 34, point 3) through the whole server. A second
+// workspace of the benchmark's owner gets as many people as the largest size (the
+// benchmark's customers are beside it when another scenario seeded them) and ten times as
+// many person-days of access checks
 // (1,000,000 and 10,000,000 at `--size full`), with two years of daily roll-ups
 // (insights-history.ts); then every Insights page, for every tool and for one, over the
 // last 30 days and the last 12 months, is timed as scenario 7 times the dashboard's.
@@ -24,6 +25,7 @@ export interface InsightsSeed {
 }
 
 export interface InsightsResult {
+  /** The benchmark's own customers beside the Insights workspace (0 when no other scenario seeded them). */
   customers: number;
   seed: InsightsSeed;
   pages: PageTiming[];

@@ -374,7 +374,7 @@ function renderInsights(lines: string[], engines: EngineResult[]): void {
   lines.push(`### 9. Insights pages (${customers(first.seed.people)} people, ${customers(first.seed.activeDays)} person-days of access checks)`);
   lines.push("");
   lines.push(
-    `A workspace of its own beside the ${customers(first.customers)} customers: two years of daily roll-ups in every figure, scope and currency, the person-days spread over them, their month rows and the most-active-unpaid windows (bench/insights-history.ts). ` +
+    `A workspace of its own${first.customers > 0 ? ` beside the benchmark's ${customers(first.customers)} customers` : ""}: two years of daily roll-ups in every figure, scope and currency, the person-days spread over them, their month rows and the most-active-unpaid windows (bench/insights-history.ts). ` +
       `Each page is requested ${first.pages[0]?.requests ?? 0} times one at a time with the owner's session cookie, after a warm-up, as scenario 7's pages are.`,
   );
   lines.push("");
