@@ -287,6 +287,15 @@ export function openStorage(options: StorageOptions): Storage {
     // An idle connection that the server drops (a restart) is taken out of the pool by
     // pg-pool; without a listener its 'error' event would end the process.
     pool.on("error", () => {});
+    // No JIT compilation: Warden's statements are short walks of an index, but PostgreSQL
+    // compiles one whenever its cost estimate passes jit_above_cost, which an estimate made
+    // for a whole scan that a LIMIT stops early does. The compile costs 100 to 200 ms: the
+    // Insights most-active-unpaid list at a million people took 144 ms with it and 0.3 ms
+    // without, a retention batch 227 ms with 19 of them JIT (bench/README.md). Sent first
+    // on each new connection: the client runs its queries in order.
+    pool.on("connect", (client) => {
+      client.query("set jit = off").catch(() => {});
+    });
     const availability = new DatabaseAvailability(options.onUnavailable);
     const bound: { statementMs: number | undefined } = { statementMs: undefined };
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool, availability, bound) }), log: queryLogger(options) });

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { sql } from "kysely";
 import { readCounter } from "../limits/counter.store.js";
 import { DIALECTS, testServices, unique } from "../test-support/harness.js";
 import { type DirectSqlite, directSqlite } from "./database.js";
@@ -86,4 +87,15 @@ test("SQLite: inside a transaction a prepared query runs at once on its connecti
   assert.deepEqual(await readCounter(services.db, scope, NOW), { count: 0, windowEnd: NOW });
   assert.equal(inside?.(insert, [scope, NOW + 60_000, 4]), null, "ran with no transaction open");
   assert.deepEqual(await readCounter(services.db, scope, NOW), { count: 0, windowEnd: NOW });
+});
+
+// db/database.ts: every connection of the pool turns PostgreSQL's JIT off before its first
+// statement (a LIMIT walk whose estimate passed jit_above_cost was compiled for 100-200 ms).
+test("PostgreSQL: JIT is off on every connection of the pool, the first statement included", async () => {
+  const { services } = await testServices("postgres");
+  const settings = await Promise.all(Array.from({ length: 4 }, () => sql<{ jit: string }>`show jit`.execute(services.db)));
+  assert.deepEqual(
+    settings.map((s) => s.rows[0]?.jit),
+    ["off", "off", "off", "off"],
+  );
 });

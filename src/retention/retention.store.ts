@@ -125,15 +125,6 @@ export async function checkpointLog(ex: Executor): Promise<void> {
   if (dialectOf(ex) === "sqlite") await sql`pragma wal_checkpoint(PASSIVE)`.execute(ex);
 }
 
-/**
- * On PostgreSQL, no JIT compilation for the rest of the transaction: its estimate of the
- * events' filtered scan passes JIT's threshold, and compiling took longer than running
- * (a batch of 500 events took 227 ms with 19 ms of JIT, on 50,000 rows).
- */
-export async function turnOffJit(trx: Trx): Promise<void> {
-  if (dialectOf(trx) === "postgres") await sql`set local jit = off`.execute(trx);
-}
-
 /** Entries of the access-change feed written before `before`: every reader has long passed them. */
 export async function deleteAccessChanges(ex: Executor, before: number, limit: number): Promise<number> {
   return deleted(
