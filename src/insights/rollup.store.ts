@@ -112,9 +112,12 @@ export async function bump(ex: Executor, rows: readonly Bump[]): Promise<void> {
   // The month's row beside each day's (migration 034), one per month like the days above.
   const months = summed(days.filter((d) => !DAILY_ONLY.has(d.metric)).map((d) => ({ ...d, day: d.day.slice(0, 7) })));
   if (days.length > PREPARED_ROWS || months.length > PREPARED_ROWS) {
-    // An import's batch: a statement of its own size, not worth keeping prepared.
-    await writeFigures(ex, "insight_days", days);
+    // An import's batch: a statement of its own size, not worth keeping prepared. The months
+    // first, as the prepared statement below locks them on PostgreSQL (its main upsert runs
+    // before the days' in its WITH) and the customers' triggers (migration 039): two
+    // writers adding to the same figures must lock them in one order, or they can deadlock.
     await writeFigures(ex, "insight_months", months);
+    await writeFigures(ex, "insight_days", days);
     return;
   }
   const args = [...days.flatMap(figureArgs), ...months.flatMap(figureArgs)];
