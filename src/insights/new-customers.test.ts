@@ -165,13 +165,19 @@ for (const dialect of DIALECTS) {
       );
       // In one statement: two rows later in the month, two into the month before, one an
       // hour later the same day, three as they were, and two people new on the 20th.
-      await upsertCustomerRows(db, scope, [
-        ...people.slice(0, 2).map((id) => row(id, start + 15 * DAY)),
-        ...people.slice(2, 4).map((id) => row(id, start - 7 * DAY)),
-        row(people[4] as string, start + 3_600_000),
-        ...people.slice(5, 8).map((id) => row(id, start)),
-        ...people.slice(8, 10).map((id) => row(id, start + 15 * DAY)),
-      ]);
+      await db.transaction().execute(async (trx) => {
+        const before = dialect === "postgres" ? await figureWrites(trx) : 0;
+        await upsertCustomerRows(trx, scope, [
+          ...people.slice(0, 2).map((id) => row(id, start + 15 * DAY)),
+          ...people.slice(2, 4).map((id) => row(id, start - 7 * DAY)),
+          row(people[4] as string, start + 3_600_000),
+          ...people.slice(5, 8).map((id) => row(id, start)),
+          ...people.slice(8, 10).map((id) => row(id, start + 15 * DAY)),
+        ]);
+        // Each figure written at most once by each of the statement's triggers: its new
+        // rows' two days and two months, and its moved rows' three days and two months.
+        if (dialect === "postgres") assert.equal((await figureWrites(trx)) - before, 9);
+      });
       const moved: Figure[] = [
         ["days", "2026-09-28", "tool:tabmaster", 2],
         ["days", "2026-10-05", "*", 8],
