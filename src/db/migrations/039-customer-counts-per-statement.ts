@@ -10,7 +10,9 @@ import { OTHER_TOOL_OF_PERSON } from "./034-insights-speed.js";
 // import` of a million lines fell from ~1,100 to ~430 lines/s. Here each statement's rows
 // (its transition tables) are summed into one row per figure, and each table is upserted
 // once, its rows in key order as every writer of figures locks them (rollup.store.ts,
-// summed()). The figures are those of migration 034: per tool at the row's `since`; over
+// summed()). One upsertCustomerRows of 8,000 new customers of a day: 3.7–6.0 s before,
+// 0.27–0.48 s after; an import of 100,000 grants: 1,288 lines/s before, 3,612 after
+// (2 cores, load average 1.5–3.7). The figures are those of migration 034: per tool at the row's `since`; over
 // all tools when the person holds no customers row of another tool, asked as 034 asks it
 // after the whole statement (where PostgreSQL ran the row triggers too); a `since` moved
 // to another UTC day moves the tool's count. A sum of 0 (a day's row moved within its
