@@ -36,6 +36,7 @@ import * as subscriptionRefunds from "./035-subscription-refunds.js";
 import * as insightWindows from "./036-insight-windows.js";
 import * as trialOutcomes from "./037-trial-outcomes.js";
 import * as insightFiguresHot from "./038-insight-figures-hot.js";
+import * as customerCountsPerStatement from "./039-customer-counts-per-statement.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -76,4 +77,5 @@ export const migrations: Record<string, Migration> = {
   "036-insight-windows": insightWindows,
   "037-trial-outcomes": trialOutcomes,
   "038-insight-figures-hot": insightFiguresHot,
+  "039-customer-counts-per-statement": customerCountsPerStatement,
 };
