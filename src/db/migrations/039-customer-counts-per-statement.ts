@@ -12,11 +12,13 @@ import { OTHER_TOOL_OF_PERSON } from "./034-insights-speed.js";
 // once, its rows in key order as every writer of figures locks them (rollup.store.ts,
 // summed()). One upsertCustomerRows of 8,000 new customers of a day: 3.7–6.0 s before,
 // 0.27–0.48 s after; an import of 100,000 grants: 1,288 lines/s before, 3,612 after
-// (2 cores, load average 1.5–3.7). The figures are those of migration 034: per tool at the row's `since`; over
-// all tools when the person holds no customers row of another tool, asked as 034 asks it
-// after the whole statement (where PostgreSQL ran the row triggers too); a `since` moved
-// to another UTC day moves the tool's count. A sum of 0 (a day's row moved within its
-// month) writes nothing. PostgreSQL refuses transition tables on `update of since`, so
+// (2 cores, load average 1.5–3.7).
+//
+// The figures are those of migration 034: per tool at the row's `since`; over all tools
+// when the person holds no customers row of another tool, asked as 034 asks it after the
+// whole statement (where PostgreSQL ran the row triggers too); a `since` moved to another
+// UTC day moves the tool's count. A sum of 0 (a day's row moved within its month) writes
+// nothing. PostgreSQL refuses transition tables on `update of since`, so
 // the update trigger runs for every update of customers. SQLite has no statement
 // triggers, and rewrites a figure row in place: its row triggers stay.
 export async function up(db: Kysely<unknown>): Promise<void> {
