@@ -138,6 +138,17 @@ export interface DashboardResult {
   peakRssMb: number;
 }
 
+/** A signed-in owner's pages timed in one Warden process (scenarios 7 and 9). */
+export interface PageRun {
+  warden: ServerProcess;
+  cookie: string;
+  requests: number;
+  warmup: number;
+  patient: boolean;
+  pids?: DatabasePids;
+  log: (line: string) => void;
+}
+
 export interface PageSpec {
   name: string;
   /** The path of request n (relative to the workspace environment's pages unless it starts with /). */
@@ -182,17 +193,7 @@ async function walk(warden: ServerProcess, cookie: string, first: string, pages:
  * Times every main page `requests` times, one request at a time, after `warmup`
  * requests. Any answer but 200 fails the run: a page that errs is not a fast page.
  */
-export async function measureDashboard(options: {
-  warden: ServerProcess;
-  cookie: string;
-  customers: number;
-  events: number;
-  requests: number;
-  warmup: number;
-  patient: boolean;
-  pids?: DatabasePids;
-  log: (line: string) => void;
-}): Promise<PageTiming[]> {
+export async function measureDashboard(options: PageRun & { customers: number; events: number }): Promise<PageTiming[]> {
   const { warden, cookie, customers, events } = options;
   const here = `/dashboard/w/${BENCH.workspace}/live`;
   const customer = (n: number) => emailOf(hash32(n, 73) % customers);
@@ -230,10 +231,7 @@ export async function measureDashboard(options: {
 }
 
 /** Each page `requests` times, one at a time after `warmup` unmeasured ones, with its CPU accounted; any answer but 200 fails the run. */
-export async function timePages(
-  options: { warden: ServerProcess; cookie: string; requests: number; warmup: number; patient: boolean; pids?: DatabasePids; log: (line: string) => void },
-  pages: readonly PageSpec[],
-): Promise<PageTiming[]> {
+export async function timePages(options: PageRun, pages: readonly PageSpec[]): Promise<PageTiming[]> {
   const { warden, cookie } = options;
   const timings: PageTiming[] = [];
   for (const spec of pages) {

@@ -10,7 +10,7 @@ import { sql } from "kysely";
 import pg from "pg";
 import { type Dialect, migrateToLatest, openStorage, type Storage } from "../src/db/database.js";
 import { BENCH, devicesOf, deviceTokenOf, emailOf, hash32 } from "./customer-mix.js";
-import { type DashboardResult, type DashboardSeed, measureDashboard, seedDashboard, signInOwner } from "./dashboard-pages.js";
+import { type DashboardResult, type DashboardSeed, measureDashboard, type PageRun, type PageTiming, seedDashboard, signInOwner } from "./dashboard-pages.js";
 import { type InsightsResult, type InsightsSeed, measureInsights, seedInsightsWorkspace } from "./insights-pages.js";
 import { type ListWalkResult, measureListWalk } from "./list-walk.js";
 import { type DatabasePids, type Measured, measureLoad } from "./load.js";
@@ -366,6 +366,26 @@ export async function runEngine(
     }
   };
 
+  /** A page scenario (7, 9) in a fresh Warden process, as the owner signed in through a login link. */
+  const pagesRun = async (database: Database, scenario: string, measure: (run: PageRun) => Promise<PageTiming[]>) => {
+    const warden = await launchWarden(database, scenario);
+    try {
+      const loginLink = () => runWardenCommand(wardenOptionsOf(database), ["admin", "login-link", "--email", BENCH.ownerEmail]);
+      const pages = await measure({
+        warden,
+        cookie: await signInOwner(warden, loginLink),
+        requests: preset.dashboardRequests,
+        warmup: preset.dashboardWarmup,
+        patient: preset.patient,
+        ...(database.pids ? { pids: database.pids } : {}),
+        log: (line) => log(`  [${engine}]${line}`),
+      });
+      return { pages, peakRssMb: warden.peakRssMb() };
+    } finally {
+      await warden.stop();
+    }
+  };
+
   try {
     // Scenarios 1 to 4 and 8 need the customers; scenario 5 makes its own buyers.
     const sizes = SEEDED_SCENARIOS.some(wants) ? preset.sizes : [];
@@ -573,24 +593,8 @@ export async function runEngine(
       log(
         `  [${engine}] ${largest.toLocaleString("en")} events and ${seed.auditEntries.toLocaleString("en")} audit entries seeded in ${seed.seconds.toFixed(1)} s`,
       );
-      const warden = await launchWarden(main.database, "dashboard");
-      try {
-        const loginLink = () => runWardenCommand(wardenOptionsOf(main.database), ["admin", "login-link", "--email", BENCH.ownerEmail]);
-        const pages = await measureDashboard({
-          warden,
-          cookie: await signInOwner(warden, loginLink),
-          customers: largest,
-          events: largest,
-          requests: preset.dashboardRequests,
-          warmup: preset.dashboardWarmup,
-          patient: preset.patient,
-          ...(main.database.pids ? { pids: main.database.pids } : {}),
-          log: (line) => log(`  [${engine}]${line}`),
-        });
-        result.dashboard = { customers: largest, seed, pages, peakRssMb: warden.peakRssMb() };
-      } finally {
-        await warden.stop();
-      }
+      const { pages, peakRssMb } = await pagesRun(main.database, "dashboard", (run) => measureDashboard({ ...run, customers: largest, events: largest }));
+      result.dashboard = { customers: largest, seed, pages, peakRssMb };
     }
 
     // Scenario 9: the Insights pages, in a workspace of their own with as many people as the
@@ -607,22 +611,8 @@ export async function runEngine(
       log(
         `  [${engine}] Insights: ${insightsPeople.toLocaleString("en")} people and ${seed.activeDays.toLocaleString("en")} person-days seeded in ${seed.seconds.toFixed(1)} s`,
       );
-      const warden = await launchWarden(main.database, "insights");
-      try {
-        const loginLink = () => runWardenCommand(wardenOptionsOf(main.database), ["admin", "login-link", "--email", BENCH.ownerEmail]);
-        const pages = await measureInsights({
-          warden,
-          cookie: await signInOwner(warden, loginLink),
-          requests: preset.dashboardRequests,
-          warmup: preset.dashboardWarmup,
-          patient: preset.patient,
-          ...(main.database.pids ? { pids: main.database.pids } : {}),
-          log: (line) => log(`  [${engine}]${line}`),
-        });
-        result.insights = { customers: largest, seed, pages, peakRssMb: warden.peakRssMb() };
-      } finally {
-        await warden.stop();
-      }
+      const { pages, peakRssMb } = await pagesRun(main.database, "insights", measureInsights);
+      result.insights = { customers: largest, seed, pages, peakRssMb };
     }
     return result;
   } finally {

@@ -9,10 +9,8 @@ import { systemClock } from "../src/clock.js";
 import type { Storage } from "../src/db/database.js";
 import { createWorkspace } from "../src/workspaces/workspace.service.js";
 import { BENCH } from "./customer-mix.js";
-import { type PageSpec, type PageTiming, timePages } from "./dashboard-pages.js";
+import { type PageRun, type PageSpec, type PageTiming, timePages } from "./dashboard-pages.js";
 import { seedInsightsHistory } from "./insights-history.js";
-import type { DatabasePids } from "./load.js";
-import type { ServerProcess } from "./processes.js";
 
 export const INSIGHTS_WORKSPACE = "insights";
 /** Person-days of access checks per person seeded: the issue's 10M at a million. */
@@ -48,15 +46,7 @@ export async function seedInsightsWorkspace(storage: Storage, people: number, lo
 }
 
 /** Each group's page for every tool and for tool0, over 30 days (by day) and 12 months (by month). */
-export function measureInsights(options: {
-  warden: ServerProcess;
-  cookie: string;
-  requests: number;
-  warmup: number;
-  patient: boolean;
-  pids?: DatabasePids;
-  log: (line: string) => void;
-}): Promise<PageTiming[]> {
+export function measureInsights(options: PageRun): Promise<PageTiming[]> {
   const here = `/dashboard/w/${INSIGHTS_WORKSPACE}/live/insights`;
   const pages: PageSpec[] = [];
   for (const group of ["revenue", "subscriptions", "people", "use"]) {
