@@ -12,7 +12,7 @@ import { importNdjson } from "../import/import.service.js";
 import { clientCalls, testMailbox } from "../test-support/client.js";
 import { DIALECTS, seedCatalogue, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
 import { renamePlan, setOwnerSuspension } from "../workspaces/workspace.service.js";
-import { AnswerCache, MAX_AGE_MS, tagsOf } from "./answer-cache.js";
+import { AnswerCache, MAX_AGE_MS, questionHash, tagsOf } from "./answer-cache.js";
 
 describe("AnswerCache alone", () => {
   const tags = tagsOf("ws_a", "test", "per_1");
@@ -32,27 +32,47 @@ describe("AnswerCache alone", () => {
   });
 
   test("keeps to its bytes, dropping the least recently used", () => {
-    const cache = new AnswerCache(16 * 1024, new ManualClock());
+    const cache = new AnswerCache(32 * 1024, new ManualClock());
     cache.listen(true);
     const value = { text: "x".repeat(300) };
     for (let i = 0; i < 40; i++) {
-      cache.set(`k${i}`, value, { ticket: cache.ticket(), tags: tagsOf("ws_a", "test", `per_${i}`), changesAt: null });
+      // Each question misses twice, as a repeated one does: a full cache keeps the second.
+      for (const _ of [1, 2]) cache.set(`k${i}`, value, { ticket: cache.ticket(), tags: tagsOf("ws_a", "test", `per_${i}`), changesAt: null });
       cache.get("k0");
     }
-    assert.ok(cache.stats.bytes <= 16 * 1024, `${cache.stats.bytes} bytes`);
+    assert.ok(cache.stats.bytes <= 32 * 1024, `${cache.stats.bytes} bytes`);
     assert.ok(cache.stats.evictions > 0);
     assert.deepEqual(cache.get("k0"), value, "used at every turn: kept");
     assert.equal(cache.get("k1"), undefined, "the least recently used went first");
     cache.close();
   });
 
-  test("over many evictions, hits, drops and clears, it keeps exactly what a plain LRU list keeps", () => {
-    const cache = new AnswerCache(8 * 1024, new ManualClock());
+  test("when full, keeps an answer only if its question missed recently: questions never repeated leave the kept answers alone", () => {
+    const cache = new AnswerCache(32 * 1024, new ManualClock());
+    cache.listen(true);
+    const value = { text: "x".repeat(300) };
+    const keep = (key: string) => cache.set(key, value, { ticket: cache.ticket(), tags: tagsOf("ws_a", "test", key), changesAt: null });
+    for (let i = 0; i < 8; i++) keep(`kept${i}`);
+    assert.equal(cache.stats.entries, 8, "not full: kept at once");
+    for (let i = 0; i < 1_000; i++) keep(`once${i}`);
+    assert.equal(cache.stats.refused, 1_000 - (cache.stats.entries - 8), "refused when full");
+    for (let i = 0; i < 8; i++) assert.deepEqual(cache.get(`kept${i}`), value, `kept${i} stays`);
+    const before = cache.stats.evictions;
+    keep("twice");
+    keep("twice");
+    assert.deepEqual(cache.get("twice"), value, "a second miss is kept");
+    assert.equal(cache.stats.evictions, before + 1, "in place of the least recently used");
+    cache.close();
+  });
+
+  test("over many evictions, hits, drops and clears, it keeps exactly what a plain LRU list behind the same doorkeeper keeps", () => {
+    const cache = new AnswerCache(32 * 1024, new ManualClock());
     cache.listen(true);
     const value = { text: "x".repeat(100) };
-    const bytesOf = (key: string) => 2 * (key.length + JSON.stringify(value).length) + 200;
-    // The model: keys oldest first, with their bytes.
+    const bytesOf = (key: string) => key.length + JSON.stringify(value).length + 1_000;
+    // The model: keys oldest first, with their bytes; and the doorkeeper's slots (1,024 at this size).
     let model: string[] = [];
+    let door = new Map<number, number>();
     // Park and Miller's generator: exact in doubles, the same run every time.
     let seed = 7;
     const random = (n: number) => {
@@ -60,12 +80,17 @@ describe("AnswerCache alone", () => {
       return seed % n;
     };
     for (let step = 0; step < 5_000; step++) {
-      const key = `k${random(60)}`;
+      const key = `k${random(100)}`;
       const roll = random(100);
       if (roll < 50) {
         cache.set(key, value, { ticket: cache.ticket(), tags: tagsOf("ws_a", "test", key), changesAt: null });
-        model = [...model.filter((k) => k !== key), key];
-        while (model.reduce((sum, k) => sum + bytesOf(k), 0) > 8 * 1024) model.shift();
+        const full = model.reduce((sum, k) => sum + bytesOf(k), 0) + bytesOf(key) > 32 * 1024;
+        const hash = questionHash(key);
+        const slot = hash & 1_023;
+        const admitted = model.includes(key) || !full || door.get(slot) === hash;
+        if (!model.includes(key) && full) door.set(slot, admitted ? 0 : hash);
+        if (admitted) model = [...model.filter((k) => k !== key), key];
+        while (model.reduce((sum, k) => sum + bytesOf(k), 0) > 32 * 1024) model.shift();
       } else if (roll < 90) {
         const hit = cache.get(key) !== undefined;
         assert.equal(hit, model.includes(key), `step ${step}: ${key}`);
@@ -76,9 +101,11 @@ describe("AnswerCache alone", () => {
       } else {
         cache.clear();
         model = [];
+        door = new Map();
       }
     }
-    assert.ok(cache.stats.evictions > 500, `${cache.stats.evictions} evictions`);
+    assert.ok(cache.stats.evictions > 150, `${cache.stats.evictions} evictions`);
+    assert.ok(cache.stats.refused > 300, `${cache.stats.refused} refused`);
     assert.equal(cache.stats.entries, model.length);
     cache.close();
   });
@@ -158,6 +185,7 @@ for (const dialect of DIALECTS) {
       assert.match(figures, new RegExp(`^warden_answer_cache_hits_total ${after.hits}$`, "m"));
       assert.match(figures, new RegExp(`^warden_answer_cache_misses_total ${after.misses}$`, "m"));
       assert.match(figures, /^warden_answer_cache_evictions_total 0$/m);
+      assert.match(figures, /^warden_answer_cache_refused_total 0$/m);
       assert.match(figures, new RegExp(`^warden_answer_cache_bytes ${after.bytes}$`, "m"));
     });
 

@@ -218,6 +218,7 @@ export class Metrics {
     total("warden_answer_cache_hits_total", "Retrieve and access-check reads answered from the answer cache", (f) => f.hits);
     total("warden_answer_cache_misses_total", "Retrieve and access-check reads the answer cache could not answer", (f) => f.misses);
     total("warden_answer_cache_evictions_total", "Answers dropped from the answer cache to stay within WARDEN_CACHE_MB", (f) => f.evictions);
+    total("warden_answer_cache_refused_total", "Answers the full answer cache did not keep because their question had not missed recently", (f) => f.refused);
     new Gauge({
       name: "warden_answer_cache_bytes",
       help: "Estimated bytes held by the answer cache",
