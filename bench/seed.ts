@@ -20,6 +20,7 @@ import {
 import { findPersonByEmail } from "../src/customers/person.store.js";
 import type { Storage, Trx } from "../src/db/database.js";
 import type { CustomersTable, Database, DevicesTable, Env, GrantsTable, LicencesTable, PeopleTable, SubscriptionsTable } from "../src/db/schema.js";
+import { refreshPlannerStatistics } from "../src/db/statistics.store.js";
 import { newId } from "../src/ids.js";
 import { createBundle, createKey, createOwner, createPlan, createTool, createWorkspace } from "../src/workspaces/workspace.service.js";
 import { BENCH, type CustomerPlan, DAY, deviceTokenOf, emailOf, fraction, planCustomer } from "./customer-mix.js";
@@ -329,6 +330,9 @@ export async function seedCustomers(
       await insertRows(trx, "grants", batch.grants);
       await insertRows(trx, "devices", batch.devices);
       await insertRows(trx, "customers", batch.customers);
+      // The later transactions planned for tables this size: a trigger planned on an empty
+      // `customers` read the whole table for each new row (src/db/statistics.store.ts).
+      if (start === range.from) await refreshPlannerStatistics(trx, ["people", "licences", "subscriptions", "grants", "devices", "customers"]);
     });
     for (const table of Object.keys(totals) as (keyof Batch)[]) totals[table] += batch[table].length;
     onProgress?.(end);

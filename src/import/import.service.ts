@@ -14,6 +14,7 @@ import { normaliseEmail } from "../customers/email.js";
 import { ensurePeople } from "../customers/person.store.js";
 import { type Db, type Executor, holdWriteLock } from "../db/database.js";
 import type { Env } from "../db/schema.js";
+import { refreshPlannerStatistics } from "../db/statistics.store.js";
 import { ApiError, invalidParameter } from "../errors/errors.js";
 import { insertGrants } from "../grants/grant.store.js";
 import { recordSubscriptionMrr } from "../insights/rollup.store.js";
@@ -29,6 +30,8 @@ export type { LineProblem } from "./import.check.js";
  * columns: 17,000 parameters, under SQLite's 32,766 and PostgreSQL's 65,535).
  */
 const BATCH_LINES = 1_000;
+/** The tables an import writes to, as their statistics are taken again after its first batch. */
+const WRITTEN_TABLES = ["people", "licences", "subscriptions", "grants", "devices", "customers"] as const;
 
 /** Bad lines listed at most; the rest are counted. A file of a million bad lines would otherwise be held whole. */
 const MAX_PROBLEMS = 1_000;
@@ -241,6 +244,8 @@ async function importSource(
         writes.push(check.toWrite(result.value));
       }
       await writeBatch(trx, workspace.id, env, now, writes, counts);
+      // After the first batch, so that the later ones are planned for tables this size.
+      if (written === 0 && writes.length > 0) await refreshPlannerStatistics(trx, WRITTEN_TABLES);
       written += writes.length;
       onProgress?.({
         phase: "write",

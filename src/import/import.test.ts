@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { sql } from "kysely";
 import { findLicenceById } from "../billing/licence.store.js";
 import { findSubscription } from "../billing/subscription.store.js";
 import { main } from "../cli.js";
@@ -559,6 +560,20 @@ for (const dialect of DIALECTS) {
       );
       assert.equal(progress.at(-1)?.bytes, progress.at(-1)?.totalBytes);
     });
+
+    if (dialect === "postgres")
+      test("after its first batch the tables' statistics are taken again, so the later batches are planned for their size", async () => {
+        const { services } = await testServices(dialect);
+        const ws = await seedCatalogue(services);
+        const analysedRows = async () =>
+          Number((await sql<{ n: number }>`select reltuples as n from pg_class where oid = 'customers'::regclass`.execute(services.db)).rows[0]?.n);
+        // -1 when never analysed (this file's earlier imports analysed it, if they ran first).
+        const before = Math.max(0, await analysedRows());
+        const lines = Array.from({ length: 1_500 }, (_, i) => ({ ...grantLine, email: `stat${i}@example.com` }));
+        await importNdjson(services.db, services.clock, { workspace: ws.slug, env: "test", text: ndjson(lines) });
+        const after = await analysedRows();
+        assert.ok(after >= before + 1_000, `analysed with the first batch's 1,000 rows at least: ${before} -> ${after}`);
+      });
 
     test("a file with more bad lines than are listed says how many more", async () => {
       const { services } = await testServices(dialect);

@@ -114,6 +114,33 @@ for (const dialect of DIALECTS) {
       assert.equal(await figure(services.db, ws.workspaceId, "active_devices"), 2, "the day kept through the failure and the one noted after");
     });
 
+    test("between two parts the event loop turns: a request waiting is answered before the next part is written", async () => {
+      const { services, clock } = await testServices(dialect);
+      const ws = await seedWorkspace(services);
+      const person = await ensurePerson(services.db, ws.workspaceId, "test", "turns@example.com", clock.now());
+      let transactions = 0;
+      const db = new Proxy(services.db, {
+        get(target, name) {
+          if (name === "transaction") transactions += 1;
+          const value = Reflect.get(target, name);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+      const counter = new ActivityCounter(db);
+      for (let i = 0; i < 250; i++) {
+        counter.note({ workspaceId: ws.workspaceId, env: "test", toolId: ws.tool, personId: person.id, deviceId: `d${i}-${ws.workspaceId}`, at: AT });
+      }
+      // A request arriving meanwhile is an I/O callback: it runs when the event loop turns, as this does.
+      let partsBeforeTheRequest = -1;
+      setImmediate(() => {
+        partsBeforeTheRequest = transactions;
+      });
+      await counter.flush();
+      assert.equal(transactions, 3, "250 checks in three parts");
+      assert.ok(partsBeforeTheRequest >= 1 && partsBeforeTheRequest < 3, `the request ran after ${partsBeforeTheRequest} part(s) begun`);
+      assert.equal(await figure(services.db, ws.workspaceId, "active_devices"), 250);
+    });
+
     test("a flush of more checks than a transaction takes writes them in parts; a part that fails keeps itself and the rest", async () => {
       const { services, clock } = await testServices(dialect);
       const ws = await seedWorkspace(services);

@@ -21,7 +21,10 @@ const FLUSH_DELAY_MS = 1_000;
 // and every request waits for it: soon after midnight UTC every device's check is its
 // first of the day, and one transaction of a second's first checks (1,500 of them at a
 // million people) kept every request waiting for it (the access check's p99 1.3 s,
-// bench scenario 8, 2026-11-27). Between two chunks the requests waiting go first.
+// bench scenario 8, 2026-11-27). Between two chunks the requests waiting go first: on
+// SQLite the driver's calls are synchronous and its promises settle as microtasks, so
+// without a turn of the event loop (setImmediate) the chunks ran back to back and the p99
+// stayed at 0.9 s for 10,000 devices' first checks.
 const FLUSH_CHUNK = 100;
 
 export class ActivityCounter {
@@ -76,6 +79,7 @@ export class ActivityCounter {
     const batch = [...this.pending.values()];
     this.pending = new Map();
     for (let from = 0; from < batch.length; from += FLUSH_CHUNK) {
+      if (from > 0) await new Promise((resolve) => setImmediate(resolve));
       const chunk = batch.slice(from, from + FLUSH_CHUNK);
       try {
         await this.db.transaction().execute((trx) => recordActivities(trx, chunk));
