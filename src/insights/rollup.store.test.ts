@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import { sql } from "kysely";
 import type { Executor } from "../db/database.js";
 import { DIALECTS, testServices } from "../test-support/harness.js";
-import { type Bump, bump } from "./rollup.store.js";
+import { type Bump, bump, utcDayOf } from "./rollup.store.js";
 
 // bump() runs prepared upserts for a few figures (a grant's, a sale's) and builds one
 // statement of its own size for a batch (an import's); on PostgreSQL the days and the
@@ -37,6 +37,25 @@ const row = (metric: Bump["metric"], day: string, value: number, extra: Partial<
   scope: "tool:tabmaster",
   value,
   ...extra,
+});
+
+test("utcDayOf: the day of every time, whether the time before was of the same day or not", () => {
+  const times = [
+    Date.parse("2026-11-27T00:00:00.000Z"),
+    Date.parse("2026-11-27T23:59:59.999Z"),
+    Date.parse("2026-11-28T00:00:00.000Z"),
+    Date.parse("2026-11-27T12:00:00.000Z"),
+    Date.parse("1969-12-31T23:59:59.999Z"),
+    0,
+    Date.parse("2024-02-29T08:00:00.000Z"),
+  ];
+  // Park and Miller's generator: the same times every run, across about fifty years.
+  let seed = 11;
+  for (let i = 0; i < 2_000; i++) {
+    seed = (seed * 48_271) % 2_147_483_647;
+    times.push((times.at(-1) ?? 0) + (i % 3 === 0 ? 1_000 : (seed % 3_000) * 60_000 * (i % 2 ? 1 : -1)));
+  }
+  for (const ms of times) assert.equal(utcDayOf(ms), new Date(ms).toISOString().slice(0, 10), new Date(ms).toISOString());
 });
 
 for (const dialect of DIALECTS) {
