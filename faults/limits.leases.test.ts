@@ -22,7 +22,6 @@ import {
 } from "./fault-support.js";
 
 const KEY_REQUESTS_PER_MIN = 25;
-// Above what a key test admits of one workspace's lookups (25, a key's minute), so that its refusals are the key's.
 const LOOKUPS_PER_DAY = 40;
 const LIMIT_ENV = {
   WARDEN_LIMIT_KEY_REQUESTS_PER_MIN: String(KEY_REQUESTS_PER_MIN),
@@ -33,10 +32,6 @@ const LIMIT_ENV = {
 const LARGEST_BLOCK = (limit: number) => Math.floor(limit / 2);
 
 const processesOf = (dialect: string) => (dialect === "postgres" ? 4 : 1);
-
-// A lookup by address (list grants): the key's request is counted with it, from leased
-// blocks. A request that is not a lookup counts its key's request with the batcher.
-const lookupPath = (ws: { tool: string }) => `/api/v1/tools/${ws.tool}/grants?email=someone%40example.com`;
 
 interface Call {
   path: string;
@@ -84,7 +79,7 @@ for (const dialect of DIALECTS) {
       const ws = await seedWorkspace(shared.services);
       const key = await newKey(shared, ws.slug);
       await awayFromWindowEdges();
-      const calls = Array.from({ length: 120 }, (): Call => ({ path: lookupPath(ws), key: key.key }));
+      const calls = Array.from({ length: 120 }, (): Call => ({ path: "/api/v1/webhooks/endpoints", key: key.key }));
       const result = await burst(shared.servers, calls);
       const stored = await storedCount(shared, `key-requests:${key.id}`);
       recordFigures(`leases-key-requests-${dialect}`, { processes, limit: KEY_REQUESTS_PER_MIN, ...result, stored });
@@ -124,7 +119,7 @@ for (const dialect of DIALECTS) {
       const ws = await seedWorkspace(shared.services);
       const key = await newKey(shared, ws.slug);
       const scope = `key-requests:${key.id}`;
-      const requests = (n: number) => Array.from({ length: n }, (): Call => ({ path: lookupPath(ws), key: key.key }));
+      const requests = (n: number) => Array.from({ length: n }, (): Call => ({ path: "/api/v1/webhooks/endpoints", key: key.key }));
       const [holder, ...others] = shared.servers;
       assert.ok(holder);
       // Three requests through one process: it leases a block and keeps the rest.
@@ -161,7 +156,7 @@ for (const dialect of DIALECTS) {
       const ws = await seedWorkspace(shared.services);
       const [graceful, killed, ...rest] = shared.servers;
       assert.ok(graceful && killed && rest.length > 0);
-      const requests = (key: string) => Array.from({ length: 60 }, (): Call => ({ path: lookupPath(ws), key }));
+      const requests = (key: string) => Array.from({ length: 60 }, (): Call => ({ path: "/api/v1/webhooks/endpoints", key }));
 
       const stoppedKey = await shared.newKey(ws.slug);
       assert.equal((await burst([graceful], requests(stoppedKey).slice(0, 3))).ok, 3);
@@ -171,13 +166,10 @@ for (const dialect of DIALECTS) {
       const afterStop = await burst([killed, ...rest], requests(stoppedKey));
       assert.equal(3 + afterStop.ok, KEY_REQUESTS_PER_MIN, "the stopped process's block came back");
 
-      // A workspace of its own: the stopped key's lookups have used 25 of this one's 40.
-      const other = await seedWorkspace(shared.services);
-      const killedKey = await newKey(shared, other.slug);
-      const killedRequests = Array.from({ length: 60 }, (): Call => ({ path: lookupPath(other), key: killedKey.key }));
-      assert.equal((await burst([killed], killedRequests.slice(0, 3))).ok, 3);
+      const killedKey = await newKey(shared, ws.slug);
+      assert.equal((await burst([killed], requests(killedKey.key).slice(0, 3))).ok, 3);
       await killed.kill();
-      const afterKill = await burst(rest, killedRequests);
+      const afterKill = await burst(rest, requests(killedKey.key));
       const stranded = KEY_REQUESTS_PER_MIN - 3 - afterKill.ok;
       const stored = await storedCount(shared, `key-requests:${killedKey.id}`);
       recordFigures(`leases-stop-and-kill-${dialect}`, { limit: KEY_REQUESTS_PER_MIN, afterStop: afterStop.ok, afterKill: afterKill.ok, stranded, stored });

@@ -13,6 +13,8 @@ declare module "fastify" {
   }
 }
 
+const writes = (request: FastifyRequest) => request.method !== "GET" && request.method !== "HEAD";
+
 /** Requires a valid bearer key on every route of the instance it is added to. */
 export function requireApiKey(app: FastifyInstance, services: Services): void {
   app.decorateRequest("principal", null);
@@ -22,6 +24,7 @@ export function requireApiKey(app: FastifyInstance, services: Services): void {
       hostSlug: slugFromHost(request.hostname, services.config.domain),
       source: request.ip,
       deferKeyRequest: request.routeOptions.config.countsKeyRequest === true,
+      writes: writes(request),
     });
   });
   // A route that was to count the key's request with its lookups may fail before it does
@@ -32,7 +35,7 @@ export function requireApiKey(app: FastifyInstance, services: Services): void {
     const principal = request.principal;
     if (principal && !principal.keyRequestCounted) {
       try {
-        await services.limits.countKeyRequest(services.db, principal.keyId, services.clock.now());
+        await services.limits.countKeyRequest(services.db, principal.keyId, services.clock.now(), { writes: writes(request) });
         principal.keyRequestCounted = true;
       } catch (countError) {
         return render(countError, request, reply);

@@ -106,6 +106,8 @@ interface AuthenticateInput {
   source: string;
   /** Leave the key's request to be counted with the route's own counters (`keyRequestCounted` false). */
   deferKeyRequest?: boolean;
+  /** The request changes something (not GET or HEAD): its key's request is counted by the batcher (limits.service.ts). */
+  writes?: boolean;
 }
 
 const failed = (message: string) => new ApiError("authentication_failed", message);
@@ -145,7 +147,7 @@ export async function authenticate(db: Db, clock: Clock, limits: LimitsService, 
   if (input.hostSlug !== null && input.hostSlug !== stored.workspaceSlug) {
     throw failed("This API key does not belong to the workspace at this address.");
   }
-  if (!input.deferKeyRequest) await limits.countKeyRequest(db, stored.id, now);
+  if (!input.deferKeyRequest) await limits.countKeyRequest(db, stored.id, now, { writes: input.writes === true });
 
   return {
     keyId: stored.id,

@@ -193,14 +193,14 @@ export class LimitsService {
 
   /**
    * 600 requests a minute per key; counted on its own, whatever the request then does.
-   * Not from a leased block: these are the routes that write (a grant, a revocation) or
-   * page, not the hot reads, which count their key's request with their lookups. Counted
-   * from a block, SQLite grants at 25 connections were a fifth slower than with the
-   * batcher's one statement a turn, though faster one at a time (bench/README.md,
-   * 2026-11-27, late morning); why was not found.
+   * A read's from a leased block; a write's (a grant, a revocation) by the batcher, one
+   * statement a turn: counted from a block, SQLite grants at 25 connections were a fifth
+   * slower, though faster one at a time (bench/README.md, 2026-11-27, late morning); why
+   * was not found.
    */
-  countKeyRequest(ex: Executor, keyId: string, now: number): Promise<void> {
-    return this.count(ex, [{ ...this.keyRequestQuota(keyId), leased: undefined }], 1, now);
+  countKeyRequest(ex: Executor, keyId: string, now: number, request: { writes: boolean }): Promise<void> {
+    const quota = this.keyRequestQuota(keyId);
+    return this.count(ex, [request.writes ? { ...quota, leased: undefined } : quota], 1, now);
   }
 
   private keyRequestQuota(keyId: string): Quota {
