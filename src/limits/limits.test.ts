@@ -129,6 +129,19 @@ for (const dialect of DIALECTS) {
       assert.equal((await api.request({ url, key: ws.testKey })).statusCode, 200);
     });
 
+    test("a writing request's key count is written at once; a reading one's comes from a leased block", async () => {
+      const { services } = await testServices(dialect);
+      const ws = await seedWorkspace(services);
+      const api = await testApi(services);
+      const key = await createKey(services.db, services.clock, { workspace: ws.slug, env: "test" });
+      const stored = async () =>
+        Number((await services.db.selectFrom("counters").select("count").where("scope", "=", `key-requests:${key.id}`).executeTakeFirst())?.count ?? 0);
+      assert.equal((await postGrant(api, key.key, ws.tool)).statusCode, 201);
+      assert.equal(await stored(), 1, "the grant's request alone, by the batcher");
+      assert.equal((await api.request({ url: "/api/v1/webhooks/endpoints", key: key.key })).statusCode, 200);
+      assert.ok((await stored()) > 2, "a read's request takes a block");
+    });
+
     test("lookups count the key's request in their own statement: every answer counts once, errors included", async () => {
       const { services, clock } = await testServices(dialect, { WARDEN_LIMIT_KEY_REQUESTS_PER_MIN: "5", WARDEN_LIMIT_LOOKUPS_PER_DAY: "2" });
       const ws = await seedWorkspace(services);
