@@ -76,11 +76,11 @@ export interface ImportOptions {
 export class ImportRejected extends ApiError {
   readonly problems: readonly LineProblem[];
 
-  constructor(problems: LineProblem[], badLines: number) {
+  constructor(name: string, problems: LineProblem[], badLines: number) {
     const listed = new Set(problems.map((p) => p.line)).size;
     const list = problems.map((p) => `line ${p.line}: ${p.message}`).join("\n");
     const more = badLines > listed ? `\n… and ${badLines - listed} more bad lines.` : "";
-    super("invalid_parameter", `FILE has ${badLines} bad line${badLines === 1 ? "" : "s"}; nothing was imported.\n${list}${more}`, { param: "FILE" });
+    super("invalid_parameter", `${name} has ${badLines} bad line${badLines === 1 ? "" : "s"}; nothing was imported.\n${list}${more}`, { param: "FILE" });
     this.problems = problems;
   }
 }
@@ -226,15 +226,16 @@ async function importSource(
     }
     if (check.badLines > 0)
       throw new ImportRejected(
+        source.name,
         [...check.problems].sort((a, b) => a.line - b.line),
         check.badLines,
       );
-    if (lines === 0) throw invalidParameter("FILE", "FILE holds no lines to import.");
+    if (lines === 0) throw invalidParameter("FILE", `${source.name} holds no lines to import.`);
 
     const counts = zeroCounts();
     const second = new LinePass(source);
     let written = 0;
-    const changed = () => invalidParameter("FILE", "FILE changed while it was imported; nothing was imported.");
+    const changed = () => invalidParameter("FILE", `${source.name} changed while it was imported; nothing was imported.`);
     for await (const batch of second.batches(BATCH_LINES)) {
       const writes: Write[] = [];
       for (const { line, text } of batch) {

@@ -298,7 +298,7 @@ for (const dialect of DIALECTS) {
       assert.equal(error.code, "invalid_parameter");
       assert.equal(error.param, "FILE");
       const [first, ...listed] = error.message.split("\n");
-      assert.equal(first, "FILE has 36 bad lines; nothing was imported.");
+      assert.equal(first, "The input has 36 bad lines; nothing was imported.");
       assert.deepEqual(
         listed,
         expected.map((p) => `line ${p.line}: ${p.message}`),
@@ -426,7 +426,7 @@ for (const dialect of DIALECTS) {
       });
       await assert.rejects(importNdjson(services.db, services.clock, { workspace: ws.slug, env: "test", text: "\n  \n" }), (e: unknown) => {
         assert.ok(e instanceof ApiError);
-        assert.deepEqual([e.code, e.param, e.message], ["invalid_parameter", "FILE", "FILE holds no lines to import."]);
+        assert.deepEqual([e.code, e.param, e.message], ["invalid_parameter", "FILE", "The input holds no lines to import."]);
         return true;
       });
       assert.deepEqual(await rowsOf(services, ws.workspaceId), NOTHING);
@@ -582,7 +582,7 @@ for (const dialect of DIALECTS) {
       const error = await rejected(importNdjson(services.db, services.clock, { workspace: ws.slug, env: "test", text: ndjson(lines) }));
       assert.equal(error.problems.length, 1_000);
       const message = error.message.split("\n");
-      assert.equal(message[0], "FILE has 1005 bad lines; nothing was imported.");
+      assert.equal(message[0], "The input has 1005 bad lines; nothing was imported.");
       assert.equal(message.at(-1), "… and 5 more bad lines.");
     });
 
@@ -667,7 +667,7 @@ describe("warden admin import on the command line", () => {
       assert.equal(
         err,
         [
-          "warden: FILE has 2 bad lines; nothing was imported.",
+          `warden: ${bad} has 2 bad lines; nothing was imported.`,
           'line 2: email "nope" is not an email address such as person@example.com',
           'line 3: no tool "ghost" in this workspace',
           "",

@@ -7,6 +7,8 @@ import { invalidParameter } from "../errors/errors.js";
 
 /** Where the lines come from: a file, or text already in memory (tests, small imports). */
 export interface NdjsonSource {
+  /** How messages name it: the file's path as given, or "The input" for text. */
+  readonly name: string;
   /** Bytes in all, for the progress of the first pass. */
   readonly size: number;
   /** The bytes from the start, in pieces; each call starts again. */
@@ -24,6 +26,7 @@ const PIECE_BYTES = 64 * 1024;
 export function textSource(text: string): NdjsonSource {
   const bytes = Buffer.from(text, "utf8");
   return {
+    name: "The input",
     size: bytes.length,
     async *read() {
       for (let at = 0; at < bytes.length; at += PIECE_BYTES) yield bytes.subarray(at, at + PIECE_BYTES);
@@ -50,6 +53,7 @@ export async function fileSource(path: string): Promise<NdjsonSource> {
     throw cannotRead(path, error);
   }
   return {
+    name: path,
     size,
     async *read() {
       let handle: Awaited<ReturnType<typeof open>>;
