@@ -7,7 +7,7 @@ import { buildApp } from "../app.js";
 import { createOwnerLoginLink } from "../owners/owner-sign-in.service.js";
 import { dashboardServices, TestBrowser } from "../test-support/dashboard.js";
 import { DIALECTS, seedWorkspace, unique } from "../test-support/harness.js";
-import { redactSecrets } from "./log-redaction.js";
+import { redactSecrets, redactUrl } from "./log-redaction.js";
 
 describe("log redaction", () => {
   test("secrets keep their prefix only; addresses, typed or percent-encoded, are gone", () => {
@@ -22,6 +22,21 @@ describe("log redaction", () => {
       "the hosted pages' tokens, and a ticket in a query whatever its shape",
     );
     assert.equal(redactSecrets("GET /c/acme/live/tabmaster/manage?ticket=garbled"), "GET /c/acme/live/tabmaster/manage?ticket=[redacted]");
+    assert.equal(redactSecrets("o'brien*x~y!z@example.com"), "[email]", "a local part with the characters a URL leaves unencoded");
+  });
+
+  test("a URL loses every segment and value with an @, and the address parameters whatever they hold", () => {
+    assert.equal(redactUrl("/api/v1/tools/tabmaster/customers/ada%40localhost"), "/api/v1/tools/tabmaster/customers/[email]", "no top-level domain");
+    assert.equal(redactUrl("/dashboard/w/acme/test/customers/tabmaster/ada%2540example.com/grants"), "/dashboard/w/acme/test/customers/tabmaster/[email]/grants");
+    assert.equal(
+      redactUrl("/dashboard/w/acme/test/customers?tool=tabmaster&q=ada.lovelace%40&after=abc.def"),
+      "/dashboard/w/acme/test/customers?tool=tabmaster&q=[email]&after=abc.def",
+      "a search for part of an address",
+    );
+    assert.equal(redactUrl("/dashboard/w/acme/test/customers?q=lovelace"), "/dashboard/w/acme/test/customers?q=[email]", "a search holds part of an address without its @ too");
+    assert.equal(redactUrl("/dashboard/w/acme/test/owners?invited=bob%40Example.COM&x"), "/dashboard/w/acme/test/owners?invited=[email]&x");
+    assert.equal(redactUrl("/c/acme/test/tabmaster/sign-in?email=ada&state=a%40b"), "/c/acme/test/tabmaster/sign-in?email=[email]&state=[email]");
+    assert.equal(redactUrl("/api/v1/tools/tabmaster/grants?limit=10"), "/api/v1/tools/tabmaster/grants?limit=10", "nothing else changes");
   });
 });
 
