@@ -27,13 +27,20 @@ describe("log redaction", () => {
 
   test("a URL loses every segment and value with an @, and the address parameters whatever they hold", () => {
     assert.equal(redactUrl("/api/v1/tools/tabmaster/customers/ada%40localhost"), "/api/v1/tools/tabmaster/customers/[email]", "no top-level domain");
-    assert.equal(redactUrl("/dashboard/w/acme/test/customers/tabmaster/ada%2540example.com/grants"), "/dashboard/w/acme/test/customers/tabmaster/[email]/grants");
+    assert.equal(
+      redactUrl("/dashboard/w/acme/test/customers/tabmaster/ada%2540example.com/grants"),
+      "/dashboard/w/acme/test/customers/tabmaster/[email]/grants",
+    );
     assert.equal(
       redactUrl("/dashboard/w/acme/test/customers?tool=tabmaster&q=ada.lovelace%40&after=abc.def"),
       "/dashboard/w/acme/test/customers?tool=tabmaster&q=[email]&after=abc.def",
       "a search for part of an address",
     );
-    assert.equal(redactUrl("/dashboard/w/acme/test/customers?q=lovelace"), "/dashboard/w/acme/test/customers?q=[email]", "a search holds part of an address without its @ too");
+    assert.equal(
+      redactUrl("/dashboard/w/acme/test/customers?q=lovelace"),
+      "/dashboard/w/acme/test/customers?q=[email]",
+      "a search holds part of an address without its @ too",
+    );
     assert.equal(redactUrl("/dashboard/w/acme/test/owners?invited=bob%40Example.COM&x"), "/dashboard/w/acme/test/owners?invited=[email]&x");
     assert.equal(redactUrl("/c/acme/test/tabmaster/sign-in?email=ada&state=a%40b"), "/c/acme/test/tabmaster/sign-in?email=[email]&state=[email]");
     assert.equal(redactUrl("/api/v1/tools/tabmaster/grants?limit=10"), "/api/v1/tools/tabmaster/grants?limit=10", "nothing else changes");
