@@ -44,6 +44,20 @@ export function isUnreachableDriverError(error: unknown): boolean {
   return DRIVER_MESSAGES.some((words) => message.includes(words));
 }
 
+/**
+ * Whether `error`, or one of its causes, is SQLite's busy answer: another process (a
+ * `warden admin stripe reconcile`, an import) held the write lock past the busy timeout,
+ * or committed since this transaction read. The database is there and will be free: the
+ * caller waits and tries again, as for a lock in PostgreSQL; nothing for an operator.
+ */
+export function isDatabaseBusy(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && code.startsWith("SQLITE_BUSY")) return true;
+  }
+  return false;
+}
+
 /** Whether `error`, or one of its causes, is a DatabaseUnavailableError. */
 export function isDatabaseUnavailable(error: unknown): boolean {
   for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {

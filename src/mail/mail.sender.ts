@@ -1,6 +1,6 @@
 import type { Mailer } from "../client/mailer.js";
 import { DAY_MS } from "../clock.js";
-import { isDatabaseUnavailable } from "../db/storage-faults.js";
+import { isDatabaseBusy, isDatabaseUnavailable } from "../db/storage-faults.js";
 import { randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
 import { openMailContent } from "./mail.service.js";
@@ -101,7 +101,9 @@ export class MailSender {
         await this.drain();
       } catch (error) {
         // An outage is logged once, where the database's availability is tracked (server.ts); the next poll tries again.
-        if (!isDatabaseUnavailable(error)) this.log.error({ err: error }, "claiming mails failed");
+        // SQLite busy (another process held the write lock past the busy timeout) is a wait, not an error.
+        if (isDatabaseBusy(error)) this.log.warn({ err: error }, "claiming mails waited: the database was busy over 5 s; tried again");
+        else if (!isDatabaseUnavailable(error)) this.log.error({ err: error }, "claiming mails failed");
       }
       if (this.running) await this.sleep();
     }

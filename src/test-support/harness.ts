@@ -103,7 +103,18 @@ export interface TestEnv {
 }
 
 export async function testServices(dialect: Dialect, env: Record<string, string> = {}): Promise<TestEnv> {
-  const storage = await storageFor(dialect);
+  return servicesOver(await storageFor(dialect), env);
+}
+
+/** Services over an SQLite file of their own, for a test that opens a second connection to it (as another process would); answers its path too. */
+export async function sqliteFileServices(env: Record<string, string> = {}): Promise<TestEnv & { file: string }> {
+  const dir = (await privateDatabaseEnv("sqlite")).WARDEN_DATA_DIR as string;
+  const storage = openStorage({ databaseUrl: null, dataDir: dir });
+  cleanups.push(() => storage.close());
+  return { ...(await servicesOver(storage, env)), file: join(dir, "warden.sqlite") };
+}
+
+async function servicesOver(storage: Storage, env: Record<string, string>): Promise<TestEnv> {
   const clock = new ManualClock();
   const config = parseConfig({ WARDEN_DOMAIN: "warden.test", WARDEN_SECRET_KEY: TEST_SECRET_KEY, WARDEN_ALLOW_PRIVATE_WEBHOOKS: "1", ...env });
   // The storage outlives the services: the file's cleanup closes it.

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Executor, Trx } from "../db/database.js";
-import { isDatabaseUnavailable } from "../db/storage-faults.js";
+import { isDatabaseBusy, isDatabaseUnavailable } from "../db/storage-faults.js";
 import { TransactionBatcher } from "../db/transaction-batch.js";
 import { newOrderedId, randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
@@ -167,9 +167,17 @@ export class DeliveryWorker {
     }
   }
 
-  /** A failure of the database's being away is not logged here: `warden serve` logs the outage once. */
+  /**
+   * A failure of the database's being away is not logged here: `warden serve` logs the
+   * outage once. SQLite busy (another process holding the write lock past the 5 s busy
+   * timeout) is a wait, a warning, not an error: whatever failed is done again, a claim at the next
+   * look for work, an attempt's record when its lease runs out (then the delivery is
+   * sent again: at least once, as always).
+   */
   private logFailure(error: unknown, fields: Record<string, string>, message: string): void {
-    if (!isDatabaseUnavailable(error)) this.log.error({ err: error, ...fields }, message);
+    if (isDatabaseUnavailable(error)) return;
+    if (isDatabaseBusy(error)) this.log.warn({ err: error, ...fields }, `${message}: the database was busy over 5 s; tried again`);
+    else this.log.error({ err: error, ...fields }, message);
   }
 
   private sleep(ms: number): Promise<void> {
