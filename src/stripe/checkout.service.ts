@@ -19,6 +19,7 @@ import type { CheckoutBody } from "./checkout.schema.js";
 import { findStripeAccount } from "./stripe-account.store.js";
 import { stripeClient } from "./stripe-client.js";
 import { findSubscriptionIdByCheckoutSession } from "./stripe-link.store.js";
+import { planStripeLinks } from "./stripe-plan-link.service.js";
 
 export interface CreatedCheckout {
   url: string;
@@ -103,18 +104,26 @@ export async function startCheckout(services: Services, request: CheckoutRequest
   if (person) metadata.warden_account = person.id;
   const productName = bundle?.name ?? tool.name;
   const subscription = plan.billing === "subscription";
+  const stripe = stripeClient(secretBox.open(account.secretKeySealed), config.stripeApiUrl);
+  const linked = await sellablePrice(
+    stripe,
+    await planStripeLinks(services, workspace.id, { productKind: plan.productKind, productId: plan.productId, planId: plan.id }),
+    subscription,
+  );
   const params: Stripe.Checkout.SessionCreateParams = {
     mode: subscription ? "subscription" : "payment",
     line_items: [
-      {
-        quantity: request.seats ?? 1,
-        price_data: {
-          currency: plan.currency,
-          unit_amount: plan.amountCents,
-          product_data: { name: `${productName} (${plan.name})` },
-          ...(subscription ? { recurring: { interval: plan.interval ?? "month" } } : {}),
-        },
-      },
+      linked !== null
+        ? { quantity: request.seats ?? 1, price: linked }
+        : {
+            quantity: request.seats ?? 1,
+            price_data: {
+              currency: plan.currency,
+              unit_amount: plan.amountCents,
+              product_data: { name: `${productName} (${plan.name})` },
+              ...(subscription ? { recurring: { interval: plan.interval ?? "month" } } : {}),
+            },
+          },
     ],
     success_url: request.successUrl,
     ...(request.cancelUrl === undefined ? {} : { cancel_url: request.cancelUrl }),
@@ -125,7 +134,7 @@ export async function startCheckout(services: Services, request: CheckoutRequest
   };
   let session: Stripe.Checkout.Session;
   try {
-    session = await stripeClient(secretBox.open(account.secretKeySealed), config.stripeApiUrl).checkout.sessions.create(params);
+    session = await stripe.checkout.sessions.create(params);
   } catch (error) {
     // Stripe refusing what was asked (a success_url it does not take) is the caller's to fix; anything else is ours.
     if (error instanceof Stripe.errors.StripeInvalidRequestError)
@@ -134,6 +143,30 @@ export async function startCheckout(services: Services, request: CheckoutRequest
   }
   if (!session.url) throw new Error(`Stripe created checkout session ${session.id} without a URL`);
   return { url: session.url, checkout_session: session.id };
+}
+
+/**
+ * The Stripe Price linked to the plan that this environment's account sells: the first
+ * linked `price_…` (in the order linked) that Stripe finds with this key (a test-mode
+ * price is not found with a live key, and the other way round), active, and recurring for
+ * a subscription plan or one-time for a one-time plan; null when there is none, and the
+ * checkout prices the plan inline. The vendor's own Price carries their tax settings,
+ * coupons and reports; its amount is Stripe's, which the buyer sees before paying.
+ */
+async function sellablePrice(stripe: Stripe, linkedIds: readonly string[], subscription: boolean): Promise<string | null> {
+  for (const id of linkedIds) {
+    if (!id.startsWith("price_")) continue;
+    let price: Stripe.Price;
+    try {
+      price = await stripe.prices.retrieve(id);
+    } catch (error) {
+      // Not in this mode's account (or deleted): the next linked price may be.
+      if (error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode === 404) continue;
+      throw error;
+    }
+    if (price.active && (price.type === "recurring") === subscription) return price.id;
+  }
+  return null;
 }
 
 /** What a finished checkout bought, as Warden stored it from Stripe's events. */

@@ -10,6 +10,7 @@ import { deliver, emittedEvents, paymentSession, stripeEvent } from "../test-sup
 import { startStripeApi } from "../test-support/stripe-api.js";
 import { retirePlan } from "../workspaces/workspace.service.js";
 import { connectStripe } from "./stripe-account.service.js";
+import { updatePlanStripeLinks } from "./stripe-plan-link.service.js";
 
 const SECRET_KEY = "sk_test_checkoutStandIn0123";
 const WEBHOOK_SECRET = "whsec_checkoutStandIn0123";
@@ -102,6 +103,47 @@ for (const dialect of DIALECTS) {
       assert.equal(customer.statusCode, 200, customer.body);
       assert.equal(customer.json().entitled, true);
       assert.equal(customer.json().plan.id, "lifetime");
+    });
+
+    test("a plan linked to a Stripe Price sells that Price: the first linked one of this mode, active and of the plan's kind; none such, the plan inline", async () => {
+      const { services, clock, stripeApi, checkout, ws } = await setUp(dialect);
+      const body = { plan: "monthly", seats: 3, livemode: false, success_url: "https://tabmaster.example/thanks" };
+      const linked = (prices: string[], products: string[] = []) => {
+        clock.advance(1000);
+        return updatePlanStripeLinks(services, { workspace: ws.slug, tool: "tabmaster", id: "monthly", prices, products });
+      };
+      // Linked in this order: a live-mode price, a one-time price, an archived one, the one to sell, another recurring one.
+      stripeApi.prices.set("price_live", { id: "price_live", livemode: true, active: true, type: "recurring" });
+      stripeApi.prices.set("price_once", { id: "price_once", livemode: false, active: true, type: "one_time" });
+      stripeApi.prices.set("price_archived", { id: "price_archived", livemode: false, active: false, type: "recurring" });
+      stripeApi.prices.set("price_monthly", { id: "price_monthly", livemode: false, active: true, type: "recurring" });
+      stripeApi.prices.set("price_later", { id: "price_later", livemode: false, active: true, type: "recurring" });
+      await linked(["price_live"], ["prod_Tabmaster"]);
+      await linked(["price_once"]);
+      await linked(["price_archived"]);
+      await linked(["price_monthly"]);
+      await linked(["price_later"]);
+
+      const response = await checkout(body);
+      assert.equal(response.statusCode, 200, response.body);
+      const created = stripeApi.calls.find((c) => c.method === "POST" && c.path === "/v1/checkout/sessions");
+      const lineItems = Object.fromEntries(Object.entries(created?.form ?? {}).filter(([k]) => k.startsWith("line_items")));
+      assert.deepEqual(lineItems, { "line_items[0][quantity]": "3", "line_items[0][price]": "price_monthly" });
+      assert.equal(created?.form["metadata[warden_plan]"], "monthly", "Warden's metadata as ever");
+      assert.deepEqual(
+        stripeApi.calls.filter((c) => c.method === "GET").map((c) => c.path),
+        ["/v1/prices/price_live", "/v1/prices/price_once", "/v1/prices/price_archived", "/v1/prices/price_monthly"],
+        "asked in the order linked, until one sells; a product is not a price",
+      );
+
+      // The one-time plan's only linked price is recurring: nothing to sell it with, so it is priced inline.
+      await updatePlanStripeLinks(services, { workspace: ws.slug, tool: "tabmaster", id: "lifetime", prices: ["price_lifetimeWrong"] });
+      stripeApi.prices.set("price_lifetimeWrong", { id: "price_lifetimeWrong", livemode: false, active: true, type: "recurring" });
+      stripeApi.calls.length = 0;
+      assert.equal((await checkout({ ...body, plan: "lifetime", seats: undefined })).statusCode, 200);
+      const inline = stripeApi.calls.find((c) => c.method === "POST")?.form ?? {};
+      assert.equal(inline["line_items[0][price]"], undefined);
+      assert.equal(inline["line_items[0][price_data][unit_amount]"], "4900");
     });
 
     test("a subscription plan with seats makes a subscription-mode session whose subscription carries the metadata", async () => {

@@ -1,4 +1,4 @@
-// A local stand-in for the few Stripe API endpoints Warden calls (create a Checkout
+// A local stand-in for the few Stripe API endpoints Warden calls (retrieve a Price, create a Checkout
 // Session, refund a payment, retrieve, update or cancel a subscription, open a billing
 // portal session; the lists a reconcile reads, served in pages with `has_more` and
 // `starting_after` as Stripe does), so that the `stripe` client is exercised for real (its
@@ -34,6 +34,11 @@ export interface StripeApiStandIn {
   pageSize: number;
   /** The next this many requests answer 429 with Retry-After: 2, as Stripe's rate limiter does. */
   rateLimited: number;
+  /**
+   * Prices a retrieve finds (`GET /v1/prices/{id}`), each in its mode (`livemode`): one of
+   * the other mode is not found, as at Stripe, where test and live hold their own objects.
+   */
+  prices: Map<string, { id: string; livemode: boolean; active: boolean; type: "one_time" | "recurring" }>;
   /** Requests made with this secret key wait until `gate` settles: a run held mid-way. */
   gated: { secretKey: string; gate: Promise<void> } | null;
 }
@@ -56,6 +61,7 @@ export async function startStripeApi(): Promise<StripeApiStandIn> {
     lists: new Map(),
     pageSize: 100,
     rateLimited: 0,
+    prices: new Map(),
     gated: null,
   };
   const server = createServer((request, response) => {
@@ -82,13 +88,19 @@ export async function startStripeApi(): Promise<StripeApiStandIn> {
           .end(JSON.stringify({ error: { type: "invalid_request_error", code: "rate_limit", message: "Too many requests hit the API too quickly." } }));
         return;
       }
+      const livemode = String(request.headers.authorization).startsWith("Bearer sk_live_");
+      const priceId = /^\/v1\/prices\/([^/?]+)$/.exec(call.path)?.[1];
+      if (call.method === "GET" && priceId) {
+        const price = standIn.prices.get(priceId);
+        if (price && price.livemode === livemode) return send(200, { object: "price", ...price });
+        return send(404, { error: { type: "invalid_request_error", code: "resource_missing", message: `No such price: '${priceId}'`, param: "id" } });
+      }
       // A GET of one subscription is a retrieve (below); any other GET reads a list.
       const subscription = /^\/v1\/subscriptions\/([^/?]+)$/.exec(call.path)?.[1];
       if (call.method === "GET" && !subscription) {
         const url = new URL(call.path, "http://stripe.test");
         return send(200, listPage(standIn.lists.get(url.pathname) ?? [], url.searchParams, standIn.pageSize, url.pathname));
       }
-      const livemode = String(request.headers.authorization).startsWith("Bearer sk_live_");
       if (call.method === "POST" && call.path === "/v1/checkout/sessions") {
         const id = `cs_${livemode ? "live" : "test"}_${randomBase62(58)}`;
         return send(200, {
