@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Actor, ActorOrigin } from "./audit/audit.store.js";
-import type { Principal } from "./auth/key.service.js";
+import type { Principal } from "./auth/principal.js";
 import { AccessWatch, DEFAULT_ACCESS_WATCH_OPTIONS } from "./client/access-watch.js";
 import type { Clock } from "./clock.js";
 import type { Config } from "./config.js";

@@ -9,7 +9,7 @@ import { decodeCursor, encodeCursor } from "../http/cursor.js";
 import { randomBase62 } from "../ids.js";
 import { notifyOwners } from "../owners/owner-notification.js";
 import type { RequestContext, Services } from "../services.js";
-import { requireEnv, requireWorkspace } from "../workspaces/workspace.service.js";
+import { requireEnv, requireWorkspace } from "../workspaces/workspace-lookup.service.js";
 import {
   type Actor,
   type ActorOrigin,

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { renderError } from "../http/error.handler.js";
 import type { Services } from "../services.js";
-import { authenticate, type Principal, slugFromHost } from "./key.service.js";
+import { authenticate, slugFromHost } from "./key.service.js";
+import type { Principal } from "./principal.js";
 
 declare module "fastify" {
   interface FastifyRequest {

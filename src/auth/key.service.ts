@@ -7,26 +7,10 @@ import { ApiError, invalidParameter, notFound } from "../errors/errors.js";
 import { newId, randomBase62 } from "../ids.js";
 import type { LimitsService } from "../limits/limits.service.js";
 import type { Services } from "../services.js";
-import type { ServicePlan } from "../workspaces/workspace.types.js";
 import { findKeyWithOwners, insertKey, type ListedKey, listKeys, revokeKeyOf } from "./key.store.js";
+import type { Principal } from "./principal.js";
 
 const KEY_SHAPE = /^wk_(test|live)_[0-9A-Za-z]{32}$/;
-
-/** What an authenticated request acts as: one workspace in one environment. */
-export interface Principal {
-  keyId: string;
-  workspaceId: string;
-  workspaceSlug: string;
-  plan: ServicePlan;
-  env: Env;
-  ownerIds: string[];
-  /**
-   * Whether this request has been counted against the key's requests per minute. A route
-   * that counts lookups counts the key's request in the same statement (one round trip
-   * less); until it does, this is false.
-   */
-  keyRequestCounted: boolean;
-}
 
 // SHA-256 is enough for keys with 190 random bits (decisions.md): nobody can search
 // that space, so a slow password hash would only cost time on every request. The

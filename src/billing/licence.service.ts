@@ -3,11 +3,11 @@
 // The `…In` functions run inside a payment transaction (billing.context.ts) and are
 // shared by Stripe's reports and the vendor's actions, so both apply the same change.
 import { type Actor, recordAction } from "../audit/audit.service.js";
-import { toIso } from "../clock.js";
+import { toIso, utcDayOf } from "../clock.js";
 import type { Env } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { newId } from "../ids.js";
-import { bump, productScope, utcDayOf } from "../insights/rollup.store.js";
+import { bump, productScope } from "../insights/rollup.store.js";
 import type { Services } from "../services.js";
 import { refundAtStripe } from "../stripe/stripe-actions.js";
 import { type BillingTx, inBillingTransaction, syncHolders } from "./billing.context.js";

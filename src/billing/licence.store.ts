@@ -1,7 +1,8 @@
 import type { Selectable } from "kysely";
+import { utcDayOf } from "../clock.js";
 import type { Executor } from "../db/database.js";
 import type { Env, LicencesTable, ProductKind } from "../db/schema.js";
-import { bump, productScope, settleTrialOutcomes, utcDayOf } from "../insights/rollup.store.js";
+import { bump, productScope, settleTrialOutcomes } from "../insights/rollup.store.js";
 
 export type LicenceStatus = "active" | "suspended" | "revoked";
 

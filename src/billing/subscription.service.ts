@@ -18,7 +18,7 @@ import { countSubscriptionRefunds, countSubscriptionRevenue, recordSubscriptionM
 import type { Services } from "../services.js";
 import { cancelAtStripe, setCancelAtPeriodEndAtStripe } from "../stripe/stripe-actions.js";
 import { listSubscriptionPaymentAmounts, listSubscriptionRefunds } from "../stripe/stripe-link.store.js";
-import { requireEnv, requireWorkspace } from "../workspaces/workspace.service.js";
+import { requireEnv, requireWorkspace } from "../workspaces/workspace-lookup.service.js";
 import { type BillingTx, inBillingTransaction, syncHolders } from "./billing.context.js";
 import { emitSubscriptionEnded, emitSubscriptionSetToCancel, emitSubscriptionStarted, utcDay } from "./billing.events.js";
 import type { PurchaseTerms } from "./catalogue.js";

@@ -7,9 +7,9 @@
 import { type Actor, recordAction } from "../audit/audit.service.js";
 import { invalidParameter } from "../errors/errors.js";
 import type { Services } from "../services.js";
-import { requireWorkspace } from "../workspaces/workspace.service.js";
 import { findWorkspaceBySlug } from "../workspaces/workspace.store.js";
 import type { Workspace } from "../workspaces/workspace.types.js";
+import { requireWorkspace } from "../workspaces/workspace-lookup.service.js";
 import { type Brand, findBrand, findLogo, type LogoType, type StoredLogo, saveBrand } from "./branding.store.js";
 
 export type { Brand, StoredLogo };

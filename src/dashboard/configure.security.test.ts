@@ -10,7 +10,8 @@ import { stripeStatus } from "../stripe/stripe-account.service.js";
 import { dashboardApp, dashboardServices, TestBrowser } from "../test-support/dashboard.js";
 import { DIALECTS, seedCatalogue, testApi } from "../test-support/harness.js";
 import { connectTestStripe, deliver, paymentSession, stripeEvent } from "../test-support/stripe.js";
-import { createBundle, createPlan, createTool, listBundles, listPlans, listTools, requireWorkspace } from "../workspaces/workspace.service.js";
+import { createBundle, createPlan, createTool, listBundles, listPlans, listTools } from "../workspaces/workspace.service.js";
+import { requireWorkspace } from "../workspaces/workspace-lookup.service.js";
 import { listWorkspaceOwners } from "../workspaces/workspace-owners.service.js";
 
 const CSP =

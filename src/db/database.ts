@@ -18,8 +18,8 @@ import {
 } from "kysely";
 import pg from "pg";
 import { migrations } from "./migrations/index.js";
-import { preparedStatementName } from "./prepared.js";
 import type { Database } from "./schema.js";
+import { preparedStatementName } from "./statement-names.js";
 import { DatabaseAvailability, DatabaseUnavailableError, isUnreachableDriverError, sqliteStorageFault } from "./storage-faults.js";
 
 export type Dialect = "sqlite" | "postgres";

@@ -1,5 +1,6 @@
 import type { Compilable, CompiledQuery, InferResult, RawBuilder } from "kysely";
 import { directSqlite, type Executor } from "./database.js";
+import { nameStatement } from "./statement-names.js";
 
 // Kysely builds and compiles a query's syntax tree on every call: on the hot paths that
 // was a third of a request's CPU. A prepared query is built and compiled once per
@@ -14,14 +15,6 @@ type Slot = { arg: number } | { value: unknown };
 export type Placeholder = <T>(index: number) => T;
 
 const placeholder: Placeholder = <T>(index: number) => `${MARK}${index}` as unknown as T;
-
-// SQL texts of prepared queries, with the statement name each runs under on PostgreSQL.
-const statementNames = new Map<string, string>();
-
-/** The name a prepared query's SQL runs under as a named statement, or undefined for any other SQL. */
-export function preparedStatementName(sql: string): string | undefined {
-  return statementNames.get(sql);
-}
 
 interface Template {
   compiled: CompiledQuery;
@@ -62,7 +55,7 @@ function preparedCompiled<Rows>(compile: (ex: Executor) => CompiledQuery) {
         (value): Slot => (typeof value === "string" && value.startsWith(MARK) ? { arg: Number(value.slice(MARK.length)) } : { value }),
       );
       template = { compiled, slots };
-      if (!statementNames.has(compiled.sql)) statementNames.set(compiled.sql, `warden_${statementNames.size + 1}`);
+      nameStatement(compiled.sql);
       templates.set(adapter, template);
     }
     const parameters = template.slots.map((slot) => ("arg" in slot ? args[slot.arg] : slot.value));

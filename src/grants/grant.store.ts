@@ -1,6 +1,7 @@
+import { utcDayOf } from "../clock.js";
 import type { Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
-import { bump, settleTrialOutcomes, utcDayOf } from "../insights/rollup.store.js";
+import { bump, settleTrialOutcomes } from "../insights/rollup.store.js";
 
 export interface StoredGrant {
   id: string;

@@ -18,7 +18,7 @@ import { refreshPlannerStatistics } from "../db/statistics.store.js";
 import { ApiError, invalidParameter } from "../errors/errors.js";
 import { insertGrants } from "../grants/grant.store.js";
 import { recordSubscriptionMrr } from "../insights/rollup.store.js";
-import { requireEnv, requireWorkspace } from "../workspaces/workspace.service.js";
+import { requireEnv, requireWorkspace } from "../workspaces/workspace-lookup.service.js";
 import { FileCheck, type ImportLine, type LineProblem, loadStoredState, parseLine, type Write } from "./import.check.js";
 import { fileSource, LinePass, type NdjsonSource, textSource } from "./ndjson-reader.js";
 

@@ -1,5 +1,6 @@
+import { utcDayOf } from "../clock.js";
 import type { Db } from "../db/database.js";
-import { type Activity, recordActivities, utcDayOf } from "./rollup.store.js";
+import { type Activity, recordActivities } from "./rollup.store.js";
 
 // The access check counts its device's first check of each UTC day towards the use
 // figures. Counting it in the check's own transaction made every first check of a day

@@ -1,13 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Static } from "@sinclair/typebox";
 import { principalOf } from "../auth/auth.hook.js";
+import { utcDayOf } from "../clock.js";
 import { requireToolScope } from "../customers/customer.service.js";
 import { commonErrors } from "../http/common.schema.js";
 import type { RequestContext, Services } from "../services.js";
 import { InsightsQuerystring, PeopleInsightsBody, RevenueInsightsBody, SubscriptionInsightsBody, UseInsightsBody } from "./insights.schema.js";
 import { peopleInsights, revenueInsights, subscriptionInsights, useInsights } from "./insights.service.js";
 import type { InsightsQuery } from "./insights.types.js";
-import { utcDayOf } from "./rollup.store.js";
 
 const DAY = 86_400_000;
 

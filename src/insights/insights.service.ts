@@ -1,3 +1,4 @@
+import { utcDayOf } from "../clock.js";
 import type { Executor } from "../db/database.js";
 import { invalidParameter } from "../errors/errors.js";
 import type { Services } from "../services.js";
@@ -13,7 +14,7 @@ import type {
   SubscriptionInsights,
   UseInsights,
 } from "./insights.types.js";
-import { ALL_TOOLS, type Metric, utcDayOf } from "./rollup.store.js";
+import { ALL_TOOLS, type Metric } from "./rollup.store.js";
 
 // The four use cases behind the Insights pages and GET /api/v1/insights/…: each reads the
 // daily roll-ups of the range and of the period of equal length before it (a few rows a

@@ -1,7 +1,8 @@
 import { sql } from "kysely";
+import { utcDayOf } from "../clock.js";
 import { dialectOf, type Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
-import { ALL_TOOLS, DAILY_ONLY, type Metric, utcDayOf } from "./rollup.store.js";
+import { ALL_TOOLS, DAILY_ONLY, type Metric } from "./rollup.store.js";
 import { activeAfter, type Span, spanOf, startOfWindow } from "./windows.store.js";
 
 // The reads behind Insights: the roll-ups (migration 031) for every chart and trial

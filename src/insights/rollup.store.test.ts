@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { sql } from "kysely";
+import { utcDayOf } from "../clock.js";
 import type { Executor } from "../db/database.js";
 import { DIALECTS, testServices } from "../test-support/harness.js";
-import { type Bump, bump, utcDayOf } from "./rollup.store.js";
+import { type Bump, bump } from "./rollup.store.js";
 
 // bump() runs prepared upserts for a few figures (a grant's, a sale's) and builds one
 // statement of its own size for a batch (an import's); on PostgreSQL the days and the

@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { DAY_MS } from "../clock.js";
+import { utcDayOf } from "../clock.js";
 import { dialectOf, type Executor } from "../db/database.js";
 import { type Placeholder, perRowCount, prepared, preparedRaw } from "../db/prepared.js";
 import type { Env, InsightDaysTable, ProductKind, TrialOutcome } from "../db/schema.js";
@@ -41,17 +41,6 @@ export interface Bump {
 }
 
 const DAY = 86_400_000;
-// The last day asked for, kept: every access check asks for its day (activity.ts), and
-// making a Date and its ISO string each time was 2.5% of the check's CPU.
-let lastDay = { from: 0, to: 0, day: "" };
-
-/** The UTC day (YYYY-MM-DD) of a time in epoch milliseconds. */
-export function utcDayOf(ms: number): string {
-  if (ms >= lastDay.from && ms < lastDay.to) return lastDay.day;
-  const from = ms - (((ms % DAY_MS) + DAY_MS) % DAY_MS);
-  lastDay = { from, to: from + DAY_MS, day: new Date(from).toISOString().slice(0, 10) };
-  return lastDay.day;
-}
 export const productScope = (kind: ProductKind, id: string) => `${kind}:${id}`;
 /** The scope of figures that count a person once over every tool. */
 export const ALL_TOOLS = "*";

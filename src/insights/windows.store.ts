@@ -1,7 +1,7 @@
 import { sql } from "kysely";
+import { utcDayOf } from "../clock.js";
 import { dialectOf, type Executor, holdWriteLock, type Trx } from "../db/database.js";
 import type { Env } from "../db/schema.js";
-import { utcDayOf } from "./rollup.store.js";
 
 // The windows of the most-active-unpaid list (migration 036): per scope and span, each
 // person's active days on the window's start or after. The page's fixed ranges all end

@@ -1,9 +1,9 @@
 import type { FastifyBaseLogger } from "fastify";
+import { utcDayOf } from "../clock.js";
 import type { Db } from "../db/database.js";
 import { isDatabaseUnavailable } from "../db/storage-faults.js";
 import { RepeatingJob } from "../ops/repeating-job.js";
 import type { Services } from "../services.js";
-import { utcDayOf } from "./rollup.store.js";
 import { stepWindow, windowStart, windowsToMove } from "./windows.store.js";
 
 // The windows job: keeps each window of the most-active-unpaid list starting where the

@@ -2,14 +2,9 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom
 import type { CacheFigures } from "../customers/answer-cache.js";
 import type { PoolStats } from "../db/database.js";
 import type { LeaseFigures } from "../limits/quota-leases.js";
+import type { DeliveryFigures } from "./ops.store.js";
 
 /** Figures read from the database when scraped, not kept up to date on every change. */
-export interface DeliveryFigures {
-  pendingDeliveries: number;
-  retryingDeliveries: number;
-  failingEndpoints: number;
-  disabledEndpoints: number;
-}
 
 export type AttemptResult = "succeeded" | "failed" | "error";
 

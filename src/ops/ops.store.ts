@@ -1,6 +1,13 @@
 import { sql } from "kysely";
 import type { Executor } from "../db/database.js";
-import type { DeliveryFigures } from "./metrics.js";
+
+/** The deliveries' figures /metrics shows, read from the database at each scrape. */
+export interface DeliveryFigures {
+  pendingDeliveries: number;
+  retryingDeliveries: number;
+  failingEndpoints: number;
+  disabledEndpoints: number;
+}
 
 /**
  * The delivery gauges, read at a scrape across every workspace. Pending deliveries are

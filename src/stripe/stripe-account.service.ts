@@ -6,7 +6,7 @@ import type { Env, StripeEventOutcome } from "../db/schema.js";
 import { invalidParameter } from "../errors/errors.js";
 import { decodeCursor, encodeCursor } from "../http/cursor.js";
 import type { Services } from "../services.js";
-import { requireEnv, requireWorkspace } from "../workspaces/workspace.service.js";
+import { requireEnv, requireWorkspace } from "../workspaces/workspace-lookup.service.js";
 import { deleteStripeAccount, findStripeAccount, upsertStripeAccount } from "./stripe-account.store.js";
 import { findLastStripeEvent, listStripeEvents, type ReceivedStripeEvent } from "./stripe-event.store.js";
 

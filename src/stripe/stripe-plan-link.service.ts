@@ -8,8 +8,8 @@ import { type Actor, recordAction } from "../audit/audit.service.js";
 import type { Executor } from "../db/database.js";
 import { invalidParameter } from "../errors/errors.js";
 import type { Services } from "../services.js";
-import { type ProductRef, requirePlan } from "../workspaces/workspace.service.js";
 import type { Plan } from "../workspaces/workspace.types.js";
+import { type ProductRef, requirePlan } from "../workspaces/workspace-lookup.service.js";
 import { deletePlanLink, findPlanLinks, insertPlanLink, listPlanLinks, type PlanRef } from "./stripe-plan-link.store.js";
 
 const STRIPE_PRICE = /^price_[A-Za-z0-9]{1,200}$/;

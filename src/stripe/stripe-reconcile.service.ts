@@ -15,7 +15,7 @@ import type { Env, ReconcileTrigger } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { newId } from "../ids.js";
 import type { Services } from "../services.js";
-import { requireEnv, requireWorkspace } from "../workspaces/workspace.service.js";
+import { requireEnv, requireWorkspace } from "../workspaces/workspace-lookup.service.js";
 import { findStripeAccount } from "./stripe-account.store.js";
 import { stripeClient } from "./stripe-client.js";
 import { applyStripeEvent, type Handled } from "./stripe-ingest.service.js";

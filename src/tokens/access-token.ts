@@ -2,9 +2,16 @@
 // with Ed25519 (RFC 8037, `alg` EdDSA) by node:crypto alone. A vendor's server or an
 // extension verifies it offline against GET /.well-known/jwks.json; docs/api.md
 // ("Access tokens") says what each claim means.
-import { sign } from "node:crypto";
+import { type KeyObject, sign } from "node:crypto";
 import type { Env } from "../db/schema.js";
-import type { Signer } from "./signing-key.service.js";
+
+/** The key that signs now, ready to use (signing-key.service.ts keeps it). */
+export interface Signer {
+  kid: string;
+  key: KeyObject;
+  /** The token's encoded protected header, the same for every token of this key. */
+  encodedHeader: string;
+}
 
 /** A token lives no longer than an access answer may be kept: a revocation locks within 15 minutes. */
 export const MAX_TOKEN_SECONDS = 900;

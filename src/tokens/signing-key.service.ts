@@ -7,7 +7,7 @@ import { createHash, createPrivateKey, generateKeyPairSync, type KeyObject } fro
 import type { Clock } from "../clock.js";
 import type { Db, Executor } from "../db/database.js";
 import type { SecretBox } from "../webhooks/secret-box.js";
-import { MAX_TOKEN_SECONDS } from "./access-token.js";
+import { MAX_TOKEN_SECONDS, type Signer } from "./access-token.js";
 import { deleteSigningKeys, insertSigningKey, listSigningKeys, type StoredSigningKey } from "./signing-key.store.js";
 
 /** How long a process signs with the key it read before it reads the keys again. */
@@ -27,14 +27,6 @@ export interface PublicJwk {
   kid: string;
   alg: "EdDSA";
   use: "sig";
-}
-
-/** The key that signs now, ready to use. */
-export interface Signer {
-  kid: string;
-  key: KeyObject;
-  /** The token's encoded protected header, the same for every token of this key. */
-  encodedHeader: string;
 }
 
 export interface SigningKeyState {

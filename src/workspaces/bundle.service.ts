@@ -10,9 +10,10 @@ import type { Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
 import { invalidParameter } from "../errors/errors.js";
 import type { Services } from "../services.js";
-import { requireBundle, requireBundleTools } from "./workspace.service.js";
+import { requireBundleTools } from "./workspace.service.js";
 import { listTools, replaceBundleTools } from "./workspace.store.js";
 import type { Bundle } from "./workspace.types.js";
+import { requireBundle } from "./workspace-lookup.service.js";
 
 /**
  * Buyers counted per environment before a change is confirmed. Past this the counts

@@ -10,8 +10,8 @@ import { invalidParameter, notFound } from "../errors/errors.js";
 import { newId, randomBase62 } from "../ids.js";
 import { queueMails } from "../mail/mail.service.js";
 import type { Services } from "../services.js";
-import { requireWorkspace } from "./workspace.service.js";
 import { findOwnerByEmail, findWorkspaceById, insertOwner } from "./workspace.store.js";
+import { requireWorkspace } from "./workspace-lookup.service.js";
 import {
   acceptInvitationRow,
   addWorkspaceOwner,

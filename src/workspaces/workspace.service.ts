@@ -8,13 +8,12 @@ import type { Clock } from "../clock.js";
 import { recordEveryoneChanged } from "../customers/access-change.store.js";
 import { isEmailShape, normaliseEmail } from "../customers/email.js";
 import type { Db, Executor } from "../db/database.js";
-import type { Env, ProductKind } from "../db/schema.js";
+import type { Env } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { newId } from "../ids.js";
 import type { Services } from "../services.js";
 import {
   bundleExists,
-  findBundle,
   findOwnerByEmail,
   findPlan,
   findTool,
@@ -37,6 +36,7 @@ import {
   updateToolRow,
 } from "./workspace.store.js";
 import type { Bundle, Owner, Plan, ServicePlan, Tool, Workspace } from "./workspace.types.js";
+import { type ProductRef, requireEnv, requireOwner, requirePlan, requireProduct, requireTool, requireWorkspace } from "./workspace-lookup.service.js";
 
 export const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 // Tool, bundle and plan ids appear in URLs and in event data (`<tool>:<plan>`), so no colon.
@@ -55,17 +55,6 @@ function requireProductId(param: string, value: string): string {
   return value;
 }
 
-export function requireEnv(value: string): Env {
-  if (value !== "test" && value !== "live") throw invalidParameter("env", "env must be test or live.");
-  return value;
-}
-
-export async function requireWorkspace(db: Db, slug: string): Promise<Workspace> {
-  const workspace = await findWorkspaceBySlug(db, slug);
-  if (!workspace) throw notFound(`No workspace with slug "${slug}".`);
-  return workspace;
-}
-
 /** The workspaces an owner owns (the dashboard shows only these). */
 export function listOwnedWorkspaces(db: Db, ownerId: string): Promise<Workspace[]> {
   return listOwnedWorkspaceRows(db, ownerId);
@@ -74,12 +63,6 @@ export function listOwnedWorkspaces(db: Db, ownerId: string): Promise<Workspace[
 /** Every owner of a workspace: the dashboard charges a page's reads to all of them, as the API does for a key. */
 export function listWorkspaceOwnerIds(db: Db, workspaceId: string): Promise<string[]> {
   return listOwnerIds(db, workspaceId);
-}
-
-export async function requireOwner(db: Db, email: string): Promise<Owner> {
-  const owner = await findOwnerByEmail(db, normaliseEmail(email));
-  if (!owner) throw notFound(`No owner with email "${email}".`);
-  return owner;
 }
 
 export async function createOwner(db: Db, clock: Clock, input: { email: string }): Promise<Owner> {
@@ -153,14 +136,6 @@ export async function createTool(
   return tool;
 }
 
-/** A tool of the workspace, or 404. */
-export async function requireTool(db: Db, input: { workspace: string; id: string }): Promise<{ workspace: Workspace; tool: Tool }> {
-  const workspace = await requireWorkspace(db, input.workspace);
-  const tool = await findTool(db, workspace.id, input.id);
-  if (!tool) throw notFound(`No tool "${input.id}" in workspace "${workspace.slug}".`);
-  return { workspace, tool };
-}
-
 /** Renames a tool or changes the trial it offers; a trial already started keeps its end. Its id never changes. */
 export async function updateTool(
   db: Db,
@@ -208,32 +183,6 @@ export async function createBundle(
     await audit(trx, actor, { action: "bundle.created", workspaceId: workspace.id, subject: bundle.id }, bundle.createdAt);
   });
   return bundle;
-}
-
-/** A bundle of the workspace with its tools, or 404. */
-export async function requireBundle(db: Db, input: { workspace: string; id: string }): Promise<{ workspace: Workspace; bundle: Bundle }> {
-  const workspace = await requireWorkspace(db, input.workspace);
-  const bundle = await findBundle(db, workspace.id, input.id);
-  if (!bundle) throw notFound(`No bundle "${input.id}" in workspace "${workspace.slug}".`);
-  return { workspace, bundle };
-}
-
-/** What a plan is for: exactly one of a tool or a bundle, which must exist. */
-export interface ProductRef {
-  workspace: string;
-  tool?: string;
-  bundle?: string;
-}
-
-async function requireProduct(db: Db, input: ProductRef): Promise<{ workspace: Workspace; productKind: ProductKind; productId: string }> {
-  const workspace = await requireWorkspace(db, input.workspace);
-  if ((input.tool === undefined) === (input.bundle === undefined)) throw invalidParameter("tool", "Give exactly one of --tool or --bundle.");
-  const productKind: ProductKind = input.tool !== undefined ? "tool" : "bundle";
-  const productId = input.tool ?? input.bundle ?? "";
-  if (productKind === "tool" ? !(await findTool(db, workspace.id, productId)) : !(await bundleExists(db, workspace.id, productId))) {
-    throw notFound(`No ${productKind} "${productId}" in this workspace.`);
-  }
-  return { workspace, productKind, productId };
 }
 
 export interface CreatePlanInput extends ProductRef {
@@ -292,13 +241,6 @@ export async function createPlan(db: Db, clock: Clock, input: CreatePlanInput, a
 
 /** How the audit log names a plan: `tabmaster:lifetime`, as event data does. */
 const planSubject = (plan: Pick<Plan, "productId" | "id">) => `${plan.productId}:${plan.id}`;
-
-export async function requirePlan(db: Db, input: ProductRef & { id: string }): Promise<{ workspace: Workspace; plan: Plan }> {
-  const { workspace, productKind, productId } = await requireProduct(db, input);
-  const plan = await findPlan(db, workspace.id, productKind, productId, input.id);
-  if (!plan) throw notFound(`No plan "${input.id}" for ${productKind} "${productId}".`);
-  return { workspace, plan };
-}
 
 /** A plan's new name; its id, price and billing never change (purchases name it). */
 export async function renamePlan(db: Db, clock: Clock, input: ProductRef & { id: string; name: string }, actor?: Actor): Promise<Plan> {

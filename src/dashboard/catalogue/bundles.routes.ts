@@ -4,7 +4,8 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Services } from "../../services.js";
 import { changeBundleTools } from "../../workspaces/bundle.service.js";
-import { createBundle, listBundles, listPlans, listTools, requireBundle } from "../../workspaces/workspace.service.js";
+import { createBundle, listBundles, listPlans, listTools } from "../../workspaces/workspace.service.js";
+import { requireBundle } from "../../workspaces/workspace-lookup.service.js";
 import { workspacePage } from "../shared/owner-context.js";
 import { fieldError, fieldRefusal, sendPage } from "../shared/page.js";
 import { formField } from "../shared/security.js";

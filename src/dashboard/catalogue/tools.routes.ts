@@ -4,7 +4,8 @@
 // audited; what the CLI refuses, these pages refuse with the same message.
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Services } from "../../services.js";
-import { createTool, listPlans, listTools, requireTool, updateTool } from "../../workspaces/workspace.service.js";
+import { createTool, listPlans, listTools, updateTool } from "../../workspaces/workspace.service.js";
+import { requireTool } from "../../workspaces/workspace-lookup.service.js";
 import { workspacePage } from "../shared/owner-context.js";
 import { fieldRefusal, sendPage } from "../shared/page.js";
 import { formField } from "../shared/security.js";
