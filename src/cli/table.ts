@@ -16,3 +16,6 @@ export const minute = (ms: number | null) => (ms === null ? "-" : `${toIso(ms).s
 
 /** An ISO time or null, for --json. */
 export const isoOrNull = (ms: number | null) => (ms === null ? null : toIso(ms));
+
+/** A list's text: the table, or a sentence when there is nothing to show. */
+export const listText = (empty: string, headings: string[], rows: string[][]) => (rows.length === 0 ? empty : formatTable(headings, rows));

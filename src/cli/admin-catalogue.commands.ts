@@ -1,0 +1,320 @@
+// `warden admin workspace|tool|plan|bundle …`: what a workspace sells, as the dashboard's
+// Catalogue pages change it, through the same use cases.
+
+import { readFile } from "node:fs/promises";
+import { updateBranding } from "../customer-pages/branding.service.js";
+import { invalidParameter } from "../errors/errors.js";
+import { updatePlanStripeLinks } from "../stripe/stripe-plan-link.service.js";
+import { changeBundleTools } from "../workspaces/bundle.service.js";
+import {
+  createBundle,
+  createPlan,
+  createTool,
+  createWorkspace,
+  listBundles,
+  listPlans,
+  listTools,
+  listWorkspaces,
+  renamePlan,
+  retirePlan,
+  updateTool,
+} from "../workspaces/workspace.service.js";
+import type { Plan, Tool } from "../workspaces/workspace.types.js";
+import { type Command, optStr, str } from "./command.js";
+import { isoOrNull, listText, minute } from "./table.js";
+
+const toolJson = (workspace: string, tool: Tool) => ({ id: tool.id, name: tool.name, workspace, trial_days: tool.trialDays });
+const planJson = (plan: Plan) => ({
+  id: plan.id,
+  [plan.productKind]: plan.productId,
+  name: plan.name,
+  billing: plan.billing,
+  amountCents: plan.amountCents,
+  currency: plan.currency,
+  interval: plan.interval,
+  default: plan.isDefault,
+  retired_at: isoOrNull(plan.retiredAt),
+});
+const price = (plan: Plan) =>
+  plan.amountCents === null ? "-" : `${(plan.amountCents / 100).toFixed(2)} ${plan.currency}${plan.interval ? ` a ${plan.interval}` : ""}`;
+const trialText = (tool: Tool) => (tool.trialDays > 0 ? ` (a ${tool.trialDays}-day trial)` : " (no trial)");
+
+export const catalogueCommands: Record<string, Command> = {
+  "admin workspace list": {
+    summary: "List workspaces, or those of one owner.",
+    usage: "warden admin workspace list [--owner E]",
+    options: { owner: { type: "string" } },
+    async run({ values: v, services }) {
+      const workspaces = await listWorkspaces((await services()).db, { ownerEmail: optStr(v, "owner") });
+      return {
+        json: workspaces.map((w) => ({ id: w.id, slug: w.slug, name: w.name, plan: w.plan, owners: w.owners, created_at: isoOrNull(w.createdAt) })),
+        text: listText(
+          "No workspaces.",
+          ["SLUG", "NAME", "PLAN", "CREATED", "ID", "OWNERS"],
+          workspaces.map((w) => [w.slug, w.name, w.plan, minute(w.createdAt), w.id, w.owners.join(",")]),
+        ),
+      };
+    },
+  },
+  "admin workspace create": {
+    summary: "Create a workspace held by an owner, on the hobby or pro service plan.",
+    usage: "warden admin workspace create --slug S --name N --owner E [--plan hobby|pro]",
+    options: { slug: { type: "string" }, name: { type: "string" }, owner: { type: "string" }, plan: { type: "string" } },
+    required: ["slug", "name", "owner"],
+    async run({ values: v, services }) {
+      const { db, clock } = await services();
+      const ws = await createWorkspace(db, clock, { slug: str(v, "slug"), name: str(v, "name"), ownerEmail: str(v, "owner"), plan: optStr(v, "plan") });
+      return { json: { id: ws.id, slug: ws.slug, name: ws.name, plan: ws.plan }, text: `Created workspace ${ws.slug} (${ws.plan}).` };
+    },
+  },
+  "admin workspace update": {
+    summary: "Set the branding of a workspace's hosted customer pages: an accent colour (white text on it at least 4.5:1) and a PNG, JPEG or WebP logo.",
+    usage: 'warden admin workspace update --workspace S [--accent "#1f6f43" | --accent ""] [--logo FILE | --logo ""]',
+    options: { workspace: { type: "string" }, accent: { type: "string" }, logo: { type: "string" } },
+    required: ["workspace"],
+    async run({ values: v, services }) {
+      const logoPath = optStr(v, "logo");
+      const logo =
+        logoPath === undefined
+          ? undefined
+          : logoPath === ""
+            ? null
+            : await readFile(logoPath).catch(() => {
+                throw invalidParameter("logo", `Cannot read the file ${logoPath}.`);
+              });
+      const brand = await updateBranding(await services(), { workspace: str(v, "workspace"), accent: optStr(v, "accent"), logo });
+      return {
+        json: { workspace: str(v, "workspace"), accent: brand.accent, logo_type: brand.logoType, version: brand.version },
+        text: `Branding of ${str(v, "workspace")}: accent ${brand.accent ?? "none (Warden's blue)"}, logo ${brand.logoType ?? "none"}.`,
+      };
+    },
+  },
+  "admin tool list": {
+    summary: "List a workspace's tools.",
+    usage: "warden admin tool list --workspace S",
+    options: { workspace: { type: "string" } },
+    required: ["workspace"],
+    async run({ values: v, services }) {
+      const tools = await listTools((await services()).db, { workspace: str(v, "workspace") });
+      return {
+        json: tools.map((t) => ({ ...toolJson(str(v, "workspace"), t), created_at: isoOrNull(t.createdAt) })),
+        text: listText(
+          "No tools.",
+          ["ID", "TRIAL DAYS", "CREATED", "NAME"],
+          tools.map((t) => [t.id, String(t.trialDays), minute(t.createdAt), t.name]),
+        ),
+      };
+    },
+  },
+  "admin tool create": {
+    summary: "Add a tool (a product people get access to) to a workspace.",
+    usage: "warden admin tool create --workspace S --id TOOL --name N [--trial-days N]",
+    options: { workspace: { type: "string" }, id: { type: "string" }, name: { type: "string" }, "trial-days": { type: "string" } },
+    required: ["workspace", "id", "name"],
+    async run({ values: v, services }) {
+      const { db, clock } = await services();
+      const tool = await createTool(db, clock, { workspace: str(v, "workspace"), id: str(v, "id"), name: str(v, "name"), trialDays: optStr(v, "trial-days") });
+      return { json: toolJson(str(v, "workspace"), tool), text: `Created tool ${tool.id}${trialText(tool)}.` };
+    },
+  },
+  "admin tool update": {
+    summary: "Rename a tool or change the trial it offers.",
+    usage: "warden admin tool update --workspace S --id TOOL [--name N] [--trial-days N]",
+    options: { workspace: { type: "string" }, id: { type: "string" }, name: { type: "string" }, "trial-days": { type: "string" } },
+    required: ["workspace", "id"],
+    async run({ values: v, services }) {
+      const { db, clock } = await services();
+      const tool = await updateTool(db, clock, {
+        workspace: str(v, "workspace"),
+        id: str(v, "id"),
+        name: optStr(v, "name"),
+        trialDays: optStr(v, "trial-days"),
+      });
+      return { json: toolJson(str(v, "workspace"), tool), text: `Updated tool ${tool.id}${trialText(tool)}.` };
+    },
+  },
+  "admin plan list": {
+    summary: "List a workspace's plans, or one tool's or bundle's.",
+    usage: "warden admin plan list --workspace S [--tool TOOL | --bundle B]",
+    options: { workspace: { type: "string" }, tool: { type: "string" }, bundle: { type: "string" } },
+    required: ["workspace"],
+    async run({ values: v, services }) {
+      const plans = await listPlans((await services()).db, { workspace: str(v, "workspace"), tool: optStr(v, "tool"), bundle: optStr(v, "bundle") });
+      return {
+        json: plans.map((p) => ({ ...planJson(p), created_at: isoOrNull(p.createdAt) })),
+        text: listText(
+          "No plans.",
+          ["PRODUCT", "ID", "BILLING", "PRICE", "DEFAULT", "RETIRED", "NAME"],
+          plans.map((p) => [`${p.productKind} ${p.productId}`, p.id, p.billing, price(p), p.isDefault ? "yes" : "", minute(p.retiredAt), p.name]),
+        ),
+      };
+    },
+  },
+  "admin plan create": {
+    summary: "Add a plan (a price) to a tool or a bundle.",
+    usage:
+      "warden admin plan create --workspace S (--tool TOOL | --bundle B) --id PLAN --name N --billing one_time|subscription [--amount-cents N] [--currency eur] [--interval month|year] [--default]",
+    options: {
+      workspace: { type: "string" },
+      tool: { type: "string" },
+      bundle: { type: "string" },
+      id: { type: "string" },
+      name: { type: "string" },
+      billing: { type: "string" },
+      "amount-cents": { type: "string" },
+      currency: { type: "string" },
+      interval: { type: "string" },
+      default: { type: "boolean" },
+    },
+    required: ["workspace", "id", "name", "billing"],
+    async run({ values: v, services }) {
+      const { db, clock } = await services();
+      const plan = await createPlan(db, clock, {
+        workspace: str(v, "workspace"),
+        tool: optStr(v, "tool"),
+        bundle: optStr(v, "bundle"),
+        id: str(v, "id"),
+        name: str(v, "name"),
+        billing: str(v, "billing"),
+        amountCents: optStr(v, "amount-cents"),
+        currency: optStr(v, "currency"),
+        interval: optStr(v, "interval"),
+        isDefault: v.default === true,
+      });
+      const json = planJson(plan);
+      return { json, text: `Created plan ${plan.id} for ${plan.productKind} ${plan.productId}.` };
+    },
+  },
+  "admin plan rename": {
+    summary: "Rename a plan (its id, price and billing never change).",
+    usage: "warden admin plan rename --workspace S (--tool TOOL | --bundle B) --id PLAN --name N",
+    options: { workspace: { type: "string" }, tool: { type: "string" }, bundle: { type: "string" }, id: { type: "string" }, name: { type: "string" } },
+    required: ["workspace", "id", "name"],
+    async run({ values: v, services }) {
+      const { db, clock } = await services();
+      const plan = await renamePlan(db, clock, {
+        workspace: str(v, "workspace"),
+        tool: optStr(v, "tool"),
+        bundle: optStr(v, "bundle"),
+        id: str(v, "id"),
+        name: str(v, "name"),
+      });
+      return { json: planJson(plan), text: `Renamed plan ${plan.id} of ${plan.productKind} ${plan.productId} to "${plan.name}".` };
+    },
+  },
+  "admin plan retire": {
+    summary: "Retire a plan: no longer offered at checkout, kept for the licences and subscriptions bought with it.",
+    usage: "warden admin plan retire --workspace S (--tool TOOL | --bundle B) --id PLAN",
+    options: { workspace: { type: "string" }, tool: { type: "string" }, bundle: { type: "string" }, id: { type: "string" } },
+    required: ["workspace", "id"],
+    async run({ values: v, services }) {
+      const { db, clock } = await services();
+      const plan = await retirePlan(db, clock, { workspace: str(v, "workspace"), tool: optStr(v, "tool"), bundle: optStr(v, "bundle"), id: str(v, "id") });
+      const text = plan.retiredNow
+        ? `Retired plan ${plan.id} of ${plan.productKind} ${plan.productId}: checkout no longer offers it; what was bought with it keeps it.`
+        : `Plan ${plan.id} of ${plan.productKind} ${plan.productId} was retired already.`;
+      return { json: planJson(plan), text };
+    },
+  },
+  "admin plan update": {
+    summary: "Link a plan to a Stripe Price or Product, so a purchase without Warden's metadata (ExtensionPay, a payment link) is mapped to it.",
+    usage:
+      "warden admin plan update --workspace S (--tool TOOL | --bundle B) --id PLAN [--stripe-price price_…] [--stripe-product prod_…] [--unlink-stripe price_…|prod_…]",
+    options: {
+      workspace: { type: "string" },
+      tool: { type: "string" },
+      bundle: { type: "string" },
+      id: { type: "string" },
+      "stripe-price": { type: "string" },
+      "stripe-product": { type: "string" },
+      "unlink-stripe": { type: "string" },
+    },
+    required: ["workspace", "id"],
+    async run({ values: v, services }) {
+      const one = (name: string) => (optStr(v, name) === undefined ? [] : [str(v, name)]);
+      const { plan, stripeIds } = await updatePlanStripeLinks(await services(), {
+        workspace: str(v, "workspace"),
+        tool: optStr(v, "tool"),
+        bundle: optStr(v, "bundle"),
+        id: str(v, "id"),
+        prices: one("stripe-price"),
+        products: one("stripe-product"),
+        remove: one("unlink-stripe"),
+      });
+      const linked = stripeIds.length === 0 ? "no Stripe price or product" : stripeIds.join(", ");
+      return { json: { ...planJson(plan), stripe: stripeIds }, text: `Plan ${plan.id} of ${plan.productKind} ${plan.productId} is linked to ${linked}.` };
+    },
+  },
+  "admin bundle list": {
+    summary: "List a workspace's bundles with their tools.",
+    usage: "warden admin bundle list --workspace S",
+    options: { workspace: { type: "string" } },
+    required: ["workspace"],
+    async run({ values: v, services }) {
+      const bundles = await listBundles((await services()).db, { workspace: str(v, "workspace") });
+      return {
+        json: bundles.map((b) => ({ id: b.id, name: b.name, tools: b.toolIds, created_at: isoOrNull(b.createdAt) })),
+        text: listText(
+          "No bundles.",
+          ["ID", "TOOLS", "CREATED", "NAME"],
+          bundles.map((b) => [b.id, b.toolIds.join(","), minute(b.createdAt), b.name]),
+        ),
+      };
+    },
+  },
+  "admin bundle create": {
+    summary: "Add a bundle: several tools sold together.",
+    usage: "warden admin bundle create --workspace S --id B --name N --tools t1,t2",
+    options: { workspace: { type: "string" }, id: { type: "string" }, name: { type: "string" }, tools: { type: "string" } },
+    required: ["workspace", "id", "name", "tools"],
+    async run({ values: v, services }) {
+      const { db, clock } = await services();
+      const bundle = await createBundle(db, clock, {
+        workspace: str(v, "workspace"),
+        id: str(v, "id"),
+        name: str(v, "name"),
+        toolIds: str(v, "tools").split(","),
+      });
+      return { json: { id: bundle.id, name: bundle.name, tools: bundle.toolIds }, text: `Created bundle ${bundle.id} of ${bundle.toolIds.join(", ")}.` };
+    },
+  },
+  "admin bundle update": {
+    summary: "Change the tools a bundle names: its buyers gain or lose them at once (--dry-run says who, changing nothing).",
+    usage: "warden admin bundle update --workspace S --id B --tools t1,t2 [--dry-run]",
+    options: { workspace: { type: "string" }, id: { type: "string" }, tools: { type: "string" }, "dry-run": { type: "boolean" } },
+    required: ["workspace", "id", "tools"],
+    async run({ values: v, services }) {
+      const change = await changeBundleTools(await services(), {
+        workspace: str(v, "workspace"),
+        id: str(v, "id"),
+        toolIds: str(v, "tools").split(","),
+        apply: v["dry-run"] !== true,
+      });
+      const people = (n: number, complete: boolean) => `${complete ? "" : "at least "}${n} ${n === 1 ? "person" : "people"}`;
+      const lines = change.consequences.flatMap((c) => [
+        ...c.gain.map((t) => `${c.env}: ${people(t.people, c.complete)} ${change.applied ? "gained" : "would gain"} ${t.toolId}.`),
+        ...c.lose.map((t) => `${c.env}: ${people(t.people, c.complete)} ${change.applied ? "lost" : "would lose"} ${t.toolId}.`),
+      ]);
+      const head = change.applied
+        ? `Bundle ${change.bundle.id} now names ${change.bundle.toolIds.join(", ")}.`
+        : `Dry run: bundle ${change.bundle.id} would name ${change.bundle.toolIds.join(", ")} (nothing changed).`;
+      return {
+        json: {
+          id: change.bundle.id,
+          tools: change.bundle.toolIds,
+          added: change.added,
+          removed: change.removed,
+          applied: change.applied,
+          consequences: change.consequences.map((c) => ({
+            env: c.env,
+            buyers: c.buyers,
+            complete: c.complete,
+            gain: Object.fromEntries(c.gain.map((t) => [t.toolId, t.people])),
+            lose: Object.fromEntries(c.lose.map((t) => [t.toolId, t.people])),
+          })),
+        },
+        text: [head, ...lines].join("\n"),
+      };
+    },
+  },
+};

@@ -1,0 +1,202 @@
+// `warden admin stripe|licence|subscription|dispute|seats …`: Stripe connected, reconciled
+// and disconnected, and the vendor's own actions on what was bought.
+
+import { closeTestDispute, openTestDispute } from "../billing/dispute.service.js";
+import { refundLicence } from "../billing/licence.service.js";
+import { assignSeat, unassignSeat } from "../billing/seat.service.js";
+import { cancelSubscription } from "../billing/subscription.service.js";
+import { connectStripe, disconnectStripe, stripeStatus } from "../stripe/stripe-account.service.js";
+import { type ReconcileResult, reconcileStripe } from "../stripe/stripe-reconcile.service.js";
+import { type Command, optStr, str } from "./command.js";
+import { isoOrNull, minute } from "./table.js";
+
+const reconcileJson = (r: ReconcileResult) => ({
+  id: r.id,
+  workspace: r.workspace,
+  env: r.env,
+  dry_run: r.dryRun,
+  since: isoOrNull(r.since),
+  status: r.status,
+  scanned: r.scanned,
+  applied: r.applied,
+  unmapped: r.unmapped,
+  started_at: isoOrNull(r.startedAt),
+  finished_at: isoOrNull(r.finishedAt),
+  changes: r.report.changes,
+  unmapped_purchases: r.report.unmapped,
+  skipped: r.report.skipped,
+});
+
+function reconcileText(r: ReconcileResult): string {
+  const would = r.dryRun ? "would apply" : "applied";
+  const lines = [
+    `Read ${r.scanned} Stripe objects of ${r.workspace} (${r.env}): ${would} ${r.applied}, ${r.unmapped} purchase${r.unmapped === 1 ? "" : "s"} mapped to no plan.`,
+  ];
+  for (const c of r.report.changes) {
+    const what = [...c.events.map((e) => e.type), ...(c.note ? [c.note] : [])].join(", ");
+    lines.push(`  ${c.kind} ${c.object}: ${what}`);
+  }
+  if (r.report.unmapped.length > 0) {
+    lines.push("Mapped to no plan (link its price: warden admin plan update … --stripe-price price_…):");
+    for (const u of r.report.unmapped) lines.push(`  ${u.kind} ${u.object} by ${u.email ?? "an unknown buyer"}: ${u.reason}`);
+  }
+  for (const s of r.report.skipped) lines.push(`Skipped ${s.kind} ${s.object}: ${s.reason}`);
+  if (r.dryRun) lines.push("Dry run: nothing was changed.");
+  return lines.join("\n");
+}
+
+export const paymentCommands: Record<string, Command> = {
+  "admin stripe connect": {
+    summary: "Connect a workspace's environment to Stripe (its webhook secret, optionally its secret key).",
+    usage: "warden admin stripe connect --workspace S --env test|live --webhook-secret whsec_… [--secret-key sk_…]",
+    options: { workspace: { type: "string" }, env: { type: "string" }, "webhook-secret": { type: "string" }, "secret-key": { type: "string" } },
+    required: ["workspace", "env", "webhook-secret"],
+    async run({ values: v, services }) {
+      const connection = await connectStripe(await services(), {
+        workspace: str(v, "workspace"),
+        env: str(v, "env"),
+        webhookSecret: str(v, "webhook-secret"),
+        secretKey: optStr(v, "secret-key"),
+      });
+      return {
+        json: connection,
+        text: `Connected ${connection.workspace} (${connection.env}) to Stripe. Point a Stripe webhook endpoint at https://<your Warden host>${connection.webhook_path}.`,
+      };
+    },
+  },
+  "admin stripe status": {
+    summary: "Show a workspace environment's Stripe connection (secrets by their last four only) and the last Stripe event received.",
+    usage: "warden admin stripe status --workspace S --env test|live",
+    options: { workspace: { type: "string" }, env: { type: "string" } },
+    required: ["workspace", "env"],
+    async run({ values: v, services }) {
+      const status = await stripeStatus(await services(), { workspace: str(v, "workspace"), env: str(v, "env") });
+      const { connection: c, lastEvent: e } = status;
+      const json = {
+        workspace: status.workspace,
+        env: status.env,
+        webhook_path: status.webhookPath,
+        connected: c !== null,
+        webhook_secret: c ? `whsec_…${c.webhookSecretLastFour}` : null,
+        secret_key: c?.secretKey ? `${c.secretKey.prefix}_…${c.secretKey.lastFour}` : null,
+        last_event: e ? { id: e.id, type: e.type, received_at: isoOrNull(e.receivedAt), outcome: e.outcome, reason: e.reason } : null,
+      };
+      const text = [
+        c
+          ? `${status.workspace} (${status.env}) is connected to Stripe at ${status.webhookPath}.`
+          : `${status.workspace} (${status.env}) is not connected to Stripe.`,
+        ...(c ? [`Signing secret: ${json.webhook_secret}`, `Secret key: ${json.secret_key ?? "none"}`] : []),
+        e ? `Last event: ${e.type} ${e.id} at ${minute(e.receivedAt)}, ${e.outcome}${e.reason ? ` (${e.reason})` : ""}.` : "No Stripe event received yet.",
+      ].join("\n");
+      return { json, text };
+    },
+  },
+  "admin stripe reconcile": {
+    summary: "Read the Stripe account and apply what Warden lacks (purchases, renewals, refunds, disputes webhooks missed), once each.",
+    usage: "warden admin stripe reconcile --workspace S --env test|live [--since 2026-01-31] [--dry-run]",
+    options: { workspace: { type: "string" }, env: { type: "string" }, since: { type: "string" }, "dry-run": { type: "boolean" } },
+    required: ["workspace", "env"],
+    async run({ values: v, services }) {
+      const result = await reconcileStripe(await services(), {
+        workspace: str(v, "workspace"),
+        env: str(v, "env"),
+        since: optStr(v, "since"),
+        dryRun: v["dry-run"] === true,
+        trigger: "cli",
+      });
+      return { json: reconcileJson(result), text: reconcileText(result) };
+    },
+  },
+  "admin stripe disconnect": {
+    summary: "Disconnect a workspace environment from Stripe: its secrets are forgotten and Stripe's deliveries refused.",
+    usage: "warden admin stripe disconnect --workspace S --env test|live",
+    options: { workspace: { type: "string" }, env: { type: "string" } },
+    required: ["workspace", "env"],
+    async run({ values: v, services }) {
+      const result = await disconnectStripe(await services(), { workspace: str(v, "workspace"), env: str(v, "env") });
+      const text = result.disconnected
+        ? `Disconnected ${str(v, "workspace")} (${str(v, "env")}) from Stripe.`
+        : `${str(v, "workspace")} (${str(v, "env")}) was not connected to Stripe.`;
+      return { json: result, text };
+    },
+  },
+  "admin licence refund": {
+    summary: "Refund a licence: revoke it and send payment.refunded.",
+    usage: "warden admin licence refund --id LIC",
+    options: { id: { type: "string" } },
+    required: ["id"],
+    async run({ values: v, services }) {
+      const result = await refundLicence(await services(), { id: str(v, "id") });
+      const text = result.refunded_now
+        ? `Refunded ${result.id}: revoked, payment.refunded sent.`
+        : `${result.id} was refunded already (${result.refunded_at}).`;
+      return { json: result, text };
+    },
+  },
+  "admin subscription cancel": {
+    summary: "Cancel a subscription at the end of its period, or --now.",
+    usage: "warden admin subscription cancel --id SUB [--now] [--workspace S --env test|live]",
+    options: { id: { type: "string" }, now: { type: "boolean" }, workspace: { type: "string" }, env: { type: "string" } },
+    required: ["id"],
+    async run({ values: v, services }) {
+      const result = await cancelSubscription(await services(), {
+        id: str(v, "id"),
+        now: v.now === true,
+        workspace: optStr(v, "workspace"),
+        env: optStr(v, "env"),
+      });
+      const text = result.ended ? `Ended ${result.id} at ${result.ends_at}.` : `${result.id} is set to end at ${result.ends_at}.`;
+      return { json: result, text };
+    },
+  },
+  "admin dispute open": {
+    summary: "Open a test dispute on a licence (test environment only).",
+    usage: "warden admin dispute open --licence LIC   (test environment only)",
+    options: { licence: { type: "string" } },
+    required: ["licence"],
+    async run({ values: v, services }) {
+      const dispute = await openTestDispute(await services(), { licence: str(v, "licence") });
+      return { json: dispute, text: `Opened dispute ${dispute.id} on ${dispute.licence}: the licence is suspended.` };
+    },
+  },
+  "admin dispute close": {
+    summary: "Close a test dispute as won, lost or warning_closed (test environment only).",
+    usage: "warden admin dispute close --id D --status won|lost|warning_closed   (test environment only)",
+    options: { id: { type: "string" }, status: { type: "string" } },
+    required: ["id", "status"],
+    async run({ values: v, services }) {
+      const dispute = await closeTestDispute(await services(), { id: str(v, "id"), status: str(v, "status") });
+      return { json: dispute, text: `Closed dispute ${dispute.id}: ${dispute.status}.` };
+    },
+  },
+  "admin seats assign": {
+    summary: "Give a seat of a team licence or subscription to a person.",
+    usage: "warden admin seats assign --team LIC|SUB --email E [--workspace S --env test|live]",
+    options: { team: { type: "string" }, email: { type: "string" }, workspace: { type: "string" }, env: { type: "string" } },
+    required: ["team", "email"],
+    async run({ values: v, services }) {
+      const seat = await assignSeat(await services(), {
+        team: str(v, "team"),
+        email: str(v, "email"),
+        workspace: optStr(v, "workspace"),
+        env: optStr(v, "env"),
+      });
+      return { json: seat, text: `${seat.email} holds seat ${seat.seat} of ${seat.team} (${seat.seats_in_use} of ${seat.seats} in use).` };
+    },
+  },
+  "admin seats unassign": {
+    summary: "Take a seat back from a person.",
+    usage: "warden admin seats unassign --team LIC|SUB --email E [--workspace S --env test|live]",
+    options: { team: { type: "string" }, email: { type: "string" }, workspace: { type: "string" }, env: { type: "string" } },
+    required: ["team", "email"],
+    async run({ values: v, services }) {
+      const seat = await unassignSeat(await services(), {
+        team: str(v, "team"),
+        email: str(v, "email"),
+        workspace: optStr(v, "workspace"),
+        env: optStr(v, "env"),
+      });
+      return { json: seat, text: `Took back seat ${seat.seat} from ${seat.email} (${seat.seats_in_use} of ${seat.seats} in use).` };
+    },
+  },
+};
