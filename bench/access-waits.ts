@@ -6,7 +6,7 @@
 //
 //   npm run build && node --import tsx bench/access-waits.ts [--devices 10000] [--wait 25] [--engine sqlite|postgres]
 //
-// Prints the figures as JSON; bench/README.md keeps them.
+// Prints the figures as JSON; bench/journal.md keeps them.
 
 import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";

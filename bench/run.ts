@@ -111,7 +111,7 @@ async function versionOf(engine: Dialect): Promise<string | null> {
   const storage = openStorage(engine === "sqlite" ? { databaseUrl: null, sqliteFile: ":memory:" } : { databaseUrl: PG_URL });
   try {
     // PostgreSQL's memory settings with its version: at 1M customers they decide whether
-    // the data stays in its buffers (bench/README, seventh session).
+    // the data stays in its buffers (bench/journal.md, seventh session).
     const pgVersion = sql`current_setting('server_version') || ', shared_buffers ' || current_setting('shared_buffers') || ', huge_pages ' || current_setting('huge_pages')`;
     const query = engine === "sqlite" ? sql<{ v: string }>`select sqlite_version() as v` : sql<{ v: string }>`select ${pgVersion} as v`;
     return (await query.execute(storage.db)).rows[0]?.v ?? null;

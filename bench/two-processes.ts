@@ -9,7 +9,7 @@
 //
 //   npm run build && node --import tsx bench/two-processes.ts [--customers 10000] [--duration 10] [--rounds 3] [--connections 50]
 //
-// Prints each run and the ratios; bench/README.md keeps the figures.
+// Prints each run and the ratios; bench/journal.md keeps the figures.
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";

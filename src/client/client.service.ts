@@ -41,7 +41,7 @@ const CODE_TTL_MS = 10 * 60_000;
 const MAX_CODE_ATTEMPTS = 5;
 /** The longest an access answer may be kept: a revocation locks within 15 minutes. */
 export const MAX_RECHECK_SECONDS = 900;
-// The one-shot hash: a third of a Hash object's cost (bench/README, seventh session).
+// The one-shot hash: a third of a Hash object's cost (bench/journal.md, seventh session).
 export const sha256 = (value: string) => hash("sha256", value, "hex");
 export // `wdt_` + 43 base62 characters: about 256 random bits, so SHA-256 is enough to store it.
 const TOKEN_SHAPE = /^wdt_[0-9A-Za-z]{43}$/;

@@ -177,7 +177,7 @@ interface Touch {
 
 // Every access check records when its device was last active: a write per check. The
 // checks of one turn of the event loop write theirs together, one statement and one
-// commit for all (alone, each write was 8% of a check's CPU on SQLite: bench/README.md,
+// commit for all (alone, each write was 8% of a check's CPU on SQLite: bench/journal.md,
 // scenario 8).
 const touchGroups = new WeakMap<Db, GroupCommit<Touch, void>>();
 
@@ -197,7 +197,7 @@ async function writeTouches(db: Db, batch: Waiting<Touch, void>[]): Promise<void
   const [only] = latest;
   try {
     // On PostgreSQL always the statement whose commit does not wait for the flush: alone, a
-    // plain update's commit waited 2.4 ms for the disk here (bench/README.md, scenario 8).
+    // plain update's commit waited 2.4 ms for the disk here (bench/journal.md, scenario 8).
     if (dialectOf(db) === "postgres") await updateManyLastActivePg(db, [[...latest.keys()], [...latest.values()]]);
     else if (latest.size === 1 && only) await updateLastActive(db, only);
     else await updateManyLastActiveSqlite(db, [JSON.stringify([...latest].map(([id, at]) => ({ id, at })))]);

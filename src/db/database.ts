@@ -345,7 +345,7 @@ export function openStorage(options: StorageOptions): Storage {
  * plan no longer depends on the bound value. Warden never runs ANALYZE (there are no
  * statistics for a value to refine), and its SQLite statements take no LIKE or GLOB
  * pattern as a parameter (customer search uses FTS5), so no plan loses anything.
- * bench/README.md, "2026-11-27, later: the SQLite statements planned on every run".
+ * bench/journal.md, "2026-11-27, later: the SQLite statements planned on every run".
  */
 class StablePlanCompiler extends SqliteQueryCompiler {
   protected override getCurrentParameterPlaceholder(): string {

@@ -183,7 +183,7 @@ const subscriptionPays = (scope: Scope, startedBefore: number | null = null) =>
 // Each side a subquery that stops at its first row, not an exists: PostgreSQL answered two
 // exists joined by `or` by reading every subscription of the workspace into a hash first
 // ("hashed SubPlan"; 30 of the 65 ms of the at-risk list at a million people), where the
-// lists only ask it of the few people they walk (4.5 ms; bench/README.md, 2026-11-27).
+// lists only ask it of the few people they walk (4.5 ms; bench/journal.md, 2026-11-27).
 const paysIn = (scope: Scope, person: string, startedBefore: number | null = null) => sql<boolean>`((
     select 1 from licences l where l.person_id = ${sql.ref(person)} and ${licencePays(scope, startedBefore)} limit 1
   ) is not null or (

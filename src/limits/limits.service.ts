@@ -195,7 +195,7 @@ export class LimitsService {
    * 600 requests a minute per key; counted on its own, whatever the request then does.
    * A read's from a leased block; a write's (a grant, a revocation) by the batcher, one
    * statement a turn: counted from a block, SQLite grants at 25 connections were a fifth
-   * slower, though faster one at a time (bench/README.md, 2026-11-27, late morning); why
+   * slower, though faster one at a time (bench/journal.md, 2026-11-27, late morning); why
    * was not found.
    */
   countKeyRequest(ex: Executor, keyId: string, now: number, request: { writes: boolean }): Promise<void> {

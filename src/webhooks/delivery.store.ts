@@ -164,7 +164,7 @@ function dueQuery(ex: Executor, endpointId: string, now: number, resendsOnly: bo
 // The same prepared (arguments: endpoint, now, limit), for the claims that leave nothing
 // out, which are all but a run's follow-up claims. When reports come one at a time each
 // claim reads an endpoint's one or two deliveries, and building this query with Kysely
-// each time was most of the claim's cost (seventh session in bench/README.md).
+// each time was most of the claim's cost (seventh session in bench/journal.md).
 const dueDeliveries = prepared((ex, p) => dueQuery(ex, p<string>(0), p<number>(1), false).limit(p<number>(2)));
 const dueResends = prepared((ex, p) => dueQuery(ex, p<string>(0), p<number>(1), true).limit(p<number>(2)));
 

@@ -6,7 +6,7 @@ import { type Kysely, PostgresAdapter, sql } from "kysely";
 // to the key's index for the same few rows (the day's and the month's `grants`,
 // `new_customers`, `gross_one_time`), and each upsert's lookup walked the dead versions
 // until vacuum came. On a bare table one row upserted 8,000 times: 0% of the updates HOT
-// and 4.5–7.7 ms a round with the include, 99% and 1.2–2.4 ms without (bench/README.md,
+// and 4.5–7.7 ms a round with the include, 99% and 1.2–2.4 ms without (bench/journal.md,
 // "where a grant and a Stripe sale spend their time"). The reads lose little: a page
 // reads a few hundred figure rows, and the rows updated all day sit on pages the
 // visibility map does not mark all-visible, so their index-only scans visited the table
