@@ -7,7 +7,7 @@ import { slugFromHost } from "../auth/key.service.js";
 import { toIso } from "../clock.js";
 import { nextChangeOf, tagsOf } from "../customers/answer-cache.js";
 import { syncCustomer, toolScope } from "../customers/customer.service.js";
-import { loadSources } from "../customers/customer.store.js";
+import { loadSources } from "../customers/customer-sources.store.js";
 import { insertDevice } from "../customers/device.store.js";
 import { isEmailShape, normaliseEmail } from "../customers/email.js";
 import { computeEntitlement, type Sources } from "../customers/entitlement.js";

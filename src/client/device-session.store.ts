@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { type SourceColumns, sourceColumns, toSources } from "../customers/customer.store.js";
+import { type SourceColumns, sourceColumns, toSources } from "../customers/customer-sources.store.js";
 import type { Sources } from "../customers/entitlement.js";
 import { batchedRead } from "../db/batched-read.js";
 import { type Db, dialectOf, type Executor } from "../db/database.js";

@@ -15,21 +15,17 @@ import {
   findCustomerRow,
   findCustomerRows,
   findKindBoundary,
-  findPersonWithSources,
-  type Holdings,
   type KindWindow,
   type ListPosition,
   listCustomerPage,
-  loadDeviceActivity,
-  loadHoldings,
-  loadSources,
-  type PersonWithSources,
   searchCustomerRows,
   type ToolScope,
   upsertCustomerRow,
   upsertCustomerRows,
 } from "./customer.store.js";
+import { findPersonWithSources, loadSources, type PersonWithSources } from "./customer-sources.store.js";
 import { computeEntitlement, type Sources } from "./entitlement.js";
+import { type Holdings, loadDeviceActivity, loadHoldings } from "./holdings.store.js";
 import { findPeopleByIds, findPersonByEmail } from "./person.store.js";
 
 /** Each kind of customer (holders, signed-in non-holders) is listed up to its newest 2,000. */

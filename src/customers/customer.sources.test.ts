@@ -7,7 +7,7 @@ import { importNdjson } from "../import/import.service.js";
 import type { Services } from "../services.js";
 import { DIALECTS, seedCatalogue, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
 import { toolScope } from "./customer.service.js";
-import { findPersonWithSources, loadSources } from "./customer.store.js";
+import { findPersonWithSources, loadSources } from "./customer-sources.store.js";
 import { findPersonByEmail } from "./person.store.js";
 
 const HOUR_MS = 3_600_000;

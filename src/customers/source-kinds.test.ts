@@ -9,7 +9,8 @@ import { newId } from "../ids.js";
 import { DIALECTS, unique } from "../test-support/harness.js";
 import { emptyStorage, migrateThrough } from "../test-support/migrations.js";
 import { createOwner, createTool, createWorkspace } from "../workspaces/workspace.service.js";
-import { findPersonWithSources, type ToolScope } from "./customer.store.js";
+import type { ToolScope } from "./customer.store.js";
+import { findPersonWithSources } from "./customer-sources.store.js";
 import { ensurePerson } from "./person.store.js";
 
 // people.source_kinds (migration 011) decides which of a person's sources a retrieve looks

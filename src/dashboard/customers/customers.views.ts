@@ -1,7 +1,7 @@
 import type { Customer, CustomerListItem } from "../../customers/customer.schema.js";
 import { type CustomerListTotal, LISTED_PER_KIND, SEARCH_MATCHES } from "../../customers/customer.service.js";
-import type { HeldDevice, HeldLicence, HeldSubscription, Holdings } from "../../customers/customer.store.js";
 import { isEmailShape } from "../../customers/email.js";
+import type { HeldDevice, HeldLicence, HeldSubscription, Holdings } from "../../customers/holdings.store.js";
 import type { CustomerKind } from "../../db/schema.js";
 import type { Grant } from "../../grants/grant.schema.js";
 import type { Tool } from "../../workspaces/workspace.types.js";
