@@ -9,6 +9,7 @@ import { openDeviceSession, resolveWorkspaceTool, sha256 } from "../client/clien
 import type { DeviceSession } from "../client/device-session.store.js";
 import { toIso } from "../clock.js";
 import { syncCustomer, toolScope } from "../customers/customer.service.js";
+import { normaliseEmail } from "../customers/email.js";
 import { findPersonById, markPersonSignedIn } from "../customers/person.store.js";
 import type { Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
@@ -172,6 +173,12 @@ export async function answerHeldPageTicket(services: Services, scope: PageScope,
   return db.transaction().execute(async (trx) => {
     const found = await spendExchangeToken(trx, "page_ticket", sha256(held), now);
     if (!accepted || found === null || found.expiresAt <= now || !opensPage(found, scope)) return null;
-    return openCustomerSession(trx, { workspaceId: found.workspaceId, env: found.env, personId: found.personId, licenceId: found.licenceId, now });
+    const { workspaceId, env, personId, licenceId } = found;
+    if (licenceId === null) {
+      // A device signed in by the address vouches for it as a right code does: its wrong codes are no longer in a row.
+      const person = await findPersonById(trx, workspaceId, env, personId);
+      if (person) await services.limits.clearCodeFailures(trx, { owner: false, workspaceId, env, emailNorm: normaliseEmail(person.email) });
+    }
+    return openCustomerSession(trx, { workspaceId, env, personId, licenceId, now });
   });
 }
