@@ -2,7 +2,8 @@
 // Debian's Chromium (playwright-core, the extension loaded unpacked) against Warden
 // listening on 127.0.0.1 and a local stand-in of Stripe's API, on SQLite and PostgreSQL:
 // the popup opens the hosted sign-in page, the person signs in there with the mailed code
-// and the extension is signed in with nothing typed into it; the popup opens Plans, the
+// and the extension is signed in with nothing typed into it; the popup opens Plans (a
+// browser no longer signed in on the pages asks "Continue as …?" first), the
 // person picks the monthly plan (the browser's way to Stripe Checkout is answered here),
 // Stripe's signed events for the purchase reach Warden and the extension unlocks in under
 // 5 s with no click (the library's long poll, Warden's loop running as in `warden serve`);
@@ -109,9 +110,17 @@ for (const dialect of DIALECTS) {
         await waitForState(popup, "locked");
         assert.equal(await popup.textContent("#who-line"), `Signed in as ${email}`);
 
-        // Plans, signed in by a page ticket; the library waits on Warden meanwhile. The person picks the monthly plan.
+        // Plans, signed in by a page ticket; the library waits on Warden meanwhile. The browser's page session is
+        // gone (as after signing out on the pages, or 7 days on), so the page asks before it signs the browser in.
+        await context.clearCookies();
         const plans = await tabOpenedBy(popup, "#open-plans");
         assert.equal(new URL(plans.url()).pathname, `${pagesOf(ws)}/plans`);
+        assert.equal(new URL(plans.url()).search, "", "the ticket left the address bar");
+        await plans.getByRole("heading", { name: `Continue as ${email}?` }).waitFor();
+        await look(plans, "4-continue");
+        await plans.getByRole("button", { name: `Continue as ${email}` }).click();
+        await plans.waitForURL(`${pages}/plans`);
+        await plans.locator("form:has(input[name=plan][value=monthly])").waitFor();
         await parked(popup);
         await look(plans, "4-plans");
         await plans.click("form:has(input[name=plan][value=monthly]) button");

@@ -119,7 +119,7 @@ export const clientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       schema: {
         operationId: "clientCreatePageTicket",
         summary: "Open a hosted page signed in",
-        description: `A one-time ticket for the hosted pages of the device's workspace, environment and tool (/c/{workspace}/{env}/{tool}/plans, …/trial, …/manage): the page opened with ?ticket=… is signed in as the device's person (a key-activated device: for its licence only, without an address). Works once, for 60 seconds. At most ${services.limits.pageTicketsPerDevicePerMin} a minute per device (429 with Retry-After beyond; another device is not affected). ${DEVICE_AUTH}`,
+        description: `A one-time ticket for the hosted pages of the device's workspace, environment and tool (/c/{workspace}/{env}/{tool}/plans, …/trial, …/manage): the page opened with ?ticket=… is the device's person's (a key-activated device: for its licence only, without an address): a browser signed in there as that person goes straight on, any other is asked "Continue as …?" and signed in only if the person continues. Works once, for 60 seconds. At most ${services.limits.pageTicketsPerDevicePerMin} a minute per device (429 with Retry-After beyond; another device is not affected). ${DEVICE_AUTH}`,
         tags: ["Client"],
         security: [],
         params: ToolParams,

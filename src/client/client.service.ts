@@ -17,6 +17,7 @@ import { closeCode, takeCodeTry } from "../db/one-time-code.store.js";
 import type { Env } from "../db/schema.js";
 import { ApiError, invalidParameter, notFound } from "../errors/errors.js";
 import { newId, randomBase62 } from "../ids.js";
+import type { CodeAddress, LimitsService } from "../limits/limits.service.js";
 import { queueMails } from "../mail/mail.service.js";
 import type { Services } from "../services.js";
 import { audienceOf, MAX_TOKEN_SECONDS, signAccessToken, TOKEN_ISSUER } from "../tokens/access-token.js";
@@ -179,12 +180,12 @@ export function requireSignedIn(person: Pick<PersonScope, "licenceId">, action: 
 }
 
 export async function verifySignIn(services: Services, input: { hostname: string; body: VerifyBody }) {
-  const { db, clock } = services;
+  const { db, clock, limits } = services;
   const { body } = input;
   const target = await resolveTarget(services, input.hostname, body);
   const now = clock.now();
   const opened = await db.transaction().execute(async (trx) => {
-    const person = await acceptSignInCode(trx, { workspaceId: target.workspaceId, env: target.env, emailNorm: target.emailNorm }, body.code, now);
+    const person = await acceptSignInCode(trx, limits, { workspaceId: target.workspaceId, env: target.env, emailNorm: target.emailNorm }, body.code, now);
     if (typeof person === "string") return person;
     const opened = await openDeviceSession(trx, {
       workspaceId: target.workspaceId,
@@ -205,13 +206,22 @@ export async function verifySignIn(services: Services, input: { hostname: string
 /**
  * Spends a try of the open code (of an address, or of a hosted page's browser) and, when
  * it is right, closes it and signs its person in. A wrong code is answered, not thrown, so
- * that the transaction commits the spent try; `throwCodeRefusal` throws it afterwards.
+ * that the transaction commits the spent try and its count; `throwCodeRefusal` throws it
+ * afterwards. Past the address's ceiling of wrong codes in a row, no code is compared.
  */
-export async function acceptSignInCode(trx: Executor, lookup: CodeLookup, code: string, now: number) {
+export async function acceptSignInCode(trx: Executor, limits: LimitsService, lookup: CodeLookup, code: string, now: number) {
   const open = await findOpenSignInCode(trx, lookup, MAX_CODE_ATTEMPTS, now);
-  if (!open || !(await takeCodeTry(trx, "sign_in_codes", open.id, MAX_CODE_ATTEMPTS))) return "no_code" as const;
-  if (!sameHash(open.codeHash, hashCode(open.id, code))) return "wrong_code" as const;
+  if (!open) return "no_code" as const;
+  // Wrong codes count per address and environment, whichever browser or device guessed (the owners' ceiling, limits/).
+  const address: CodeAddress = { owner: false, workspaceId: lookup.workspaceId, env: lookup.env, emailNorm: open.emailNorm };
+  await limits.assertCodeTriesLeft(trx, address, now);
+  if (!(await takeCodeTry(trx, "sign_in_codes", open.id, MAX_CODE_ATTEMPTS))) return "no_code" as const;
+  if (!sameHash(open.codeHash, hashCode(open.id, code))) {
+    await limits.countCodeFailure(trx, address, now);
+    return "wrong_code" as const;
+  }
   if (!(await closeCode(trx, "sign_in_codes", open.id, now))) return "no_code" as const;
+  await limits.clearCodeFailures(trx, address);
   const person = await ensurePerson(trx, lookup.workspaceId, lookup.env, open.email, now);
   await markPersonSignedIn(trx, person.id, now);
   return person;

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { toIso } from "../clock.js";
 import { importNdjson } from "../import/import.service.js";
+import { CODE_FAILURES_PER_DAY } from "../limits/limits.service.js";
 import { clientCalls, testMailbox } from "../test-support/client.js";
 import { fillDiskFor } from "../test-support/full-disk.js";
 import { DIALECTS, seedCatalogue, seedWorkspace, testApi, testServices } from "../test-support/harness.js";
@@ -126,6 +127,74 @@ for (const dialect of DIALECTS) {
 
       clock.advance(3_600_000);
       assert.equal((await askCode(api, ws, a)).statusCode, 200);
+    });
+
+    test(`at most ${CODE_FAILURES_PER_DAY} wrong codes in a row per address and environment: then every code is refused (429, Retry-After) until 24 hours after the first; a right code before that starts the count again`, async () => {
+      // Enough codes an hour to reach the ceiling in one: the hourly quotas are not what is tested here.
+      const { services, clock } = await testServices(dialect, {
+        SMTP_URL: mailbox.url,
+        WARDEN_LIMIT_SIGN_INS_PER_ADDRESS_PER_HOUR: "1000",
+        WARDEN_LIMIT_SIGN_INS_PER_SOURCE_PER_HOUR: "1000",
+      });
+      const ws = await seedWorkspace(services);
+      const api = await testApi(services);
+      // The source address's hourly counter is shared by the file's tests: an hour of this test's own.
+      clock.advance(3_600_000 * (30 + DIALECTS.indexOf(dialect)));
+      const email = `guessed-${ws.slug}@example.com`;
+      /** `n` wrong codes for the address, a new code asked after each 5 (a code's tries). */
+      const guess = async (n: number, address = email) => {
+        for (let i = 0; i < n; i++) {
+          if (i % 5 === 0) assert.equal((await askCode(api, ws, address)).statusCode, 200);
+          const code = await codeFor(address);
+          const answer = await verify(api, ws, address, code === "000000" ? "000001" : "000000");
+          assert.equal(answer.statusCode, 400, `wrong code ${i + 1}: ${answer.body}`);
+        }
+      };
+      const rightCode = async (address = email) => {
+        assert.equal((await askCode(api, ws, address)).statusCode, 200);
+        return verify(api, ws, address, await codeFor(address));
+      };
+
+      // One short of the ceiling, a right code signs in and starts the count again.
+      await guess(CODE_FAILURES_PER_DAY - 1);
+      assert.equal((await rightCode()).statusCode, 200);
+      const first = clock.now();
+      await guess(CODE_FAILURES_PER_DAY);
+      clock.advance(3_600_000);
+      const refused = await rightCode();
+      assert.equal(refused.statusCode, 429, refused.body);
+      assert.equal(refused.json().error.type, "rate_limit_error");
+      assert.equal(
+        refused.json().error.message,
+        `Too many wrong sign-in codes for this address in a day (${CODE_FAILURES_PER_DAY}): codes for it work again in 24 hours.`,
+      );
+      assert.equal(refused.headers["retry-after"], String(23 * 3600), "24 hours after the first wrong code of the run");
+      // The refused code kept its tries: nothing was compared.
+      const tries = await services.db
+        .selectFrom("sign_in_codes")
+        .select("attempts")
+        .where("closed_at", "is", null)
+        .where("workspace_id", "=", ws.workspaceId)
+        .execute();
+      assert.deepEqual(
+        tries.map((t) => Number(t.attempts)),
+        [0],
+      );
+
+      // Another address, and the same address in the other environment, have their own counts.
+      assert.equal((await rightCode(`other-${ws.slug}@example.com`)).statusCode, 200);
+      const live = { workspace: ws.slug, tool: ws.tool, email, env: "live" };
+      assert.equal((await api.request({ method: "POST", url: "/api/client/v1/sign-in", payload: live })).statusCode, 200);
+      const inLive = await api.request({
+        method: "POST",
+        url: "/api/client/v1/sign-in/verify",
+        payload: { ...live, code: await codeFor(email), device: { name: "Work laptop", platform: "chrome-mac" } },
+      });
+      assert.equal(inLive.statusCode, 200, inLive.body);
+
+      // 24 hours after the first wrong code, codes work again.
+      clock.set(first + 24 * 3_600_000);
+      assert.equal((await rightCode()).statusCode, 200);
     });
 
     test("without SMTP_URL the mail is written to the log and the data folder's outbox", async () => {

@@ -14,6 +14,7 @@ import {
   clearSessionCookie,
   customerFrame,
   customerOf,
+  heldTicketSecretOf,
   loadPage,
   PAGE_PATH,
   pagePath,
@@ -24,6 +25,7 @@ import {
 import { endCustomerSession } from "./customer-session.service.js";
 import { customerPage } from "./layout.js";
 import { registerManagePages } from "./manage.routes.js";
+import { askAboutHeldTicket, registerTicketAnswer } from "./page-ticket.routes.js";
 import { registerPlanPages } from "./plans.routes.js";
 import { signInRoutes } from "./sign-in.routes.js";
 
@@ -56,12 +58,15 @@ export async function customerPageRoutes(app: FastifyInstance, options: { servic
   servePages(app);
   app.addHook("onRequest", async (request, reply) => {
     await loadPage(services, request, reply);
+    // A browser holding a page ticket is asked "Continue as …?" before any page: none is shown, nothing bought, until it answers.
+    if (!reply.sent) return askAboutHeldTicket(request, reply);
   });
-  // A form's token derives from the session's secret on a signed-in page, or from the
-  // browser's pre-session secret on a sign-in form: either proves the page was ours.
+  // A form's token derives from the session's secret on a signed-in page, from the
+  // browser's pre-session secret on a sign-in form, or from the ticket it holds on a
+  // ticket's question: each proves the page was ours.
   app.addHook("preHandler", async (request) => {
     if (request.method === "GET" || request.method === "HEAD") return;
-    const secrets = [sessionSecretOf(request), browserSecretOf(request)].filter((s): s is string => s !== null);
+    const secrets = [sessionSecretOf(request), browserSecretOf(request), heldTicketSecretOf(request)].filter((s): s is string => s !== null);
     if (!secrets.some((secret) => formTokenMatches(request, secret))) checkFormToken(request, null);
   });
   app.setErrorHandler(renderPageError(services));
@@ -81,6 +86,7 @@ export async function customerPageRoutes(app: FastifyInstance, options: { servic
   await app.register(signInRoutes, { services });
   registerPlanPages(app, services);
   await registerManagePages(app, services);
+  registerTicketAnswer(app, services);
 
   app.post(`${PAGE_PATH}/sign-out`, async (request, reply) => {
     const scope = pageScopeOf(request);

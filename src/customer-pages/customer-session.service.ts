@@ -88,11 +88,11 @@ export function findPendingPageSignIn(services: Services, scope: PageScope, brow
 
 /** Accepts the code this browser asked for and opens a web session of its person; a wrong or spent code is a field error. */
 export async function verifyPageSignInCode(services: Services, scope: PageScope, input: { browser: string; code: string }) {
-  const { db, clock } = services;
+  const { db, clock, limits } = services;
   const now = clock.now();
   const { workspace, env, tool } = scope;
   const outcome = await db.transaction().execute(async (trx) => {
-    const person = await acceptSignInCode(trx, { workspaceId: workspace.id, env, browserHash: sha256(input.browser) }, input.code.trim(), now);
+    const person = await acceptSignInCode(trx, limits, { workspaceId: workspace.id, env, browserHash: sha256(input.browser) }, input.code.trim(), now);
     if (typeof person === "string") return person;
     // As a sign-in in the extension: the person becomes a customer of the tool.
     await syncCustomer(trx, toolScope(workspace.id, env, tool.id), person.id, now, now);

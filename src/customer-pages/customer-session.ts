@@ -1,6 +1,7 @@
 // Who is asking, on every hosted page: the page the address names (a workspace, an
 // environment, a tool: an unknown one is a 404 page), the web session of that workspace
-// environment from its cookie, and a page ticket in the query exchanged for one. Each
+// environment from its cookie, and a page ticket in the query, moved into a cookie of
+// its own until the person answers "Continue as …?" (page-ticket.routes.ts). Each
 // workspace environment has a cookie of its own, so that a person may be signed in to
 // two vendors' pages in one browser; a session is valid on its own workspace
 // environment's pages only, whatever the cookie.
@@ -14,7 +15,7 @@ import type { Services } from "../services.js";
 import type { Workspace } from "../workspaces/workspace.types.js";
 import { type Brand, brandOf, brandPaths } from "./branding.service.js";
 import { authenticateCustomerSession, findPageScope, type PageScope, SESSION_MAX_MS } from "./customer-session.service.js";
-import { redeemPageTicket } from "./hand-off.service.js";
+import { findHeldPageTicket, HELD_TICKET_TTL_MS, openPageTicket } from "./hand-off.service.js";
 import type { CustomerFrame, CustomerSection } from "./layout.js";
 
 /** The route prefix of every page: `/c/{workspace slug}/{test|live}/{tool id}`. */
@@ -34,6 +35,14 @@ export interface Customer extends PersonScope {
   csrf: string;
 }
 
+/** A page ticket this browser holds, opened from a link, waiting for the person's "Continue as …?". */
+export interface HeldTicket {
+  /** The held ticket (the cookie's value): what the question's form token derives from. */
+  secret: string;
+  /** Whom it signs in: an address, or null for a key-activated device's session. */
+  email: string | null;
+}
+
 interface PageState {
   /** Null when the address names no workspace (the 404 page then has no name to show). */
   workspace: Workspace | null;
@@ -41,6 +50,8 @@ interface PageState {
   brand: Brand | null;
   scope: PageScope | null;
   customer: Customer | null;
+  /** On a page asked for (GET), the ticket whose question it shows instead, or null. */
+  heldTicket: HeldTicket | null;
 }
 
 const pages = new WeakMap<FastifyRequest, PageState>();
@@ -86,6 +97,28 @@ export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply,
   reply.header("Set-Cookie", serialiseCookie(sessionCookieName(request, scope.workspace.slug, scope.env), "", { secure: isSecure(request), maxAgeSeconds: 0 }));
 }
 
+/*
+ * The ticket a browser holds while it is asked "Continue as …?": HttpOnly, SameSite=Lax
+ * (a post from another site does not carry it), and sent only to the pages of the tool
+ * whose ticket it is, by its path; hence `__Secure-`, not `__Host-` (which needs Path=/).
+ */
+const heldTicketCookieName = (request: FastifyRequest) => (isSecure(request) ? "__Secure-warden_customer_ticket" : "warden_customer_ticket");
+const heldTicketPath = (scope: PageScope) => pagePath(scope, "").slice(0, -1);
+
+function setHeldTicketCookie(request: FastifyRequest, reply: FastifyReply, scope: PageScope, held: string): void {
+  reply.header(
+    "Set-Cookie",
+    serialiseCookie(heldTicketCookieName(request), held, { secure: isSecure(request), maxAgeSeconds: HELD_TICKET_TTL_MS / 1000, path: heldTicketPath(scope) }),
+  );
+}
+
+export function clearHeldTicketCookie(request: FastifyRequest, reply: FastifyReply, scope: PageScope): void {
+  reply.header("Set-Cookie", serialiseCookie(heldTicketCookieName(request), "", { secure: isSecure(request), maxAgeSeconds: 0, path: heldTicketPath(scope) }));
+}
+
+/** The ticket this browser holds for the page's question (its cookie's value, unchecked), or null. */
+export const heldTicketSecretOf = (request: FastifyRequest): string | null => parseCookies(request.headers.cookie).get(heldTicketCookieName(request)) ?? null;
+
 /** The request's URL without its `ticket` parameter. */
 function withoutTicket(url: string): string {
   const parsed = new URL(url, "http://page.invalid");
@@ -95,16 +128,19 @@ function withoutTicket(url: string): string {
 
 /**
  * Finds the page and its signed-in person for every request under /c/:workspace/:env/:tool
- * (the plugin's onRequest hook). A GET with `?ticket=` spends the ticket, sets the session,
- * and answers a 303 to the same page without it: the ticket leaves the address bar and the
- * history at once (request logs redact it: http/log-redaction.ts).
+ * (the plugin's onRequest hook). A GET with `?ticket=` answers a 303 to the same page
+ * without it, so the ticket leaves the address bar and the history at once (request logs
+ * redact it: http/log-redaction.ts); it signs nobody in there (openPageTicket): unless
+ * the browser is signed in as the ticket's person already, the browser now holds a ticket
+ * in a cookie, and the page asked for shows the question instead (`heldTicket`).
  */
 export async function loadPage(services: Services, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const params = request.params as { workspace?: string; env?: string; tool?: string };
   if (params.workspace === undefined || params.env === undefined || params.tool === undefined) return;
   const { workspace, scope } = await findPageScope(services, params.workspace, params.env, params.tool);
   const brand = workspace ? await brandOf(services, workspace) : null;
-  pages.set(request, { workspace, brand, scope, customer: null });
+  const state: PageState = { workspace, brand, scope, customer: null, heldTicket: null };
+  pages.set(request, state);
   if (scope === null) {
     throw new PageRefusal(
       404,
@@ -112,24 +148,11 @@ export async function loadPage(services: Services, request: FastifyRequest, repl
       workspace ? "This tool has no pages here: the address may be mistyped." : "There is no such page: the address may be mistyped.",
     );
   }
-  const ticket = (request.query as Record<string, unknown>).ticket;
-  if (typeof ticket === "string" && (request.method === "GET" || request.method === "HEAD")) {
-    const token = await redeemPageTicket(services, scope, ticket);
-    if (token !== null) setSessionCookie(request, reply, scope, token);
-    return reply.redirect(withoutTicket(request.url), 303);
-  }
   const cookie = parseCookies(request.headers.cookie).get(sessionCookieName(request, scope.workspace.slug, scope.env));
-  if (cookie === undefined) return;
-  const session = await authenticateCustomerSession(services, cookie, { workspaceId: scope.workspace.id, env: scope.env });
-  if (session === null) {
-    clearSessionCookie(request, reply, scope);
-    return;
-  }
-  pages.set(request, {
-    workspace,
-    brand,
-    scope,
-    customer: {
+  const session = cookie === undefined ? null : await authenticateCustomerSession(services, cookie, { workspaceId: scope.workspace.id, env: scope.env });
+  if (cookie !== undefined && session === null) clearSessionCookie(request, reply, scope);
+  if (cookie !== undefined && session !== null) {
+    state.customer = {
       workspaceId: scope.workspace.id,
       workspaceSlug: scope.workspace.slug,
       env: scope.env,
@@ -139,9 +162,24 @@ export async function loadPage(services: Services, request: FastifyRequest, repl
       licenceId: session.licenceId,
       sessionId: session.id,
       csrf: csrfTokenFor(cookie),
-    },
-  });
+    };
+  }
+  if (request.method !== "GET" && request.method !== "HEAD") return;
+  const ticket = (request.query as Record<string, unknown>).ticket;
+  if (typeof ticket === "string") {
+    const held = await openPageTicket(services, scope, ticket, state.customer);
+    if (held !== null) setHeldTicketCookie(request, reply, scope, held);
+    return reply.redirect(withoutTicket(request.url), 303);
+  }
+  const held = heldTicketSecretOf(request);
+  if (held === null) return;
+  const question = await findHeldPageTicket(services, scope, held);
+  if (question === null) clearHeldTicketCookie(request, reply, scope);
+  else state.heldTicket = { secret: held, email: question.email };
 }
+
+/** The held ticket whose question a page asked for shows instead of itself, or null. */
+export const heldTicketOf = (request: FastifyRequest): HeldTicket | null => pages.get(request)?.heldTicket ?? null;
 
 /** The page a request is for (its workspace, environment and tool); only on routes under PAGE_PATH. */
 export function pageScopeOf(request: FastifyRequest): PageScope {

@@ -36,6 +36,33 @@ export async function insertExchangeToken(ex: Executor, token: ExchangeToken & {
     .execute();
 }
 
+const COLUMNS = ["id", "kind", "workspace_id", "env", "tool_id", "person_id", "licence_id", "code_challenge", "expires_at"] as const;
+
+const toToken = (row: Pick<CustomerExchangeTokensTable, (typeof COLUMNS)[number]>): ExchangeToken => ({
+  id: row.id,
+  kind: row.kind,
+  workspaceId: row.workspace_id,
+  env: row.env,
+  toolId: row.tool_id,
+  personId: row.person_id,
+  licenceId: row.licence_id,
+  codeChallenge: row.code_challenge,
+  expiresAt: Number(row.expires_at),
+});
+
+/** The unused, unexpired token of this kind and hash, without spending it (a page asks before it spends a ticket); null when none. */
+export async function findOpenExchangeToken(ex: Executor, kind: ExchangeKind, tokenHash: string, now: number): Promise<ExchangeToken | null> {
+  const row = await ex
+    .selectFrom("customer_exchange_tokens")
+    .select(COLUMNS)
+    .where("token_hash", "=", tokenHash)
+    .where("kind", "=", kind)
+    .where("used_at", "is", null)
+    .where("expires_at", ">", now)
+    .executeTakeFirst();
+  return row ? toToken(row) : null;
+}
+
 /**
  * Spends the unused token of this kind and hash, whatever comes of the attempt (a wrong
  * verifier burns a hand-off code too), and answers it; null when there is none, or
@@ -48,18 +75,7 @@ export async function spendExchangeToken(ex: Executor, kind: ExchangeKind, token
     .where("token_hash", "=", tokenHash)
     .where("kind", "=", kind)
     .where("used_at", "is", null)
-    .returning(["id", "kind", "workspace_id", "env", "tool_id", "person_id", "licence_id", "code_challenge", "expires_at"])
+    .returning(COLUMNS)
     .executeTakeFirst();
-  if (!row) return null;
-  return {
-    id: row.id,
-    kind: row.kind,
-    workspaceId: row.workspace_id,
-    env: row.env,
-    toolId: row.tool_id,
-    personId: row.person_id,
-    licenceId: row.licence_id,
-    codeChallenge: row.code_challenge,
-    expiresAt: Number(row.expires_at),
-  };
+  return row ? toToken(row) : null;
 }

@@ -1,40 +1,50 @@
 // The two one-time tokens between the hosted pages and an extension (docs/decisions.md,
-// "Hosted pages"): a hand-off code the sign-in page sends to the extension's redirect,
-// which only the holder of the PKCE verifier exchanges for a device session; and a page
-// ticket a signed-in extension asks for, which opens a page signed in. Both live 60 s,
-// are used once and are stored only as SHA-256.
+// "Hosted pages" and "Page tickets"): a hand-off code the sign-in page sends to the
+// extension's redirect, which only the holder of the PKCE verifier exchanges for a device
+// session; and a page ticket a signed-in extension asks for, which opens a page that asks
+// "Continue as …?" before it signs the browser in. Both live 60 s, are used once and are
+// stored only as SHA-256.
 import { hash } from "node:crypto";
 import { openDeviceSession, resolveWorkspaceTool, sha256 } from "../client/client.service.js";
 import type { DeviceSession } from "../client/device-session.store.js";
 import { toIso } from "../clock.js";
 import { syncCustomer, toolScope } from "../customers/customer.service.js";
+import { normaliseEmail } from "../customers/email.js";
 import { findPersonById, markPersonSignedIn } from "../customers/person.store.js";
+import type { Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
 import { openCustomerSession, type PageScope } from "./customer-session.service.js";
-import { type ExchangeKind, insertExchangeToken, spendExchangeToken } from "./exchange-token.store.js";
+import { type ExchangeKind, type ExchangeToken, findOpenExchangeToken, insertExchangeToken, spendExchangeToken } from "./exchange-token.store.js";
 
 export const EXCHANGE_TTL_MS = 60_000;
+/**
+ * How long a browser has to answer "Continue as …?" for a ticket's link it opened: the
+ * ticket it holds in a cookie for that question, never in an address, lives as long as a
+ * sign-in code. The link's own ticket keeps its 60 s and is spent when opened.
+ */
+export const HELD_TICKET_TTL_MS = 10 * 60_000;
 const HAND_OFF_CODE = /^wac_[0-9A-Za-z]{43}$/;
 const PAGE_TICKET = /^wpt_[0-9A-Za-z]{43}$/;
 
 async function issueToken(
-  services: Services,
+  ex: Executor,
+  now: number,
   kind: ExchangeKind,
   input: { workspaceId: string; env: Env; toolId: string; personId: string; licenceId: string | null; codeChallenge: string | null },
+  ttlMs = EXCHANGE_TTL_MS,
 ) {
   const token = `${kind === "hand_off" ? "wac" : "wpt"}_${randomBase62(43)}`;
-  const now = services.clock.now();
-  const expiresAt = now + EXCHANGE_TTL_MS;
-  await insertExchangeToken(services.db, { id: `cx_${randomBase62(24)}`, kind, ...input, tokenHash: sha256(token), createdAt: now, expiresAt });
+  const expiresAt = now + ttlMs;
+  await insertExchangeToken(ex, { id: `cx_${randomBase62(24)}`, kind, ...input, tokenHash: sha256(token), createdAt: now, expiresAt });
   return { token, expiresAt };
 }
 
 /** A hand-off code for the signed-in person of a page, bound to the tool and to the extension's PKCE challenge (S256). */
 export async function issueHandOffCode(services: Services, scope: PageScope, input: { personId: string; codeChallenge: string }): Promise<string> {
-  const issued = await issueToken(services, "hand_off", {
+  const issued = await issueToken(services.db, services.clock.now(), "hand_off", {
     workspaceId: scope.workspace.id,
     env: scope.env,
     toolId: scope.tool.id,
@@ -96,8 +106,9 @@ export async function exchangeHandOffCode(
 export async function issuePageTicket(services: Services, session: DeviceSession, toolId: string) {
   if (toolId !== session.toolId) throw notFound(`This device is signed in to tool "${session.toolId}", not "${toolId}".`);
   // Counted before the ticket is written: a device over its minute writes no row.
-  await services.limits.countPageTicket(services.db, session, services.clock.now());
-  const issued = await issueToken(services, "page_ticket", {
+  const now = services.clock.now();
+  await services.limits.countPageTicket(services.db, session, now);
+  const issued = await issueToken(services.db, now, "page_ticket", {
     workspaceId: session.workspaceId,
     env: session.env,
     toolId,
@@ -108,15 +119,66 @@ export async function issuePageTicket(services: Services, session: DeviceSession
   return { ticket: issued.token, expires_at: toIso(issued.expiresAt) };
 }
 
-/** Spends a page ticket on a page of its own workspace, environment and tool, opening a web session; null when it does not open this page. */
-export async function redeemPageTicket(services: Services, scope: PageScope, ticket: string): Promise<string | null> {
+const opensPage = (ticket: ExchangeToken, scope: PageScope) =>
+  ticket.workspaceId === scope.workspace.id && ticket.env === scope.env && ticket.toolId === scope.tool.id;
+
+/** Who a page is signed in as: a person, for one licence only when the session came from a key-activated device. */
+interface SignedInAs {
+  personId: string;
+  licenceId: string | null;
+}
+
+/**
+ * A page ticket's link opened in a browser: a GET, which any site or mail can make a
+ * browser do, so it signs nobody in (login CSRF: a victim signed in as the attacker buys
+ * for the attacker). The link's ticket is spent. A browser signed in as the ticket's
+ * person already, for at least as much (a session by address covers the person's
+ * licences), keeps its session: null. Otherwise the ticket moves into a new one that the
+ * browser holds in a cookie for its question "Continue as …?" (HELD_TICKET_TTL_MS); a
+ * ticket that does not open this page is null too.
+ */
+export async function openPageTicket(services: Services, scope: PageScope, ticket: string, signedIn: SignedInAs | null): Promise<string | null> {
   if (!PAGE_TICKET.test(ticket)) return null;
   const { db, clock } = services;
   const now = clock.now();
   return db.transaction().execute(async (trx) => {
     const found = await spendExchangeToken(trx, "page_ticket", sha256(ticket), now);
-    if (found === null || found.expiresAt <= now) return null;
-    if (found.workspaceId !== scope.workspace.id || found.env !== scope.env || found.toolId !== scope.tool.id) return null;
-    return openCustomerSession(trx, { workspaceId: found.workspaceId, env: found.env, personId: found.personId, licenceId: found.licenceId, now });
+    if (found === null || found.expiresAt <= now || !opensPage(found, scope)) return null;
+    if (signedIn !== null && signedIn.personId === found.personId && (signedIn.licenceId === null || signedIn.licenceId === found.licenceId)) return null;
+    const { workspaceId, env, toolId, personId, licenceId } = found;
+    const held = await issueToken(trx, now, "page_ticket", { workspaceId, env, toolId, personId, licenceId, codeChallenge: null }, HELD_TICKET_TTL_MS);
+    return held.token;
+  });
+}
+
+/** Who a held ticket would sign in, for its question: the address, null for a key-activated device's; or null when it opens this page no more. */
+export async function findHeldPageTicket(services: Services, scope: PageScope, held: string): Promise<{ email: string | null } | null> {
+  if (!PAGE_TICKET.test(held)) return null;
+  const found = await findOpenExchangeToken(services.db, "page_ticket", sha256(held), services.clock.now());
+  if (found === null || !opensPage(found, scope)) return null;
+  if (found.licenceId !== null) return { email: null };
+  const person = await findPersonById(services.db, found.workspaceId, found.env, found.personId);
+  return person ? { email: person.email } : null;
+}
+
+/**
+ * The person's answer to a held ticket's question: the ticket is spent either way;
+ * accepted, a web session of its person is opened (its token answered). Null when
+ * declined, or when the ticket no longer opens this page (used, expired, elsewhere).
+ */
+export async function answerHeldPageTicket(services: Services, scope: PageScope, held: string, accepted: boolean): Promise<string | null> {
+  if (!PAGE_TICKET.test(held)) return null;
+  const { db, clock } = services;
+  const now = clock.now();
+  return db.transaction().execute(async (trx) => {
+    const found = await spendExchangeToken(trx, "page_ticket", sha256(held), now);
+    if (!accepted || found === null || found.expiresAt <= now || !opensPage(found, scope)) return null;
+    const { workspaceId, env, personId, licenceId } = found;
+    if (licenceId === null) {
+      // A device signed in by the address vouches for it as a right code does: its wrong codes are no longer in a row.
+      const person = await findPersonById(trx, workspaceId, env, personId);
+      if (person) await services.limits.clearCodeFailures(trx, { owner: false, workspaceId, env, emailNorm: normaliseEmail(person.email) });
+    }
+    return openCustomerSession(trx, { workspaceId, env, personId, licenceId, now });
   });
 }

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "../app.js";
-import { handOffQuery, pagesOf, pkcePair, signInOnPages } from "../test-support/customer-pages.js";
+import { answerTicketQuestion, continueWithTicket, handOffQuery, pagesOf, pkcePair, signInOnPages, ticketFor } from "../test-support/customer-pages.js";
 import { dashboardApp, dashboardServices, TestBrowser } from "../test-support/dashboard.js";
 import { DIALECTS, seedWorkspace, type Workspace } from "../test-support/harness.js";
 import { checkAgainstOpenApi } from "../test-support/openapi-check.js";
@@ -25,13 +25,6 @@ function fragmentOf(location: string): { code: string; state: string } {
 async function exchange(app: FastifyInstance, tool: string, body: Record<string, unknown>) {
   const url = `/api/client/v1/tools/${tool}/sign-in/exchange`;
   const answer = await app.inject({ method: "POST", url, payload: body, headers: { origin: "chrome-extension://abcdefghijklmnopabcdefghijklmnop" } });
-  await checkAgainstOpenApi(app, "POST", url, answer);
-  return answer;
-}
-
-async function ticketFor(app: FastifyInstance, tool: string, token: string) {
-  const url = `/api/client/v1/tools/${tool}/page-tickets`;
-  const answer = await app.inject({ method: "POST", url, headers: { authorization: `Bearer ${token}` } });
   await checkAgainstOpenApi(app, "POST", url, answer);
   return answer;
 }
@@ -203,7 +196,7 @@ for (const dialect of DIALECTS) {
   });
 
   describe(`hosted pages: page tickets (${dialect})`, () => {
-    test("a device's ticket opens a page signed in, once, within 60 s, on its own workspace environment and tool only", async () => {
+    test("a device's ticket opens a page signed in once the person continues, once, within 60 s, on its own workspace environment and tool only", async () => {
       const env = await dashboardServices(dialect);
       const app = await dashboardApp(env);
       const ws = await seedWorkspace(env.services);
@@ -221,19 +214,24 @@ for (const dialect of DIALECTS) {
       const opened = await browser.get(`${pagesOf(ws)}/sign-in?return=x&ticket=${ticket}`);
       assert.equal(opened.statusCode, 303);
       assert.equal(opened.headers.location, `${pagesOf(ws)}/sign-in?return=x`, "the same page, without the ticket");
+      assert.equal(browser.cookies.has(`warden_customer_${ws.slug}_test`), false, "not before the person continues");
+      const question = await browser.get(opened.headers.location);
+      await answerTicketQuestion(browser, question.body, "continue");
+      assert.match(question.body, new RegExp(`<h1>Continue as ${email}\\?</h1>`));
+      assert.match(question.body, new RegExp(`name="return" value="${pagesOf(ws)}/sign-in\\?return=x"`), "then the page asked for");
       assert.ok(browser.cookies.has(`warden_customer_${ws.slug}_test`));
       const signedIn = await browser.get(`${pagesOf(ws)}/sign-in?other=1`);
       assert.match(signedIn.body, new RegExp(`<span class="who">${email}</span>`));
 
       const reused = new TestBrowser(app);
       await reused.get(`${pagesOf(ws)}/sign-in?ticket=${ticket}`);
-      assert.equal(reused.cookies.has(`warden_customer_${ws.slug}_test`), false, "single use");
+      assert.equal(reused.cookies.size, 0, "single use: no question, no session");
 
       const late = (await ticketFor(app, ws.tool, device)).json().ticket as string;
       env.clock.advance(60_000);
       const tooLate = new TestBrowser(app);
       await tooLate.get(`${pagesOf(ws)}/sign-in?ticket=${late}`);
-      assert.equal(tooLate.cookies.has(`warden_customer_${ws.slug}_test`), false, "60 s");
+      assert.equal(tooLate.cookies.size, 0, "60 s");
 
       const other = await seedWorkspace(env.services);
       for (const base of [pagesOf(other), pagesOf(ws, "live")]) {
@@ -244,7 +242,7 @@ for (const dialect of DIALECTS) {
         assert.equal(elsewhere.cookies.size, 0, `no session on ${base}`);
         const spent = new TestBrowser(app);
         await spent.get(`${pagesOf(ws)}/sign-in?ticket=${wrongPage}`);
-        assert.equal(spent.cookies.has(`warden_customer_${ws.slug}_test`), false, "spent by the refused try");
+        assert.equal(spent.cookies.size, 0, "spent by the refused try");
       }
 
       const forOtherTool = await ticketFor(app, "notepad", device);
@@ -324,7 +322,10 @@ for (const dialect of DIALECTS) {
 
       const ticket = (await ticketFor(app, ws.tool, keyDevice)).json().ticket as string;
       const browser = new TestBrowser(app);
-      await browser.get(`${pagesOf(ws)}/sign-in?ticket=${ticket}`);
+      const { question } = await continueWithTicket(browser, `${pagesOf(ws)}/sign-in?ticket=${ticket}`);
+      assert.match(question.body, /<h1>Continue with the licence key\?<\/h1>/);
+      assert.match(question.body, /No, stay signed out/);
+      assert.doesNotMatch(question.body, new RegExp(buyer), "the question names no address either");
       const page = await browser.get(`${pagesOf(ws)}/sign-in?other=1`);
       assert.match(page.body, /Signed in with a licence key/);
       assert.doesNotMatch(page.body, new RegExp(buyer));
@@ -351,7 +352,10 @@ for (const dialect of DIALECTS) {
         const exchanged = await exchange(app, ws.tool, { workspace: ws.slug, env: "test", code, code_verifier: verifier, device: DEVICE });
         const device = exchanged.json().token as string;
         const ticket = (await ticketFor(app, ws.tool, device)).json().ticket as string;
-        await new TestBrowser(app).get(`${pagesOf(ws)}/sign-in?ticket=${ticket}`);
+        const ticketed = new TestBrowser(app);
+        const opened = await ticketed.get(`${pagesOf(ws)}/sign-in?ticket=${ticket}`);
+        const held = ticketed.cookies.get("warden_customer_ticket") as string;
+        await answerTicketQuestion(ticketed, (await ticketed.get(opened.headers.location as string)).body, "continue");
         await new TestBrowser(app).get(`${pagesOf(ws)}/sign-in?ticket=not-a-real-shape-${ticket.slice(4)}`);
         const session = browser.cookies.get(`warden_customer_${ws.slug}_test`) as string;
 
@@ -359,7 +363,7 @@ for (const dialect of DIALECTS) {
         // One line per request (http/request-log.ts): the journey above makes eight.
         assert.ok(lines.length >= 8, `the requests were logged: ${lines.length} lines`);
         assert.match(logged, /ticket=\[redacted\]/, "the ticket's request was logged, redacted");
-        for (const secret of [session, code, verifier, device, ticket, ticket.slice(4), email]) {
+        for (const secret of [session, code, verifier, device, ticket, ticket.slice(4), held, email]) {
           assert.equal(logged.includes(secret), false, `logged: ${secret.slice(0, 8)}…`);
         }
         // Only ever in the fragment of a redirect to the extension: never a server's URL.

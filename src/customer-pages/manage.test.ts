@@ -10,7 +10,7 @@ import { DAY_MS } from "../clock.js";
 import { ensurePerson } from "../customers/person.store.js";
 import type { Dialect } from "../db/database.js";
 import type { Env } from "../db/schema.js";
-import { pagesOf, signInOnPages } from "../test-support/customer-pages.js";
+import { continueWithTicket, pagesOf, signInOnPages } from "../test-support/customer-pages.js";
 import { dashboardServices, TestBrowser } from "../test-support/dashboard.js";
 import { DIALECTS, seedCatalogue, testApi, type Workspace } from "../test-support/harness.js";
 import { connectTestStripe, deliver, emittedEvents, ofType, paymentSession, stripeEvent, stripeId, subscriptionObject } from "../test-support/stripe.js";
@@ -335,9 +335,7 @@ for (const dialect of DIALECTS) {
       assert.equal(ticket.statusCode, 200, ticket.body);
 
       const browser = new TestBrowser(t.api.app);
-      const opened = await browser.get(`${t.base}/manage?ticket=${ticket.json().ticket}`);
-      assert.equal(opened.statusCode, 303);
-      const page = await browser.get(opened.headers.location as string);
+      const page = (await continueWithTicket(browser, `${t.base}/manage?ticket=${ticket.json().ticket}`)).landed;
       assert.equal(page.statusCode, 200, page.body);
       assert.match(page.body, /You are signed in with a licence key/);
       assert.match(page.body, new RegExp(`value="${key}"`));

@@ -5,9 +5,10 @@
 // extension exchanges for its device session (POST …/sign-in/exchange, client API).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { formatTime } from "../dashboard/shared/layout.js";
-import { sendPage } from "../dashboard/shared/page.js";
+import { sendPage, setRetryAfter } from "../dashboard/shared/page.js";
 import { allowFormTargets, csrfTokenFor, formField, PageRefusal } from "../dashboard/shared/security.js";
 import { ApiError } from "../errors/errors.js";
+import { CODE_FAILURES_PER_DAY } from "../limits/limits.service.js";
 import type { Services } from "../services.js";
 import {
   browserSecretOf,
@@ -102,14 +103,24 @@ async function finishSignIn(services: Services, reply: FastifyReply, scope: Page
   return reply.redirect(carried.return ?? pagePath(scope, "manage"), 303);
 }
 
-/** A refusal of what was typed, shown on the form: the use case's own words, and until when a limit holds. */
-function typedError(error: unknown): string | null {
+/**
+ * A refusal of what was typed, shown on the form with its status: the use case's own
+ * words (400), or until when a limit holds (429, with `Retry-After` as the API's).
+ */
+function typedError(services: Services, reply: FastifyReply, error: unknown): { status: 400 | 429; message: string } | null {
   if (!(error instanceof ApiError)) return null;
-  if (error.code === "invalid_parameter") return error.message;
-  if (error.code === "rate_limited" && error.rateLimit) {
-    return `Too many codes were asked for: you can ask for a new one after ${formatTime(error.rateLimit.resetAt)}.`;
+  if (error.code === "invalid_parameter") return { status: 400, message: error.message };
+  if (error.code !== "rate_limited" || !error.rateLimit) return null;
+  setRetryAfter(reply, error.rateLimit.resetAt, services.clock.now());
+  const until = formatTime(error.rateLimit.resetAt);
+  // Past the ceiling of wrong codes no code works, however new: asking again would not help.
+  if (error.limit === "customer-code-failures") {
+    return {
+      status: 429,
+      message: `Too many wrong sign-in codes for this address in a day (${CODE_FAILURES_PER_DAY}): codes for it work again after ${until}.`,
+    };
   }
-  return null;
+  return { status: 429, message: `Too many codes were asked for: you can ask for a new one after ${until}.` };
 }
 
 /** Sign-in forms carry a token of the browser's pre-session secret (checked by the plugin); the secret itself is needed here. */
@@ -160,9 +171,13 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
     try {
       await requestPageSignInCode(services, scope, { email, browser: secret, source: request.ip });
     } catch (error) {
-      const message = typedError(error);
-      if (message === null) throw error;
-      return sendPage(reply, 400, signInView({ ...view(request, reply, scope, carried, handOff, csrfTokenFor(secret)), email, error: message }));
+      const refusal = typedError(services, reply, error);
+      if (refusal === null) throw error;
+      return sendPage(
+        reply,
+        refusal.status,
+        signInView({ ...view(request, reply, scope, carried, handOff, csrfTokenFor(secret)), email, error: refusal.message }),
+      );
     }
     return reply.redirect(stepPath(scope, "sign-in/code", carried), 303);
   });
@@ -182,12 +197,12 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
     try {
       signedIn = await verifyPageSignInCode(services, scope, { browser: secret, code: formField(request, "code") });
     } catch (error) {
-      const message = typedError(error);
-      if (message === null) throw error;
+      const refusal = typedError(services, reply, error);
+      if (refusal === null) throw error;
       const pending = await findPendingPageSignIn(services, scope, secret);
       const page = view(request, reply, scope, carried, handOff, csrfTokenFor(secret));
-      if (pending === null) return sendPage(reply, 400, signInView({ ...page, error: message }));
-      return sendPage(reply, 400, codeView({ ...page, ...pending, error: message }));
+      if (pending === null) return sendPage(reply, refusal.status, signInView({ ...page, error: refusal.message }));
+      return sendPage(reply, refusal.status, codeView({ ...page, ...pending, error: refusal.message }));
     }
     setSessionCookie(request, reply, scope, signedIn.token);
     return finishSignIn(services, reply, scope, signedIn.personId, carried, handOff);

@@ -3,7 +3,8 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { describe, test } from "node:test";
-import { pagesOf, signInOnPages } from "../test-support/customer-pages.js";
+import { CODE_FAILURES_PER_DAY } from "../limits/limits.service.js";
+import { continueWithTicket, pagesOf, signedInDevice, signInOnPages, ticketFor } from "../test-support/customer-pages.js";
 import { dashboardApp, dashboardServices, readCode, TestBrowser } from "../test-support/dashboard.js";
 import { DIALECTS, seedWorkspace, unique } from "../test-support/harness.js";
 import { createTool, createWorkspace } from "../workspaces/workspace.service.js";
@@ -104,7 +105,7 @@ for (const dialect of DIALECTS) {
       assert.equal(asker.cookies.has(sessionCookie(ws.slug)), false);
     });
 
-    test("a malformed address and a rate limit are errors on the field, the limit saying until when", async () => {
+    test("a malformed address and a rate limit are errors on the field, the limit (a 429 with Retry-After) saying until when", async () => {
       const env = await dashboardServices(dialect, { WARDEN_LIMIT_SIGN_INS_PER_ADDRESS_PER_HOUR: "2" });
       const app = await dashboardApp(env);
       const ws = await seedWorkspace(env.services);
@@ -119,11 +120,66 @@ for (const dialect of DIALECTS) {
       const email = `limit-${ws.slug}@example.com`;
       for (let i = 0; i < 2; i++) assert.equal((await browser.post(`${base}/sign-in`, { email })).statusCode, 303);
       const limited = await browser.post(`${base}/sign-in`, { email });
-      assert.equal(limited.statusCode, 400);
+      assert.equal(limited.statusCode, 429);
       const hourEnd = Math.floor(env.clock.now() / HOUR) * HOUR + HOUR;
+      assert.equal(limited.headers["retry-after"], String(Math.ceil((hourEnd - env.clock.now()) / 1000)));
       const until = new Date(hourEnd);
       const hh = String(until.getUTCHours()).padStart(2, "0");
       assert.match(limited.body, new RegExp(`id="email-error" role="alert">Too many codes were asked for: you can ask for a new one after [^<]*${hh}:00 UTC`));
+    });
+
+    test(`at most ${CODE_FAILURES_PER_DAY} wrong codes in a row for an address, counted with the client API's: then the right code is a 429 on the field saying until when; the person's own ticket reopens codes`, async () => {
+      // Enough codes an hour to reach the ceiling at once: the hourly quotas are not what is tested here.
+      const env = await dashboardServices(dialect, { WARDEN_LIMIT_SIGN_INS_PER_ADDRESS_PER_HOUR: "1000", WARDEN_LIMIT_SIGN_INS_PER_SOURCE_PER_HOUR: "1000" });
+      const app = await dashboardApp(env);
+      const ws = await seedWorkspace(env.services);
+      const base = pagesOf(ws);
+      const email = `guessed-${ws.slug}@example.com`;
+      const wrong = (code: string) => (code === "000000" ? "000001" : "000000");
+      // The person's extension, signed in before anyone guessed.
+      const device = await signedInDevice(app, env.dataDir, ws, email);
+      // Half the guesses on the pages, each code in a browser of its own…
+      for (let b = 0; b < CODE_FAILURES_PER_DAY / 10; b++) {
+        const guesser = new TestBrowser(app);
+        await guesser.get(`${base}/sign-in`);
+        assert.equal((await guesser.post(`${base}/sign-in`, { email })).statusCode, 303);
+        const code = await readCode(env.dataDir, email);
+        for (let i = 0; i < 5; i++) assert.equal((await guesser.post(`${base}/sign-in/code`, { code: wrong(code) })).statusCode, 400);
+      }
+      // …and half through the client API: one count per address and environment.
+      const target = { workspace: ws.slug, tool: ws.tool, email, env: "test" };
+      const guessing = { name: "Guess", platform: "chrome-mac" };
+      for (let c = 0; c < CODE_FAILURES_PER_DAY / 10; c++) {
+        assert.equal((await app.inject({ method: "POST", url: "/api/client/v1/sign-in", payload: target })).statusCode, 200);
+        const code = await readCode(env.dataDir, email);
+        for (let i = 0; i < 5; i++) {
+          const answer = await app.inject({
+            method: "POST",
+            url: "/api/client/v1/sign-in/verify",
+            payload: { ...target, code: wrong(code), device: guessing },
+          });
+          assert.equal(answer.statusCode, 400);
+        }
+      }
+
+      const person = new TestBrowser(app);
+      await person.get(`${base}/sign-in`);
+      await person.post(`${base}/sign-in`, { email });
+      const refused = await person.post(`${base}/sign-in/code`, { code: await readCode(env.dataDir, email) });
+      assert.equal(refused.statusCode, 429);
+      assert.equal(refused.headers["retry-after"], String(24 * 3600));
+      const until = new Date(env.clock.now() + 24 * HOUR);
+      assert.match(
+        refused.body,
+        new RegExp(
+          `id="code-error" role="alert">Too many wrong sign-in codes for this address in a day \\(${CODE_FAILURES_PER_DAY}\\): codes for it work again after [^<]*${String(until.getUTCHours()).padStart(2, "0")}:00 UTC`,
+        ),
+      );
+      assert.equal(person.cookies.has(sessionCookie(ws.slug)), false);
+
+      // The person's own extension opens a page and they continue there: a sign-in, so their codes work again.
+      await continueWithTicket(new TestBrowser(app), `${base}/plans?ticket=${(await ticketFor(app, ws.tool, device)).json().ticket}`);
+      await signInOnPages(new TestBrowser(app), env.dataDir, base, email);
     });
 
     test("a session is its workspace environment's: not valid on another workspace's pages, nor on the other environment's", async () => {

@@ -21,7 +21,13 @@ import { IDLE_MS, type LeaseFigures, QuotaLeases } from "./quota-leases.js";
 const HOUR_MS = 3_600_000;
 
 /** NIST SP 800-63B (5.2.2): at most 100 consecutive failed attempts on one account. */
-export const OWNER_CODE_FAILURES_PER_DAY = 100;
+export const CODE_FAILURES_PER_DAY = 100;
+
+/**
+ * Whose sign-in codes a count of wrong ones is for: a dashboard owner's address, or a
+ * customer's address in one workspace environment (where its people and codes live).
+ */
+export type CodeAddress = { owner: true; emailNorm: string } | { owner: false; workspaceId: string; env: Env; emailNorm: string };
 const OWNER_SIGN_IN_MAX_DELAY_MS = 15 * MINUTE_MS;
 
 /** The wait after the `beyond`-th code past a pair's free ones (0 is the first): 1 minute, doubling, at most 15. */
@@ -485,33 +491,36 @@ export class LimitsService {
     );
   }
 
-  private ownerCodeFailureScope(emailNorm: string): string {
-    return `owner-code-failures:${emailNorm}`;
+  private codeFailureScope(address: CodeAddress): string {
+    return address.owner ? `owner-code-failures:${address.emailNorm}` : `customer-code-failures:${address.workspaceId}:${address.env}:${address.emailNorm}`;
   }
 
   /**
-   * Refuses every sign-in code of an address that has had OWNER_CODE_FAILURES_PER_DAY
-   * wrong tries in a row within 24 hours (NIST SP 800-63B's ceiling): at most that many
-   * guesses at a million-valued code a day, whoever guesses, from however many sources.
+   * Refuses every sign-in code of an address that has had CODE_FAILURES_PER_DAY wrong
+   * tries in a row within 24 hours (NIST SP 800-63B's ceiling): at most that many guesses
+   * at a million-valued code a day, whoever guesses, from however many sources. Checked
+   * before a code's try is taken, so past the ceiling a right code is refused too.
    */
-  async assertOwnerCodeTriesLeft(ex: Executor, emailNorm: string, now: number): Promise<void> {
-    const failures = await readCounter(ex, this.ownerCodeFailureScope(emailNorm), now);
-    if (failures.count < OWNER_CODE_FAILURES_PER_DAY) return;
-    throw new ApiError(
-      "rate_limited",
-      `Too many wrong sign-in codes for this address in a day (${OWNER_CODE_FAILURES_PER_DAY}): codes for it work again in 24 hours. Your operator can print a one-time sign-in link with warden admin login-link.`,
-      { rateLimit: { limit: OWNER_CODE_FAILURES_PER_DAY, remaining: 0, resetAt: failures.windowEnd }, limit: "owner-code-failures" },
-    );
+  async assertCodeTriesLeft(ex: Executor, address: CodeAddress, now: number): Promise<void> {
+    const scope = this.codeFailureScope(address);
+    const failures = await readCounter(ex, scope, now);
+    if (failures.count < CODE_FAILURES_PER_DAY) return;
+    const refusal = `Too many wrong sign-in codes for this address in a day (${CODE_FAILURES_PER_DAY}): codes for it work again in 24 hours.`;
+    // An owner has a way back in that a customer has not: the operator's link (it clears the count).
+    throw new ApiError("rate_limited", address.owner ? `${refusal} Your operator can print a one-time sign-in link with warden admin login-link.` : refusal, {
+      rateLimit: { limit: CODE_FAILURES_PER_DAY, remaining: 0, resetAt: failures.windowEnd },
+      limit: scope.slice(0, scope.indexOf(":")),
+    });
   }
 
   /** A wrong sign-in code for the address, in the transaction that spent the try. */
-  async countOwnerCodeFailure(ex: Executor, emailNorm: string, now: number): Promise<void> {
-    await addToCounters(ex, this.dialect, [{ scope: this.ownerCodeFailureScope(emailNorm), nextWindowEnd: windowEndFor("anchored-day", now) }], 1, now);
+  async countCodeFailure(ex: Executor, address: CodeAddress, now: number): Promise<void> {
+    await addToCounters(ex, this.dialect, [{ scope: this.codeFailureScope(address), nextWindowEnd: windowEndFor("anchored-day", now) }], 1, now);
   }
 
   /** A sign-in succeeded: the wrong tries counted are no longer consecutive. */
-  async clearOwnerCodeFailures(ex: Executor, emailNorm: string): Promise<void> {
-    await deleteCounter(ex, this.ownerCodeFailureScope(emailNorm));
+  async clearCodeFailures(ex: Executor, address: CodeAddress): Promise<void> {
+    await deleteCounter(ex, this.codeFailureScope(address));
   }
 
   /**

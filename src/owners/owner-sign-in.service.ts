@@ -11,6 +11,7 @@ import type { Executor } from "../db/database.js";
 import { closeCode, takeCodeTry } from "../db/one-time-code.store.js";
 import { invalidParameter } from "../errors/errors.js";
 import { randomBase62 } from "../ids.js";
+import type { CodeAddress } from "../limits/limits.service.js";
 import { queueMails } from "../mail/mail.service.js";
 import type { Services } from "../services.js";
 import { findOwnerByEmail, findOwnerById } from "../workspaces/workspace.store.js";
@@ -39,6 +40,8 @@ const sameHash = (a: string, b: string) => timingSafeEqual(Buffer.from(a, "hex")
 // ten-minute life, five tries and binding to one browser, not the hash, protect it.
 const hashCode = (id: string, code: string) => sha256(`${id}:${code}`);
 const newCode = () => randomInt(0, 1_000_000).toString().padStart(6, "0");
+/** An owner's address, as the limits count its wrong codes (across every workspace: an owner's sign-in is not a workspace's). */
+const ownerAddress = (email: string): CodeAddress => ({ owner: true, emailNorm: normaliseEmail(email) });
 
 /** A signed-in owner's session, as a page sees it. */
 export interface OwnerSessionView {
@@ -166,7 +169,7 @@ function refuseCode(reason: CodeRefusal): never {
 
 /**
  * Verifies the browser's sign-in code and opens a session. Wrong tries are counted per
- * address across every browser and source (LimitsService.assertOwnerCodeTriesLeft);
+ * address across every browser and source (LimitsService.assertCodeTriesLeft);
  * a sign-in clears them.
  */
 export async function verifyOwnerSignInCode(services: Services, input: { browser: string; code: string; from: ActorOrigin }): Promise<OpenedSession> {
@@ -182,13 +185,13 @@ export async function verifyOwnerSignInCode(services: Services, input: { browser
       async (ownerId) => {
         const owner = await findOwnerById(trx, ownerId);
         if (!owner || owner.suspendedAt !== null) return null;
-        await limits.clearOwnerCodeFailures(trx, normaliseEmail(owner.email));
+        await limits.clearCodeFailures(trx, ownerAddress(owner.email));
         return openSession(trx, { ownerId: owner.id, email: owner.email, from: input.from }, now);
       },
       null,
-      (open) => limits.assertOwnerCodeTriesLeft(trx, normaliseEmail(open.email), now),
+      (open) => limits.assertCodeTriesLeft(trx, ownerAddress(open.email), now),
     );
-    if (!used.ok && used.reason === "wrong_code") await limits.countOwnerCodeFailure(trx, normaliseEmail(used.email), now);
+    if (!used.ok && used.reason === "wrong_code") await limits.countCodeFailure(trx, ownerAddress(used.email), now);
     return used;
   });
   if (!outcome.ok) refuseCode(outcome.reason);
@@ -242,7 +245,7 @@ export async function redeemOwnerLoginLink(services: Services, token: string, fr
     const owner = await findOwnerById(trx, open.ownerId);
     if (!owner || owner.suspendedAt !== null) return null;
     // The operator's link is the way back in after the wrong tries' ceiling: codes work again from it.
-    await limits.clearOwnerCodeFailures(trx, normaliseEmail(owner.email));
+    await limits.clearCodeFailures(trx, ownerAddress(owner.email));
     return openSession(trx, { ownerId: owner.id, email: owner.email, from }, now);
   });
 }

@@ -95,7 +95,8 @@ $("buy").addEventListener("click", (event) =>
     await chrome.tabs.create({ url });
   }),
 );
-// Warden's hosted pages: the library signs the page in (a page ticket) and, while it is
+// Warden's hosted pages: the library opens them for this person (a page ticket: the page
+// asks "Continue as …?" unless the browser is signed in there already) and, while it is
 // open, waits on Warden for the change, so the popup unlocks with no click.
 $("open-sign-in").addEventListener("click", (event) => run(event.target, () => warden.openSignInPage()));
 $("open-plans").addEventListener("click", (event) => run(event.target, () => warden.openPaymentPage()));

@@ -519,8 +519,9 @@ export function createWarden(options: WardenOptions): Warden {
   }
 
   /**
-   * Opens one of Warden's pages for this device's person: signed in there through a page
-   * ticket (single use, 60 s) when this device is, so the person is not asked again.
+   * Opens one of Warden's pages for this device's person: through a page ticket (single
+   * use, 60 s) when this device is signed in, so the person types no address again (a
+   * browser not signed in there as this person is asked "Continue as …?" by the page).
    */
   async function openPage(page: string, params: Record<string, string | undefined> = {}): Promise<void> {
     const current = await session();

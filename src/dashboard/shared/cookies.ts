@@ -15,11 +15,12 @@ export function parseCookies(header: string | undefined): Map<string, string> {
 
 /**
  * A cookie the page's scripts cannot read (HttpOnly), not sent on cross-site posts
- * (SameSite=Lax), for the whole host; Secure over HTTPS, where the caller also names it
- * with the `__Host-` prefix so that no sibling subdomain can plant one.
+ * (SameSite=Lax), for the whole host unless `path` narrows it; Secure over HTTPS, where
+ * the caller also names it with the `__Host-` prefix (the whole host) or `__Secure-` (a
+ * path) so that no plain-HTTP page can plant one.
  */
-export function serialiseCookie(name: string, value: string, options: { secure: boolean; maxAgeSeconds?: number }): string {
-  const parts = [`${name}=${value}`, "Path=/", "HttpOnly", "SameSite=Lax"];
+export function serialiseCookie(name: string, value: string, options: { secure: boolean; maxAgeSeconds?: number; path?: string }): string {
+  const parts = [`${name}=${value}`, `Path=${options.path ?? "/"}`, "HttpOnly", "SameSite=Lax"];
   if (options.secure) parts.push("Secure");
   if (options.maxAgeSeconds !== undefined) parts.push(`Max-Age=${options.maxAgeSeconds}`);
   return parts.join("; ");

@@ -32,6 +32,11 @@ export function limitReachedOf(error: unknown): LimitReached | null {
   return { message: named ?? error.message.replace(/\.$/, ""), until: error.rateLimit.resetAt };
 }
 
+/** `Retry-After` of a limit that holds until `resetAt`: whole seconds, at least one. */
+export function setRetryAfter(reply: FastifyReply, resetAt: number, now: number): void {
+  reply.header("Retry-After", String(Math.max(1, Math.ceil((resetAt - now) / 1000))));
+}
+
 const ERROR_TITLES: Record<number, string> = {
   400: "Request not understood",
   403: "Request refused",
@@ -61,7 +66,7 @@ export function describePageError(
   if (error instanceof PageRefusal) return { status: error.status, title: error.title, message: error.message };
   const apiError = toApiError(error);
   const status = statusOf(apiError.code);
-  if (apiError.rateLimit) reply.header("Retry-After", String(Math.max(1, Math.ceil((apiError.rateLimit.resetAt - services.clock.now()) / 1000))));
+  if (apiError.rateLimit) setRetryAfter(reply, apiError.rateLimit.resetAt, services.clock.now());
   const retryAfter = retryAfterOf(apiError.code);
   if (retryAfter !== undefined) reply.header("Retry-After", String(retryAfter));
   if (apiError.code === "database_unavailable") return { status, title: "Try again in a moment", message: apiError.message };
