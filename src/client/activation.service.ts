@@ -1,6 +1,8 @@
 // Licence keys: a buyer sees the key of each licence (GET /purchases), and a device
 // activated with it needs no sign-in. The key is stored as its SHA-256 for the lookup
 // and sealed under WARDEN_SECRET_KEY so that the buyer can be shown it again.
+
+import { sameHash, sha256 } from "../auth/mailed-code.js";
 import { inBillingTransaction } from "../billing/billing.context.js";
 import { findLicenceById, type StoredLicence } from "../billing/licence.store.js";
 import { syncCustomer, toolScope, toolsOfProduct } from "../customers/customer.service.js";
@@ -9,7 +11,7 @@ import { ApiError, invalidParameter, notFound } from "../errors/errors.js";
 import { randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
 import type { ActivateBody } from "./client.schema.js";
-import { checkAccess, openDeviceSession, resolveWorkspaceTool, sameHash, sha256 } from "./client.service.js";
+import { checkAccess, openDeviceSession, resolveWorkspaceTool } from "./client.service.js";
 import type { DeviceSession } from "./device-session.store.js";
 import { countActivatedDevices, findLicenceIdByKeyHash, findSealedLicenceKeys, setLicenceKey } from "./licence-key.store.js";
 

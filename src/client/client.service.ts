@@ -2,8 +2,8 @@
 // check. Expected failures are ApiErrors; a wrong code is decided inside the
 // transaction and thrown after it commits, so the spent try is kept.
 
-import { hash, randomInt, timingSafeEqual } from "node:crypto";
 import { slugFromHost } from "../auth/key.service.js";
+import { CODE_TTL_MS, hashCode, MAX_CODE_ATTEMPTS, newCode, sameHash, sha256 } from "../auth/mailed-code.js";
 import { toIso } from "../clock.js";
 import { nextChangeOf, tagsOf } from "../customers/answer-cache.js";
 import { syncCustomer, toolScope } from "../customers/customer.service.js";
@@ -38,19 +38,10 @@ import {
 } from "./device-session.store.js";
 import { type CodeLookup, findOpenSignInCode, replaceSignInCode } from "./sign-in-code.store.js";
 
-const CODE_TTL_MS = 10 * 60_000;
-const MAX_CODE_ATTEMPTS = 5;
 /** The longest an access answer may be kept: a revocation locks within 15 minutes. */
 export const MAX_RECHECK_SECONDS = 900;
-// The one-shot hash: a third of a Hash object's cost (bench/journal.md, seventh session).
-export const sha256 = (value: string) => hash("sha256", value, "hex");
-export // `wdt_` + 43 base62 characters: about 256 random bits, so SHA-256 is enough to store it.
+// `wdt_` + 43 base62 characters: about 256 random bits, so SHA-256 is enough to store it.
 const TOKEN_SHAPE = /^wdt_[0-9A-Za-z]{43}$/;
-
-// A code has a million values; salting with its row id keeps equal codes apart. Its
-// ten-minute life and five tries, not the hash, are what protect it.
-const hashCode = (id: string, code: string) => sha256(`${id}:${code}`);
-export const sameHash = (a: string, b: string) => timingSafeEqual(Buffer.from(a, "hex"), Buffer.from(b, "hex"));
 
 /** Who a sign-in code is for: an address, in a workspace environment, asked from one tool. */
 export interface SignInTarget {
@@ -101,7 +92,7 @@ export async function mailSignInCode(services: Services, target: SignInTarget, i
   const { db, clock, limits } = services;
   const now = clock.now();
   await limits.countSignInRequest(db, { workspaceId: target.workspaceId, env: target.env, emailNorm: target.emailNorm, source: input.source }, now);
-  const code = randomInt(0, 1_000_000).toString().padStart(6, "0");
+  const code = newCode();
   const id = `sic_${randomBase62(24)}`;
   await db.transaction().execute(async (trx) => {
     await replaceSignInCode(

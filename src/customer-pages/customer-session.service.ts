@@ -1,7 +1,9 @@
 // The use cases behind the hosted pages' sign-in: the page a request is for, a code
 // mailed and accepted as the client API's are (same limits, same outbox), and the web
 // session it opens (idle 12 h, at most 7 days, ended by Sign out).
-import { acceptSignInCode, findPendingSignIn, mailSignInCode, sha256, signInTarget, throwCodeRefusal } from "../client/client.service.js";
+import { sha256 } from "../auth/mailed-code.js";
+import { sessionOver, touchDue } from "../auth/web-session.js";
+import { acceptSignInCode, findPendingSignIn, mailSignInCode, signInTarget, throwCodeRefusal } from "../client/client.service.js";
 import { syncCustomer, toolScope } from "../customers/customer.service.js";
 import type { Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
@@ -11,9 +13,6 @@ import { findTool, findWorkspaceBySlug } from "../workspaces/workspace.store.js"
 import type { Tool, Workspace } from "../workspaces/workspace.types.js";
 import { type CustomerSession, endCustomerSessionRow, findCustomerSession, insertCustomerSession, touchCustomerSession } from "./customer-session.store.js";
 
-export const SESSION_IDLE_MS = 12 * 3_600_000;
-export const SESSION_MAX_MS = 7 * 24 * 3_600_000;
-const TOUCH_EVERY_MS = 60_000;
 // `wcs_` + 43 base62 characters: about 256 random bits, so SHA-256 is enough to store it.
 const SESSION_TOKEN = /^wcs_[0-9A-Za-z]{43}$/;
 
@@ -62,12 +61,11 @@ export async function authenticateCustomerSession(
   const session = await findCustomerSession(db, sha256(token));
   if (!session || session.workspaceId !== scope.workspaceId || session.env !== scope.env) return null;
   const now = clock.now();
-  if (now - session.lastSeenAt >= SESSION_IDLE_MS || now - session.createdAt >= SESSION_MAX_MS) {
+  if (sessionOver(session, now)) {
     await endCustomerSessionRow(db, session.id, now);
     return null;
   }
-  // Idleness is counted in hours: a write (a commit) on every page view would buy nothing.
-  if (now - session.lastSeenAt >= TOUCH_EVERY_MS) await touchCustomerSession(db, session.id, now);
+  if (touchDue(session, now)) await touchCustomerSession(db, session.id, now);
   return session;
 }
 

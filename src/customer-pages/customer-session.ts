@@ -6,6 +6,7 @@
 // two vendors' pages in one browser; a session is valid on its own workspace
 // environment's pages only, whatever the cookie.
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { SESSION_MAX_MS } from "../auth/web-session.js";
 import type { PersonScope } from "../client/device-session.store.js";
 import { parseCookies, serialiseCookie } from "../dashboard/shared/cookies.js";
 import { csrfTokenFor, isSecure, PageRefusal } from "../dashboard/shared/security.js";
@@ -14,7 +15,7 @@ import { randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
 import type { Workspace } from "../workspaces/workspace.types.js";
 import { type Brand, brandOf, brandPaths } from "./branding.service.js";
-import { authenticateCustomerSession, findPageScope, type PageScope, SESSION_MAX_MS } from "./customer-session.service.js";
+import { authenticateCustomerSession, findPageScope, type PageScope } from "./customer-session.service.js";
 import { findHeldPageTicket, HELD_TICKET_TTL_MS, openPageTicket } from "./hand-off.service.js";
 import type { CustomerFrame, CustomerSection } from "./layout.js";
 

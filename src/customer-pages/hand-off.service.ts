@@ -5,7 +5,8 @@
 // "Continue as …?" before it signs the browser in. Both live 60 s, are used once and are
 // stored only as SHA-256.
 import { hash } from "node:crypto";
-import { openDeviceSession, resolveWorkspaceTool, sha256 } from "../client/client.service.js";
+import { sha256 } from "../auth/mailed-code.js";
+import { openDeviceSession, resolveWorkspaceTool } from "../client/client.service.js";
 import type { DeviceSession } from "../client/device-session.store.js";
 import { toIso } from "../clock.js";
 import { syncCustomer, toolScope } from "../customers/customer.service.js";

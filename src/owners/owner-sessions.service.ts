@@ -3,9 +3,10 @@
 // holding a copied cookie is then shut out by the owner, without the operator; it is
 // what the confirmation mail tells an owner to do on a code they did not ask for.
 import { recordAction } from "../audit/audit.service.js";
+import { SESSION_IDLE_MS, SESSION_MAX_MS } from "../auth/web-session.js";
 import type { Services } from "../services.js";
 import { endOwnerSessions, listOpenOwnerSessions, type OwnerSessionSummary } from "./owner-session.store.js";
-import { type OwnerSessionView, SESSION_IDLE_MS, SESSION_MAX_MS } from "./owner-sign-in.service.js";
+import type { OwnerSessionView } from "./owner-sign-in.service.js";
 
 export interface OwnerSessionListItem extends OwnerSessionSummary {
   current: boolean;

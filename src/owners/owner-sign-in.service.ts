@@ -3,8 +3,10 @@
 // (`warden admin login-link`). Either opens a session kept in the database. Expected
 // failures are ApiErrors; a wrong code is decided inside the transaction and thrown
 // after it commits, so the spent try is kept.
-import { hash, randomInt, timingSafeEqual } from "node:crypto";
+
 import { type Actor, type ActorOrigin, recordAction } from "../audit/audit.service.js";
+import { CODE_TTL_MS, hashCode, MAX_CODE_ATTEMPTS, newCode, sameHash, sha256 } from "../auth/mailed-code.js";
+import { sessionOver, touchDue } from "../auth/web-session.js";
 import { toIso } from "../clock.js";
 import { isEmailShape, normaliseEmail } from "../customers/email.js";
 import type { Executor } from "../db/database.js";
@@ -20,26 +22,12 @@ import { acceptOwnerInvitations } from "../workspaces/workspace-owners.service.j
 import { findOpenLink, findOpenOwnerCode, type OwnerCode, type OwnerCodePurpose, replaceOwnerCode } from "./owner-code.store.js";
 import { endOwnerSessionRow, findOwnerSession, insertOwnerSession, touchOwnerSession } from "./owner-session.store.js";
 
-const CODE_TTL_MS = 10 * 60_000;
 const LINK_TTL_MS = 15 * 60_000;
-const MAX_CODE_ATTEMPTS = 5;
-/** A session unused this long ends (a laptop left signed in overnight asks again in the morning). */
-export const SESSION_IDLE_MS = 12 * 3_600_000;
-/** A session ends this long after sign-in, however busy. */
-export const SESSION_MAX_MS = 7 * 24 * 3_600_000;
-// The last-seen time is written at most this often, not on every page.
-const TOUCH_EVERY_MS = 60_000;
 
 // Session tokens and link tokens: about 256 random bits, so SHA-256 is enough to store them.
 const SESSION_TOKEN = /^wds_[0-9A-Za-z]{43}$/;
 const LINK_TOKEN = /^wdl_[0-9A-Za-z]{43}$/;
 
-const sha256 = (value: string) => hash("sha256", value, "hex");
-const sameHash = (a: string, b: string) => timingSafeEqual(Buffer.from(a, "hex"), Buffer.from(b, "hex"));
-// A code has a million values; salting with its row id keeps equal codes apart. Its
-// ten-minute life, five tries and binding to one browser, not the hash, protect it.
-const hashCode = (id: string, code: string) => sha256(`${id}:${code}`);
-const newCode = () => randomInt(0, 1_000_000).toString().padStart(6, "0");
 /** An owner's address, as the limits count its wrong codes (across every workspace: an owner's sign-in is not a workspace's). */
 const ownerAddress = (email: string): CodeAddress => ({ owner: true, emailNorm: normaliseEmail(email) });
 
@@ -260,11 +248,11 @@ export async function authenticateOwnerSession(services: Services, token: string
   const now = clock.now();
   const session = await findOwnerSession(db, sha256(token));
   if (!session) return null;
-  if (session.ownerSuspended || now - session.lastSeenAt >= SESSION_IDLE_MS || now - session.createdAt >= SESSION_MAX_MS) {
+  if (session.ownerSuspended || sessionOver(session, now)) {
     await endOwnerSessionRow(db, session.id, now);
     return null;
   }
-  if (now - session.lastSeenAt >= TOUCH_EVERY_MS || (address !== null && address !== session.address)) {
+  if (touchDue(session, now) || (address !== null && address !== session.address)) {
     await touchOwnerSession(db, session.id, now, address ?? session.address);
   }
   return { sessionId: session.id, actor: { ownerId: session.ownerId, email: session.ownerEmail } };

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
+import { SESSION_MAX_MS } from "../auth/web-session.js";
 import { DAY_MS } from "../clock.js";
-import { SESSION_MAX_MS } from "../customer-pages/customer-session.service.js";
 import { isDatabaseUnavailable } from "../db/storage-faults.js";
 import { IDEMPOTENCY_WINDOW_MS } from "../grants/grant.service.js";
 import { RepeatingJob } from "../ops/repeating-job.js";

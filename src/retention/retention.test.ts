@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { CompiledQuery, sql } from "kysely";
-import { sha256 } from "../client/client.service.js";
+import { sha256 } from "../auth/mailed-code.js";
 import { replaceSignInCode } from "../client/sign-in-code.store.js";
 import { DAY_MS, ManualClock, MINUTE_MS } from "../clock.js";
 import { parseConfig } from "../config.js";

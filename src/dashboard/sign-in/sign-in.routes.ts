@@ -3,6 +3,7 @@
 // bound to it (so a code read off someone's screen is useless elsewhere), and it is what
 // these forms' tokens derive from.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { SESSION_MAX_MS } from "../../auth/web-session.js";
 import { ApiError } from "../../errors/errors.js";
 import { originOf } from "../../http/request-origin.js";
 import { randomBase62 } from "../../ids.js";
@@ -13,7 +14,6 @@ import {
   type OpenedSession,
   redeemOwnerLoginLink,
   requestOwnerSignInCode,
-  SESSION_MAX_MS,
   verifyOwnerSignInCode,
 } from "../../owners/owner-sign-in.service.js";
 import type { Services } from "../../services.js";
