@@ -317,6 +317,7 @@ async function run(dialect: Dialect) {
         const licences = await db.selectFrom("licences").selectAll().where("workspace_id", "=", ws.workspaceId).execute();
         const subRows = await db.selectFrom("subscriptions").selectAll().where("workspace_id", "=", ws.workspaceId).execute();
         const subPayments = await db.selectFrom("subscription_payments").selectAll().where("workspace_id", "=", ws.workspaceId).execute();
+        const subInvoices = await db.selectFrom("subscription_invoices").selectAll().where("workspace_id", "=", ws.workspaceId).execute();
         const disputes = await db.selectFrom("disputes").selectAll().where("workspace_id", "=", ws.workspaceId).execute();
         const oneTime = new Map<string, number>();
         const recurring = new Map<string, number>();
@@ -334,10 +335,10 @@ async function run(dialect: Dialect) {
           const [kind, product] = r.product.split(":") as [string, string];
           if (inScope(kind, product)) add(refunds, r.key, r.amount);
         }
-        for (const p of subPayments) {
-          const s = subRows.find((x) => x.id === p.subscription_id);
-          if (p.amount_cents === null || !s || !inScope(s.product_kind, s.product_id)) continue;
-          add(recurring, `${p.currency} ${dayOf(Number(p.created_at))}`, Number(p.amount_cents));
+        for (const i of subInvoices) {
+          const s = subRows.find((x) => x.id === i.subscription_id);
+          if (i.amount_cents === null || !s || !inScope(s.product_kind, s.product_id)) continue;
+          add(recurring, `${i.currency} ${dayOf(Number(i.paid_at))}`, Number(i.amount_cents));
         }
         for (const d of disputes) {
           if (d.status === "lost" && inScope(d.product_kind, d.product_id)) add(refunds, `${d.currency} ${dayOf(Number(d.closed_at))}`, Number(d.amount_cents));
