@@ -448,6 +448,15 @@ export interface SubscriptionPaymentsTable {
   refunded_at: number | null;
 }
 
+/** A payment intent that paid an invoice not yet seen paid (`invoice_payment.paid` before `invoice.paid`; migration 041). */
+export interface InvoicePaymentLinksTable {
+  workspace_id: string;
+  env: Env;
+  payment_intent: string;
+  invoice_id: string;
+  created_at: number;
+}
+
 /** A subscription's paid invoice, counted once as its revenue (migration 040). */
 export interface SubscriptionInvoicesTable {
   workspace_id: string;
@@ -718,6 +727,7 @@ export interface Database {
   stripe_reconcile_leases: StripeReconcileLeasesTable;
   subscription_payments: SubscriptionPaymentsTable;
   subscription_invoices: SubscriptionInvoicesTable;
+  invoice_payment_links: InvoicePaymentLinksTable;
   disputes: DisputesTable;
   owner_codes: OwnerCodesTable;
   owner_sessions: OwnerSessionsTable;

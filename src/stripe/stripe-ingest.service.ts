@@ -20,12 +20,15 @@ import { findWorkspaceBySlug } from "../workspaces/workspace.store.js";
 import { findStripeAccount } from "./stripe-account.store.js";
 import { claimStripeEvent, listDeferredEvents, setStripeEventOutcome } from "./stripe-event.store.js";
 import {
+  findInvoiceSubscription,
   findSubscriptionBuyer,
   findSubscriptionOfPayment,
+  insertInvoicePaymentLink,
   insertSubscriptionBuyer,
   insertSubscriptionInvoice,
   insertSubscriptionPayment,
   recordSubscriptionRefund,
+  takeInvoicePaymentLinks,
 } from "./stripe-link.store.js";
 import {
   type Charge,
@@ -35,6 +38,7 @@ import {
   readDispute,
   readEvent,
   readInvoice,
+  readInvoicePayment,
   readSubscription,
   readWardenMetadata,
   type StripeEvent,
@@ -121,7 +125,9 @@ export async function ingestStripeEvent(services: Services, input: { slug: strin
 /**
  * The event types to choose on the Stripe endpoint (the dashboard's Stripe page lists
  * them): those applyStripeEvent() acts on, with invoice.paid alone of the two invoice types that
- * say the same thing. Stripe sends anything else only if chosen, and it is ignored.
+ * say the same thing. invoice_payment.paid names a subscription invoice's payment intents
+ * in current API versions, whose invoice.paid does not. Stripe sends anything else only
+ * if chosen, and it is ignored.
  */
 export const STRIPE_EVENT_TYPES = [
   "checkout.session.completed",
@@ -132,6 +138,7 @@ export const STRIPE_EVENT_TYPES = [
   "customer.subscription.paused",
   "customer.subscription.resumed",
   "invoice.paid",
+  "invoice_payment.paid",
   "charge.refunded",
   "charge.dispute.created",
   "charge.dispute.closed",
@@ -162,6 +169,8 @@ export async function applyStripeEvent(tx: BillingTx, event: StripeEvent): Promi
     case "invoice.paid":
     case "invoice.payment_succeeded":
       return onInvoicePaid(tx, event);
+    case "invoice_payment.paid":
+      return onInvoicePaymentPaid(tx, event);
     default:
       return ignored(`Warden does not use ${event.type} events`);
   }
@@ -352,15 +361,16 @@ async function onDisputeClosed(tx: BillingTx, event: StripeEvent): Promise<Handl
 }
 
 /**
- * A subscription's invoice paid: its payment intents become the subscription's payments,
- * and its amount counts once per invoice, keyed by its id, on the day Stripe was paid,
- * whatever names it again (a repeat, invoice.payment_succeeded, the reconcile's reading).
+ * A subscription's invoice paid: its amount counts once per invoice, keyed by its id, on
+ * the day Stripe was paid, whatever names it again (a repeat, invoice.payment_succeeded,
+ * the reconcile's reading); its payment intents become the subscription's payments,
+ * those it names (older API versions, or `payments` expanded) and those its
+ * invoice_payment.paid events named before it arrived.
  */
 async function onInvoicePaid(tx: BillingTx, event: StripeEvent): Promise<Handled> {
   const invoice = readInvoice(event);
   if (isProblem(invoice)) return ignored(invoice.problem);
   const { subscriptionId, paidAt } = invoice;
-  for (const paymentIntent of invoice.paymentIntents) await insertSubscriptionPayment(tx.trx, tx, { paymentIntent, subscriptionId }, tx.now);
   const paid = { amountCents: invoice.amountPaid, currency: invoice.currency };
   const counted = await insertSubscriptionInvoice(
     tx.trx,
@@ -368,10 +378,32 @@ async function onInvoicePaid(tx: BillingTx, event: StripeEvent): Promise<Handled
     { invoiceId: invoice.id, subscriptionId, ...paid, paidAt, paymentIntents: invoice.paymentIntents },
     tx.now,
   );
+  const waited = await takeInvoicePaymentLinks(tx.trx, tx, invoice.id);
+  for (const paymentIntent of new Set([...invoice.paymentIntents, ...waited])) {
+    await insertSubscriptionPayment(tx.trx, tx, { paymentIntent, subscriptionId }, tx.now);
+  }
   const subscription = counted ? await findSubscription(tx.trx, tx, subscriptionId) : null;
   // A subscription not stored yet counts its invoices when it is (applySubscriptionReport), on the day each was paid.
   if (subscription && paid.amountCents !== null && paid.currency !== null) {
     await countSubscriptionRevenue(tx.trx, subscription, [{ amountCents: paid.amountCents, currency: paid.currency, paidAt }]);
   }
+  return applied();
+}
+
+/**
+ * A payment intent paid an invoice (current API versions): once the invoice is known paid,
+ * it is its subscription's payment (for its refunds and disputes); before, it waits for
+ * the invoice's invoice.paid, which names the subscription. The amount is the invoice's,
+ * counted by invoice.paid.
+ */
+async function onInvoicePaymentPaid(tx: BillingTx, event: StripeEvent): Promise<Handled> {
+  const payment = readInvoicePayment(event);
+  if (isProblem(payment)) return ignored(payment.problem);
+  const subscriptionId = await findInvoiceSubscription(tx.trx, tx, payment.invoiceId);
+  if (subscriptionId === null) {
+    await insertInvoicePaymentLink(tx.trx, tx, payment, tx.now);
+    return applied("its invoice's invoice.paid has not arrived: the payment is linked to its subscription when it does");
+  }
+  await insertSubscriptionPayment(tx.trx, tx, { paymentIntent: payment.paymentIntent, subscriptionId }, tx.now);
   return applied();
 }

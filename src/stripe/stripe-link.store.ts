@@ -128,6 +128,39 @@ export async function listSubscriptionInvoices(
   );
 }
 
+/** The subscription of an invoice Warden has seen paid (`invoice.paid`); null before. */
+export async function findInvoiceSubscription(ex: Executor, scope: Scope, invoiceId: string): Promise<string | null> {
+  const r = await ex
+    .selectFrom("subscription_invoices")
+    .select("subscription_id")
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("invoice_id", "=", invoiceId)
+    .executeTakeFirst();
+  return r?.subscription_id ?? null;
+}
+
+/** A payment intent that paid an invoice not seen paid yet: kept until its invoice.paid names the subscription. */
+export async function insertInvoicePaymentLink(ex: Executor, scope: Scope, link: { paymentIntent: string; invoiceId: string }, now: number): Promise<void> {
+  await ex
+    .insertInto("invoice_payment_links")
+    .values({ workspace_id: scope.workspaceId, env: scope.env, payment_intent: link.paymentIntent, invoice_id: link.invoiceId, created_at: now })
+    .onConflict((oc) => oc.columns(["workspace_id", "env", "payment_intent"]).doNothing())
+    .execute();
+}
+
+/** The payment intents that waited for this invoice, taken (their rows deleted; index of migration 041). */
+export async function takeInvoicePaymentLinks(ex: Executor, scope: Scope, invoiceId: string): Promise<string[]> {
+  const rows = await ex
+    .deleteFrom("invoice_payment_links")
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("invoice_id", "=", invoiceId)
+    .returning("payment_intent")
+    .execute();
+  return rows.map((r) => r.payment_intent).sort();
+}
+
 /**
  * Keeps what a subscription payment's charge has had refunded in all (Stripe's
  * `amount_refunded`, every partial refund together) and when Stripe made the refund that

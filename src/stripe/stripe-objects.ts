@@ -2,7 +2,8 @@
 // JSON, read field by field rather than trusted to a type: a webhook endpoint's payloads
 // follow that endpoint's API version, so both the older shapes (a subscription's own
 // current_period_*, an invoice's payment_intent and subscription) and the current ones
-// (periods on the subscription items, invoice.parent and invoice.payments) are read.
+// (periods on the subscription items, invoice.parent and invoice.payments, the
+// invoice_payment object) are read.
 import type { DisputeReport } from "../billing/dispute.service.js";
 import type { SubscriptionReport } from "../billing/subscription.service.js";
 import type { ProductKind } from "../db/schema.js";
@@ -347,6 +348,7 @@ export function readDispute(event: StripeEvent): (DisputeReport & { at: number }
 export interface PaidInvoice {
   id: string;
   subscriptionId: string;
+  /** None in a webhook of current API versions (invoice_payment.paid names them). */
   paymentIntents: string[];
   amountPaid: number | null;
   currency: string | null;
@@ -354,7 +356,12 @@ export interface PaidInvoice {
   paidAt: number;
 }
 
-/** A paid invoice: the subscription it bills, the payment intents that paid it, and when. */
+/**
+ * A paid invoice: the subscription it bills, the payment intents that paid it, and when.
+ * Older API versions name its subscription and payment intent on the invoice; current ones
+ * (2025-03-31 on) under `parent.subscription_details` and `payments`, which Stripe leaves
+ * out of webhooks unless expanded (the reconcile expands it): then it names none.
+ */
 export function readInvoice(event: StripeEvent): PaidInvoice | Problem {
   const o = event.object;
   return guarded(() => {
@@ -369,7 +376,6 @@ export function readInvoice(event: StripeEvent): PaidInvoice | Problem {
       ...listData(o, "payments").map((p) => (obj(p, "payment") ? idOf(obj(p, "payment") as Obj, "payment_intent") : null)),
     ];
     const paymentIntents = [...new Set(intents.filter((p): p is string => p !== null))];
-    if (paymentIntents.length === 0) return { problem: "invoice names no payment intent" };
     const currency = str(o, "currency");
     return {
       id,
@@ -379,6 +385,20 @@ export function readInvoice(event: StripeEvent): PaidInvoice | Problem {
       currency: currency?.toLowerCase() ?? null,
       paidAt: stripeTimeOf("invoice", event),
     };
+  });
+}
+
+/** An invoice payment (current API versions, `invoice_payment.paid`): the invoice and the payment intent that paid it. */
+export function readInvoicePayment(event: StripeEvent): { invoiceId: string; paymentIntent: string } | Problem {
+  const o = event.object;
+  return guarded(() => {
+    const invoiceId = idOf(o, "invoice");
+    if (invoiceId === null) return { problem: "invoice payment without an invoice" };
+    const payment = obj(o, "payment");
+    // A payment made out of band (a payment record) or by a charge without an intent: nothing a refund or dispute names.
+    const paymentIntent = payment && str(payment, "type") === "payment_intent" ? idOf(payment, "payment_intent") : null;
+    if (paymentIntent === null) return { problem: `invoice payment names no payment intent (type ${payment ? shown(payment.type) : "absent"})` };
+    return { invoiceId, paymentIntent };
   });
 }
 

@@ -30,6 +30,8 @@ export interface StripeEventOptions {
   created?: number;
   livemode?: boolean;
   previousAttributes?: Record<string, unknown>;
+  /** The endpoint's API version; the `stripe` package's (2026-10-28.endive) by default. */
+  apiVersion?: string;
 }
 
 export interface TestStripeEvent {
@@ -49,7 +51,7 @@ export function stripeEvent(type: string, object: Record<string, unknown>, optio
     type,
     created: sec(options.created ?? options.now),
     livemode: options.livemode ?? false,
-    api_version: "2026-10-28.endive",
+    api_version: options.apiVersion ?? "2026-10-28.endive",
     data: { object, ...(options.previousAttributes ? { previous_attributes: options.previousAttributes } : {}) },
   };
 }
@@ -256,6 +258,24 @@ export function invoiceObject(o: {
           },
         }
       : {}),
+  };
+}
+
+/** An invoice payment (current API versions; the object of `invoice_payment.paid`): which payment intent paid which invoice. */
+export function invoicePaymentObject(o: { invoice: string; paymentIntent: string; amountPaid: number; currency?: string; paidAt: number }) {
+  return {
+    id: stripeId("inpay"),
+    object: "invoice_payment",
+    amount_paid: o.amountPaid,
+    amount_requested: o.amountPaid,
+    created: sec(o.paidAt) - 3600,
+    currency: o.currency ?? "eur",
+    invoice: o.invoice,
+    is_default: true,
+    livemode: false,
+    payment: { type: "payment_intent", payment_intent: o.paymentIntent },
+    status: "paid",
+    status_transitions: { canceled_at: null, paid_at: sec(o.paidAt) },
   };
 }
 
