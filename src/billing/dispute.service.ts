@@ -66,18 +66,19 @@ export async function openDisputeIn(tx: BillingTx, report: DisputeReport, paymen
 }
 
 /**
- * Closes a dispute: won or warning_closed make a suspended licence active again, lost
- * revokes it; dispute.closed is sent once. Closing a closed dispute changes nothing.
+ * Closes a dispute at `at` (Stripe's time of the close it reports, or the test command's):
+ * won or warning_closed make a suspended licence active again, lost revokes it and counts
+ * as a refund on that day; dispute.closed is sent once. Closing a closed dispute changes nothing.
  */
-export async function closeDisputeIn(tx: BillingTx, dispute: Dispute, outcome: DisputeOutcome): Promise<void> {
+export async function closeDisputeIn(tx: BillingTx, dispute: Dispute, outcome: DisputeOutcome, at: number): Promise<void> {
   const licence = dispute.licenceId ? await findLicenceById(tx.trx, dispute.licenceId) : null;
   if (dispute.closedAt !== null) return;
-  await closeDisputeRow(tx.trx, tx, dispute.id, outcome, tx.now);
+  await closeDisputeRow(tx.trx, tx, dispute.id, outcome, at);
   if (outcome === "lost") {
     // The bank took the money back: to the vendor, a refund.
     const sub = licence || dispute.subscriptionId === null ? null : await findSubscription(tx.trx, tx, dispute.subscriptionId);
     const planId = licence?.planId ?? sub?.planId ?? null;
-    await countRefund(tx, { productKind: dispute.productKind, productId: dispute.productId, planId }, dispute.amountCents, dispute.currency);
+    await countRefund(tx, { productKind: dispute.productKind, productId: dispute.productId, planId }, dispute.amountCents, dispute.currency, at);
   }
   await emitDisputeClosed(tx, dispute, licence, outcome);
   if (!licence) return;
@@ -150,7 +151,7 @@ export async function closeTestDispute(services: Services, input: { id: string; 
   return inBillingTransaction(services, found, async (tx) => {
     const dispute = (await findDispute(tx.trx, tx, found.id)) ?? found;
     if (dispute.closedAt !== null) throw invalidParameter("id", `Dispute ${dispute.id} is closed already (${dispute.status}).`);
-    await closeDisputeIn(tx, dispute, outcome);
+    await closeDisputeIn(tx, dispute, outcome, tx.now);
     return present(dispute, tx.now, outcome);
   });
 }

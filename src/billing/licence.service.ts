@@ -77,7 +77,8 @@ export async function holdersOfLicence(tx: BillingTx, licence: StoredLicence): P
 export type RefundOutcome = "refunded" | "already_refunded" | "revoked_by_dispute";
 
 /**
- * A full refund: the licence is revoked and payment.refunded sent. A licence refunded
+ * A full refund, made at `at` (Stripe's time of the refund it reports, or the vendor's
+ * action's): the licence is revoked and payment.refunded sent. A licence refunded
  * already changes nothing and sends nothing new (the event's id is the payment's, so
  * the second report of the same refund would be a no-op anyway).
  */
@@ -85,12 +86,13 @@ export async function refundLicenceIn(
   tx: BillingTx,
   licence: StoredLicence,
   refund: { paymentIntent: string; amountCents: number; currency: string },
+  at: number,
 ): Promise<RefundOutcome> {
   if (licence.refundedAt !== null) return "already_refunded";
   if (licence.status === "revoked") return "revoked_by_dispute";
-  await setLicenceStatus(tx.trx, licence.id, "revoked", tx.now);
+  await setLicenceStatus(tx.trx, licence.id, "revoked", at);
   // What partial refunds before it counted already is not counted again.
-  await countRefund(tx, licence, await recordLicenceRefund(tx.trx, licence.id, licence.amountCents ?? 0), licence.currency);
+  await countRefund(tx, licence, await recordLicenceRefund(tx.trx, licence.id, licence.amountCents ?? 0), licence.currency, at);
   await emitLicenceRefunded(tx, licence, refund);
   await syncHolders(tx, licence, await holdersOfLicence(tx, licence));
   return "refunded";
@@ -99,13 +101,14 @@ export async function refundLicenceIn(
 /**
  * A refund of part of a licence's payment: the licence stands and nothing is sent; what is
  * new of the amount refunded (`refundedCents` adds up every partial refund, as Stripe's
- * `amount_refunded` does) counts in Insights' refunds now. Answers that amount. A revoked
- * licence (refunded in full, or by a lost dispute) has counted its money already.
+ * `amount_refunded` does) counts in Insights' refunds on the day of `at`, Stripe's time of
+ * the refund. Answers that amount. A revoked licence (refunded in full, or by a lost
+ * dispute) has counted its money already.
  */
-export async function refundLicencePartlyIn(tx: BillingTx, licence: StoredLicence, refundedCents: number): Promise<number> {
+export async function refundLicencePartlyIn(tx: BillingTx, licence: StoredLicence, refundedCents: number, at: number): Promise<number> {
   if (licence.status === "revoked") return 0;
   const added = await recordLicenceRefund(tx.trx, licence.id, refundedCents);
-  await countRefund(tx, licence, added, licence.currency);
+  await countRefund(tx, licence, added, licence.currency, at);
   return added;
 }
 
@@ -142,7 +145,8 @@ export async function refundLicence(services: Services, input: { id: string; act
     found.refundedAt === null && found.status !== "revoked" ? await refundAtStripe(services, found, { paymentIntent, licenceId: found.id }) : false;
   return inBillingTransaction(services, found, async (tx) => {
     const licence = (await findLicenceById(tx.trx, found.id)) ?? found;
-    const outcome = await refundLicenceIn(tx, licence, { paymentIntent, amountCents, currency });
+    // The vendor's own refund is made now, at Stripe and here.
+    const outcome = await refundLicenceIn(tx, licence, { paymentIntent, amountCents, currency }, tx.now);
     if (outcome === "revoked_by_dispute") throw invalidParameter("id", `Licence ${licence.id} was revoked by a lost dispute; there is nothing to refund.`);
     if (outcome === "refunded" && input.actor !== undefined) {
       await recordAction(tx.trx, input.actor, { action: "licence.refunded", workspaceId: licence.workspaceId, env: licence.env, subject: licence.id }, tx.now);
@@ -160,12 +164,13 @@ export async function refundLicence(services: Services, input: { id: string; act
   });
 }
 
-/** Money given back for a licence (a refund, a lost dispute): Insights' refunds on the change's day. */
+/** Money given back (a refund, a lost dispute) at `at`: Insights' refunds on that day. */
 export async function countRefund(
   tx: BillingTx,
   product: Pick<StoredLicence, "productKind" | "productId" | "planId">,
   amountCents: number | null,
   currency: string | null,
+  at: number,
 ): Promise<void> {
   if (amountCents === null || currency === null) return;
   await bump(tx.trx, [
@@ -173,7 +178,7 @@ export async function countRefund(
       workspaceId: tx.workspaceId,
       env: tx.env,
       metric: "refunds",
-      day: utcDayOf(tx.now),
+      day: utcDayOf(at),
       scope: productScope(product.productKind, product.productId),
       currency,
       planId: product.planId,

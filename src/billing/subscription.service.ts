@@ -17,7 +17,7 @@ import { invalidParameter, notFound } from "../errors/errors.js";
 import { countSubscriptionRefunds, countSubscriptionRevenue, recordSubscriptionMrr } from "../insights/rollup.store.js";
 import type { Services } from "../services.js";
 import { cancelAtStripe, setCancelAtPeriodEndAtStripe } from "../stripe/stripe-actions.js";
-import { listSubscriptionPaymentAmounts, listSubscriptionRefunds } from "../stripe/stripe-link.store.js";
+import { listSubscriptionInvoices, listSubscriptionRefunds } from "../stripe/stripe-link.store.js";
 import { requireEnv, requireWorkspace } from "../workspaces/workspace-lookup.service.js";
 import { type BillingTx, inBillingTransaction, syncHolders } from "./billing.context.js";
 import { emitSubscriptionEnded, emitSubscriptionSetToCancel, emitSubscriptionStarted, utcDay } from "./billing.events.js";
@@ -171,7 +171,7 @@ export async function applySubscriptionReport(tx: BillingTx, report: Subscriptio
   }
   const after = await reload(tx, report.id);
   if (!before) {
-    await countSubscriptionRevenue(tx.trx, after, await listSubscriptionPaymentAmounts(tx.trx, tx, after.id));
+    await countSubscriptionRevenue(tx.trx, after, await listSubscriptionInvoices(tx.trx, tx, after.id));
     await countSubscriptionRefunds(tx.trx, after, await listSubscriptionRefunds(tx.trx, tx, after.id));
   }
   await recordSubscriptionMrr(tx.trx, after, report.at);

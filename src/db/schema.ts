@@ -440,13 +440,35 @@ export interface SubscriptionPaymentsTable {
   payment_intent: string;
   subscription_id: string;
   created_at: number;
-  /** What the invoice paid, on its first payment intent's row (migration 031); null before, and on the others. */
-  amount_cents: number | null;
+  /** The currency of its refunds (migration 031: before 040, also of the invoice's amount, then kept on this row). */
   currency: string | null;
   /** What the payment's charge has had refunded, all partial refunds together (migration 035). */
   refunded_cents: Generated<number>;
-  /** When the last refund of it was recorded; null while none. */
+  /** When Stripe made the last refund of it (before migration 040, when Warden recorded it); null while none. */
   refunded_at: number | null;
+}
+
+/** A payment intent that paid an invoice not yet seen paid (`invoice_payment.paid` before `invoice.paid`; migration 041). */
+export interface InvoicePaymentLinksTable {
+  workspace_id: string;
+  env: Env;
+  payment_intent: string;
+  invoice_id: string;
+  created_at: number;
+}
+
+/** A subscription's paid invoice, counted once as its revenue (migration 040). */
+export interface SubscriptionInvoicesTable {
+  workspace_id: string;
+  env: Env;
+  /** Stripe's invoice id; for an invoice counted before migration 040, its first payment intent's id. */
+  invoice_id: string;
+  subscription_id: string;
+  amount_cents: number | null;
+  currency: string | null;
+  /** When Stripe was paid (docs/decisions.md, Payments, "Times stored"). */
+  paid_at: number;
+  created_at: number;
 }
 
 export interface DisputesTable {
@@ -704,6 +726,8 @@ export interface Database {
   stripe_reconcile_runs: StripeReconcileRunsTable;
   stripe_reconcile_leases: StripeReconcileLeasesTable;
   subscription_payments: SubscriptionPaymentsTable;
+  subscription_invoices: SubscriptionInvoicesTable;
+  invoice_payment_links: InvoicePaymentLinksTable;
   disputes: DisputesTable;
   owner_codes: OwnerCodesTable;
   owner_sessions: OwnerSessionsTable;

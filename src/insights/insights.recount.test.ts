@@ -5,13 +5,16 @@ import { startTrial } from "../client/trial.service.js";
 import { ensurePerson } from "../customers/person.store.js";
 import type { Dialect } from "../db/database.js";
 import { ApiError } from "../errors/errors.js";
+import { reconcileStripe } from "../stripe/stripe-reconcile.service.js";
 import { DIALECTS, seedCatalogue, testApi, testServices } from "../test-support/harness.js";
 import {
   chargeObject,
   connectTestStripe,
   deliver,
   disputeObject,
+  type InvoiceShape,
   invoiceObject,
+  invoicePaymentObject,
   type Metadata,
   paymentSession,
   type SubscriptionShape,
@@ -20,6 +23,7 @@ import {
   subscriptionObject,
   subscriptionSession,
 } from "../test-support/stripe.js";
+import { startStripeApi } from "../test-support/stripe-api.js";
 import { createPlan } from "../workspaces/workspace.service.js";
 import { peopleInsights, revenueInsights, subscriptionInsights, useInsights } from "./insights.service.js";
 import type { InsightsQuery, Series } from "./insights.types.js";
@@ -27,7 +31,10 @@ import { monthlyAmount } from "./rollup.store.js";
 
 // Point 3 of issue 34: after a randomised history, every figure the service answers equals
 // a recount from the stored rows (and, for the access checks and MRR's movements, which
-// no row keeps whole, from the history itself).
+// no row keeps whole, from the history itself). Issue 44: a subscription's invoices come in
+// each of Stripe's API shapes, and some of them and of the full refunds arrive days late
+// or never (the reconcile at the end finds them); revenue and refunds stay on the days of
+// the history, Stripe's days.
 
 const DAY = 86_400_000;
 const START = Date.parse("2026-08-01T00:00:00.000Z");
@@ -36,13 +43,21 @@ const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const PEOPLE = 6;
 const emailOf = (i: number) => `person${i}@example.com`;
 const TOOLS = ["tabmaster", "linkkeeper"] as const;
+const SECRET_KEY = "sk_test_recountStandIn012345";
+/** A delivery's delay in days: most on time, some retried by Stripe days later, some never made (LOST: the reconcile finds them). */
+const LOST = -1;
+const late = fc.constantFrom(0, 0, 0, 2, 5, LOST);
+/** How a subscription invoice arrives: its shape, and in the current webhook shape whether invoice_payment.paid comes first. */
+const billed = fc.record({ late, shape: fc.constantFrom<InvoiceShape>("expanded", "webhook", "2024"), paymentFirst: fc.boolean() });
+type Billed = { late: number; shape: InvoiceShape; paymentFirst: boolean };
 
 type Op =
   | { kind: "buy"; person: number; product: "tabmaster" | "suite"; currency: "eur" | "usd"; amount: number }
-  | { kind: "subscribe"; person: number; plan: "monthly" | "yearly"; seats: number | null }
-  | { kind: "renew" | "cancel" | "lapse"; target: number }
+  | { kind: "subscribe"; person: number; plan: "monthly" | "yearly"; seats: number | null; billed: Billed }
+  | { kind: "renew"; target: number; billed: Billed }
+  | { kind: "cancel" | "lapse"; target: number }
   | { kind: "seats"; target: number; quantity: number }
-  | { kind: "refund"; target: number; part: boolean }
+  | { kind: "refund"; target: number; part: boolean; late: number }
   | { kind: "dispute"; target: number; won: boolean }
   | { kind: "grant"; person: number; trial: boolean; tool: (typeof TOOLS)[number] }
   | { kind: "check"; person: number; device: number; tool: (typeof TOOLS)[number] };
@@ -67,10 +82,12 @@ const op: fc.Arbitrary<Op> = fc.oneof(
     plan: fc.constantFrom("monthly" as const, "yearly" as const),
     // null: bought for one person; a number: a team subscription of that many seats.
     seats: fc.constantFrom(null, 2, 3),
+    billed,
   }),
-  fc.record({ kind: fc.constantFrom("renew" as const, "cancel" as const, "lapse" as const), target: fc.nat(20) }),
+  fc.record({ kind: fc.constant("renew" as const), target: fc.nat(20), billed }),
+  fc.record({ kind: fc.constantFrom("cancel" as const, "lapse" as const), target: fc.nat(20) }),
   fc.record({ kind: fc.constant("seats" as const), target: fc.nat(20), quantity: fc.integer({ min: 1, max: 6 }) }),
-  fc.record({ kind: fc.constant("refund" as const), target: fc.nat(20), part: fc.boolean() }),
+  fc.record({ kind: fc.constant("refund" as const), target: fc.nat(20), part: fc.boolean(), late }),
   fc.record({ kind: fc.constant("dispute" as const), target: fc.nat(20), won: fc.boolean() }),
   fc.record({ kind: fc.constant("grant" as const), person, trial: fc.boolean(), tool: fc.constantFrom(...TOOLS) }),
   fc.record({ kind: fc.constant("check" as const), person, device: fc.nat(1), tool: fc.constantFrom(...TOOLS) }),
@@ -105,7 +122,8 @@ const inMonths = (s: Series) => {
 const levelsAtMonthEnd = (s: Series) => Object.fromEntries(s.points.map((p) => [p.date.slice(0, 7), p.value]));
 
 async function run(dialect: Dialect) {
-  const { services, clock } = await testServices(dialect);
+  const stripeApi = await startStripeApi();
+  const { services, clock } = await testServices(dialect, { WARDEN_STRIPE_API_URL: stripeApi.url });
   const api = await testApi(services);
   const { db } = services;
 
@@ -122,15 +140,45 @@ async function run(dialect: Dialect) {
         interval: "year",
         currency: "usd",
       });
-      const secret = await connectTestStripe(services, ws);
+      const secret = await connectTestStripe(services, ws, "test", SECRET_KEY);
       await db.updateTable("tools").set({ trial_days: 14 }).where("workspace_id", "=", ws.workspaceId).execute();
       const ids: string[] = [];
       clock.set(START - DAY);
       for (let i = 0; i < PEOPLE; i++) ids.push((await ensurePerson(db, ws.workspaceId, "test", emailOf(i), clock.now())).id);
-      const send = (type: string, object: Record<string, unknown>) => deliver(api, ws, secret, stripeEvent(type, object, { now: clock.now() }), clock.now());
+      // Stripe made the event at `created` (now by default); it is delivered, and signed, now.
+      const send = (type: string, object: Record<string, unknown>, created = clock.now()) =>
+        deliver(api, ws, secret, stripeEvent(type, object, { now: clock.now(), created }), clock.now());
+      // Deliveries Stripe retries later, made once the history reaches their time.
+      const pending: { at: number; deliver: () => Promise<void> }[] = [];
+      const catchUp = async (until: number) => {
+        pending.sort((a, b) => a.at - b.at);
+        for (let next = pending[0]; next !== undefined && next.at <= until; next = pending[0]) {
+          pending.shift();
+          clock.set(next.at);
+          await next.deliver();
+        }
+      };
+      const later = async (delay: number, deliverIt: () => Promise<void>) => {
+        if (delay === 0) await deliverIt();
+        else if (delay !== LOST) pending.push({ at: clock.now() + delay * DAY, deliver: deliverIt });
+      };
 
       // A licence's payment names its product ("tool:tabmaster", "bundle:suite"); a subscription's, null.
-      const payments: { paymentIntent: string; amount: number; currency: string; licence: string | null; settled: boolean; refunded: number }[] = [];
+      // Delivered: Warden knows the payment (a refund or dispute of it is then placed).
+      const payments: {
+        paymentIntent: string;
+        amount: number;
+        currency: string;
+        licence: string | null;
+        settled: boolean;
+        refunded: number;
+        delivered: boolean;
+        refunds: { id: string; at: number }[];
+      }[] = [];
+      // What Stripe's API lists for the reconcile: the invoices with their payments expanded.
+      const invoicesAtStripe: Record<string, unknown>[] = [];
+      // Subscription revenue by the history: per currency and the day Stripe was paid.
+      const subscriptionRevenue = new Map<string, number>();
       const subs: Sub[] = [];
       const checks: { day: string; person: number; tool: string; device: string }[] = [];
       // MRR's movements by the history: per day, per currency.
@@ -153,11 +201,30 @@ async function run(dialect: Dialect) {
         if (after > 0) s.ever = true;
         add(movements, `${currencyOf(s)} ${kind} ${dayOf(clock.now())}`, Math.abs(after - before));
       };
-      const invoice = async (s: Sub) => {
+      const invoice = async (s: Sub, how: Billed) => {
         const paymentIntent = stripeId("pi");
         const amount = unitOf(s) * (s.seats ?? 1);
-        await send("invoice.paid", invoiceObject({ subscription: s.id, paymentIntent, amountPaid: amount, currency: currencyOf(s) }));
-        payments.push({ paymentIntent, amount, currency: currencyOf(s), licence: null, settled: false, refunded: 0 });
+        const paidAt = clock.now();
+        const paid = { subscription: s.id, paymentIntent, amountPaid: amount, currency: currencyOf(s), paidAt };
+        const object = invoiceObject({ ...paid, shape: how.shape });
+        invoicesAtStripe.unshift(invoiceObject({ ...paid, id: object.id, shape: "expanded" }));
+        add(subscriptionRevenue, `${currencyOf(s)} ${dayOf(paidAt)}`, amount);
+        const payment = { paymentIntent, amount, currency: currencyOf(s), licence: null, settled: false, refunded: 0, delivered: false, refunds: [] };
+        payments.push(payment);
+        await later(how.late, async () => {
+          const invoicePaid = () => send("invoice.paid", object, paidAt);
+          const paymentPaid = () =>
+            send(
+              "invoice_payment.paid",
+              invoicePaymentObject({ invoice: object.id, paymentIntent, amountPaid: amount, currency: currencyOf(s), paidAt }),
+              paidAt,
+            );
+          // The current webhook shape names no payment intent: invoice_payment.paid does, before or after it.
+          for (const sent of how.shape !== "webhook" ? [invoicePaid] : how.paymentFirst ? [paymentPaid, invoicePaid] : [invoicePaid, paymentPaid]) {
+            assert.equal(await sent(), "applied");
+          }
+          payment.delivered = true;
+        });
       };
       const subscription = (s: Sub, extra: Partial<SubscriptionShape> = {}) =>
         subscriptionObject({
@@ -172,6 +239,7 @@ async function run(dialect: Dialect) {
         });
 
       for (const { t, op } of ops) {
+        await catchUp(t);
         clock.set(t);
         switch (op.kind) {
           case "buy": {
@@ -183,7 +251,7 @@ async function run(dialect: Dialect) {
               paymentSession({ email: emailOf(op.person), metadata, amount: op.amount, currency: op.currency, paymentIntent, now: t }),
             );
             const licence = op.product === "suite" ? "bundle:suite" : "tool:tabmaster";
-            payments.push({ paymentIntent, amount: op.amount, currency: op.currency, licence, settled: false, refunded: 0 });
+            payments.push({ paymentIntent, amount: op.amount, currency: op.currency, licence, settled: false, refunded: 0, delivered: true, refunds: [] });
             break;
           }
           case "subscribe": {
@@ -198,16 +266,16 @@ async function run(dialect: Dialect) {
             };
             await send("checkout.session.completed", subscriptionSession({ email: emailOf(op.person), subscription: s.id, metadata: s.metadata, now: t }));
             // Stripe may report the first invoice before the subscription: it counts once the subscription is known.
-            if (op.person % 2 === 0) await invoice(s);
+            if (op.person % 2 === 0) await invoice(s, op.billed);
             await send("customer.subscription.created", subscription(s));
             move(s, 0);
             subs.push(s);
-            if (op.person % 2 === 1) await invoice(s);
+            if (op.person % 2 === 1) await invoice(s, op.billed);
             break;
           }
           case "renew": {
             const s = subs.filter((x) => x.status === "active")[op.target % Math.max(1, subs.length)];
-            if (s) await invoice(s);
+            if (s) await invoice(s, op.billed);
             break;
           }
           case "cancel": {
@@ -242,8 +310,8 @@ async function run(dialect: Dialect) {
             break;
           }
           case "refund": {
-            // In full or in part; Stripe's amount_refunded adds up every refund of the charge.
-            const open = payments.filter((x) => !x.settled);
+            // In full or in part, of a payment Warden knows; Stripe's amount_refunded adds up every refund of the charge.
+            const open = payments.filter((x) => !x.settled && x.delivered);
             const p = open[op.target % Math.max(1, open.length)];
             if (!p) break;
             const refunded = op.part ? p.refunded + Math.ceil((p.amount - p.refunded) / 2) : p.amount;
@@ -251,12 +319,17 @@ async function run(dialect: Dialect) {
             else licenceRefunds.push({ product: p.licence, key: `${p.currency} ${dayOf(t)}`, amount: refunded - p.refunded });
             p.refunded = refunded;
             p.settled = refunded === p.amount;
-            await send("charge.refunded", chargeObject({ paymentIntent: p.paymentIntent, amount: p.amount, amountRefunded: refunded, currency: p.currency }));
+            p.refunds.unshift({ id: stripeId("re"), at: t });
+            const charge = chargeObject({ paymentIntent: p.paymentIntent, amount: p.amount, amountRefunded: refunded, currency: p.currency });
+            // Only a full refund is late or lost: a report of a later refund of the same charge would carry an earlier one's amount on its day.
+            await later(op.part ? 0 : op.late, async () => {
+              await send("charge.refunded", charge, t);
+            });
             break;
           }
           case "dispute": {
             // A charge refunded in part is not disputed here: Stripe's dispute of one names what is left, which Warden does not count apart.
-            const open = payments.filter((x) => !x.settled && x.refunded === 0);
+            const open = payments.filter((x) => !x.settled && x.refunded === 0 && x.delivered);
             const p = open[op.target % Math.max(1, open.length)];
             if (!p) break;
             p.settled = true;
@@ -295,6 +368,21 @@ async function run(dialect: Dialect) {
           }
         }
       }
+      // The late deliveries; then a reconcile reads what Stripe's API lists (paid invoices
+      // with their payments, refunds with their charge, newest first) and finds what was
+      // never delivered, on Stripe's days; what was delivered counts nothing twice.
+      await catchUp(Number.POSITIVE_INFINITY);
+      stripeApi.lists.set("/v1/invoices", invoicesAtStripe);
+      const refundsAtStripe = payments
+        .flatMap((p) => {
+          const charge = chargeObject({ paymentIntent: p.paymentIntent, amount: p.amount, amountRefunded: p.refunded, currency: p.currency });
+          return p.refunds.map((r) => ({ id: r.id, object: "refund", created: Math.floor(r.at / 1000), charge }));
+        })
+        .sort((a, b) => b.created - a.created);
+      stripeApi.lists.set("/v1/refunds", refundsAtStripe);
+      const reconciled = await reconcileStripe(services, { workspace: ws.slug, env: "test", dryRun: false, trigger: "cli" });
+      assert.equal(reconciled.status, "done", reconciled.error ?? "");
+
       // The checks' days are written once a second: now, before anything is read.
       await services.activity.flush();
 
@@ -317,6 +405,7 @@ async function run(dialect: Dialect) {
         const licences = await db.selectFrom("licences").selectAll().where("workspace_id", "=", ws.workspaceId).execute();
         const subRows = await db.selectFrom("subscriptions").selectAll().where("workspace_id", "=", ws.workspaceId).execute();
         const subPayments = await db.selectFrom("subscription_payments").selectAll().where("workspace_id", "=", ws.workspaceId).execute();
+        const subInvoices = await db.selectFrom("subscription_invoices").selectAll().where("workspace_id", "=", ws.workspaceId).execute();
         const disputes = await db.selectFrom("disputes").selectAll().where("workspace_id", "=", ws.workspaceId).execute();
         const oneTime = new Map<string, number>();
         const recurring = new Map<string, number>();
@@ -334,10 +423,10 @@ async function run(dialect: Dialect) {
           const [kind, product] = r.product.split(":") as [string, string];
           if (inScope(kind, product)) add(refunds, r.key, r.amount);
         }
-        for (const p of subPayments) {
-          const s = subRows.find((x) => x.id === p.subscription_id);
-          if (p.amount_cents === null || !s || !inScope(s.product_kind, s.product_id)) continue;
-          add(recurring, `${p.currency} ${dayOf(Number(p.created_at))}`, Number(p.amount_cents));
+        for (const i of subInvoices) {
+          const s = subRows.find((x) => x.id === i.subscription_id);
+          if (i.amount_cents === null || !s || !inScope(s.product_kind, s.product_id)) continue;
+          add(recurring, `${i.currency} ${dayOf(Number(i.paid_at))}`, Number(i.amount_cents));
         }
         for (const d of disputes) {
           if (d.status === "lost" && inScope(d.product_kind, d.product_id)) add(refunds, `${d.currency} ${dayOf(Number(d.closed_at))}`, Number(d.amount_cents));
@@ -368,6 +457,12 @@ async function run(dialect: Dialect) {
         }
         assert.deepEqual(sorted(got.oneTime), sorted(oneTime), `one-time revenue, tool ${toolId}`);
         assert.deepEqual(sorted(got.recurring), sorted(recurring), `subscription revenue, tool ${toolId}`);
+        // Every subscription is a tabmaster one: each invoice once, on the day Stripe was paid, however it arrived.
+        assert.deepEqual(
+          sorted(got.recurring),
+          toolId === "linkkeeper" ? {} : sorted(subscriptionRevenue),
+          `subscription revenue by the history, tool ${toolId}`,
+        );
         assert.deepEqual(sorted(got.refunds), sorted(refunds), `refunds, tool ${toolId}`);
         // By month (August whole from its month rows, September from its days): each point its days' sum.
         const monthQuery = { ...q(toolId), grain: "month" as const };

@@ -323,19 +323,19 @@ export async function recordSubscriptionMrr(ex: Executor, sub: SubscriptionFacts
   ]);
 }
 
-/** What a subscription's invoices paid, as subscription revenue on the day each was recorded. */
+/** What a subscription's invoices paid, as subscription revenue on the day Stripe was paid for each. */
 export async function countSubscriptionRevenue(
   ex: Executor,
   sub: Pick<SubscriptionFacts, "workspaceId" | "env" | "productKind" | "productId" | "planId">,
-  payments: readonly { amountCents: number; currency: string; createdAt: number }[],
+  invoices: readonly { amountCents: number; currency: string; paidAt: number }[],
 ): Promise<void> {
   await bump(
     ex,
-    payments.map((p) => ({
+    invoices.map((p) => ({
       workspaceId: sub.workspaceId,
       env: sub.env,
       metric: "gross_subscription" as const,
-      day: utcDayOf(p.createdAt),
+      day: utcDayOf(p.paidAt),
       scope: productScope(sub.productKind, sub.productId),
       currency: p.currency,
       planId: sub.planId,
@@ -344,7 +344,7 @@ export async function countSubscriptionRevenue(
   );
 }
 
-/** What was refunded of a subscription's payments, as refunds on the day each was recorded. */
+/** What was refunded of a subscription's payments, as refunds on the day Stripe refunded each. */
 export async function countSubscriptionRefunds(
   ex: Executor,
   sub: Pick<SubscriptionFacts, "workspaceId" | "env" | "productKind" | "productId" | "planId">,

@@ -20,11 +20,15 @@ import { findWorkspaceBySlug } from "../workspaces/workspace.store.js";
 import { findStripeAccount } from "./stripe-account.store.js";
 import { claimStripeEvent, listDeferredEvents, setStripeEventOutcome } from "./stripe-event.store.js";
 import {
+  findInvoiceSubscription,
   findSubscriptionBuyer,
   findSubscriptionOfPayment,
+  insertInvoicePaymentLink,
   insertSubscriptionBuyer,
+  insertSubscriptionInvoice,
   insertSubscriptionPayment,
   recordSubscriptionRefund,
+  takeInvoicePaymentLinks,
 } from "./stripe-link.store.js";
 import {
   type Charge,
@@ -33,7 +37,8 @@ import {
   readCheckoutSession,
   readDispute,
   readEvent,
-  readInvoicePayments,
+  readInvoice,
+  readInvoicePayment,
   readSubscription,
   readWardenMetadata,
   type StripeEvent,
@@ -120,7 +125,9 @@ export async function ingestStripeEvent(services: Services, input: { slug: strin
 /**
  * The event types to choose on the Stripe endpoint (the dashboard's Stripe page lists
  * them): those applyStripeEvent() acts on, with invoice.paid alone of the two invoice types that
- * say the same thing. Stripe sends anything else only if chosen, and it is ignored.
+ * say the same thing. invoice_payment.paid names a subscription invoice's payment intents
+ * in current API versions, whose invoice.paid does not. Stripe sends anything else only
+ * if chosen, and it is ignored.
  */
 export const STRIPE_EVENT_TYPES = [
   "checkout.session.completed",
@@ -131,6 +138,7 @@ export const STRIPE_EVENT_TYPES = [
   "customer.subscription.paused",
   "customer.subscription.resumed",
   "invoice.paid",
+  "invoice_payment.paid",
   "charge.refunded",
   "charge.dispute.created",
   "charge.dispute.closed",
@@ -161,6 +169,8 @@ export async function applyStripeEvent(tx: BillingTx, event: StripeEvent): Promi
     case "invoice.paid":
     case "invoice.payment_succeeded":
       return onInvoicePaid(tx, event);
+    case "invoice_payment.paid":
+      return onInvoicePaymentPaid(tx, event);
     default:
       return ignored(`Warden does not use ${event.type} events`);
   }
@@ -172,7 +182,7 @@ async function accountOf(tx: BillingTx, personId: string | null): Promise<Person
 }
 
 async function onCheckoutCompleted(tx: BillingTx, event: StripeEvent): Promise<Handled> {
-  const session = readCheckoutSession(event.object);
+  const session = readCheckoutSession(event);
   if (isProblem(session)) return ignored(session.problem);
   const metadata = readWardenMetadata(session.metadata);
 
@@ -205,7 +215,7 @@ async function onCheckoutCompleted(tx: BillingTx, event: StripeEvent): Promise<H
     personId: person.id,
     email,
     accountPersonId: account?.id ?? null,
-    purchasedAt: event.created,
+    purchasedAt: session.purchasedAt,
     amountCents: session.amountTotal,
     currency: session.currency,
     paymentIntent: session.paymentIntent,
@@ -278,7 +288,7 @@ async function replayDeferred(tx: BillingTx, subscriptionId: string): Promise<nu
 }
 
 async function onChargeRefunded(tx: BillingTx, event: StripeEvent): Promise<Handled> {
-  const charge = readCharge(event.object);
+  const charge = readCharge(event);
   if (isProblem(charge)) return ignored(charge.problem);
   const { paymentIntent } = charge;
   if (paymentIntent === null) return ignored("refunded charge without a payment intent");
@@ -287,28 +297,31 @@ async function onChargeRefunded(tx: BillingTx, event: StripeEvent): Promise<Hand
   if (!charge.refundedInFull) {
     // Access is unchanged; what is new of the amount refunded counts in Insights' refunds.
     const reason = `partial refund (${charge.amountRefunded} of ${charge.amount}): the licence stands`;
-    return (await refundLicencePartlyIn(tx, licence, charge.amountRefunded)) > 0 ? applied(reason) : ignored(reason);
+    return (await refundLicencePartlyIn(tx, licence, charge.amountRefunded, charge.refundedAt)) > 0 ? applied(reason) : ignored(reason);
   }
-  const outcome = await refundLicenceIn(tx, licence, { paymentIntent, amountCents: charge.amountRefunded, currency: charge.currency });
+  const outcome = await refundLicenceIn(tx, licence, { paymentIntent, amountCents: charge.amountRefunded, currency: charge.currency }, charge.refundedAt);
   return applied(outcome === "refunded" ? null : outcome === "already_refunded" ? "refunded already" : "revoked by a lost dispute already");
 }
 
 /**
  * A refund of a subscription's payment, in full or in part: access is unchanged (the
  * subscription's own events say whether it goes on) and no event is sent; what is new of
- * the refunded amount counts in Insights' refunds, now, or when the subscription is stored.
+ * the refunded amount counts in Insights' refunds on the day Stripe refunded it, now, or
+ * when the subscription is stored.
  */
 async function onSubscriptionRefunded(tx: BillingTx, charge: Charge & { paymentIntent: string }): Promise<Handled> {
-  const refund = await recordSubscriptionRefund(
-    tx.trx,
-    tx,
-    { paymentIntent: charge.paymentIntent, refundedCents: charge.amountRefunded, currency: charge.currency },
-    tx.now,
-  );
+  const refund = await recordSubscriptionRefund(tx.trx, tx, {
+    paymentIntent: charge.paymentIntent,
+    refundedCents: charge.amountRefunded,
+    currency: charge.currency,
+    refundedAt: charge.refundedAt,
+  });
   if (!refund) return ignored("no licence or subscription invoice was paid with this payment");
   if (refund.added === 0) return applied("refunded already");
   const subscription = await findSubscription(tx.trx, tx, refund.subscriptionId);
-  if (subscription) await countSubscriptionRefunds(tx.trx, subscription, [{ amountCents: refund.added, currency: charge.currency, at: tx.now }]);
+  if (subscription) {
+    await countSubscriptionRefunds(tx.trx, subscription, [{ amountCents: refund.added, currency: charge.currency, at: charge.refundedAt }]);
+  }
   return applied();
 }
 
@@ -329,39 +342,68 @@ async function openReported(tx: BillingTx, report: DisputeReport) {
 }
 
 async function onDisputeCreated(tx: BillingTx, event: StripeEvent): Promise<Handled> {
-  const report = readDispute(event.object);
+  const report = readDispute(event);
   if (isProblem(report)) return ignored(report.problem);
   const dispute = await openReported(tx, report);
   return dispute ? applied() : ignored("the disputed payment is neither a licence's nor a known subscription's");
 }
 
 async function onDisputeClosed(tx: BillingTx, event: StripeEvent): Promise<Handled> {
-  const report = readDispute(event.object);
+  const report = readDispute(event);
   if (isProblem(report)) return ignored(report.problem);
   const outcome = DISPUTE_OUTCOMES.find((o) => o === report.status);
   if (!outcome) return ignored(`dispute closed with status ${report.status}`);
   // Closed before Warden heard it open (reordered): it opens and closes in one go.
   const dispute = await openReported(tx, report);
   if (!dispute) return ignored("the disputed payment is neither a licence's nor a known subscription's");
-  await closeDisputeIn(tx, dispute, outcome);
+  await closeDisputeIn(tx, dispute, outcome, report.at);
   return applied();
 }
 
+/**
+ * A subscription's invoice paid: its amount counts once per invoice, keyed by its id, on
+ * the day Stripe was paid, whatever names it again (a repeat, invoice.payment_succeeded,
+ * the reconcile's reading); its payment intents become the subscription's payments,
+ * those it names (older API versions, or `payments` expanded) and those its
+ * invoice_payment.paid events named before it arrived.
+ */
 async function onInvoicePaid(tx: BillingTx, event: StripeEvent): Promise<Handled> {
-  const invoice = readInvoicePayments(event.object);
+  const invoice = readInvoice(event);
   if (isProblem(invoice)) return ignored(invoice.problem);
-  // The invoice's amount goes on its first payment intent's row, so that it is counted once.
-  const [first, ...rest] = invoice.paymentIntents;
-  const subscriptionId = invoice.subscriptionId;
+  const { subscriptionId, paidAt } = invoice;
   const paid = { amountCents: invoice.amountPaid, currency: invoice.currency };
-  const counted = first !== undefined && (await insertSubscriptionPayment(tx.trx, tx, { paymentIntent: first, subscriptionId, ...paid }, tx.now));
-  for (const paymentIntent of rest) {
-    await insertSubscriptionPayment(tx.trx, tx, { paymentIntent, subscriptionId, amountCents: null, currency: null }, tx.now);
+  const counted = await insertSubscriptionInvoice(
+    tx.trx,
+    tx,
+    { invoiceId: invoice.id, subscriptionId, ...paid, paidAt, paymentIntents: invoice.paymentIntents },
+    tx.now,
+  );
+  const waited = await takeInvoicePaymentLinks(tx.trx, tx, invoice.id);
+  for (const paymentIntent of new Set([...invoice.paymentIntents, ...waited])) {
+    await insertSubscriptionPayment(tx.trx, tx, { paymentIntent, subscriptionId }, tx.now);
   }
   const subscription = counted ? await findSubscription(tx.trx, tx, subscriptionId) : null;
-  // A subscription not stored yet counts its payments when it is (applySubscriptionReport).
+  // A subscription not stored yet counts its invoices when it is (applySubscriptionReport), on the day each was paid.
   if (subscription && paid.amountCents !== null && paid.currency !== null) {
-    await countSubscriptionRevenue(tx.trx, subscription, [{ amountCents: paid.amountCents, currency: paid.currency, createdAt: tx.now }]);
+    await countSubscriptionRevenue(tx.trx, subscription, [{ amountCents: paid.amountCents, currency: paid.currency, paidAt }]);
   }
+  return applied();
+}
+
+/**
+ * A payment intent paid an invoice (current API versions): once the invoice is known paid,
+ * it is its subscription's payment (for its refunds and disputes); before, it waits for
+ * the invoice's invoice.paid, which names the subscription. The amount is the invoice's,
+ * counted by invoice.paid.
+ */
+async function onInvoicePaymentPaid(tx: BillingTx, event: StripeEvent): Promise<Handled> {
+  const payment = readInvoicePayment(event);
+  if (isProblem(payment)) return ignored(payment.problem);
+  const subscriptionId = await findInvoiceSubscription(tx.trx, tx, payment.invoiceId);
+  if (subscriptionId === null) {
+    await insertInvoicePaymentLink(tx.trx, tx, payment, tx.now);
+    return applied("its invoice's invoice.paid has not arrived: the payment is linked to its subscription when it does");
+  }
+  await insertSubscriptionPayment(tx.trx, tx, { paymentIntent: payment.paymentIntent, subscriptionId }, tx.now);
   return applied();
 }

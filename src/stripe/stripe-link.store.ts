@@ -41,13 +41,14 @@ export async function findSubscriptionBuyer(ex: Executor, scope: Scope, subscrip
   return r ? { subscriptionId: r.subscription_id, email: r.email, accountPersonId: r.account_person_id, checkoutSession: r.checkout_session } : null;
 }
 
+/** Remembers that a payment intent paid one of the subscription's invoices (for its refunds and disputes); a repeat changes nothing. */
 export async function insertSubscriptionPayment(
   ex: Executor,
   scope: Scope,
-  payment: { paymentIntent: string; subscriptionId: string; amountCents: number | null; currency: string | null },
+  payment: { paymentIntent: string; subscriptionId: string },
   now: number,
-): Promise<boolean> {
-  const r = await ex
+): Promise<void> {
+  await ex
     .insertInto("subscription_payments")
     .values({
       workspace_id: scope.workspaceId,
@@ -55,48 +56,126 @@ export async function insertSubscriptionPayment(
       payment_intent: payment.paymentIntent,
       subscription_id: payment.subscriptionId,
       created_at: now,
-      amount_cents: payment.amountCents,
-      currency: payment.currency,
+      currency: null,
     })
     .onConflict((oc) => oc.columns(["workspace_id", "env", "payment_intent"]).doNothing())
+    .execute();
+}
+
+export interface SubscriptionInvoice {
+  invoiceId: string;
+  subscriptionId: string;
+  amountCents: number | null;
+  currency: string | null;
+  /** When Stripe was paid. */
+  paidAt: number;
+}
+
+/**
+ * Keeps a subscription's paid invoice, once: answers true when it is new, so that its
+ * revenue is counted once however often it is reported (Stripe's repeats, the reconcile's
+ * readings, invoice.paid and invoice.payment_succeeded). An invoice counted before
+ * migration 040 is kept under its first payment intent's id: one naming such a payment
+ * intent is not new either.
+ */
+export async function insertSubscriptionInvoice(
+  ex: Executor,
+  scope: Scope,
+  invoice: SubscriptionInvoice & { paymentIntents: readonly string[] },
+  now: number,
+): Promise<boolean> {
+  const known = await ex
+    .selectFrom("subscription_invoices")
+    .select("invoice_id")
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("invoice_id", "in", [invoice.invoiceId, ...invoice.paymentIntents])
+    .executeTakeFirst();
+  if (known) return false;
+  const r = await ex
+    .insertInto("subscription_invoices")
+    .values({
+      workspace_id: scope.workspaceId,
+      env: scope.env,
+      invoice_id: invoice.invoiceId,
+      subscription_id: invoice.subscriptionId,
+      amount_cents: invoice.amountCents,
+      currency: invoice.currency,
+      paid_at: invoice.paidAt,
+      created_at: now,
+    })
+    .onConflict((oc) => oc.columns(["workspace_id", "env", "invoice_id"]).doNothing())
     .executeTakeFirst();
   return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
 }
 
-/** What a subscription's invoices paid before it was stored (its events may come after the invoice's). */
-export async function listSubscriptionPaymentAmounts(
+/** What a subscription's invoices paid, each when Stripe was paid (its invoices may arrive before the subscription's events; index of migration 040). */
+export async function listSubscriptionInvoices(
   ex: Executor,
   scope: Scope,
   subscriptionId: string,
-): Promise<{ amountCents: number; currency: string; createdAt: number }[]> {
+): Promise<{ amountCents: number; currency: string; paidAt: number }[]> {
   const rows = await ex
-    .selectFrom("subscription_payments")
-    .select(["amount_cents", "currency", "created_at"])
+    .selectFrom("subscription_invoices")
+    .select(["amount_cents", "currency", "paid_at"])
     .where("workspace_id", "=", scope.workspaceId)
     .where("env", "=", scope.env)
     .where("subscription_id", "=", subscriptionId)
     .where("amount_cents", "is not", null)
     .execute();
   return rows.flatMap((r) =>
-    r.amount_cents === null || r.currency === null ? [] : [{ amountCents: Number(r.amount_cents), currency: r.currency, createdAt: Number(r.created_at) }],
+    r.amount_cents === null || r.currency === null ? [] : [{ amountCents: Number(r.amount_cents), currency: r.currency, paidAt: Number(r.paid_at) }],
   );
+}
+
+/** The subscription of an invoice Warden has seen paid (`invoice.paid`); null before. */
+export async function findInvoiceSubscription(ex: Executor, scope: Scope, invoiceId: string): Promise<string | null> {
+  const r = await ex
+    .selectFrom("subscription_invoices")
+    .select("subscription_id")
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("invoice_id", "=", invoiceId)
+    .executeTakeFirst();
+  return r?.subscription_id ?? null;
+}
+
+/** A payment intent that paid an invoice not seen paid yet: kept until its invoice.paid names the subscription. */
+export async function insertInvoicePaymentLink(ex: Executor, scope: Scope, link: { paymentIntent: string; invoiceId: string }, now: number): Promise<void> {
+  await ex
+    .insertInto("invoice_payment_links")
+    .values({ workspace_id: scope.workspaceId, env: scope.env, payment_intent: link.paymentIntent, invoice_id: link.invoiceId, created_at: now })
+    .onConflict((oc) => oc.columns(["workspace_id", "env", "payment_intent"]).doNothing())
+    .execute();
+}
+
+/** The payment intents that waited for this invoice, taken (their rows deleted; index of migration 041). */
+export async function takeInvoicePaymentLinks(ex: Executor, scope: Scope, invoiceId: string): Promise<string[]> {
+  const rows = await ex
+    .deleteFrom("invoice_payment_links")
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("invoice_id", "=", invoiceId)
+    .returning("payment_intent")
+    .execute();
+  return rows.map((r) => r.payment_intent).sort();
 }
 
 /**
  * Keeps what a subscription payment's charge has had refunded in all (Stripe's
- * `amount_refunded`, every partial refund together) and answers what is new since the
- * last report (0 for a repeat or an older report), with the subscription it paid; null
- * when no subscription's invoice was paid with this payment intent.
+ * `amount_refunded`, every partial refund together) and when Stripe made the refund that
+ * brought it there, and answers what is new since the last report (0 for a repeat or an
+ * older report), with the subscription it paid; null when no subscription's invoice was
+ * paid with this payment intent.
  */
 export async function recordSubscriptionRefund(
   ex: Executor,
   scope: Scope,
-  refund: { paymentIntent: string; refundedCents: number; currency: string },
-  now: number,
+  refund: { paymentIntent: string; refundedCents: number; currency: string; refundedAt: number },
 ): Promise<{ subscriptionId: string; added: number } | null> {
   const r = await ex
     .selectFrom("subscription_payments")
-    .select(["subscription_id", "refunded_cents", "currency"])
+    .select(["subscription_id", "refunded_cents"])
     .where("workspace_id", "=", scope.workspaceId)
     .where("env", "=", scope.env)
     .where("payment_intent", "=", refund.paymentIntent)
@@ -106,8 +185,8 @@ export async function recordSubscriptionRefund(
   if (added <= 0) return { subscriptionId: r.subscription_id, added: 0 };
   await ex
     .updateTable("subscription_payments")
-    // An invoice's other payment intents carry no currency (its amount is on the first): their refund needs one.
-    .set({ refunded_cents: refund.refundedCents, refunded_at: now, currency: r.currency ?? refund.currency })
+    // The charge's currency: the invoice's amount (and so its currency) is kept on the invoice (migration 040).
+    .set({ refunded_cents: refund.refundedCents, refunded_at: refund.refundedAt, currency: refund.currency })
     .where("workspace_id", "=", scope.workspaceId)
     .where("env", "=", scope.env)
     .where("payment_intent", "=", refund.paymentIntent)
@@ -115,7 +194,7 @@ export async function recordSubscriptionRefund(
   return { subscriptionId: r.subscription_id, added };
 }
 
-/** What was refunded of a subscription's payments before it was stored, each on its last refund's time. */
+/** What was refunded of a subscription's payments before it was stored, each at its last refund's time. */
 export async function listSubscriptionRefunds(
   ex: Executor,
   scope: Scope,

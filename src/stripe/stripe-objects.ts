@@ -2,7 +2,8 @@
 // JSON, read field by field rather than trusted to a type: a webhook endpoint's payloads
 // follow that endpoint's API version, so both the older shapes (a subscription's own
 // current_period_*, an invoice's payment_intent and subscription) and the current ones
-// (periods on the subscription items, invoice.parent and invoice.payments) are read.
+// (periods on the subscription items, invoice.parent and invoice.payments, the
+// invoice_payment object) are read.
 import type { DisputeReport } from "../billing/dispute.service.js";
 import type { SubscriptionReport } from "../billing/subscription.service.js";
 import type { ProductKind } from "../db/schema.js";
@@ -104,6 +105,43 @@ export function readEvent(value: unknown): StripeEvent | Problem {
   });
 }
 
+/**
+ * Which Stripe time dates each fact Warden keeps and counts (docs/decisions.md, Payments,
+ * "Times stored"), in one place: the time Stripe gives the fact itself, else the event's
+ * `created` (when Stripe reported it), never the time a delivery arrived. Stripe retries a
+ * delivery for three days and an endpoint that was down receives its backlog at once, so
+ * arrival can be days late; the reconcile's events carry the object's own `created`
+ * (stripe-reconcile.service.ts), so what it finds is dated as its webhook would have been.
+ * - `invoice` (a subscription invoice paid): its `status_transitions.paid_at`, else its
+ *   `created`, else the event's.
+ * - `refund`: the newest of the charge's refunds (`refunds.data`: sent by API versions
+ *   before 2022-11-15, or expanded), else the event's `created`; what is new of the
+ *   charge's `amount_refunded` since the last report is that refund's.
+ * - `purchase`, `subscription`, `dispute`: the event's `created`. A Checkout Session
+ *   carries no time of completion, a dispute none of closing, and a subscription's state
+ *   is the one as of its event (a reconcile's reading: when it was read).
+ */
+type DatedFact = "invoice" | "refund" | "purchase" | "subscription" | "dispute";
+
+function stripeTimeOf(fact: DatedFact, event: StripeEvent): number {
+  const o = event.object;
+  switch (fact) {
+    case "invoice": {
+      const transitions = obj(o, "status_transitions");
+      const paid = (transitions ? seconds(transitions, "paid_at") : null) ?? seconds(o, "created");
+      return paid === null ? event.created : ms(paid);
+    }
+    case "refund": {
+      const times = listData(o, "refunds")
+        .map((r) => seconds(r, "created"))
+        .filter((t): t is number => t !== null);
+      return times.length > 0 ? ms(Math.max(...times)) : event.created;
+    }
+    default:
+      return event.created;
+  }
+}
+
 /** What Warden puts on the Checkout Session and the subscription it creates. */
 export interface WardenMetadata {
   productKind: ProductKind;
@@ -149,9 +187,12 @@ export interface CheckoutSession {
   paymentIntent: string | null;
   subscription: string | null;
   metadata: unknown;
+  /** When it was bought (stripeTimeOf). */
+  purchasedAt: number;
 }
 
-export function readCheckoutSession(o: Obj): CheckoutSession | Problem {
+export function readCheckoutSession(event: StripeEvent): CheckoutSession | Problem {
+  const o = event.object;
   return guarded(() => {
     const id = str(o, "id");
     if (id === null) return { problem: "checkout session without an id" };
@@ -166,6 +207,7 @@ export function readCheckoutSession(o: Obj): CheckoutSession | Problem {
       paymentIntent: idOf(o, "payment_intent"),
       subscription: idOf(o, "subscription"),
       metadata: o.metadata,
+      purchasedAt: stripeTimeOf("purchase", event),
     };
   });
 }
@@ -229,7 +271,7 @@ export function readSubscription(event: StripeEvent): SubscriptionObject | Probl
       report: {
         id,
         kind,
-        at: event.created,
+        at: stripeTimeOf("subscription", event),
         status,
         periodStart: ms(periodStart),
         periodEnd: ms(periodEnd),
@@ -256,9 +298,12 @@ export interface Charge {
   amountRefunded: number;
   refundedInFull: boolean;
   currency: string;
+  /** When Stripe made the refund reported (stripeTimeOf). */
+  refundedAt: number;
 }
 
-export function readCharge(o: Obj): Charge | Problem {
+export function readCharge(event: StripeEvent): Charge | Problem {
+  const o = event.object;
   return guarded(() => {
     const charged = amount(o, "amount");
     const amountRefunded = amount(o, "amount_refunded");
@@ -270,11 +315,14 @@ export function readCharge(o: Obj): Charge | Problem {
       amountRefunded,
       refundedInFull: o.refunded === true || amountRefunded >= charged,
       currency: currency.toLowerCase(),
+      refundedAt: stripeTimeOf("refund", event),
     };
   });
 }
 
-export function readDispute(o: Obj): DisputeReport | Problem {
+/** A dispute as reported, and when the change reported (its opening or close) happened (stripeTimeOf). */
+export function readDispute(event: StripeEvent): (DisputeReport & { at: number }) | Problem {
+  const o = event.object;
   return guarded(() => {
     const id = str(o, "id");
     const paymentIntent = idOf(o, "payment_intent");
@@ -292,15 +340,33 @@ export function readDispute(o: Obj): DisputeReport | Problem {
       reason: str(o, "reason") ?? "general",
       status: str(o, "status") ?? "needs_response",
       respondBy: dueBy === null ? null : ms(dueBy),
+      at: stripeTimeOf("dispute", event),
     };
   });
 }
 
-/** The subscription an invoice bills and the payment intents that paid it. */
-export function readInvoicePayments(
-  o: Obj,
-): { subscriptionId: string; paymentIntents: string[]; amountPaid: number | null; currency: string | null } | Problem {
+export interface PaidInvoice {
+  id: string;
+  subscriptionId: string;
+  /** None in a webhook of current API versions (invoice_payment.paid names them). */
+  paymentIntents: string[];
+  amountPaid: number | null;
+  currency: string | null;
+  /** When Stripe was paid (stripeTimeOf). */
+  paidAt: number;
+}
+
+/**
+ * A paid invoice: the subscription it bills, the payment intents that paid it, and when.
+ * Older API versions name its subscription and payment intent on the invoice; current ones
+ * (2025-03-31 on) under `parent.subscription_details` and `payments`, which Stripe leaves
+ * out of webhooks unless expanded (the reconcile expands it): then it names none.
+ */
+export function readInvoice(event: StripeEvent): PaidInvoice | Problem {
+  const o = event.object;
   return guarded(() => {
+    const id = str(o, "id");
+    if (id === null) return { problem: "invoice without an id" };
     const parent = obj(o, "parent");
     const details = parent ? obj(parent, "subscription_details") : null;
     const subscriptionId = idOf(o, "subscription") ?? (details ? idOf(details, "subscription") : null);
@@ -310,9 +376,29 @@ export function readInvoicePayments(
       ...listData(o, "payments").map((p) => (obj(p, "payment") ? idOf(obj(p, "payment") as Obj, "payment_intent") : null)),
     ];
     const paymentIntents = [...new Set(intents.filter((p): p is string => p !== null))];
-    if (paymentIntents.length === 0) return { problem: "invoice names no payment intent" };
     const currency = str(o, "currency");
-    return { subscriptionId, paymentIntents, amountPaid: amount(o, "amount_paid"), currency: currency?.toLowerCase() ?? null };
+    return {
+      id,
+      subscriptionId,
+      paymentIntents,
+      amountPaid: amount(o, "amount_paid"),
+      currency: currency?.toLowerCase() ?? null,
+      paidAt: stripeTimeOf("invoice", event),
+    };
+  });
+}
+
+/** An invoice payment (current API versions, `invoice_payment.paid`): the invoice and the payment intent that paid it. */
+export function readInvoicePayment(event: StripeEvent): { invoiceId: string; paymentIntent: string } | Problem {
+  const o = event.object;
+  return guarded(() => {
+    const invoiceId = idOf(o, "invoice");
+    if (invoiceId === null) return { problem: "invoice payment without an invoice" };
+    const payment = obj(o, "payment");
+    // A payment made out of band (a payment record) or by a charge without an intent: nothing a refund or dispute names.
+    const paymentIntent = payment && str(payment, "type") === "payment_intent" ? idOf(payment, "payment_intent") : null;
+    if (paymentIntent === null) return { problem: `invoice payment names no payment intent (type ${payment ? shown(payment.type) : "absent"})` };
+    return { invoiceId, paymentIntent };
   });
 }
 

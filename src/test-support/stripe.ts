@@ -30,6 +30,8 @@ export interface StripeEventOptions {
   created?: number;
   livemode?: boolean;
   previousAttributes?: Record<string, unknown>;
+  /** The endpoint's API version; the `stripe` package's (2026-10-28.endive) by default. */
+  apiVersion?: string;
 }
 
 export interface TestStripeEvent {
@@ -49,7 +51,7 @@ export function stripeEvent(type: string, object: Record<string, unknown>, optio
     type,
     created: sec(options.created ?? options.now),
     livemode: options.livemode ?? false,
-    api_version: "2026-10-28.endive",
+    api_version: options.apiVersion ?? "2026-10-28.endive",
     data: { object, ...(options.previousAttributes ? { previous_attributes: options.previousAttributes } : {}) },
   };
 }
@@ -157,7 +159,14 @@ export function subscriptionObject(s: SubscriptionShape) {
   };
 }
 
-export function chargeObject(o: { paymentIntent: string; amount: number; amountRefunded: number; currency?: string }) {
+export function chargeObject(o: {
+  paymentIntent: string;
+  amount: number;
+  amountRefunded: number;
+  currency?: string;
+  /** The charge's refunds as `refunds` lists them (API versions before 2022-11-15, or expanded); left out by default, as webhooks of current versions do. */
+  refunds?: { amount: number; at: number }[];
+}) {
   return {
     id: stripeId("ch"),
     object: "charge",
@@ -170,6 +179,15 @@ export function chargeObject(o: { paymentIntent: string; amount: number; amountR
     paid: true,
     status: "succeeded",
     livemode: false,
+    ...(o.refunds === undefined
+      ? {}
+      : {
+          refunds: {
+            object: "list",
+            data: o.refunds.map((r) => ({ id: stripeId("re"), object: "refund", amount: r.amount, created: sec(r.at), status: "succeeded" })),
+            has_more: false,
+          },
+        }),
   };
 }
 
@@ -181,6 +199,8 @@ export function disputeObject(o: {
   reason?: string;
   dueBy?: number | null;
   currency?: string;
+  /** When it was opened (epoch milliseconds); the machine's time by default. */
+  created?: number;
 }) {
   return {
     id: o.id,
@@ -194,22 +214,68 @@ export function disputeObject(o: {
     evidence_details: { due_by: o.dueBy === undefined || o.dueBy === null ? null : sec(o.dueBy), has_evidence: false, past_due: false, submission_count: 0 },
     is_charge_refundable: false,
     livemode: false,
-    created: sec(Date.now()),
+    created: sec(o.created ?? Date.now()),
   };
 }
 
-/** An invoice of the current API version: its subscription under parent, its payments listed. */
-export function invoiceObject(o: { subscription: string; paymentIntent: string; amountPaid?: number; currency?: string }) {
+/**
+ * The shapes of a paid subscription invoice, by the API version of the endpoint or request:
+ * - `expanded`: the current versions' (2025-03-31 on; the `stripe` package pins
+ *   2026-10-28.endive) with `payments` expanded, as the reconcile reads it;
+ * - `webhook`: the current versions' as a webhook delivers it: `payments` is left out
+ *   unless expanded, so it names no payment intent (invoice_payment.paid names it);
+ * - `2024`: older versions' (2024-era): `subscription` and `payment_intent` on the invoice.
+ */
+export type InvoiceShape = "expanded" | "webhook" | "2024";
+
+export function invoiceObject(o: {
+  subscription: string;
+  paymentIntent: string;
+  amountPaid?: number;
+  currency?: string;
+  id?: string;
+  /** When Stripe was paid (epoch milliseconds): `status_transitions.paid_at`, the invoice made an hour before; both left out by default. */
+  paidAt?: number;
+  shape?: InvoiceShape;
+}) {
+  const shape = o.shape ?? "expanded";
   return {
-    id: stripeId("in"),
+    id: o.id ?? stripeId("in"),
     object: "invoice",
     status: "paid",
     ...(o.amountPaid === undefined ? {} : { amount_paid: o.amountPaid, currency: o.currency ?? "eur" }),
-    parent: { type: "subscription_details", subscription_details: { subscription: o.subscription, metadata: {} } },
-    payments: {
-      object: "list",
-      data: [{ id: stripeId("inpay"), object: "invoice_payment", payment: { type: "payment_intent", payment_intent: o.paymentIntent } }],
-    },
+    ...(o.paidAt === undefined
+      ? {}
+      : { created: sec(o.paidAt) - 3600, status_transitions: { finalized_at: sec(o.paidAt) - 3600, paid_at: sec(o.paidAt), voided_at: null } }),
+    ...(shape === "2024"
+      ? { subscription: o.subscription, payment_intent: o.paymentIntent }
+      : { parent: { type: "subscription_details", subscription_details: { subscription: o.subscription, metadata: {} } } }),
+    ...(shape === "expanded"
+      ? {
+          payments: {
+            object: "list",
+            data: [{ id: stripeId("inpay"), object: "invoice_payment", payment: { type: "payment_intent", payment_intent: o.paymentIntent } }],
+          },
+        }
+      : {}),
+  };
+}
+
+/** An invoice payment (current API versions; the object of `invoice_payment.paid`): which payment intent paid which invoice. */
+export function invoicePaymentObject(o: { invoice: string; paymentIntent: string; amountPaid: number; currency?: string; paidAt: number }) {
+  return {
+    id: stripeId("inpay"),
+    object: "invoice_payment",
+    amount_paid: o.amountPaid,
+    amount_requested: o.amountPaid,
+    created: sec(o.paidAt) - 3600,
+    currency: o.currency ?? "eur",
+    invoice: o.invoice,
+    is_default: true,
+    livemode: false,
+    payment: { type: "payment_intent", payment_intent: o.paymentIntent },
+    status: "paid",
+    status_transitions: { canceled_at: null, paid_at: sec(o.paidAt) },
   };
 }
 

@@ -20,6 +20,8 @@ test("an event's recorded reason reads as a sentence first, the reason kept as i
     ["the disputed payment is neither a licence's nor a known subscription's", /not one Warden knows/],
     ["dispute closed with status warning_closed", /closed without a change to access/],
     ["waiting for the checkout that names the buyer", /^Waiting for the checkout/],
+    ["its invoice's invoice.paid has not arrived: the payment is linked to its subscription when it does", /^Waiting for its invoice/],
+    ['invoice payment names no payment intent (type "payment_record")', /lacks what Warden needs/],
     ["checkout without the buyer's address", /no email address for the buyer/],
     ["no Checkout Session names its buyer", /no email address for the buyer/],
     ["amount_total 1e+300 is not a whole, non-negative amount", /value Warden cannot read/],

@@ -25,6 +25,7 @@ const PLAIN: [RegExp, string][] = [
   [/neither a licence's nor a known subscription's$/, "The disputed payment is not one Warden knows"],
   [/^dispute closed with status/, "The dispute closed without a change to access"],
   [/^waiting for the checkout/, "Waiting for the checkout that names the buyer; it is applied when that arrives"],
+  [/invoice\.paid has not arrived/, "Waiting for its invoice; the payment is linked to the subscription when that arrives"],
   [/buyer's address$|names its buyer$/, "Stripe gave no email address for the buyer"],
   [/is not a whole, non-negative amount|is not a Unix time|is not text$/, "Stripe sent a value Warden cannot read"],
   [/contains control characters/, "Stripe sent text Warden cannot store"],

@@ -37,6 +37,8 @@ import * as insightWindows from "./036-insight-windows.js";
 import * as trialOutcomes from "./037-trial-outcomes.js";
 import * as insightFiguresHot from "./038-insight-figures-hot.js";
 import * as customerCountsPerStatement from "./039-customer-counts-per-statement.js";
+import * as subscriptionInvoices from "./040-subscription-invoices.js";
+import * as invoicePaymentLinks from "./041-invoice-payment-links.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -78,4 +80,6 @@ export const migrations: Record<string, Migration> = {
   "037-trial-outcomes": trialOutcomes,
   "038-insight-figures-hot": insightFiguresHot,
   "039-customer-counts-per-statement": customerCountsPerStatement,
+  "040-subscription-invoices": subscriptionInvoices,
+  "041-invoice-payment-links": invoicePaymentLinks,
 };
