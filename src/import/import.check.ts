@@ -1,138 +1,24 @@
-// The first pass of an import: every line against import-line.schema.json, then against
-// the workspace, what is stored and the lines before it. What it keeps across lines is
-// only what later lines can refer to (licence and subscription ids, team purchases, one
-// account and one trial per person, the catalogue), so a file of a million grants holds
-// little more than one batch. It also decides which lines are stored already as they are
-// (a second import of the same file), which the second pass then skips.
-import { Ajv2020, type ErrorObject } from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
-import { countSeats, findLicenceById, findLicencesByIds, type Licence, type LicenceStatus, listLicencesOfPeople } from "../billing/licence.store.js";
-import { findSubscription, findSubscriptions, type Subscription, type SubscriptionStatus } from "../billing/subscription.store.js";
+// The first pass of an import: every line against import-line.schema.json (import-line.ts),
+// then against the workspace, what is stored (stored-state.ts) and the lines before it.
+// What it keeps across lines is only what later lines can refer to (licence and
+// subscription ids, team purchases, one account and one trial per person, the catalogue),
+// so a file of a million grants holds little more than one batch. It also decides which
+// lines are stored already as they are (a second import of the same file), which the
+// second pass then skips.
+import { countSeats, findLicenceById, type Licence } from "../billing/licence.store.js";
+import { findSubscription, type Subscription } from "../billing/subscription.store.js";
 import { toIso } from "../clock.js";
 import { toolsOfProduct } from "../customers/customer.service.js";
-import { findSignedInTools } from "../customers/customer.store.js";
-import { type Device, listDevicesOfPeople } from "../customers/device.store.js";
+import type { Device } from "../customers/device.store.js";
 import { isEmailShape, normaliseEmail } from "../customers/email.js";
-import { findPeopleByEmails, type Person } from "../customers/person.store.js";
+import type { Person } from "../customers/person.store.js";
 import type { Executor } from "../db/database.js";
 import type { Env, ProductKind } from "../db/schema.js";
-import { listGrantsOfPeople, type StoredGrant } from "../grants/grant.store.js";
+import type { StoredGrant } from "../grants/grant.store.js";
 import { newId } from "../ids.js";
 import { bundleExists, findPlan, findTool } from "../workspaces/workspace.store.js";
-import lineSchema from "./import-line.schema.json" with { type: "json" };
-
-const ajv = new Ajv2020({ allErrors: false, verbose: true });
-addFormats.default(ajv);
-const validateLine = ajv.compile<ImportLine>(lineSchema);
-
-// The shape of a line once the schema has accepted it (import-line.schema.json is the contract).
-interface AccountLine {
-  type: "account";
-  email: string;
-  signed_in_at: string;
-  tools?: string[];
-}
-interface DeviceLine {
-  type: "device";
-  email: string;
-  tool: string;
-  name: string;
-  platform?: string | null;
-  created_at: string;
-  last_active_at?: string | null;
-  signed_out_at?: string | null;
-  licence?: string | null;
-}
-interface LicenceLine {
-  type: "licence";
-  id?: string;
-  email: string;
-  tool?: string;
-  bundle?: string;
-  plan?: string | null;
-  status?: LicenceStatus;
-  purchased_at: string;
-  amount_cents?: number | null;
-  currency?: string | null;
-  payment_intent?: string | null;
-  checkout_session?: string | null;
-  seats?: number;
-  team_licence?: string;
-  team_subscription?: string;
-}
-interface SubscriptionLine {
-  type: "subscription";
-  id: string;
-  email: string;
-  tool?: string;
-  bundle?: string;
-  plan?: string | null;
-  status: SubscriptionStatus;
-  started_at?: string;
-  current_period_start: string;
-  current_period_end: string;
-  cancel_at_period_end?: boolean;
-  cancel_at?: string | null;
-  ended_at?: string | null;
-  seats?: number;
-}
-interface GrantLine {
-  type: "trial" | "grant";
-  email: string;
-  tool: string;
-  starts_at: string;
-  ends_at?: string | null;
-  revoked_at?: string | null;
-  note?: string | null;
-}
-export type ImportLine = AccountLine | DeviceLine | LicenceLine | SubscriptionLine | GrantLine;
-
-export interface LineProblem {
-  /** 1-based, counting blank lines, as an editor shows it. */
-  line: number;
-  message: string;
-}
-
-function describeSchemaErrors(errors: readonly ErrorObject[], lineType: unknown): string {
-  // Cross-field rules (exactly one of tool or bundle, what a seat may not carry) carry
-  // their own explanation as the description of the failing schema node.
-  const explained = errors.find((e) => (e.keyword === "oneOf" || e.keyword === "not") && typeof e.parentSchema?.description === "string");
-  if (explained) return explained.parentSchema?.description as string;
-  const error = errors.find((e) => e.keyword !== "if") ?? errors[0];
-  if (!error) return "does not match the import format";
-  const field = error.instancePath.slice(1).replaceAll("/", ".");
-  switch (error.keyword) {
-    case "required":
-      return `missing field "${error.params.missingProperty}"`;
-    case "additionalProperties":
-      return `unknown field "${error.params.additionalProperty}" for a ${String(lineType)} line`;
-    case "enum":
-      return `${field} must be one of ${(error.params.allowedValues as unknown[]).join(", ")}`;
-    case "format":
-      return `${field} must be an ISO 8601 date-time with a time zone, such as 2026-11-21T12:00:00.000Z`;
-    case "pattern":
-      return typeof error.parentSchema?.description === "string" ? `${field} is not valid: ${error.parentSchema.description}` : `${field} ${error.message}`;
-    case "type":
-      return field === "" ? "a line must be a JSON object" : `${field} must be ${String(error.params.type).replace(",", " or ")}`;
-    default:
-      return `${field} ${error.message}`;
-  }
-}
-
-/** A line's JSON against the format: the value, or what is wrong with it. */
-export function parseLine(text: string): { value: ImportLine } | { problem: string } {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    return { problem: `not valid JSON: ${error instanceof Error ? error.message : String(error)}` };
-  }
-  if (!validateLine(value)) {
-    const lineType = typeof value === "object" && value !== null && "type" in value ? value.type : undefined;
-    return { problem: describeSchemaErrors(validateLine.errors ?? [], lineType) };
-  }
-  return { value };
-}
+import type { AccountLine, DeviceLine, GrantLine, ImportLine, LicenceLine, LineProblem, SubscriptionLine } from "./import-line.js";
+import type { StoredState } from "./stored-state.js";
 
 interface Product {
   kind: ProductKind;
@@ -155,43 +41,6 @@ export type Write =
   | { kind: "licence"; email: string; licence: Omit<Licence, "workspaceId" | "env" | "personId">; toolIds: string[] }
   | { kind: "subscription"; email: string; subscription: Omit<Subscription, "workspaceId" | "env" | "personId">; toolIds: string[] }
   | { kind: "grant"; email: string; grant: Omit<StoredGrant, "email" | "personId"> };
-
-/** What is stored about the people and ids of one batch of lines, read in a few statements. */
-export interface StoredState {
-  people: Map<string, Person>;
-  licencesById: Map<string, Licence>;
-  subscriptions: Map<string, Subscription>;
-  licencesOf: Map<string, Licence[]>;
-  grantsOf: Map<string, StoredGrant[]>;
-  devicesOf: Map<string, Device[]>;
-  signedInTools: Map<string, Map<string, number>>;
-}
-
-export async function loadStoredState(ex: Executor, scope: { workspaceId: string; env: Env }, lines: readonly ImportLine[]): Promise<StoredState> {
-  const emails = new Set<string>();
-  const licenceIds = new Set<string>();
-  const subscriptionIds: string[] = [];
-  const types = new Set<ImportLine["type"]>();
-  for (const line of lines) {
-    emails.add(normaliseEmail(line.email));
-    types.add(line.type);
-    if (line.type === "licence" && line.id !== undefined) licenceIds.add(line.id);
-    if (line.type === "device" && line.licence) licenceIds.add(line.licence);
-    if (line.type === "subscription") subscriptionIds.push(line.id);
-  }
-  const people = await findPeopleByEmails(ex, scope.workspaceId, scope.env, [...emails]);
-  const personIds = [...people.values()].map((p) => p.id);
-  const known = personIds.length > 0;
-  return {
-    people,
-    licencesById: await findLicencesByIds(ex, [...licenceIds]),
-    subscriptions: await findSubscriptions(ex, scope, subscriptionIds),
-    licencesOf: known && types.has("licence") ? await listLicencesOfPeople(ex, scope, personIds) : new Map(),
-    grantsOf: known && (types.has("grant") || types.has("trial")) ? await listGrantsOfPeople(ex, personIds) : new Map(),
-    devicesOf: known && types.has("device") ? await listDevicesOfPeople(ex, personIds) : new Map(),
-    signedInTools: known && types.has("account") ? await findSignedInTools(ex, scope, personIds) : new Map(),
-  };
-}
 
 /** One bit per line number: the lines found stored already as they are. */
 export class LineSet {

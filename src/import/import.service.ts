@@ -19,10 +19,12 @@ import { ApiError, invalidParameter } from "../errors/errors.js";
 import { insertGrants } from "../grants/grant.store.js";
 import { recordSubscriptionMrr } from "../insights/rollup.store.js";
 import { requireEnv, requireWorkspace } from "../workspaces/workspace-lookup.service.js";
-import { FileCheck, type ImportLine, type LineProblem, loadStoredState, parseLine, type Write } from "./import.check.js";
+import { FileCheck, type Write } from "./import.check.js";
+import { type ImportLine, type LineProblem, parseLine } from "./import-line.js";
 import { fileSource, LinePass, type NdjsonSource, textSource } from "./ndjson-reader.js";
+import { loadStoredState } from "./stored-state.js";
 
-export type { LineProblem } from "./import.check.js";
+export type { LineProblem } from "./import-line.js";
 
 /**
  * Lines checked and written a batch at a time: one batch's text, values and rows are
