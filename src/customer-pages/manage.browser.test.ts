@@ -4,13 +4,11 @@
 // portal), the Copy button's script, and the page at 1280 and 390 px wide. Set
 // WARDEN_SCREENSHOTS=<folder> to save a picture of each screen.
 import assert from "node:assert/strict";
-import type { AddressInfo } from "node:net";
 import { describe, test } from "node:test";
-import { buildApp } from "../app.js";
 import { openDeviceSession } from "../client/client.service.js";
 import { DAY_MS } from "../clock.js";
 import { ensurePerson } from "../customers/person.store.js";
-import { assertFitsAndPasses, launchChromium, shoot, watchPolicy } from "../test-support/browser.js";
+import { assertFitsAndPasses, servedInBrowser, shoot, watchPolicy } from "../test-support/browser.js";
 import { pagesOf } from "../test-support/customer-pages.js";
 import { dashboardServices, readCode } from "../test-support/dashboard.js";
 import { DIALECTS, seedCatalogue, testApi } from "../test-support/harness.js";
@@ -69,11 +67,8 @@ for (const dialect of DIALECTS) {
         );
       }
 
-      const app = await buildApp(services, { logger: false });
-      await app.listen({ host: "127.0.0.1", port: 0 });
-      const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+      const { origin, browser, close } = await servedInBrowser(services);
       const base = `${origin}${pagesOf(ws)}`;
-      const browser = await launchChromium();
       try {
         const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
         await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin });
@@ -151,8 +146,7 @@ for (const dialect of DIALECTS) {
         await page.waitForURL(/^https:\/\/billing\.stripe\.com\/p\/session\//);
         assert.deepEqual(violations, []);
       } finally {
-        await browser.close();
-        await app.close();
+        await close();
       }
     });
   });

@@ -5,12 +5,9 @@
 // logo and an accent, with no breach of the content-security policy.
 // WARDEN_SCREENSHOTS=<folder> saves every screen.
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { describe, test } from "node:test";
 import type { Page } from "playwright-core";
-import { buildApp } from "../app.js";
-import { axeViolations, launchChromium, shoot, signInToDashboard, watchPolicy } from "../test-support/browser.js";
+import { axeViolations, freePort, servedInBrowser, shoot, signInToDashboard, watchPolicy } from "../test-support/browser.js";
 import { pagesOf } from "../test-support/customer-pages.js";
 import { dashboardServices, readCode } from "../test-support/dashboard.js";
 import { DIALECTS, seedCatalogue, type TestApi } from "../test-support/harness.js";
@@ -20,14 +17,6 @@ import { createPlan, updateTool } from "../workspaces/workspace.service.js";
 
 const TIMEOUT_MS = 120_000;
 const WIDTHS = [1280, 390] as const;
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 /** What an automated check can say of a page's accessibility basics: its language, one h1, named buttons and links, labelled fields. */
 async function checkBasics(page: Page): Promise<void> {
@@ -51,8 +40,7 @@ for (const dialect of DIALECTS) {
       const origin = `http://127.0.0.1:${port}`;
       const env = await dashboardServices(dialect, { WARDEN_STRIPE_API_URL: stripeApi.url, WARDEN_PUBLIC_URL: origin });
       const { services, clock } = env;
-      const app = await buildApp(services, { logger: false });
-      await app.listen({ host: "127.0.0.1", port });
+      const { app, browser, close } = await servedInBrowser(services, { port });
       const ws = await seedCatalogue(services);
       const secret = await connectTestStripe(services, ws, "test", "sk_test_hostedBrowserStandIn0123");
       await updateTool(services.db, clock, { workspace: ws.slug, id: "tabmaster", trialDays: "14" });
@@ -67,7 +55,6 @@ for (const dialect of DIALECTS) {
       });
       const base = `${origin}${pagesOf(ws)}`;
       const violations: string[] = [];
-      const browser = await launchChromium();
       try {
         const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
         // Stripe Checkout is not reached for real: the browser's request to it is answered here.
@@ -169,8 +156,7 @@ for (const dialect of DIALECTS) {
         }
         assert.deepEqual(violations, []);
       } finally {
-        await browser.close();
-        await app.close();
+        await close();
       }
     });
   });

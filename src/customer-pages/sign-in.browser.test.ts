@@ -5,11 +5,9 @@
 // the checks a person with a screen reader or a phone needs. WARDEN_SCREENSHOTS=<folder>
 // saves every screen.
 import assert from "node:assert/strict";
-import type { AddressInfo } from "node:net";
 import { describe, test } from "node:test";
 import type { Page } from "playwright-core";
-import { buildApp } from "../app.js";
-import { axeViolations, launchChromium, shoot, watchPolicy } from "../test-support/browser.js";
+import { axeViolations, servedInBrowser, shoot, watchPolicy } from "../test-support/browser.js";
 import { handOffQuery, pkcePair } from "../test-support/customer-pages.js";
 import { dashboardServices, readCode } from "../test-support/dashboard.js";
 import { DIALECTS, seedWorkspace } from "../test-support/harness.js";
@@ -45,11 +43,8 @@ for (const dialect of DIALECTS) {
       }, async () => {
         const env = await dashboardServices(dialect);
         const ws = await seedWorkspace(env.services);
-        const app = await buildApp(env.services, { logger: false });
-        await app.listen({ host: "127.0.0.1", port: 0 });
-        const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+        const { app, origin, browser, close } = await servedInBrowser(env.services);
         const base = `${origin}/c/${ws.slug}/test/${ws.tool}`;
-        const browser = await launchChromium();
         try {
           const page = await (await browser.newContext({ viewport: { width, height: 800 } })).newPage();
           const violations = watchPolicy(page);
@@ -114,8 +109,7 @@ for (const dialect of DIALECTS) {
           await shoot(page, `hosted-not-found-${width}`);
           assert.deepEqual(violations, []);
         } finally {
-          await browser.close();
-          await app.close();
+          await close();
         }
       });
     }

@@ -14,7 +14,7 @@ import { main } from "../cli.js";
 import { systemClock } from "../clock.js";
 import { parseConfig } from "../config.js";
 import { createServices } from "../services.js";
-import { launchChromium, shoot, signInToDashboard, watchPolicy } from "../test-support/browser.js";
+import { freePort, launchChromium, shoot, signInToDashboard, watchPolicy } from "../test-support/browser.js";
 import { readCode, readMail } from "../test-support/dashboard.js";
 import { DIALECTS, privateDatabaseEnv, unique } from "../test-support/harness.js";
 import { sendTestMail } from "../test-support/mail.js";
@@ -33,15 +33,6 @@ async function operatorSetUp(env: Record<string, string>, owner: string, slug: s
     const code = await main(argv, { stdout: () => {}, stderr: (t) => (stderr += t), env });
     assert.equal(code, 0, stderr);
   }
-}
-
-/** A port free at this moment, so that WARDEN_PUBLIC_URL can name it before Warden listens. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 /** Warden listening on 127.0.0.1 over the database the CLI wrote, with the system clock (Stripe signs with real time). */

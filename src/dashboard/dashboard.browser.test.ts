@@ -7,10 +7,9 @@ import { describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { Webhook as SvixWebhook } from "svix";
-import { buildApp } from "../app.js";
 import { DAY_MS, toIso } from "../clock.js";
 import { importNdjson } from "../import/import.service.js";
-import { launchChromium, shoot, signInToDashboard, watchPolicy } from "../test-support/browser.js";
+import { servedInBrowser, shoot, signInToDashboard, watchPolicy } from "../test-support/browser.js";
 import { dashboardServices, readCode } from "../test-support/dashboard.js";
 import { DIALECTS, seedCatalogue, seedWorkspace } from "../test-support/harness.js";
 import { answer, startReceiver, testWorker } from "../test-support/webhooks.js";
@@ -31,10 +30,7 @@ for (const dialect of DIALECTS) {
     test("sign in with the mailed code; a key seen once, used, revoked; a cross-site form refused", { timeout: JOURNEY_TIMEOUT_MS }, async () => {
       const env = await dashboardServices(dialect);
       const ws = await seedWorkspace(env.services);
-      const app = await buildApp(env.services, { logger: false });
-      await app.listen({ host: "127.0.0.1", port: 0 });
-      const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-      const browser = await launchChromium();
+      const { origin: base, browser, close } = await servedInBrowser(env.services);
       try {
         const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
         const page = await context.newPage();
@@ -112,8 +108,7 @@ for (const dialect of DIALECTS) {
         }
         assert.deepEqual(violations, [], "no page breaks its own content-security policy");
       } finally {
-        await browser.close();
-        await app.close();
+        await close();
       }
     });
 
@@ -125,10 +120,7 @@ for (const dialect of DIALECTS) {
       const ws = await seedWorkspace(env.services);
       const receiver = await startReceiver(answer(200, '{"received":true,"note":"<b>hello</b>"}', { "content-type": "application/json" }));
       const worker = testWorker(env.services);
-      const app = await buildApp(env.services, { logger: false });
-      await app.listen({ host: "127.0.0.1", port: 0 });
-      const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-      const browser = await launchChromium();
+      const { origin: base, browser, close } = await servedInBrowser(env.services);
       try {
         const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
         const violations = watchPolicy(page);
@@ -205,8 +197,7 @@ for (const dialect of DIALECTS) {
         assert.equal(await here(), "Delivery of payment.disputed");
         assert.deepEqual(violations, [], "no page breaks its own content-security policy");
       } finally {
-        await browser.close();
-        await app.close();
+        await close();
       }
     });
 
@@ -217,10 +208,7 @@ for (const dialect of DIALECTS) {
       env.clock.set(Date.now());
       const ws = await seedWorkspace(env.services);
       const receiver = await startReceiver();
-      const app = await buildApp(env.services, { logger: false });
-      await app.listen({ host: "127.0.0.1", port: 0 });
-      const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-      const browser = await launchChromium();
+      const { origin: base, browser, close } = await servedInBrowser(env.services);
       try {
         const { page, violations } = await signedIn(browser, base, env.dataDir, ws.ownerEmail, ws.slug);
         await page.goto(`${base}/dashboard/w/${ws.slug}/test/webhooks`);
@@ -273,17 +261,14 @@ for (const dialect of DIALECTS) {
         assert.equal(await page.locator("text=Rotated a webhook signing secret").count(), 1);
         assert.deepEqual(violations, [], "no page breaks its own content-security policy");
       } finally {
-        await browser.close();
-        await app.close();
+        await close();
       }
     });
 
     test("customers: find an address, grant with a note, see the note, revoke", { timeout: JOURNEY_TIMEOUT_MS }, async () => {
       const env = await dashboardServices(dialect);
       const ws = await seedWorkspace(env.services);
-      const app = await buildApp(env.services, { logger: false });
-      await app.listen({ host: "127.0.0.1", port: 0 });
-      const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+      const { origin: base, browser, close } = await servedInBrowser(env.services);
       for (const email of ["ada@example.com", "alan@example.com"]) {
         const granted = await fetch(`${base}/api/v1/tools/${ws.tool}/grants`, {
           method: "POST",
@@ -292,7 +277,6 @@ for (const dialect of DIALECTS) {
         });
         assert.equal(granted.status, 201);
       }
-      const browser = await launchChromium();
       try {
         const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
         const violations = watchPolicy(page);
@@ -329,8 +313,7 @@ for (const dialect of DIALECTS) {
         await shoot(page, "20-customers");
         assert.deepEqual(violations, [], "no page breaks its own content-security policy");
       } finally {
-        await browser.close();
-        await app.close();
+        await close();
       }
     });
 
@@ -401,10 +384,7 @@ for (const dialect of DIALECTS) {
         },
       ];
       await importNdjson(env.services.db, env.services.clock, { workspace: ws.slug, env: "test", text: lines.map((l) => JSON.stringify(l)).join("\n") });
-      const app = await buildApp(env.services, { logger: false });
-      await app.listen({ host: "127.0.0.1", port: 0 });
-      const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-      const browser = await launchChromium();
+      const { origin: base, browser, close } = await servedInBrowser(env.services);
       try {
         const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
         const violations = watchPolicy(page);
@@ -433,8 +413,7 @@ for (const dialect of DIALECTS) {
         assert.equal(((await api.json()) as { subscription: { cancelAtPeriodEnd: boolean } }).subscription.cancelAtPeriodEnd, true);
         assert.deepEqual(violations, [], "no page breaks its own content-security policy");
       } finally {
-        await browser.close();
-        await app.close();
+        await close();
       }
     });
   });

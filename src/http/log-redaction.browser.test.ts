@@ -4,10 +4,8 @@
 // Every URL the browser followed is in the log, redacted: not only whole addresses but a
 // search for `ada.lovelace@`, which no pattern for an address recognises.
 import assert from "node:assert/strict";
-import type { AddressInfo } from "node:net";
 import { describe, test } from "node:test";
-import { buildApp } from "../app.js";
-import { launchChromium, signInToDashboard } from "../test-support/browser.js";
+import { servedInBrowser, signInToDashboard } from "../test-support/browser.js";
 import { dashboardServices, readCode } from "../test-support/dashboard.js";
 import { DIALECTS, seedWorkspace, unique } from "../test-support/harness.js";
 
@@ -18,14 +16,15 @@ for (const dialect of DIALECTS) {
     test("names no address: not the owner's, the customer's, the buyer's, nor a search for part of one", { timeout: JOURNEY_TIMEOUT_MS }, async () => {
       const env = await dashboardServices(dialect);
       const lines: string[] = [];
-      const app = await buildApp(env.services, { logger: { level: "info", stream: { write: (line: string) => lines.push(line) } } });
-      await app.listen({ host: "127.0.0.1", port: 0 });
-      const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+      const {
+        origin: base,
+        browser,
+        close,
+      } = await servedInBrowser(env.services, { logger: { level: "info", stream: { write: (line: string) => lines.push(line) } } });
       const ws = await seedWorkspace(env.services);
       const local = `ada.${unique("lovelace").replace("-", "")}`;
       const customer = `${local}@example.com`;
       const buyer = `${unique("grace")}@example.org`;
-      const browser = await launchChromium();
       try {
         const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
         await signInToDashboard(page, base, env.dataDir, ws.ownerEmail);
@@ -55,8 +54,7 @@ for (const dialect of DIALECTS) {
         await buying.waitForURL(/\/manage/);
         await buying.goto(`${pages}/plans`);
       } finally {
-        await browser.close();
-        await app.close();
+        await close();
       }
 
       const log = lines.join("");

@@ -2,10 +2,15 @@
 // download). WARDEN_SCREENSHOTS=<folder> saves a picture of every screen a test shoots.
 import assert from "node:assert/strict";
 import { mkdir, readFile } from "node:fs/promises";
+import { createServer } from "node:http";
 import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { AxeResults } from "axe-core";
+import type { FastifyInstance } from "fastify";
 import { type Browser, chromium, type Page } from "playwright-core";
+import { type AppOptions, buildApp } from "../app.js";
+import type { Services } from "../services.js";
 import { readCode } from "./dashboard.js";
 
 export const CHROMIUM = "/usr/bin/chromium";
@@ -16,6 +21,42 @@ const SCREENSHOTS = process.env.WARDEN_SCREENSHOTS;
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+}
+
+/** Warden listening on 127.0.0.1 and a chromium to open it: every browser test's set-up. */
+export interface ServedInBrowser {
+  app: FastifyInstance;
+  /** `http://127.0.0.1:<port>` */
+  origin: string;
+  browser: Browser;
+  /** Closes the browser, then Warden. */
+  close(): Promise<void>;
+}
+
+/** Builds Warden over `services` (no log unless `logger` asks), listens on `port` (any free one by default) and launches chromium. */
+export async function servedInBrowser(services: Services, options: { port?: number; logger?: AppOptions["logger"] } = {}): Promise<ServedInBrowser> {
+  const app = await buildApp(services, { logger: options.logger ?? false });
+  await app.listen({ host: "127.0.0.1", port: options.port ?? 0 });
+  const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const browser = await launchChromium();
+  return {
+    app,
+    origin,
+    browser,
+    close: async () => {
+      await browser.close();
+      await app.close();
+    },
+  };
+}
+
+/** A port free at this moment, so that WARDEN_PUBLIC_URL can name it before Warden listens. */
+export async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
 }
 
 /** Saves the page as `<name>.png` when WARDEN_SCREENSHOTS names a folder; else nothing. */

@@ -4,11 +4,9 @@
 // the history, no sideways scroll, no serious axe-core violation, no policy breach, and a
 // table's CSV downloaded. WARDEN_SCREENSHOTS=<folder> saves each page at both widths.
 import assert from "node:assert/strict";
-import type { AddressInfo } from "node:net";
 import { describe, test } from "node:test";
 import type { Page } from "playwright-core";
-import { buildApp } from "../../app.js";
-import { axeViolations, launchChromium, shoot, signInToDashboard, watchPolicy } from "../../test-support/browser.js";
+import { axeViolations, servedInBrowser, shoot, signInToDashboard, watchPolicy } from "../../test-support/browser.js";
 import { dashboardServices } from "../../test-support/dashboard.js";
 import { DIALECTS, seedCatalogue } from "../../test-support/harness.js";
 import { makeInsightsHistory } from "../../test-support/insights.js";
@@ -33,10 +31,7 @@ for (const dialect of DIALECTS) {
       env.clock.set(TODAY);
       const ws = await seedCatalogue(env.services);
       const history = await makeInsightsHistory(env.services, env.clock, ws, env.dataDir);
-      const app = await buildApp(env.services, { logger: false });
-      await app.listen({ host: "127.0.0.1", port: 0 });
-      const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-      const browser = await launchChromium();
+      const { origin: base, browser, close } = await servedInBrowser(env.services);
       const problems: string[] = [];
       try {
         for (const width of [1280, 390] as const) {
@@ -107,8 +102,7 @@ for (const dialect of DIALECTS) {
           await context.close();
         }
       } finally {
-        await browser.close();
-        await app.close();
+        await close();
       }
       assert.deepEqual(problems, []);
     });
