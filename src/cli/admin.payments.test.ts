@@ -88,9 +88,10 @@ for (const dialect of DIALECTS) {
         return { status: response.status, body: (await response.json()) as Record<string, unknown> & { data: Record<string, unknown>[] } };
       };
       // What the CLI changes, another process, reaches the server's answers from memory
-      // within a second (the access-change feed): read until it shows, 5 s at most.
+      // within a second (the access-change feed): read until it shows.
       const seenSoon = async (email: string, field: "entitled" | "via", expected: unknown) => {
-        const deadline = Date.now() + 5_000;
+        // A bound for a busy machine only: the loop ends as soon as the answer is seen.
+        const deadline = Date.now() + 60_000;
         for (;;) {
           const seen = (await api(`/tools/tabs/customers/${encodeURIComponent(email)}`)).body[field];
           if (seen === expected || Date.now() > deadline) return assert.equal(seen, expected, `${email}'s ${field}`);
@@ -128,7 +129,8 @@ for (const dialect of DIALECTS) {
       const refunded = await wardenJson(env, "admin", "licence", "refund", "--id", licence);
       assert.equal(refunded.refunded_now, true);
       assert.equal((await stripe("charge.refunded", chargeObject({ paymentIntent, amount: 4900, amountRefunded: 4900 }))).outcome, "applied");
-      assert.equal((await api("/tools/tabs/customers/ada%40example.com")).body.entitled, false);
+      // The command's refund reaches the server's kept answers through the access-change feed, not at once.
+      await seenSoon("ada@example.com", "entitled", false);
 
       // A team licence and its seats.
       await stripe(
