@@ -52,14 +52,13 @@ async function signedIn(api: TestApi, ws: Workspace, email: string, device = DEV
   return { token, state: first.json().state as string, entitled: first.json().entitled as boolean };
 }
 
-/** The loop's turn wakes the wait, well under 5 s after the change, with the clock not moved. */
-async function answeredAtNextTurn(services: Services, wait: Wait, startedAt: number) {
+/** The loop's next turn wakes the wait, with the clock not moved (its own timer would need the clock to move): no wall-clock budget, which a busy machine breaks. */
+async function answeredAtNextTurn(services: Services, wait: Wait) {
   assert.equal(wait.answered(), false, "nothing answers before the loop reads the change");
   const before = services.clock.now();
   await services.accessWatch.poll();
   const response = await wait.response;
   assert.equal(services.clock.now(), before, "answered without the clock moving: at the turn after the change");
-  assert.ok(performance.now() - startedAt < 5_000);
   return response;
 }
 
@@ -75,10 +74,9 @@ for (const dialect of DIALECTS) {
 
       const wait = startWait(api, held.token, held.state);
       await parked(services);
-      const startedAt = performance.now();
       const granted = await api.request({ method: "POST", url: `/api/v1/tools/${ws.tool}/grants`, key: ws.testKey, payload: { email, days: 30 } });
       assert.equal(granted.statusCode, 201, granted.body);
-      const woken = await answeredAtNextTurn(services, wait, startedAt);
+      const woken = await answeredAtNextTurn(services, wait);
       assert.equal(woken.statusCode, 200, woken.body);
       assert.equal(woken.headers["cache-control"], "no-store");
       const fresh = woken.json();
@@ -91,7 +89,7 @@ for (const dialect of DIALECTS) {
       await parked(services);
       const revoked = await api.request({ method: "DELETE", url: `/api/v1/tools/${ws.tool}/grants/${granted.json().id}`, key: ws.testKey });
       assert.equal(revoked.statusCode, 200, revoked.body);
-      const locked = await answeredAtNextTurn(services, again, performance.now());
+      const locked = await answeredAtNextTurn(services, again);
       assert.equal(locked.statusCode, 200);
       assert.equal(locked.json().entitled, false);
       assert.equal(locked.json().state, held.state, "the same access says the same state");
@@ -107,11 +105,10 @@ for (const dialect of DIALECTS) {
 
       const wait = startWait(api, held.token, held.state);
       await parked(services);
-      const startedAt = performance.now();
       const now = clock.now();
       const session = paymentSession({ email, metadata: { warden_tool: "tabmaster", warden_plan: "lifetime" }, now });
       await deliver(api, ws, secret, stripeEvent("checkout.session.completed", session, { now }), now);
-      const woken = await answeredAtNextTurn(services, wait, startedAt);
+      const woken = await answeredAtNextTurn(services, wait);
       assert.equal(woken.statusCode, 200, woken.body);
       assert.deepEqual([woken.json().entitled, woken.json().via, woken.json().plan?.id], [true, "licence", "lifetime"]);
     });
@@ -127,10 +124,9 @@ for (const dialect of DIALECTS) {
 
       const wait = startWait(api, extension.token, extension.state);
       await parked(services);
-      const startedAt = performance.now();
       const started = await api.request({ method: "POST", url: `/api/client/v1/tools/${ws.tool}/trial`, headers: bearer(page) });
       assert.equal(started.statusCode, 201, started.body);
-      const woken = await answeredAtNextTurn(services, wait, startedAt);
+      const woken = await answeredAtNextTurn(services, wait);
       assert.deepEqual([woken.json().entitled, woken.json().via], [true, "trial"]);
     });
 
@@ -160,7 +156,6 @@ for (const dialect of DIALECTS) {
       assert.equal(wait.answered(), false, "another person's change does not answer the wait");
       assert.equal(services.accessWatch.parked, 1);
 
-      const startedAt = performance.now();
       const seat = await api.request({
         method: "POST",
         url: `/api/client/v1/purchases/${team}/seats`,
@@ -168,7 +163,7 @@ for (const dialect of DIALECTS) {
         payload: { email: member },
       });
       assert.equal(seat.statusCode, 200, seat.body);
-      const woken = await answeredAtNextTurn(services, wait, startedAt);
+      const woken = await answeredAtNextTurn(services, wait);
       assert.deepEqual([woken.json().entitled, woken.json().via], [true, "licence"]);
     });
 
@@ -216,7 +211,7 @@ for (const dialect of DIALECTS) {
       const devices = (await api.request({ url: "/api/client/v1/devices", headers: bearer(phone) })).json().data as { id: string; current: boolean }[];
       const laptop = devices.find((d) => !d.current)?.id;
       assert.equal((await api.request({ method: "DELETE", url: `/api/client/v1/devices/${laptop}`, headers: bearer(phone) })).statusCode, 200);
-      const out = await answeredAtNextTurn(services, wait, performance.now());
+      const out = await answeredAtNextTurn(services, wait);
       assert.equal(out.statusCode, 401, out.body);
 
       const stranger = await api.request({ url: `/api/client/v1/tools/${ws.tool}/access/changes?state=x`, headers: bearer(`wdt_${"a".repeat(43)}`) });
