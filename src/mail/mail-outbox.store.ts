@@ -1,5 +1,4 @@
-import { Transaction } from "kysely";
-import { type Executor, holdWriteLock, type Trx } from "../db/database.js";
+import type { Executor } from "../db/database.js";
 
 /** A mail as written to the outbox, its content already sealed. */
 export interface QueuedMail {
@@ -50,10 +49,7 @@ export async function claimDueMails(
   ex: Executor,
   options: { senderId: string; now: number; leaseUntil: number; limit: number; skipLocked: boolean },
 ): Promise<DueMail[]> {
-  const claim = async (trx: Trx) => {
-    // SQLite: the write lock first, as the deliveries' claim does (webhooks/delivery.store.ts):
-    // a read before the write would fail with SQLITE_BUSY_SNAPSHOT if another process committed between.
-    if (!options.skipLocked) await holdWriteLock(trx);
+  const claim = async (trx: Executor) => {
     let due = trx
       .selectFrom("mail_outbox")
       .select(["id", "kind", "recipient", "content_sealed", "attempts", "created_at"])
@@ -74,7 +70,7 @@ export async function claimDueMails(
       .execute();
     return rows;
   };
-  const rows = ex instanceof Transaction ? await claim(ex) : await ex.transaction().execute(claim);
+  const rows = ex.isTransaction ? await claim(ex) : await ex.transaction().execute(claim);
   return rows.flatMap((r) =>
     r.content_sealed === null
       ? []

@@ -101,9 +101,9 @@ export class MailSender {
         await this.drain();
       } catch (error) {
         // An outage is logged once, where the database's availability is tracked (server.ts); the next poll tries again.
-        // SQLite busy (another process held the write lock past the busy timeout) is a wait, not an error.
-        if (isDatabaseBusy(error)) this.log.warn({ err: error }, "claiming mails waited: the database was busy over 5 s; tried again");
-        else if (!isDatabaseUnavailable(error)) this.log.error({ err: error }, "claiming mails failed");
+        // SQLite busy (another process holds the write lock: an import, a reconcile) is a wait, not
+        // an error, and not worth a line at every poll while it lasts.
+        if (!isDatabaseBusy(error) && !isDatabaseUnavailable(error)) this.log.error({ err: error }, "claiming mails failed");
       }
       if (this.running) await this.sleep();
     }

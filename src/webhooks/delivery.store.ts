@@ -1,5 +1,5 @@
-import { sql, Transaction } from "kysely";
-import { dialectOf, type Executor, holdWriteLock, type Trx } from "../db/database.js";
+import { sql } from "kysely";
+import { dialectOf, type Executor } from "../db/database.js";
 import { type Placeholder, prepared, preparedRaw } from "../db/prepared.js";
 import type { DeliveriesTable, DeliveryStatus, Env } from "../db/schema.js";
 import { newOrderedId } from "../ids.js";
@@ -201,12 +201,7 @@ export async function claimDueDeliveries(
     if (inFlight.length === 0) return (resendsOnly ? dueResends : dueDeliveries)(trx, [endpointId, now, options.perEndpoint]);
     return dueQuery(trx, endpointId, now, resendsOnly).where("d.id", "not in", inFlight).limit(options.perEndpoint).execute();
   };
-  const claim = async (trx: Trx) => {
-    // SQLite: the write lock first (as BEGIN IMMEDIATE), since the claim reads before it
-    // writes: a deferred transaction whose snapshot another process (a reconcile, an
-    // import) wrote past fails at its first write with SQLITE_BUSY_SNAPSHOT; holding the
-    // lock, it waits its turn instead and reads what that process committed.
-    if (!options.skipLocked) await holdWriteLock(trx);
+  const claim = async (trx: Executor) => {
     // PostgreSQL: an endpoint's due deliveries are read in index order (deliveries_due) up
     // to the limit, never collected and sorted. Statistics lag a burst of events: measured
     // with a backlog of 100,000 and statistics from before it, the planner chose a bitmap
@@ -235,7 +230,7 @@ export async function claimDueDeliveries(
     }
     return due;
   };
-  const rows = ex instanceof Transaction ? await claim(ex) : await ex.transaction().execute(claim);
+  const rows = ex.isTransaction ? await claim(ex) : await ex.transaction().execute(claim);
   // Each endpoint's claimed deliveries are sent in this order: creation.
   rows.sort((a, b) => Number(a.seq) - Number(b.seq));
   return rows.map((r) => ({

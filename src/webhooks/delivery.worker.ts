@@ -169,14 +169,14 @@ export class DeliveryWorker {
 
   /**
    * A failure of the database's being away is not logged here: `warden serve` logs the
-   * outage once. SQLite busy (another process holding the write lock past the 5 s busy
-   * timeout) is a wait, a warning, not an error: whatever failed is done again, a claim at the next
+   * outage once. SQLite busy (another process holding the write lock: an import, a
+   * reconcile) is a wait, not an error: whatever failed is done again, a claim at the next
    * look for work, an attempt's record when its lease runs out (then the delivery is
    * sent again: at least once, as always).
    */
   private logFailure(error: unknown, fields: Record<string, string>, message: string): void {
     if (isDatabaseUnavailable(error)) return;
-    if (isDatabaseBusy(error)) this.log.warn({ err: error, ...fields }, `${message}: the database was busy over 5 s; tried again`);
+    if (isDatabaseBusy(error)) this.log.debug({ err: error, ...fields }, `${message}: another process holds the database's write lock; tried again`);
     else this.log.error({ err: error, ...fields }, message);
   }
 
