@@ -29,6 +29,11 @@ export const EXCHANGE_TTL_MS = 60_000;
 export const HELD_TICKET_TTL_MS = 10 * 60_000;
 const HAND_OFF_CODE = /^wac_[0-9A-Za-z]{43}$/;
 const PAGE_TICKET = /^wpt_[0-9A-Za-z]{43}$/;
+const HELD_TICKET = /^wph_[0-9A-Za-z]{43}$/;
+
+// Each kind its own prefix: a held question's ticket (longer-lived, never in a URL) is
+// refused where a link's ticket is taken, and the other way round.
+const TOKEN_PREFIX: Record<ExchangeKind, string> = { hand_off: "wac", page_ticket: "wpt", page_question: "wph" };
 
 async function issueToken(
   ex: Executor,
@@ -37,7 +42,7 @@ async function issueToken(
   input: { workspaceId: string; env: Env; toolId: string; personId: string; licenceId: string | null; codeChallenge: string | null },
   ttlMs = EXCHANGE_TTL_MS,
 ) {
-  const token = `${kind === "hand_off" ? "wac" : "wpt"}_${randomBase62(43)}`;
+  const token = `${TOKEN_PREFIX[kind]}_${randomBase62(43)}`;
   const expiresAt = now + ttlMs;
   await insertExchangeToken(ex, { id: `cx_${randomBase62(24)}`, kind, ...input, tokenHash: sha256(token), createdAt: now, expiresAt });
   return { token, expiresAt };
@@ -147,15 +152,15 @@ export async function openPageTicket(services: Services, scope: PageScope, ticke
     if (found === null || found.expiresAt <= now || !opensPage(found, scope)) return null;
     if (signedIn !== null && signedIn.personId === found.personId && (signedIn.licenceId === null || signedIn.licenceId === found.licenceId)) return null;
     const { workspaceId, env, toolId, personId, licenceId } = found;
-    const held = await issueToken(trx, now, "page_ticket", { workspaceId, env, toolId, personId, licenceId, codeChallenge: null }, HELD_TICKET_TTL_MS);
+    const held = await issueToken(trx, now, "page_question", { workspaceId, env, toolId, personId, licenceId, codeChallenge: null }, HELD_TICKET_TTL_MS);
     return held.token;
   });
 }
 
 /** Who a held ticket would sign in, for its question: the address, null for a key-activated device's; or null when it opens this page no more. */
 export async function findHeldPageTicket(services: Services, scope: PageScope, held: string): Promise<{ email: string | null } | null> {
-  if (!PAGE_TICKET.test(held)) return null;
-  const found = await findOpenExchangeToken(services.db, "page_ticket", sha256(held), services.clock.now());
+  if (!HELD_TICKET.test(held)) return null;
+  const found = await findOpenExchangeToken(services.db, "page_question", sha256(held), services.clock.now());
   if (found === null || !opensPage(found, scope)) return null;
   if (found.licenceId !== null) return { email: null };
   const person = await findPersonById(services.db, found.workspaceId, found.env, found.personId);
@@ -168,11 +173,11 @@ export async function findHeldPageTicket(services: Services, scope: PageScope, h
  * declined, or when the ticket no longer opens this page (used, expired, elsewhere).
  */
 export async function answerHeldPageTicket(services: Services, scope: PageScope, held: string, accepted: boolean): Promise<string | null> {
-  if (!PAGE_TICKET.test(held)) return null;
+  if (!HELD_TICKET.test(held)) return null;
   const { db, clock } = services;
   const now = clock.now();
   return db.transaction().execute(async (trx) => {
-    const found = await spendExchangeToken(trx, "page_ticket", sha256(held), now);
+    const found = await spendExchangeToken(trx, "page_question", sha256(held), now);
     if (!accepted || found === null || found.expiresAt <= now || !opensPage(found, scope)) return null;
     const { workspaceId, env, personId, licenceId } = found;
     if (licenceId === null) {

@@ -37,7 +37,7 @@ for (const dialect of DIALECTS) {
       assert.equal(opened.headers.location, `${base}/plans`, "the ticket leaves the address bar");
       assert.equal(victim.cookies.get(sessionCookie(ws.slug)), victimSession, "the session is not replaced by opening the link");
       const cookie = [opened.headers["set-cookie"] ?? []].flat().find((c) => c.startsWith(`${TICKET_COOKIE}=`)) ?? "";
-      assert.match(cookie, new RegExp(`^${TICKET_COOKIE}=wpt_[0-9A-Za-z]{43}; Path=${base}; HttpOnly; SameSite=Lax; Max-Age=600$`));
+      assert.match(cookie, new RegExp(`^${TICKET_COOKIE}=wph_[0-9A-Za-z]{43}; Path=${base}; HttpOnly; SameSite=Lax; Max-Age=600$`));
       assert.equal(cookie.includes(ticket), false, "the cookie holds a ticket of its own, never the link's");
 
       const asked = await victim.get(`${base}/plans`);
@@ -72,6 +72,18 @@ for (const dialect of DIALECTS) {
       const later = new TestBrowser(app);
       await later.get(`${base}/plans?ticket=${ticket}`);
       assert.equal(later.cookies.has(TICKET_COOKIE), false, "spent");
+
+      // The ticket a browser holds for its question (10 minutes, its own kind) is no link's
+      // ticket: the attacker, reading it from their own browser's cookie, cannot send it as one.
+      const attacker = new TestBrowser(app);
+      const own = (await ticketFor(app, ws.tool, await signedInDevice(app, env.dataDir, ws, attackerEmail))).json().ticket as string;
+      await attacker.get(`${base}/plans?ticket=${own}`);
+      const held = attacker.cookies.get(TICKET_COOKIE) ?? "";
+      assert.match(held, /^wph_/);
+      const relayed = new TestBrowser(app);
+      await relayed.get(`${base}/plans?ticket=${held}`);
+      assert.equal(relayed.cookies.has(TICKET_COOKIE), false, "a held ticket opens no question");
+      assert.doesNotMatch((await relayed.get(`${base}/plans`)).body, /Continue as/);
     });
 
     test("a browser signed in to nobody is asked too; Continue signs it in, once, and the question lasts 10 minutes", async () => {

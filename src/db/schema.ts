@@ -532,7 +532,8 @@ export interface CustomerSessionsTable {
 /** One-time tokens between the hosted pages and an extension: hand-off codes and page tickets (migration 023). */
 export interface CustomerExchangeTokensTable {
   id: string;
-  kind: "hand_off" | "page_ticket";
+  /** hand_off: a page's code for the extension; page_ticket: an extension's ticket for a page; page_question: a ticket held for the page's question "Continue as …?". */
+  kind: "hand_off" | "page_ticket" | "page_question";
   token_hash: string;
   workspace_id: string;
   env: Env;

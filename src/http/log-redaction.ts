@@ -7,8 +7,8 @@
 
 // Secrets and bearer tokens by their prefixes: API keys, webhook and Stripe secrets,
 // dashboard session, link and browser tokens, device tokens, licence keys; the hosted
-// pages' session and browser tokens, hand-off codes and page tickets.
-const SECRET = /\b(wk_test|wk_live|whsec|whsk|wdl|wds|wdb|wdt|wlk|wcs|wcb|wac|wpt|sk_test|sk_live|rk_test|rk_live)_[0-9A-Za-z]{4,}/g;
+// pages' session and browser tokens, hand-off codes, page tickets and the tickets held for a page's question.
+const SECRET = /\b(wk_test|wk_live|whsec|whsk|wdl|wds|wdb|wdt|wlk|wcs|wcb|wac|wpt|wph|sk_test|sk_live|rk_test|rk_live)_[0-9A-Za-z]{4,}/g;
 // A page ticket in a hosted page's query, whatever its shape: it may open a session until spent.
 const TICKET = /([?&]ticket=)[^&\s"]+/g;
 // An address as typed, or percent-encoded in a path or query (%40, and %2540 once more);
