@@ -43,6 +43,11 @@ describe("log redaction", () => {
     );
     assert.equal(redactUrl("/dashboard/w/acme/test/owners?invited=bob%40Example.COM&x"), "/dashboard/w/acme/test/owners?invited=[email]&x");
     assert.equal(redactUrl("/c/acme/test/tabmaster/sign-in?email=ada&state=a%40b"), "/c/acme/test/tabmaster/sign-in?email=[email]&state=[email]");
+    assert.equal(
+      redactUrl("/dashboard/w/acme/test/customers?%71=lovelace&%E0=x"),
+      "/dashboard/w/acme/test/customers?%71=[email]&%E0=x",
+      "a name read as the server reads it",
+    );
     assert.equal(redactUrl("/api/v1/tools/tabmaster/grants?limit=10"), "/api/v1/tools/tabmaster/grants?limit=10", "nothing else changes");
   });
 });

@@ -25,6 +25,15 @@ export function redactSecrets(text: string): string {
   return text.replace(SECRET, "$1_[redacted]").replace(TICKET, "$1[redacted]").replace(EMAIL, "[email]");
 }
 
+/** A query parameter's name as the server reads it (`%71` is `q`); as written when it does not decode. */
+function paramName(raw: string): string {
+  try {
+    return decodeURIComponent(raw.replaceAll("+", " "));
+  } catch {
+    return raw;
+  }
+}
+
 /**
  * A request's URL as the log keeps it: every path segment and query value that holds an @
  * (an address, or part of one such as a search for `ada@`), and the address parameters
@@ -47,7 +56,7 @@ export function redactUrl(url: string): string {
       const eq = pair.indexOf("=");
       if (eq < 0) return AT.test(pair) ? "[email]" : pair;
       const value = pair.slice(eq + 1);
-      return AT.test(value) || ADDRESS_PARAMS.has(pair.slice(0, eq)) ? `${pair.slice(0, eq)}=[email]` : pair;
+      return AT.test(value) || ADDRESS_PARAMS.has(paramName(pair.slice(0, eq))) ? `${pair.slice(0, eq)}=[email]` : pair;
     })
     .join("&");
   return `${redactedPath}?${query}`;

@@ -14,7 +14,7 @@ import type { Env, ProductKind } from "../db/schema.js";
 import { invalidParameter } from "../errors/errors.js";
 import type { Services } from "../services.js";
 import { findBundle, findPlan } from "../workspaces/workspace.store.js";
-import type { Tool, Workspace } from "../workspaces/workspace.types.js";
+import type { Plan, Tool, Workspace } from "../workspaces/workspace.types.js";
 import type { CheckoutBody } from "./checkout.schema.js";
 import { findStripeAccount } from "./stripe-account.store.js";
 import { stripeClient } from "./stripe-client.js";
@@ -108,7 +108,7 @@ export async function startCheckout(services: Services, request: CheckoutRequest
   const linked = await sellablePrice(
     stripe,
     await planStripeLinks(services, workspace.id, { productKind: plan.productKind, productId: plan.productId, planId: plan.id }),
-    subscription,
+    plan,
   );
   const params: Stripe.Checkout.SessionCreateParams = {
     mode: subscription ? "subscription" : "payment",
@@ -146,14 +146,27 @@ export async function startCheckout(services: Services, request: CheckoutRequest
 }
 
 /**
+ * Whether a Price bills as the plan says, so that what Insights counts from the plan
+ * (its currency, its interval for MRR) is what Stripe charges: the plan's currency; for a
+ * subscription plan, recurring every one of its intervals and billed per seat (licensed,
+ * not metered); for a one-time plan, one-time.
+ */
+function sellsAsPlan(price: Stripe.Price, plan: Plan): boolean {
+  if (price.currency.toLowerCase() !== plan.currency) return false;
+  if (plan.billing !== "subscription") return price.type === "one_time";
+  const recurring = price.recurring;
+  return recurring !== null && recurring.interval === (plan.interval ?? "month") && recurring.interval_count === 1 && recurring.usage_type === "licensed";
+}
+
+/**
  * The Stripe Price linked to the plan that this environment's account sells: the first
  * linked `price_…` (in the order linked) that Stripe finds with this key (a test-mode
- * price is not found with a live key, and the other way round), active, and recurring for
- * a subscription plan or one-time for a one-time plan; null when there is none, and the
+ * price is not found with a live key, and the other way round), active, and billing as
+ * the plan says (sellsAsPlan); null when there is none, and the
  * checkout prices the plan inline. The vendor's own Price carries their tax settings,
  * coupons and reports; its amount is Stripe's, which the buyer sees before paying.
  */
-async function sellablePrice(stripe: Stripe, linkedIds: readonly string[], subscription: boolean): Promise<string | null> {
+async function sellablePrice(stripe: Stripe, linkedIds: readonly string[], plan: Plan): Promise<string | null> {
   for (const id of linkedIds) {
     if (!id.startsWith("price_")) continue;
     let price: Stripe.Price;
@@ -164,7 +177,7 @@ async function sellablePrice(stripe: Stripe, linkedIds: readonly string[], subsc
       if (error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode === 404) continue;
       throw error;
     }
-    if (price.active && (price.type === "recurring") === subscription) return price.id;
+    if (price.active && sellsAsPlan(price, plan)) return price.id;
   }
   return null;
 }

@@ -105,21 +105,76 @@ for (const dialect of DIALECTS) {
       assert.equal(customer.json().plan.id, "lifetime");
     });
 
-    test("a plan linked to a Stripe Price sells that Price: the first linked one of this mode, active and of the plan's kind; none such, the plan inline", async () => {
+    test("a plan linked to a Stripe Price sells that Price: the first linked one of this mode, active, billing as the plan (currency, interval, per seat); none such, the plan inline", async () => {
       const { services, clock, stripeApi, checkout, ws } = await setUp(dialect);
       const body = { plan: "monthly", seats: 3, livemode: false, success_url: "https://tabmaster.example/thanks" };
       const linked = (prices: string[], products: string[] = []) => {
         clock.advance(1000);
         return updatePlanStripeLinks(services, { workspace: ws.slug, tool: "tabmaster", id: "monthly", prices, products });
       };
-      // Linked in this order: a live-mode price, a one-time price, an archived one, the one to sell, another recurring one.
-      stripeApi.prices.set("price_live", { id: "price_live", livemode: true, active: true, type: "recurring" });
-      stripeApi.prices.set("price_once", { id: "price_once", livemode: false, active: true, type: "one_time" });
-      stripeApi.prices.set("price_archived", { id: "price_archived", livemode: false, active: false, type: "recurring" });
-      stripeApi.prices.set("price_monthly", { id: "price_monthly", livemode: false, active: true, type: "recurring" });
-      stripeApi.prices.set("price_later", { id: "price_later", livemode: false, active: true, type: "recurring" });
+      // Linked in this order: a live-mode price, a one-time one, a yearly one, one in dollars, a metered one, an archived one, the one to sell, another that would do.
+      stripeApi.prices.set("price_live", {
+        id: "price_live",
+        livemode: true,
+        active: true,
+        currency: "eur",
+        type: "recurring",
+        recurring: { interval: "month", interval_count: 1, usage_type: "licensed" },
+      });
+      stripeApi.prices.set("price_once", { id: "price_once", livemode: false, active: true, currency: "eur", type: "one_time", recurring: null });
+      stripeApi.prices.set("price_yearly", {
+        id: "price_yearly",
+        livemode: false,
+        active: true,
+        currency: "eur",
+        type: "recurring",
+        recurring: { interval: "year", interval_count: 1, usage_type: "licensed" },
+      });
+      stripeApi.prices.set("price_usd", {
+        id: "price_usd",
+        livemode: false,
+        active: true,
+        currency: "usd",
+        type: "recurring",
+        recurring: { interval: "month", interval_count: 1, usage_type: "licensed" },
+      });
+      stripeApi.prices.set("price_metered", {
+        id: "price_metered",
+        livemode: false,
+        active: true,
+        currency: "eur",
+        type: "recurring",
+        recurring: { interval: "month", interval_count: 1, usage_type: "metered" },
+      });
+      stripeApi.prices.set("price_archived", {
+        id: "price_archived",
+        livemode: false,
+        active: false,
+        currency: "eur",
+        type: "recurring",
+        recurring: { interval: "month", interval_count: 1, usage_type: "licensed" },
+      });
+      stripeApi.prices.set("price_monthly", {
+        id: "price_monthly",
+        livemode: false,
+        active: true,
+        currency: "eur",
+        type: "recurring",
+        recurring: { interval: "month", interval_count: 1, usage_type: "licensed" },
+      });
+      stripeApi.prices.set("price_later", {
+        id: "price_later",
+        livemode: false,
+        active: true,
+        currency: "eur",
+        type: "recurring",
+        recurring: { interval: "month", interval_count: 1, usage_type: "licensed" },
+      });
       await linked(["price_live"], ["prod_Tabmaster"]);
       await linked(["price_once"]);
+      await linked(["price_yearly"]);
+      await linked(["price_usd"]);
+      await linked(["price_metered"]);
       await linked(["price_archived"]);
       await linked(["price_monthly"]);
       await linked(["price_later"]);
@@ -132,13 +187,28 @@ for (const dialect of DIALECTS) {
       assert.equal(created?.form["metadata[warden_plan]"], "monthly", "Warden's metadata as ever");
       assert.deepEqual(
         stripeApi.calls.filter((c) => c.method === "GET").map((c) => c.path),
-        ["/v1/prices/price_live", "/v1/prices/price_once", "/v1/prices/price_archived", "/v1/prices/price_monthly"],
+        [
+          "/v1/prices/price_live",
+          "/v1/prices/price_once",
+          "/v1/prices/price_yearly",
+          "/v1/prices/price_usd",
+          "/v1/prices/price_metered",
+          "/v1/prices/price_archived",
+          "/v1/prices/price_monthly",
+        ],
         "asked in the order linked, until one sells; a product is not a price",
       );
 
       // The one-time plan's only linked price is recurring: nothing to sell it with, so it is priced inline.
       await updatePlanStripeLinks(services, { workspace: ws.slug, tool: "tabmaster", id: "lifetime", prices: ["price_lifetimeWrong"] });
-      stripeApi.prices.set("price_lifetimeWrong", { id: "price_lifetimeWrong", livemode: false, active: true, type: "recurring" });
+      stripeApi.prices.set("price_lifetimeWrong", {
+        id: "price_lifetimeWrong",
+        livemode: false,
+        active: true,
+        currency: "eur",
+        type: "recurring",
+        recurring: { interval: "month", interval_count: 1, usage_type: "licensed" },
+      });
       stripeApi.calls.length = 0;
       assert.equal((await checkout({ ...body, plan: "lifetime", seats: undefined })).statusCode, 200);
       const inline = stripeApi.calls.find((c) => c.method === "POST")?.form ?? {};

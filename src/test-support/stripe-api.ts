@@ -38,7 +38,17 @@ export interface StripeApiStandIn {
    * Prices a retrieve finds (`GET /v1/prices/{id}`), each in its mode (`livemode`): one of
    * the other mode is not found, as at Stripe, where test and live hold their own objects.
    */
-  prices: Map<string, { id: string; livemode: boolean; active: boolean; type: "one_time" | "recurring" }>;
+  prices: Map<
+    string,
+    {
+      id: string;
+      livemode: boolean;
+      active: boolean;
+      currency: string;
+      type: "one_time" | "recurring";
+      recurring: { interval: "month" | "year"; interval_count: number; usage_type: "licensed" | "metered" } | null;
+    }
+  >;
   /** Requests made with this secret key wait until `gate` settles: a run held mid-way. */
   gated: { secretKey: string; gate: Promise<void> } | null;
 }

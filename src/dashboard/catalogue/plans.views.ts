@@ -175,7 +175,7 @@ export function planView(
   const stripeLinks = html`<section class="panel narrow" id="stripe-prices">
 <div class="panel-head"><h2>Stripe prices</h2></div>
 <p class="panel-text">Purchases made without Warden's checkout (ExtensionPay, a payment link, before Warden) name no plan. Link the Stripe Price (<code>price_…</code>) or Product (<code>prod_…</code>) they bought, and reconciling with Stripe maps them to this plan. A price is matched before a product.</p>
-<p class="panel-text">Checkout sells the first linked Price that this environment's Stripe account has (active, and recurring for a subscription plan), so your tax settings, coupons and reports at Stripe apply and its amount is what the buyer pays. With none, Checkout is given this plan's name and amount.</p>
+<p class="panel-text">Checkout sells the first linked Price that this environment's Stripe account has (active, in this plan's currency, and for a subscription plan recurring every month or year as the plan does), so your tax settings, coupons and reports at Stripe apply and its amount is what the buyer pays. With none, Checkout is given this plan's name and amount.</p>
 ${input.stripeLinked ? notice("success", "Saved. Reconcile with Stripe (on the Stripe page) to apply the purchases it maps.") : ""}
 ${linked}
 <form method="post" action="${stripePath}" class="stack">
