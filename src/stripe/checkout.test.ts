@@ -18,6 +18,18 @@ const WEBHOOK_SECRET = "whsec_checkoutStandIn0123";
 const mailbox = testMailbox();
 const { signIn } = clientCalls(mailbox);
 
+type StandInPrice = Parameters<Awaited<ReturnType<typeof startStripeApi>>["prices"]["set"]>[1];
+/** A test-mode, active, monthly, per-seat price in euros, as the stand-in serves it; `changes` make it otherwise. */
+const monthlyPrice = (id: string, changes: Partial<StandInPrice> = {}): StandInPrice => ({
+  id,
+  livemode: false,
+  active: true,
+  currency: "eur",
+  type: "recurring",
+  recurring: { interval: "month", interval_count: 1, usage_type: "licensed" },
+  ...changes,
+});
+
 async function setUp(dialect: Dialect) {
   const stripeApi = await startStripeApi();
   const { services, clock } = await testServices(dialect, { WARDEN_STRIPE_API_URL: stripeApi.url, SMTP_URL: mailbox.url });
@@ -113,63 +125,14 @@ for (const dialect of DIALECTS) {
         return updatePlanStripeLinks(services, { workspace: ws.slug, tool: "tabmaster", id: "monthly", prices, products });
       };
       // Linked in this order: a live-mode price, a one-time one, a yearly one, one in dollars, a metered one, an archived one, the one to sell, another that would do.
-      stripeApi.prices.set("price_live", {
-        id: "price_live",
-        livemode: true,
-        active: true,
-        currency: "eur",
-        type: "recurring",
-        recurring: { interval: "month", interval_count: 1, usage_type: "licensed" },
-      });
-      stripeApi.prices.set("price_once", { id: "price_once", livemode: false, active: true, currency: "eur", type: "one_time", recurring: null });
-      stripeApi.prices.set("price_yearly", {
-        id: "price_yearly",
-        livemode: false,
-        active: true,
-        currency: "eur",
-        type: "recurring",
-        recurring: { interval: "year", interval_count: 1, usage_type: "licensed" },
-      });
-      stripeApi.prices.set("price_usd", {
-        id: "price_usd",
-        livemode: false,
-        active: true,
-        currency: "usd",
-        type: "recurring",
-        recurring: { interval: "month", interval_count: 1, usage_type: "licensed" },
-      });
-      stripeApi.prices.set("price_metered", {
-        id: "price_metered",
-        livemode: false,
-        active: true,
-        currency: "eur",
-        type: "recurring",
-        recurring: { interval: "month", interval_count: 1, usage_type: "metered" },
-      });
-      stripeApi.prices.set("price_archived", {
-        id: "price_archived",
-        livemode: false,
-        active: false,
-        currency: "eur",
-        type: "recurring",
-        recurring: { interval: "month", interval_count: 1, usage_type: "licensed" },
-      });
-      stripeApi.prices.set("price_monthly", {
-        id: "price_monthly",
-        livemode: false,
-        active: true,
-        currency: "eur",
-        type: "recurring",
-        recurring: { interval: "month", interval_count: 1, usage_type: "licensed" },
-      });
-      stripeApi.prices.set("price_later", {
-        id: "price_later",
-        livemode: false,
-        active: true,
-        currency: "eur",
-        type: "recurring",
-        recurring: { interval: "month", interval_count: 1, usage_type: "licensed" },
-      });
+      stripeApi.prices.set("price_live", monthlyPrice("price_live", { livemode: true }));
+      stripeApi.prices.set("price_once", monthlyPrice("price_once", { type: "one_time", recurring: null }));
+      stripeApi.prices.set("price_yearly", monthlyPrice("price_yearly", { recurring: { interval: "year", interval_count: 1, usage_type: "licensed" } }));
+      stripeApi.prices.set("price_usd", monthlyPrice("price_usd", { currency: "usd" }));
+      stripeApi.prices.set("price_metered", monthlyPrice("price_metered", { recurring: { interval: "month", interval_count: 1, usage_type: "metered" } }));
+      stripeApi.prices.set("price_archived", monthlyPrice("price_archived", { active: false }));
+      stripeApi.prices.set("price_monthly", monthlyPrice("price_monthly"));
+      stripeApi.prices.set("price_later", monthlyPrice("price_later"));
       await linked(["price_live"], ["prod_Tabmaster"]);
       await linked(["price_once"]);
       await linked(["price_yearly"]);
@@ -201,14 +164,7 @@ for (const dialect of DIALECTS) {
 
       // The one-time plan's only linked price is recurring: nothing to sell it with, so it is priced inline.
       await updatePlanStripeLinks(services, { workspace: ws.slug, tool: "tabmaster", id: "lifetime", prices: ["price_lifetimeWrong"] });
-      stripeApi.prices.set("price_lifetimeWrong", {
-        id: "price_lifetimeWrong",
-        livemode: false,
-        active: true,
-        currency: "eur",
-        type: "recurring",
-        recurring: { interval: "month", interval_count: 1, usage_type: "licensed" },
-      });
+      stripeApi.prices.set("price_lifetimeWrong", monthlyPrice("price_lifetimeWrong"));
       stripeApi.calls.length = 0;
       assert.equal((await checkout({ ...body, plan: "lifetime", seats: undefined })).statusCode, 200);
       const inline = stripeApi.calls.find((c) => c.method === "POST")?.form ?? {};
