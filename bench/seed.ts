@@ -22,6 +22,7 @@ import type { Storage, Trx } from "../src/db/database.js";
 import type { CustomersTable, Database, DevicesTable, Env, GrantsTable, LicencesTable, PeopleTable, SubscriptionsTable } from "../src/db/schema.js";
 import { refreshPlannerStatistics } from "../src/db/statistics.store.js";
 import { newId } from "../src/ids.js";
+import { NO_TERMS } from "../src/usage/usage.types.js";
 import { createBundle, createKey, createOwner, createPlan, createTool, createWorkspace } from "../src/workspaces/workspace.service.js";
 import { BENCH, type CustomerPlan, DAY, deviceTokenOf, emailOf, fraction, planCustomer } from "./customer-mix.js";
 
@@ -213,6 +214,8 @@ class CustomerWriter {
       teamLicenceStatus: null,
       teamSubscriptionRunning: null,
       plan: planInfo(plan),
+      givesAccess: true,
+      terms: NO_TERMS,
       createdAt: at,
     };
     sources.tool.licences.push(source);
@@ -264,6 +267,7 @@ class CustomerWriter {
       endedAt,
       seats: null,
       plan: planInfo(plan),
+      terms: NO_TERMS,
       createdAt: c.firstAt,
     };
     sources.tool.subscriptions.push(source);
@@ -285,7 +289,7 @@ class CustomerWriter {
       note: kind === "grant" ? "beta tester" : null,
       created_at: startsAt,
     });
-    const source: GrantSource = { id, kind, startsAt, endsAt, revokedAt, createdAt: startsAt };
+    const source: GrantSource = { id, kind, startsAt, endsAt, revokedAt, planId: null, terms: null, createdAt: startsAt };
     sources.tool.grants.push(source);
   }
 }

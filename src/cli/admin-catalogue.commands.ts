@@ -33,6 +33,7 @@ const planJson = (plan: Plan) => ({
   currency: plan.currency,
   interval: plan.interval,
   default: plan.isDefault,
+  gives_access: plan.givesAccess,
   retired_at: isoOrNull(plan.retiredAt),
 });
 const price = (plan: Plan) =>
@@ -153,7 +154,7 @@ export const catalogueCommands: Record<string, Command> = {
   "admin plan create": {
     summary: "Add a plan (a price) to a tool or a bundle.",
     usage:
-      "warden admin plan create --workspace S (--tool TOOL | --bundle B) --id PLAN --name N --billing one_time|subscription [--amount-cents N] [--currency eur] [--interval month|year] [--default]",
+      "warden admin plan create --workspace S (--tool TOOL | --bundle B) --id PLAN --name N --billing one_time|subscription [--amount-cents N] [--currency eur] [--interval month|year] [--default] [--pack]",
     options: {
       workspace: { type: "string" },
       tool: { type: "string" },
@@ -165,6 +166,7 @@ export const catalogueCommands: Record<string, Command> = {
       currency: { type: "string" },
       interval: { type: "string" },
       default: { type: "boolean" },
+      pack: { type: "boolean" },
     },
     required: ["workspace", "id", "name", "billing"],
     async run({ values: v, services }) {
@@ -180,6 +182,7 @@ export const catalogueCommands: Record<string, Command> = {
         currency: optStr(v, "currency"),
         interval: optStr(v, "interval"),
         isDefault: v.default === true,
+        givesAccess: v.pack !== true,
       });
       const json = planJson(plan);
       return { json, text: `Created plan ${plan.id} for ${plan.productKind} ${plan.productId}.` };

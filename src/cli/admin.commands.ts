@@ -6,11 +6,13 @@ import { dataCommands } from "./admin-data.commands.js";
 import { keyCommands } from "./admin-keys.commands.js";
 import { ownerCommands } from "./admin-owners.commands.js";
 import { paymentCommands } from "./admin-payments.commands.js";
+import { usageCommands } from "./admin-usage.commands.js";
 import type { Command } from "./command.js";
 
 export const adminCommands: Record<string, Command> = {
   ...ownerCommands,
   ...catalogueCommands,
+  ...usageCommands,
   ...keyCommands,
   ...dataCommands,
   ...paymentCommands,

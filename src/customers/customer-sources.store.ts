@@ -8,6 +8,7 @@ import { batchedRead } from "../db/batched-read.js";
 import { type Dialect, dialectOf, type Executor } from "../db/database.js";
 import { type Placeholder, prepared, preparedRaw } from "../db/prepared.js";
 import type { Env, PlansTable } from "../db/schema.js";
+import { type HeldPlanTerms, NO_TERMS } from "../usage/usage.types.js";
 import type { ToolScope } from "./customer.store.js";
 import { normaliseEmail } from "./email.js";
 import type { GrantSource, LicenceSource, PlanInfo, Sources, SubscriptionSource } from "./entitlement.js";
@@ -26,6 +27,16 @@ function toPlan(row: { plan_id: string | null; p_name: string | null } & Partial
     currency: r.currency,
     interval: r.interval,
   };
+}
+
+/**
+ * A source's terms for the tool: null when it names no plan (the tool's top terms apply),
+ * none when its plan has no terms for the tool.
+ */
+function toTerms(planId: string | null, r: { t_features: string | null; t_allowances: string | null }): HeldPlanTerms | null {
+  if (planId === null) return null;
+  if (r.t_features === null || r.t_allowances === null) return NO_TERMS;
+  return { features: JSON.parse(r.t_features) as string[], allowances: JSON.parse(r.t_allowances) as Record<string, number> };
 }
 
 /** Licences and subscriptions for the tool itself or for a bundle that names it. */
@@ -58,6 +69,14 @@ function licencesQuery(ex: Executor, scope: SourceScope, persons: PersonFilter) 
         .onRef("p.product_id", "=", "l.product_id")
         .onRef("p.id", "=", "l.plan_id"),
     )
+    .leftJoin("plan_terms as pt", (join) =>
+      join
+        .onRef("pt.workspace_id", "=", "l.workspace_id")
+        .onRef("pt.product_kind", "=", "l.product_kind")
+        .onRef("pt.product_id", "=", "l.product_id")
+        .onRef("pt.plan_id", "=", "l.plan_id")
+        .on("pt.tool_id", "=", scope.toolId),
+    )
     .leftJoin("licences as team", "team.id", "l.team_licence_id")
     .leftJoin("subscriptions as ts", (join) =>
       join.onRef("ts.workspace_id", "=", "l.workspace_id").onRef("ts.env", "=", "l.env").onRef("ts.id", "=", "l.team_subscription_id"),
@@ -79,6 +98,9 @@ function licencesQuery(ex: Executor, scope: SourceScope, persons: PersonFilter) 
       "p.amount_cents",
       "p.currency",
       "p.interval",
+      "p.gives_access",
+      "pt.features as t_features",
+      "pt.allowances as t_allowances",
     ])
     .where(ofPerson("l.person_id", persons))
     .where(coversTool("l", scope));
@@ -93,6 +115,14 @@ function subscriptionsQuery(ex: Executor, scope: SourceScope, persons: PersonFil
         .onRef("p.product_kind", "=", "s.product_kind")
         .onRef("p.product_id", "=", "s.product_id")
         .onRef("p.id", "=", "s.plan_id"),
+    )
+    .leftJoin("plan_terms as pt", (join) =>
+      join
+        .onRef("pt.workspace_id", "=", "s.workspace_id")
+        .onRef("pt.product_kind", "=", "s.product_kind")
+        .onRef("pt.product_id", "=", "s.product_id")
+        .onRef("pt.plan_id", "=", "s.plan_id")
+        .on("pt.tool_id", "=", scope.toolId),
     )
     .select([
       "s.id",
@@ -111,6 +141,8 @@ function subscriptionsQuery(ex: Executor, scope: SourceScope, persons: PersonFil
       "p.amount_cents",
       "p.currency",
       "p.interval",
+      "pt.features as t_features",
+      "pt.allowances as t_allowances",
     ])
     .where(ofPerson("s.person_id", persons))
     .where(coversTool("s", scope));
@@ -119,7 +151,26 @@ function subscriptionsQuery(ex: Executor, scope: SourceScope, persons: PersonFil
 function grantsQuery(ex: Executor, scope: SourceScope, persons: PersonFilter) {
   return ex
     .selectFrom("grants as g")
-    .select(["g.id", "g.person_id", "g.kind", "g.starts_at", "g.ends_at", "g.revoked_at", "g.created_at"])
+    .leftJoin("plan_terms as pt", (join) =>
+      join
+        .onRef("pt.workspace_id", "=", "g.workspace_id")
+        .on("pt.product_kind", "=", "tool")
+        .onRef("pt.product_id", "=", "g.tool_id")
+        .onRef("pt.plan_id", "=", "g.plan_id")
+        .onRef("pt.tool_id", "=", "g.tool_id"),
+    )
+    .select([
+      "g.id",
+      "g.person_id",
+      "g.kind",
+      "g.starts_at",
+      "g.ends_at",
+      "g.revoked_at",
+      "g.created_at",
+      "g.plan_id",
+      "pt.features as t_features",
+      "pt.allowances as t_allowances",
+    ])
     .where(ofPerson("g.person_id", persons))
     .where("g.tool_id", "=", scope.toolId);
 }
@@ -138,6 +189,8 @@ function toLicenceSource(r: LicenceRow): LicenceSource {
     teamSubscriptionRunning:
       r.team_subscription_id === null ? null : r.ts_status !== null && r.ts_ended_at === null && ["trialing", "active", "past_due"].includes(r.ts_status),
     plan: toPlan(r),
+    givesAccess: r.gives_access === null || Number(r.gives_access) !== 0,
+    terms: toTerms(r.plan_id, r),
     createdAt: Number(r.created_at),
   };
 }
@@ -153,6 +206,7 @@ function toSubscriptionSource(r: SubscriptionRow): SubscriptionSource {
     endedAt: r.ended_at === null ? null : Number(r.ended_at),
     seats: r.seats,
     plan: toPlan(r),
+    terms: toTerms(r.plan_id, r),
     createdAt: Number(r.created_at),
   };
 }
@@ -164,6 +218,8 @@ function toGrantSource(r: GrantRow): GrantSource {
     startsAt: Number(r.starts_at),
     endsAt: r.ends_at === null ? null : Number(r.ends_at),
     revokedAt: r.revoked_at === null ? null : Number(r.revoked_at),
+    planId: r.plan_id,
+    terms: toTerms(r.plan_id, r),
     createdAt: Number(r.created_at),
   };
 }

@@ -19,6 +19,8 @@ function licence(overrides: Partial<LicenceSource> = {}): LicenceSource {
     teamLicenceStatus: null,
     teamSubscriptionRunning: null,
     plan: lifetime,
+    givesAccess: true,
+    terms: null,
     createdAt: ago(30),
     ...overrides,
   };
@@ -35,13 +37,14 @@ function subscription(overrides: Partial<SubscriptionSource> = {}): Subscription
     endedAt: null,
     seats: null,
     plan: monthly,
+    terms: null,
     createdAt: ago(40),
     ...overrides,
   };
 }
 
 function grant(overrides: Partial<GrantSource> = {}): GrantSource {
-  return { id: "gr_1", kind: "grant", startsAt: ago(5), endsAt: ahead(5), revokedAt: null, createdAt: ago(5), ...overrides };
+  return { id: "gr_1", kind: "grant", startsAt: ago(5), endsAt: ahead(5), revokedAt: null, planId: null, terms: null, createdAt: ago(5), ...overrides };
 }
 
 const trial = (overrides: Partial<GrantSource> = {}) => grant({ id: "gr_trial", kind: "trial", ...overrides });

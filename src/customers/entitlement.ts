@@ -1,6 +1,7 @@
 // Whether a person holds a tool now, and how, from every source the specification names.
 // Pure functions over the sources loaded by customer.store.ts, so that each branch is
 // tested without a database and the list and retrieve endpoints agree by construction.
+import type { HeldPlanTerms } from "../usage/usage.types.js";
 
 export type Via = "licence" | "subscription" | "trial" | "grant";
 
@@ -23,6 +24,8 @@ export interface SubscriptionSource {
   endedAt: number | null;
   seats: number | null;
   plan: PlanInfo | null;
+  /** The plan's terms for the tool; null when it names no plan (the tool's top terms apply). */
+  terms: HeldPlanTerms | null;
   createdAt: number;
 }
 
@@ -36,6 +39,9 @@ export interface LicenceSource {
   /** For a seat of a team subscription: whether the subscription still runs. */
   teamSubscriptionRunning: boolean | null;
   plan: PlanInfo | null;
+  /** False for a credit pack bought alone: it adds credits and gives no access. */
+  givesAccess: boolean;
+  terms: HeldPlanTerms | null;
   createdAt: number;
 }
 
@@ -45,6 +51,9 @@ export interface GrantSource {
   startsAt: number;
   endsAt: number | null;
   revokedAt: number | null;
+  /** The tool's plan whose terms it gives; null: the tool's top terms. */
+  planId: string | null;
+  terms: HeldPlanTerms | null;
   createdAt: number;
 }
 
@@ -79,7 +88,7 @@ const isTeam = (seats: number | null) => seats !== null && seats > 0;
 
 /** A team purchase entitles its buyer to nothing; each seat is a licence of its own. */
 export function licenceEntitles(l: LicenceSource): boolean {
-  if (l.status !== "active" || isTeam(l.seats)) return false;
+  if (l.status !== "active" || isTeam(l.seats) || !l.givesAccess) return false;
   if (l.teamLicenceStatus !== null && l.teamLicenceStatus !== "active") return false;
   return l.teamSubscriptionRunning !== false;
 }
@@ -88,7 +97,7 @@ export function subscriptionEntitles(s: SubscriptionSource): boolean {
   return subscriptionRuns(s) && !isTeam(s.seats);
 }
 
-export function grantLive(g: GrantSource, now: number): boolean {
+export function grantLive(g: Pick<GrantSource, "revokedAt" | "startsAt" | "endsAt">, now: number): boolean {
   return g.revokedAt === null && g.startsAt <= now && (g.endsAt === null || g.endsAt > now);
 }
 
@@ -132,7 +141,7 @@ export function computeEntitlement(sources: Sources, now: number): Entitlement {
   // Only sources that gave access count for "first held": a team purchase entitles its
   // buyer to nothing, and an incomplete subscription never started.
   const starts = [
-    ...sources.licences.filter((l) => !isTeam(l.seats)).map((l) => l.purchasedAt),
+    ...sources.licences.filter((l) => !isTeam(l.seats) && l.givesAccess).map((l) => l.purchasedAt),
     ...sources.subscriptions.filter((s) => !isTeam(s.seats) && !NEVER_STARTED.has(s.status)).map((s) => s.createdAt),
     ...sources.grants.map((g) => g.startsAt),
   ];
@@ -150,7 +159,8 @@ export function computeEntitlement(sources: Sources, now: number): Entitlement {
 }
 
 function newestPaid(licences: LicenceSource[], subscriptions: SubscriptionSource[]): { plan: PlanInfo | null; paidAt: number } | null {
-  const l = licences[0];
+  // A credit pack bought alone explains no access, lapsed or not.
+  const l = licences.find((licence) => licence.givesAccess);
   const s = subscriptions[0];
   if (l && (!s || l.createdAt >= s.createdAt)) return { plan: l.plan, paidAt: l.purchasedAt };
   if (s) return { plan: s.plan, paidAt: s.periodStart };

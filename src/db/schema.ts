@@ -96,6 +96,75 @@ export interface PlansTable {
   created_at: number;
   /** When it stopped being offered at checkout (migration 017); null while offered. */
   retired_at: number | null;
+  /** 0: a credit pack only, whose purchase gives no access to the tool (migration 042). */
+  gives_access: Generated<number>;
+}
+
+/** A feature a tool declares, unlocked by plans' terms (migration 042). */
+export interface ToolFeaturesTable {
+  workspace_id: string;
+  tool_id: string;
+  id: string;
+  name: string;
+  created_at: number;
+}
+
+/** A meter a tool declares: what a person spends, counted per period (migration 042). */
+export interface ToolMetersTable {
+  workspace_id: string;
+  tool_id: string;
+  id: string;
+  name: string;
+  unit: string;
+  /** Each calendar month (UTC) for a person who holds nothing; null offers none. */
+  free_allowance: number | null;
+  created_at: number;
+}
+
+/** A plan's terms for one tool it covers, as JSON (migration 042). */
+export interface PlanTermsTable {
+  workspace_id: string;
+  product_kind: ProductKind;
+  product_id: string;
+  plan_id: string;
+  tool_id: string;
+  /** JSON array of feature ids. */
+  features: Generated<string>;
+  /** JSON object: meter id → allowance per period. */
+  allowances: Generated<string>;
+  /** JSON object: meter id → credits a purchase adds. */
+  credits: Generated<string>;
+  credits_expire_days: number | null;
+}
+
+/** What a person used of one source's allowance in one period (migration 042). */
+export interface MeterUsageTable {
+  workspace_id: string;
+  env: Env;
+  person_id: string;
+  tool_id: string;
+  meter_id: string;
+  /** The source's id (`sub_…`, `lic_…`, `gr_…`) or `free`. */
+  bucket: string;
+  period_start: number;
+  period_end: number;
+  used: number;
+}
+
+/** Credits added to a person's meter: a pack bought, or a hand adjustment (migration 042). */
+export interface MeterCreditsTable {
+  id: string;
+  workspace_id: string;
+  env: Env;
+  person_id: string;
+  tool_id: string;
+  meter_id: string;
+  licence_id: string | null;
+  amount: number;
+  remaining: number;
+  expires_at: number | null;
+  note: string | null;
+  created_at: number;
 }
 
 export interface ApiKeysTable {
@@ -222,6 +291,8 @@ export interface GrantsTable {
   outcome: TrialOutcome | null;
   /** The same, of any product (the page over every tool). */
   outcome_any: TrialOutcome | null;
+  /** The tool's plan whose terms a grant gives; null: the tool's top terms (migration 042). */
+  plan_id: Generated<string | null>;
 }
 
 export type TrialOutcome = "within" | "after";
@@ -701,6 +772,11 @@ export interface Database {
   bundles: BundlesTable;
   bundle_tools: BundleToolsTable;
   plans: PlansTable;
+  tool_features: ToolFeaturesTable;
+  tool_meters: ToolMetersTable;
+  plan_terms: PlanTermsTable;
+  meter_usage: MeterUsageTable;
+  meter_credits: MeterCreditsTable;
   api_keys: ApiKeysTable;
   settings: SettingsTable;
   signing_keys: SigningKeysTable;

@@ -194,6 +194,8 @@ export interface CreatePlanInput extends ProductRef {
   currency?: string;
   interval?: string;
   isDefault?: boolean;
+  /** False: a credit pack sold alone (one-time only), whose purchase adds its credits and gives no access. */
+  givesAccess?: boolean;
 }
 
 function requireAmount(raw: number | string | undefined): number | null {
@@ -216,6 +218,9 @@ export async function createPlan(db: Db, clock: Clock, input: CreatePlanInput, a
   const currency = (input.currency ?? "eur").trim().toLowerCase();
   if (!/^[a-z]{3}$/.test(currency)) throw invalidParameter("currency", "currency must be a three-letter code such as eur.");
   const amountCents = requireAmount(input.amountCents);
+  const givesAccess = input.givesAccess ?? true;
+  if (!givesAccess && input.billing !== "one_time")
+    throw invalidParameter("billing", "A credit pack sold alone is a one-time plan: its credits come with each purchase.");
   const id = requireProductId("id", input.id);
   if (await findPlan(db, workspace.id, productKind, productId, id))
     throw invalidParameter("id", `Plan "${id}" exists already for ${productKind} "${productId}".`);
@@ -231,6 +236,7 @@ export async function createPlan(db: Db, clock: Clock, input: CreatePlanInput, a
     isDefault: input.isDefault ?? false,
     createdAt: clock.now(),
     retiredAt: null,
+    givesAccess,
   };
   await db.transaction().execute(async (trx) => {
     await insertPlan(trx, workspace.id, plan);

@@ -149,6 +149,7 @@ export async function insertPlan(ex: Executor, workspaceId: string, plan: Plan):
       is_default: plan.isDefault ? 1 : 0,
       created_at: plan.createdAt,
       retired_at: plan.retiredAt,
+      gives_access: plan.givesAccess ? 1 : 0,
     })
     .execute();
 }
@@ -197,6 +198,7 @@ function toPlan(row: Selectable<PlansTable>): Plan {
     currency: row.currency,
     interval: row.interval,
     isDefault: row.is_default === 1,
+    givesAccess: Number(row.gives_access) !== 0,
     createdAt: Number(row.created_at),
     retiredAt: row.retired_at === null ? null : Number(row.retired_at),
   };

@@ -45,4 +45,6 @@ export interface Plan {
   createdAt: number;
   /** When it stopped being offered at checkout; null while it is offered. Kept for what was bought with it. */
   retiredAt: number | null;
+  /** False for a credit pack sold alone: buying it adds credits and gives no access to the tool. */
+  givesAccess: boolean;
 }

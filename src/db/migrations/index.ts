@@ -39,6 +39,7 @@ import * as insightFiguresHot from "./038-insight-figures-hot.js";
 import * as customerCountsPerStatement from "./039-customer-counts-per-statement.js";
 import * as subscriptionInvoices from "./040-subscription-invoices.js";
 import * as invoicePaymentLinks from "./041-invoice-payment-links.js";
+import * as usage from "./042-usage.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -82,4 +83,5 @@ export const migrations: Record<string, Migration> = {
   "039-customer-counts-per-statement": customerCountsPerStatement,
   "040-subscription-invoices": subscriptionInvoices,
   "041-invoice-payment-links": invoicePaymentLinks,
+  "042-usage": usage,
 };
