@@ -147,7 +147,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await runWarden(env, "admin", "tool", "list")).code, 2);
     });
 
-    test("sets up a workspace with --json output", async () => {
+    test("sets up a workspace (owner, workspace, tools, bundle, plan, key) and answers each step as JSON with --json", async () => {
       const env = await privateDatabaseEnv(dialect);
       const email = `${unique("o")}@example.com`;
       const slug = unique("ws");

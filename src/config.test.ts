@@ -49,7 +49,7 @@ describe("config", () => {
     assert.deepEqual(Object.values(limits), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
   });
 
-  test("other defaults", () => {
+  test("by default: port 8080 on 127.0.0.1, SQLite, no domain, no trusted proxy; the configuration is frozen", () => {
     const config = parseConfig({});
     assert.equal(config.port, 8080);
     assert.equal(config.host, "127.0.0.1");

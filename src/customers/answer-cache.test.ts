@@ -14,7 +14,7 @@ import { DIALECTS, seedCatalogue, type TestApi, testApi, testServices, type Work
 import { renamePlan, setOwnerSuspension } from "../workspaces/workspace.service.js";
 import { AnswerCache, MAX_AGE_MS, questionHash, tagsOf } from "./answer-cache.js";
 
-describe("AnswerCache alone", () => {
+describe("the answer cache on its own, without the app", () => {
   const tags = tagsOf("ws_a", "test", "per_1");
 
   test("answers nothing until the feed is read, and drops everything when reading it fails", () => {

@@ -205,7 +205,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await list(api, ws.testKey, "tabmaster", "?entitled=true"), []);
     });
 
-    test("grants: timed, expired, revoked and until revoked", async () => {
+    test("a timed grant entitles until its end, one until revoked for good; an expired or revoked one does not, and a revoked one is listed as imported", async () => {
       const { services, clock } = await testServices(dialect);
       const ws = await seedCatalogue(services);
       const api = await testApi(services);

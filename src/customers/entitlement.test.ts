@@ -55,7 +55,7 @@ function sources(parts: Partial<Sources>): Sources {
 
 const at = (parts: Partial<Sources>, now = NOW) => computeEntitlement(sources(parts), now);
 
-describe("computeEntitlement", () => {
+describe("what a person's sources entitle them to", () => {
   test("no sources: nothing held and nothing to explain", () => {
     assert.deepEqual(at({}), {
       entitled: false,
@@ -143,7 +143,7 @@ describe("computeEntitlement", () => {
 
   describe("subscriptions", () => {
     for (const status of ["trialing", "active", "past_due"]) {
-      test(`status ${status} entitles`, () => {
+      test(`a subscription in status ${status} entitles`, () => {
         const s = subscription({ status });
         assert.deepEqual(at({ subscriptions: [s] }), {
           entitled: true,
@@ -159,7 +159,7 @@ describe("computeEntitlement", () => {
     }
 
     for (const status of ["incomplete", "incomplete_expired", "canceled", "unpaid", "paused", "something_new"]) {
-      test(`status ${status} does not entitle, and the subscription is still shown`, () => {
+      test(`a subscription in status ${status} does not entitle, and is still shown`, () => {
         const s = subscription({ status });
         const e = at({ subscriptions: [s] });
         assert.equal(e.entitled, false);
@@ -295,7 +295,7 @@ describe("computeEntitlement", () => {
   describe("via precedence: licence, subscription, trial, grant", () => {
     const all = { licences: [licence()], subscriptions: [subscription()], grants: [trial(), grant({ endsAt: null })] };
 
-    test("licence first", () => {
+    test("an entitling licence comes first, with the subscription and the trial still shown beside it", () => {
       const e = at(all);
       assert.equal(e.via, "licence");
       assert.equal(e.paidAt, ago(30));
@@ -307,7 +307,7 @@ describe("computeEntitlement", () => {
       assert.equal(e.firstHeldAt, ago(40));
     });
 
-    test("subscription when no licence entitles", () => {
+    test("a subscription entitles when no licence does", () => {
       const e = at({ ...all, licences: [licence({ status: "revoked", createdAt: ago(1) })] });
       assert.equal(e.via, "subscription");
       assert.equal(e.paidAt, ago(10));
@@ -315,14 +315,14 @@ describe("computeEntitlement", () => {
       assert.equal(e.heldUntil, null);
     });
 
-    test("trial over grant, and held until the later of their ends", () => {
+    test("a trial comes before a grant, and access is held until the later of their ends", () => {
       const e = at({ grants: all.grants });
       assert.equal(e.via, "trial");
       assert.equal(e.heldUntil, null);
       assert.equal(at({ grants: [trial({ endsAt: ahead(5) }), grant({ endsAt: ahead(7) })] }).heldUntil, ahead(7));
     });
 
-    test("grant last, with a lapsed purchase still explained", () => {
+    test("a grant comes last, with a lapsed purchase still explained", () => {
       const e = at({ licences: [licence({ status: "suspended" })], grants: [grant()] });
       assert.equal(e.via, "grant");
       assert.equal(e.paidAt, ago(30));

@@ -9,12 +9,11 @@ import type { AddressInfo } from "node:net";
 import { describe, test } from "node:test";
 import type { BrowserContext, Page } from "playwright-core";
 import Stripe from "stripe";
-import { buildApp } from "../app.js";
 import { main } from "../cli.js";
 import { systemClock } from "../clock.js";
 import { parseConfig } from "../config.js";
 import { createServices } from "../services.js";
-import { freePort, launchChromium, shoot, signInToDashboard, watchPolicy } from "../test-support/browser.js";
+import { freePort, servedInBrowser, shoot, signInToDashboard, watchPolicy } from "../test-support/browser.js";
 import { readCode, readMail } from "../test-support/dashboard.js";
 import { DIALECTS, privateDatabaseEnv, unique } from "../test-support/harness.js";
 import { sendTestMail } from "../test-support/mail.js";
@@ -35,15 +34,24 @@ async function operatorSetUp(env: Record<string, string>, owner: string, slug: s
   }
 }
 
-/** Warden listening on 127.0.0.1 over the database the CLI wrote, with the system clock (Stripe signs with real time). */
+/**
+ * Warden listening on 127.0.0.1 over the database the CLI wrote, with the system clock
+ * (Stripe signs with real time), and a chromium to open it; `close` ends both and the services.
+ */
 async function serve(env: Record<string, string>) {
   const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const services = await createServices(parseConfig({ ...env, WARDEN_PUBLIC_URL: base }), { clock: systemClock });
+  const services = await createServices(parseConfig({ ...env, WARDEN_PUBLIC_URL: `http://127.0.0.1:${port}` }), { clock: systemClock });
   await sendTestMail(services);
-  const app = await buildApp(services, { logger: false });
-  await app.listen({ host: "127.0.0.1", port });
-  return { services, app, base };
+  const served = await servedInBrowser(services, { port });
+  return {
+    services,
+    base: served.origin,
+    browser: served.browser,
+    close: async () => {
+      await served.close();
+      await services.close();
+    },
+  };
 }
 
 /** A page that records any breach of the content-security policy. */
@@ -63,9 +71,8 @@ for (const dialect of DIALECTS) {
       const owner = `${unique("vendor")}@example.com`;
       const slug = unique("acme");
       await operatorSetUp(env, owner, slug);
-      const { services, app, base } = await serve(env);
+      const { base, browser, close } = await serve(env);
       const ws = `${base}/dashboard/w/${slug}/test`;
-      const browser = await launchChromium();
       try {
         const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
         await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
@@ -223,9 +230,7 @@ for (const dialect of DIALECTS) {
         await shoot(page, "configure-11-audit");
         assert.deepEqual(violations, [], "no page breaks its own content-security policy");
       } finally {
-        await browser.close();
-        await app.close();
-        await services.close();
+        await close();
       }
     });
 
@@ -235,7 +240,7 @@ for (const dialect of DIALECTS) {
       const owner = `${unique("vendor")}@example.com`;
       const slug = unique("acme");
       await operatorSetUp(env, owner, slug);
-      const { services, app, base } = await serve(env);
+      const { services, base, browser, close } = await serve(env);
       const targets = [
         { path: "tools", fields: { id: "planted", name: "Planted" } },
         { path: "owners/invite", fields: { email: "attacker@example.com" } },
@@ -257,7 +262,6 @@ for (const dialect of DIALECTS) {
       });
       await new Promise<void>((resolve) => evil.listen(0, "127.0.0.1", resolve));
       const evilUrl = `http://127.0.0.1:${(evil.address() as AddressInfo).port}/`;
-      const browser = await launchChromium();
       try {
         const context = await browser.newContext();
         const page = await context.newPage();
@@ -277,10 +281,8 @@ for (const dialect of DIALECTS) {
         await page.goto(`${base}/dashboard/w/${slug}/test/stripe`);
         assert.ok(await page.isVisible("text=Not receiving events"));
       } finally {
-        await browser.close();
+        await close();
         await new Promise<void>((resolve) => evil.close(() => resolve()));
-        await app.close();
-        await services.close();
       }
     });
   });

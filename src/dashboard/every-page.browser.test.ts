@@ -6,15 +6,13 @@
 // browser, one context per width, the pages in one loop. WARDEN_SCREENSHOTS=<folder>
 // saves each page at both widths.
 import assert from "node:assert/strict";
-import type { AddressInfo } from "node:net";
 import { after, describe, test } from "node:test";
 import type { Page } from "playwright-core";
-import { buildApp } from "../app.js";
 import { DAY_MS, toIso } from "../clock.js";
 import { importNdjson } from "../import/import.service.js";
 import { createOwnerLoginLink } from "../owners/owner-sign-in.service.js";
 import { reconcileStripe } from "../stripe/stripe-reconcile.service.js";
-import { axeViolations, launchChromium, shoot, watchPolicy } from "../test-support/browser.js";
+import { axeViolations, servedInBrowser, shoot, watchPolicy } from "../test-support/browser.js";
 import { dashboardServices, readCode } from "../test-support/dashboard.js";
 import { seedCatalogue, testApi } from "../test-support/harness.js";
 import { connectTestStripe, paymentSession, sendStripeEvent, stripeEvent } from "../test-support/stripe.js";
@@ -181,10 +179,8 @@ describe("every dashboard page at 390 and 1280 px", () => {
     await importNdjson(services.db, services.clock, { workspace: ws.slug, env: "test", text: lines.map((l) => JSON.stringify(l)).join("\n") });
 
     const receiver = await startReceiver(answer(500, '{"error":"down for maintenance"}', { "content-type": "application/json" }));
-    const app = await buildApp(services, { logger: false });
-    await app.listen({ host: "127.0.0.1", port: 0 });
-    after(() => app.close());
-    const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    const { origin: base, browser, close } = await servedInBrowser(services);
+    after(() => close());
     const api = async (method: string, path: string, body?: unknown) => {
       const response = await fetch(`${base}/api/v1${path}`, {
         method,
@@ -335,53 +331,48 @@ describe("every dashboard page at 390 and 1280 px", () => {
     // Every signed-in page below a workspace's overview names its place: one trail, its last step current.
     const withoutTrail = new Set(["overview", "overview-live"]);
 
-    const browser = await launchChromium();
     const problems: string[] = [];
-    try {
-      for (const width of WIDTHS) {
-        const context = await browser.newContext({ viewport: { width, height: 844 }, hasTouch: width < 600 });
-        const page = await context.newPage();
-        const violations = watchPolicy(page);
-        const check = async (visit: Visit) => {
-          if ("path" in visit) await page.goto(`${base}${visit.path}`);
-          else await visit.open(page);
-          const where = `${visit.name} at ${width} px (${new URL(page.url()).pathname})`;
-          await shoot(page, `pages-${width}-${visit.name}`);
-          const layout = await page.evaluate(measureLayout, width < 600 ? TAP_PX : 0);
-          if (layout.pageWidth > layout.viewportWidth)
-            problems.push(`${where}: ${layout.pageWidth} px wide in a ${layout.viewportWidth} px screen: ${layout.overflowing.join("; ")}`);
-          for (const c of layout.covered) problems.push(`${where}: covered: ${c}`);
-          for (const s of layout.small) problems.push(`${where}: under ${TAP_PX} px: ${s}`);
-          for (const v of await axeViolations(page)) problems.push(`${where}: ${v}`);
-          if (signedIn.includes(visit) && !withoutTrail.has(visit.name)) {
-            const trail = page.locator('nav[aria-label="Breadcrumb"]');
-            const current = trail.locator('[aria-current="page"]');
-            if ((await trail.count()) !== 1 || (await current.count()) !== 1) problems.push(`${where}: no breadcrumb trail with one current step`);
-          }
-        };
-        for (const visit of signedOut) await check(visit);
-        await page.fill("#code", await readCode(env.dataDir, ws.ownerEmail));
-        await page.click("form.stack button[type=submit]");
-        await page.waitForURL(`${base}${w}`);
-        // The navigation: behind its Menu button on the phone, opened by a tap; always shown on the laptop, with no button.
-        const menu = page.locator(".nav-menu > summary");
-        const webhooksLink = page.locator(".side a", { hasText: "Webhooks" });
-        if (width < 600) {
-          assert.equal(await webhooksLink.isVisible(), false, "the navigation is folded on a phone");
-          await menu.tap();
-          await shoot(page, "pages-390-menu-open", { fullPage: false });
-          await webhooksLink.tap();
-        } else {
-          assert.equal(await menu.isVisible(), false, "no Menu button on a wide screen");
-          await webhooksLink.click();
+    for (const width of WIDTHS) {
+      const context = await browser.newContext({ viewport: { width, height: 844 }, hasTouch: width < 600 });
+      const page = await context.newPage();
+      const violations = watchPolicy(page);
+      const check = async (visit: Visit) => {
+        if ("path" in visit) await page.goto(`${base}${visit.path}`);
+        else await visit.open(page);
+        const where = `${visit.name} at ${width} px (${new URL(page.url()).pathname})`;
+        await shoot(page, `pages-${width}-${visit.name}`);
+        const layout = await page.evaluate(measureLayout, width < 600 ? TAP_PX : 0);
+        if (layout.pageWidth > layout.viewportWidth)
+          problems.push(`${where}: ${layout.pageWidth} px wide in a ${layout.viewportWidth} px screen: ${layout.overflowing.join("; ")}`);
+        for (const c of layout.covered) problems.push(`${where}: covered: ${c}`);
+        for (const s of layout.small) problems.push(`${where}: under ${TAP_PX} px: ${s}`);
+        for (const v of await axeViolations(page)) problems.push(`${where}: ${v}`);
+        if (signedIn.includes(visit) && !withoutTrail.has(visit.name)) {
+          const trail = page.locator('nav[aria-label="Breadcrumb"]');
+          const current = trail.locator('[aria-current="page"]');
+          if ((await trail.count()) !== 1 || (await current.count()) !== 1) problems.push(`${where}: no breadcrumb trail with one current step`);
         }
-        await page.waitForURL(`${base}${w}/webhooks`);
-        for (const visit of signedIn) await check(visit);
-        problems.push(...violations.map((v) => `at ${width} px: ${v}`));
-        await context.close();
+      };
+      for (const visit of signedOut) await check(visit);
+      await page.fill("#code", await readCode(env.dataDir, ws.ownerEmail));
+      await page.click("form.stack button[type=submit]");
+      await page.waitForURL(`${base}${w}`);
+      // The navigation: behind its Menu button on the phone, opened by a tap; always shown on the laptop, with no button.
+      const menu = page.locator(".nav-menu > summary");
+      const webhooksLink = page.locator(".side a", { hasText: "Webhooks" });
+      if (width < 600) {
+        assert.equal(await webhooksLink.isVisible(), false, "the navigation is folded on a phone");
+        await menu.tap();
+        await shoot(page, "pages-390-menu-open", { fullPage: false });
+        await webhooksLink.tap();
+      } else {
+        assert.equal(await menu.isVisible(), false, "no Menu button on a wide screen");
+        await webhooksLink.click();
       }
-    } finally {
-      await browser.close();
+      await page.waitForURL(`${base}${w}/webhooks`);
+      for (const visit of signedIn) await check(visit);
+      problems.push(...violations.map((v) => `at ${width} px: ${v}`));
+      await context.close();
     }
     assert.deepEqual(problems, []);
   });

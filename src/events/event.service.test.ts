@@ -38,7 +38,7 @@ async function deliveriesOf(services: Services, eventId: string) {
 
 for (const dialect of DIALECTS) {
   describe(`event store (${dialect})`, () => {
-    test("emitEvent stores the specification's envelope, byte for byte, in the caller's transaction", async () => {
+    test("an emitted event is stored in the specification's envelope, byte for byte, in the caller's transaction", async () => {
       const { services, clock } = await testServices(dialect);
       const ws = await seedWorkspace(services);
       const event = refund(ws, { createdAt: clock.now() + 999 });

@@ -31,7 +31,7 @@ describe("event catalogue", () => {
     for (const { description } of described) assert.match(description, /^[^\n]{10,100}$/);
   });
 
-  test("isEventType knows the six and nothing else", () => {
+  test("the six types of the specification are event types, and nothing else is", () => {
     for (const type of EVENT_TYPES) assert.equal(isEventType(type), true);
     for (const other of ["", "purchase", "payment.refunded ", "PAYMENT.REFUNDED", "constructor", "toString"]) assert.equal(isEventType(other), false);
   });
@@ -121,7 +121,7 @@ describe("example events", () => {
   });
 });
 
-describe("serializeEvent", () => {
+describe("an event's body as sent", () => {
   for (const type of EVENT_TYPES) {
     for (const kind of KINDS) {
       test(`${type} (${kind}) parses back to the same event, envelope keys in order`, () => {

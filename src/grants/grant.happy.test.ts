@@ -10,7 +10,7 @@ const { signIn } = clientCalls(mailbox);
 
 for (const dialect of DIALECTS) {
   describe(`grants (${dialect})`, () => {
-    test("create, list, retrieve and revoke a grant", async () => {
+    test("a created grant entitles its address however it is spelled and is listed; revoked (twice: the first time stays), it entitles no more", async () => {
       const { services, clock } = await testServices(dialect);
       const ws = await seedWorkspace(services);
       const api = await testApi(services);

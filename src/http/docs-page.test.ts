@@ -2,13 +2,11 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { networkInterfaces } from "node:os";
 import { test } from "node:test";
-import { chromium } from "playwright-core";
+import { CHROMIUM, servedInBrowser } from "../test-support/browser.js";
 import { testApi, testServices } from "../test-support/harness.js";
 
 // The reference page must be Warden's and must render when served over plain HTTP to
 // another machine.
-
-const CHROMIUM = "/usr/bin/chromium";
 
 test("the docs page is titled Warden API, carries Warden's mark and no framework logo, reads /api/v1/openapi.json, and its CSP upgrades nothing", async () => {
   const { services } = await testServices("sqlite");
@@ -53,14 +51,9 @@ const skip = !existsSync(CHROMIUM) ? `${CHROMIUM} is not installed` : address ==
 
 test("in Chromium, over plain HTTP on a non-loopback address, the page renders the operations", { skip, timeout: 60_000 }, async () => {
   const { services } = await testServices("sqlite");
-  const api = await testApi(services);
-  await api.app.listen({ host: "0.0.0.0", port: 0 });
-  const port = (api.app.server.address() as { port: number }).port;
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
-    timeout: 30_000,
-  });
+  // On every interface, so that the page is opened at an address another machine would use.
+  const { origin, browser, close } = await servedInBrowser(services, { host: "0.0.0.0" });
+  const port = new URL(origin).port;
   try {
     const page = await browser.newPage();
     const requested: string[] = [];
@@ -77,6 +70,6 @@ test("in Chromium, over plain HTTP on a non-loopback address, the page renders t
       "nothing fetched elsewhere or over https",
     );
   } finally {
-    await browser.close();
+    await close();
   }
 });

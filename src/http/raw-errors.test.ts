@@ -61,7 +61,7 @@ describe("requests that do not parse as HTTP, answered in the contract's shape",
     ["no Host", "GET /api/v1/tools/t/customers HTTP/1.1\r\nConnection: close\r\n\r\n", 400],
   ];
   for (const [name, raw, status] of cases) {
-    test(`${name}: ${status}`, async () => {
+    test(`${name} is answered ${status}`, async () => {
       assertErrorAnswer(await send(raw), status);
     });
   }
@@ -79,7 +79,7 @@ describe("the docs' static files never serve a file outside their folder", () =>
     ["/api/v1/docs/static/..%2f..%2f..%2fpackage.json", 404, "not_found"],
     ["/api/v1/docs/static/index.css%00", 400, "invalid_request_error"],
   ] as const) {
-    test(`${path}: ${status}`, async () => {
+    test(`${path} is answered ${status} ${type}, with nothing of the file`, async () => {
       const answer = await send(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
       const [head = "", body = ""] = answer.split("\r\n\r\n");
       assert.match(head, new RegExp(`^HTTP/1\\.1 ${status} `), answer);
@@ -91,7 +91,7 @@ describe("the docs' static files never serve a file outside their folder", () =>
 });
 
 describe("a client that closes its request midway", () => {
-  test("is not logged as a failure", { timeout: 10_000 }, async () => {
+  test("is logged as aborted, at no error level", { timeout: 10_000 }, async () => {
     const { services } = await testServices("sqlite");
     const lines: { level: number; msg: string }[] = [];
     let answered = () => {};

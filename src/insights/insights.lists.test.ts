@@ -272,12 +272,12 @@ for (const dialect of DIALECTS) {
 
       await slideWindows(db, "2026-11-27");
       const windows = await db.selectFrom("insight_active_windows").select(["scope", "span", "person_id", "days"]).execute();
+      // The ranges' first days when today is 27 November 2026: the last 7, 30 and 90 days, and the 12 months from December.
+      const firstDays = { "7d": "2026-11-21", "30d": "2026-10-29", "90d": "2026-08-30", "12m": "2025-12-01" } as const;
       const recount = ["*", "tool:t"].flatMap((scope) =>
         SPANS.flatMap((span) =>
           ["p1", "p2", "p3"]
-            .map(
-              (p) => [scope, span, p, days.filter((d) => d.scope === scope && d.person_id === p && d.day >= windowStart(span, "2026-11-27")).length] as const,
-            )
+            .map((p) => [scope, span, p, days.filter((d) => d.scope === scope && d.person_id === p && d.day >= firstDays[span]).length] as const)
             .filter(([, , , n]) => n > 0),
         ),
       );
@@ -491,7 +491,10 @@ describe("Insights windows across processes (postgres)", () => {
     const moved = await Promise.all([slideWindows(one.db, today), slideWindows(two.db, today), flushes(one.db, 0)(), flushes(two.db, 1)()]);
     assert.ok(moved[0] + moved[1] > 0, "the windows moved");
     const starts = await one.db.selectFrom("insight_window_starts").select(["span", "start"]).execute();
-    for (const s of starts) assert.equal(s.start, windowStart(s.span as (typeof SPANS)[number], today));
+    // The ranges' first days when today is 18 December 2026: the last 7, 30 and 90 days, and the 12 months from January.
+    const firstDays: Record<string, string> = { "7d": "2026-12-12", "30d": "2026-11-19", "90d": "2026-09-20", "12m": "2026-01-01" };
+    assert.equal(today, "2026-12-18");
+    for (const s of starts) assert.equal(s.start, firstDays[s.span]);
     await assertWindowsRecount(one.db, "after");
   });
 });

@@ -188,11 +188,12 @@ async function run(dialect: Dialect) {
       // Licence refunds by the history, in full or in part: what each charge.refunded added, with the licence's product.
       const licenceRefunds: { product: string; key: string; amount: number }[] = [];
       const unitOf = (s: Sub) => (s.plan === "monthly" ? 500 : 5000);
-      const mrrOf = (s: Sub) => {
-        if (s.status !== "active") return 0;
-        const billed = unitOf(s) * (s.seats ?? 1);
-        return s.plan === "monthly" ? billed : Math.round(billed / 12);
+      /** What a running subscription to `plan` adds to MRR at the history's prices: 5 € a month, or a twelfth of 50 $ a year, per seat. */
+      const monthlyOf = (plan: Sub["plan"], seats: number | null) => {
+        const billed = (plan === "monthly" ? 500 : 5000) * (seats ?? 1);
+        return plan === "monthly" ? billed : Math.round(billed / 12);
       };
+      const mrrOf = (s: Sub) => (s.status === "active" ? monthlyOf(s.plan, s.seats) : 0);
       const currencyOf = (s: Sub) => (s.plan === "monthly" ? "eur" : "usd");
       const move = (s: Sub, before: number) => {
         const after = mrrOf(s);
@@ -479,7 +480,8 @@ async function run(dialect: Dialect) {
           if (!inScope(s.product_kind, s.product_id) || !["active", "past_due"].includes(s.status) || s.ended_at !== null) continue;
           const plan = plans.find((p) => p.product_id === s.product_id && p.id === s.plan_id);
           assert.ok(plan?.interval && plan.amount_cents !== null);
-          add(mrrNow, plan.currency, monthlyAmount(Number(plan.amount_cents), plan.interval, s.seats));
+          assert.ok(plan.id === "monthly" || plan.id === "yearly", plan.id);
+          add(mrrNow, plan.currency, monthlyOf(plan.id, s.seats));
           activeNow += 1;
         }
         const subscriptions = await subscriptionInsights(db, q(toolId));

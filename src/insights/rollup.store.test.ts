@@ -40,7 +40,7 @@ const row = (metric: Bump["metric"], day: string, value: number, extra: Partial<
   ...extra,
 });
 
-test("utcDayOf: the day of every time, whether the time before was of the same day or not", () => {
+test("a time's UTC day is its ISO date's, whether the time before was of the same day or not", () => {
   const times = [
     Date.parse("2026-11-27T00:00:00.000Z"),
     Date.parse("2026-11-27T23:59:59.999Z"),

@@ -233,7 +233,7 @@ for (const dialect of DIALECTS) {
       assertRateLimited(await api.request({ url, key: ws.testKey }), 2);
     });
 
-    test("across all workspaces of one owner", async () => {
+    test("the rows read are counted across all workspaces of one owner; another owner's workspace reads on", async () => {
       const { services } = await testServices(dialect, { WARDEN_LIMIT_ROWS_READ_PER_DAY: "4" });
       const ws = await seedWorkspace(services);
       const sibling = await seedSibling(services, ws);
@@ -282,7 +282,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await api.request({ url: `${base}/customers/known%40example.com`, key: ws.testKey })).statusCode, 200);
     });
 
-    test("across all workspaces of one owner", async () => {
+    test("lookups, lists of grants included, are counted across all workspaces of one owner; another owner's workspace looks up on", async () => {
       const { services } = await testServices(dialect, { WARDEN_LIMIT_LOOKUPS_PER_DAY: "3" });
       const ws = await seedWorkspace(services);
       const sibling = await seedSibling(services, ws);
@@ -356,7 +356,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await postGrant(api, ws.testKey, ws.tool)).statusCode, 201);
     });
 
-    test("additions across all workspaces of one owner", async () => {
+    test("additions are counted across all workspaces of one owner; another owner's workspace adds on", async () => {
       const { services } = await testServices(dialect, { WARDEN_LIMIT_ADDITIONS_PER_DAY: "2" });
       const ws = await seedWorkspace(services);
       const sibling = await seedSibling(services, ws);
@@ -405,7 +405,7 @@ for (const dialect of DIALECTS) {
   });
 
   describe(`example webhook events (${dialect})`, () => {
-    test("per workspace per day, until the next UTC day", async () => {
+    test("example events are limited per workspace per day, refused until the next UTC day", async () => {
       const { services, clock } = await testServices(dialect, { WARDEN_LIMIT_EXAMPLE_EVENTS_PER_DAY: "3" });
       const ws = await seedWorkspace(services);
       const other = await seedWorkspace(services);

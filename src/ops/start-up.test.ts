@@ -70,13 +70,13 @@ function assertOneLine(result: Exited, pattern: RegExp, code = 1): void {
   assert.equal(result.stdout, "", "nothing on stdout");
 }
 
-describe("failures to start", () => {
-  test("a bad LOG_LEVEL", async () => {
+describe("a failure to start is one line on stderr naming its cause, and nothing on stdout", () => {
+  test("a bad LOG_LEVEL exits 2, naming the levels and the value given", async () => {
     const dir = await privateDatabaseEnv("sqlite");
     assertOneLine(await failToStart({ ...dir, LOG_LEVEL: "loud" }), /LOG_LEVEL must be one of .*got "loud"/, 2);
   });
 
-  test("the port in use", async () => {
+  test("a port in use exits 1, naming the port and the host", async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
     try {
@@ -88,7 +88,7 @@ describe("failures to start", () => {
     }
   });
 
-  test("PostgreSQL not answering at DATABASE_URL", async () => {
+  test("PostgreSQL not answering at DATABASE_URL exits 1, naming its address and ECONNREFUSED", async () => {
     const closed = await freePort();
     const dir = await privateDatabaseEnv("sqlite");
     assertOneLine(
@@ -98,7 +98,7 @@ describe("failures to start", () => {
     );
   });
 
-  test("a PostgreSQL database that does not exist", async () => {
+  test("a PostgreSQL database that does not exist exits 1, saying so", async () => {
     const name = unique("missing").replace(/-/g, "_");
     const dir = await privateDatabaseEnv("sqlite");
     const url = PG_URL.replace(/\/test$/, `/${name}`);

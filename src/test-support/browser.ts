@@ -33,10 +33,17 @@ export interface ServedInBrowser {
   close(): Promise<void>;
 }
 
-/** Builds Warden over `services` (no log unless `logger` asks), listens on `port` (any free one by default) and launches chromium. */
-export async function servedInBrowser(services: Services, options: { port?: number; logger?: AppOptions["logger"] } = {}): Promise<ServedInBrowser> {
+/**
+ * Builds Warden over `services` (no log unless `logger` asks), listens on `port` (any free
+ * one by default) of `host` (127.0.0.1 unless another machine must reach it: "0.0.0.0")
+ * and launches chromium.
+ */
+export async function servedInBrowser(
+  services: Services,
+  options: { port?: number; host?: string; logger?: AppOptions["logger"] } = {},
+): Promise<ServedInBrowser> {
   const app = await buildApp(services, { logger: options.logger ?? false });
-  await app.listen({ host: "127.0.0.1", port: options.port ?? 0 });
+  await app.listen({ host: options.host ?? "127.0.0.1", port: options.port ?? 0 });
   const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   const browser = await launchChromium();
   return {

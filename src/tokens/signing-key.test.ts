@@ -134,7 +134,7 @@ for (const dialect of DIALECTS) {
       );
     });
 
-    test("warden admin signing-key list and rotate", async () => {
+    test("warden admin signing-key list shows the one active key; rotate makes a second active and retires the first", async () => {
       const env = { ...(await privateDatabaseEnv(dialect)), WARDEN_SECRET_KEY: SECRET };
       const listed = await warden(env, "admin", "signing-key", "list", "--json");
       assert.equal(listed.code, 0, listed.stderr);
