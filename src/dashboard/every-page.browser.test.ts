@@ -14,9 +14,10 @@ import { createOwnerLoginLink } from "../owners/owner-sign-in.service.js";
 import { reconcileStripe } from "../stripe/stripe-reconcile.service.js";
 import { axeViolations, servedInBrowser, shoot, watchPolicy } from "../test-support/browser.js";
 import { dashboardServices, readCode } from "../test-support/dashboard.js";
-import { seedCatalogue, testApi } from "../test-support/harness.js";
+import { testApi } from "../test-support/harness.js";
 import { connectTestStripe, paymentSession, sendStripeEvent, stripeEvent } from "../test-support/stripe.js";
 import { startStripeApi } from "../test-support/stripe-api.js";
+import { seedUsageCatalogue } from "../test-support/usage.js";
 import { answer, emitExample, startReceiver, testWorker } from "../test-support/webhooks.js";
 import { inviteOwner } from "../workspaces/workspace-owners.service.js";
 
@@ -121,7 +122,7 @@ describe("every dashboard page at 390 and 1280 px", () => {
     const env = await dashboardServices("sqlite", { WARDEN_STRIPE_API_URL: stripeApi.url, WARDEN_LIMIT_EXAMPLE_EVENTS_PER_DAY: "1" });
     env.clock.set(Date.now());
     const { services } = env;
-    const ws = await seedCatalogue(services);
+    const ws = await seedUsageCatalogue(services);
     const now = env.clock.now();
     const customer = "ada.lovelace-with-a-long-address@example.com";
     const lines = [
@@ -258,6 +259,8 @@ describe("every dashboard page at 390 and 1280 px", () => {
       { name: "tools", path: `${w}/tools` },
       { name: "tool", path: `${w}/tools/tabmaster` },
       { name: "plan", path: `${w}/tools/tabmaster/plans/monthly` },
+      { name: "plan-pack", path: `${w}/tools/tabmaster/plans/pack-1000` },
+      { name: "bundle-plan", path: `${w}/bundles/suite/plans/suite-lifetime` },
       { name: "plan-retire", path: `${w}/tools/tabmaster/plans/monthly/retire` },
       { name: "bundles", path: `${w}/bundles` },
       { name: "bundle", path: `${w}/bundles/suite` },

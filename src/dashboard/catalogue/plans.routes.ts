@@ -6,7 +6,8 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { ProductKind } from "../../db/schema.js";
 import type { Services } from "../../services.js";
 import { planStripeLinks, updatePlanStripeLinks } from "../../stripe/stripe-plan-link.service.js";
-import { createPlan, renamePlan, retirePlan } from "../../workspaces/workspace.service.js";
+import { readPlanTerms, readToolTerms, setPlanTerms } from "../../usage/terms.service.js";
+import { createPlan, listBundles, renamePlan, retirePlan } from "../../workspaces/workspace.service.js";
 import type { Plan } from "../../workspaces/workspace.types.js";
 import type { Html } from "../shared/html.js";
 import { parseMajorAmount } from "../shared/money.js";
@@ -14,6 +15,7 @@ import type { WorkspacePage } from "../shared/owner-context.js";
 import { fieldRefusal, sendPage } from "../shared/page.js";
 import { formField, PageRefusal } from "../shared/security.js";
 import { type PlanForm, type Product, planPath, planView, productPath, retirePlanView } from "./plans.views.js";
+import { type TermsInput, type ToolTermsPart, termsPanels } from "./terms.views.js";
 
 export interface OpenedProduct {
   page: WorkspacePage;
@@ -39,7 +41,21 @@ export async function planRoutes(
     const plan = opened.plans.find((p) => p.id === planId);
     if (!plan) throw new PageRefusal(404, "Not found", `No plan "${planId}" for ${opened.product.name}.`);
     const stripeIds = await planStripeLinks(services, opened.page.workspace.id, { productKind: plan.productKind, productId: plan.productId, planId: plan.id });
-    return { ...opened, plan, stripeIds };
+    const parts = await termsParts(opened.page.workspace.slug, opened.product, plan);
+    const terms = (input: TermsInput = {}) => termsPanels(opened.page.frame, opened.product, plan, parts, input);
+    return { ...opened, plan, stripeIds, parts, terms };
+  }
+
+  /** The plan's terms for each tool it covers: a tool's plan, that tool; a bundle's, each of its tools. */
+  async function termsParts(workspace: string, product: Product, plan: Plan): Promise<ToolTermsPart[]> {
+    const toolIds = product.kind === "tool" ? [product.id] : ((await listBundles(db, { workspace })).find((b) => b.id === product.id)?.toolIds ?? []);
+    return Promise.all(
+      toolIds.map(async (toolId) => {
+        const { tool, features, meters } = await readToolTerms(db, { workspace, tool: toolId });
+        const { terms } = await readPlanTerms(db, { ...productRef(product, workspace), id: plan.id, forTool: toolId });
+        return { tool: { id: tool.id, name: tool.name }, features, meters, terms };
+      }),
+    );
   }
 
   app.post(base, async (request, reply) => {
@@ -83,17 +99,52 @@ export async function planRoutes(
   });
 
   app.get(`${base}/:plan`, async (request, reply) => {
-    const { page, product, plan, stripeIds } = await openPlan(request);
+    const { page, product, plan, stripeIds, terms } = await openPlan(request);
     const query = request.query as Record<string, string | undefined>;
     return sendPage(
       reply,
       200,
-      planView(page.frame, product, plan, { renamed: query.renamed === "1", retired: query.retired === "1", stripeLinked: query.linked === "1", stripeIds }),
+      planView(page.frame, product, plan, {
+        renamed: query.renamed === "1",
+        retired: query.retired === "1",
+        stripeLinked: query.linked === "1",
+        stripeIds,
+        terms: terms({ saved: query.terms === "1" }),
+      }),
     );
   });
 
+  app.post(`${base}/:plan/terms`, async (request, reply) => {
+    const { page, product, plan, stripeIds, parts, terms } = await openPlan(request);
+    const part = parts.find((p) => p.tool.id === formField(request, "tool"));
+    if (!part) throw new PageRefusal(400, "Bad request", "The form names no tool of this plan.");
+    // Every field the form shows is sent: an unticked feature is one the plan no longer unlocks, an empty amount gives none.
+    const perMeter = (prefix: string) => Object.fromEntries(part.meters.map((m) => [m.id, formField(request, `${prefix}_${m.id}`).trim() || "0"]));
+    const oneTime = plan.billing === "one_time";
+    try {
+      await setPlanTerms(
+        db,
+        clock,
+        {
+          ...productRef(product, page.workspace.slug),
+          id: plan.id,
+          forTool: part.tool.id,
+          features: part.features.filter((f) => formField(request, `feature_${f.id}`) === "1").map((f) => f.id),
+          allowances: perMeter("allowance"),
+          ...(oneTime ? { credits: perMeter("credits"), creditsExpireDays: formField(request, "credits_expire_days").trim() || null } : {}),
+        },
+        page.owner.session.actor,
+      );
+      return reply.redirect(`${planPath(page.frame, product, plan.id)}?terms=1#terms-${encodeURIComponent(part.tool.id)}`, 303);
+    } catch (error) {
+      const refusal = fieldRefusal(error);
+      if (refusal === null) throw error;
+      return sendPage(reply, 400, planView(page.frame, product, plan, { stripeIds, terms: terms({ refused: { tool: part.tool.id, ...refusal } }) }));
+    }
+  });
+
   app.post(`${base}/:plan/stripe`, async (request, reply) => {
-    const { page, product, plan, stripeIds } = await openPlan(request);
+    const { page, product, plan, stripeIds, terms } = await openPlan(request);
     const typed = formField(request, "stripe_id").trim();
     const unlink = formField(request, "unlink").trim();
     // One field for either kind of id: the use case checks each against its own shape.
@@ -106,12 +157,12 @@ export async function planRoutes(
       if (refusal === null) throw error;
       const message = refusal.error;
       const said = message.replace(/^stripe-(price|product) must be/, "It must be");
-      return sendPage(reply, 400, planView(page.frame, product, plan, { stripeIds, stripeError: said, stripeTyped: typed }));
+      return sendPage(reply, 400, planView(page.frame, product, plan, { stripeIds, stripeError: said, stripeTyped: typed, terms: terms() }));
     }
   });
 
   app.post(`${base}/:plan`, async (request, reply) => {
-    const { page, product, plan, stripeIds } = await openPlan(request);
+    const { page, product, plan, stripeIds, terms } = await openPlan(request);
     const name = formField(request, "name");
     try {
       await renamePlan(db, clock, { ...productRef(product, page.workspace.slug), id: plan.id, name }, page.owner.session.actor);
@@ -119,7 +170,7 @@ export async function planRoutes(
     } catch (error) {
       const refusal = fieldRefusal(error);
       if (refusal === null) throw error;
-      return sendPage(reply, 400, planView(page.frame, product, plan, { ...refusal, name, stripeIds }));
+      return sendPage(reply, 400, planView(page.frame, product, plan, { ...refusal, name, stripeIds, terms: terms() }));
     }
   });
 

@@ -161,6 +161,8 @@ export function planView(
     stripeLinked?: boolean;
     stripeError?: string;
     stripeTyped?: string;
+    /** The panels of what the plan gives in each tool it covers. */
+    terms: Html;
   },
 ): Html {
   const back = productPath(frame, product);
@@ -206,6 +208,7 @@ ${input.retired ? notice("success", "The plan is retired: checkout no longer off
 <dt>ID</dt><dd><code>${plan.id}</code></dd>
 <dt>Billing</dt><dd>${billingLabel(plan)}</dd>
 <dt>Price</dt><dd>${planPrice(plan)}</dd>
+${plan.givesAccess ? "" : html`<dt>Access</dt><dd>None: a credit pack sold alone, each purchase adds its credits</dd>`}
 <dt>State</dt><dd>${planState(plan)}</dd>
 <dt>Created</dt><dd>${time(plan.createdAt)}</dd>
 </dl>
@@ -220,6 +223,7 @@ ${rename.notice}
 <div class="row"><button class="button primary" type="submit">Save name</button><a class="button" href="${back}">Back to ${product.name}</a></div>
 </form>
 </section>
+${input.terms}
 ${stripeLinks}
 ${retire}`,
     { trail: [{ label: product.name, href: back }, { label: plan.name }] },

@@ -79,6 +79,8 @@ ${addToolForm(frame, form)}
 export interface ToolPage {
   tool: Tool;
   plans: Plan[];
+  /** The features and meters it declares, with their add forms. */
+  usage: Html;
   saved?: boolean;
   added?: string;
   details?: { name: string; trialDays: string; error: string; errorParam: string | undefined };
@@ -113,6 +115,7 @@ ${error.notice}
 <div class="row"><button class="button primary" type="submit">Save changes</button></div>
 </form>
 </section>
-${plansPanels(frame, { kind: "tool", id: tool.id, name: tool.name }, page.plans, page.planForm ?? {})}`,
+${plansPanels(frame, { kind: "tool", id: tool.id, name: tool.name }, page.plans, page.planForm ?? {})}
+${page.usage}`,
   );
 }
