@@ -28,6 +28,8 @@ import { closeConnectionsWhenClosing } from "./ops/shutdown.js";
 import type { Services } from "./services.js";
 import { stripeRoutes } from "./stripe/stripe.routes.js";
 import { jwksRoutes } from "./tokens/jwks.routes.js";
+import { creditRoutes } from "./usage/credits.routes.js";
+import { AdjustedCredits, CreditLedger, CreditLedgerEntry } from "./usage/credits.schema.js";
 import { WARDEN_VERSION } from "./version.js";
 import { webhookRoutes } from "./webhooks/webhook.routes.js";
 import {
@@ -109,6 +111,9 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     Grant,
     GrantList,
     RevokedGrant,
+    AdjustedCredits,
+    CreditLedgerEntry,
+    CreditLedger,
     WebhookEndpoint,
     CreatedWebhookEndpoint,
     WebhookEndpointList,
@@ -154,6 +159,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       requireApiKey(api, services);
       await api.register(customerRoutes, { services });
       await api.register(grantRoutes, { services });
+      await api.register(creditRoutes, { services });
       await api.register(webhookRoutes, { services });
       await api.register(insightsRoutes, { services });
     },

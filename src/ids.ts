@@ -26,7 +26,7 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-export type IdPrefix = "gr" | "lic" | "key" | "evt" | "ep" | "dlv" | "att" | "ws" | "own" | "psn" | "pln" | "dev" | "sub" | "req" | "du" | "rec";
+export type IdPrefix = "gr" | "lic" | "key" | "evt" | "ep" | "dlv" | "att" | "ws" | "own" | "psn" | "pln" | "dev" | "sub" | "req" | "du" | "rec" | "cr";
 
 /** Prefixed ids as decided in decisions.md: `gr_` + 24 base62 characters (142 bits). */
 export function newId(prefix: IdPrefix): string {

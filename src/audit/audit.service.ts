@@ -55,6 +55,7 @@ export const AUDIT_ACTIONS = [
   "feature.renamed",
   "meter.added",
   "meter.updated",
+  "credits.adjusted",
   "bundle.created",
   "bundle.tools_changed",
   "stripe.connected",

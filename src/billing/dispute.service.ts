@@ -1,12 +1,15 @@
 // Disputes (the specification's Licence table): opened, the licence is suspended and
 // payment.disputed sent; closed won or warning_closed, it is active again; lost, it is
-// revoked; dispute.closed sent either way. A dispute of a subscription's payment has no
+// revoked; dispute.closed sent either way. A pack's credits are held while its licence is
+// suspended (spending draws only from an active licence's rows), spendable again when it
+// is won, taken back (what is left of them) when it is lost. A dispute of a subscription's payment has no
 // licence: its events carry email and licence null and nothing is suspended.
 import { DAY_MS, toIso } from "../clock.js";
 import type { Env } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { newId } from "../ids.js";
 import type { Services } from "../services.js";
+import { zeroLicenceCredits } from "../usage/credits.store.js";
 import { type BillingTx, inBillingTransaction, syncHolders } from "./billing.context.js";
 import { emitDisputeClosed, emitPaymentDisputed } from "./billing.events.js";
 import { closeDisputeRow, type Dispute, findDispute, findDisputesById, insertDispute } from "./dispute.store.js";
@@ -85,6 +88,8 @@ export async function closeDisputeIn(tx: BillingTx, dispute: Dispute, outcome: D
   const next = outcome === "lost" ? (licence.status === "revoked" ? null : "revoked") : licence.status === "suspended" ? "active" : null;
   if (next === null) return;
   await setLicenceStatus(tx.trx, licence.id, next);
+  // Lost: what is left of a pack's credits is taken back, as by a full refund.
+  if (next === "revoked") await zeroLicenceCredits(tx.trx, licence.id);
   await syncHolders(tx, licence, await holdersOfLicence(tx, licence));
 }
 

@@ -1,5 +1,7 @@
 // Licence life cycle (the specification's Licence table): bought (purchase.completed),
-// refunded in full (revoked, payment.refunded). Disputes are in dispute.service.ts.
+// refunded in full (revoked, payment.refunded). Disputes are in dispute.service.ts. A
+// licence whose plan gives credits adds them when bought; a full refund takes back what
+// is left of them.
 // The `…In` functions run inside a payment transaction (billing.context.ts) and are
 // shared by Stripe's reports and the vendor's actions, so both apply the same change.
 import { type Actor, recordAction } from "../audit/audit.service.js";
@@ -10,6 +12,8 @@ import { newId } from "../ids.js";
 import { bump, productScope } from "../insights/rollup.store.js";
 import type { Services } from "../services.js";
 import { refundAtStripe } from "../stripe/stripe-actions.js";
+import { addPackCreditsIn } from "../usage/credits.service.js";
+import { zeroLicenceCredits } from "../usage/credits.store.js";
 import { type BillingTx, inBillingTransaction, syncHolders } from "./billing.context.js";
 import { emitLicencePurchased, emitLicenceRefunded } from "./billing.events.js";
 import type { PurchaseTerms } from "./catalogue.js";
@@ -63,6 +67,8 @@ export async function recordLicencePurchase(tx: BillingTx, purchase: LicencePurc
     refundedAt: null,
   };
   await insertLicence(tx.trx, licence);
+  // A credit pack (or a plan that also gives credits): its credits, to the buyer, with the licence.
+  await addPackCreditsIn(tx.trx, licence, tx.now);
   await emitLicencePurchased(tx, licence, { email: purchase.email, accountPersonId: purchase.accountPersonId });
   await syncHolders(tx, licence, [licence.personId]);
   return { licence, created: true };
@@ -91,6 +97,8 @@ export async function refundLicenceIn(
   if (licence.refundedAt !== null) return "already_refunded";
   if (licence.status === "revoked") return "revoked_by_dispute";
   await setLicenceStatus(tx.trx, licence.id, "revoked", at);
+  // What is left of a pack's credits goes with it; what was spent is not clawed back.
+  await zeroLicenceCredits(tx.trx, licence.id);
   // What partial refunds before it counted already is not counted again.
   await countRefund(tx, licence, await recordLicenceRefund(tx.trx, licence.id, licence.amountCents ?? 0), licence.currency, at);
   await emitLicenceRefunded(tx, licence, refund);

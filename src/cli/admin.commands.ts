@@ -2,6 +2,7 @@
 // by DATABASE_URL (or the SQLite file), with the same use cases as the HTTP API. One file
 // per family; this is their order in `warden help`.
 import { catalogueCommands } from "./admin-catalogue.commands.js";
+import { creditCommands } from "./admin-credits.commands.js";
 import { dataCommands } from "./admin-data.commands.js";
 import { keyCommands } from "./admin-keys.commands.js";
 import { ownerCommands } from "./admin-owners.commands.js";
@@ -13,6 +14,7 @@ export const adminCommands: Record<string, Command> = {
   ...ownerCommands,
   ...catalogueCommands,
   ...usageCommands,
+  ...creditCommands,
   ...keyCommands,
   ...dataCommands,
   ...paymentCommands,

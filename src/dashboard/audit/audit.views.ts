@@ -36,6 +36,7 @@ const ACTIONS: Record<AuditAction, string> = {
   "feature.renamed": "Renamed a feature",
   "meter.added": "Added a meter",
   "meter.updated": "Changed a meter",
+  "credits.adjusted": "Adjusted a customer's credits",
   "bundle.created": "Added a bundle",
   "bundle.tools_changed": "Changed a bundle's tools",
   "stripe.connected": "Connected Stripe",
