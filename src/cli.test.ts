@@ -178,6 +178,7 @@ for (const dialect of DIALECTS) {
         currency: "eur",
         interval: "month",
         default: true,
+        gives_access: true,
         retired_at: null,
       });
       const key = await wardenJson(env, "admin", "key", "create", "--workspace", slug, "--env", "live");
