@@ -28,6 +28,8 @@ import { closeConnectionsWhenClosing } from "./ops/shutdown.js";
 import type { Services } from "./services.js";
 import { stripeRoutes } from "./stripe/stripe.routes.js";
 import { jwksRoutes } from "./tokens/jwks.routes.js";
+import { clientUsageRoutes, usageRoutes } from "./usage/usage.routes.js";
+import { MeterUsage, MeterUsageList, Spent, UsageBucket } from "./usage/usage.schema.js";
 import { WARDEN_VERSION } from "./version.js";
 import { webhookRoutes } from "./webhooks/webhook.routes.js";
 import {
@@ -118,6 +120,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     Delivery,
     DeliveryPage,
     SentExample,
+    UsageBucket,
+    MeterUsage,
+    MeterUsageList,
+    Spent,
   ]) {
     app.addSchema(schema);
   }
@@ -156,6 +162,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       await api.register(grantRoutes, { services });
       await api.register(webhookRoutes, { services });
       await api.register(insightsRoutes, { services });
+      await api.register(usageRoutes, { services });
     },
     { prefix: API_PREFIX },
   );
@@ -164,6 +171,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(stripeRoutes, { services });
   // The client API: sign-in by emailed code, device sessions, the access check, the buy button.
   await app.register(clientRoutes, { services, prefix: "/api/client/v1" });
+  await app.register(clientUsageRoutes, { services, prefix: "/api/client/v1/tools/:tool/usage" });
   // The public keys that verify the client API's access tokens, for vendors' servers and extensions.
   await app.register(jwksRoutes, { services });
   // The vendor dashboard: server-rendered pages for owners, signed in with a mailed code.
