@@ -15,6 +15,7 @@ import { IDEMPOTENCY_WINDOW_MS } from "../grants/grant.service.js";
 import { claimIdempotencyKey, completeIdempotencyKey, type IdempotencyScope } from "../grants/idempotency.store.js";
 import type { RequestContext, Services } from "../services.js";
 import { heldTerms } from "./held-terms.js";
+import { oneAtATime } from "./meter-queue.js";
 import { afterDraw, drawFrom, type MeterState, meterState, presentMeterUsage, refusalMessage } from "./meter-usage.js";
 import { listMeters, loadToolTerms } from "./terms.store.js";
 import type { MeterUsage, SpendBody, Spent } from "./usage.schema.js";
@@ -71,7 +72,7 @@ export interface SpendResult {
 }
 
 async function spend(services: Services, scope: ToolScope, spender: Spender, body: SpendBody, idempotencyKey: string | undefined): Promise<SpendResult> {
-  const { db, clock } = services;
+  const { db } = services;
   const quantity = body.quantity ?? 1;
   const tool = await toolMeters(db, scope);
   const meter = requireMeter(tool, body.meter);
@@ -85,6 +86,21 @@ async function spend(services: Services, scope: ToolScope, spender: Spender, bod
       ? null
       : { workspaceId: scope.workspaceId, env: scope.env, key: "personId" in spender ? `device:${spender.personId}:${idempotencyKey}` : idempotencyKey };
 
+  const queueKey = [scope.workspaceId, scope.env, scope.toolId, who, meter.id].join("\u0000");
+  return oneAtATime(queueKey, () => spendIn(services, scope, spender, { meter, quantity, tool, requestHash, idempotency }));
+}
+
+interface SpendRequest {
+  meter: Meter;
+  quantity: number;
+  tool: ToolMeters;
+  requestHash: string;
+  idempotency: IdempotencyScope | null;
+}
+
+async function spendIn(services: Services, scope: ToolScope, spender: Spender, request: SpendRequest): Promise<SpendResult> {
+  const { db, clock } = services;
+  const { meter, quantity, tool, requestHash, idempotency } = request;
   return db.transaction().execute(async (trx) => {
     // SQLite: the writer from the first statement, so that what is read below is what the writes change.
     await holdWriteLock(trx);
