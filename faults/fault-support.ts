@@ -36,7 +36,15 @@ export const IN_FLIGHT = 50;
 
 export const SECRET_KEY = "faults-secret-key-0123456789abcdefghijklmnop";
 
-export const ERROR_TYPES = new Set(["invalid_request_error", "authentication_error", "plan_limit_error", "not_found", "rate_limit_error", "api_error"]);
+export const ERROR_TYPES = new Set([
+  "invalid_request_error",
+  "authentication_error",
+  "usage_limit_error",
+  "plan_limit_error",
+  "not_found",
+  "rate_limit_error",
+  "api_error",
+]);
 
 // What an answer must never show: the insides of the service. Patterns of the server's own
 // making only, so that a fuzzed value echoed back in a message cannot trip them.

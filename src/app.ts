@@ -30,6 +30,8 @@ import { stripeRoutes } from "./stripe/stripe.routes.js";
 import { jwksRoutes } from "./tokens/jwks.routes.js";
 import { creditRoutes } from "./usage/credits.routes.js";
 import { AdjustedCredits, CreditLedger, CreditLedgerEntry } from "./usage/credits.schema.js";
+import { clientUsageRoutes, usageRoutes } from "./usage/usage.routes.js";
+import { MeterUsage, MeterUsageList, Spent, UsageBucket } from "./usage/usage.schema.js";
 import { WARDEN_VERSION } from "./version.js";
 import { webhookRoutes } from "./webhooks/webhook.routes.js";
 import {
@@ -123,6 +125,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     Delivery,
     DeliveryPage,
     SentExample,
+    UsageBucket,
+    MeterUsage,
+    MeterUsageList,
+    Spent,
   ]) {
     app.addSchema(schema);
   }
@@ -162,6 +168,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       await api.register(creditRoutes, { services });
       await api.register(webhookRoutes, { services });
       await api.register(insightsRoutes, { services });
+      await api.register(usageRoutes, { services });
     },
     { prefix: API_PREFIX },
   );
@@ -170,6 +177,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(stripeRoutes, { services });
   // The client API: sign-in by emailed code, device sessions, the access check, the buy button.
   await app.register(clientRoutes, { services, prefix: "/api/client/v1" });
+  await app.register(clientUsageRoutes, { services, prefix: "/api/client/v1/tools/:tool/usage" });
   // The public keys that verify the client API's access tokens, for vendors' servers and extensions.
   await app.register(jwksRoutes, { services });
   // The vendor dashboard: server-rendered pages for owners, signed in with a mailed code.

@@ -167,6 +167,16 @@ export interface MeterCreditsTable {
   created_at: number;
 }
 
+/** The row every spend of one person's meter locks first (migration 043). */
+export interface MeterLocksTable {
+  workspace_id: string;
+  env: Env;
+  person_id: string;
+  tool_id: string;
+  meter_id: string;
+  spends: number;
+}
+
 export interface ApiKeysTable {
   id: string;
   workspace_id: string;
@@ -777,6 +787,7 @@ export interface Database {
   plan_terms: PlanTermsTable;
   meter_usage: MeterUsageTable;
   meter_credits: MeterCreditsTable;
+  meter_locks: MeterLocksTable;
   api_keys: ApiKeysTable;
   settings: SettingsTable;
   signing_keys: SigningKeysTable;

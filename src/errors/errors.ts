@@ -2,7 +2,7 @@
 // decides the HTTP status and the specification's error type in one exhaustive switch,
 // and `renderError` (in error.handler.ts) is the only place that writes an error body.
 
-type ErrorType = "invalid_request_error" | "authentication_error" | "plan_limit_error" | "not_found" | "rate_limit_error" | "api_error";
+type ErrorType = "invalid_request_error" | "authentication_error" | "usage_limit_error" | "plan_limit_error" | "not_found" | "rate_limit_error" | "api_error";
 
 export type ErrorCode =
   | "invalid_parameter"
@@ -16,6 +16,7 @@ export type ErrorCode =
   | "method_not_allowed"
   | "idempotency_mismatch"
   | "authentication_failed"
+  | "usage_limit"
   | "plan_limit"
   | "not_found"
   | "route_not_found"
@@ -33,6 +34,8 @@ export function statusOf(code: ErrorCode): number {
       return 400;
     case "authentication_failed":
       return 401;
+    case "usage_limit":
+      return 402;
     case "plan_limit":
       return 403;
     case "not_found":
@@ -75,6 +78,8 @@ export function typeOf(code: ErrorCode): ErrorType {
       return "invalid_request_error";
     case "authentication_failed":
       return "authentication_error";
+    case "usage_limit":
+      return "usage_limit_error";
     case "plan_limit":
       return "plan_limit_error";
     case "not_found":
@@ -119,14 +124,17 @@ export class ApiError extends Error {
   readonly rateLimit: RateLimitInfo | undefined;
   /** Which limit refused (a 429 or a plan limit's 403), for the metrics: `lookups`, `hobby-passes`… */
   readonly limit: string | undefined;
+  /** A usage limit's refusal: the meter's usage (a MeterUsage), answered as `error.usage`. */
+  readonly usage: unknown;
 
-  constructor(code: ErrorCode, message: string, options: { param?: string; rateLimit?: RateLimitInfo; limit?: string } = {}) {
+  constructor(code: ErrorCode, message: string, options: { param?: string; rateLimit?: RateLimitInfo; limit?: string; usage?: unknown } = {}) {
     super(message);
     this.name = "ApiError";
     this.code = code;
     this.param = options.param;
     this.rateLimit = options.rateLimit;
     this.limit = options.limit;
+    this.usage = options.usage;
   }
 }
 

@@ -10,10 +10,13 @@ export const ErrorBody = Type.Object(
     error: Type.Object(
       {
         type: Type.Union(
-          ["invalid_request_error", "authentication_error", "plan_limit_error", "not_found", "rate_limit_error", "api_error"].map((t) => Type.Literal(t)),
+          ["invalid_request_error", "authentication_error", "usage_limit_error", "plan_limit_error", "not_found", "rate_limit_error", "api_error"].map((t) =>
+            Type.Literal(t),
+          ),
         ),
         message: Type.String(),
         param: Type.Optional(Type.String({ description: "The offending parameter, for parameter errors" })),
+        usage: Type.Optional(Type.Ref("MeterUsage", { description: "For usage_limit_error (402): the meter's usage, unchanged by the refused spend" })),
       },
       { additionalProperties: false },
     ),

@@ -103,7 +103,14 @@ export function renderError(clock: Clock) {
       reply.header("RateLimit-Remaining", String(remaining));
       reply.header("RateLimit-Reset", String(seconds));
     }
-    const body = { error: { type: typeOf(apiError.code), message, ...(apiError.param ? { param: apiError.param } : {}) } };
+    const body = {
+      error: {
+        type: typeOf(apiError.code),
+        message,
+        ...(apiError.param ? { param: apiError.param } : {}),
+        ...(apiError.usage !== undefined ? { usage: apiError.usage } : {}),
+      },
+    };
     return reply.status(status).header("content-type", "application/json; charset=utf-8").send(JSON.stringify(body));
   };
 }

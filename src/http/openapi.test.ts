@@ -4,7 +4,7 @@ import { test } from "node:test";
 import { testApi, testServices } from "../test-support/harness.js";
 import { openApiDocumentOf } from "../test-support/openapi-check.js";
 
-test("the OpenAPI 3.1 document is valid and describes exactly the five vendor operations, apart from the webhook, client, insights and credits ones and the JWK Set", async () => {
+test("the OpenAPI 3.1 document is valid and describes exactly the five vendor operations, apart from the webhook, client, insights, credits and usage ones and the JWK Set", async () => {
   const { services } = await testServices("sqlite");
   const api = await testApi(services);
   const served = await api.request({ url: "/api/v1/openapi.json" });
@@ -18,7 +18,7 @@ test("the OpenAPI 3.1 document is valid and describes exactly the five vendor op
   const operations = Object.entries(
     doc.paths as Record<string, Record<string, { operationId: string; tags: string[]; responses: Record<string, unknown> }>>,
   ).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ path, method, op })));
-  const vendor = operations.filter((o) => !["Webhooks", "Client", "Access tokens", "Insights", "Credits"].some((tag) => o.op.tags.includes(tag)));
+  const vendor = operations.filter((o) => !["Webhooks", "Client", "Access tokens", "Insights", "Credits", "Usage"].some((tag) => o.op.tags.includes(tag)));
   assert.deepEqual(
     operations
       .filter((o) => o.op.tags.includes("Insights"))
@@ -39,6 +39,13 @@ test("the OpenAPI 3.1 document is valid and describes exactly the five vendor op
     ["GET /api/v1/tools/{tool}/customers/{email}/credits listCredits", "POST /api/v1/tools/{tool}/customers/{email}/credits adjustCredits"],
   );
   assert.deepEqual(
+    operations
+      .filter((o) => o.op.tags.includes("Usage"))
+      .map((o) => `${o.method.toUpperCase()} ${o.path} ${o.op.operationId}`)
+      .sort(),
+    ["GET /api/v1/tools/{tool}/customers/{email}/usage listCustomerUsage", "POST /api/v1/tools/{tool}/customers/{email}/usage spendCustomerUsage"],
+  );
+  assert.deepEqual(
     operations.filter((o) => o.op.tags.includes("Access tokens")).map((o) => `${o.method.toUpperCase()} ${o.path} ${o.op.operationId}`),
     ["GET /.well-known/jwks.json getJwks"],
   );
@@ -52,6 +59,7 @@ test("the OpenAPI 3.1 document is valid and describes exactly the five vendor op
     "GET /api/client/v1/purchases/{id}/seats clientListSeats",
     "GET /api/client/v1/tools/{tool}/access clientCheckAccess",
     "GET /api/client/v1/tools/{tool}/access/changes clientWaitForAccessChange",
+    "GET /api/client/v1/tools/{tool}/usage clientListUsage",
     "POST /api/client/v1/purchases/{id}/seats clientAssignSeat",
     "POST /api/client/v1/sign-in clientSignIn",
     "POST /api/client/v1/sign-in/verify clientVerifySignIn",
@@ -62,6 +70,7 @@ test("the OpenAPI 3.1 document is valid and describes exactly the five vendor op
     "POST /api/client/v1/tools/{tool}/page-tickets clientCreatePageTicket",
     "POST /api/client/v1/tools/{tool}/sign-in/exchange clientExchangeSignIn",
     "POST /api/client/v1/tools/{tool}/trial clientStartTrial",
+    "POST /api/client/v1/tools/{tool}/usage clientSpendUsage",
   ]);
   assert.deepEqual(vendor.map((o) => `${o.method.toUpperCase()} ${o.path} ${o.op.operationId}`).sort(), [
     "DELETE /api/v1/tools/{tool}/grants/{id} revokeGrant",

@@ -40,6 +40,7 @@ import * as customerCountsPerStatement from "./039-customer-counts-per-statement
 import * as subscriptionInvoices from "./040-subscription-invoices.js";
 import * as invoicePaymentLinks from "./041-invoice-payment-links.js";
 import * as usage from "./042-usage.js";
+import * as meterLocks from "./043-meter-locks.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -84,4 +85,5 @@ export const migrations: Record<string, Migration> = {
   "040-subscription-invoices": subscriptionInvoices,
   "041-invoice-payment-links": invoicePaymentLinks,
   "042-usage": usage,
+  "043-meter-locks": meterLocks,
 };

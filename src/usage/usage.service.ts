@@ -1,0 +1,198 @@
+// Reading and spending a person's meters (issue 46): the vendor's API by address, the
+// client API for a device's person. A spend serialises on its meter's lock row, reads
+// what is left, and draws all of it or nothing, in one transaction.
+import { createHash } from "node:crypto";
+import type { DeviceSession } from "../client/device-session.store.js";
+import { requireToolScope, toolScope } from "../customers/customer.service.js";
+import type { ToolScope } from "../customers/customer.store.js";
+import { loadSources } from "../customers/customer-sources.store.js";
+import { isEmailShape, normaliseEmail } from "../customers/email.js";
+import type { Sources } from "../customers/entitlement.js";
+import { ensurePerson, findPersonByEmail } from "../customers/person.store.js";
+import { type Executor, holdWriteLock } from "../db/database.js";
+import { ApiError, invalidParameter, notFound } from "../errors/errors.js";
+import { IDEMPOTENCY_WINDOW_MS } from "../grants/grant.service.js";
+import { claimIdempotencyKey, completeIdempotencyKey, type IdempotencyScope } from "../grants/idempotency.store.js";
+import type { RequestContext, Services } from "../services.js";
+import { heldTerms } from "./held-terms.js";
+import { oneAtATime } from "./meter-queue.js";
+import { afterDraw, drawFrom, type MeterState, meterState, presentMeterUsage, refusalMessage } from "./meter-usage.js";
+import { listMeters, loadToolTerms } from "./terms.store.js";
+import type { MeterUsage, SpendBody, Spent } from "./usage.schema.js";
+import { addUsed, lockMeter, readAvailableCredits, readUsed, takeCredits } from "./usage.store.js";
+import type { Meter, ToolTerms } from "./usage.types.js";
+
+const NO_SOURCES: Sources = { licences: [], subscriptions: [], grants: [] };
+
+interface ToolMeters {
+  terms: ToolTerms;
+  meters: Meter[];
+}
+
+async function toolMeters(ex: Executor, scope: ToolScope): Promise<ToolMeters> {
+  const [terms, meters] = await Promise.all([loadToolTerms(ex, scope.workspaceId, scope.toolId), listMeters(ex, scope.workspaceId, scope.toolId)]);
+  return { terms, meters };
+}
+
+/** Every meter of the tool as the person (null: nobody yet, who holds nothing) reads it now. */
+async function readMeters(ex: Executor, scope: ToolScope, tool: ToolMeters, personId: string | null, now: number, only?: Meter): Promise<MeterState[]> {
+  const meters = only ? [only] : tool.meters;
+  const sources = personId === null ? NO_SOURCES : ((await loadSources(ex, scope, [personId])).get(personId) ?? NO_SOURCES);
+  const { buckets } = heldTerms(sources, tool.terms, now);
+  const ids = meters.map((m) => m.id);
+  const key = { ...scope, personId: personId ?? "" };
+  const since = Math.min(now, ...buckets.map((b) => b.periodStart));
+  const [used, credits] = personId === null ? [[], []] : await Promise.all([readUsed(ex, key, ids, since), readAvailableCredits(ex, key, ids, now)]);
+  return meters.map((m) => meterState(m, buckets, used, credits));
+}
+
+function requireMeter(tool: ToolMeters, meterId: string): Meter {
+  const meter = tool.meters.find((m) => m.id === meterId);
+  if (!meter) {
+    const declared = tool.meters.map((m) => m.id);
+    throw invalidParameter(
+      "meter",
+      `The tool declares no meter "${meterId}"${declared.length ? `: it declares ${declared.join(", ")}` : ": it declares none"}.`,
+    );
+  }
+  return meter;
+}
+
+function usageLimit(usage: MeterUsage, quantity: number): ApiError {
+  return new ApiError("usage_limit", refusalMessage(usage, quantity), { usage });
+}
+
+/** Who spends: a vendor names an address; a device spends for its own person. */
+type Spender = { email: string } | { personId: string };
+
+export interface SpendResult {
+  /** False when an Idempotency-Key replayed an earlier spend. */
+  spent: boolean;
+  answer: Spent;
+}
+
+async function spend(services: Services, scope: ToolScope, spender: Spender, body: SpendBody, idempotencyKey: string | undefined): Promise<SpendResult> {
+  const { db } = services;
+  const quantity = body.quantity ?? 1;
+  const tool = await toolMeters(db, scope);
+  const meter = requireMeter(tool, body.meter);
+  const who = "email" in spender ? `email:${normaliseEmail(spender.email)}` : `person:${spender.personId}`;
+  const requestHash = createHash("sha256")
+    .update(JSON.stringify(["usage", scope.toolId, who, meter.id, quantity]))
+    .digest("hex");
+  // A device's keys are its person's own: another person's same key is another spend.
+  const idempotency: IdempotencyScope | null =
+    idempotencyKey === undefined
+      ? null
+      : { workspaceId: scope.workspaceId, env: scope.env, key: "personId" in spender ? `device:${spender.personId}:${idempotencyKey}` : idempotencyKey };
+
+  const queueKey = [scope.workspaceId, scope.env, scope.toolId, who, meter.id].join("\u0000");
+  return oneAtATime(queueKey, () => spendIn(services, scope, spender, { meter, quantity, tool, requestHash, idempotency }));
+}
+
+interface SpendRequest {
+  meter: Meter;
+  quantity: number;
+  tool: ToolMeters;
+  requestHash: string;
+  idempotency: IdempotencyScope | null;
+}
+
+async function spendIn(services: Services, scope: ToolScope, spender: Spender, request: SpendRequest): Promise<SpendResult> {
+  const { db, clock } = services;
+  const { meter, quantity, tool, requestHash, idempotency } = request;
+  return db.transaction().execute(async (trx) => {
+    // SQLite: the writer from the first statement, so that what is read below is what the writes change.
+    await holdWriteLock(trx);
+    const now = clock.now();
+    if (idempotency) {
+      const earlier = await claimIdempotencyKey(trx, idempotency, requestHash, now, now - IDEMPOTENCY_WINDOW_MS);
+      if (earlier !== "claimed") {
+        if (earlier.requestHash !== requestHash) {
+          throw new ApiError("idempotency_mismatch", "This Idempotency-Key was used with a different request in the last 24 hours.", {
+            param: "Idempotency-Key",
+          });
+        }
+        return { spent: false, answer: JSON.parse(earlier.responseBody) as Spent };
+      }
+    }
+
+    let personId: string;
+    if ("personId" in spender) {
+      personId = spender.personId;
+    } else {
+      const person = await findPersonByEmail(trx, scope.workspaceId, scope.env, spender.email);
+      if (person) {
+        personId = person.id;
+      } else {
+        // An address Warden does not know holds nothing: only the free allowance can pay,
+        // and the person is created only when it does (account: false, as a grant's is).
+        const [nobody] = await readMeters(trx, scope, tool, null, now, meter);
+        const usage = presentMeterUsage(nobody as MeterState);
+        if (usage.remaining < quantity) throw usageLimit(usage, quantity);
+        personId = (await ensurePerson(trx, scope.workspaceId, scope.env, spender.email, now)).id;
+      }
+    }
+
+    const key = { ...scope, personId, meterId: meter.id };
+    await lockMeter(trx, key);
+    const [state] = await readMeters(trx, scope, tool, personId, now, meter);
+    const before = state as MeterState;
+    const draw = drawFrom(before, quantity);
+    if (!draw) throw usageLimit(presentMeterUsage(before), quantity);
+    for (const { bucket, units } of draw.buckets) await addUsed(trx, key, bucket, units);
+    for (const { credit, units } of draw.credits) await takeCredits(trx, credit.id, units);
+
+    const answer: Spent = { quantity, allowed: true, ...presentMeterUsage(afterDraw(before, draw)) };
+    if (idempotency) await completeIdempotencyKey(trx, idempotency, 200, JSON.stringify(answer));
+    return { spent: true, answer };
+  });
+}
+
+/** The address's meters of the tool (vendor API). An unknown address reads as someone who holds nothing. */
+export async function listUsage(ctx: RequestContext, toolId: string, email: string): Promise<{ data: MeterUsage[] }> {
+  const { db, clock } = ctx.services;
+  if (!isEmailShape(email)) throw invalidParameter("email", "email must be an email address such as person@example.com.");
+  const scope = await requireToolScope(ctx, toolId);
+  const tool = await toolMeters(db, scope);
+  const person = await findPersonByEmail(db, scope.workspaceId, scope.env, email);
+  const states = await readMeters(db, scope, tool, person?.id ?? null, clock.now());
+  return { data: states.map(presentMeterUsage) };
+}
+
+/** Spends units of a meter for an address (vendor API). */
+export async function spendUsage(
+  ctx: RequestContext,
+  toolId: string,
+  email: string,
+  body: SpendBody,
+  idempotencyKey: string | undefined,
+): Promise<SpendResult> {
+  if (!isEmailShape(email)) throw invalidParameter("email", "email must be an email address such as person@example.com.");
+  const scope = await requireToolScope(ctx, toolId);
+  return spend(ctx.services, scope, { email }, body, idempotencyKey);
+}
+
+function deviceScope(session: DeviceSession, toolId: string): ToolScope {
+  if (toolId !== session.toolId) throw notFound(`This device is signed in to tool "${session.toolId}", not "${toolId}".`);
+  return toolScope(session.workspaceId, session.env, session.toolId);
+}
+
+/** The device's person's meters of its tool (client API). */
+export async function listDeviceUsage(services: Services, session: DeviceSession, toolId: string): Promise<{ data: MeterUsage[] }> {
+  const scope = deviceScope(session, toolId);
+  const tool = await toolMeters(services.db, scope);
+  const states = await readMeters(services.db, scope, tool, session.personId, services.clock.now());
+  return { data: states.map(presentMeterUsage) };
+}
+
+/** Spends units of a meter for the device's person (client API). */
+export async function spendDeviceUsage(
+  services: Services,
+  session: DeviceSession,
+  toolId: string,
+  body: SpendBody,
+  idempotencyKey: string | undefined,
+): Promise<SpendResult> {
+  return spend(services, deviceScope(session, toolId), { personId: session.personId }, body, idempotencyKey);
+}

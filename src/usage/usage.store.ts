@@ -1,0 +1,124 @@
+// SQL for what people spent of their meters: the per-source, per-period counts in
+// meter_usage, the credits ledger in meter_credits, and the lock every spend takes first.
+import { sql } from "kysely";
+import type { Executor } from "../db/database.js";
+import type { Env } from "../db/schema.js";
+
+/** One person's meter of one tool. */
+export interface MeterKey {
+  workspaceId: string;
+  env: Env;
+  personId: string;
+  toolId: string;
+  meterId: string;
+}
+
+/** What was used of one bucket in one period. */
+export interface UsedRow {
+  meter: string;
+  bucket: string;
+  periodStart: number;
+  used: number;
+}
+
+/** Credits that may be spent: remaining, not expired, of no pack or of a pack still held. */
+export interface AvailableCredit {
+  id: string;
+  meter: string;
+  remaining: number;
+  expiresAt: number | null;
+  createdAt: number;
+}
+
+/**
+ * Takes the lock of one person's meter until the transaction ends: spends of it apply
+ * one at a time across processes. One upsert: on PostgreSQL it holds the row's lock, on
+ * SQLite it makes the transaction the writer (others wait on the busy timeout).
+ */
+export async function lockMeter(ex: Executor, key: MeterKey): Promise<void> {
+  await ex
+    .insertInto("meter_locks")
+    .values({ workspace_id: key.workspaceId, env: key.env, person_id: key.personId, tool_id: key.toolId, meter_id: key.meterId, spends: 1 })
+    .onConflict((oc) => oc.columns(["workspace_id", "env", "person_id", "tool_id", "meter_id"]).doUpdateSet({ spends: sql`meter_locks.spends + 1` }))
+    .execute();
+}
+
+/** What the person used, per meter and bucket, in periods that started at or after `since` (the oldest period asked about). */
+export async function readUsed(ex: Executor, key: Omit<MeterKey, "meterId">, meters: readonly string[], since: number): Promise<UsedRow[]> {
+  if (meters.length === 0) return [];
+  const rows = await ex
+    .selectFrom("meter_usage")
+    .select(["meter_id", "bucket", "period_start", "used"])
+    .where("workspace_id", "=", key.workspaceId)
+    .where("env", "=", key.env)
+    .where("person_id", "=", key.personId)
+    .where("tool_id", "=", key.toolId)
+    .where("meter_id", "in", meters)
+    .where("period_start", ">=", since)
+    .execute();
+  return rows.map((r) => ({ meter: r.meter_id, bucket: r.bucket, periodStart: Number(r.period_start), used: Number(r.used) }));
+}
+
+/** Credits the person may spend now, soonest expiring first, then those that never expire, oldest first. */
+export async function readAvailableCredits(ex: Executor, key: Omit<MeterKey, "meterId">, meters: readonly string[], now: number): Promise<AvailableCredit[]> {
+  if (meters.length === 0) return [];
+  const rows = await ex
+    .selectFrom("meter_credits as c")
+    .leftJoin("licences as l", "l.id", "c.licence_id")
+    .select(["c.id", "c.meter_id", "c.remaining", "c.expires_at", "c.created_at"])
+    .where("c.workspace_id", "=", key.workspaceId)
+    .where("c.env", "=", key.env)
+    .where("c.person_id", "=", key.personId)
+    .where("c.tool_id", "=", key.toolId)
+    .where("c.meter_id", "in", meters)
+    .where("c.remaining", ">", 0)
+    .where((eb) => eb.or([eb("c.expires_at", "is", null), eb("c.expires_at", ">", now)]))
+    // A pack's credits count while its licence is held: not suspended by a dispute, not revoked.
+    .where((eb) => eb.or([eb("c.licence_id", "is", null), eb("l.status", "=", "active")]))
+    .execute();
+  const credits = rows.map((r) => ({
+    id: r.id,
+    meter: r.meter_id,
+    remaining: Number(r.remaining),
+    expiresAt: r.expires_at === null ? null : Number(r.expires_at),
+    createdAt: Number(r.created_at),
+  }));
+  return credits.sort(
+    (a, b) =>
+      (a.expiresAt ?? Number.POSITIVE_INFINITY) - (b.expiresAt ?? Number.POSITIVE_INFINITY) ||
+      a.createdAt - b.createdAt ||
+      (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+  );
+}
+
+/** Adds units to what a bucket used in a period. */
+export async function addUsed(ex: Executor, key: MeterKey, bucket: { bucket: string; periodStart: number; periodEnd: number }, units: number): Promise<void> {
+  await ex
+    .insertInto("meter_usage")
+    .values({
+      workspace_id: key.workspaceId,
+      env: key.env,
+      person_id: key.personId,
+      tool_id: key.toolId,
+      meter_id: key.meterId,
+      bucket: bucket.bucket,
+      period_start: bucket.periodStart,
+      period_end: bucket.periodEnd,
+      used: units,
+    })
+    .onConflict((oc) =>
+      oc
+        .columns(["workspace_id", "env", "person_id", "tool_id", "meter_id", "bucket", "period_start"])
+        .doUpdateSet({ used: sql`meter_usage.used + ${units}`, period_end: bucket.periodEnd }),
+    )
+    .execute();
+}
+
+/** Takes units from a credit row. */
+export async function takeCredits(ex: Executor, creditId: string, units: number): Promise<void> {
+  await ex
+    .updateTable("meter_credits")
+    .set({ remaining: sql`remaining - ${units}` })
+    .where("id", "=", creditId)
+    .execute();
+}
