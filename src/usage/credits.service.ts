@@ -20,6 +20,7 @@ import { findTool } from "../workspaces/workspace.store.js";
 import { requireEnv, requireWorkspace } from "../workspaces/workspace-lookup.service.js";
 import { type CreditRow, insertCredits, listAvailableCredits, listCreditLedger, setCreditsRemaining } from "./credits.store.js";
 import { findPlanTerms, listMeters } from "./terms.store.js";
+import { lockMeter } from "./usage.store.js";
 
 /** At most this many credits added or removed by one adjustment. */
 export const MAX_ADJUSTMENT = 1_000_000_000;
@@ -169,6 +170,8 @@ async function adjust(
     const now = clock.now();
     const person = await ensurePerson(trx, scope.workspaceId, scope.env, email, now);
     const key = { workspaceId: scope.workspaceId, env: scope.env, personId: person.id, toolId: scope.toolId, meterId: input.meter };
+    // The row every spend of this meter waits on: a removal and a spend never draw from the same credits at once.
+    await lockMeter(trx, key);
     const available = await listAvailableCredits(trx, key, now, { lock: true });
     let balance = available.reduce((sum, r) => sum + r.remaining, 0);
     if (amount < 0) {
