@@ -1,12 +1,8 @@
 import { type Brand, brandPaths, MAX_LOGO_BYTES, MIN_ACCENT_CONTRAST } from "../../customer-pages/branding.service.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, csrfField, type Frame, fieldErrorAttributes, fieldErrorNotice, notice, pageHeading, sectionPath } from "../shared/layout.js";
+import { appPage, csrfField, currentSectionPath, type Frame, fieldErrorAttributes, fieldErrorNotice, notice, pageHeading } from "../shared/layout.js";
 
-export const brandingPath = (frame: Frame) => {
-  const here = frame.current;
-  if (!here) throw new Error("a branding page has a workspace");
-  return sectionPath(here.workspace.slug, here.env, "branding");
-};
+export const brandingPath = (frame: Frame) => currentSectionPath(frame, "branding");
 
 export type BrandingFlash = "accent" | "logo" | "logo-removed";
 

@@ -5,6 +5,7 @@ import { type Html, html } from "../shared/html.js";
 import {
   appPage,
   csrfField,
+  currentSectionPath,
   emptyState,
   envBadge,
   type Frame,
@@ -13,17 +14,12 @@ import {
   notice,
   pageHeading,
   scrollBox,
-  sectionPath,
   time,
 } from "../shared/layout.js";
 import { type PlanForm, planAdded, plansPanels, productPath } from "./plans.views.js";
 import { toolsPath } from "./tools.views.js";
 
-export const bundlesPath = (frame: Frame) => {
-  const here = frame.current;
-  if (!here) throw new Error("a bundles page has a workspace");
-  return sectionPath(here.workspace.slug, here.env, "bundles");
-};
+export const bundlesPath = (frame: Frame) => currentSectionPath(frame, "bundles");
 
 const bundlePath = (frame: Frame, id: string) => productPath(frame, { kind: "bundle", id });
 

@@ -1,13 +1,9 @@
 import type { Plan, Tool } from "../../workspaces/workspace.types.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, csrfField, emptyState, type Frame, formError, notice, pageHeading, scrollBox, sectionPath, time } from "../shared/layout.js";
+import { appPage, csrfField, currentSectionPath, emptyState, type Frame, formError, notice, pageHeading, scrollBox, time } from "../shared/layout.js";
 import { type PlanForm, planAdded, plansPanels, productPath } from "./plans.views.js";
 
-export const toolsPath = (frame: Frame) => {
-  const here = frame.current;
-  if (!here) throw new Error("a tools page has a workspace");
-  return sectionPath(here.workspace.slug, here.env, "tools");
-};
+export const toolsPath = (frame: Frame) => currentSectionPath(frame, "tools");
 
 export const trialText = (days: number) => (days === 0 ? "No trial" : days === 1 ? "1-day trial" : `${days}-day trial`);
 

@@ -9,6 +9,7 @@ import { type Html, html } from "../shared/html.js";
 import {
   appPage,
   csrfField,
+  currentSectionPath,
   emptyState,
   envBadge,
   type Frame,
@@ -26,11 +27,7 @@ import type { LimitReached } from "../shared/page.js";
 import { failureNotice } from "../stripe/stripe-error-words.js";
 import type { FailureWords } from "../webhooks/failure-words.js";
 
-export const customersPath = (frame: Frame) => {
-  const here = frame.current;
-  if (!here) throw new Error("a customers page has a workspace");
-  return sectionPath(here.workspace.slug, here.env, "customers");
-};
+export const customersPath = (frame: Frame) => currentSectionPath(frame, "customers");
 export const customerPath = (frame: Frame, tool: string, email: string) => `${customersPath(frame)}/${encodeURIComponent(tool)}/${encodeURIComponent(email)}`;
 
 const VIA: Record<string, string> = { licence: "a licence", subscription: "a subscription", trial: "a trial", grant: "a grant" };

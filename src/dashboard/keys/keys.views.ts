@@ -5,6 +5,7 @@ import {
   appPage,
   copyField,
   csrfField,
+  currentSectionPath,
   emptyState,
   envBadge,
   type Frame,
@@ -13,15 +14,10 @@ import {
   notice,
   pageHeading,
   scrollBox,
-  sectionPath,
   time,
 } from "../shared/layout.js";
 
-export const keysPath = (frame: Frame) => {
-  const here = frame.current;
-  if (!here) throw new Error("a keys page has a workspace");
-  return sectionPath(here.workspace.slug, here.env, "keys");
-};
+export const keysPath = (frame: Frame) => currentSectionPath(frame, "keys");
 
 /** `wk_test_…abcd`: enough to tell keys apart, never enough to use one. */
 export const maskedKey = (env: Env, lastFour: string | null) => `wk_${env}_…${lastFour ?? "····"}`;

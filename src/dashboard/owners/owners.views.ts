@@ -4,6 +4,7 @@ import {
   appPage,
   cardPage,
   csrfField,
+  currentSectionPath,
   DASHBOARD,
   emptyState,
   type Frame,
@@ -12,15 +13,10 @@ import {
   notice,
   pageHeading,
   scrollBox,
-  sectionPath,
   time,
 } from "../shared/layout.js";
 
-export const ownersPath = (frame: Frame) => {
-  const here = frame.current;
-  if (!here) throw new Error("an owners page has a workspace");
-  return sectionPath(here.workspace.slug, here.env, "owners");
-};
+export const ownersPath = (frame: Frame) => currentSectionPath(frame, "owners");
 
 export interface OwnersPage {
   owners: WorkspaceOwner[];

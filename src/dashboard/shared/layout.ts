@@ -44,6 +44,13 @@ export function sectionPath(workspace: string, env: Env, section: Exclude<Sectio
   return section === "overview" ? base : `${base}/${section}`;
 }
 
+/** The path of a section of the workspace environment a page is in; only such a page may ask. */
+export function currentSectionPath(frame: Frame, section: Exclude<Section, AccountSection>): string {
+  const here = frame.current;
+  if (!here) throw new Error(`a ${section} page has a workspace`);
+  return sectionPath(here.workspace.slug, here.env, section);
+}
+
 /** The document's start to the end of its head; `site` ends the title (the hosted pages name the workspace). */
 export function head(title: string, options: { copyButtons?: boolean; site?: string; brandStylesheet?: string | null } = {}): Html {
   return html`<!doctype html>

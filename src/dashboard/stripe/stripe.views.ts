@@ -6,6 +6,7 @@ import {
   appPage,
   copyField,
   csrfField,
+  currentSectionPath,
   emptyState,
   envBadge,
   type Frame,
@@ -13,16 +14,11 @@ import {
   notice,
   pageHeading,
   scrollBox,
-  sectionPath,
   time,
 } from "../shared/layout.js";
 import { stripeReasonWords } from "./reason-words.js";
 
-export const stripePath = (frame: Frame) => {
-  const here = frame.current;
-  if (!here) throw new Error("a Stripe page has a workspace");
-  return sectionPath(here.workspace.slug, here.env, "stripe");
-};
+export const stripePath = (frame: Frame) => currentSectionPath(frame, "stripe");
 
 const mode = (env: Env) => (env === "test" ? "test mode" : "live mode");
 

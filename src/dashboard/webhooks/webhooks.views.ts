@@ -5,6 +5,7 @@ import {
   type Crumb,
   copyField,
   csrfField,
+  currentSectionPath,
   emptyState,
   envBadge,
   type Frame,
@@ -14,7 +15,6 @@ import {
   notice,
   pageHeading,
   scrollBox,
-  sectionPath,
   time,
 } from "../shared/layout.js";
 import { secondaryId } from "../shared/names.js";
@@ -33,17 +33,9 @@ export interface EventTypeChoice {
   description: string;
 }
 
-export const webhooksPath = (frame: Frame) => {
-  const here = frame.current;
-  if (!here) throw new Error("a webhooks page has a workspace");
-  return sectionPath(here.workspace.slug, here.env, "webhooks");
-};
+export const webhooksPath = (frame: Frame) => currentSectionPath(frame, "webhooks");
 export const endpointPath = (frame: Frame, id: string) => `${webhooksPath(frame)}/${encodeURIComponent(id)}`;
-export const eventsPath = (frame: Frame) => {
-  const here = frame.current;
-  if (!here) throw new Error("an events page has a workspace");
-  return sectionPath(here.workspace.slug, here.env, "events");
-};
+export const eventsPath = (frame: Frame) => currentSectionPath(frame, "events");
 export const eventPath = (frame: Frame, id: string) => `${eventsPath(frame)}/${encodeURIComponent(id)}`;
 export const deliveryPath = (frame: Frame, id: string) => `${webhooksPath(frame)}/deliveries/${encodeURIComponent(id)}`;
 const ms = (iso: string | null) => (iso === null ? null : Date.parse(iso));
