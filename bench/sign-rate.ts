@@ -28,6 +28,7 @@ const claims: AccessClaims = {
   entitled: true,
   via: "subscription",
   plan: "monthly",
+  features: ["export", "sync"],
   trial_ends_at: iat - 86_400 * 30,
   iat,
   exp: iat + 900,

@@ -7,7 +7,7 @@ import { clientRoutes } from "./client/client.routes.js";
 import { customerPageRoutes } from "./customer-pages/customer-pages.routes.js";
 import { PAGES } from "./customer-pages/customer-session.js";
 import { customerRoutes } from "./customers/customer.routes.js";
-import { Customer, CustomerListItem, CustomerPage } from "./customers/customer.schema.js";
+import { Customer, CustomerListItem, CustomerPage, FeatureCheck } from "./customers/customer.schema.js";
 import { dashboardRoutes } from "./dashboard/dashboard.routes.js";
 import { ApiError } from "./errors/errors.js";
 import { grantRoutes } from "./grants/grant.routes.js";
@@ -110,6 +110,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     CustomerListItem,
     CustomerPage,
     Customer,
+    FeatureCheck,
     Grant,
     GrantList,
     RevokedGrant,

@@ -81,6 +81,7 @@ for (const dialect of DIALECTS) {
           plan: LIFETIME,
           subscription: null,
           trial: null,
+          features: [],
         },
       });
       assert.deepEqual(await t.list(), [

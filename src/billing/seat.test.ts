@@ -56,6 +56,7 @@ for (const dialect of DIALECTS) {
           plan: LIFETIME,
           subscription: null,
           trial: null,
+          features: [],
         },
       });
       assert.deepEqual((await t.list()).map((r) => r.email).sort(), ["alan@example.org", "barbara@example.org"]);

@@ -144,6 +144,7 @@ for (const dialect of DIALECTS) {
           plan: MONTHLY,
           subscription: { status: "active", periodEnd: facts.period_end, cancelAtPeriodEnd: false, cancelAt: null },
           trial: null,
+          features: [],
         },
       });
       assert.deepEqual(await t.list(), [

@@ -23,6 +23,8 @@ import { AccessWatch, DEFAULT_ACCESS_WATCH_OPTIONS } from "./access-watch.js";
 const mailbox = testMailbox();
 const { signIn, check } = clientCalls(mailbox);
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+/** A wait of a device and person of no particular workspace, for the watch driven by hand. */
+const waitOf = (deviceId: string, personId: string) => ({ deviceId, personId, workspaceId: "ws_watch", env: "test" as const });
 
 /** A wait started, with whether it was answered yet. */
 interface Wait {
@@ -240,9 +242,9 @@ for (const dialect of DIALECTS) {
       const { services, clock } = await testServices(dialect);
       const watch = new AccessWatch(services.db, clock, { ...DEFAULT_ACCESS_WATCH_OPTIONS, maxWaiters: 2 });
       const deadline = clock.now() + 25_000;
-      const first = await watch.open("dev_first", "psn_first", deadline);
-      const second = await watch.open("dev_second", "psn_second", deadline);
-      await assert.rejects(watch.open("dev_third", "psn_third", deadline), (error: Error & { code?: string }) => error.code === "rate_limited");
+      const first = await watch.open(waitOf("dev_first", "psn_first"), deadline);
+      const second = await watch.open(waitOf("dev_second", "psn_second"), deadline);
+      await assert.rejects(watch.open(waitOf("dev_third", "psn_third"), deadline), (error: Error & { code?: string }) => error.code === "rate_limited");
 
       // A transaction holding position n+1 commits after the one holding n+2 was read.
       const last = Number((await sql<{ last: number | null }>`select max(seq) as last from access_changes`.execute(services.db)).rows[0]?.last ?? 0);
@@ -289,7 +291,7 @@ for (const dialect of DIALECTS) {
         // Unreachable from the start: no wait is taken, and a turn of the loop does not throw.
         const nowhere = openStorage({ databaseUrl: "postgres://postgres@127.0.0.1:1/none", poolSize: 1 });
         const watch = new AccessWatch(nowhere.db, clock);
-        await assert.rejects(watch.open("dev_lost", "psn_lost", clock.now() + 25_000));
+        await assert.rejects(watch.open(waitOf("dev_lost", "psn_lost"), clock.now() + 25_000));
         await watch.poll();
         await nowhere.close();
         return;
@@ -297,7 +299,7 @@ for (const dialect of DIALECTS) {
       const storage = openStorage({ databaseUrl: null, sqliteFile: ":memory:" });
       await migrateToLatest(storage.db, storage.dialect);
       const watch = new AccessWatch(storage.db, clock);
-      const waiter = await watch.open("dev_lost", "psn_lost", clock.now() + 25_000);
+      const waiter = await watch.open(waitOf("dev_lost", "psn_lost"), clock.now() + 25_000);
       const ended = waiter.next();
       await storage.close();
       await watch.poll();

@@ -7,7 +7,9 @@
 // all answered "no change" when the process closes or the database stops answering.
 import type { Clock } from "../clock.js";
 import { type AccessChange, lastAccessChange, readAccessChangesAfter, readAccessChangesAt } from "../customers/access-change.store.js";
+import { EVERYONE } from "../customers/answer-cache.js";
 import type { Db } from "../db/database.js";
+import type { Env } from "../db/schema.js";
 import { ApiError } from "../errors/errors.js";
 
 /** Why a wait returned: the person's access may have changed, its time ran out, or it was ended (closing, client gone, database lost). */
@@ -48,17 +50,35 @@ export interface FeedListener {
   lost(): void;
 }
 
+/** Who waits: a device of a person, in a workspace environment (a change for everyone there wakes it too). */
+export interface WaitFor {
+  deviceId: string;
+  personId: string;
+  workspaceId: string;
+  env: Env;
+}
+
+const everyoneKey = (workspaceId: string, env: Env) => `${workspaceId}\u0000${env}`;
+
 /** One device's wait. */
 export class Waiter {
   private woken = false;
   private ended: WaitEnd | null = null;
   private resolve: ((end: WaitEnd) => void) | null = null;
 
+  readonly deviceId: string;
+  readonly personId: string;
+  /** The workspace environment's key: a change for everyone there (a plan's features) wakes every waiter of it. */
+  readonly everyone: string;
+
   constructor(
-    readonly deviceId: string,
-    readonly personId: string,
+    who: WaitFor,
     readonly deadline: number,
-  ) {}
+  ) {
+    this.deviceId = who.deviceId;
+    this.personId = who.personId;
+    this.everyone = everyoneKey(who.workspaceId, who.env);
+  }
 
   /** Resolves at the next wake, or at once when one came since the last call. */
   next(): Promise<WaitEnd> {
@@ -94,6 +114,7 @@ export class Waiter {
 
 export class AccessWatch {
   private readonly byPerson = new Map<string, Set<Waiter>>();
+  private readonly byWorkspaceEnv = new Map<string, Set<Waiter>>();
   private readonly byDevice = new Map<string, Waiter>();
   /** The last feed position read; null until the first read of where the feed ends. */
   private high: number | null = null;
@@ -128,7 +149,8 @@ export class AccessWatch {
    * device waits already, or the process holds its maximum. Registered before the
    * device's access is read, so a change committed in between wakes it.
    */
-  async open(deviceId: string, personId: string, deadline: number, signal?: AbortSignal): Promise<Waiter> {
+  async open(who: WaitFor, deadline: number, signal?: AbortSignal): Promise<Waiter> {
+    const { deviceId } = who;
     await this.ready();
     const now = this.clock.now();
     const held = this.byDevice.get(deviceId);
@@ -144,18 +166,14 @@ export class AccessWatch {
         limit: "access-waits",
       });
     }
-    const waiter = new Waiter(deviceId, personId, deadline);
+    const waiter = new Waiter(who, deadline);
     if (this.closed || signal?.aborted) {
       waiter.end("ended");
       return waiter;
     }
     this.byDevice.set(deviceId, waiter);
-    let waiters = this.byPerson.get(personId);
-    if (!waiters) {
-      waiters = new Set();
-      this.byPerson.set(personId, waiters);
-    }
-    waiters.add(waiter);
+    addTo(this.byPerson, waiter.personId, waiter);
+    addTo(this.byWorkspaceEnv, waiter.everyone, waiter);
     signal?.addEventListener("abort", () => waiter.end("ended"), { once: true });
     return waiter;
   }
@@ -164,14 +182,22 @@ export class AccessWatch {
   close(waiter: Waiter): void {
     waiter.end("ended");
     if (this.byDevice.get(waiter.deviceId) === waiter) this.byDevice.delete(waiter.deviceId);
-    const waiters = this.byPerson.get(waiter.personId);
-    waiters?.delete(waiter);
-    if (waiters?.size === 0) this.byPerson.delete(waiter.personId);
+    removeFrom(this.byPerson, waiter.personId, waiter);
+    removeFrom(this.byWorkspaceEnv, waiter.everyone, waiter);
   }
 
-  /** Wakes the waiters of the people the feed named: each checks its own access once. */
-  private wakePeople(personIds: Iterable<string>): void {
-    for (const personId of personIds) for (const waiter of this.byPerson.get(personId) ?? []) waiter.wake();
+  /**
+   * Wakes the waiters of the people the feed named, and every waiter of a workspace
+   * environment whose change concerns everyone (a plan's features, a tool's): each
+   * checks its own access once.
+   */
+  private wake(changes: readonly AccessChange[]): void {
+    const woken = new Set<Waiter>();
+    for (const change of changes) {
+      const waiters = change.personId === EVERYONE ? this.byWorkspaceEnv.get(everyoneKey(change.workspaceId, change.env)) : this.byPerson.get(change.personId);
+      for (const waiter of waiters ?? []) woken.add(waiter);
+    }
+    for (const waiter of woken) waiter.wake();
   }
 
   /**
@@ -228,7 +254,7 @@ export class AccessWatch {
       else {
         const changes = await this.readFeed();
         this.listener?.read(changes);
-        this.wakePeople(new Set(changes.map((change) => change.personId)));
+        this.wake(changes);
       }
     } catch {
       this.listener?.lost();
@@ -261,4 +287,19 @@ export class AccessWatch {
     }
     return found;
   }
+}
+
+function addTo(map: Map<string, Set<Waiter>>, key: string, waiter: Waiter): void {
+  let waiters = map.get(key);
+  if (!waiters) {
+    waiters = new Set();
+    map.set(key, waiters);
+  }
+  waiters.add(waiter);
+}
+
+function removeFrom(map: Map<string, Set<Waiter>>, key: string, waiter: Waiter): void {
+  const waiters = map.get(key);
+  waiters?.delete(waiter);
+  if (waiters?.size === 0) map.delete(key);
 }

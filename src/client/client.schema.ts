@@ -77,9 +77,10 @@ export const Access = Type.Object(
     plan: Customer.properties.plan,
     trial: Customer.properties.trial,
     subscription: Customer.properties.subscription,
+    features: Customer.properties.features,
     state: Type.String({
       description:
-        "What this answer says (entitled, via, plan, trial, subscription), as a short fingerprint: the same while nothing of it changes. Hand it to GET /tools/{tool}/access/changes to wait until it differs",
+        "What this answer says (entitled, via, plan, trial, subscription, features), as a short fingerprint: the same while nothing of it changes. Hand it to GET /tools/{tool}/access/changes to wait until it differs",
     }),
     recheck_after: Type.Integer({
       minimum: 1,
@@ -88,7 +89,7 @@ export const Access = Type.Object(
     }),
     token: Type.String({
       description:
-        "This answer signed: a JWT (compact JWS, EdDSA with Ed25519) that expires recheck_after seconds from now. Verify it offline against /.well-known/jwks.json with audience <workspace>:<env>; its claims are iss, aud, sub, email, workspace, env, tool, entitled, via, plan (the plan's id), trial_ends_at, iat and exp (see docs/api.md, Access tokens)",
+        "This answer signed: a JWT (compact JWS, EdDSA with Ed25519) that expires recheck_after seconds from now. Verify it offline against /.well-known/jwks.json with audience <workspace>:<env>; its claims are iss, aud, sub, email, workspace, env, tool, entitled, via, plan (the plan's id), features, trial_ends_at, iat and exp (see docs/api.md, Access tokens)",
     }),
   },
   { additionalProperties: false },

@@ -21,6 +21,8 @@ import type { CodeAddress, LimitsService } from "../limits/limits.service.js";
 import { queueMails } from "../mail/mail.service.js";
 import type { Services } from "../services.js";
 import { audienceOf, MAX_TOKEN_SECONDS, signAccessToken, TOKEN_ISSUER } from "../tokens/access-token.js";
+import { heldTerms } from "../usage/held-terms.js";
+import { cachedToolTerms } from "../usage/terms-cache.js";
 import { findTool, findWorkspaceBySlug } from "../workspaces/workspace.store.js";
 import type { Access, SignInBody, VerifyBody } from "./client.schema.js";
 import {
@@ -327,7 +329,9 @@ async function answerAccess(services: Services, session: DeviceSession, toolId: 
   const { db, clock } = services;
   if (toolId !== session.toolId) throw notFound(`This device is signed in to tool "${session.toolId}", not "${toolId}".`);
   const now = clock.now();
-  const entitlement = computeEntitlement(sources ?? { licences: [], subscriptions: [], grants: [] }, now);
+  const own = sources ?? { licences: [], subscriptions: [], grants: [] };
+  const entitlement = computeEntitlement(own, now);
+  const { features } = heldTerms(own, await cachedToolTerms(services.answers, db, session.workspaceId, toolId), now);
   await touchDevice(db, session.deviceId, now);
   services.activity.note({
     workspaceId: session.workspaceId,
@@ -354,6 +358,7 @@ async function answerAccess(services: Services, session: DeviceSession, toolId: 
     entitled: entitlement.entitled,
     via: entitlement.via,
     plan: entitlement.plan?.id ?? null,
+    features,
     trial_ends_at: entitlement.trial ? Math.floor(entitlement.trial.endsAt / 1000) : null,
     iat,
     exp: iat + Math.min(recheckAfter, MAX_TOKEN_SECONDS),
@@ -371,6 +376,7 @@ async function answerAccess(services: Services, session: DeviceSession, toolId: 
           cancelAt: subscription.cancelAt === null ? null : toIso(subscription.cancelAt),
         }
       : null,
+    features,
   };
   return { ...meaning, state: stateOf(meaning), recheck_after: recheckAfter, token };
 }
@@ -379,9 +385,13 @@ async function answerAccess(services: Services, session: DeviceSession, toolId: 
  * The fingerprint of what an answer says, without its times or token: 64 bits of its
  * SHA-256, plenty to tell one person's answers apart, and nothing a device could not
  * read from the answer itself. The plan counts by id (a renamed plan is no new access).
+ * Features count when there are any: an answer without features keeps the state it had
+ * before features existed, so devices of tools that declare none are not woken for nothing.
  */
 function stateOf(meaning: Omit<Access, "state" | "recheck_after" | "token">): string {
-  return sha256(JSON.stringify([meaning.entitled, meaning.via, meaning.plan?.id ?? null, meaning.trial, meaning.subscription])).slice(0, 16);
+  const said: unknown[] = [meaning.entitled, meaning.via, meaning.plan?.id ?? null, meaning.trial, meaning.subscription];
+  if (meaning.features.length > 0) said.push(meaning.features);
+  return sha256(JSON.stringify(said)).slice(0, 16);
 }
 
 /**
@@ -398,7 +408,11 @@ export async function waitForAccessChange(
   const { accessWatch, clock, metrics } = services;
   const session = await authenticateDevice(services, input);
   if (input.toolId !== session.toolId) throw notFound(`This device is signed in to tool "${session.toolId}", not "${input.toolId}".`);
-  const waiter = await accessWatch.open(session.deviceId, session.personId, clock.now() + input.waitSeconds * 1000, input.signal);
+  const waiter = await accessWatch.open(
+    { deviceId: session.deviceId, personId: session.personId, workspaceId: session.workspaceId, env: session.env },
+    clock.now() + input.waitSeconds * 1000,
+    input.signal,
+  );
   try {
     for (;;) {
       const answer = await checkDeviceAccess(services, input);

@@ -229,7 +229,7 @@ for (const dialect of DIALECTS) {
       const open = await check(api, ws.tool, token);
       assert.equal(open.statusCode, 200, open.body);
       const { token: signed, state, ...answer } = open.json();
-      assert.deepEqual(answer, { entitled: true, via: "grant", plan: null, trial: null, subscription: null, recheck_after: 900 });
+      assert.deepEqual(answer, { entitled: true, via: "grant", plan: null, trial: null, subscription: null, features: [], recheck_after: 900 });
       assert.match(state, /^[0-9a-f]{16}$/, "what the answer says, fingerprinted for GET …/access/changes (access-watch.test.ts)");
       assert.match(signed, /^[\w-]+\.[\w-]+\.[\w-]+$/, "the answer signed (src/tokens/access-token.test.ts verifies it)");
       assert.equal(open.headers["cache-control"], "private, max-age=900");

@@ -69,6 +69,7 @@ for (const dialect of DIALECTS) {
         plan: null,
         subscription: null,
         trial: null,
+        features: [],
       });
 
       // 2. She starts the 14-day trial; the check unlocks.
@@ -136,6 +137,7 @@ for (const dialect of DIALECTS) {
           plan: "lifetime",
           subscription: null,
           trial: { endsAt: trial.body.ends_at, active: false },
+          features: [],
         },
       );
       assert.deepEqual(await listed(ada), {

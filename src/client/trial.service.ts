@@ -79,6 +79,8 @@ export async function startTrial(services: Services, session: PersonScope, toolI
       revokedAt: null,
       note: null,
       createdAt: now,
+      // A trial names no plan: it gives the tool's top terms (every feature).
+      planId: null,
     };
     await insertGrant(trx, { ...trial, workspaceId: session.workspaceId, env: session.env });
     await syncCustomer(trx, toolScope(session.workspaceId, session.env, toolId), person.id, now);

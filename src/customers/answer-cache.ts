@@ -121,17 +121,22 @@ export class AnswerCache {
     return this.epoch;
   }
 
-  get<T>(key: string): T | undefined {
+  /**
+   * The entry of a question, if kept and still true. `counted` false leaves the hits and
+   * misses alone: a tool's terms, read beside every answer (usage/terms-cache.ts), would
+   * otherwise double the figures, which are of the answers.
+   */
+  get<T>(key: string, counted = true): T | undefined {
     if (!this.listening) return undefined;
     const entry = this.entries.get(key);
     if (entry === undefined || entry.expiresAt <= this.clock.now() || this.isPending(entry.tags)) {
       if (entry) this.remove(key, entry);
-      this.figures.misses += 1;
+      if (counted) this.figures.misses += 1;
       return undefined;
     }
     this.entries.delete(key);
     this.entries.set(key, entry);
-    this.figures.hits += 1;
+    if (counted) this.figures.hits += 1;
     return entry.value as T;
   }
 

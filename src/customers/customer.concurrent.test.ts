@@ -69,6 +69,7 @@ for (const dialect of DIALECTS) {
         plan: null,
         subscription: null,
         trial: null,
+        features: [],
       });
     });
   });

@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { principalOf } from "../auth/auth.hook.js";
 import { commonErrors, ToolParams } from "../http/common.schema.js";
 import type { Services } from "../services.js";
-import { CustomerParams, ListCustomersQuery } from "./customer.schema.js";
-import { listCustomers, retrieveCustomer } from "./customer.service.js";
+import { CustomerParams, FeatureParams, ListCustomersQuery } from "./customer.schema.js";
+import { checkFeature, listCustomers, retrieveCustomer } from "./customer.service.js";
 
 export const customerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   app.get(
@@ -39,5 +39,23 @@ export const customerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
       },
     },
     async (request) => retrieveCustomer({ services, principal: principalOf(request) }, request.params.tool, request.params.email),
+  );
+
+  app.get(
+    "/tools/:tool/customers/:email/features/:feature",
+    {
+      // Counted as a lookup, as retrieve is, with the key's request in the same statement.
+      config: { countsKeyRequest: true },
+      schema: {
+        operationId: "checkFeature",
+        summary: "Check a feature",
+        description:
+          "Whether the address holds one feature of the tool now (a feature the tool declares: 400 otherwise). An address Warden does not know answers enabled false, not 404. Counted as a lookup, as Retrieve a customer.",
+        tags: ["Customers"],
+        params: FeatureParams,
+        response: { 200: { $ref: "FeatureCheck" }, ...commonErrors },
+      },
+    },
+    async (request) => checkFeature({ services, principal: principalOf(request) }, request.params.tool, request.params.email, request.params.feature),
   );
 };

@@ -47,6 +47,13 @@ const Subscription = Type.Object(
   { additionalProperties: false },
 );
 
+/** The features the address holds of the tool's, sorted: what its sources' plans unlock (a source naming no plan: every feature). */
+export const Features = Type.Array(Type.String(), {
+  description:
+    "The tool's features the address holds now, sorted; [] when none. A trial or grant naming no plan, or a purchase of no known plan, gives every feature the tool declares",
+  examples: [["export", "sync"]],
+});
+
 const Trial = Type.Object({ endsAt: IsoDate, active: Type.Boolean() }, { additionalProperties: false });
 
 export const Customer = Type.Object(
@@ -59,8 +66,30 @@ export const Customer = Type.Object(
     plan: Nullable(Plan),
     subscription: Nullable(Subscription),
     trial: Nullable(Trial),
+    features: Features,
   },
   { $id: "Customer", additionalProperties: false },
+);
+
+export const FeatureCheck = Type.Object(
+  {
+    email: Type.String({ description: "The address (as Warden holds it; as given when Warden does not know it)" }),
+    tool: Type.String(),
+    feature: Type.String(),
+    enabled: Type.Boolean({ description: "The address holds this feature now" }),
+    entitled: Type.Boolean({ description: "The address holds the tool now (as Retrieve a customer answers)" }),
+    via: Nullable(Via),
+  },
+  { $id: "FeatureCheck", additionalProperties: false },
+);
+
+export const FeatureParams = Type.Object(
+  {
+    tool: Type.String({ minLength: 1, maxLength: 64 }),
+    email: Type.String({ minLength: 1, maxLength: 254, description: "The address, URL-encoded" }),
+    feature: Type.String({ minLength: 1, maxLength: 64, description: "A feature the tool declares" }),
+  },
+  { additionalProperties: false },
 );
 
 export const ListCustomersQuery = Type.Object(
@@ -82,4 +111,5 @@ export const CustomerParams = Type.Object(
 
 export type CustomerListItem = Static<typeof CustomerListItem>;
 export type Customer = Static<typeof Customer>;
+export type FeatureCheck = Static<typeof FeatureCheck>;
 export type ListCustomersQuery = Static<typeof ListCustomersQuery>;

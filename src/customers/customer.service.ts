@@ -1,13 +1,15 @@
 import { toIso } from "../clock.js";
 import type { Executor } from "../db/database.js";
 import type { CustomerKind, Env, ProductKind } from "../db/schema.js";
-import { notFound } from "../errors/errors.js";
+import { invalidParameter, notFound } from "../errors/errors.js";
 import { decodeCursor, encodeCursor } from "../http/cursor.js";
 import type { RequestContext, Services } from "../services.js";
+import { heldTerms } from "../usage/held-terms.js";
+import { cachedToolTerms } from "../usage/terms-cache.js";
 import { listBundleTools } from "../workspaces/workspace.store.js";
 import { recordAccessChanges } from "./access-change.store.js";
 import { nextChangeOf, tagsOf } from "./answer-cache.js";
-import type { Customer, CustomerListItem, ListCustomersQuery } from "./customer.schema.js";
+import type { Customer, CustomerListItem, FeatureCheck, ListCustomersQuery } from "./customer.schema.js";
 import {
   type CustomerRow,
   countCustomerKind,
@@ -136,6 +138,7 @@ export async function retrieveCustomer(ctx: RequestContext, toolId: string, emai
   const { person, sources } = found;
 
   const entitlement = computeEntitlement(sources, now);
+  const terms = await cachedToolTerms(ctx.services.answers, db, scope.workspaceId, scope.toolId);
   const subscription = entitlement.subscription;
   return {
     email: person.email,
@@ -153,6 +156,36 @@ export async function retrieveCustomer(ctx: RequestContext, toolId: string, emai
         }
       : null,
     trial: entitlement.trial ? { endsAt: toIso(entitlement.trial.endsAt), active: entitlement.trial.active } : null,
+    features: heldTerms(sources, terms, now).features,
+  };
+}
+
+/**
+ * Whether an address holds one feature of the tool now. An address Warden does not know
+ * holds nothing (enabled false, not a 404: a vendor asks for a boolean); a feature the
+ * tool does not declare is a mistake of the caller's (400), never a quiet false.
+ */
+export async function checkFeature(ctx: RequestContext, toolId: string, email: string, feature: string): Promise<FeatureCheck> {
+  const { db, clock, limits } = ctx.services;
+  const scope = await requireToolScope(ctx, toolId);
+  // Counted before the reads, as retrieve is: an unknown address or feature costs a lookup too.
+  await limits.countLookup(db, ctx.principal, clock.now());
+  const now = clock.now();
+  const terms = await cachedToolTerms(ctx.services.answers, db, scope.workspaceId, scope.toolId);
+  if (!terms.features.includes(feature)) {
+    const declared = terms.features.length === 0 ? "declares none" : `declares ${terms.features.join(", ")}`;
+    throw invalidParameter("feature", `Tool "${toolId}" declares no feature "${feature}": it ${declared} (warden admin feature add).`);
+  }
+  const found = await readPersonWithSources(ctx.services, scope, email, now);
+  if (!found) return { email, tool: toolId, feature, enabled: false, entitled: false, via: null };
+  const entitlement = computeEntitlement(found.sources, now);
+  return {
+    email: found.person.email,
+    tool: toolId,
+    feature,
+    enabled: heldTerms(found.sources, terms, now).features.includes(feature),
+    entitled: entitlement.entitled,
+    via: entitlement.via,
   };
 }
 

@@ -52,6 +52,7 @@ for (const dialect of DIALECTS) {
             plan: SUITE,
             subscription: null,
             trial: null,
+            features: [],
           },
         });
       }
@@ -81,6 +82,7 @@ for (const dialect of DIALECTS) {
         plan: LIFETIME,
         subscription: null,
         trial: null,
+        features: [],
       });
 
       await load(services, ws, [{ type: "account", email: "adalovelace@googlemail.com", signed_in_at: toIso(clock.now() - DAY_MS), tools: ["tabmaster"] }]);
@@ -150,6 +152,7 @@ for (const dialect of DIALECTS) {
         plan: MONTHLY,
         subscription: { status: "active", periodEnd: running.current_period_end, cancelAtPeriodEnd: false, cancelAt: null },
         trial: null,
+        features: [],
       });
       for (const [email, entitled] of [
         ["late@example.com", true],
@@ -172,6 +175,7 @@ for (const dialect of DIALECTS) {
         plan: MONTHLY,
         subscription: { status: "canceled", periodEnd: period.current_period_end, cancelAtPeriodEnd: true, cancelAt: period.current_period_end },
         trial: null,
+        features: [],
       });
       const holders = (await list(api, ws.testKey, "tabmaster", "?entitled=true")).map((c: { email: string }) => c.email).sort();
       assert.deepEqual(holders, ["late@example.com", "run@example.com", "try@example.com"]);
@@ -190,6 +194,7 @@ for (const dialect of DIALECTS) {
         entitled: true,
         via: "trial",
         trial: { endsAt: toIso(ends), active: true },
+        features: [],
       });
       assert.equal((await list(api, ws.testKey, "tabmaster", "?entitled=true")).length, 1);
 
@@ -201,6 +206,7 @@ for (const dialect of DIALECTS) {
         entitled: false,
         via: null,
         trial: { endsAt: toIso(ends), active: false },
+        features: [],
       });
       assert.deepEqual(await list(api, ws.testKey, "tabmaster", "?entitled=true"), []);
     });
@@ -272,7 +278,17 @@ for (const dialect of DIALECTS) {
       const buyer = await customer(api, ws.testKey, "tabmaster", "it2@example.org");
       assert.deepEqual(buyer, {
         status: 200,
-        body: { email: "it2@example.org", account: false, entitled: false, via: null, paid_at: bought, plan: null, subscription: null, trial: null },
+        body: {
+          email: "it2@example.org",
+          account: false,
+          entitled: false,
+          via: null,
+          paid_at: bought,
+          plan: null,
+          subscription: null,
+          trial: null,
+          features: [],
+        },
       });
       assert.deepEqual((await customer(api, ws.testKey, "tabmaster", "alan@example.org")).body, {
         email: "alan@example.org",
@@ -283,6 +299,7 @@ for (const dialect of DIALECTS) {
         plan: LIFETIME,
         subscription: null,
         trial: null,
+        features: [],
       });
       // The buyer who handed a seat to themself holds the tool through that seat.
       assert.equal((await customer(api, ws.testKey, "tabmaster", "it@example.org")).body.via, "licence");
@@ -370,6 +387,7 @@ for (const dialect of DIALECTS) {
         plan: null,
         subscription: null,
         trial: null,
+        features: [],
       });
       // A device alone makes no customer: no account and no source.
       assert.equal((await customer(api, ws.testKey, "tabmaster", "ivan@example.com")).status, 404);

@@ -30,6 +30,7 @@ for (const dialect of DIALECTS) {
       assert.equal(grant.live, true);
       assert.equal(grant.revoked_at, null);
       assert.equal(grant.note, "beta tester");
+      assert.equal(grant.plan, null, "names no plan: the tool's top terms");
       assert.equal(Date.parse(grant.ends_at) - Date.parse(grant.starts_at), 30 * DAY_MS);
 
       const customer = await api.request({ url: `/api/v1/tools/${ws.tool}/customers/${encodeURIComponent("adalovelace@googlemail.com")}`, key: ws.testKey });
@@ -43,6 +44,7 @@ for (const dialect of DIALECTS) {
         plan: null,
         subscription: null,
         trial: null,
+        features: [],
       });
 
       const list = await api.request({ url: `/api/v1/tools/${ws.tool}/grants?email=ada.lovelace%40gmail.com`, key: ws.testKey });

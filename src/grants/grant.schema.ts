@@ -11,6 +11,7 @@ export const Grant = Type.Object(
     ends_at: Nullable(IsoDate),
     revoked_at: Nullable(IsoDate),
     note: Nullable(Type.String()),
+    plan: Nullable(Type.String({ description: "The tool's plan whose features it gives; null: every feature the tool declares" })),
     created_at: IsoDate,
     live: Type.Boolean({ description: "Entitles the address now" }),
   },
@@ -25,6 +26,13 @@ export const CreateGrantBody = Type.Object(
     days: Type.Optional(Type.Integer({ minimum: 0, maximum: 3650, description: "1 to 3650; absent or 0 means until revoked" })),
     // No NUL anywhere in the note: it is shown in the dashboard and stored as text.
     note: Type.Optional(Type.String({ maxLength: 200, pattern: "^[^\\u0000]*$", description: "Up to 200 characters, no NUL" })),
+    plan: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: "A plan of the tool (retired ones too) whose features the grant gives; absent: every feature the tool declares",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -8,6 +8,7 @@ import { ensurePerson, findPersonByEmail } from "../customers/person.store.js";
 import { ApiError, invalidParameter, notFound } from "../errors/errors.js";
 import { newId } from "../ids.js";
 import type { RequestContext } from "../services.js";
+import { findPlan } from "../workspaces/workspace.store.js";
 import type { CreateGrantBody, Grant, RevokedGrant } from "./grant.schema.js";
 import { findGrant, insertGrant, listGrantsOf, revokeGrantRow, type StoredGrant } from "./grant.store.js";
 import { claimIdempotencyKey, completeIdempotencyKey } from "./idempotency.store.js";
@@ -25,6 +26,7 @@ export function presentGrant(grant: StoredGrant, now: number): Grant {
     ends_at: grant.endsAt === null ? null : toIso(grant.endsAt),
     revoked_at: grant.revokedAt === null ? null : toIso(grant.revokedAt),
     note: grant.note,
+    plan: grant.planId,
     created_at: toIso(grant.createdAt),
     live: grantLive(grant, now),
   };
@@ -53,9 +55,11 @@ export async function createGrant(ctx: RequestContext, toolId: string, body: Cre
   const { principal } = ctx;
   if (!isEmailShape(body.email)) throw invalidParameter("email", "email must be an email address such as person@example.com.");
   const scope = await requireToolScope(ctx, toolId);
+  // The plan is hashed only when named: a key used before grants named plans hashes the same.
   const requestHash = createHash("sha256")
-    .update(JSON.stringify([toolId, body.email, body.days ?? 0, body.note ?? null]))
+    .update(JSON.stringify([toolId, body.email, body.days ?? 0, body.note ?? null, ...(body.plan === undefined ? [] : [body.plan])]))
     .digest("hex");
+  const planId = body.plan === undefined ? null : await requireGrantPlan(ctx, toolId, body.plan);
 
   return db.transaction().execute(async (trx) => {
     const now = clock.now();
@@ -95,6 +99,7 @@ export async function createGrant(ctx: RequestContext, toolId: string, body: Cre
       revokedAt: null,
       note: body.note ?? null,
       createdAt: now,
+      planId,
     };
     await insertGrant(trx, { ...stored, workspaceId: principal.workspaceId, env: principal.env });
     await syncCustomer(trx, scope, person.id, now);
@@ -103,6 +108,17 @@ export async function createGrant(ctx: RequestContext, toolId: string, body: Cre
     await recordOwnerAction(trx, ctx, "grant.created", stored.id, now);
     return { created: true, grant };
   });
+}
+
+/**
+ * A plan a grant may name: one of the tool's own (product kind tool), retired ones too
+ * (a vendor may give what they no longer sell), never a credit pack (it gives no access).
+ */
+async function requireGrantPlan(ctx: RequestContext, toolId: string, planId: string): Promise<string> {
+  const plan = await findPlan(ctx.services.db, ctx.principal.workspaceId, "tool", toolId, planId);
+  if (!plan) throw invalidParameter("plan", `Tool "${toolId}" has no plan "${planId}".`);
+  if (!plan.givesAccess) throw invalidParameter("plan", `Plan "${planId}" is a credit pack: it gives no access, so a grant cannot name it.`);
+  return plan.id;
 }
 
 export async function revokeGrant(ctx: RequestContext, toolId: string, grantId: string): Promise<RevokedGrant> {

@@ -14,9 +14,12 @@ export interface StoredGrant {
   revokedAt: number | null;
   note: string | null;
   createdAt: number;
+  /** The tool's plan whose terms it gives; null: the tool's top terms (every feature). */
+  planId: string | null;
 }
 
-type NewGrant = Omit<StoredGrant, "email"> & { workspaceId: string; env: Env };
+/** A grant to write; one naming no plan may leave `planId` out. */
+type NewGrant = Omit<StoredGrant, "email" | "planId"> & { planId?: string | null; workspaceId: string; env: Env };
 
 export async function insertGrant(ex: Executor, grant: NewGrant): Promise<void> {
   await insertGrants(ex, [grant]);
@@ -40,6 +43,7 @@ export async function insertGrants(ex: Executor, grants: readonly NewGrant[]): P
         revoked_at: grant.revokedAt,
         note: grant.note,
         created_at: grant.createdAt,
+        plan_id: grant.planId ?? null,
       })),
     )
     .execute();
@@ -65,7 +69,7 @@ function grantQuery(ex: Executor) {
   return ex
     .selectFrom("grants as g")
     .innerJoin("people as p", "p.id", "g.person_id")
-    .select(["g.id", "g.tool_id", "g.person_id", "p.email", "g.kind", "g.starts_at", "g.ends_at", "g.revoked_at", "g.note", "g.created_at"]);
+    .select(["g.id", "g.tool_id", "g.person_id", "p.email", "g.kind", "g.starts_at", "g.ends_at", "g.revoked_at", "g.note", "g.created_at", "g.plan_id"]);
 }
 
 type GrantRow = Awaited<ReturnType<ReturnType<typeof grantQuery>["executeTakeFirstOrThrow"]>>;
@@ -82,6 +86,7 @@ function toGrant(r: GrantRow): StoredGrant {
     revokedAt: r.revoked_at === null ? null : Number(r.revoked_at),
     note: r.note,
     createdAt: Number(r.created_at),
+    planId: r.plan_id,
   };
 }
 

@@ -4,7 +4,7 @@ import { test } from "node:test";
 import { testApi, testServices } from "../test-support/harness.js";
 import { openApiDocumentOf } from "../test-support/openapi-check.js";
 
-test("the OpenAPI 3.1 document is valid and describes exactly the five vendor operations, apart from the webhook, client, insights, credits and usage ones and the JWK Set", async () => {
+test("the OpenAPI 3.1 document is valid and describes exactly the six vendor operations, apart from the webhook, client, insights, credits and usage ones and the JWK Set", async () => {
   const { services } = await testServices("sqlite");
   const api = await testApi(services);
   const served = await api.request({ url: "/api/v1/openapi.json" });
@@ -76,6 +76,7 @@ test("the OpenAPI 3.1 document is valid and describes exactly the five vendor op
     "DELETE /api/v1/tools/{tool}/grants/{id} revokeGrant",
     "GET /api/v1/tools/{tool}/customers listCustomers",
     "GET /api/v1/tools/{tool}/customers/{email} retrieveCustomer",
+    "GET /api/v1/tools/{tool}/customers/{email}/features/{feature} checkFeature",
     "GET /api/v1/tools/{tool}/grants listGrants",
     "POST /api/v1/tools/{tool}/grants createGrant",
   ]);

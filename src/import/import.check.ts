@@ -568,6 +568,8 @@ export class FileCheck {
             revokedAt: value.revoked_at ? Date.parse(value.revoked_at) : null,
             note: value.note ?? null,
             createdAt: startsAt,
+            // An imported grant names no plan: it gives the tool's top terms.
+            planId: null,
           },
         };
       }

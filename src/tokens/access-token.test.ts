@@ -61,6 +61,7 @@ for (const dialect of DIALECTS) {
         entitled: false,
         via: null,
         plan: null,
+        features: [],
         trial_ends_at: null,
         iat,
         exp: iat + 900,
@@ -88,6 +89,7 @@ for (const dialect of DIALECTS) {
       assert.equal(claims.via, unlocked.via);
       assert.equal(claims.plan, "lifetime");
       assert.equal(claims.plan, unlocked.plan.id);
+      assert.deepEqual(claims.features, unlocked.features, "the answer's features (features.test.ts signs some)");
       assert.equal(claims.trial_ends_at, Math.floor(trialEnd / 1000));
       assert.equal(claims.trial_ends_at, Math.floor(Date.parse(unlocked.trial.endsAt) / 1000));
       assert.equal(claims.iat, Math.floor(clock.now() / 1000));

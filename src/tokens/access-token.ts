@@ -33,6 +33,8 @@ export interface AccessClaims {
   via: "licence" | "subscription" | "trial" | "grant" | null;
   /** The plan's id. */
   plan: string | null;
+  /** The tool's features the person holds, sorted ([] when none). */
+  features: string[];
   /** When the trial ends (or ended), seconds since the epoch. */
   trial_ends_at: number | null;
   iat: number;

@@ -1,4 +1,5 @@
 // SQL for what a tool declares (features, meters) and what each plan's terms give for it.
+import { sql } from "kysely";
 import type { Executor } from "../db/database.js";
 import type { ProductKind } from "../db/schema.js";
 import type { Feature, Meter, PlanTerms, ToolTerms } from "./usage.types.js";
@@ -99,37 +100,38 @@ export async function savePlanTerms(ex: Executor, workspaceId: string, plan: Pla
 
 /**
  * What a tool declares, and its top terms: every feature, and per meter the largest
- * allowance of a plan covering the tool that is still offered and gives access.
+ * allowance of a plan covering the tool that is still offered and gives access. One
+ * statement (read beside every access answer the terms cache has not kept): features,
+ * meters and the live plans' allowances as rows of one union.
  */
 export async function loadToolTerms(ex: Executor, workspaceId: string, toolId: string): Promise<ToolTerms> {
-  const [features, meters, allowances] = await Promise.all([
-    ex.selectFrom("tool_features").select("id").where("workspace_id", "=", workspaceId).where("tool_id", "=", toolId).orderBy("id").execute(),
-    ex.selectFrom("tool_meters").select(["id", "free_allowance"]).where("workspace_id", "=", workspaceId).where("tool_id", "=", toolId).orderBy("id").execute(),
-    ex
-      .selectFrom("plan_terms as pt")
-      .innerJoin("plans as p", (join) =>
-        join
-          .onRef("p.workspace_id", "=", "pt.workspace_id")
-          .onRef("p.product_kind", "=", "pt.product_kind")
-          .onRef("p.product_id", "=", "pt.product_id")
-          .onRef("p.id", "=", "pt.plan_id"),
-      )
-      .select("pt.allowances")
-      .where("pt.workspace_id", "=", workspaceId)
-      .where("pt.tool_id", "=", toolId)
-      .where("p.retired_at", "is", null)
-      .where("p.gives_access", "<>", 0)
-      .execute(),
-  ]);
+  const { rows } = await sql<{ kind: "feature" | "meter" | "plan"; id: string | null; value: string | null }>`
+    select 'feature' as kind, id, null as value from tool_features where workspace_id = ${workspaceId} and tool_id = ${toolId}
+    union all
+    select 'meter' as kind, id, cast(free_allowance as text) as value from tool_meters where workspace_id = ${workspaceId} and tool_id = ${toolId}
+    union all
+    select 'plan' as kind, null as id, pt.allowances as value
+      from plan_terms pt
+      join plans p on p.workspace_id = pt.workspace_id and p.product_kind = pt.product_kind and p.product_id = pt.product_id and p.id = pt.plan_id
+      where pt.workspace_id = ${workspaceId} and pt.tool_id = ${toolId} and p.retired_at is null and p.gives_access <> 0
+  `.execute(ex);
+  // Sorted here rather than by the database: the same order (code points) on both engines.
+  const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  const features = rows
+    .filter((r) => r.kind === "feature")
+    .map((r) => ({ id: r.id as string }))
+    .sort(byId)
+    .map((f) => f.id);
+  const meters = rows
+    .filter((r) => r.kind === "meter")
+    .map((r) => ({ id: r.id as string, freeAllowance: r.value === null ? null : Number(r.value) }))
+    .sort(byId);
   const top: Record<string, number> = {};
-  for (const row of allowances) {
-    for (const [meter, allowance] of Object.entries(JSON.parse(row.allowances) as Record<string, number>)) {
+  for (const row of rows) {
+    if (row.kind !== "plan" || row.value === null) continue;
+    for (const [meter, allowance] of Object.entries(JSON.parse(row.value) as Record<string, number>)) {
       top[meter] = Math.max(top[meter] ?? 0, allowance);
     }
   }
-  return {
-    features: features.map((f) => f.id),
-    meters: meters.map((m) => ({ id: m.id, freeAllowance: m.free_allowance === null ? null : Number(m.free_allowance) })),
-    top: { features: features.map((f) => f.id), allowances: top },
-  };
+  return { features, meters, top: { features, allowances: top } };
 }
