@@ -3,8 +3,9 @@
 // remaining, so that the history shows it). What is available to spend: rows with
 // something remaining, not expired, and either added by hand or of a licence that is
 // active (a disputed pack's credits are held; a refunded one's were taken back).
+import type { Selectable } from "kysely";
 import { dialectOf, type Executor } from "../db/database.js";
-import type { Env } from "../db/schema.js";
+import type { Env, MeterCreditsTable } from "../db/schema.js";
 
 export interface CreditMeterKey {
   workspaceId: string;
@@ -54,22 +55,7 @@ export async function zeroLicenceCredits(ex: Executor, licenceId: string): Promi
   await ex.updateTable("meter_credits").set({ remaining: 0 }).where("licence_id", "=", licenceId).where("remaining", ">", 0).execute();
 }
 
-type Row = {
-  id: string;
-  workspace_id: string;
-  env: Env;
-  person_id: string;
-  tool_id: string;
-  meter_id: string;
-  licence_id: string | null;
-  amount: number;
-  remaining: number;
-  expires_at: number | null;
-  note: string | null;
-  created_at: number;
-};
-
-const toCredit = (r: Row): CreditRow => ({
+const toCredit = (r: Selectable<MeterCreditsTable>): CreditRow => ({
   id: r.id,
   workspaceId: r.workspace_id,
   env: r.env,
