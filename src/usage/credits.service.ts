@@ -1,8 +1,7 @@
 // Credits (issue 46): what a person can spend of a meter beyond their allowances. A credit
 // pack bought adds its rows in the purchase's transaction (`addPackCreditsIn`, called by
-// billing); a vendor adds or removes credits by hand with a note (the vendor API, the
-// dashboard, `warden admin credits`). A removal draws from what is available as a spend
-// would (soonest-expiring first, then oldest), never below zero, and stays in the ledger
+// billing); a vendor adds or removes credits by hand with a note (the vendor API,
+// `warden admin credits`). A removal draws from what is available as a spend would (soonest-expiring first, then oldest), never below zero, and stays in the ledger
 // as a row of its own.
 import { recordOwnerAction } from "../audit/audit.service.js";
 import { DAY_MS, toIso } from "../clock.js";
@@ -219,7 +218,7 @@ async function ledger(services: Services, scope: ToolScope, email: string): Prom
   return { data: (await listCreditLedger(services.db, scope, person.id, LEDGER_ROWS)).map(presentEntry) };
 }
 
-/** The vendor API's (and the dashboard's) adjustment: an owner's is audited as credits.adjusted. */
+/** The vendor API's adjustment; one made by an owner (a context with an actor) is audited as credits.adjusted. */
 export async function adjustCredits(ctx: RequestContext, toolId: string, email: string, input: CreditAdjustment): Promise<AdjustedCredits> {
   const scope = await requireToolScope(ctx, toolId);
   return adjust(ctx.services, scope, email, input, (trx, subject, now) => recordOwnerAction(trx, ctx, "credits.adjusted", subject, now));

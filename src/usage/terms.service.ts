@@ -19,6 +19,8 @@ export const MAX_UNITS = 1_000_000_000_000;
 
 function requireTermId(param: string, value: string): string {
   if (!TERM_ID.test(value)) throw invalidParameter(param, `${param} must be 1 to 64 lower-case letters, digits, '_' or '-', starting with a letter or digit.`);
+  // Ids are keys of the terms' JSON objects, read as plain objects: a name every object has would read as set.
+  if (value in Object.prototype) throw invalidParameter(param, `${param} "${value}" is a reserved word; choose another id.`);
   return value;
 }
 

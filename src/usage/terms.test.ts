@@ -58,6 +58,10 @@ for (const dialect of DIALECTS) {
       });
 
       await assert.rejects(addFeature(db, clock, { workspace: ws.slug, tool: "tabmaster", id: "Export", name: "x" }), { param: "id" });
+      await assert.rejects(
+        addMeter(db, clock, { workspace: ws.slug, tool: "tabmaster", id: "constructor", name: "x", unit: "x" }),
+        /"constructor" is a reserved word/,
+      );
       await assert.rejects(addFeature(db, clock, { workspace: ws.slug, tool: "tabmaster", id: "export", name: "again" }), /declares feature "export" already/);
       await assert.rejects(addMeter(db, clock, { workspace: ws.slug, tool: "tabmaster", id: "pages", name: "Pages", unit: "pages", freeAllowance: "-3" }), {
         param: "free",

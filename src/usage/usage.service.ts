@@ -2,6 +2,7 @@
 // client API for a device's person. A spend serialises on its meter's lock row, reads
 // what is left, and draws all of it or nothing, in one transaction.
 import { createHash } from "node:crypto";
+import { requireSignedIn } from "../client/client.service.js";
 import type { DeviceSession } from "../client/device-session.store.js";
 import { requireToolScope, toolScope } from "../customers/customer.service.js";
 import type { ToolScope } from "../customers/customer.store.js";
@@ -35,14 +36,22 @@ async function toolMeters(ex: Executor, scope: ToolScope): Promise<ToolMeters> {
 }
 
 /** Every meter of the tool as the person (null: nobody yet, who holds nothing) reads it now. */
-async function readMeters(ex: Executor, scope: ToolScope, tool: ToolMeters, personId: string | null, now: number, only?: Meter): Promise<MeterState[]> {
+async function readMeters(
+  ex: Executor,
+  scope: ToolScope,
+  tool: ToolMeters,
+  personId: string | null,
+  now: number,
+  only?: Meter,
+  options: { lock?: boolean } = {},
+): Promise<MeterState[]> {
   const meters = only ? [only] : tool.meters;
   const sources = personId === null ? NO_SOURCES : ((await loadSources(ex, scope, [personId])).get(personId) ?? NO_SOURCES);
   const { buckets } = heldTerms(sources, tool.terms, now);
   const ids = meters.map((m) => m.id);
   const key = { ...scope, personId: personId ?? "" };
   const since = Math.min(now, ...buckets.map((b) => b.periodStart));
-  const [used, credits] = personId === null ? [[], []] : await Promise.all([readUsed(ex, key, ids, since), readAvailableCredits(ex, key, ids, now)]);
+  const [used, credits] = personId === null ? [[], []] : await Promise.all([readUsed(ex, key, ids, since), readAvailableCredits(ex, key, ids, now, options)]);
   return meters.map((m) => meterState(m, buckets, used, credits));
 }
 
@@ -136,7 +145,7 @@ async function spendIn(services: Services, scope: ToolScope, spender: Spender, r
 
     const key = { ...scope, personId, meterId: meter.id };
     await lockMeter(trx, key);
-    const [state] = await readMeters(trx, scope, tool, personId, now, meter);
+    const [state] = await readMeters(trx, scope, tool, personId, now, meter, { lock: true });
     const before = state as MeterState;
     const draw = drawFrom(before, quantity);
     if (!draw) throw usageLimit(presentMeterUsage(before), quantity);
@@ -181,6 +190,8 @@ function deviceScope(session: DeviceSession, toolId: string): ToolScope {
 /** The device's person's meters of its tool (client API). */
 export async function listDeviceUsage(services: Services, session: DeviceSession, toolId: string): Promise<{ data: MeterUsage[] }> {
   const scope = deviceScope(session, toolId);
+  // A licence key proves the licence, not the person: their other allowances and credits are not its to read or spend.
+  requireSignedIn(session, "use your meters");
   const tool = await toolMeters(services.db, scope);
   const states = await readMeters(services.db, scope, tool, session.personId, services.clock.now());
   return { data: states.map(presentMeterUsage) };
@@ -194,5 +205,7 @@ export async function spendDeviceUsage(
   body: SpendBody,
   idempotencyKey: string | undefined,
 ): Promise<SpendResult> {
-  return spend(services, deviceScope(session, toolId), { personId: session.personId }, body, idempotencyKey);
+  const scope = deviceScope(session, toolId);
+  requireSignedIn(session, "use your meters");
+  return spend(services, scope, { personId: session.personId }, body, idempotencyKey);
 }

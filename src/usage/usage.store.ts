@@ -1,7 +1,7 @@
 // SQL for what people spent of their meters: the per-source, per-period counts in
 // meter_usage, the credits ledger in meter_credits, and the lock every spend takes first.
 import { sql } from "kysely";
-import type { Executor } from "../db/database.js";
+import { dialectOf, type Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
 
 /** One person's meter of one tool. */
@@ -60,11 +60,16 @@ export async function readUsed(ex: Executor, key: Omit<MeterKey, "meterId">, met
 }
 
 /** Credits the person may spend now, soonest expiring first, then those that never expire, oldest first. */
-export async function readAvailableCredits(ex: Executor, key: Omit<MeterKey, "meterId">, meters: readonly string[], now: number): Promise<AvailableCredit[]> {
+export async function readAvailableCredits(
+  ex: Executor,
+  key: Omit<MeterKey, "meterId">,
+  meters: readonly string[],
+  now: number,
+  options: { lock?: boolean } = {},
+): Promise<AvailableCredit[]> {
   if (meters.length === 0) return [];
-  const rows = await ex
+  let query = ex
     .selectFrom("meter_credits as c")
-    .leftJoin("licences as l", "l.id", "c.licence_id")
     .select(["c.id", "c.meter_id", "c.remaining", "c.expires_at", "c.created_at"])
     .where("c.workspace_id", "=", key.workspaceId)
     .where("c.env", "=", key.env)
@@ -74,8 +79,12 @@ export async function readAvailableCredits(ex: Executor, key: Omit<MeterKey, "me
     .where("c.remaining", ">", 0)
     .where((eb) => eb.or([eb("c.expires_at", "is", null), eb("c.expires_at", ">", now)]))
     // A pack's credits count while its licence is held: not suspended by a dispute, not revoked.
-    .where((eb) => eb.or([eb("c.licence_id", "is", null), eb("l.status", "=", "active")]))
-    .execute();
+    .where((eb) => eb.or([eb("c.licence_id", "is", null), eb("c.licence_id", "in", eb.selectFrom("licences").select("id").where("status", "=", "active"))]));
+  // A spend locks what it draws from (PostgreSQL): a refund that takes a pack's credits back
+  // commits first or waits, and the row read after it is read again (`remaining > 0`), so a
+  // credit taken back is never spent. SQLite's one writer orders them already.
+  if (options.lock && dialectOf(ex) === "postgres") query = query.forUpdate();
+  const rows = await query.execute();
   const credits = rows.map((r) => ({
     id: r.id,
     meter: r.meter_id,

@@ -8,7 +8,16 @@ import { newId } from "../ids.js";
 import type { Services } from "../services.js";
 import { clientCalls, testMailbox } from "../test-support/client.js";
 import { DIALECTS, seedWorkspace, type TestApi, testApi, testServices, unique, type Workspace } from "../test-support/harness.js";
-import { connectTestStripe, deliver, invoiceObject, stripeEvent, stripeId, subscriptionObject, subscriptionSession } from "../test-support/stripe.js";
+import {
+  connectTestStripe,
+  deliver,
+  invoiceObject,
+  paymentSession,
+  stripeEvent,
+  stripeId,
+  subscriptionObject,
+  subscriptionSession,
+} from "../test-support/stripe.js";
 import { seedUsageCatalogue } from "../test-support/usage.js";
 
 const mailbox = testMailbox();
@@ -376,6 +385,35 @@ for (const dialect of DIALECTS) {
       assert.equal(preflight.statusCode, 204);
       const fromExtension = await api.request({ url, headers: { ...auth, origin: "chrome-extension://abcdefghijklmnopabcdefghijklmnop" } });
       assert.equal(fromExtension.headers["access-control-allow-origin"], "chrome-extension://abcdefghijklmnopabcdefghijklmnop");
+    });
+
+    test("a device activated with a licence key proved no address: it neither reads nor spends the holder's meters", async () => {
+      const { services, clock } = await testServices(dialect, { SMTP_URL: mailbox.url });
+      clock.set(NOV_20);
+      const ws = await seedUsageCatalogue(services);
+      const api = await testApi(services);
+      const secret = await connectTestStripe(services, ws, "test");
+      const email = "gus@example.com";
+      const session = paymentSession({ email, metadata: { warden_tool: "tabmaster", warden_plan: "lifetime" }, now: clock.now() });
+      assert.equal(await deliver(api, ws, secret, stripeEvent("checkout.session.completed", session, { now: clock.now() }), clock.now()), "applied");
+      const token = await signIn(api, ws, email);
+      const licence = (await api.request({ url: "/api/client/v1/purchases", headers: { authorization: `Bearer ${token}` } }))
+        .json()
+        .data.find((p: { kind: string }) => p.kind === "licence");
+      const activated = await api.request({
+        method: "POST",
+        url: "/api/client/v1/tools/tabmaster/activate",
+        payload: { workspace: ws.slug, key: licence.key, device: { name: "Shared PC", platform: "chrome-windows" } },
+      });
+      assert.equal(activated.statusCode, 200, activated.body);
+      const byKey = { authorization: `Bearer ${activated.json().token}` };
+      const url = "/api/client/v1/tools/tabmaster/usage";
+      const read = await api.request({ url, headers: byKey });
+      assert.equal(read.statusCode, 401, read.body);
+      assert.match(read.json().error.message, /sign in with your email address to use your meters/);
+      const spent = await api.request({ method: "POST", url, headers: byKey, payload: { meter: "summaries", quantity: 1 } });
+      assert.equal(spent.statusCode, 401, spent.body);
+      assert.equal((await readUsage(api, ws, email)).json().data[0].used, 0, "nothing was spent");
     });
   });
 }
