@@ -1,8 +1,9 @@
 // Credits (issue 46): what a person can spend of a meter beyond their allowances. A credit
 // pack bought adds its rows in the purchase's transaction (`addPackCreditsIn`, called by
 // billing); a vendor adds or removes credits by hand with a note (the vendor API,
-// `warden admin credits`). A removal draws from what is available as a spend would (soonest-expiring first, then oldest), never below zero, and stays in the ledger
-// as a row of its own.
+// `warden admin credits`). A removal draws from what is available as a spend would
+// (soonest-expiring first, then oldest), never below zero, and stays in the ledger as a
+// row of its own.
 import { recordOwnerAction } from "../audit/audit.service.js";
 import { DAY_MS, toIso } from "../clock.js";
 import { recordAccessChanges } from "../customers/access-change.store.js";
