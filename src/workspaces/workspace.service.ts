@@ -273,6 +273,8 @@ export async function retirePlan(db: Db, clock: Clock, input: ProductRef & { id:
   const now = clock.now();
   const retiredNow = await db.transaction().execute(async (trx) => {
     if (!(await retirePlanRow(trx, workspace.id, plan, now))) return false;
+    // A tool's top terms are the largest of its offered plans': every process's memory of them is dropped.
+    await recordEveryoneChanged(trx, workspace.id, now);
     await audit(trx, actor, { action: "plan.retired", workspaceId: workspace.id, subject: planSubject(plan) }, now);
     return true;
   });
