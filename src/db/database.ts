@@ -75,6 +75,22 @@ export interface StorageOptions {
  */
 export const CONNECT_TIMEOUT_MS = 2_000;
 
+/**
+ * How long a request may wait for one of the pool's connections to be free. Apart from
+ * the connection's own bound: a burst of writes that queue on one row (20 grants at once
+ * against a daily limit) keeps every connection busy for a moment, and the database is
+ * there; waiting is right, a 503 would not be. A database that stops answering frees the
+ * connections within the statements' bound (server.ts), so a waiter learns it soon.
+ */
+const POOL_WAIT_MS = 10_000;
+
+/** pg-pool bounds waiting for a free connection and connecting with one option; this bounds the connecting alone. */
+class BoundedClient extends pg.Client {
+  constructor(config?: pg.ClientConfig) {
+    super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  }
+}
+
 // node-pg returns int8 as a string because it can exceed 2^53; our int8 columns hold
 // epoch milliseconds and counts, far below that, so they are read as numbers.
 const INT8_OID = 20;
@@ -281,7 +297,8 @@ export function openStorage(options: StorageOptions): Storage {
       connectionString: options.databaseUrl,
       max: options.poolSize ?? 10,
       types: pgTypes,
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      Client: BoundedClient,
+      connectionTimeoutMillis: POOL_WAIT_MS,
       ...(options.pgSchema ? { options: `-c search_path=${options.pgSchema}` } : {}),
     });
     // An idle connection that the server drops (a restart) is taken out of the pool by

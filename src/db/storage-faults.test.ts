@@ -6,7 +6,8 @@ import { buildApp } from "../app.js";
 import { ManualClock } from "../clock.js";
 import { parseConfig } from "../config.js";
 import { createServices } from "../services.js";
-import { createPgSchema, DIALECTS, seedWorkspace, testServices, unique } from "../test-support/harness.js";
+import { createPgSchema, DIALECTS, PG_URL, seedWorkspace, testServices, unique } from "../test-support/harness.js";
+import { CONNECT_TIMEOUT_MS, openStorage } from "./database.js";
 import { DatabaseAvailability, DatabaseUnavailableError, isDatabaseUnavailable, isUnreachableDriverError } from "./storage-faults.js";
 
 /**
@@ -79,6 +80,7 @@ describe("storage faults: which errors are the database being away", () => {
       new Error("Connection terminated unexpectedly"),
       new Error("Connection terminated due to connection timeout"),
       new Error("timeout exceeded when trying to connect"),
+      new Error("timeout expired"),
       new Error("Query read timeout"),
       new AggregateError([errno("ECONNREFUSED"), errno("ECONNREFUSED")], ""),
     ]) {
@@ -203,6 +205,29 @@ describe("storage faults: PostgreSQL going away and coming back (postgres)", () 
       await app.close();
       await services.close();
       await relay.cut();
+    }
+  });
+
+  test("waiting longer than the connection's bound for a busy pool's one connection is no outage: the statement runs when it is free", async () => {
+    const storage = openStorage({ databaseUrl: PG_URL, pgSchema: await createPgSchema(), poolSize: 1 });
+    try {
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const holder = storage.db.transaction().execute(async (trx) => {
+        await sql`select 1`.execute(trx);
+        await held;
+      });
+      const waiter = sql<{ one: number }>`select 1 as one`.execute(storage.db);
+      // Held past the bound a new connection has (pg-pool's wait runs on real time): the waiter is still queued, not failed.
+      await new Promise((resolve) => setTimeout(resolve, CONNECT_TIMEOUT_MS + 500));
+      release();
+      await holder;
+      assert.deepEqual((await waiter).rows, [{ one: 1 }]);
+      assert.equal(storage.availability.isAvailable, true);
+    } finally {
+      await storage.close();
     }
   });
 

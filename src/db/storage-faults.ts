@@ -26,7 +26,7 @@ const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE
 // PostgreSQL's: class 08 (connection exception), and a server shutting down or starting up.
 const POSTGRES_CODES = new Set(["57P01", "57P02", "57P03"]);
 // node-pg's and pg-pool's own errors carry no code, only these words.
-const DRIVER_MESSAGES = ["Connection terminated", "timeout exceeded when trying to connect", "Query read timeout", "is not queryable"];
+const DRIVER_MESSAGES = ["Connection terminated", "timeout expired", "timeout exceeded when trying to connect", "Query read timeout", "is not queryable"];
 
 function codeOf(error: unknown): string | undefined {
   const e = error as { code?: unknown; errors?: unknown } | null;
