@@ -17,6 +17,7 @@ import { type DatabasePids, type Measured, measureLoad } from "./load.js";
 import type { LoadRequest } from "./load-worker.js";
 import { commandFor, onInterrupt, ROOT, runWardenCommand, type ServerProcess, startBaseline, startWarden } from "./processes.js";
 import { type BenchWorkspace, countLoadGrants, seedCustomers, setUpWorkspace, verifySeed } from "./seed.js";
+import { runSpendScenario, type SpendResult } from "./spend.js";
 import { runWebhookScenario, type WebhookResult } from "./webhook-delivery.js";
 
 export interface Preset {
@@ -43,10 +44,11 @@ export interface Preset {
 
 /**
  * The scenarios this run measures (6, both engines, is --engines; 7, the dashboard, came
- * with issue 24; 8, the access check, with issue 25; 9, the Insights pages, with issue 34).
+ * with issue 24; 8, the access check, with issue 25; 9, the Insights pages, with issue 34;
+ * 10, spending a unit, with issue 46).
  */
-export type Scenario = 1 | 2 | 3 | 4 | 5 | 7 | 8 | 9;
-export const SCENARIOS: readonly Scenario[] = [1, 2, 3, 4, 5, 7, 8, 9];
+export type Scenario = 1 | 2 | 3 | 4 | 5 | 7 | 8 | 9 | 10;
+export const SCENARIOS: readonly Scenario[] = [1, 2, 3, 4, 5, 7, 8, 9, 10];
 /** Scenarios that need the seeded customers (5 makes its own buyers, 9 its own workspace's people). */
 const SEEDED_SCENARIOS: readonly Scenario[] = [1, 2, 3, 4, 7, 8];
 
@@ -103,6 +105,8 @@ export interface EngineResult {
   baselineGrant?: Measured;
   grants?: GrantRun;
   webhooks?: WebhookResult;
+  /** Scenario 10: spending one unit for one person, and its baseline. */
+  spend?: SpendResult;
   dashboard?: DashboardResult;
   insights?: InsightsResult;
   /** Scenario 8: the client API's access check, each answer with its token signed. */
@@ -561,6 +565,26 @@ export async function runEngine(
           `  [${engine}] create grant: ${summary(grantLoad)}; ${acknowledged} acknowledged, ${check.grants} stored, counters ${JSON.stringify(check.counters)} ${consistent ? "(consistent)" : "(INCONSISTENT)"}`,
         );
       }
+    }
+
+    // Scenario 10: spend one unit for one person, each a request of its own.
+    if (wants(10)) {
+      result.spend = await runSpendScenario({
+        ws,
+        wardenCommand: (args) => runWardenCommand(wardenOptionsOf(main.database), args),
+        launchWarden: () => launchWarden(main.database, "spend"),
+        startBaseline: (bodyBytes) => startBaseline({ bodyBytes, status: 200, logFile: join(options.workDir, "baseline.log") }),
+        measure: (server, spec, pids) => measureLoad(server, spec, { patient: preset.patient, ...(pids ? { pids } : {}) }),
+        load: (request, key) => load(request, key),
+        storage: () => main.database.storage(),
+        ...(main.database.pids ? { pids: main.database.pids } : {}),
+        assertAllOk,
+      });
+      const { baseline, spend, bodyBytes } = result.spend;
+      log(`  [${engine}] baseline node:http POST, ${bodyBytes} B body: ${summary(baseline)}`);
+      log(
+        `  [${engine}] spend one unit: ${summary(spend)}; ${spend.spent} units spent, ${spend.recorded} spends recorded, ${spend.acknowledged} acknowledged ${spend.exact ? "(exact)" : "(NOT EXACT)"}`,
+      );
     }
 
     // Scenario 5: webhook delivery, after the others (it adds buyers to the workspace).

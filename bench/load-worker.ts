@@ -25,7 +25,9 @@ export type LoadRequest =
    */
   | { kind: "access"; tool: string; customers: number; start?: number; repeat?: number }
   /** A paid checkout reported by Stripe, a new sale per request (series `tag`), signed with the endpoint's `secret`. */
-  | { kind: "ingest"; tag: string; secret: string };
+  | { kind: "ingest"; tag: string; secret: string }
+  /** Spend one unit of `meter` for one person, each request with a new Idempotency-Key of series `tag`. */
+  | { kind: "spend"; tool: string; email: string; meter: string; tag: string };
 
 export interface LoadSpec {
   url: string;
@@ -105,6 +107,19 @@ function requestsFor(spec: LoadSpec): { method: Method; setupRequest: (req: auto
           sequence += 1;
           const { payload, signature } = signedCheckoutReport(request.tag, sequence, request.secret);
           return { ...req, path: STRIPE_PATH, body: payload, headers: { ...req.headers, "stripe-signature": signature } };
+        },
+      },
+    ];
+  }
+  if (request.kind === "spend") {
+    const path = `/api/v1/tools/${request.tool}/customers/${encodeURIComponent(request.email)}/usage`;
+    const body = JSON.stringify({ meter: request.meter, quantity: 1 });
+    return [
+      {
+        method: "POST",
+        setupRequest: (req) => {
+          sequence += 1;
+          return { ...req, path, body, headers: { ...req.headers, "idempotency-key": `${request.tag}-${sequence}` } };
         },
       },
     ];

@@ -1,12 +1,12 @@
 // Where a request's time goes, in process: every statement that retrieve-a-customer,
-// create-a-grant and a Stripe report of a paid checkout (ingest) run, with its share of
+// create-a-grant, a Stripe report of a paid checkout (ingest) and a spend of one unit run, with its share of
 // the time, and (on SQLite) what the cache of prepared statements saves. It drives Warden's own app (buildApp over
 // createServices, as `warden serve` builds them) with app.inject, so the network and
 // the load generator are out of the picture. Used to explain the benchmark's misses;
 // it changes nothing in src/.
 //
 //   node --import tsx bench/query-census.ts [--customers 20000] [--engine sqlite|postgres] [--requests 2000] [--rounds 3]
-//        [--paths retrieve,grant,ingest] [--no-uncached] [--profile <folder>]
+//        [--paths retrieve,grant,ingest,spend] [--no-uncached] [--profile <folder>]
 //
 // --profile writes a CPU profile of each path's measured requests (its last round) to
 // the folder, for bench/profile-summary.ts: the seeding and warm-up are left out.
@@ -26,14 +26,23 @@ import type { Database } from "../src/db/schema.js";
 import { DatabaseAvailability } from "../src/db/storage-faults.js";
 import { createServices } from "../src/services.js";
 import { connectStripe } from "../src/stripe/stripe-account.service.js";
+import { addMeter } from "../src/usage/terms.service.js";
 import { BENCH, emailOf } from "./customer-mix.js";
 import { BENCH_LIMITS, PG_URL } from "./engine-run.js";
 import { ROOT } from "./processes.js";
 import { type BenchWorkspace, seedCustomers, setUpWorkspace } from "./seed.js";
+import { SPEND_METER, SPENDER } from "./spend.js";
 import { STRIPE_PATH, signedCheckoutReport } from "./stripe-report.js";
 
-type Kind = "retrieve" | "grant" | "ingest";
-const TITLES: Record<Kind, string> = { retrieve: "Retrieve a customer", grant: "Create a grant", ingest: "Ingest a Stripe report of a paid checkout" };
+type Kind = "retrieve" | "grant" | "ingest" | "spend";
+const TITLES: Record<Kind, string> = {
+  retrieve: "Retrieve a customer",
+  grant: "Create a grant",
+  ingest: "Ingest a Stripe report of a paid checkout",
+  spend: "Spend one unit of one person's credits, with an Idempotency-Key",
+};
+const KINDS = Object.keys(TITLES) as Kind[];
+const spendPath = `/api/v1/tools/${BENCH.tool}/customers/${encodeURIComponent(SPENDER)}`;
 /** The Stripe signing secret the census connects with, for its ingest reports. */
 const STRIPE_SECRET = `whsec_${randomBytes(24).toString("base64url")}`;
 
@@ -108,6 +117,13 @@ async function census(
         headers,
         payload: { email: `census.${series}.${n}@bench.example.com`, days: 30 },
       });
+    } else if (kind === "spend") {
+      response = await app.inject({
+        method: "POST",
+        url: `${spendPath}/usage`,
+        headers: { ...headers, "idempotency-key": `${series}-${n}` },
+        payload: { meter: SPEND_METER, quantity: 1 },
+      });
     } else {
       const { payload, signature } = signedCheckoutReport(series, n, STRIPE_SECRET);
       response = await app.inject({
@@ -121,6 +137,15 @@ async function census(
     }
     if (response.statusCode >= 300) throw new Error(`${kind} answered ${response.statusCode}: ${response.body}`);
   };
+  if (kind === "spend") {
+    const added = await app.inject({
+      method: "POST",
+      url: `${spendPath}/credits`,
+      headers,
+      payload: { meter: SPEND_METER, amount: 1_000_000_000, note: "census" },
+    });
+    if (added.statusCode !== 201) throw new Error(`adding credits answered ${added.statusCode}: ${added.body}`);
+  }
   for (let i = 0; i < Math.min(500, requests); i++) await one();
   record.length = 0;
   const session = profileTo === null ? null : new Session();
@@ -187,8 +212,8 @@ async function main(): Promise<void> {
     },
   });
   const paths = values.paths.split(",").map((p) => {
-    if (p !== "retrieve" && p !== "grant" && p !== "ingest") throw new Error("--paths lists retrieve, grant and ingest");
-    return p;
+    if (!KINDS.includes(p as Kind)) throw new Error(`--paths lists ${KINDS.join(", ")}`);
+    return p as Kind;
   });
   if (values.profile) mkdirSync(values.profile, { recursive: true });
   const engine = values.engine as Dialect;
@@ -211,6 +236,9 @@ async function main(): Promise<void> {
     await migrateToLatest(storage.db, storage.dialect);
     const ws = await setUpWorkspace(storage);
     await seedCustomers(storage, ws, { from: 0, to: customers, now: Date.now() });
+    if (paths.includes("spend")) {
+      await addMeter(storage.db, systemClock, { workspace: BENCH.workspace, tool: BENCH.tool, id: SPEND_METER, name: "Summaries", unit: "summaries" });
+    }
     await storage.close();
     if (paths.includes("ingest")) {
       storage = openCensusStorage(engine, where, { cacheStatements: true }, () => {});

@@ -92,6 +92,21 @@ export function checkTargets(engines: EngineResult[], preset: Preset): TargetChe
         met: e.grants.consistent,
       });
     }
+    const spend = e.spend?.spend;
+    if (spend) {
+      checks.push({
+        target: `Spend one unit ≥ 0.5× baseline req/s, p99 < 10 ms at ${preset.connections} connections (issue 46)`,
+        engine: e.engine,
+        measured: `${ratio(spend.ratio)} (${int(spend.reqPerSec)} vs ${int(e.spend?.baseline.reqPerSec ?? 0)} req/s), p99 ${ms(spend.latencyMs.p99)} ms`,
+        met: spend.ratio >= 0.5 && spend.latencyMs.p99 < 10,
+      });
+      checks.push({
+        target: "Every spend taken exactly once",
+        engine: e.engine,
+        measured: `${int(spend.spent)} units spent, ${int(spend.recorded)} spends recorded, ${int(spend.acknowledged)} acknowledged`,
+        met: spend.exact,
+      });
+    }
     const w = e.webhooks;
     if (w) {
       checks.push({
@@ -180,6 +195,11 @@ export function renderMarkdown(info: RunInfo, engines: EngineResult[], checks: T
   for (const e of engines) if (e.baselineGrant) rows.push(loadRow(`Baseline node:http POST (${e.grantBodyBytes} B)`, e.engine, e.baselineGrant));
   for (const e of engines) {
     if (e.grants) rows.push(loadRow(`2. Create a grant (${customers(e.customers)})`, e.engine, e.grants, { ratio: e.grants.ratio, rssMb: e.grants.peakRssMb }));
+  }
+  for (const e of engines) if (e.spend) rows.push(loadRow(`Baseline node:http POST (${e.spend.bodyBytes} B, as a spend)`, e.engine, e.spend.baseline));
+  for (const e of engines) {
+    const spend = e.spend?.spend;
+    if (spend) rows.push(loadRow("10. Spend one unit, one person", e.engine, spend, { ratio: spend.ratio, rssMb: spend.peakRssMb }));
   }
   for (const e of engines)
     if (e.baselineAccess) rows.push(loadRow(`Baseline node:http GET (${e.accessBodyBytes} B, as the access check)`, e.engine, e.baselineAccess));

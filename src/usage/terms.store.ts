@@ -105,15 +105,19 @@ export async function savePlanTerms(ex: Executor, workspaceId: string, plan: Pla
  * meters and the live plans' allowances as rows of one union.
  */
 export async function loadToolTerms(ex: Executor, workspaceId: string, toolId: string): Promise<ToolTerms> {
-  const { rows } = await sql<{ kind: "feature" | "meter" | "plan"; id: string | null; value: string | null }>`
-    select 'feature' as kind, id, null as value from tool_features where workspace_id = ${workspaceId} and tool_id = ${toolId}
+  // A bundle's plan counts only while the bundle still names the tool: its terms for a
+  // tool it no longer covers stay stored (and come back with the tool) but give nothing.
+  const { rows } = await sql<{ kind: "feature" | "meter" | "plan"; id: string | null; value: string | null; unit: string | null }>`
+    select 'feature' as kind, id, null as value, null as unit from tool_features where workspace_id = ${workspaceId} and tool_id = ${toolId}
     union all
-    select 'meter' as kind, id, cast(free_allowance as text) as value from tool_meters where workspace_id = ${workspaceId} and tool_id = ${toolId}
+    select 'meter' as kind, id, cast(free_allowance as text) as value, unit from tool_meters where workspace_id = ${workspaceId} and tool_id = ${toolId}
     union all
-    select 'plan' as kind, null as id, pt.allowances as value
+    select 'plan' as kind, null as id, pt.allowances as value, null as unit
       from plan_terms pt
       join plans p on p.workspace_id = pt.workspace_id and p.product_kind = pt.product_kind and p.product_id = pt.product_id and p.id = pt.plan_id
       where pt.workspace_id = ${workspaceId} and pt.tool_id = ${toolId} and p.retired_at is null and p.gives_access <> 0
+        and (pt.product_kind = 'tool' or exists (
+          select 1 from bundle_tools bt where bt.workspace_id = pt.workspace_id and bt.bundle_id = pt.product_id and bt.tool_id = pt.tool_id))
   `.execute(ex);
   // Sorted here rather than by the database: the same order (code points) on both engines.
   const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
@@ -124,7 +128,7 @@ export async function loadToolTerms(ex: Executor, workspaceId: string, toolId: s
     .map((f) => f.id);
   const meters = rows
     .filter((r) => r.kind === "meter")
-    .map((r) => ({ id: r.id as string, freeAllowance: r.value === null ? null : Number(r.value) }))
+    .map((r) => ({ id: r.id as string, unit: r.unit as string, freeAllowance: r.value === null ? null : Number(r.value) }))
     .sort(byId);
   const top: Record<string, number> = {};
   for (const row of rows) {

@@ -8,9 +8,11 @@ import { findPersonByEmail } from "../customers/person.store.js";
 import { DIALECTS, testApi, testServices } from "../test-support/harness.js";
 import { connectTestStripe, deliver, paymentSession, stripeEvent } from "../test-support/stripe.js";
 import { seedUsageCatalogue } from "../test-support/usage.js";
+import { changeBundleTools } from "../workspaces/bundle.service.js";
 import { createPlan, retirePlan } from "../workspaces/workspace.service.js";
 import { heldTerms } from "./held-terms.js";
 import { addFeature, addMeter, readPlanTerms, setPlanTerms, updateMeter } from "./terms.service.js";
+import { cachedToolTerms } from "./terms-cache.js";
 import { loadToolTerms } from "./terms.store.js";
 
 const DECEMBER = Date.parse("2026-12-01T00:00:00.000Z");
@@ -23,12 +25,36 @@ for (const dialect of DIALECTS) {
       const top = await loadToolTerms(services.db, ws.workspaceId, "tabmaster");
       assert.deepEqual(top, {
         features: ["export", "sync"],
-        meters: [{ id: "summaries", freeAllowance: 10 }],
+        meters: [{ id: "summaries", unit: "summaries", freeAllowance: 10 }],
         top: { features: ["export", "sync"], allowances: { summaries: 500 } },
       });
       // Retiring monthly leaves the bundle's 200 as the largest; the pack never counts (it gives no access).
       await retirePlan(services.db, services.clock, { workspace: ws.slug, tool: "tabmaster", id: "monthly" });
       assert.deepEqual((await loadToolTerms(services.db, ws.workspaceId, "tabmaster")).top.allowances, { summaries: 200 });
+      // The bundle no longer naming Tab Master, its plan's terms for it give nothing (they stay, for its return).
+      await changeBundleTools(services, { workspace: ws.slug, id: "suite", toolIds: ["linkkeeper"], apply: true });
+      assert.deepEqual((await loadToolTerms(services.db, ws.workspaceId, "tabmaster")).top.allowances, { summaries: 100 });
+      await changeBundleTools(services, { workspace: ws.slug, id: "suite", toolIds: ["tabmaster", "linkkeeper"], apply: true });
+      assert.deepEqual((await loadToolTerms(services.db, ws.workspaceId, "tabmaster")).top.allowances, { summaries: 200 });
+    });
+
+    test("a change of a bundle's tools drops every process's kept terms of the workspace", async () => {
+      const { services } = await testServices(dialect);
+      const ws = await seedUsageCatalogue(services);
+      await retirePlan(services.db, services.clock, { workspace: ws.slug, tool: "tabmaster", id: "monthly" });
+      const read = () => cachedToolTerms(services.answers, services.db, ws.workspaceId, "tabmaster");
+      await services.accessWatch.poll();
+      assert.deepEqual((await read()).top.allowances, { summaries: 200 });
+      // Kept in memory: a row changed behind its back (no feed written) is not seen.
+      await services.db
+        .updateTable("plan_terms")
+        .set({ allowances: JSON.stringify({ summaries: 150 }) })
+        .where("workspace_id", "=", ws.workspaceId)
+        .where("plan_id", "=", "lifetime")
+        .execute();
+      assert.deepEqual((await read()).top.allowances, { summaries: 200 });
+      await changeBundleTools(services, { workspace: ws.slug, id: "suite", toolIds: ["linkkeeper"], apply: true });
+      assert.deepEqual((await read()).top.allowances, { summaries: 150 });
     });
 
     test("bad terms are refused naming the parameter, and nothing is written", async () => {

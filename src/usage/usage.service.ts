@@ -18,36 +18,34 @@ import type { RequestContext, Services } from "../services.js";
 import { heldTerms } from "./held-terms.js";
 import { oneAtATime } from "./meter-queue.js";
 import { afterDraw, drawFrom, type MeterState, meterState, presentMeterUsage, refusalMessage } from "./meter-usage.js";
-import { listMeters, loadToolTerms } from "./terms.store.js";
+import { cachedToolTerms } from "./terms-cache.js";
 import type { MeterUsage, SpendBody, Spent } from "./usage.schema.js";
 import { addUsed, lockMeter, readAvailableCredits, readUsed, takeCredits } from "./usage.store.js";
-import type { Meter, ToolTerms } from "./usage.types.js";
+import type { DeclaredMeter, ToolTerms } from "./usage.types.js";
 
 const NO_SOURCES: Sources = { licences: [], subscriptions: [], grants: [] };
 
-interface ToolMeters {
-  terms: ToolTerms;
-  meters: Meter[];
-}
-
-async function toolMeters(ex: Executor, scope: ToolScope): Promise<ToolMeters> {
-  const [terms, meters] = await Promise.all([loadToolTerms(ex, scope.workspaceId, scope.toolId), listMeters(ex, scope.workspaceId, scope.toolId)]);
-  return { terms, meters };
+/**
+ * The tool's meters and top terms, from this process's answer cache, as the access
+ * answers read them: a change of the catalogue reaches every process within a second.
+ */
+function toolTerms(services: Services, scope: ToolScope): Promise<ToolTerms> {
+  return cachedToolTerms(services.answers, services.db, scope.workspaceId, scope.toolId);
 }
 
 /** Every meter of the tool as the person (null: nobody yet, who holds nothing) reads it now. */
 async function readMeters(
   ex: Executor,
   scope: ToolScope,
-  tool: ToolMeters,
+  tool: ToolTerms,
   personId: string | null,
   now: number,
-  only?: Meter,
+  only?: DeclaredMeter,
   options: { lock?: boolean } = {},
 ): Promise<MeterState[]> {
   const meters = only ? [only] : tool.meters;
   const sources = personId === null ? NO_SOURCES : ((await loadSources(ex, scope, [personId])).get(personId) ?? NO_SOURCES);
-  const { buckets } = heldTerms(sources, tool.terms, now);
+  const { buckets } = heldTerms(sources, tool, now);
   const ids = meters.map((m) => m.id);
   const key = { ...scope, personId: personId ?? "" };
   const since = Math.min(now, ...buckets.map((b) => b.periodStart));
@@ -55,7 +53,7 @@ async function readMeters(
   return meters.map((m) => meterState(m, buckets, used, credits));
 }
 
-function requireMeter(tool: ToolMeters, meterId: string): Meter {
+function requireMeter(tool: ToolTerms, meterId: string): DeclaredMeter {
   const meter = tool.meters.find((m) => m.id === meterId);
   if (!meter) {
     const declared = tool.meters.map((m) => m.id);
@@ -81,9 +79,8 @@ export interface SpendResult {
 }
 
 async function spend(services: Services, scope: ToolScope, spender: Spender, body: SpendBody, idempotencyKey: string | undefined): Promise<SpendResult> {
-  const { db } = services;
   const quantity = body.quantity ?? 1;
-  const tool = await toolMeters(db, scope);
+  const tool = await toolTerms(services, scope);
   const meter = requireMeter(tool, body.meter);
   const who = "email" in spender ? `email:${normaliseEmail(spender.email)}` : `person:${spender.personId}`;
   const requestHash = createHash("sha256")
@@ -100,9 +97,9 @@ async function spend(services: Services, scope: ToolScope, spender: Spender, bod
 }
 
 interface SpendRequest {
-  meter: Meter;
+  meter: DeclaredMeter;
   quantity: number;
-  tool: ToolMeters;
+  tool: ToolTerms;
   requestHash: string;
   idempotency: IdempotencyScope | null;
 }
@@ -163,7 +160,7 @@ export async function listUsage(ctx: RequestContext, toolId: string, email: stri
   const { db, clock } = ctx.services;
   if (!isEmailShape(email)) throw invalidParameter("email", "email must be an email address such as person@example.com.");
   const scope = await requireToolScope(ctx, toolId);
-  const tool = await toolMeters(db, scope);
+  const tool = await toolTerms(ctx.services, scope);
   const person = await findPersonByEmail(db, scope.workspaceId, scope.env, email);
   const states = await readMeters(db, scope, tool, person?.id ?? null, clock.now());
   return { data: states.map(presentMeterUsage) };
@@ -192,7 +189,7 @@ export async function listDeviceUsage(services: Services, session: DeviceSession
   const scope = deviceScope(session, toolId);
   // A licence key proves the licence, not the person: their other allowances and credits are not its to read or spend.
   requireSignedIn(session, "use your meters");
-  const tool = await toolMeters(services.db, scope);
+  const tool = await toolTerms(services, scope);
   const states = await readMeters(services.db, scope, tool, session.personId, services.clock.now());
   return { data: states.map(presentMeterUsage) };
 }

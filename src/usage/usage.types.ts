@@ -17,6 +17,9 @@ export interface Meter {
   createdAt: number;
 }
 
+/** A meter as the access answers and spends need it. */
+export type DeclaredMeter = Pick<Meter, "id" | "unit" | "freeAllowance">;
+
 /** What a plan gives for one tool it covers. */
 export interface PlanTerms {
   /** Feature ids, sorted. */
@@ -37,7 +40,7 @@ export const NO_TERMS: HeldPlanTerms = { features: [], allowances: {} };
 /** What a tool declares, and its top terms: what a trial, a grant without a plan, or a purchase without a plan gives. */
 export interface ToolTerms {
   features: string[];
-  meters: Pick<Meter, "id" | "freeAllowance">[];
+  meters: DeclaredMeter[];
   /** Every feature, and per meter the largest allowance any live plan covering the tool gives. */
   top: HeldPlanTerms;
 }

@@ -5,6 +5,7 @@
 import type { Actor } from "../audit/audit.service.js";
 import { recordAction } from "../audit/audit.service.js";
 import { entitledAmong, syncCustomers, toolScope } from "../customers/customer.service.js";
+import { recordEveryoneChanged } from "../customers/access-change.store.js";
 import { listProductBuyers } from "../customers/customer.store.js";
 import type { Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
@@ -131,6 +132,9 @@ export async function changeBundleTools(
           after = batch[batch.length - 1] ?? null;
         }
       }
+      // A tool's top terms count the plans of the bundles that name it: kept in every
+      // process under the workspace's "everyone" tags (usage/terms-cache.ts).
+      await recordEveryoneChanged(trx, workspace.id, now);
       if (actor) await recordAction(trx, actor, { action: "bundle.tools_changed", workspaceId: workspace.id, env: null, subject: bundle.id }, now);
       return change;
     });
