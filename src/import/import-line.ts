@@ -110,8 +110,11 @@ function describeSchemaErrors(errors: readonly ErrorObject[], lineType: unknown)
       return `${field} must be one of ${(error.params.allowedValues as unknown[]).join(", ")}`;
     case "format":
       return `${field} must be an ISO 8601 date-time with a time zone, such as 2026-11-21T12:00:00.000Z`;
-    case "pattern":
-      return typeof error.parentSchema?.description === "string" ? `${field} is not valid: ${error.parentSchema.description}` : `${field} ${error.message}`;
+    case "pattern": {
+      // A key of an object (a meter id in `used` or `credits`) is named, as its value has no path of its own.
+      const what = error.propertyName === undefined ? field : `${field} key "${error.propertyName}"`;
+      return typeof error.parentSchema?.description === "string" ? `${what} is not valid: ${error.parentSchema.description}` : `${what} ${error.message}`;
+    }
     case "type":
       return field === "" ? "a line must be a JSON object" : `${field} must be ${String(error.params.type).replace(",", " or ")}`;
     default:
