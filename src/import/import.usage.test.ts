@@ -3,6 +3,7 @@
 // licence's credits. On both engines: the happy path, the refusals (nothing written), a
 // second import of the same file (nothing doubled).
 import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
 import { describe, test } from "node:test";
 import { DAY_MS, toIso } from "../clock.js";
 import { randomBase62 } from "../ids.js";
@@ -36,7 +37,9 @@ async function testbed(dialect: (typeof DIALECTS)[number]) {
       .where("workspace_id", "=", ws.workspaceId)
       .orderBy("amount")
       .execute()
-      .then((rows) => rows.map((r) => ({ ...r, amount: Number(r.amount), remaining: Number(r.remaining), expires_at: r.expires_at === null ? null : Number(r.expires_at) })));
+      .then((rows) =>
+        rows.map((r) => ({ ...r, amount: Number(r.amount), remaining: Number(r.remaining), expires_at: r.expires_at === null ? null : Number(r.expires_at) })),
+      );
   const usedRows = () => services.db.selectFrom("meter_usage").select(["bucket", "used"]).where("workspace_id", "=", ws.workspaceId).orderBy("used").execute();
   const past = (days: number) => toIso(clock.now() - days * DAY_MS);
   return { services, clock, ws, run, usage, customer, credits, usedRows, past };
@@ -83,6 +86,8 @@ for (const dialect of DIALECTS) {
           purchased_at: t.past(10),
           credits: { summaries: { amount: 250 } },
         },
+        // Cy's was spent out elsewhere: empty credits, none of the pack's.
+        { type: "licence", email: "cy@example.com", tool: "tabmaster", plan: "pack-1000", purchased_at: t.past(10), credits: {} },
       ]);
 
       const grace = await t.customer("grace@example.com");
@@ -99,11 +104,20 @@ for (const dialect of DIALECTS) {
 
       assert.equal((await t.usage("ada@example.com")).credits, 1000);
       assert.equal((await t.usage("bob@example.com")).credits, 250);
+      assert.equal((await t.usage("cy@example.com")).credits, 0);
       const rows = await t.credits();
       const purchasedAt = Date.parse(t.past(10));
       assert.deepEqual(rows, [
         { licence_id: counted, amount: 250, remaining: 250, expires_at: null, note: null, meter_id: "summaries", tool_id: "tabmaster" },
-        { licence_id: null, amount: 300, remaining: 300, expires_at: t.clock.now() + 30 * DAY_MS, note: "moved from our counters", meter_id: "summaries", tool_id: "tabmaster" },
+        {
+          licence_id: null,
+          amount: 300,
+          remaining: 300,
+          expires_at: t.clock.now() + 30 * DAY_MS,
+          note: "moved from our counters",
+          meter_id: "summaries",
+          tool_id: "tabmaster",
+        },
         { licence_id: pack, amount: 1000, remaining: 1000, expires_at: purchasedAt + 365 * DAY_MS, note: null, meter_id: "summaries", tool_id: "tabmaster" },
       ]);
 
@@ -112,12 +126,41 @@ for (const dialect of DIALECTS) {
       assert.equal((await t.usage("bob@example.com")).credits, 0);
     });
 
+    test("the README's example lines with meters import as documented", async () => {
+      const t = await testbed(dialect);
+      const readme = await readFile(new URL("./README.md", import.meta.url), "utf8");
+      const block = /```json\n([\s\S]*?)```/.exec(readme)?.[1];
+      assert.ok(block, "README has a json example block");
+      t.clock.set(Date.parse("2026-11-21T12:00:00.000Z"));
+      await importNdjson(t.services.db, t.services.clock, { workspace: t.ws.slug, env: "test", text: block });
+      const ada = await t.usage("ada@example.com");
+      assert.deepEqual([ada.allowance, ada.used, ada.credits], [500, 120, 300]);
+      assert.deepEqual((await t.customer("ada@example.com")).features, ["export", "sync"]);
+      const bob = await t.usage("bob@example.com");
+      assert.equal(bob.credits, 250);
+    });
+
     test("importing the same file again writes nothing more: credits are not doubled, counters not added", async () => {
       const t = await testbed(dialect);
       const lines = [
         { type: "licence", id: licenceId(), email: "ada@example.com", tool: "tabmaster", plan: "pack-1000", purchased_at: t.past(3) },
-        { type: "licence", email: "cy@example.com", tool: "tabmaster", plan: "lifetime", purchased_at: t.past(3), used: { summaries: 40 }, credits: { summaries: { amount: 5 } } },
-        { type: "trial", email: "dee@example.com", tool: "tabmaster", starts_at: t.past(1), ends_at: toIso(t.clock.now() + 13 * DAY_MS), used: { summaries: 7 } },
+        {
+          type: "licence",
+          email: "cy@example.com",
+          tool: "tabmaster",
+          plan: "lifetime",
+          purchased_at: t.past(3),
+          used: { summaries: 40 },
+          credits: { summaries: { amount: 5 } },
+        },
+        {
+          type: "trial",
+          email: "dee@example.com",
+          tool: "tabmaster",
+          starts_at: t.past(1),
+          ends_at: toIso(t.clock.now() + 13 * DAY_MS),
+          used: { summaries: 7 },
+        },
       ];
       const first = await t.run(lines);
       assert.deepEqual([first.licences, first.trials, first.unchanged], [2, 1, 0]);
@@ -146,26 +189,57 @@ for (const dialect of DIALECTS) {
     test("a bad meter, number or plan is a bad line with its reason, and nothing is written", async () => {
       const t = await testbed(dialect);
       const team = licenceId();
-      const refused = await t.run([
-        /* 1 */ { type: "grant", email: "a@example.com", tool: "tabmaster", starts_at: t.past(1), used: { pages: 3 } },
-        /* 2 */ { type: "grant", email: "b@example.com", tool: "tabmaster", starts_at: t.past(1), used: { summaries: -1 } },
-        /* 3 */ { type: "grant", email: "c@example.com", tool: "tabmaster", starts_at: t.past(1), used: { summaries: 1.5 } },
-        /* 4 */ { type: "grant", email: "d@example.com", tool: "linkkeeper", starts_at: t.past(1), credits: { summaries: { amount: 10 } } },
-        /* 5 */ { type: "grant", email: "e@example.com", tool: "tabmaster", starts_at: t.past(1), credits: { summaries: { amount: 0 } } },
-        /* 6 */ { type: "grant", email: "f@example.com", tool: "tabmaster", starts_at: t.past(1), plan: "pack-1000" },
-        /* 7 */ { type: "grant", email: "g@example.com", tool: "tabmaster", starts_at: t.past(1), plan: "platinum" },
-        /* 8 */ { type: "licence", id: team, email: "it@example.com", tool: "tabmaster", plan: "lifetime", seats: 3, purchased_at: t.past(1), used: { summaries: 5 } },
-        /* 9 */ { type: "grant", email: "h@example.com", tool: "tabmaster", starts_at: t.past(1), credits: { summaries: { amount: 5, note: "x", extra: 1 } } },
-        /* 10 */ { type: "grant", email: "i@example.com", tool: "tabmaster", starts_at: t.past(1), used: { Summaries: 5 } },
-        /* 11 */ { type: "licence", email: "j@example.com", bundle: "suite", plan: "suite-lifetime", purchased_at: t.past(1), credits: { links: { amount: 5 } } },
-        /* 12 */ { type: "grant", email: "k@example.com", tool: "tabmaster", starts_at: t.past(1), used: { summaries: 2 }, credits: { summaries: { amount: 9 } } },
-      ]).then(
-        () => assert.fail("the import was accepted"),
-        (error: unknown) => {
-          assert.ok(error instanceof ImportRejected, String(error));
-          return error;
-        },
-      );
+      const refused = await t
+        .run([
+          /* 1 */ { type: "grant", email: "a@example.com", tool: "tabmaster", starts_at: t.past(1), used: { pages: 3 } },
+          /* 2 */ { type: "grant", email: "b@example.com", tool: "tabmaster", starts_at: t.past(1), used: { summaries: -1 } },
+          /* 3 */ { type: "grant", email: "c@example.com", tool: "tabmaster", starts_at: t.past(1), used: { summaries: 1.5 } },
+          /* 4 */ { type: "grant", email: "d@example.com", tool: "linkkeeper", starts_at: t.past(1), credits: { summaries: { amount: 10 } } },
+          /* 5 */ { type: "grant", email: "e@example.com", tool: "tabmaster", starts_at: t.past(1), credits: { summaries: { amount: 0 } } },
+          /* 6 */ { type: "grant", email: "f@example.com", tool: "tabmaster", starts_at: t.past(1), plan: "pack-1000" },
+          /* 7 */ { type: "grant", email: "g@example.com", tool: "tabmaster", starts_at: t.past(1), plan: "platinum" },
+          /* 8 */ {
+            type: "licence",
+            id: team,
+            email: "it@example.com",
+            tool: "tabmaster",
+            plan: "lifetime",
+            seats: 3,
+            purchased_at: t.past(1),
+            used: { summaries: 5 },
+          },
+          /* 9 */ {
+            type: "grant",
+            email: "h@example.com",
+            tool: "tabmaster",
+            starts_at: t.past(1),
+            credits: { summaries: { amount: 5, note: "x", extra: 1 } },
+          },
+          /* 10 */ { type: "grant", email: "i@example.com", tool: "tabmaster", starts_at: t.past(1), used: { Summaries: 5 } },
+          /* 11 */ {
+            type: "licence",
+            email: "j@example.com",
+            bundle: "suite",
+            plan: "suite-lifetime",
+            purchased_at: t.past(1),
+            credits: { links: { amount: 5 } },
+          },
+          /* 12 */ {
+            type: "grant",
+            email: "k@example.com",
+            tool: "tabmaster",
+            starts_at: t.past(1),
+            used: { summaries: 2 },
+            credits: { summaries: { amount: 9 } },
+          },
+        ])
+        .then(
+          () => assert.fail("the import was accepted"),
+          (error: unknown) => {
+            assert.ok(error instanceof ImportRejected, String(error));
+            return error;
+          },
+        );
       const byLine = new Map(refused.problems.map((p) => [p.line, p.message]));
       assert.match(byLine.get(1) ?? "", /^used: tool "tabmaster" declares no meter "pages": it declares summaries$/);
       assert.match(byLine.get(2) ?? "", /used\.summaries must be >= 0/);
