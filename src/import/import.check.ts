@@ -261,7 +261,8 @@ export class FileCheck {
   private meterTool(product: Product, meterId: string): { toolId: string } | { problem: string } {
     const tools = product.toolIds.filter((toolId) => this.meters.get(toolId)?.has(meterId));
     if (tools.length === 1) return { toolId: tools[0] as string };
-    if (tools.length > 1) return { problem: `meter "${meterId}" is declared by tools ${tools.join(", ")} of bundle "${product.id}"; a line may name only one` };
+    if (tools.length > 1)
+      return { problem: `meter "${meterId}" is declared by tools ${tools.join(", ")} of bundle "${product.id}", so the line cannot say which` };
     const declared = product.toolIds.flatMap((toolId) => [...(this.meters.get(toolId) ?? [])]);
     return {
       problem: `${product.kind} "${product.id}" declares no meter "${meterId}"${declared.length === 0 ? " (it declares none)" : `: it declares ${declared.join(", ")}`}`,
