@@ -10,6 +10,19 @@ const ajv = new Ajv2020({ allErrors: false, verbose: true });
 addFormats.default(ajv);
 const validateLine = ajv.compile<ImportLine>(lineSchema);
 
+/** Credits a line carries for one meter. */
+export interface CreditsField {
+  amount: number;
+  expires_at?: string | null;
+  note?: string | null;
+}
+
+/** What a source's line may carry of the person's meters: used this period, and credits left. */
+interface MeterFields {
+  used?: Record<string, number>;
+  credits?: Record<string, CreditsField>;
+}
+
 // The shape of a line once the schema has accepted it (import-line.schema.json is the contract).
 export interface AccountLine {
   type: "account";
@@ -28,7 +41,7 @@ export interface DeviceLine {
   signed_out_at?: string | null;
   licence?: string | null;
 }
-export interface LicenceLine {
+export interface LicenceLine extends MeterFields {
   type: "licence";
   id?: string;
   email: string;
@@ -45,7 +58,7 @@ export interface LicenceLine {
   team_licence?: string;
   team_subscription?: string;
 }
-export interface SubscriptionLine {
+export interface SubscriptionLine extends MeterFields {
   type: "subscription";
   id: string;
   email: string;
@@ -61,7 +74,7 @@ export interface SubscriptionLine {
   ended_at?: string | null;
   seats?: number;
 }
-export interface GrantLine {
+export interface GrantLine extends MeterFields {
   type: "trial" | "grant";
   email: string;
   tool: string;
@@ -69,6 +82,8 @@ export interface GrantLine {
   ends_at?: string | null;
   revoked_at?: string | null;
   note?: string | null;
+  /** A grant's plan (the schema has none for a trial). */
+  plan?: string | null;
 }
 export type ImportLine = AccountLine | DeviceLine | LicenceLine | SubscriptionLine | GrantLine;
 
@@ -95,8 +110,11 @@ function describeSchemaErrors(errors: readonly ErrorObject[], lineType: unknown)
       return `${field} must be one of ${(error.params.allowedValues as unknown[]).join(", ")}`;
     case "format":
       return `${field} must be an ISO 8601 date-time with a time zone, such as 2026-11-21T12:00:00.000Z`;
-    case "pattern":
-      return typeof error.parentSchema?.description === "string" ? `${field} is not valid: ${error.parentSchema.description}` : `${field} ${error.message}`;
+    case "pattern": {
+      // A key of an object (a meter id in `used` or `credits`) is named, as its value has no path of its own.
+      const what = error.propertyName === undefined ? field : `${field} key "${error.propertyName}"`;
+      return typeof error.parentSchema?.description === "string" ? `${what} is not valid: ${error.parentSchema.description}` : `${what} ${error.message}`;
+    }
     case "type":
       return field === "" ? "a line must be a JSON object" : `${field} must be ${String(error.params.type).replace(",", " or ")}`;
     default:

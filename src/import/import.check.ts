@@ -16,6 +16,11 @@ import type { Executor } from "../db/database.js";
 import type { Env, ProductKind } from "../db/schema.js";
 import type { StoredGrant } from "../grants/grant.store.js";
 import { newId } from "../ids.js";
+import { type PackPurchase, packCreditRows } from "../usage/credits.service.js";
+import type { CreditRow } from "../usage/credits.store.js";
+import { utcMonthOf } from "../usage/held-terms.js";
+import { findPlanTerms, listMeters } from "../usage/terms.store.js";
+import type { PlanTerms } from "../usage/usage.types.js";
 import { bundleExists, findPlan, findTool } from "../workspaces/workspace.store.js";
 import type { AccountLine, DeviceLine, GrantLine, ImportLine, LicenceLine, LineProblem, SubscriptionLine } from "./import-line.js";
 import type { StoredState } from "./stored-state.js";
@@ -34,13 +39,37 @@ interface Team {
   seatsInUse: number;
 }
 
+/** A source's counters a line carries: units used of its allowance this period, per tool and meter. */
+export interface UsedWrite {
+  toolId: string;
+  meterId: string;
+  bucket: string;
+  periodStart: number;
+  periodEnd: number;
+  used: number;
+}
+
+/** What a source's line writes of the person's meters with it (its person filled in when written). */
+export interface MeterWrites {
+  used: UsedWrite[];
+  credits: Omit<CreditRow, "personId">[];
+}
+
 /** What one line writes; the person is found or created from `email` when it is written. */
 export type Write =
   | { kind: "account"; email: string; signedInAt: number; toolIds: string[] }
   | { kind: "device"; email: string; device: Omit<Device, "workspaceId" | "env" | "personId"> }
-  | { kind: "licence"; email: string; licence: Omit<Licence, "workspaceId" | "env" | "personId">; toolIds: string[] }
-  | { kind: "subscription"; email: string; subscription: Omit<Subscription, "workspaceId" | "env" | "personId">; toolIds: string[] }
-  | { kind: "grant"; email: string; grant: Omit<StoredGrant, "email" | "personId"> };
+  | { kind: "licence"; email: string; licence: Omit<Licence, "workspaceId" | "env" | "personId">; toolIds: string[]; meters: MeterWrites }
+  | {
+      kind: "subscription";
+      email: string;
+      subscription: Omit<Subscription, "workspaceId" | "env" | "personId">;
+      toolIds: string[];
+      meters: MeterWrites;
+    }
+  | { kind: "grant"; email: string; grant: Omit<StoredGrant, "email" | "personId">; meters: MeterWrites };
+
+const isSeat = (line: LicenceLine): boolean => line.team_licence !== undefined || line.team_subscription !== undefined;
 
 /** One bit per line number: the lines found stored already as they are. */
 export class LineSet {
@@ -109,6 +138,10 @@ export class FileCheck {
   private readonly teams = new Map<string, Team | null>();
   /** Line of each trial by normalised address and tool: a person has one trial per tool. */
   private readonly trials = new Map<string, number>();
+  /** The meters each tool declares. */
+  private readonly meters = new Map<string, Set<string>>();
+  /** A one-time plan's terms per tool it covers, by `kind:product:plan`: the credits its licences bring. */
+  private readonly planTerms = new Map<string, { toolId: string; terms: PlanTerms }[]>();
 
   constructor(
     private readonly ex: Executor,
@@ -217,6 +250,73 @@ export class FileCheck {
     return planId;
   }
 
+  /** Loads the meters of a product's tools, for meterTool. */
+  private async loadMeters(product: Product): Promise<void> {
+    for (const toolId of product.toolIds) {
+      if (!this.meters.has(toolId)) this.meters.set(toolId, new Set((await listMeters(this.ex, this.workspaceId, toolId)).map((m) => m.id)));
+    }
+  }
+
+  /** The one tool of the product that declares the meter, or what is wrong. */
+  private meterTool(product: Product, meterId: string): { toolId: string } | { problem: string } {
+    const tools = product.toolIds.filter((toolId) => this.meters.get(toolId)?.has(meterId));
+    if (tools.length === 1) return { toolId: tools[0] as string };
+    if (tools.length > 1)
+      return { problem: `meter "${meterId}" is declared by tools ${tools.join(", ")} of bundle "${product.id}", so the line cannot say which` };
+    const declared = product.toolIds.flatMap((toolId) => [...(this.meters.get(toolId) ?? [])]);
+    return {
+      problem: `${product.kind} "${product.id}" declares no meter "${meterId}"${declared.length === 0 ? " (it declares none)" : `: it declares ${declared.join(", ")}`}`,
+    };
+  }
+
+  /**
+   * A source's `used` and `credits`: every meter its product's tool declares, each credit's
+   * expiry a readable time; a team purchase entitles nobody, so it has no allowance to have used.
+   */
+  private async meterFields(
+    line: { used?: Record<string, number>; credits?: Record<string, { expires_at?: string | null }> },
+    product: Product | null,
+    teamPurchase: boolean,
+  ): Promise<void> {
+    if (line.used === undefined && line.credits === undefined) return;
+    if (teamPurchase && line.used !== undefined && Object.keys(line.used).length > 0) {
+      this.bad("a team purchase entitles its buyer to nothing, so it has no allowance to have used: give used on its seats' lines");
+    }
+    if (!product) return;
+    await this.loadMeters(product);
+    for (const [field, meters] of [
+      ["used", line.used],
+      ["credits", line.credits],
+    ] as const) {
+      for (const meterId of Object.keys(meters ?? {})) {
+        const found = this.meterTool(product, meterId);
+        if ("problem" in found) this.bad(`${field}: ${found.problem}`);
+      }
+    }
+    for (const [meterId, credit] of Object.entries(line.credits ?? {})) this.optionalTime(`credits.${meterId}.expires_at`, credit.expires_at);
+  }
+
+  /** A plan a grant may name: the tool's own, retired ones too, never a credit pack (as the API's grants). */
+  private async grantPlan(toolId: string, planId: string | null | undefined): Promise<string | null> {
+    if (planId === undefined || planId === null) return null;
+    const key = `tool:${toolId}:${planId}`;
+    if (!this.plans.has(key)) this.plans.set(key, await findPlan(this.ex, this.workspaceId, "tool", toolId, planId));
+    const plan = this.plans.get(key);
+    if (!plan) this.bad(`no plan "${planId}" for tool "${toolId}"`);
+    else if (!plan.givesAccess) this.bad(`plan "${planId}" is a credit pack: it gives no access, so a grant cannot name it`);
+    return planId;
+  }
+
+  /** The credits a licence of a one-time plan brings, read once per plan. */
+  private async loadPlanTerms(product: Product, planId: string): Promise<void> {
+    const key = `${product.kind}:${product.id}:${planId}`;
+    if (this.planTerms.has(key)) return;
+    const plan = { productKind: product.kind, productId: product.id, planId };
+    const terms = [];
+    for (const toolId of product.toolIds) terms.push({ toolId, terms: await findPlanTerms(this.ex, this.workspaceId, plan, toolId) });
+    this.planTerms.set(key, terms);
+  }
+
   private async account(line: AccountLine): Promise<boolean> {
     const signedInAt = this.time("signed_in_at", line.signed_in_at);
     this.notFuture("signed_in_at", signedInAt);
@@ -293,6 +393,17 @@ export class FileCheck {
     return team;
   }
 
+  /** A licence line's product once the check has read it: its team's for a seat. */
+  private licenceProduct(line: LicenceLine): Product | undefined {
+    const team =
+      line.team_licence !== undefined
+        ? this.teams.get(`team_licence:${line.team_licence}`)
+        : line.team_subscription !== undefined
+          ? this.teams.get(`team_subscription:${line.team_subscription}`)
+          : undefined;
+    return team ? team.product : (this.products.get(line.bundle !== undefined ? `bundle:${line.bundle}` : `tool:${line.tool}`) ?? undefined);
+  }
+
   /** The licence a line describes; its id is a placeholder when the line gives none. */
   private async licenceOf(line: LicenceLine): Promise<{ licence: Omit<Licence, "workspaceId" | "env" | "personId">; toolIds: string[] } | null> {
     const purchasedAt = this.time("purchased_at", line.purchased_at);
@@ -333,6 +444,12 @@ export class FileCheck {
   private async licence(line: LicenceLine): Promise<boolean> {
     const described = await this.licenceOf(line);
     if (described) this.notFuture("purchased_at", described.licence.purchasedAt);
+    const product = described ? this.licenceProduct(line) : undefined;
+    await this.meterFields(line, product ?? null, line.seats !== undefined);
+    // A licence of a plan that gives credits brings them unless the line says what is left
+    // (docs/decisions.md, Import); a seat's team purchase brought them to its buyer.
+    const planId = described?.licence.planId ?? null;
+    if (product && planId !== null && line.credits === undefined && !isSeat(line)) await this.loadPlanTerms(product, planId);
 
     let stored: Licence[] = [];
     if (line.id !== undefined) {
@@ -415,6 +532,7 @@ export class FileCheck {
     else this.subscriptions.set(line.id, this.line);
     const product = await this.productOf(line);
     const planId = product ? await this.plan(product, line.plan, "subscription") : null;
+    await this.meterFields(line, product, line.seats !== undefined);
 
     const stored = earlier === undefined ? this.stored?.subscriptions.get(line.id) : undefined;
     if (stored) {
@@ -441,7 +559,9 @@ export class FileCheck {
   }
 
   private async grant(line: GrantLine): Promise<boolean> {
-    await this.product("tool", line.tool);
+    const tool = await this.product("tool", line.tool);
+    const planId = tool ? await this.grantPlan(line.tool, line.plan) : null;
+    await this.meterFields(line, tool, false);
     const startsAt = this.time("starts_at", line.starts_at);
     const endsAt = this.optionalTime("ends_at", line.ends_at);
     const revokedAt = this.optionalTime("revoked_at", line.revoked_at);
@@ -468,10 +588,52 @@ export class FileCheck {
       ["ends_at", g.endsAt, endsAt],
       ["revoked_at", g.revokedAt, revokedAt],
       ["note", g.note, line.note ?? null],
+      ["plan", g.planId, planId],
     ]);
     if (differs && line.type === "trial") this.bad(`${line.email} has a trial of ${line.tool} already; a person has one trial per tool`);
     else if (differs) this.bad(`a grant of ${line.tool} to ${line.email} from ${toIso(startsAt)} exists already ${differs}`);
     return differs !== undefined;
+  }
+
+  /**
+   * A source's `used` in its current period (its own bucket, as heldTerms names it) and
+   * `credits` (a licence's are the licence's, so a refund takes back what is left).
+   */
+  private meterWrites(
+    line: { used?: Record<string, number>; credits?: Record<string, { amount: number; expires_at?: string | null; note?: string | null }> },
+    product: Product,
+    source: { bucket: string; periodStart: number; periodEnd: number; licenceId: string | null },
+  ): MeterWrites {
+    const toolOf = (meterId: string): string => {
+      const found = this.meterTool(product, meterId);
+      if ("problem" in found) throw new Error(`a line naming meter ${meterId} passed the check: ${found.problem}`);
+      return found.toolId;
+    };
+    return {
+      used: Object.entries(line.used ?? {})
+        .filter(([, used]) => used > 0)
+        .map(([meterId, used]) => ({
+          toolId: toolOf(meterId),
+          meterId,
+          bucket: source.bucket,
+          periodStart: source.periodStart,
+          periodEnd: source.periodEnd,
+          used,
+        })),
+      credits: Object.entries(line.credits ?? {}).map(([meterId, credit]) => ({
+        id: newId("cr"),
+        workspaceId: this.workspaceId,
+        env: this.env,
+        toolId: toolOf(meterId),
+        meterId,
+        licenceId: source.licenceId,
+        amount: credit.amount,
+        remaining: credit.amount,
+        expiresAt: credit.expires_at ? Date.parse(credit.expires_at) : null,
+        note: credit.note ?? null,
+        createdAt: this.now,
+      })),
+    };
   }
 
   /**
@@ -504,18 +666,37 @@ export class FileCheck {
             : value.team_subscription !== undefined
               ? this.teams.get(`team_subscription:${value.team_subscription}`)
               : undefined;
-        const product = team ? team.product : this.products.get(value.bundle !== undefined ? `bundle:${value.bundle}` : `tool:${value.tool}`);
+        const product = this.licenceProduct(value);
         if (!product) throw new Error(`line of licence ${value.id ?? ""} passed the check without its product`);
         const purchasedAt = Date.parse(value.purchased_at);
+        const id = value.id ?? newId("lic");
+        const planId = team ? team.planId : (value.plan ?? null);
+        const month = utcMonthOf(this.now);
+        const meters = this.meterWrites(value, product, { bucket: id, periodStart: month.start, periodEnd: month.end, licenceId: id });
+        const packTerms = planId === null ? undefined : this.planTerms.get(`${product.kind}:${product.id}:${planId}`);
+        if (value.credits === undefined && !isSeat(value) && packTerms) {
+          const pack: PackPurchase = {
+            id,
+            workspaceId: this.workspaceId,
+            env: this.env,
+            personId: "",
+            productKind: product.kind,
+            productId: product.id,
+            planId,
+            purchasedAt,
+          };
+          meters.credits = packCreditRows(pack, packTerms, this.now).map(({ personId: _written, ...row }) => row);
+        }
         return {
           kind: "licence",
           email: value.email,
           toolIds: product.toolIds,
+          meters,
           licence: {
-            id: value.id ?? newId("lic"),
+            id,
             productKind: product.kind,
             productId: product.id,
-            planId: team ? team.planId : (value.plan ?? null),
+            planId,
             status: value.status ?? "active",
             purchasedAt,
             amountCents: value.amount_cents ?? null,
@@ -533,10 +714,12 @@ export class FileCheck {
         const product = this.products.get(value.bundle !== undefined ? `bundle:${value.bundle}` : `tool:${value.tool}`);
         if (!product) throw new Error(`line of subscription ${value.id} passed the check without its product`);
         const periodStart = Date.parse(value.current_period_start);
+        const periodEnd = Date.parse(value.current_period_end);
         return {
           kind: "subscription",
           email: value.email,
           toolIds: product.toolIds,
+          meters: this.meterWrites(value, product, { bucket: value.id, periodStart, periodEnd, licenceId: null }),
           subscription: {
             id: value.id,
             productKind: product.kind,
@@ -544,7 +727,7 @@ export class FileCheck {
             planId: value.plan ?? null,
             status: value.status,
             currentPeriodStart: periodStart,
-            currentPeriodEnd: Date.parse(value.current_period_end),
+            currentPeriodEnd: periodEnd,
             cancelAtPeriodEnd: value.cancel_at_period_end ?? false,
             cancelAt: value.cancel_at ? Date.parse(value.cancel_at) : null,
             endedAt: value.ended_at ? Date.parse(value.ended_at) : null,
@@ -556,11 +739,16 @@ export class FileCheck {
       case "trial":
       case "grant": {
         const startsAt = Date.parse(value.starts_at);
+        const product = this.products.get(`tool:${value.tool}`);
+        if (!product) throw new Error(`line of a ${value.type} of ${value.tool} passed the check without its tool`);
+        const id = newId("gr");
+        const month = utcMonthOf(this.now);
         return {
           kind: "grant",
           email: value.email,
+          meters: this.meterWrites(value, product, { bucket: id, periodStart: month.start, periodEnd: month.end, licenceId: null }),
           grant: {
-            id: newId("gr"),
+            id,
             toolId: value.tool,
             kind: value.type,
             startsAt,
@@ -568,8 +756,8 @@ export class FileCheck {
             revokedAt: value.revoked_at ? Date.parse(value.revoked_at) : null,
             note: value.note ?? null,
             createdAt: startsAt,
-            // An imported grant names no plan: it gives the tool's top terms.
-            planId: null,
+            // Without a plan, the tool's top terms.
+            planId: value.plan ?? null,
           },
         };
       }

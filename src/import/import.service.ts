@@ -18,8 +18,10 @@ import { refreshPlannerStatistics } from "../db/statistics.store.js";
 import { ApiError, invalidParameter } from "../errors/errors.js";
 import { insertGrants } from "../grants/grant.store.js";
 import { recordSubscriptionMrr } from "../insights/rollup.store.js";
+import { type CreditRow, insertCredits } from "../usage/credits.store.js";
+import { insertUsed } from "../usage/usage.store.js";
 import { requireEnv, requireWorkspace } from "../workspaces/workspace-lookup.service.js";
-import { FileCheck, type Write } from "./import.check.js";
+import { FileCheck, type MeterWrites, type Write } from "./import.check.js";
 import { type ImportLine, type LineProblem, parseLine } from "./import-line.js";
 import { fileSource, LinePass, type NdjsonSource, textSource } from "./ndjson-reader.js";
 import { loadStoredState } from "./stored-state.js";
@@ -32,8 +34,10 @@ export type { LineProblem } from "./import-line.js";
  * columns: 17,000 parameters, under SQLite's 32,766 and PostgreSQL's 65,535).
  */
 const BATCH_LINES = 1_000;
+/** Meter rows (used, credits) a statement writes at most: 12 columns, 24,000 parameters. */
+const METER_ROWS = 2_000;
 /** The tables an import writes to, as their statistics are taken again after its first batch. */
-const WRITTEN_TABLES = ["people", "licences", "subscriptions", "grants", "devices", "customers"] as const;
+const WRITTEN_TABLES = ["people", "licences", "subscriptions", "grants", "devices", "customers", "meter_usage", "meter_credits"] as const;
 
 /** Bad lines listed at most; the rest are counted. A file of a million bad lines would otherwise be held whole. */
 const MAX_PROBLEMS = 1_000;
@@ -134,6 +138,13 @@ async function writeBatch(trx: Executor, workspaceId: string, env: Env, now: num
   const licences = [];
   const grants = [];
   const devices = [];
+  const used: Parameters<typeof insertUsed>[1][number][] = [];
+  const credits: CreditRow[] = [];
+  const meters = (m: MeterWrites, email: string) => {
+    const personId = personOf(email);
+    for (const u of m.used) used.push({ ...u, workspaceId, env, personId });
+    for (const c of m.credits) credits.push({ ...c, personId });
+  };
   for (const write of writes) {
     const personId = personOf(write.email);
     switch (write.kind) {
@@ -147,16 +158,19 @@ async function writeBatch(trx: Executor, workspaceId: string, env: Env, now: num
         break;
       case "licence":
         licences.push({ ...write.licence, ...scope(write.email) });
+        meters(write.meters, write.email);
         for (const toolId of write.toolIds) touch(toolId, personId);
         counts.licences += 1;
         break;
       case "subscription":
         subscriptions.push({ ...write.subscription, ...scope(write.email) });
+        meters(write.meters, write.email);
         for (const toolId of write.toolIds) touch(toolId, personId);
         counts.subscriptions += 1;
         break;
       case "grant":
         grants.push({ ...write.grant, ...scope(write.email) });
+        meters(write.meters, write.email);
         touch(write.grant.toolId, personId);
         if (write.grant.kind === "trial") counts.trials += 1;
         else counts.grants += 1;
@@ -168,6 +182,9 @@ async function writeBatch(trx: Executor, workspaceId: string, env: Env, now: num
   await insertLicences(trx, licences);
   await insertGrants(trx, grants);
   await insertDevices(trx, devices);
+  // A line may carry several meters: these go in slices, under the engines' parameter limits.
+  for (let i = 0; i < used.length; i += METER_ROWS) await insertUsed(trx, used.slice(i, i + METER_ROWS));
+  for (let i = 0; i < credits.length; i += METER_ROWS) await insertCredits(trx, credits.slice(i, i + METER_ROWS));
   for (const [toolId, people] of touched) {
     const signedIn = new Map([...people].filter((entry): entry is [string, number] => entry[1] !== undefined));
     await syncCustomers(trx, toolScope(workspaceId, env, toolId), [...people.keys()], now, signedIn);

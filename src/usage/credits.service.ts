@@ -21,6 +21,7 @@ import { requireEnv, requireWorkspace } from "../workspaces/workspace-lookup.ser
 import { type CreditRow, insertCredits, listAvailableCredits, listCreditLedger, setCreditsRemaining } from "./credits.store.js";
 import { findPlanTerms, listMeters } from "./terms.store.js";
 import { lockMeter } from "./usage.store.js";
+import type { PlanTerms } from "./usage.types.js";
 
 /** At most this many credits added or removed by one adjustment. */
 export const MAX_ADJUSTMENT = 1_000_000_000;
@@ -42,17 +43,14 @@ export interface PackPurchase {
 }
 
 /**
- * A licence's plan gives credits (a credit pack, or a plan that also gives some): one row
- * per tool and meter its terms name, to the buyer (a team purchase's credits go to the
- * buyer, once, whatever its seats), lasting the terms' days from the purchase. Run in the
- * transaction that stores the licence, once per licence.
+ * The credit rows a licence's plan gives (a credit pack, or a plan that also gives some):
+ * one per tool and meter its terms name, to the buyer (a team purchase's credits go to
+ * the buyer, once, whatever its seats), lasting the terms' days from the purchase.
+ * Pure, over each tool's terms of the plan: an import reads them once for many licences.
  */
-export async function addPackCreditsIn(trx: Executor, licence: PackPurchase, now: number): Promise<CreditRow[]> {
-  if (licence.planId === null) return [];
-  const plan = { productKind: licence.productKind, productId: licence.productId, planId: licence.planId };
+export function packCreditRows(licence: PackPurchase, termsByTool: readonly { toolId: string; terms: PlanTerms }[], now: number): CreditRow[] {
   const rows: CreditRow[] = [];
-  for (const toolId of await toolsOfProduct(trx, licence.workspaceId, licence.productKind, licence.productId)) {
-    const terms = await findPlanTerms(trx, licence.workspaceId, plan, toolId);
+  for (const { toolId, terms } of termsByTool) {
     for (const [meterId, credits] of Object.entries(terms.credits).sort(([a], [b]) => (a < b ? -1 : 1))) {
       if (!(credits > 0)) continue;
       rows.push({
@@ -71,6 +69,18 @@ export async function addPackCreditsIn(trx: Executor, licence: PackPurchase, now
       });
     }
   }
+  return rows;
+}
+
+/** A licence's plan's credits (packCreditRows), added in the transaction that stores the licence, once per licence. */
+export async function addPackCreditsIn(trx: Executor, licence: PackPurchase, now: number): Promise<CreditRow[]> {
+  if (licence.planId === null) return [];
+  const plan = { productKind: licence.productKind, productId: licence.productId, planId: licence.planId };
+  const termsByTool = [];
+  for (const toolId of await toolsOfProduct(trx, licence.workspaceId, licence.productKind, licence.productId)) {
+    termsByTool.push({ toolId, terms: await findPlanTerms(trx, licence.workspaceId, plan, toolId) });
+  }
+  const rows = packCreditRows(licence, termsByTool, now);
   await insertCredits(trx, rows);
   if (rows.length > 0) await recordAccessChanges(trx, licence.workspaceId, licence.env, [licence.personId], now);
   return rows;

@@ -125,6 +125,30 @@ export async function addUsed(ex: Executor, key: MeterKey, bucket: { bucket: str
     .execute();
 }
 
+/** What a source used in a period, written whole: an import's counters, for sources it creates (so no row exists yet). */
+export async function insertUsed(
+  ex: Executor,
+  rows: readonly (MeterKey & { bucket: string; periodStart: number; periodEnd: number; used: number })[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await ex
+    .insertInto("meter_usage")
+    .values(
+      rows.map((r) => ({
+        workspace_id: r.workspaceId,
+        env: r.env,
+        person_id: r.personId,
+        tool_id: r.toolId,
+        meter_id: r.meterId,
+        bucket: r.bucket,
+        period_start: r.periodStart,
+        period_end: r.periodEnd,
+        used: r.used,
+      })),
+    )
+    .execute();
+}
+
 /** Takes units from a credit row. */
 export async function takeCredits(ex: Executor, creditId: string, units: number): Promise<void> {
   await ex
