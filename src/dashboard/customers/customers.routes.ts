@@ -18,6 +18,7 @@ import {
   exportCustomers,
   retrieveCustomer,
 } from "../../customers/customer.service.js";
+import { isEmailShape } from "../../customers/email.js";
 import { ApiError } from "../../errors/errors.js";
 import { createGrant, listGrants, revokeGrant } from "../../grants/grant.service.js";
 import type { Services } from "../../services.js";
@@ -94,7 +95,8 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
     });
     const { data: grants } = await listGrants(ctx, tool.id, email);
     const holdings = await customerHoldings(ctx, tool.id, email);
-    const meters = await listCustomerMeters(ctx, tool.id, email);
+    // A typed address that is none (the lookup takes any text) has no meters to read: the page still opens, as before.
+    const meters = isEmailShape(email) ? await listCustomerMeters(ctx, tool.id, email) : [];
     const { features } = await readToolTerms(services.db, { workspace: page.workspace.slug, tool: tool.id });
     const q = query(request);
     const at = madeAt(q.at);
