@@ -22,11 +22,11 @@ import { isEmailShape } from "../../customers/email.js";
 import { ApiError } from "../../errors/errors.js";
 import { createGrant, listGrants, revokeGrant } from "../../grants/grant.service.js";
 import type { Services } from "../../services.js";
+import { stripeStatus } from "../../stripe/stripe-account.service.js";
+import { stripeFailureOf } from "../../stripe/stripe-actions.js";
 import { adjustCredits } from "../../usage/credits.service.js";
 import { readToolTerms } from "../../usage/terms.service.js";
 import { listCustomerMeters } from "../../usage/usage.service.js";
-import { stripeStatus } from "../../stripe/stripe-account.service.js";
-import { stripeFailureOf } from "../../stripe/stripe-actions.js";
 import { listTools } from "../../workspaces/workspace.service.js";
 import type { Tool } from "../../workspaces/workspace.types.js";
 import { passCodeGate } from "../shared/fresh-code.js";
@@ -37,10 +37,10 @@ import { stripeErrorWords } from "../stripe/stripe-error-words.js";
 import type { FailureWords } from "../webhooks/failure-words.js";
 import { customersCsv } from "./customers.csv.js";
 import {
+  type CreditsForm,
   confirmCancelView,
   confirmRefundView,
   confirmRevokeGrantView,
-  type CreditsForm,
   customerLimitedView,
   customerPath,
   customersPath,

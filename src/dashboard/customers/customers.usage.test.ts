@@ -3,10 +3,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { DAY_MS, toIso } from "../../clock.js";
-import type { MeterUsage } from "../../usage/usage.schema.js";
 import { dashboardApp, dashboardServices, TestBrowser } from "../../test-support/dashboard.js";
 import { DIALECTS } from "../../test-support/harness.js";
 import { seedUsageCatalogue } from "../../test-support/usage.js";
+import type { MeterUsage } from "../../usage/usage.schema.js";
 import { formatTime } from "../shared/layout.js";
 
 const EMAIL = "ada@example.com";
@@ -36,7 +36,8 @@ async function setUp(dialect: (typeof DIALECTS)[number]) {
   // The session's form token, as the page's own form carries it.
   await browser.get(page);
   const usage = async () => ((await api("GET", `/customers/${encodeURIComponent(EMAIL)}/usage`)).data as MeterUsage[])[0] as MeterUsage;
-  const ledger = async () => (await api("GET", `/customers/${encodeURIComponent(EMAIL)}/credits`)).data as { amount: number; note: string; expires_at: string | null }[];
+  const ledger = async () =>
+    (await api("GET", `/customers/${encodeURIComponent(EMAIL)}/credits`)).data as { amount: number; note: string; expires_at: string | null }[];
   return { env, app, ws, browser, page, api, usage, ledger };
 }
 
@@ -44,7 +45,12 @@ async function setUp(dialect: (typeof DIALECTS)[number]) {
 function summariesRow(body: string): string[] {
   const row = /<tr>\s*<td>Summaries <code class="id-secondary">summaries<\/code><\/td>([\s\S]*?)<\/tr>/.exec(body)?.[1];
   assert.ok(row, "the meter's row");
-  return [...row.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((m) => (m[1] ?? "").replace(/<[^>]+>/g, " ").replace(/\s+/g, " ").trim());
+  return [...row.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((m) =>
+    (m[1] ?? "")
+      .replace(/<[^>]+>/g, " ")
+      .replace(/\s+/g, " ")
+      .trim(),
+  );
 }
 
 for (const dialect of DIALECTS) {
@@ -55,8 +61,9 @@ for (const dialect of DIALECTS) {
       const before = await usage();
       assert.deepEqual([before.used, before.allowance, before.credits, before.remaining], [7, 100, 70, 163], "the API's answer");
       const lookups = async () =>
-        (await env.services.limits.readDailyUsage(env.services.db, { workspaceId: ws.workspaceId, env: "test" }, now)).find((u) => u.what === "Customer lookups")
-          ?.used ?? 0;
+        (await env.services.limits.readDailyUsage(env.services.db, { workspaceId: ws.workspaceId, env: "test" }, now)).find(
+          (u) => u.what === "Customer lookups",
+        )?.used ?? 0;
       const counted = await lookups();
       const shown = await browser.get(page);
       assert.equal(shown.statusCode, 200);
@@ -103,7 +110,11 @@ for (const dialect of DIALECTS) {
         return r.body;
       };
       await refused({ meter: "tokens" }, "credits-meter", /Tool &quot;tabmaster&quot; has no meter &quot;tokens&quot; \(its meters: summaries\)\./);
-      const tooMany = await refused({ change: "remove", amount: "71" }, "credits-amount", /Only 70 summaries credits are available to remove; nothing was removed\./);
+      const tooMany = await refused(
+        { change: "remove", amount: "71" },
+        "credits-amount",
+        /Only 70 summaries credits are available to remove; nothing was removed\./,
+      );
       assert.match(tooMany, /<option value="remove" selected>/, "the choice kept");
       await refused({ note: "   " }, "credits-note", /note must be 1 to 200 characters: say why\./);
       await refused({ amount: "lots" }, "credits-amount", /amount must be a whole number from -1000000000 to 1000000000, not 0/);
