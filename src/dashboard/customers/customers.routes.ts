@@ -261,7 +261,8 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
   });
 
   // The API's adjustment, with the owner as actor: audited as credits.adjusted in its
-  // transaction. Every refusal is the use case's, tied to the field it names.
+  // transaction. Every refusal of what was typed is the use case's, tied to the field it
+  // names; only the add-or-remove choice, which the use case reads as a sign, is the page's.
   app.post(`${base}/:tool/:email/credits`, async (request, reply) => {
     const { page, ctx, tool, email } = await customerContext(request);
     const change = formField(request, "change");

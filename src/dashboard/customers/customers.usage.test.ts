@@ -125,6 +125,10 @@ for (const dialect of DIALECTS) {
       const markup = await refused({ note: "", amount: "x<b>" }, "credits-amount", /amount must be/);
       assert.ok(markup.includes('value="x&lt;b&gt;"') && !markup.includes("x<b>"), "what was typed, escaped");
       assert.equal((await ledger()).length, rows, "nothing written");
+      // An address typed into the lookup that is none has no meters to read; the page still opens.
+      const none = await browser.get(page.replace(encodeURIComponent(EMAIL), "not-an-address"));
+      assert.equal(none.statusCode, 200);
+      assert.doesNotMatch(none.body, /Adjust credits/);
     });
 
     test("security: the form's token, another site, another workspace's owner; nothing is written", async () => {
