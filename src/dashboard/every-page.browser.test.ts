@@ -192,6 +192,10 @@ describe("every dashboard page at 390 and 1280 px", () => {
       return response.json() as Promise<Record<string, unknown>>;
     };
     await api("POST", "/tools/tabmaster/grants", { email: "grace@example.com", days: 30, note: "Speaker at a conference, thanked with a month" });
+    // The customer's meter: credits added by hand, some expiring, beside their plans' allowances.
+    const credits = `/tools/tabmaster/customers/${encodeURIComponent(customer)}/credits`;
+    await api("POST", credits, { meter: "summaries", amount: 50, note: "Sorry for the outage", expires_in_days: 30 });
+    await api("POST", credits, { meter: "summaries", amount: 1000, note: "Beta tester" });
     const { endpoint } = (await api("POST", "/webhooks/endpoints", { url: receiver.url })) as { endpoint: { id: string } };
     const eventId = await emitExample(services, ws, { type: "purchase.completed" });
     await testWorker(services).drain();
@@ -231,6 +235,17 @@ describe("every dashboard page at 390 and 1280 px", () => {
       { name: "customers-not-entitled", path: `${w}/customers?tool=tabmaster&entitled=no` },
       { name: "customers-search-error", path: `${w}/customers/search?tool=tabmaster&email=` },
       { name: "customer", path: customerPage },
+      {
+        name: "customer-credits-refused",
+        open: async (page) => {
+          await page.goto(`${base}${customerPage}`);
+          await page.selectOption("#credits-change", "remove");
+          await page.fill("#credits-amount", "999999");
+          await page.fill("#credits-note", "More than is left");
+          await page.click("button:has-text('Adjust credits')");
+          await page.waitForSelector("#credits-amount-error");
+        },
+      },
       { name: "customer-not-found", path: `${w}/customers/tabmaster/nobody%40example.com` },
       { name: "subscription-cancel", path: `${customerPage}/subscriptions/sub_pages/cancel` },
       {

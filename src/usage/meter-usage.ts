@@ -7,7 +7,7 @@ import type { MeterUsage } from "./usage.schema.js";
 import type { AvailableCredit, UsedRow } from "./usage.store.js";
 
 export interface MeterState {
-  meter: { id: string; unit: string };
+  meter: { id: string; name: string; unit: string };
   /** This meter's buckets, in heldTerms' order (soonest reset first). */
   buckets: AllowanceBucket[];
   /** Units used per bucket in its current period. */
@@ -25,7 +25,7 @@ export function usedByBucket(buckets: readonly AllowanceBucket[], rows: readonly
 }
 
 export function meterState(
-  meter: { id: string; unit: string },
+  meter: { id: string; name: string; unit: string },
   allBuckets: readonly AllowanceBucket[],
   rows: readonly UsedRow[],
   credits: readonly AvailableCredit[],

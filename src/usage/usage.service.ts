@@ -155,15 +155,39 @@ async function spendIn(services: Services, scope: ToolScope, spender: Spender, r
   });
 }
 
-/** The address's meters of the tool (vendor API). An unknown address reads as someone who holds nothing. */
-export async function listUsage(ctx: RequestContext, toolId: string, email: string): Promise<{ data: MeterUsage[] }> {
+async function readAddressMeters(ctx: RequestContext, toolId: string, email: string): Promise<MeterState[]> {
   const { db, clock } = ctx.services;
   if (!isEmailShape(email)) throw invalidParameter("email", "email must be an email address such as person@example.com.");
   const scope = await requireToolScope(ctx, toolId);
   const tool = await toolTerms(ctx.services, scope);
   const person = await findPersonByEmail(db, scope.workspaceId, scope.env, email);
-  const states = await readMeters(db, scope, tool, person?.id ?? null, clock.now());
-  return { data: states.map(presentMeterUsage) };
+  return readMeters(db, scope, tool, person?.id ?? null, clock.now());
+}
+
+/** The address's meters of the tool (vendor API). An unknown address reads as someone who holds nothing. */
+export async function listUsage(ctx: RequestContext, toolId: string, email: string): Promise<{ data: MeterUsage[] }> {
+  return { data: (await readAddressMeters(ctx, toolId, email)).map(presentMeterUsage) };
+}
+
+/** One meter of an address as an owner reads it: the API's usage, with the meter's name and its credits one by one. */
+export interface CustomerMeter {
+  name: string;
+  usage: MeterUsage;
+  /** The credits counted in `usage.credits`, in the order a spend takes them (soonest expiring first; null: until spent). */
+  credits: { remaining: number; expiresAt: number | null }[];
+}
+
+/**
+ * The dashboard's customer page: the same read as `listUsage` (so the same figures), with
+ * what the API leaves to the vendor's own records, the meter's name and when each of the
+ * credits expires. Counts nothing, as `listUsage` does not.
+ */
+export async function listCustomerMeters(ctx: RequestContext, toolId: string, email: string): Promise<CustomerMeter[]> {
+  return (await readAddressMeters(ctx, toolId, email)).map((state) => ({
+    name: state.meter.name,
+    usage: presentMeterUsage(state),
+    credits: state.credits.map((c) => ({ remaining: c.remaining, expiresAt: c.expiresAt })),
+  }));
 }
 
 /** Spends units of a meter for an address (vendor API). */

@@ -3,7 +3,9 @@
 // a lookup), and a customer's page with their grants and trials, where an owner grants
 // access (days, note) or revokes a grant through the API's grant use cases, and refunds a
 // licence or cancels a subscription through the use cases of `warden admin` (a refund, or
-// ending a subscription now, after a fresh mailed code).
+// ending a subscription now, after a fresh mailed code). The page shows the tool's features and
+// meters as the API's usage read answers them, and adjusts credits by hand through the API's
+// adjustment use case (as a grant: the form's token, no fresh code).
 import { Readable } from "node:stream";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { refundLicence } from "../../billing/licence.service.js";
@@ -16,21 +18,26 @@ import {
   exportCustomers,
   retrieveCustomer,
 } from "../../customers/customer.service.js";
+import { isEmailShape } from "../../customers/email.js";
 import { ApiError } from "../../errors/errors.js";
 import { createGrant, listGrants, revokeGrant } from "../../grants/grant.service.js";
 import type { Services } from "../../services.js";
 import { stripeStatus } from "../../stripe/stripe-account.service.js";
 import { stripeFailureOf } from "../../stripe/stripe-actions.js";
+import { adjustCredits } from "../../usage/credits.service.js";
+import { readToolTerms } from "../../usage/terms.service.js";
+import { listCustomerMeters } from "../../usage/usage.service.js";
 import { listTools } from "../../workspaces/workspace.service.js";
 import type { Tool } from "../../workspaces/workspace.types.js";
 import { passCodeGate } from "../shared/fresh-code.js";
 import { contextOf, workspacePage } from "../shared/owner-context.js";
-import { limitReachedOf, sendPage } from "../shared/page.js";
+import { fieldRefusal, limitReachedOf, sendPage } from "../shared/page.js";
 import { formField, PageRefusal } from "../shared/security.js";
 import { stripeErrorWords } from "../stripe/stripe-error-words.js";
 import type { FailureWords } from "../webhooks/failure-words.js";
 import { customersCsv } from "./customers.csv.js";
 import {
+  type CreditsForm,
   confirmCancelView,
   confirmRefundView,
   confirmRevokeGrantView,
@@ -40,6 +47,7 @@ import {
   customersView,
   customerView,
   type EntitledFilter,
+  type FormRefusal,
   type MadeAt,
   type StripeReach,
 } from "./customers.views.js";
@@ -60,6 +68,9 @@ function daysOf(text: string): number | string {
   return Number(trimmed);
 }
 
+/** A form's whole number; what is not one reaches the use case as NaN, which it refuses in the catalogue's words. */
+const wholeOf = (text: string) => (/^\d{1,15}$/.test(text.trim()) ? Number(text.trim()) : Number.NaN);
+
 export async function customerRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
   const { services } = options;
   const base = "/w/:workspace/:env/customers";
@@ -75,7 +86,7 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
   async function renderCustomer(
     request: FastifyRequest,
     status: number,
-    extra: { error?: string; errorParam?: string; form?: { days: string; note: string } } = {},
+    extra: { grant?: FormRefusal<{ days: string; note: string }>; credits?: FormRefusal<CreditsForm> } = {},
   ) {
     const { page, ctx, tool, email } = await customerContext(request);
     const customer = await retrieveCustomer(ctx, tool.id, email).catch((error: unknown) => {
@@ -84,6 +95,9 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
     });
     const { data: grants } = await listGrants(ctx, tool.id, email);
     const holdings = await customerHoldings(ctx, tool.id, email);
+    // A typed address that is none (the lookup takes any text) has no meters to read: the page still opens, as before.
+    const meters = isEmailShape(email) ? await listCustomerMeters(ctx, tool.id, email) : [];
+    const { features } = await readToolTerms(services.db, { workspace: page.workspace.slug, tool: tool.id });
     const q = query(request);
     const at = madeAt(q.at);
     const when: "now" | "period_end" | undefined = q.cancelled === "now" || q.cancelled === "period_end" ? q.cancelled : undefined;
@@ -97,7 +111,15 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
         email,
         grants,
         holdings,
-        flash: { granted: q.granted === "1", revoked: q.revoked === "1", refunded: q.refunded === "1" ? at : undefined, cancelled },
+        features,
+        meters,
+        flash: {
+          granted: q.granted === "1",
+          revoked: q.revoked === "1",
+          refunded: q.refunded === "1" ? at : undefined,
+          cancelled,
+          credited: q.credited === "1",
+        },
         ...extra,
       }),
     };
@@ -224,7 +246,7 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
     const days = daysOf(form.days);
     const note = form.note.trim();
     const refuse = async (message: string, field?: "days" | "note") => {
-      const { view } = await renderCustomer(request, 400, { error: message, errorParam: field, form });
+      const { view } = await renderCustomer(request, 400, { grant: { error: message, errorParam: field, form } });
       return sendPage(reply, 400, view);
     };
     if (typeof days === "string") return refuse(days, "days");
@@ -236,6 +258,41 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
       return refuse((error as ApiError).message);
     }
     return reply.redirect(`${customerPath(page.frame, tool.id, email)}?granted=1`, 303);
+  });
+
+  // The API's adjustment, with the owner as actor: audited as credits.adjusted in its
+  // transaction. Every refusal of what was typed is the use case's, tied to the field it
+  // names; only the add-or-remove choice, which the use case reads as a sign, is the page's.
+  app.post(`${base}/:tool/:email/credits`, async (request, reply) => {
+    const { page, ctx, tool, email } = await customerContext(request);
+    const change = formField(request, "change");
+    const form: CreditsForm = {
+      meter: formField(request, "meter"),
+      change: change === "remove" ? "remove" : "add",
+      amount: formField(request, "amount"),
+      note: formField(request, "note"),
+      expiresInDays: formField(request, "expires_in_days"),
+    };
+    const refuse = async (refusal: { error: string; errorParam?: string | undefined }) => {
+      const { view } = await renderCustomer(request, 400, { credits: { ...refusal, form } });
+      return sendPage(reply, 400, view);
+    };
+    if (change !== "add" && change !== "remove") return refuse({ error: "Choose whether to add or remove credits.", errorParam: "change" });
+    const amount = wholeOf(form.amount);
+    const days = form.expiresInDays.trim();
+    try {
+      await adjustCredits(ctx, tool.id, email, {
+        meter: form.meter,
+        amount: form.change === "remove" ? -amount : amount,
+        note: form.note,
+        ...(days === "" ? {} : { expires_in_days: wholeOf(days) }),
+      });
+    } catch (error) {
+      const refusal = fieldRefusal(error);
+      if (!refusal) throw error;
+      return refuse(refusal);
+    }
+    return reply.redirect(`${customerPath(page.frame, tool.id, email)}?credited=1`, 303);
   });
 
   // Revoking asks first: the GET says what the customer loses, the POST revokes.

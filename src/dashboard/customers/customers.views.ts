@@ -4,6 +4,8 @@ import { isEmailShape } from "../../customers/email.js";
 import type { HeldDevice, HeldLicence, HeldSubscription, Holdings } from "../../customers/holdings.store.js";
 import type { CustomerKind } from "../../db/schema.js";
 import type { Grant } from "../../grants/grant.schema.js";
+import type { CustomerMeter } from "../../usage/usage.service.js";
+import type { Feature } from "../../usage/usage.types.js";
 import type { Tool } from "../../workspaces/workspace.types.js";
 import { type Html, html } from "../shared/html.js";
 import {
@@ -230,6 +232,106 @@ ${csrfField(frame.csrf)}
   );
 }
 
+/** The credits form as typed: shown again with a refusal. */
+export interface CreditsForm {
+  meter: string;
+  change: "add" | "remove";
+  amount: string;
+  note: string;
+  expiresInDays: string;
+}
+
+/** A form's refusal: the use case's words, and the parameter it names when it names one. */
+export interface FormRefusal<Form> {
+  error: string;
+  errorParam?: string | undefined;
+  form: Form;
+}
+
+/** A meter's credits: how many, and until when; several expiries one line each. */
+function creditsCell(m: CustomerMeter): Html {
+  if (m.usage.credits === 0) return muted("None");
+  const line = (c: CustomerMeter["credits"][number]) =>
+    html`${formatCount(c.remaining)} ${c.expiresAt === null ? muted("until spent") : html`<span class="state-note">until ${time(c.expiresAt)}</span>`}`;
+  const [only] = m.credits;
+  if (m.credits.length === 1 && only) return line(only);
+  return html`<strong>${formatCount(m.usage.credits)}</strong><ul class="plain-list">${m.credits.map((c) => html`<li>${line(c)}</li>`)}</ul>`;
+}
+
+function meterRow(m: CustomerMeter): Html {
+  const u = m.usage;
+  return html`<tr>
+<td>${m.name}${secondaryId(u.meter)}</td>
+<td class="num">${formatCount(u.used)}</td>
+<td class="num">${u.allowance === 0 ? muted("None") : formatCount(u.allowance)}</td>
+<td>${creditsCell(m)}</td>
+<td class="num">${formatCount(u.remaining)} <span class="muted">${u.unit}</span></td>
+<td>${u.resets_at === null ? muted("No allowance") : time(Date.parse(u.resets_at))}</td>
+</tr>`;
+}
+
+/** The tool's features (held or not) and meters as the address holds them, and the form that adjusts credits by hand. */
+function usageSections(
+  frame: Frame,
+  input: { tool: Tool; email: string; features: Feature[]; held: readonly string[]; meters: CustomerMeter[]; credits?: FormRefusal<CreditsForm> | undefined },
+): Html {
+  const { tool, email, meters } = input;
+  if (input.features.length === 0 && meters.length === 0) return html``;
+  const held = new Set(input.held);
+  const features =
+    input.features.length === 0
+      ? ""
+      : html`<h3>Features</h3><ul class="plain-list">${input.features.map(
+          (f) =>
+            html`<li>${held.has(f.id) ? html`<span class="badge badge-ok">On</span>` : html`<span class="badge badge-off">Off</span>`} ${f.name}${secondaryId(f.id)}</li>`,
+        )}</ul>`;
+  const table =
+    meters.length === 0
+      ? ""
+      : html`<h3>Meters</h3><div class="table-wrap"${scrollBox("Meters")}><table>
+<thead><tr><th>Meter</th><th class="num">Used this period</th><th class="num">Allowance</th><th>Credits</th><th class="num">Left</th><th>Allowance resets</th></tr></thead>
+<tbody>${meters.map(meterRow)}</tbody>
+</table></div>`;
+  const form = input.credits?.form;
+  const creditsError = formError(input.credits?.error, input.credits?.errorParam, {
+    meter: "credits-meter",
+    change: "credits-change",
+    amount: "credits-amount",
+    note: "credits-note",
+    expires_in_days: "credits-expires",
+  });
+  const option = (value: string, label: string, selected: string | undefined) =>
+    html`<option value="${value}"${value === selected ? html` selected` : ""}>${label}</option>`;
+  const adjust =
+    meters.length === 0
+      ? ""
+      : html`<section class="panel narrow">
+<div class="panel-head"><h2>Adjust credits</h2></div>
+${creditsError.notice}
+<form method="post" action="${customerPath(frame, tool.id, email)}/credits" class="stack">
+${csrfField(frame.csrf)}
+<label for="credits-meter">Meter</label>
+<select id="credits-meter"${creditsError.on("credits-meter")} name="meter">${meters.map((m) => option(m.usage.meter, m.name, form?.meter))}</select>
+<label for="credits-change">Change</label>
+<select id="credits-change"${creditsError.on("credits-change")} name="change">${option("add", "Add credits", form?.change)}${option("remove", "Remove credits", form?.change)}</select>
+<label for="credits-amount">Credits</label>
+<input id="credits-amount"${creditsError.on("credits-amount")} name="amount" inputmode="numeric" pattern="[0-9]*" maxlength="10" required value="${form?.amount ?? ""}">
+<label for="credits-expires">Expire after days <span class="muted">(optional, when adding; empty: until spent)</span></label>
+<input id="credits-expires"${creditsError.on("credits-expires")} name="expires_in_days" inputmode="numeric" pattern="[0-9]*" maxlength="4" value="${form?.expiresInDays ?? ""}">
+<label for="credits-note">Note <span class="muted">(required: why, kept with the credits)</span></label>
+<input id="credits-note"${creditsError.on("credits-note")} name="note" maxlength="200" required placeholder="e.g. Sorry for the outage" value="${form?.note ?? ""}">
+<p class="hint">A removal takes the credits that expire soonest first, and never more than are left.</p>
+<div class="row"><button class="button primary" type="submit">Adjust credits</button></div>
+</form>
+</section>`;
+  return html`<section class="panel">
+<div class="panel-head"><h2>Features and meters</h2></div>
+${features}
+${table}
+</section>
+${adjust}`;
+}
+
 export function customerView(
   frame: Frame,
   input: {
@@ -238,14 +340,21 @@ export function customerView(
     email: string;
     grants: Grant[];
     holdings: Holdings;
-    flash: { granted?: boolean; revoked?: boolean; refunded?: MadeAt; cancelled?: { when: "period_end" | "now"; at: MadeAt } };
-    error?: string;
-    /** The field the error is about (`days` or `note`), when it is one. */
-    errorParam?: string;
-    form?: { days: string; note: string };
+    /** The tool's declared features; the customer's answer says which they hold. */
+    features: Feature[];
+    meters: CustomerMeter[];
+    flash: {
+      granted?: boolean;
+      revoked?: boolean;
+      refunded?: MadeAt;
+      cancelled?: { when: "period_end" | "now"; at: MadeAt };
+      credited?: boolean;
+    };
+    grant?: FormRefusal<{ days: string; note: string }>;
+    credits?: FormRefusal<CreditsForm>;
   },
 ): Html {
-  const grantError = formError(input.error, input.errorParam, { days: "days", note: "note" });
+  const grantError = formError(input.grant?.error, input.grant?.errorParam, { days: "days", note: "note" });
   const { customer: c, tool, email } = input;
   const facts = c
     ? html`<dl class="facts">
@@ -273,7 +382,9 @@ ${input.flash.revoked ? notice("success", "Grant revoked. Unless another source 
 ${input.flash.refunded ? notice("success", html`Licence refunded: it is revoked and payment.refunded was sent. ${stripeOutcome(input.flash.refunded, "refund")}`) : ""}
 ${input.flash.cancelled?.when === "now" ? notice("success", html`Subscription ended now. Unless another source entitles them, the customer loses the tool at their next check. ${stripeOutcome(input.flash.cancelled.at, "end")}`) : ""}
 ${input.flash.cancelled?.when === "period_end" ? notice("success", html`Subscription set to end at the end of its period. The customer keeps the tool until then. ${stripeOutcome(input.flash.cancelled.at, "period_end")}`) : ""}
+${input.flash.credited ? notice("success", "Credits adjusted. The meters below show what is left now.") : ""}
 <section class="panel">${facts}</section>
+${usageSections(frame, { tool, email, features: input.features, held: c?.features ?? [], meters: input.meters, credits: input.credits })}
 ${holdingsSections(frame, tool.id, email, input.holdings)}
 <section class="panel">
 <div class="panel-head"><h2>Grants and trials</h2></div>
@@ -285,9 +396,9 @@ ${grantError.notice}
 <form method="post" action="${customerPath(frame, tool.id, email)}/grants" class="stack">
 ${csrfField(frame.csrf)}
 <label for="days">Days <span class="muted">(empty or 0: until revoked)</span></label>
-<input id="days"${grantError.on("days")} name="days" inputmode="numeric" pattern="[0-9]*" maxlength="4" value="${input.form?.days ?? "30"}">
+<input id="days"${grantError.on("days")} name="days" inputmode="numeric" pattern="[0-9]*" maxlength="4" value="${input.grant?.form.days ?? "30"}">
 <label for="note">Note <span class="muted">(optional, for you and the other owners)</span></label>
-<input id="note"${grantError.on("note")} name="note" maxlength="200" placeholder="e.g. Conference speaker" value="${input.form?.note ?? ""}">
+<input id="note"${grantError.on("note")} name="note" maxlength="200" placeholder="e.g. Conference speaker" value="${input.grant?.form.note ?? ""}">
 <div class="row"><button class="button primary" type="submit">Grant ${tool.name}</button></div>
 </form>
 </section>`,
