@@ -195,7 +195,10 @@ for (const dialect of DIALECTS) {
       // Holding nothing: the tool's free allowance, and the pack on sale.
       const free = (await usagePanel()) ?? "";
       assert.match(free, /<h3 id="usage-summaries">Summaries<\/h3><span class="muted">10 summaries left<\/span>/);
-      assert.match(free, /<meter min="0" max="10" low="8" high="9" optimum="0" value="0" aria-labelledby="usage-summaries" aria-describedby="usage-summaries-text">/);
+      assert.match(
+        free,
+        /<meter min="0" max="10" low="8" high="9" optimum="0" value="0" aria-labelledby="usage-summaries" aria-describedby="usage-summaries-text">/,
+      );
       assert.match(free, /<p class="usage-figure" id="usage-summaries-text">0 of 10 summaries used this period<\/p>/);
       assert.ok(free.includes(`<a class="button" href="${t.base}/plans#packs">Buy more<span class="sr-only"> summaries</span></a>`));
 
@@ -243,7 +246,9 @@ for (const dialect of DIALECTS) {
         .executeTakeFirstOrThrow();
       const keyToken = await t.services.db
         .transaction()
-        .execute((trx) => openCustomerSession(trx, { workspaceId: t.ws.workspaceId, env: "test", personId: person.id, licenceId: licence.id, now: t.clock.now() }));
+        .execute((trx) =>
+          openCustomerSession(trx, { workspaceId: t.ws.workspaceId, env: "test", personId: person.id, licenceId: licence.id, now: t.clock.now() }),
+        );
       const keyed = new TestBrowser(t.api.app);
       keyed.cookies.set(`warden_customer_${t.ws.slug}_test`, keyToken);
       assert.equal(await usagePanel(keyed), null);

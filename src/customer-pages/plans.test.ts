@@ -142,7 +142,10 @@ for (const dialect of DIALECTS) {
       assert.match(pack, /<p class="offer-gives-label">Adds<\/p><ul class="offer-gives"><li>1,000 summaries<\/li><\/ul>/);
       assert.match(pack, /Credits last 365 days from purchase\./);
       assert.doesNotMatch(pack, /Gives you|Unlocks|Includes/, "a pack sold alone gives no access");
-      assert.match(pack, /<input type="hidden" name="plan" value="pack-1000">\n\n<button class="button primary wide" type="submit" aria-describedby="offer-\d">Buy<\/button>/);
+      assert.match(
+        pack,
+        /<input type="hidden" name="plan" value="pack-1000">\n\n<button class="button primary wide" type="submit" aria-describedby="offer-\d">Buy<\/button>/,
+      );
       assert.match(card(page, "50 summaries"), /<li>50 summaries<\/li>[\s\S]*Credits last until you spend them\./);
       const ids = [...page.matchAll(/\sid="([^"]*)"/g)].map((m) => m[1]);
       assert.deepEqual(
@@ -167,7 +170,10 @@ for (const dialect of DIALECTS) {
         const id = /cs_test_\w+$/.exec(chosen.headers.location as string)?.[0] as string;
         const metadata = { warden_tool: "tabmaster", warden_plan: plan, warden_account: person.id };
         const paid = paymentSession({ id, email, metadata, amount: plan === "lifetime" ? 4900 : 900, now: env.clock.now() });
-        assert.equal(await deliver(apiOf(app), ws, webhookSecret, stripeEvent("checkout.session.completed", paid, { now: env.clock.now() }), env.clock.now()), "applied");
+        assert.equal(
+          await deliver(apiOf(app), ws, webhookSecret, stripeEvent("checkout.session.completed", paid, { now: env.clock.now() }), env.clock.now()),
+          "applied",
+        );
       };
       await pay("lifetime");
       await pay("pack-1000");

@@ -77,15 +77,23 @@ ${offer.productKind === "bundle" ? html`<input type="hidden" name="bundle" value
   const name = offer.productKind === "bundle" ? html`${offer.productName}: ${plan.name}` : html`${plan.name}`;
   const pack = Object.keys(offer.terms.credits).length > 0;
   const billing =
-    plan.billing === "subscription" ? `Renews every ${plan.interval ?? "month"} until you cancel.` : pack ? "Pay once; buy it again whenever you need more." : "Pay once, keep it.";
+    plan.billing === "subscription"
+      ? `Renews every ${plan.interval ?? "month"} until you cancel.`
+      : pack
+        ? "Pay once; buy it again whenever you need more."
+        : "Pay once, keep it.";
   return html`<li class="${chosen ? "offer is-chosen" : "offer"}">
 ${level === "h2" ? html`<h2 class="offer-name" id="${headingId}">${name}</h2>` : html`<h3 class="offer-name" id="${headingId}">${name}</h3>`}
 ${chosen ? html`<p class="offer-flag">Your choice</p>` : ""}
 <p class="offer-price">${priceOf(plan)}</p>
 <p class="offer-billing">${billing}</p>
 <div class="offer-what">
-${offer.gives.length === 0 ? "" : html`<p class="offer-gives-label">Gives you</p>
-<ul class="offer-gives">${offer.gives.map((name) => html`<li>${name}</li>`)}</ul>`}
+${
+  offer.gives.length === 0
+    ? ""
+    : html`<p class="offer-gives-label">Gives you</p>
+<ul class="offer-gives">${offer.gives.map((name) => html`<li>${name}</li>`)}</ul>`
+}
 ${termsOf(page, offer)}
 </div>
 ${action}

@@ -29,7 +29,9 @@ async function smallTargets(page: Page): Promise<string[]> {
 
 for (const dialect of DIALECTS) {
   describe(`hosted Plans and Manage of a tool with a meter, in a browser (${dialect})`, () => {
-    test("the plans' features and allowances, a pack bought again, Manage's bar after spends and Buy more; at 1280 and 390 px", { timeout: TIMEOUT_MS }, async () => {
+    test("the plans' features and allowances, a pack bought again, Manage's bar after spends and Buy more; at 1280 and 390 px", {
+      timeout: TIMEOUT_MS,
+    }, async () => {
       const stripeApi = await startStripeApi();
       const port = await freePort();
       const origin = `http://127.0.0.1:${port}`;
@@ -103,10 +105,7 @@ for (const dialect of DIALECTS) {
 
         await page.goto(`${base}/manage`);
         const bar = page.getByRole("meter", { name: "Summaries" });
-        assert.deepEqual(
-          [await bar.getAttribute("max"), await bar.getAttribute("value")],
-          ["100", "30"],
-        );
+        assert.deepEqual([await bar.getAttribute("max"), await bar.getAttribute("value")], ["100", "30"]);
         const meter = await page.innerText("article[aria-labelledby=usage-summaries]");
         assert.match(meter, /30 of 100 summaries used this period/);
         assert.match(meter, /Left this period\s+70 summaries/);
