@@ -1,5 +1,6 @@
 // What the Manage page shows a signed-in person, read through the client API's own use
-// cases (purchases with their keys, a team purchase's seats, devices), with the names the
+// cases (purchases with their keys, a team purchase's seats, devices, the tool's meters),
+// with the names the
 // vendor gave their tools, bundles and plans, and whether Stripe bills for the workspace
 // environment (then the person cancels, resumes and reaches the billing portal here).
 import type { Static } from "@sinclair/typebox";
@@ -7,17 +8,30 @@ import type { Device, Purchase, SeatList } from "../client/client.schema.js";
 import { listDevices } from "../client/client.service.js";
 import type { PersonScope } from "../client/device-session.store.js";
 import { listPurchases, listTeamSeats } from "../client/purchase.service.js";
+import type { Env } from "../db/schema.js";
 import type { Services } from "../services.js";
 import { canActAtStripe } from "../stripe/stripe-actions.js";
+import type { MeterUsage } from "../usage/usage.schema.js";
+import { listDeviceUsage } from "../usage/usage.service.js";
 import { listBundles, listPlans, listTools } from "../workspaces/workspace.service.js";
-import type { Plan } from "../workspaces/workspace.types.js";
+import type { Plan, Tool, Workspace } from "../workspaces/workspace.types.js";
+import { listOffers } from "./plans.service.js";
 
 export interface ManagedPurchase extends Purchase {
   productName: string;
   planDetails: Plan | null;
 }
 
+/** A meter of the page's tool as the person reads it through the client API, with its name. */
+export interface ManagedMeter extends MeterUsage {
+  name: string;
+  /** The Plans page sells a pack that adds credits to it (and payments are taken). */
+  packOnSale: boolean;
+}
+
 export interface ManageOverview {
+  /** The meters the person has something of (an allowance, credits, or use this period); none for a licence key's session. */
+  meters: ManagedMeter[];
   licences: ManagedPurchase[];
   subscriptions: ManagedPurchase[];
   /** The seats of each team purchase the person bought, by its id. */
@@ -27,17 +41,25 @@ export interface ManageOverview {
   billingAtStripe: boolean;
 }
 
-export async function manageOverview(services: Services, person: PersonScope): Promise<ManageOverview> {
+export async function manageOverview(services: Services, person: PersonScope, page: { workspace: Workspace; env: Env; tool: Tool }): Promise<ManageOverview> {
   const { db } = services;
   const workspace = { workspace: person.workspaceSlug };
-  const [purchases, devices, tools, bundles, plans, billingAtStripe] = await Promise.all([
+  const [purchases, devices, tools, bundles, plans, billingAtStripe, usage, offers] = await Promise.all([
     listPurchases(services, person),
     listDevices(services, person, null),
     listTools(db, workspace),
     listBundles(db, workspace),
     listPlans(db, workspace),
     canActAtStripe(services, person),
+    // A licence key proves the licence, not the person: their meters are not its to read (as in the client API).
+    person.licenceId === null ? listDeviceUsage(services, person, page.tool.id) : { data: [] },
+    listOffers(services, page),
   ]);
+  const packed = new Set(offers.takesPayments ? offers.packs.flatMap((o) => Object.keys(o.terms.credits)) : []);
+  const meterNames = new Map(offers.meters.map((m) => [m.id, m.name]));
+  const meters = usage.data
+    .filter((m) => m.allowance > 0 || m.credits > 0 || m.used > 0)
+    .map((m) => ({ ...m, name: meterNames.get(m.meter) ?? m.meter, packOnSale: packed.has(m.meter) }));
   const productNames = new Map<string, string>([
     ...tools.map((t) => [`tool:${t.id}`, t.name] as const),
     ...bundles.map((b) => [`bundle:${b.id}`, b.name] as const),
@@ -53,6 +75,7 @@ export async function manageOverview(services: Services, person: PersonScope): P
     for (const p of named) if (p.seats !== null && p.team === null) teams.set(p.id, await listTeamSeats(services, person, p.id));
   }
   return {
+    meters,
     licences: named.filter((p) => p.kind === "licence"),
     subscriptions: named.filter((p) => p.kind === "subscription"),
     teams,

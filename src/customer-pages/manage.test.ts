@@ -15,17 +15,20 @@ import { dashboardServices, TestBrowser } from "../test-support/dashboard.js";
 import { DIALECTS, seedCatalogue, testApi, type Workspace } from "../test-support/harness.js";
 import { connectTestStripe, deliver, emittedEvents, ofType, paymentSession, stripeEvent, stripeId, subscriptionObject } from "../test-support/stripe.js";
 import { startStripeApi } from "../test-support/stripe-api.js";
+import { seedUsageCatalogue } from "../test-support/usage.js";
+import { updateMeter } from "../usage/terms.service.js";
+import { openCustomerSession } from "./customer-session.service.js";
 
 const SECRET_KEY = "sk_test_managePageStandIn";
 const KEY = /wlk_[0-9A-Za-z]{32}/;
 
-async function setUp(dialect: Dialect, options: { secretKey?: boolean } = {}) {
+async function setUp(dialect: Dialect, options: { secretKey?: boolean; seed?: typeof seedCatalogue } = {}) {
   const stripeApi = await startStripeApi();
   const env = await dashboardServices(dialect, { WARDEN_STRIPE_API_URL: stripeApi.url, WARDEN_PUBLIC_URL: "https://warden.example.com" });
   const { services, clock } = env;
   const api = await testApi(services);
   const newWorkspace = async () => {
-    const ws = await seedCatalogue(services);
+    const ws = await (options.seed ?? seedCatalogue)(services);
     const secret = await connectTestStripe(services, ws, "test", options.secretKey === false ? undefined : SECRET_KEY);
     const send = (type: string, object: Record<string, unknown>, extra: { previousAttributes?: Record<string, unknown> } = {}) =>
       deliver(api, ws, secret, stripeEvent(type, object, { now: clock.now(), ...extra }), clock.now());
@@ -177,6 +180,94 @@ for (const dialect of DIALECTS) {
       const final = await browser.get(`${t.base}/manage?done=signed-out`);
       assert.match(final.body, /Device signed out/);
       assert.equal([...final.body.matchAll(/\/manage\/devices\/dev_[0-9A-Za-z]+\/sign-out/g)].length, 1);
+    });
+
+    test("each meter the buyer has: a bar of used of allowance with its words, credits left, the reset, Buy more when a pack is on sale", async () => {
+      const t = await setUp(dialect, { seed: seedUsageCatalogue });
+      const email = `meters-${t.ws.slug}@example.com`;
+      const browser = await t.signedIn(email);
+      const usagePanel = async (b: TestBrowser = browser, base = t.base) => {
+        const page = await b.get(`${base}/manage`);
+        assert.equal(page.statusCode, 200, page.body);
+        const start = page.body.indexOf('<section class="panel" aria-labelledby="usage">');
+        return start < 0 ? null : page.body.slice(start, page.body.indexOf("</section>", start));
+      };
+      // Holding nothing: the tool's free allowance, and the pack on sale.
+      const free = (await usagePanel()) ?? "";
+      assert.match(free, /<h3 id="usage-summaries">Summaries<\/h3><span class="muted">10 summaries left<\/span>/);
+      assert.match(
+        free,
+        /<meter min="0" max="10" low="8" high="9" optimum="0" value="0" aria-labelledby="usage-summaries" aria-describedby="usage-summaries-text">/,
+      );
+      assert.match(free, /<p class="usage-figure" id="usage-summaries-text">0 of 10 summaries used this period<\/p>/);
+      assert.ok(free.includes(`<a class="button" href="${t.base}/plans#packs">Buy more<span class="sr-only"> summaries</span></a>`));
+
+      // A licence (100 a calendar month) and a pack (1,000 credits), then spends through the vendor API.
+      const now = t.clock.now();
+      await t.send("checkout.session.completed", paymentSession({ email, metadata: { warden_tool: "tabmaster", warden_plan: "lifetime" }, now }));
+      await t.send("checkout.session.completed", paymentSession({ email, amount: 900, metadata: { warden_tool: "tabmaster", warden_plan: "pack-1000" }, now }));
+      const spend = async (quantity: number) => {
+        const spent = await t.api.request({
+          method: "POST",
+          url: `/api/v1/tools/tabmaster/customers/${encodeURIComponent(email)}/usage`,
+          key: t.ws.testKey,
+          payload: { meter: "summaries", quantity },
+        });
+        assert.equal(spent.statusCode, 200, spent.body);
+      };
+      await spend(30);
+      const some = (await usagePanel()) ?? "";
+      assert.match(some, /<meter min="0" max="100" low="80" high="95" optimum="0" value="30" [^>]*>30 of 100<\/meter>/);
+      assert.match(some, /30 of 100 summaries used this period/);
+      assert.match(some, /<dt>Left this period<\/dt><dd>70 summaries<\/dd>/);
+      assert.match(some, /<dt>Credits left<\/dt><dd>1,000 summaries<\/dd>/);
+      const reset = new Date(Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth() + 1, 1)).toISOString();
+      assert.ok(some.includes(`<dt>Resets</dt><dd><time datetime="${reset}">`), "the licence's allowance resets at the next calendar month");
+      assert.match(some, /1,070 summaries left/);
+      // Past the allowance, the credits pay.
+      await spend(120);
+      const more = (await usagePanel()) ?? "";
+      assert.match(more, /value="100" [^>]*>100 of 100<\/meter>/);
+      assert.match(more, /<dt>Left this period<\/dt><dd>0 summaries<\/dd>/);
+      assert.match(more, /<dt>Credits left<\/dt><dd>950 summaries<\/dd>/);
+
+      // A meter's name is the vendor's text: escaped.
+      await updateMeter(t.services.db, t.clock, { workspace: t.ws.slug, tool: "tabmaster", id: "summaries", name: "<b>Sums</b> & more" });
+      assert.match((await usagePanel()) ?? "", /<h3 id="usage-summaries">&lt;b&gt;Sums&lt;\/b&gt; &amp; more<\/h3>/);
+
+      // A tool without meters shows no usage; nor does a licence key's session (its person's meters are not its to read).
+      assert.equal(await usagePanel(browser, pagesOf(t.ws, "test", "notepad")), null);
+      const person = await t.services.db.selectFrom("people").select("id").where("workspace_id", "=", t.ws.workspaceId).executeTakeFirstOrThrow();
+      const licence = await t.services.db
+        .selectFrom("licences")
+        .select("id")
+        .where("workspace_id", "=", t.ws.workspaceId)
+        .where("plan_id", "=", "lifetime")
+        .executeTakeFirstOrThrow();
+      const keyToken = await t.services.db
+        .transaction()
+        .execute((trx) =>
+          openCustomerSession(trx, { workspaceId: t.ws.workspaceId, env: "test", personId: person.id, licenceId: licence.id, now: t.clock.now() }),
+        );
+      const keyed = new TestBrowser(t.api.app);
+      keyed.cookies.set(`warden_customer_${t.ws.slug}_test`, keyToken);
+      assert.equal(await usagePanel(keyed), null);
+
+      // The same address in another workspace has that workspace's meters: its free allowance, none of these credits.
+      const other = await t.newWorkspace();
+      const elsewhere = new TestBrowser(t.api.app);
+      await signInOnPages(elsewhere, t.dataDir, pagesOf(other.ws), email);
+      const theirs = (await usagePanel(elsewhere, pagesOf(other.ws))) ?? "";
+      assert.match(theirs, /0 of 10 summaries used this period/);
+      assert.match(theirs, /<dt>Credits left<\/dt><dd>0 summaries<\/dd>/);
+    });
+
+    test("without payments no Buy more is offered", async () => {
+      const t = await setUp(dialect, { seed: seedUsageCatalogue, secretKey: false });
+      const browser = await t.signedIn(`nopay-${t.ws.slug}@example.com`);
+      const page = (await browser.get(`${t.base}/manage`)).body;
+      assert.match(page, /0 of 10 summaries used this period/);
+      assert.doesNotMatch(page, /Buy more/);
     });
 
     test("without a Stripe secret key the page says the vendor handles billing, and offers nothing it cannot do", async () => {

@@ -1,10 +1,21 @@
-// The Manage page: subscriptions (renewal, cancel at the period's end and its undo, the
+// The Manage page: the tool's meters (used of the allowance, credits left, the reset, a
+// way to buy more), subscriptions (renewal, cancel at the period's end and its undo, the
 // billing portal), licences with their keys to copy, a team purchase's seats, devices.
 // Purchases are panels of facts rather than table rows, so that they read at 390 px.
 import { type Html, html } from "../dashboard/shared/html.js";
-import { copyField, csrfField, emptyState, fieldErrorAttributes, fieldErrorNotice, formatMoney, notice, time } from "../dashboard/shared/layout.js";
+import {
+  copyField,
+  csrfField,
+  emptyState,
+  fieldErrorAttributes,
+  fieldErrorNotice,
+  formatCount,
+  formatMoney,
+  notice,
+  time,
+} from "../dashboard/shared/layout.js";
 import { type CustomerFrame, customerPage } from "./layout.js";
-import type { ManagedPurchase, ManageOverview } from "./manage.service.js";
+import type { ManagedMeter, ManagedPurchase, ManageOverview } from "./manage.service.js";
 
 /** What a change answered with a 303 says on the page it lands on (`?done=`). */
 export const DONE = {
@@ -150,6 +161,26 @@ ${csrfField(view.csrf)}
 </article>`;
 }
 
+/** One meter: a bar of what was used of the allowance (its words beside it for every reader), credits, the reset, Buy more. */
+function meterPanel(view: ManageView, m: ManagedMeter): Html {
+  const id = `usage-${m.meter}`;
+  const bar =
+    m.allowance > 0
+      ? html`<meter min="0" max="${m.allowance}" low="${Math.floor(m.allowance * 0.8)}" high="${Math.floor(m.allowance * 0.95)}" optimum="0" value="${Math.min(m.used, m.allowance)}" aria-labelledby="${id}" aria-describedby="${id}-text">${formatCount(m.used)} of ${formatCount(m.allowance)}</meter>
+<p class="usage-figure" id="${id}-text">${formatCount(m.used)} of ${formatCount(m.allowance)} ${m.unit} used this period</p>`
+      : html`<p class="usage-figure" id="${id}-text">No allowance this period: what you use comes from your credits.</p>`;
+  return html`<article class="manage-item" aria-labelledby="${id}">
+<div class="manage-item-head"><h3 id="${id}">${m.name}</h3><span class="muted">${formatCount(m.remaining)} ${m.unit} left</span></div>
+${bar}
+<dl class="facts">
+${m.allowance > 0 ? html`<dt>Left this period</dt><dd>${formatCount(m.allowance_remaining)} ${m.unit}</dd>` : ""}
+<dt>Credits left</dt><dd>${formatCount(m.credits)} ${m.unit}</dd>
+${m.resets_at === null ? "" : html`<dt>Resets</dt><dd>${time(Date.parse(m.resets_at))}</dd>`}
+</dl>
+${m.packOnSale ? html`<p><a class="button" href="${view.frame.base}/plans#packs">Buy more<span class="sr-only"> ${m.unit}</span></a></p>` : ""}
+</article>`;
+}
+
 function devicesPanel(view: ManageView): Html {
   const { devices } = view.overview;
   return html`<section class="panel" aria-labelledby="devices">
@@ -190,6 +221,15 @@ ${
         html`You are signed in with a licence key: you see that licence and its devices. <a href="${view.frame.base}/sign-in?return=${encodeURIComponent(`${view.frame.base}/manage`)}">Sign in with your email address</a> to see your subscriptions and team seats.`,
       )
     : ""
+}
+${
+  overview.meters.length === 0
+    ? ""
+    : html`<section class="panel" aria-labelledby="usage">
+<div class="panel-head"><h2 id="usage">Usage</h2></div>
+<p class="panel-text">What you can use of ${view.toolName} this period. Your allowance is used first, then your credits.</p>
+${overview.meters.map((m) => meterPanel(view, m))}
+</section>`
 }
 ${
   view.email === null

@@ -2,11 +2,15 @@
 // that gives it, each with its price, billing and what it gives; retired plans and plans
 // without a price are not offered (checkout refuses them too). Whether the environment
 // takes payments at all (a Stripe secret key is connected) is part of the answer, so the
-// page can say so before anyone chooses. Nothing here grows with the number of
+// page can say so before anyone chooses. Each offer carries its plan's terms for the
+// tool (features, allowances, credits: usage/terms.service.ts), and an offer that adds
+// credits is a credit pack, listed apart. Nothing here grows with the number of
 // customers: a handful of catalogue rows, by index.
 import type { Env, ProductKind } from "../db/schema.js";
 import type { Services } from "../services.js";
 import { findStripeAccount } from "../stripe/stripe-account.store.js";
+import { readToolSoldTerms } from "../usage/terms.service.js";
+import type { Feature, Meter, PlanTerms } from "../usage/usage.types.js";
 import { listBundles, listPlans, listTools } from "../workspaces/workspace.store.js";
 import type { Plan, Tool, Workspace } from "../workspaces/workspace.types.js";
 
@@ -16,12 +20,19 @@ export interface Offer {
   /** The tool's name, or the bundle's. */
   productName: string;
   plan: Plan & { amountCents: number };
-  /** The names of the tools it gives: the tool alone, or the bundle's tools. */
+  /** The names of the tools it gives: the tool alone, or the bundle's tools; none for a credit pack sold alone. */
   gives: string[];
+  /** What the plan gives this tool: features, allowances per period, credits per purchase. */
+  terms: PlanTerms;
 }
 
 export interface Offers {
   offers: Offer[];
+  /** Offers whose terms add credits to a meter of the tool: bought again and again. */
+  packs: Offer[];
+  /** What the tool declares: the names and units the terms' ids stand for. */
+  features: Feature[];
+  meters: Meter[];
   /** Days of the tool's trial (0: none). */
   trialDays: number;
   /** False when the environment has no Stripe secret key: nothing can be bought yet. */
@@ -33,24 +44,43 @@ const offered = (plan: Plan): plan is Plan & { amountCents: number } => plan.ret
 export async function listOffers(services: Services, scope: { workspace: Workspace; env: Env; tool: Tool }): Promise<Offers> {
   const { db } = services;
   const { workspace, env, tool } = scope;
-  const [plans, bundles, tools, account] = await Promise.all([
+  const [plans, bundles, tools, account, sold] = await Promise.all([
     listPlans(db, workspace.id, null),
     listBundles(db, workspace.id),
     listTools(db, workspace.id),
     findStripeAccount(db, workspace.id, env),
+    readToolSoldTerms(db, { workspaceId: workspace.id, toolId: tool.id }),
   ]);
   const toolName = new Map(tools.map((t) => [t.id, t.name]));
   const giving = bundles.filter((b) => b.toolIds.includes(tool.id));
-  const offers: Offer[] = [];
+  const all: Offer[] = [];
+  const offer = (productKind: ProductKind, productId: string, productName: string, plan: Offer["plan"], gives: string[]) => {
+    const terms = sold.termsOf({ productKind, productId, planId: plan.id });
+    all.push({ productKind, productId, productName, plan, gives: plan.givesAccess ? gives : [], terms });
+  };
   for (const plan of plans.filter((p) => p.productKind === "tool" && p.productId === tool.id).filter(offered)) {
-    offers.push({ productKind: "tool", productId: tool.id, productName: tool.name, plan, gives: [tool.name] });
+    offer("tool", tool.id, tool.name, plan, [tool.name]);
   }
   for (const bundle of giving) {
     for (const plan of plans.filter((p) => p.productKind === "bundle" && p.productId === bundle.id).filter(offered)) {
-      offers.push({ productKind: "bundle", productId: bundle.id, productName: bundle.name, plan, gives: bundle.toolIds.map((id) => toolName.get(id) ?? id) });
+      offer(
+        "bundle",
+        bundle.id,
+        bundle.name,
+        plan,
+        bundle.toolIds.map((id) => toolName.get(id) ?? id),
+      );
     }
   }
-  return { offers, trialDays: tool.trialDays, takesPayments: Boolean(account?.secretKeySealed) };
+  const isPack = (o: Offer) => Object.keys(o.terms.credits).length > 0;
+  return {
+    offers: all.filter((o) => !isPack(o)),
+    packs: all.filter(isPack),
+    features: sold.features,
+    meters: sold.meters,
+    trialDays: tool.trialDays,
+    takesPayments: Boolean(account?.secretKeySealed),
+  };
 }
 
 /** An offer as a link or a form names it: a plan, and the bundle when it is a bundle's. */
@@ -62,5 +92,5 @@ export interface OfferChoice {
 export function findOffer(offers: Offers, choice: OfferChoice): Offer | null {
   const matches = (offer: Offer) =>
     offer.plan.id === choice.plan && (offer.productKind === "bundle" ? choice.bundle === offer.productId : choice.bundle === null);
-  return offers.offers.find(matches) ?? null;
+  return offers.offers.find(matches) ?? offers.packs.find(matches) ?? null;
 }

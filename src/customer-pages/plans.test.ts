@@ -9,21 +9,30 @@ import { dashboardApp, dashboardServices, TestBrowser } from "../test-support/da
 import { DIALECTS, seedCatalogue, type TestApi } from "../test-support/harness.js";
 import { connectTestStripe, deliver, paymentSession, stripeEvent, subscriptionObject, subscriptionSession } from "../test-support/stripe.js";
 import { startStripeApi } from "../test-support/stripe-api.js";
+import { seedUsageCatalogue } from "../test-support/usage.js";
+import { addFeature, addMeter, setPlanTerms, updateMeter } from "../usage/terms.service.js";
 import { createPlan, retirePlan, updateTool } from "../workspaces/workspace.service.js";
 import { openCustomerSession } from "./customer-session.service.js";
 
 const SECRET_KEY = "sk_test_hostedPlansStandIn0123";
 const DAY = 86_400_000;
 
-async function setUp(dialect: (typeof DIALECTS)[number]) {
+async function setUp(dialect: (typeof DIALECTS)[number], seed = seedCatalogue) {
   const stripeApi = await startStripeApi();
   const env = await dashboardServices(dialect, { WARDEN_STRIPE_API_URL: stripeApi.url, WARDEN_PUBLIC_URL: "https://warden.example.com" });
   const app = await dashboardApp(env);
-  const ws = await seedCatalogue(env.services);
+  const ws = await seed(env.services);
   const webhookSecret = await connectTestStripe(env.services, ws, "test", SECRET_KEY);
   const base = pagesOf(ws);
   const browser = new TestBrowser(app);
   return { env, app, ws, base, browser, stripeApi, webhookSecret };
+}
+
+/** One offer's card on the Plans page, from its heading to the end of its list item. */
+function card(page: string, heading: string): string {
+  const at = page.indexOf(`">${heading}</h`);
+  assert.ok(at >= 0, `a card headed ${heading}`);
+  return page.slice(at, page.indexOf("</form>\n</li>", at));
 }
 
 /** Stripe's events straight to the app, as the payment tests send them. */
@@ -100,6 +109,117 @@ for (const dialect of DIALECTS) {
       assert.equal(unknown.statusCode, 200);
       assert.match(unknown.body, /The plan &quot;old&quot; is not on sale for Tab Master\. Choose one of the plans below\./);
       assert.doesNotMatch(unknown.body, /is-chosen/);
+    });
+
+    test("each plan shows the features it unlocks and its allowance per period; credit packs have their own section with what they add", async () => {
+      const { env, ws, base, browser } = await setUp(dialect, seedUsageCatalogue);
+      const tool = { workspace: ws.slug, tool: "tabmaster" };
+      await createPlan(env.services.db, env.clock, { ...tool, id: "yearly", name: "Yearly", billing: "subscription", amountCents: 4800, interval: "year" });
+      await setPlanTerms(env.services.db, env.clock, { ...tool, id: "yearly", features: ["sync"], allowances: { summaries: 6000 } });
+      await createPlan(env.services.db, env.clock, { ...tool, id: "pack-50", name: "50 summaries", billing: "one_time", amountCents: 100, givesAccess: false });
+      await setPlanTerms(env.services.db, env.clock, { ...tool, id: "pack-50", credits: { summaries: 50 } });
+
+      const page = (await browser.get(`${base}/plans`)).body;
+      const lifetime = card(page, "Lifetime");
+      assert.match(lifetime, /Pay once, keep it\./);
+      assert.match(lifetime, /<p class="offer-gives-label">Unlocks<\/p><ul class="offer-gives"><li>Export<\/li><\/ul>/);
+      assert.match(lifetime, /<p class="offer-gives-label">Includes<\/p><ul class="offer-gives"><li>100 summaries a month<\/li><\/ul>/);
+      assert.match(card(page, "Monthly"), /<li>Export<\/li><li>Sync<\/li>[\s\S]*<li>500 summaries a month<\/li>/);
+      // A subscription's allowance runs per its billing period.
+      assert.match(card(page, "Yearly"), /<li>Sync<\/li><\/ul>[\s\S]*<li>6,000 summaries a year<\/li>/);
+      const suite = card(page, "Suite: Suite for life");
+      assert.match(suite, /<li>Link Keeper<\/li><li>Tab Master<\/li>[\s\S]*<li>Export<\/li>[\s\S]*<li>200 summaries a month<\/li>/);
+      for (const plan of [lifetime, suite]) assert.doesNotMatch(plan, /Adds|Credits last/);
+
+      // The packs: after the plans, in their own section, with what they add and a Buy button of the same form.
+      const packs = page.slice(page.indexOf('<section class="offer-section" id="packs" aria-labelledby="packs-title">'));
+      assert.match(packs, /^<section[^>]*>\n<h2 id="packs-title">Credit packs<\/h2>/);
+      assert.equal(page.indexOf("1,000 summaries</h"), page.indexOf("1,000 summaries</h", page.indexOf('id="packs"')), "the pack is in its section only");
+      const pack = card(page, "1,000 summaries");
+      assert.match(page, /<h3 class="offer-name" id="offer-4">1,000 summaries<\/h3>/, "a pack's heading is under its section's");
+      assert.match(pack, /€9\.00<\/span> <span class="offer-per">once/);
+      assert.match(pack, /Pay once; buy it again whenever you need more\./);
+      assert.match(pack, /<p class="offer-gives-label">Adds<\/p><ul class="offer-gives"><li>1,000 summaries<\/li><\/ul>/);
+      assert.match(pack, /Credits last 365 days from purchase\./);
+      assert.doesNotMatch(pack, /Gives you|Unlocks|Includes/, "a pack sold alone gives no access");
+      assert.match(
+        pack,
+        /<input type="hidden" name="plan" value="pack-1000">\n\n<button class="button primary wide" type="submit" aria-describedby="offer-\d">Buy<\/button>/,
+      );
+      assert.match(card(page, "50 summaries"), /<li>50 summaries<\/li>[\s\S]*Credits last until you spend them\./);
+      const ids = [...page.matchAll(/\sid="([^"]*)"/g)].map((m) => m[1]);
+      assert.deepEqual(
+        ids.filter((id, i) => ids.indexOf(id) !== i),
+        [],
+        "the packs' ids follow the plans'",
+      );
+      // A link to a pack chooses it, as a plan's does.
+      assert.match((await browser.get(`${base}/plans?plan=pack-1000`)).body, /1,000 summaries<\/h3>\n<p class="offer-flag">Your choice<\/p>/);
+    });
+
+    test("a buyer who holds the tool buys a pack again and again: each checkout goes to Stripe, each payment adds its credits", async () => {
+      const { env, app, ws, base, browser, stripeApi, webhookSecret } = await setUp(dialect, seedUsageCatalogue);
+      const email = `packs-${ws.slug}@example.com`;
+      await signInOnPages(browser, env.dataDir, base, email);
+      const person = await env.services.db.selectFrom("people").select("id").where("workspace_id", "=", ws.workspaceId).executeTakeFirstOrThrow();
+      const pay = async (plan: string) => {
+        const chosen = await browser.post(`${base}/plans`, { plan });
+        assert.equal(chosen.statusCode, 303, chosen.body);
+        const form = stripeApi.calls.at(-1)?.form ?? {};
+        assert.deepEqual([form.mode, form["metadata[warden_plan]"], form["metadata[warden_account]"]], ["payment", plan, person.id]);
+        const id = /cs_test_\w+$/.exec(chosen.headers.location as string)?.[0] as string;
+        const metadata = { warden_tool: "tabmaster", warden_plan: plan, warden_account: person.id };
+        const paid = paymentSession({ id, email, metadata, amount: plan === "lifetime" ? 4900 : 900, now: env.clock.now() });
+        assert.equal(
+          await deliver(apiOf(app), ws, webhookSecret, stripeEvent("checkout.session.completed", paid, { now: env.clock.now() }), env.clock.now()),
+          "applied",
+        );
+      };
+      await pay("lifetime");
+      await pay("pack-1000");
+      await pay("pack-1000");
+      const credits = await env.services.db.selectFrom("meter_credits").select("amount").where("workspace_id", "=", ws.workspaceId).execute();
+      assert.deepEqual(
+        credits.map((c) => Number(c.amount)),
+        [1000, 1000],
+      );
+      assert.equal(stripeApi.calls.length, 3);
+    });
+
+    test("a tool without meters or features shows plans as before; another workspace's terms and packs never show; names are escaped", async () => {
+      const { env, ws, browser } = await setUp(dialect, seedUsageCatalogue);
+      // Another workspace with the same plan ids, other terms and a pack of its own.
+      const other = await seedUsageCatalogue(env.services);
+      const theirs = { workspace: other.slug, tool: "tabmaster" };
+      await addFeature(env.services.db, env.clock, { ...theirs, id: "secret", name: "Their secret feature" });
+      await setPlanTerms(env.services.db, env.clock, { ...theirs, id: "lifetime", features: ["secret"], allowances: { summaries: 777 } });
+      await createPlan(env.services.db, env.clock, { ...theirs, id: "pack-9", name: "Their pack", billing: "one_time", amountCents: 100, givesAccess: false });
+      await setPlanTerms(env.services.db, env.clock, { ...theirs, id: "pack-9", credits: { summaries: 9 } });
+      const page = (await browser.get(`${pagesOf(ws)}/plans`)).body;
+      assert.match(card(page, "Lifetime"), /<li>100 summaries a month<\/li>/);
+      assert.doesNotMatch(page, /777|Their secret feature|Their pack/);
+
+      // Notepad declares nothing; Link Keeper gets the suite, whose terms are Tab Master's only.
+      for (const tool of ["notepad", "linkkeeper"]) {
+        if (tool === "notepad")
+          await createPlan(env.services.db, env.clock, { workspace: ws.slug, tool, id: "np", name: "Notepad", billing: "one_time", amountCents: 700 });
+        const plain = (await browser.get(`${pagesOf(ws, "test", tool)}/plans`)).body;
+        assert.match(plain, /<p class="offer-gives-label">Gives you<\/p>/, tool);
+        assert.doesNotMatch(plain, /Unlocks|Includes|Adds|Credit packs|id="packs"/, tool);
+      }
+
+      const tool = { workspace: ws.slug, tool: "tabmaster" };
+      await addFeature(env.services.db, env.clock, { ...tool, id: "bold", name: '<b>Bold</b> & "co"' });
+      await addMeter(env.services.db, env.clock, { ...tool, id: "pages", name: "<script>alert(1)</script>", unit: "<i>pages</i>" });
+      await setPlanTerms(env.services.db, env.clock, { ...tool, id: "lifetime", features: ["bold"], allowances: { pages: 5 } });
+      await setPlanTerms(env.services.db, env.clock, { ...tool, id: "pack-1000", credits: { summaries: 1000, pages: 3 } });
+      await updateMeter(env.services.db, env.clock, { ...tool, id: "summaries", name: "Summaries & more" });
+      const escaped = (await browser.get(`${pagesOf(ws)}/plans`)).body;
+      assert.match(escaped, /<li>&lt;b&gt;Bold&lt;\/b&gt; &amp; &quot;co&quot;<\/li>/);
+      assert.match(escaped, /<li>&lt;script&gt;alert\(1\)&lt;\/script&gt;: 5 &lt;i&gt;pages&lt;\/i&gt; a month<\/li>/);
+      assert.match(escaped, /<li>&lt;script&gt;alert\(1\)&lt;\/script&gt;: 3 &lt;i&gt;pages&lt;\/i&gt;<\/li>/);
+      assert.match(escaped, /<li>Summaries &amp; more: 1,000 summaries<\/li>/);
+      assert.doesNotMatch(escaped, /<script>alert|<b>Bold|<i>pages/);
     });
 
     test("choosing a plan signed out goes to Stripe Checkout with Warden's return addresses; a bundle's plan names the bundle", async () => {

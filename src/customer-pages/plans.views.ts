@@ -1,6 +1,7 @@
 import { type Html, html } from "../dashboard/shared/html.js";
-import { csrfField, formatMoney, formatTime, notice } from "../dashboard/shared/layout.js";
+import { csrfField, formatCount, formatMoney, formatTime, notice } from "../dashboard/shared/layout.js";
 import type { CheckoutOutcome } from "../stripe/checkout.service.js";
+import type { Meter } from "../usage/usage.types.js";
 import { type CustomerFrame, customerPage } from "./layout.js";
 import { findOffer, type Offer, type OfferChoice, type Offers } from "./plans.service.js";
 
@@ -23,7 +24,44 @@ function priceOf(plan: Offer["plan"]): Html {
   return html`<span class="offer-amount">${formatMoney(plan.amountCents, plan.currency)}</span> <span class="offer-per">${per}</span>`;
 }
 
-function offerCard(page: PlansPage, offer: Offer, index: number): Html {
+/** `500 summaries a month`, with the meter's name when its unit does not say it. */
+function units(meter: Meter, n: number, per: string): Html {
+  const named = meter.name.toLowerCase() === meter.unit.toLowerCase() ? "" : html`${meter.name}: `;
+  return html`<li>${named}${formatCount(n)} ${meter.unit}${per}</li>`;
+}
+
+/** What the plan gives the tool: the features it unlocks, each meter's allowance per period, the credits it adds. */
+function termsOf(page: PlansPage, offer: Offer): Html {
+  const { terms, plan } = offer;
+  const { features, meters } = page.offers;
+  // An allowance runs per billing period for a subscription, per calendar month for the rest (docs/decisions.md, "Usage").
+  const per = ` a ${plan.billing === "subscription" ? (plan.interval ?? "month") : "month"}`;
+  const unlocked = features.filter((f) => terms.features.includes(f.id));
+  const allowances = meters.filter((m) => terms.allowances[m.id] !== undefined);
+  const credits = meters.filter((m) => terms.credits[m.id] !== undefined);
+  const list = (label: string, items: Html[]) =>
+    items.length === 0 ? "" : html`<p class="offer-gives-label">${label}</p><ul class="offer-gives">${items}</ul>`;
+  const expiry =
+    credits.length === 0
+      ? ""
+      : html`<p class="offer-billing">${
+          terms.creditsExpireDays === null
+            ? "Credits last until you spend them."
+            : `Credits last ${terms.creditsExpireDays} ${terms.creditsExpireDays === 1 ? "day" : "days"} from purchase.`
+        }</p>`;
+  return html`${list(
+    "Unlocks",
+    unlocked.map((f) => html`<li>${f.name}</li>`),
+  )}${list(
+    "Includes",
+    allowances.map((m) => units(m, terms.allowances[m.id] as number, per)),
+  )}${list(
+    "Adds",
+    credits.map((m) => units(m, terms.credits[m.id] as number, "")),
+  )}${expiry}`;
+}
+
+function offerCard(page: PlansPage, offer: Offer, index: number, level: "h2" | "h3"): Html {
   const { plan } = offer;
   const chosen = page.chosen !== null && findOffer(page.offers, page.chosen) === offer;
   const headingId = `offer-${index}`;
@@ -36,13 +74,28 @@ ${offer.productKind === "bundle" ? html`<input type="hidden" name="bundle" value
 <button class="button primary wide" type="submit" aria-describedby="${headingId}"${chosen ? html` autofocus` : ""}>${label}</button>
 </form>`
     : "";
+  const name = offer.productKind === "bundle" ? html`${offer.productName}: ${plan.name}` : html`${plan.name}`;
+  const pack = Object.keys(offer.terms.credits).length > 0;
+  const billing =
+    plan.billing === "subscription"
+      ? `Renews every ${plan.interval ?? "month"} until you cancel.`
+      : pack
+        ? "Pay once; buy it again whenever you need more."
+        : "Pay once, keep it.";
   return html`<li class="${chosen ? "offer is-chosen" : "offer"}">
-<h2 class="offer-name" id="${headingId}">${offer.productKind === "bundle" ? html`${offer.productName}: ${plan.name}` : plan.name}</h2>
+${level === "h2" ? html`<h2 class="offer-name" id="${headingId}">${name}</h2>` : html`<h3 class="offer-name" id="${headingId}">${name}</h3>`}
 ${chosen ? html`<p class="offer-flag">Your choice</p>` : ""}
 <p class="offer-price">${priceOf(plan)}</p>
-<p class="offer-billing">${plan.billing === "subscription" ? `Renews every ${plan.interval ?? "month"} until you cancel.` : "Pay once, keep it."}</p>
-<p class="offer-gives-label">Gives you</p>
-<ul class="offer-gives">${offer.gives.map((name) => html`<li>${name}</li>`)}</ul>
+<p class="offer-billing">${billing}</p>
+<div class="offer-what">
+${
+  offer.gives.length === 0
+    ? ""
+    : html`<p class="offer-gives-label">Gives you</p>
+<ul class="offer-gives">${offer.gives.map((name) => html`<li>${name}</li>`)}</ul>`
+}
+${termsOf(page, offer)}
+</div>
 ${action}
 </li>`;
 }
@@ -61,8 +114,19 @@ export function plansView(page: PlansPage): Html {
       : html`<p class="hint">Payment is by Stripe, which asks your email address. <a href="${frame.base}/sign-in?return=${encodeURIComponent(`${frame.base}/plans`)}">Sign in</a> first to buy for the address you use in ${page.toolName}.</p>`;
   const list =
     offers.offers.length === 0
-      ? html`<p class="empty-title">No plans on sale</p><p>${page.workspaceName} sells no plan of ${page.toolName} at the moment.</p>`
-      : html`<ul class="offer-list">${offers.offers.map((offer, i) => offerCard(page, offer, i))}</ul>`;
+      ? offers.packs.length === 0
+        ? html`<p class="empty-title">No plans on sale</p><p>${page.workspaceName} sells no plan of ${page.toolName} at the moment.</p>`
+        : ""
+      : html`<ul class="offer-list">${offers.offers.map((offer, i) => offerCard(page, offer, i, "h2"))}</ul>`;
+  // Ids go on from the plans' so that each is the page's only one; Manage's "Buy more" links to #packs.
+  const packs =
+    offers.packs.length === 0
+      ? ""
+      : html`<section class="offer-section" id="packs" aria-labelledby="packs-title">
+<h2 id="packs-title">Credit packs</h2>
+<p class="hint">Credits add to what your plan gives: they are spent once its allowance for the period is used up.</p>
+<ul class="offer-list">${offers.packs.map((offer, i) => offerCard(page, offer, offers.offers.length + i, "h3"))}</ul>
+</section>`;
   return customerPage(
     `${page.toolName} plans`,
     frame,
@@ -71,7 +135,8 @@ export function plansView(page: PlansPage): Html {
 ${page.error ? notice("error", page.error) : ""}
 ${trial}
 ${buyer}
-${list}`,
+${list}
+${packs}`,
   );
 }
 

@@ -9,7 +9,18 @@ import { invalidParameter } from "../errors/errors.js";
 import { listBundleTools } from "../workspaces/workspace.store.js";
 import type { Tool, Workspace } from "../workspaces/workspace.types.js";
 import { type ProductRef, requirePlan, requireTool } from "../workspaces/workspace-lookup.service.js";
-import { findPlanTerms, insertFeature, insertMeter, listFeatures, listMeters, savePlanTerms, updateFeatureName, updateMeterRow } from "./terms.store.js";
+import {
+  findPlanTerms,
+  insertFeature,
+  insertMeter,
+  listFeatures,
+  listMeters,
+  listToolPlanTerms,
+  type PlanKey,
+  savePlanTerms,
+  updateFeatureName,
+  updateMeterRow,
+} from "./terms.store.js";
 import type { Feature, Meter, PlanTerms } from "./usage.types.js";
 
 // Feature and meter ids appear in paths, JSON keys and a library's calls: lower case, no spaces.
@@ -56,6 +67,39 @@ export async function readToolTerms(db: Db, input: { workspace: string; tool: st
   const { workspace, tool } = await requireTool(db, { workspace: input.workspace, id: input.tool });
   const [features, meters] = await Promise.all([listFeatures(db, workspace.id, tool.id), listMeters(db, workspace.id, tool.id)]);
   return { workspace, tool, features, meters };
+}
+
+export interface ToolSoldTerms {
+  features: Feature[];
+  meters: Meter[];
+  /** The plan's terms for the tool: none (empty) when none were set, as a purchase of it then gives. */
+  termsOf(plan: PlanKey): PlanTerms;
+}
+
+const NO_PLAN_TERMS: PlanTerms = { features: [], allowances: {}, credits: {}, creditsExpireDays: null };
+
+/**
+ * What a tool declares and what each plan gives it, for the hosted Plans page: three
+ * reads by key, whatever the number of plans. Ids a tool no longer declares are left
+ * out, as the access answers leave them out.
+ */
+export async function readToolSoldTerms(db: Db, input: { workspaceId: string; toolId: string }): Promise<ToolSoldTerms> {
+  const [features, meters, plans] = await Promise.all([
+    listFeatures(db, input.workspaceId, input.toolId),
+    listMeters(db, input.workspaceId, input.toolId),
+    listToolPlanTerms(db, input.workspaceId, input.toolId),
+  ]);
+  const declared = new Set(features.map((f) => f.id));
+  const meterIds = new Set(meters.map((m) => m.id));
+  const onlyMeters = (units: Record<string, number>) => Object.fromEntries(Object.entries(units).filter(([id, n]) => meterIds.has(id) && n > 0));
+  const key = (plan: PlanKey) => `${plan.productKind}\u0000${plan.productId}\u0000${plan.planId}`;
+  const byPlan = new Map(
+    plans.map(({ plan, terms }) => [
+      key(plan),
+      { ...terms, features: terms.features.filter((f) => declared.has(f)), allowances: onlyMeters(terms.allowances), credits: onlyMeters(terms.credits) },
+    ]),
+  );
+  return { features, meters, termsOf: (plan) => byPlan.get(key(plan)) ?? NO_PLAN_TERMS };
 }
 
 /** Declares a feature of a tool; plans unlock it through their terms. */

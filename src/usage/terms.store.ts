@@ -75,13 +75,22 @@ export async function findPlanTerms(ex: Executor, workspaceId: string, plan: Pla
     .where("plan_id", "=", plan.planId)
     .where("tool_id", "=", toolId)
     .executeTakeFirst();
-  if (!row) return EMPTY_TERMS;
+  return row ? termsOfRow(row) : EMPTY_TERMS;
+}
+
+function termsOfRow(row: { features: string; allowances: string; credits: string; credits_expire_days: number | null }): PlanTerms {
   return {
     features: JSON.parse(row.features) as string[],
     allowances: JSON.parse(row.allowances) as Record<string, number>,
     credits: JSON.parse(row.credits) as Record<string, number>,
     creditsExpireDays: row.credits_expire_days,
   };
+}
+
+/** Every plan's terms for one tool (its own plans' and its bundles'), in one statement by key. */
+export async function listToolPlanTerms(ex: Executor, workspaceId: string, toolId: string): Promise<{ plan: PlanKey; terms: PlanTerms }[]> {
+  const rows = await ex.selectFrom("plan_terms").selectAll().where("workspace_id", "=", workspaceId).where("tool_id", "=", toolId).execute();
+  return rows.map((r) => ({ plan: { productKind: r.product_kind, productId: r.product_id, planId: r.plan_id }, terms: termsOfRow(r) }));
 }
 
 export async function savePlanTerms(ex: Executor, workspaceId: string, plan: PlanKey, toolId: string, terms: PlanTerms): Promise<void> {

@@ -3,7 +3,7 @@
 // what is left, and draws all of it or nothing, in one transaction.
 import { createHash } from "node:crypto";
 import { requireSignedIn } from "../client/client.service.js";
-import type { DeviceSession } from "../client/device-session.store.js";
+import type { DeviceSession, PersonScope } from "../client/device-session.store.js";
 import { requireToolScope, toolScope } from "../customers/customer.service.js";
 import type { ToolScope } from "../customers/customer.store.js";
 import { loadSources } from "../customers/customer-sources.store.js";
@@ -203,13 +203,13 @@ export async function spendUsage(
   return spend(ctx.services, scope, { email }, body, idempotencyKey);
 }
 
-function deviceScope(session: DeviceSession, toolId: string): ToolScope {
+function deviceScope(session: PersonScope, toolId: string): ToolScope {
   if (toolId !== session.toolId) throw notFound(`This device is signed in to tool "${session.toolId}", not "${toolId}".`);
   return toolScope(session.workspaceId, session.env, session.toolId);
 }
 
-/** The device's person's meters of its tool (client API). */
-export async function listDeviceUsage(services: Services, session: DeviceSession, toolId: string): Promise<{ data: MeterUsage[] }> {
+/** The device's person's meters of its tool (client API); the hosted Manage page's, for its signed-in person. */
+export async function listDeviceUsage(services: Services, session: PersonScope, toolId: string): Promise<{ data: MeterUsage[] }> {
   const scope = deviceScope(session, toolId);
   // A licence key proves the licence, not the person: their other allowances and credits are not its to read or spend.
   requireSignedIn(session, "use your meters");
