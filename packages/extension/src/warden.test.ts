@@ -30,10 +30,12 @@ const SIGNED_IN_LOCKED: AccessState = {
   entitled: false,
   via: null,
   plan: null,
+  features: [],
   trialEndsAt: null,
   email: "ada@example.com",
   expiresAt: null,
   offline: false,
+  version: null,
 };
 
 const ACCESS_KEY = `warden:${TARGET.workspace}:${TARGET.env}:${TARGET.tool}:access`;
@@ -185,7 +187,18 @@ describe("onAccessChange and the parts of an extension", () => {
     assert.equal(seen.length, 2);
     await worker.signOut();
     await until(() => seen.length === 3, "the popup to follow");
-    assert.deepEqual(seen.at(-1), { signedIn: false, entitled: false, via: null, plan: null, trialEndsAt: null, email: null, expiresAt: null, offline: false });
+    assert.deepEqual(seen.at(-1), {
+      signedIn: false,
+      entitled: false,
+      via: null,
+      plan: null,
+      features: [],
+      trialEndsAt: null,
+      email: null,
+      expiresAt: null,
+      offline: false,
+      version: null,
+    });
     assert.equal(warden.signedOut, true, "signed out at Warden too");
   });
 
