@@ -15,8 +15,8 @@ import { importNdjson } from "../../src/import/import.service.js";
 import { shoot } from "../../src/test-support/browser.js";
 import { dashboardServices, readCode } from "../../src/test-support/dashboard.js";
 import { DIALECTS, seedCatalogue } from "../../src/test-support/harness.js";
-import { seedUsageCatalogue } from "../../src/test-support/usage.js";
 import { freePort } from "../../src/test-support/serve.js";
+import { seedUsageCatalogue } from "../../src/test-support/usage.js";
 import { updateTool } from "../../src/workspaces/workspace.service.js";
 import { compileLibrary, exampleCopy, type LaunchedExample, launchExample, waitForState } from "./test-support/example.js";
 
@@ -242,7 +242,10 @@ for (const dialect of DIALECTS) {
         assert.equal(await popup.isHidden("#error"), true);
         await popup.click("#use-one");
         await popup.waitForSelector("#error:visible");
-        assert.equal(await popup.textContent("#error"), `No summaries left to use. The allowance ${resets.toLowerCase().replace(/\.$/, "")}. Credits are on the Plans page.`);
+        assert.equal(
+          await popup.textContent("#error"),
+          `No summaries left to use. The allowance ${resets.toLowerCase().replace(/\.$/, "")}. Credits are on the Plans page.`,
+        );
         assert.equal(await usage(), `0 summaries left: 0 of 10 this period, 0 credits. ${resets}`);
         await shoot(popup, `${dialect}-usage-2-refused`, { fullPage: false });
 
@@ -257,7 +260,8 @@ for (const dialect of DIALECTS) {
         await shoot(popup, `${dialect}-usage-3-credits`, { fullPage: false });
         assert.deepEqual(errors, [], "no script error in the popup");
       } catch (error) {
-        for (const [i, page] of (example?.context.pages() ?? []).entries()) await shoot(page, `${dialect}-usage-failed-${i}`, { fullPage: false }).catch(() => {});
+        for (const [i, page] of (example?.context.pages() ?? []).entries())
+          await shoot(page, `${dialect}-usage-failed-${i}`, { fullPage: false }).catch(() => {});
         throw error;
       } finally {
         await example?.close();

@@ -135,7 +135,12 @@ for (const dialect of DIALECTS) {
       assert.notEqual(woken.json().state, held.state, "but the credits it gave are news to the device");
       const bought = woken.json().state as string;
 
-      const spent = await api.request({ method: "POST", url: "/api/client/v1/tools/tabmaster/usage", headers: bearer(held.token), payload: { meter: "summaries", quantity: 15 } });
+      const spent = await api.request({
+        method: "POST",
+        url: "/api/client/v1/tools/tabmaster/usage",
+        headers: bearer(held.token),
+        payload: { meter: "summaries", quantity: 15 },
+      });
       assert.equal(spent.statusCode, 200, spent.body);
       assert.equal(spent.json().credits, 995, "the free 10, then 5 of the pack's credits");
       assert.equal((await check(api, ws.tool, held.token)).json().state, bought, "a spend is the device's own doing: no new state");

@@ -18,7 +18,11 @@ function retryAfterSeconds(header: string | null, now: number): number | null {
   return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - now) / 1000));
 }
 
-export async function request<T>(http: HttpOptions, url: string, options: { method?: string; body?: unknown; bearer?: string | null; headers?: Record<string, string> } = {}): Promise<T> {
+export async function request<T>(
+  http: HttpOptions,
+  url: string,
+  options: { method?: string; body?: unknown; bearer?: string | null; headers?: Record<string, string> } = {},
+): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     let response: Response;
     try {

@@ -9,9 +9,9 @@ import { buildApp } from "../../../src/app.js";
 import { toIso } from "../../../src/clock.js";
 import { randomBase62 } from "../../../src/ids.js";
 import { importNdjson } from "../../../src/import/import.service.js";
+import type { Services } from "../../../src/services.js";
 import { connectStripe } from "../../../src/stripe/stripe-account.service.js";
 import { dashboardServices, readCode } from "../../../src/test-support/dashboard.js";
-import type { Services } from "../../../src/services.js";
 import { DIALECTS, seedCatalogue, testApi, type Workspace } from "../../../src/test-support/harness.js";
 import { connectTestStripe, deliver, paymentSession, stripeEvent } from "../../../src/test-support/stripe.js";
 import { startStripeApi } from "../../../src/test-support/stripe-api.js";
@@ -260,7 +260,10 @@ for (const dialect of DIALECTS) {
         (error: unknown) => error,
       );
       assert.ok(refused instanceof UsageLimitError && refused instanceof WardenError);
-      assert.deepEqual([refused.type, refused.status, refused.usage.meter, refused.usage.remaining, refused.usage.credits], ["usage_limit_error", 402, "summaries", 1, 0]);
+      assert.deepEqual(
+        [refused.type, refused.status, refused.usage.meter, refused.usage.remaining, refused.usage.credits],
+        ["usage_limit_error", 402, "summaries", 1, 0],
+      );
       assert.equal(refused.usage.resets_at, free?.resets_at, "when the allowance comes back");
       assert.equal((await client.usage("summaries")).remaining, 1, "the refusal spent nothing");
 

@@ -412,7 +412,9 @@ describe("features, meters and spends", () => {
   test("spend: 1 by default; a new Idempotency-Key per call, the same on the library's own retry of a 429; the caller's own key when given", async () => {
     const { client, warden, clock } = await signedIn();
     assert.deepEqual([(await client.spend("summaries")).quantity, warden.meter.remaining], [1, 9]);
-    warden.queued.push(new Response(JSON.stringify({ error: { type: "rate_limit_error", message: "Slow down." } }), { status: 429, headers: { "retry-after": "2" } }));
+    warden.queued.push(
+      new Response(JSON.stringify({ error: { type: "rate_limit_error", message: "Slow down." } }), { status: 429, headers: { "retry-after": "2" } }),
+    );
     const retried = client.spend("summaries", 2);
     await clock.advance(2_000);
     assert.equal((await retried).remaining, 7);

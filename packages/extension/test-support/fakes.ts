@@ -339,7 +339,12 @@ export function fakeWarden(clock: { now(): number }): FakeWarden {
           }
           const fromAllowance = Math.min(quantity, fake.meter.allowance_remaining);
           const m = fake.meter;
-          fake.meter = { ...m, used: m.used + fromAllowance, allowance_remaining: m.allowance_remaining - fromAllowance, credits: m.credits - (quantity - fromAllowance) };
+          fake.meter = {
+            ...m,
+            used: m.used + fromAllowance,
+            allowance_remaining: m.allowance_remaining - fromAllowance,
+            credits: m.credits - (quantity - fromAllowance),
+          };
           fake.meter.remaining = fake.meter.allowance_remaining + fake.meter.credits;
           return json(200, { quantity, allowed: true, ...fake.meter });
         }
