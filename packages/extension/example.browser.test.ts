@@ -16,6 +16,7 @@ import { shoot } from "../../src/test-support/browser.js";
 import { dashboardServices, readCode } from "../../src/test-support/dashboard.js";
 import { DIALECTS, seedCatalogue } from "../../src/test-support/harness.js";
 import { freePort } from "../../src/test-support/serve.js";
+import { seedUsageCatalogue } from "../../src/test-support/usage.js";
 import { updateTool } from "../../src/workspaces/workspace.service.js";
 import { compileLibrary, exampleCopy, type LaunchedExample, launchExample, waitForState } from "./test-support/example.js";
 
@@ -176,6 +177,91 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(errors, [], "no script error in the popup");
       } catch (error) {
         for (const [i, page] of (example?.context.pages() ?? []).entries()) await shoot(page, `${dialect}-failed-${i}`, { fullPage: false }).catch(() => {});
+        throw error;
+      } finally {
+        await example?.close();
+        await stopWarden(warden);
+        extension.remove();
+      }
+    });
+
+    test("Use one: spends a unit and shows what is left (allowance, credits, reset); the refusal when nothing is left; credits added show at the next check", {
+      timeout: JOURNEY_TIMEOUT_MS,
+    }, async () => {
+      const env = await dashboardServices(dialect);
+      const { services, clock } = env;
+      clock.set(Date.now());
+      const ws = await seedUsageCatalogue(services);
+      const port = await freePort();
+      const base = `http://127.0.0.1:${port}`;
+      const warden = await buildApp(services, { logger: false });
+      await warden.listen({ host: "127.0.0.1", port });
+      const extension = exampleCopy(library, {
+        url: base,
+        workspace: ws.slug,
+        tool: ws.tool,
+        env: "test",
+        successUrl: "https://tabmaster.example/thanks",
+        meter: "summaries",
+      });
+      let example: LaunchedExample | null = null;
+      const vendor = async (path: string, body: unknown) => {
+        const response = await fetch(`${base}/api/v1${path}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${ws.testKey}`, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+        assert.ok(response.ok, await response.clone().text());
+      };
+      try {
+        example = await launchExample(extension.dir, { viewport: { width: 360, height: 480 } });
+        const errors: string[] = [];
+        const popup = await example.openPopup(errors);
+        await waitForState(popup, "signed-out");
+        const email = `meter-${ws.slug}@example.com`;
+        await popup.fill("#email", email);
+        await popup.click("#email-form button");
+        await waitForState(popup, "code");
+        await popup.fill("#code-input", await readCode(env.dataDir, email));
+        await popup.click("#code-form button");
+        await waitForState(popup, "locked");
+        const usage = () => popup.textContent("#usage");
+        const resets = `Resets ${await popup.evaluate(() => new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + 1, 1)).toLocaleDateString())}.`;
+        await popup.waitForSelector("#usage:has-text('10 summaries left')");
+        assert.equal(await usage(), `10 summaries left: 10 of 10 this period, 0 credits. ${resets}`, "the tool's free allowance");
+
+        await popup.click("#use-one");
+        await popup.waitForSelector("#usage:has-text('9 summaries left')");
+        assert.equal(await usage(), `9 summaries left: 9 of 10 this period, 0 credits. ${resets}`);
+        await shoot(popup, `${dialect}-usage-1-used-one`, { fullPage: false });
+
+        // Another device of the person spends all but one; the popup's next use takes the last, then is refused.
+        await vendor(`/tools/${ws.tool}/customers/${email}/usage`, { meter: "summaries", quantity: 8 });
+        await popup.click("#use-one");
+        await popup.waitForSelector("#usage:has-text('0 summaries left')");
+        assert.equal(await popup.isHidden("#error"), true);
+        await popup.click("#use-one");
+        await popup.waitForSelector("#error:visible");
+        assert.equal(
+          await popup.textContent("#error"),
+          `No summaries left to use. The allowance ${resets.toLowerCase().replace(/\.$/, "")}. Credits are on the Plans page.`,
+        );
+        assert.equal(await usage(), `0 summaries left: 0 of 10 this period, 0 credits. ${resets}`);
+        await shoot(popup, `${dialect}-usage-2-refused`, { fullPage: false });
+
+        // The vendor adds credits: the answer's version moves, so the next check re-reads the meter.
+        await vendor(`/tools/${ws.tool}/customers/${email}/credits`, { meter: "summaries", amount: 5, note: "Thanks for waiting" });
+        await popup.click("#recheck");
+        await popup.waitForSelector("#usage:has-text('5 summaries left')");
+        assert.equal(await usage(), `5 summaries left: 0 of 10 this period, 5 credits. ${resets}`);
+        await popup.click("#use-one");
+        await popup.waitForSelector("#usage:has-text('4 summaries left')");
+        assert.equal(await popup.isHidden("#error"), true, "a spend that goes through clears the refusal");
+        await shoot(popup, `${dialect}-usage-3-credits`, { fullPage: false });
+        assert.deepEqual(errors, [], "no script error in the popup");
+      } catch (error) {
+        for (const [i, page] of (example?.context.pages() ?? []).entries())
+          await shoot(page, `${dialect}-usage-failed-${i}`, { fullPage: false }).catch(() => {});
         throw error;
       } finally {
         await example?.close();

@@ -17,6 +17,7 @@ import type { Services } from "../services.js";
 import { clientCalls, DEVICE, testMailbox } from "../test-support/client.js";
 import { DIALECTS, seedCatalogue, seedWorkspace, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
 import { connectTestStripe, deliver, paymentSession, stripeEvent } from "../test-support/stripe.js";
+import { seedUsageCatalogue } from "../test-support/usage.js";
 import { updateTool } from "../workspaces/workspace.service.js";
 import { AccessWatch, DEFAULT_ACCESS_WATCH_OPTIONS } from "./access-watch.js";
 
@@ -113,6 +114,49 @@ for (const dialect of DIALECTS) {
       const woken = await answeredAtNextTurn(services, wait);
       assert.equal(woken.statusCode, 200, woken.body);
       assert.deepEqual([woken.json().entitled, woken.json().via, woken.json().plan?.id], [true, "licence", "lifetime"]);
+    });
+
+    test("a credit pack bought (no access) wakes the buyer's waiting device with a new state; credits added by hand too; a spend changes no state", async () => {
+      const { services, clock } = await testServices(dialect, { SMTP_URL: mailbox.url });
+      const ws = await seedUsageCatalogue(services);
+      const api = await testApi(services);
+      const secret = await connectTestStripe(services, ws);
+      const email = `packs-${ws.slug}@example.com`;
+      const held = await signedIn(api, ws, email);
+
+      const wait = startWait(api, held.token, held.state);
+      await parked(services);
+      const now = clock.now();
+      const session = paymentSession({ email, metadata: { warden_tool: "tabmaster", warden_plan: "pack-1000" }, amount: 900, now });
+      assert.equal(await deliver(api, ws, secret, stripeEvent("checkout.session.completed", session, { now }), now), "applied");
+      const woken = await answeredAtNextTurn(services, wait);
+      assert.equal(woken.statusCode, 200, woken.body);
+      assert.equal(woken.json().entitled, false, "a pack sold alone gives no access");
+      assert.notEqual(woken.json().state, held.state, "but the credits it gave are news to the device");
+      const bought = woken.json().state as string;
+
+      const spent = await api.request({
+        method: "POST",
+        url: "/api/client/v1/tools/tabmaster/usage",
+        headers: bearer(held.token),
+        payload: { meter: "summaries", quantity: 15 },
+      });
+      assert.equal(spent.statusCode, 200, spent.body);
+      assert.equal(spent.json().credits, 995, "the free 10, then 5 of the pack's credits");
+      assert.equal((await check(api, ws.tool, held.token)).json().state, bought, "a spend is the device's own doing: no new state");
+
+      const again = startWait(api, held.token, bought);
+      await parked(services);
+      const added = await api.request({
+        method: "POST",
+        url: `/api/v1/tools/tabmaster/customers/${email}/credits`,
+        key: ws.testKey,
+        payload: { meter: "summaries", amount: 50, note: "Sorry for the outage" },
+      });
+      assert.equal(added.statusCode, 201, added.body);
+      const handed = await answeredAtNextTurn(services, again);
+      assert.equal(handed.statusCode, 200, handed.body);
+      assert.notEqual(handed.json().state, bought);
     });
 
     test("a trial started elsewhere (another device, a hosted page) wakes the person's waiting device", async () => {

@@ -80,7 +80,7 @@ export const Access = Type.Object(
     features: Customer.properties.features,
     state: Type.String({
       description:
-        "What this answer says (entitled, via, plan, trial, subscription, features), as a short fingerprint: the same while nothing of it changes. Hand it to GET /tools/{tool}/access/changes to wait until it differs",
+        "What this answer says (entitled, via, plan, trial, subscription, features), and the person's credits of the tool (added or taken back, not spent), as a short fingerprint: the same while nothing of it changes. Hand it to GET /tools/{tool}/access/changes to wait until it differs",
     }),
     recheck_after: Type.Integer({
       minimum: 1,

@@ -21,6 +21,7 @@ import type { CodeAddress, LimitsService } from "../limits/limits.service.js";
 import { queueMails } from "../mail/mail.service.js";
 import type { Services } from "../services.js";
 import { audienceOf, MAX_TOKEN_SECONDS, signAccessToken, TOKEN_ISSUER } from "../tokens/access-token.js";
+import { creditsVersion } from "../usage/credits.store.js";
 import { heldTerms } from "../usage/held-terms.js";
 import { cachedToolTerms } from "../usage/terms-cache.js";
 import { findTool, findWorkspaceBySlug } from "../workspaces/workspace.store.js";
@@ -275,6 +276,15 @@ function assertSameWorkspace(services: Services, input: DeviceRequest, session: 
 interface KeptSession {
   session: DeviceSession;
   sources: Sources | null;
+  credits: Credits;
+}
+
+/** The version of the person's credits of the tool (credits.store.ts), null for a device activated with a licence key, which cannot spend them. */
+type Credits = { rows: number; held: number } | null;
+
+function creditsOf(services: Services, session: DeviceSession): Promise<Credits> {
+  if (session.licenceId !== null) return Promise.resolve(null);
+  return creditsVersion(services.db, toolScope(session.workspaceId, session.env, session.toolId), session.personId);
 }
 
 const keptSessionKey = (tokenHash: string) => `session\u0000${tokenHash}`;
@@ -307,25 +317,26 @@ export async function authenticateDevice(services: Services, input: DeviceReques
  */
 export async function checkDeviceAccess(services: Services, input: DeviceRequest & { toolId: string }): Promise<Access> {
   const kept = await keptSession(services, input);
-  if (kept) return answerAccess(services, kept.session, input.toolId, kept.sources);
+  if (kept) return answerAccess(services, kept.session, input.toolId, kept.sources, kept.credits);
   const ticket = services.answers.ticket();
   const { session, sources } = await authenticate(services, input, findDeviceSessionWithSources);
-  services.answers.set(keptSessionKey(session.tokenHash), { session, sources } satisfies KeptSession, {
+  const credits = await creditsOf(services, session);
+  services.answers.set(keptSessionKey(session.tokenHash), { session, sources, credits } satisfies KeptSession, {
     ticket,
     tags: tagsOf(session.workspaceId, session.env, session.personId),
     changesAt: sources ? nextChangeOf(sources, services.clock.now()) : null,
   });
-  return answerAccess(services, session, input.toolId, sources);
+  return answerAccess(services, session, input.toolId, sources, credits);
 }
 
 /** The access check of a device session in hand (a device just activated). */
 export async function checkAccess(services: Services, session: DeviceSession, toolId: string): Promise<Access> {
   const sources = (await loadSources(services.db, toolScope(session.workspaceId, session.env, session.toolId), [session.personId])).get(session.personId);
-  return answerAccess(services, session, toolId, sources ?? null);
+  return answerAccess(services, session, toolId, sources ?? null, await creditsOf(services, session));
 }
 
 /** Whether the device's person holds the tool now, for how long the answer may be kept, and the answer signed. */
-async function answerAccess(services: Services, session: DeviceSession, toolId: string, sources: Sources | null): Promise<Access> {
+async function answerAccess(services: Services, session: DeviceSession, toolId: string, sources: Sources | null, credits: Credits): Promise<Access> {
   const { db, clock } = services;
   if (toolId !== session.toolId) throw notFound(`This device is signed in to tool "${session.toolId}", not "${toolId}".`);
   const now = clock.now();
@@ -378,19 +389,23 @@ async function answerAccess(services: Services, session: DeviceSession, toolId: 
       : null,
     features,
   };
-  return { ...meaning, state: stateOf(meaning), recheck_after: recheckAfter, token };
+  return { ...meaning, state: stateOf(meaning, credits), recheck_after: recheckAfter, token };
 }
 
 /**
  * The fingerprint of what an answer says, without its times or token: 64 bits of its
- * SHA-256, plenty to tell one person's answers apart, and nothing a device could not
- * read from the answer itself. The plan counts by id (a renamed plan is no new access).
- * Features count when there are any: an answer without features keeps the state it had
- * before features existed, so devices of tools that declare none are not woken for nothing.
+ * SHA-256, plenty to tell one person's answers apart. The plan counts by id (a renamed
+ * plan is no new access). Features count when there are any, and the credits' version
+ * when the person ever had credits of the tool: an answer without either keeps the state
+ * it had before they existed, so devices of tools that declare none are not woken for
+ * nothing. The credits' version moves when a pack is bought, refunded or disputed and
+ * when credits are added or removed by hand, never when they are spent: a waiting device
+ * learns of credits it can spend (its `usage()` then reads them).
  */
-function stateOf(meaning: Omit<Access, "state" | "recheck_after" | "token">): string {
+function stateOf(meaning: Omit<Access, "state" | "recheck_after" | "token">, credits: Credits): string {
   const said: unknown[] = [meaning.entitled, meaning.via, meaning.plan?.id ?? null, meaning.trial, meaning.subscription];
   if (meaning.features.length > 0) said.push(meaning.features);
+  if (credits !== null && credits.rows > 0) said.push({ credits: [credits.rows, credits.held] });
   return sha256(JSON.stringify(said)).slice(0, 16);
 }
 

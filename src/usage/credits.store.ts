@@ -119,3 +119,28 @@ export async function listCreditLedger(
     .execute();
   return rows.map(toCredit);
 }
+
+/**
+ * What changes when a person's credits of a tool are added or taken back, not when they
+ * are spent: how many ledger rows there are (a pack bought, an adjustment), and how many
+ * of them belong to a pack whose licence does not count now (refunded, disputed).
+ */
+export async function creditsVersion(
+  ex: Executor,
+  scope: { workspaceId: string; env: Env; toolId: string },
+  personId: string,
+): Promise<{ rows: number; held: number }> {
+  const row = await ex
+    .selectFrom("meter_credits as c")
+    .leftJoin("licences as l", "l.id", "c.licence_id")
+    .select((eb) => [
+      eb.fn.countAll<number | string>().as("rows"),
+      eb.fn.sum<number | string | null>(eb.case().when("l.status", "<>", "active").then(1).else(0).end()).as("held"),
+    ])
+    .where("c.workspace_id", "=", scope.workspaceId)
+    .where("c.env", "=", scope.env)
+    .where("c.person_id", "=", personId)
+    .where("c.tool_id", "=", scope.toolId)
+    .executeTakeFirst();
+  return { rows: Number(row?.rows ?? 0), held: Number(row?.held ?? 0) };
+}

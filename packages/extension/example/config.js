@@ -8,4 +8,6 @@ export const config = {
   env: "test",
   // Where Stripe sends the buyer after paying.
   successUrl: "https://example.com/thanks",
+  // The meter the popup's "Use one" button spends (one of the tool's meters); null: no button.
+  meter: "summaries",
 };

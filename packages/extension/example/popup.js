@@ -1,6 +1,6 @@
 // The popup: sign-in in two steps, the access state as it changes, and the person's actions.
 import { config } from "./config.js";
-import { createWarden } from "./warden/index.js";
+import { createWarden, UsageLimitError } from "./warden/index.js";
 
 const warden = createWarden(config);
 const $ = (id) => document.getElementById(id);
@@ -20,6 +20,26 @@ async function run(button, action) {
     showError(error);
   } finally {
     button.disabled = false;
+  }
+}
+
+const day = (iso) => new Date(iso).toLocaleDateString();
+
+/** What is left of the meter: the allowance this period, the credits, and when the allowance resets. */
+function showUsage(usage) {
+  const parts = [`${usage.remaining} ${usage.unit} left: ${usage.allowance_remaining} of ${usage.allowance} this period, ${usage.credits} credits.`];
+  if (usage.resets_at !== null) parts.push(`Resets ${day(usage.resets_at)}.`);
+  $("usage").textContent = parts.join(" ");
+}
+
+/** The meter's line, read again at each access change (a credit pack bought changes the answer's version). A device activated with a key has no meters of its own. */
+async function renderUsage(state) {
+  $("usage-box").hidden = !config.meter || state.email === null;
+  if ($("usage-box").hidden) return;
+  try {
+    showUsage(await warden.usage(config.meter));
+  } catch (error) {
+    showError(error);
   }
 }
 
@@ -52,6 +72,7 @@ async function render(state) {
   $("trial").hidden = state.entitled;
   $("buy").hidden = state.entitled;
   $("open-trial").hidden = state.entitled;
+  await renderUsage(state);
 }
 
 $("email-form").addEventListener("submit", (event) => {
@@ -88,6 +109,19 @@ $("key-form").addEventListener("submit", (event) => {
 });
 
 $("recheck").addEventListener("click", (event) => run(event.target, async () => render(await warden.access({ fresh: true }))));
+$("use-one").addEventListener("click", (event) =>
+  run(event.target, async () => {
+    try {
+      showUsage(await warden.spend(config.meter));
+    } catch (error) {
+      if (!(error instanceof UsageLimitError)) throw error;
+      // Refused, nothing spent: what is left, and when the allowance comes back.
+      showUsage(error.usage);
+      const { unit, resets_at } = error.usage;
+      throw new Error(`No ${unit} left to use.${resets_at === null ? "" : ` The allowance resets ${day(resets_at)}.`} Credits are on the Plans page.`);
+    }
+  }),
+);
 $("trial").addEventListener("click", (event) => run(event.target, () => warden.startTrial()));
 $("buy").addEventListener("click", (event) =>
   run(event.target, async () => {

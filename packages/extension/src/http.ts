@@ -18,7 +18,11 @@ function retryAfterSeconds(header: string | null, now: number): number | null {
   return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - now) / 1000));
 }
 
-export async function request<T>(http: HttpOptions, url: string, options: { method?: string; body?: unknown; bearer?: string | null } = {}): Promise<T> {
+export async function request<T>(
+  http: HttpOptions,
+  url: string,
+  options: { method?: string; body?: unknown; bearer?: string | null; headers?: Record<string, string> } = {},
+): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     let response: Response;
     try {
@@ -31,6 +35,8 @@ export async function request<T>(http: HttpOptions, url: string, options: { meth
           accept: "application/json",
           ...(options.body === undefined ? {} : { "content-type": "application/json" }),
           ...(options.bearer ? { authorization: `Bearer ${options.bearer}` } : {}),
+          // The same headers on every try: a spend's Idempotency-Key makes a retried 429 count once.
+          ...options.headers,
         },
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
       });

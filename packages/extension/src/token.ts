@@ -20,6 +20,8 @@ export interface AccessClaims {
   entitled: boolean;
   via: Via | null;
   plan: string | null;
+  /** The tool's features the person holds, sorted; [] when none. */
+  features: string[];
   /** Epoch seconds. */
   trial_ends_at: number | null;
   /** Epoch seconds. */
@@ -89,7 +91,10 @@ export function checkClaims(claims: Record<string, unknown>, expected: { workspa
   }
   if (!isSeconds(c.iat) || !isSeconds(c.exp) || c.exp <= c.iat || c.exp - c.iat > MAX_LIFETIME_S) throw invalid("The token's iat and exp are not Warden's.");
   if (!(c.trial_ends_at === null || isSeconds(c.trial_ends_at))) throw invalid("The token's trial_ends_at is not Warden's.");
-  return c as AccessClaims;
+  // A Warden older than features signs none: that person holds no feature the library can name.
+  const features = c.features === undefined ? [] : c.features;
+  if (!Array.isArray(features) || !features.every((f) => typeof f === "string")) throw invalid("The token's features are not Warden's.");
+  return { ...c, features } as AccessClaims;
 }
 
 /** How long a token is good for from when it arrived: its exp - iat, whatever the device's clock says the date is. */

@@ -80,3 +80,39 @@ export interface SeatChange {
   seats: number;
   seats_in_use: number;
 }
+
+/** One allowance a spend draws from, in draw order (docs/api.md, "MeterUsage"). */
+export interface UsageBucket {
+  via: "licence" | "subscription" | "trial" | "grant" | "free";
+  /** The source's id (lic_…, sub_…, gr_…); null for the tool's free allowance. */
+  source: string | null;
+  allowance: number;
+  used: number;
+  period_start: string;
+  resets_at: string;
+}
+
+/** One meter of the person: the allowances this period, credits, and what a spend may take. */
+export interface MeterUsage {
+  meter: string;
+  /** What a unit is called, plural (e.g. "summaries"). */
+  unit: string;
+  /** Units used of the allowances this period (credits spent are not counted here). */
+  used: number;
+  allowance: number;
+  allowance_remaining: number;
+  /** Credits available now. */
+  credits: number;
+  /** What a spend may take: allowance_remaining + credits. */
+  remaining: number;
+  /** The soonest reset of an allowance (ISO 8601); null when there is none. */
+  resets_at: string | null;
+  period_start: string | null;
+  buckets: UsageBucket[];
+}
+
+/** A spend applied: the quantity, and the meter's usage after it. */
+export interface Spent extends MeterUsage {
+  quantity: number;
+  allowed: true;
+}

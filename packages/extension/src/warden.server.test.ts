@@ -9,18 +9,21 @@ import { buildApp } from "../../../src/app.js";
 import { toIso } from "../../../src/clock.js";
 import { randomBase62 } from "../../../src/ids.js";
 import { importNdjson } from "../../../src/import/import.service.js";
+import type { Services } from "../../../src/services.js";
 import { connectStripe } from "../../../src/stripe/stripe-account.service.js";
 import { dashboardServices, readCode } from "../../../src/test-support/dashboard.js";
-import { DIALECTS, seedCatalogue } from "../../../src/test-support/harness.js";
+import { DIALECTS, seedCatalogue, testApi, type Workspace } from "../../../src/test-support/harness.js";
+import { connectTestStripe, deliver, paymentSession, stripeEvent } from "../../../src/test-support/stripe.js";
 import { startStripeApi } from "../../../src/test-support/stripe-api.js";
+import { seedUsageCatalogue } from "../../../src/test-support/usage.js";
 import { updateTool } from "../../../src/workspaces/workspace.service.js";
 import { FakeClock, sharedStorage, until } from "../test-support/fakes.js";
-import { createWarden, WardenError, type WardenOptions } from "./index.js";
+import { createWarden, UsageLimitError, WardenError, type WardenOptions } from "./index.js";
 
-async function setUp(dialect: (typeof DIALECTS)[number]) {
+async function setUp(dialect: (typeof DIALECTS)[number], seed: (services: Services) => Promise<Workspace> = seedCatalogue) {
   const stripeApi = await startStripeApi();
   const env = await dashboardServices(dialect, { WARDEN_STRIPE_API_URL: stripeApi.url });
-  const ws = await seedCatalogue(env.services);
+  const ws = await seed(env.services);
   const app = await buildApp(env.services, { logger: false });
   await app.listen({ host: "127.0.0.1", port: 0 });
   after(() => app.close());
@@ -97,12 +100,14 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([signedIn.email, signedIn.device.name, signedIn.device.current], [email, "Test laptop", true]);
       assert.equal(await client.pendingEmail(), null);
 
-      const locked = await client.access();
+      const { version, ...locked } = await client.access();
+      assert.match(version ?? "", /^[0-9a-f]{16}$/, "Warden's state of the answer");
       assert.deepEqual(locked, {
         signedIn: true,
         entitled: false,
         via: null,
         plan: null,
+        features: [],
         trialEndsAt: null,
         email,
         expiresAt: clock.now() + 900_000,
@@ -232,6 +237,67 @@ for (const dialect of DIALECTS) {
         type: "invalid_request_error",
         param: "plan",
       });
+    });
+    test("features, meters and credit packs: hasFeature, usage, spend until refused with what is left, a pack bought on the plans page fires onAccessChange, a key-activated device reads no meters", async () => {
+      const { services, ws, make, signIn, vendor } = await setUp(dialect, seedUsageCatalogue);
+      const secret = await connectTestStripe(services, ws);
+      const api = await testApi(services);
+      const client = make({ tabs: { create: () => {} } });
+      const email = `meters-${ws.slug}@example.com`;
+      await signIn(client, email);
+      assert.deepEqual((await client.access()).features, []);
+      assert.equal(await client.hasFeature("export"), false, "someone who holds nothing holds no feature");
+
+      const [free] = await client.usage();
+      assert.deepEqual([free?.meter, free?.allowance, free?.remaining, free?.credits, free?.buckets[0]?.via], ["summaries", 10, 10, 0, "free"]);
+      await assert.rejects(client.usage("pages"), (e: WardenError) => e.type === "invalid_request_error" && e.param === "meter");
+      const spent = await client.spend("summaries", 8);
+      assert.deepEqual([spent.quantity, spent.allowed, spent.remaining, spent.used], [8, true, 2, 8]);
+      assert.equal((await client.spend("summaries", 1, { idempotencyKey: "summary-42" })).remaining, 1);
+      assert.equal((await client.spend("summaries", 1, { idempotencyKey: "summary-42" })).remaining, 1, "the same key spends once");
+      const refused = await client.spend("summaries", 2).then(
+        () => assert.fail("a spend over what is left is refused"),
+        (error: unknown) => error,
+      );
+      assert.ok(refused instanceof UsageLimitError && refused instanceof WardenError);
+      assert.deepEqual(
+        [refused.type, refused.status, refused.usage.meter, refused.usage.remaining, refused.usage.credits],
+        ["usage_limit_error", 402, "summaries", 1, 0],
+      );
+      assert.equal(refused.usage.resets_at, free?.resets_at, "when the allowance comes back");
+      assert.equal((await client.usage("summaries")).remaining, 1, "the refusal spent nothing");
+
+      // A pack sold alone gives no access: what changes is the answer's version, and the device hears of it while the plans page is open.
+      const seen: { entitled: boolean; version: string | null }[] = [];
+      client.onAccessChange(({ entitled, version }) => seen.push({ entitled, version }));
+      const before = (await client.access()).version;
+      assert.match(before ?? "", /^[0-9a-f]{16}$/);
+      await client.openPaymentPage({ plan: "pack-1000" });
+      await until(() => services.accessWatch.parked === 1, "the library's long poll waits at Warden");
+      const now = services.clock.now();
+      const session = paymentSession({ email, metadata: { warden_tool: "tabmaster", warden_plan: "pack-1000" }, amount: 900, now });
+      assert.equal(await deliver(api, ws, secret, stripeEvent("checkout.session.completed", session, { now }), now), "applied");
+      await services.accessWatch.poll();
+      await until(() => seen.some((s) => s.version !== before), "onAccessChange for the pack, with no click");
+      assert.equal(seen.at(-1)?.entitled, false);
+      assert.deepEqual([(await client.usage("summaries")).credits, (await client.spend("summaries", 3)).remaining], [1000, 998]);
+
+      await vendor("POST", `/tools/${ws.tool}/grants`, { email, days: 7, plan: "lifetime" });
+      assert.deepEqual((await client.access({ fresh: true })).features, ["export"]);
+      assert.deepEqual([await client.hasFeature("export"), await client.hasFeature("sync")], [true, false]);
+
+      // A licence key proves the licence, not whose meters to spend.
+      const licence = `lic_${randomBase62(24)}`;
+      const line = { type: "licence", id: licence, email, tool: ws.tool, plan: "lifetime", purchased_at: toIso(services.clock.now() - 60_000) };
+      await importNdjson(services.db, services.clock, { workspace: ws.slug, env: "test", text: JSON.stringify(line) });
+      const key = (await client.purchases()).find((p) => p.id === licence)?.key ?? "";
+      const byKey = make();
+      await byKey.activate(key);
+      assert.deepEqual((await byKey.access()).features, ["export"], "the licence's features are the device's");
+      await assert.rejects(byKey.usage(), (e: WardenError) => e.type === "authentication_error" && e.status === 401);
+      await assert.rejects(byKey.spend("summaries"), (e: WardenError) => e.type === "authentication_error");
+      assert.equal((await byKey.access()).signedIn, true, "and stays activated");
+      await services.accessWatch.stop();
     });
   });
 }

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { FakeClock, fakeAlarms, fakeRuntime, fakeWarden, settle, sharedStorage, TARGET, testSigner, until } from "../test-support/fakes.js";
-import { type AccessState, createWarden, WardenError, type WardenOptions } from "./index.js";
+import { type AccessState, createWarden, UsageLimitError, WardenError, type WardenOptions } from "./index.js";
 
 const URL_ = "http://warden.test";
 
@@ -30,10 +30,12 @@ const SIGNED_IN_LOCKED: AccessState = {
   entitled: false,
   via: null,
   plan: null,
+  features: [],
   trialEndsAt: null,
   email: "ada@example.com",
   expiresAt: null,
   offline: false,
+  version: null,
 };
 
 const ACCESS_KEY = `warden:${TARGET.workspace}:${TARGET.env}:${TARGET.tool}:access`;
@@ -185,7 +187,18 @@ describe("onAccessChange and the parts of an extension", () => {
     assert.equal(seen.length, 2);
     await worker.signOut();
     await until(() => seen.length === 3, "the popup to follow");
-    assert.deepEqual(seen.at(-1), { signedIn: false, entitled: false, via: null, plan: null, trialEndsAt: null, email: null, expiresAt: null, offline: false });
+    assert.deepEqual(seen.at(-1), {
+      signedIn: false,
+      entitled: false,
+      via: null,
+      plan: null,
+      features: [],
+      trialEndsAt: null,
+      email: null,
+      expiresAt: null,
+      offline: false,
+      version: null,
+    });
     assert.equal(warden.signedOut, true, "signed out at Warden too");
   });
 
@@ -345,5 +358,106 @@ describe("errors and rate limits", () => {
     const { make, warden } = setup();
     warden.down = true;
     await assert.rejects(make().signIn("ada@example.com"), (e: WardenError) => e.type === "network_error" && e.status === 0);
+  });
+});
+
+describe("features, meters and spends", () => {
+  test("features come from the signed token (none from a Warden older than them); hasFeature answers from the held answer", async () => {
+    const { client, warden } = await signedIn();
+    assert.deepEqual((await client.access({ fresh: true })).features, [], "a token without the claim holds no feature");
+    warden.overrides = { features: ["export", "sync"] };
+    warden.answer.entitled = true;
+    assert.deepEqual((await client.access({ fresh: true })).features, ["export", "sync"]);
+    assert.deepEqual([await client.hasFeature("sync"), await client.hasFeature("share")], [true, false]);
+    assert.equal(accessCalls(warden.calls), 2, "hasFeature used the held answer");
+  });
+
+  test("a token whose features are not a list of names is not Warden's", async () => {
+    const { client, warden } = await signedIn();
+    for (const features of ["export", [1], null]) {
+      warden.overrides = { features };
+      await assert.rejects(client.access({ fresh: true }), (e: WardenError) => e.type === "invalid_token", JSON.stringify(features));
+    }
+  });
+
+  test("onAccessChange fires when only the answer's version moves (credits bought), not when the same answer is renewed", async () => {
+    const { client, warden } = await signedIn();
+    const seen: AccessState[] = [];
+    client.onAccessChange((state) => seen.push(state));
+    const first = await client.access({ fresh: true });
+    assert.match(first.version ?? "", /^[0-9a-f]{16}$/);
+    warden.creditsVersion += 1;
+    const bought = await client.access({ fresh: true });
+    assert.notEqual(bought.version, first.version);
+    assert.equal(bought.entitled, first.entitled);
+    await client.access({ fresh: true });
+    assert.deepEqual(
+      seen.map((s) => s.version),
+      [bought.version],
+      "the first answer was published at sign-in, before the listener; the renewal is no change",
+    );
+  });
+
+  test("usage reads the meters, or one by id; a meter the tool lacks is an invalid_request_error", async () => {
+    const { client } = await signedIn();
+    const meters = await client.usage();
+    assert.deepEqual(
+      meters.map((m) => [m.meter, m.remaining]),
+      [["summaries", 10]],
+    );
+    assert.equal((await client.usage("summaries")).allowance, 10);
+    await assert.rejects(client.usage("pages"), (e: WardenError) => e instanceof WardenError && e.type === "invalid_request_error" && e.param === "meter");
+  });
+
+  test("spend: 1 by default; a new Idempotency-Key per call, the same on the library's own retry of a 429; the caller's own key when given", async () => {
+    const { client, warden, clock } = await signedIn();
+    assert.deepEqual([(await client.spend("summaries")).quantity, warden.meter.remaining], [1, 9]);
+    warden.queued.push(
+      new Response(JSON.stringify({ error: { type: "rate_limit_error", message: "Slow down." } }), { status: 429, headers: { "retry-after": "2" } }),
+    );
+    const retried = client.spend("summaries", 2);
+    await clock.advance(2_000);
+    assert.equal((await retried).remaining, 7);
+    const [one, two, three] = warden.spendKeys;
+    assert.match(one ?? "", /^[A-Za-z0-9_-]{43}$/);
+    assert.equal(two, three, "the retry sent the same key: Warden counts the spend once");
+    assert.notEqual(one, two, "each call its own key");
+    await client.spend("summaries", 1, { idempotencyKey: "summary-42" });
+    await client.spend("summaries", 1, { idempotencyKey: "summary-42" });
+    assert.deepEqual([warden.spendKeys.slice(-2), warden.meter.remaining], [["summary-42", "summary-42"], 6]);
+  });
+
+  test("a spend over what is left rejects with a UsageLimitError saying what is left, and spends nothing", async () => {
+    const { client, warden } = await signedIn();
+    warden.meter = { ...warden.meter, credits: 5, remaining: 15 };
+    const refused = await client.spend("summaries", 16).then(
+      () => assert.fail("refused"),
+      (error: unknown) => error,
+    );
+    assert.ok(refused instanceof UsageLimitError, "a UsageLimitError");
+    assert.ok(refused instanceof WardenError, "and a WardenError, as every failure is");
+    assert.deepEqual(
+      [refused.type, refused.status, refused.name, refused.usage.remaining, refused.usage.allowance_remaining, refused.usage.credits, refused.usage.resets_at],
+      ["usage_limit_error", 402, "UsageLimitError", 15, 10, 5, "2026-12-01T00:00:00.000Z"],
+    );
+    assert.match(refused.message, /Only 15 summaries are left/);
+    assert.equal((await client.usage("summaries")).remaining, 15, "nothing spent");
+    // A 402 not in Warden's shape (no usage) is a WardenError of the same type, without what it cannot know.
+    warden.queued.push(new Response(JSON.stringify({ error: { type: "usage_limit_error", message: "No." } }), { status: 402 }));
+    await assert.rejects(client.spend("summaries"), (e: WardenError) => e.type === "usage_limit_error" && !(e instanceof UsageLimitError));
+  });
+
+  test("signed out: usage and spend reject with authentication_error, asking Warden nothing; signed out at Warden: 401", async () => {
+    const s = setup();
+    const client = s.make();
+    await assert.rejects(client.usage(), (e: WardenError) => e.type === "authentication_error" && e.status === 401);
+    await assert.rejects(client.spend("summaries"), (e: WardenError) => e.type === "authentication_error");
+    assert.deepEqual(s.warden.calls, []);
+    await client.signIn("ada@example.com");
+    await client.verify("123456");
+    s.warden.signedOut = true;
+    await assert.rejects(client.spend("summaries"), (e: WardenError) => e.status === 401);
+    assert.equal(s.warden.meter.remaining, 10);
+    assert.equal((await client.access()).signedIn, false, "the 401 signed this device out");
   });
 });

@@ -18,7 +18,7 @@ import {
   type Tabs,
 } from "./platform.js";
 import { type AccessClaims, type Jwk, KeySet, lifetimeMs, type Via } from "./token.js";
-import type { Device, DeviceInfo, Grant, Purchase, SeatChange, SeatList, SignedIn, SignInSent } from "./types.js";
+import type { Device, DeviceInfo, Grant, MeterUsage, Purchase, SeatChange, SeatList, SignedIn, SignInSent, Spent } from "./types.js";
 
 export interface WardenOptions {
   /** Warden's address, e.g. https://acme.warden.example.com (without /api/…). */
@@ -69,6 +69,8 @@ export interface AccessState {
   via: Via | null;
   /** The plan's id. */
   plan: string | null;
+  /** The tool's features the person holds (their ids, sorted); [] when none. */
+  features: string[];
   /** Epoch milliseconds. */
   trialEndsAt: number | null;
   /** The signed-in address; null signed out, and on a device activated with a licence key. */
@@ -77,6 +79,23 @@ export interface AccessState {
   expiresAt: number | null;
   /** The last try to reach Warden failed: the answer is the last one that verified, and locked once it expired. */
   offline: boolean;
+  /**
+   * Warden's fingerprint of the answer (its `state`): another one when anything above
+   * changes, and when the person's credits are added or taken back (a credit pack bought,
+   * refunded or disputed; credits added or removed by hand), though no field here shows
+   * them: read them with usage(). Not signed: a sign of change, never a reason to unlock.
+   * null when no answer is held.
+   */
+  version: string | null;
+}
+
+export interface SpendOptions {
+  /**
+   * Repeats the spend safely for 24 hours: the same key and spend answer the first spend
+   * again and spend nothing more. Default: a new random key for this call, so that the
+   * library's own retry of a rate-limited request counts once.
+   */
+  idempotencyKey?: string;
 }
 
 export interface CheckoutOptions {
@@ -123,6 +142,18 @@ export interface Warden {
   signOutDevice(id: string): Promise<void>;
   /** The held answer while its token is valid, else a fresh check; `{ fresh: true }` always asks Warden. */
   access(options?: { fresh?: boolean }): Promise<AccessState>;
+  /** Whether the person holds the tool's feature now (the held answer, as access() gives it). */
+  hasFeature(name: string): Promise<boolean>;
+  /** The person's meters of the tool: allowances this period, credits, and what a spend may take. Signed in by email only. */
+  usage(): Promise<MeterUsage[]>;
+  /** One meter; a meter the tool does not declare rejects with an invalid_request_error (param "meter"). */
+  usage(meter: string): Promise<MeterUsage>;
+  /**
+   * Spends `quantity` (1 by default) whole units of a meter: the allowances first, then
+   * credits. All or nothing: more than is left rejects with a UsageLimitError, which says
+   * what is left, and spends nothing.
+   */
+  spend(meter: string, quantity?: number, options?: SpendOptions): Promise<Spent>;
   /** Called whenever the access state changes, in any part of the extension; answers a function that stops it. */
   onAccessChange(listener: (state: AccessState) => void): () => void;
   /**
@@ -182,10 +213,12 @@ const SIGNED_OUT: AccessState = Object.freeze({
   entitled: false,
   via: null,
   plan: null,
+  features: Object.freeze([]) as unknown as string[],
   trialEndsAt: null,
   email: null,
   expiresAt: null,
   offline: false,
+  version: null,
 });
 
 /** Warden could not answer: keep the last valid answer and try again later. */
@@ -280,10 +313,12 @@ export function createWarden(options: WardenOptions): Warden {
           entitled: claims.entitled,
           via: claims.via,
           plan: claims.plan,
+          features: claims.features,
           trialEndsAt: claims.trial_ends_at === null ? null : claims.trial_ends_at * 1000,
           email: claims.email,
           expiresAt: kept.expiresAt,
           offline,
+          version: kept.state ?? null,
         };
         return { state, held: true };
       } catch {
@@ -408,7 +443,7 @@ export function createWarden(options: WardenOptions): Warden {
   }
 
   /** A call that needs the device token. */
-  async function authed<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+  async function authed<T>(path: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<T> {
     const current = await session();
     if (!current) throw new WardenError("authentication_error", "Sign in first: signIn(email), then verify(code).", { status: 401 });
     try {
@@ -668,6 +703,28 @@ export function createWarden(options: WardenOptions): Warden {
     },
 
     access,
+
+    async hasFeature(name) {
+      return (await access()).features.includes(name);
+    },
+
+    usage: (async (meter?: string) => {
+      const meters = (await authed<{ data: MeterUsage[] }>(`${toolPath}/usage`)).data;
+      if (meter === undefined) return meters;
+      const found = meters.find((m) => m.meter === meter);
+      if (!found) {
+        throw new WardenError("invalid_request_error", `Tool "${options.tool}" has no meter "${meter}".`, { param: "meter" });
+      }
+      return found;
+    }) as Warden["usage"],
+
+    spend(meter, quantity = 1, opts = {}) {
+      return authed<Spent>(`${toolPath}/usage`, {
+        method: "POST",
+        body: { meter, quantity },
+        headers: { "idempotency-key": opts.idempotencyKey ?? randomToken() },
+      });
+    },
 
     onAccessChange(listener) {
       listeners.add(listener);

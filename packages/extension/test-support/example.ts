@@ -28,6 +28,8 @@ export interface ExampleConfig {
   tool: string;
   env: "test" | "live";
   successUrl: string;
+  /** The meter the popup's "Use one" button spends; absent: no button. */
+  meter?: string;
 }
 
 /** A loadable copy of the example extension; answers its folder. */

@@ -3,7 +3,7 @@
 // parts of an extension, chrome.alarms and chrome.runtime messaging, and tokens signed
 // with node:crypto in Warden's format.
 import { createHash, generateKeyPairSync, type KeyObject, sign } from "node:crypto";
-import type { Alarms, Clock, Runtime, Storage } from "../src/index.js";
+import type { Alarms, Clock, MeterUsage, Runtime, Storage } from "../src/index.js";
 
 /** Lets pending promise chains run (several turns of the event loop). */
 export async function settle(): Promise<void> {
@@ -179,6 +179,12 @@ export interface FakeWarden {
   calls: string[];
   signedOut: boolean;
   deviceToken: string;
+  /** The person's one meter: spends draw from its `remaining` (the allowance first, then credits). */
+  meter: MeterUsage;
+  /** The person's credits changed by something other than a spend (a pack bought): in the answer's state, not its claims, as at Warden. */
+  creditsVersion: number;
+  /** Each spend's Idempotency-Key as sent, in order, retries included; a key applied before replays. */
+  spendKeys: string[];
   /** Sign-in hand-off codes the hosted page gave, with the PKCE challenge each is bound to. */
   codes: Map<string, string>;
   /** Long polls waiting on GET …/access/changes, with the state each holds. */
@@ -191,13 +197,17 @@ export interface FakeWarden {
   fetch: typeof fetch;
 }
 
-const stateOf = (answer: Answer) => {
+const stateOf = (answer: Answer, creditsVersion: number) => {
   const { recheck_after: _r, ...meaning } = answer;
-  return createHash("sha256").update(JSON.stringify(meaning)).digest("hex").slice(0, 16);
+  return createHash("sha256")
+    .update(JSON.stringify([meaning, creditsVersion]))
+    .digest("hex")
+    .slice(0, 16);
 };
 
 export function fakeWarden(clock: { now(): number }): FakeWarden {
   const deviceToken = "wdt_0123456789012345678901234567890123456789abc";
+  const applied = new Set<string>();
   const fake: FakeWarden = {
     signer: testSigner("k1"),
     published: [],
@@ -210,6 +220,20 @@ export function fakeWarden(clock: { now(): number }): FakeWarden {
     signedOut: false,
     deviceToken,
     codes: new Map(),
+    meter: {
+      meter: "summaries",
+      unit: "summaries",
+      used: 0,
+      allowance: 10,
+      allowance_remaining: 10,
+      credits: 0,
+      remaining: 10,
+      resets_at: "2026-12-01T00:00:00.000Z",
+      period_start: "2026-11-01T00:00:00.000Z",
+      buckets: [],
+    },
+    creditsVersion: 0,
+    spendKeys: [],
     waits: [],
     change(update) {
       Object.assign(fake.answer, update);
@@ -239,6 +263,8 @@ export function fakeWarden(clock: { now(): number }): FakeWarden {
       const url = new URL(String(input));
       const method = init?.method ?? "GET";
       fake.calls.push(`${method} ${url.pathname}`);
+      const idempotencyKey = (init?.headers as Record<string, string> | undefined)?.["idempotency-key"];
+      if (idempotencyKey !== undefined) fake.spendKeys.push(idempotencyKey);
       if (init?.cache !== "no-store") throw new Error(`${method} ${url.pathname} could be answered from the browser's HTTP cache`);
       if (fake.down) throw new TypeError("fetch failed");
       const queued = fake.queued.shift();
@@ -251,7 +277,7 @@ export function fakeWarden(clock: { now(): number }): FakeWarden {
         case `GET /api/client/v1/tools/${TARGET.tool}/access/changes`: {
           if (!authed) return unauthenticated();
           const held = url.searchParams.get("state") ?? "";
-          if (held !== stateOf(fake.answer)) return accessAnswer();
+          if (held !== stateOf(fake.answer, fake.creditsVersion)) return accessAnswer();
           return new Promise<Response>((resolve) => fake.waits.push({ state: held, answer: resolve }));
         }
         case `POST /api/client/v1/tools/${TARGET.tool}/page-tickets`:
@@ -297,6 +323,31 @@ export function fakeWarden(clock: { now(): number }): FakeWarden {
           };
           return json(200, { token: deviceToken, email: body.email, device });
         }
+        case `GET /api/client/v1/tools/${TARGET.tool}/usage`:
+          if (!authed) return unauthenticated();
+          return json(200, { data: [fake.meter] });
+        case `POST /api/client/v1/tools/${TARGET.tool}/usage`: {
+          if (!authed) return unauthenticated();
+          const replayed = idempotencyKey !== undefined && applied.has(idempotencyKey);
+          if (idempotencyKey !== undefined) applied.add(idempotencyKey);
+          const { meter, quantity } = JSON.parse(String(init?.body)) as { meter: string; quantity: number };
+          if (meter !== fake.meter.meter) return json(400, { error: { type: "invalid_request_error", message: `No meter "${meter}".`, param: "meter" } });
+          if (replayed) return json(200, { quantity, allowed: true, ...fake.meter });
+          if (quantity > fake.meter.remaining) {
+            const message = `Only ${fake.meter.remaining} summaries are left of meter "summaries" and this use needs ${quantity}. Nothing was spent.`;
+            return json(402, { error: { type: "usage_limit_error", message, usage: fake.meter } });
+          }
+          const fromAllowance = Math.min(quantity, fake.meter.allowance_remaining);
+          const m = fake.meter;
+          fake.meter = {
+            ...m,
+            used: m.used + fromAllowance,
+            allowance_remaining: m.allowance_remaining - fromAllowance,
+            credits: m.credits - (quantity - fromAllowance),
+          };
+          fake.meter.remaining = fake.meter.allowance_remaining + fake.meter.credits;
+          return json(200, { quantity, allowed: true, ...fake.meter });
+        }
         case `GET /api/client/v1/tools/${TARGET.tool}/access`:
           if (!authed) return unauthenticated();
           return accessAnswer();
@@ -311,7 +362,7 @@ export function fakeWarden(clock: { now(): number }): FakeWarden {
   };
   function accessAnswer(): Response {
     const { trial_ends_at: _t, ...answer } = fake.answer;
-    const body = { ...answer, trial: null, subscription: null, state: stateOf(fake.answer), token: fake.signer.sign(fake.claims()) };
+    const body = { ...answer, trial: null, subscription: null, state: stateOf(fake.answer, fake.creditsVersion), token: fake.signer.sign(fake.claims()) };
     return new Response(JSON.stringify(body), { status: 200, headers: { "content-type": "application/json" } });
   }
   return fake;
