@@ -101,7 +101,7 @@ export const EventEnvelope = Type.Union([
     amount: Money,
     currency: Currency,
   }),
-  envelope("usage.allowance_ran_out", "A spend used the last unit of a person's allowance of a meter for its period; once per person, meter and period", {
+  envelope("usage.allowance_ran_out", "A spend used the last unit of a person's allowance of a meter: once per person, meter and period", {
     tool: Tool,
     meter: Type.String({ description: "The meter's id" }),
     email: Type.String(),

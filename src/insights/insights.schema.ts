@@ -93,10 +93,9 @@ export const UseInsightsBody = obj({
     }),
     { description: "Free, trial or granted people with the most active days in the range, at most 20" },
   ),
-  meters: Type.Array(
-    obj({ toolId: Type.String(), meterId: Type.String(), name: Type.String(), unit: Type.String(), used: Series }),
-    { description: "Units spent per meter the tools declare, by tool then meter" },
-  ),
+  meters: Type.Array(obj({ toolId: Type.String(), meterId: Type.String(), name: Type.String(), unit: Type.String(), used: Series }), {
+    description: "Units spent per meter the tools declare, by tool then meter",
+  }),
   allowanceRanOut: Type.Array(
     obj({
       personId: Type.String(),

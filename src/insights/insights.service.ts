@@ -214,7 +214,10 @@ export async function revenueInsights(db: Executor, q: InsightsQuery): Promise<R
       net: summed({ current: [...gross.current, ...negative(refunds.current)], previous: [...gross.previous, ...negative(refunds.previous)] }, r),
       oneTime: summed(of(mine, "gross_one_time"), r),
       subscription: summed(of(mine, "gross_subscription"), r),
-      packs: summed(pick(packFigures, (x) => x.currency === currency), r),
+      packs: summed(
+        pick(packFigures, (x) => x.currency === currency),
+        r,
+      ),
       byPlan: [...byPlan.values()].sort((a, b) => b.gross - a.gross || a.planId.localeCompare(b.planId)),
     };
   });

@@ -179,7 +179,11 @@ export async function packPlans(ex: Executor, workspaceId: string): Promise<stri
 }
 
 /** The meters the tools declare (one tool's, or every tool's of the workspace), by tool then id. */
-export async function metersOf(ex: Executor, workspaceId: string, toolId: string | null): Promise<{ toolId: string; id: string; name: string; unit: string }[]> {
+export async function metersOf(
+  ex: Executor,
+  workspaceId: string,
+  toolId: string | null,
+): Promise<{ toolId: string; id: string; name: string; unit: string }[]> {
   let q = ex.selectFrom("tool_meters").select(["tool_id", "id", "name", "unit"]).where("workspace_id", "=", workspaceId);
   if (toolId !== null) q = q.where("tool_id", "=", toolId);
   const rows = await q.execute();
@@ -233,13 +237,7 @@ export async function runOuts(
     .where("r.ran_out_at", ">=", since)
     .where("r.ran_out_at", "<", until);
   if (where.toolId !== null) q = q.where("r.tool_id", "=", where.toolId);
-  const rows = await q
-    .orderBy("r.ran_out_at", "desc")
-    .orderBy(byteOrder(ex, "r.person_id"))
-    .orderBy("r.meter_id")
-    .orderBy("r.tool_id")
-    .limit(limit)
-    .execute();
+  const rows = await q.orderBy("r.ran_out_at", "desc").orderBy(byteOrder(ex, "r.person_id")).orderBy("r.meter_id").orderBy("r.tool_id").limit(limit).execute();
   return rows.map((r) => ({
     personId: r.person_id,
     email: r.email,

@@ -30,7 +30,13 @@ async function use(api: TestApi, key: string, query: string) {
   const response = await api.request({ url: `/api/v1/insights/use?${query}`, key });
   assert.equal(response.statusCode, 200, response.body);
   return response.json() as {
-    meters: { toolId: string; meterId: string; name: string; unit: string; used: { points: { date: string; value: number }[]; total: number; previousTotal: number } }[];
+    meters: {
+      toolId: string;
+      meterId: string;
+      name: string;
+      unit: string;
+      used: { points: { date: string; value: number }[]; total: number; previousTotal: number };
+    }[];
     allowanceRanOut: { personId: string; email: string; toolId: string; meterId: string; ranOutAt: string; resetsAt: string }[];
   };
 }
@@ -216,7 +222,13 @@ for (const dialect of DIALECTS) {
       const other = await seedUsageCatalogue(services);
       const secret = await connectTestStripe(services, ws);
       const buy = async (plan: string, amount: number, currency: string) => {
-        const session = paymentSession({ email: "ada@example.com", metadata: { warden_tool: "tabmaster", warden_plan: plan }, amount, currency, now: clock.now() });
+        const session = paymentSession({
+          email: "ada@example.com",
+          metadata: { warden_tool: "tabmaster", warden_plan: plan },
+          amount,
+          currency,
+          now: clock.now(),
+        });
         assert.equal(await deliver(api, ws, secret, stripeEvent("checkout.session.completed", session, { now: clock.now() }), clock.now()), "applied");
       };
       await buy("pack-1000", 900, "eur");

@@ -3,9 +3,9 @@
 // what is left, and draws all of it or nothing, in one transaction, which also counts
 // the units in the day's figure for Insights and notes an allowance that ran out.
 import { createHash } from "node:crypto";
-import { utcDayOf } from "../clock.js";
 import { requireSignedIn } from "../client/client.service.js";
 import type { DeviceSession } from "../client/device-session.store.js";
+import { utcDayOf } from "../clock.js";
 import { requireToolScope, toolScope } from "../customers/customer.service.js";
 import type { ToolScope } from "../customers/customer.store.js";
 import { loadSources } from "../customers/customer-sources.store.js";
@@ -20,9 +20,9 @@ import type { RequestContext, Services } from "../services.js";
 import { heldTerms } from "./held-terms.js";
 import { oneAtATime } from "./meter-queue.js";
 import { afterDraw, drawFrom, type MeterState, meterState, presentMeterUsage, refusalMessage } from "./meter-usage.js";
+import { noteRunOut, ranOut } from "./run-out.js";
 import { listMeters, loadToolTerms } from "./terms.store.js";
 import type { MeterUsage, SpendBody, Spent } from "./usage.schema.js";
-import { noteRunOut, ranOut } from "./run-out.js";
 import { addUsed, countMeterDay, lockMeter, readAvailableCredits, readUsed, takeCredits } from "./usage.store.js";
 import type { Meter, ToolTerms } from "./usage.types.js";
 
