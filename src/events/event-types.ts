@@ -2,8 +2,9 @@ import { type Static, type TProperties, Type } from "@sinclair/typebox";
 import { Nullable } from "../http/common.schema.js";
 
 // The six webhook events of the specification (Events part), field for field, and
-// usage.allowance_ran_out (issue 46). What we send is exactly these fields, so the schemas refuse extra ones; receivers are told new
-// fields may appear within v1 (decisions.md), never that one is removed or retyped.
+// usage.allowance_ran_out (issue 46). What we send is exactly these fields, so the
+// schemas refuse extra ones; receivers are told new fields may appear within v1
+// (decisions.md), never that one is removed or retyped.
 
 // A pattern rather than `format: "date-time"`: TypeBox's Value.Check refuses unregistered
 // formats, and the pattern also pins the decided form (UTC, milliseconds).
