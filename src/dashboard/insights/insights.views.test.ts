@@ -245,7 +245,7 @@ describe("insights pages' templates", () => {
 
   test("use: a chart per meter and the allowances used up, linked to the person's page of the meter's tool, escaped", () => {
     const all = insightsView(frame, { tools, bundles, selection: selection(), shown: { group: "use", data: use } }).markup;
-    assert.match(all, /<h2 id="meter-tabmaster-summaries">tabmaster: Summaries spent<\/h2>/);
+    assert.match(all, /<h2 id="meter-tabmaster-summaries">Tab Master: Summaries spent<\/h2>/);
     assert.ok(all.includes('href="/dashboard/w/acme/test/insights/use/meter-tabmaster-summaries.csv?tool=all'));
     assert.ok(all.includes(`<a href="/dashboard/w/acme/test/customers/tabmaster/heavy%2B%3Ci%3E%40example.com">heavy+&lt;i&gt;@example.com</a>`));
     assert.match(all, /<td>Tab Master <code class="id-secondary">tabmaster<\/code>: Summaries <code class="id-secondary">summaries<\/code><\/td>/);

@@ -319,6 +319,9 @@ ${
 ${meterContent(c, data, customers)}`;
 }
 
+/** A chart title's tool, by its name, when the page shows every tool. */
+const toolPrefix = (c: Context, toolId: string) => (c.selection.tool === null ? `${c.tools.find((t) => t.id === toolId)?.name ?? toolId}: ` : "");
+
 /** A meter's name, and its tool's when the page shows every tool. */
 function meterName(c: Context, toolId: string, meterId: string, name?: string): Html {
   const meter = html`${name ?? meterId}${secondaryId(meterId)}`;
@@ -331,7 +334,7 @@ function meterContent(c: Context, data: UseInsights, customers: string): Html {
   }
   const names = new Map(data.meters.map((m) => [`${m.toolId}\u0000${m.meterId}`, m.name]));
   return html`${data.meters.map((m) =>
-    seriesChart(`meter-${m.toolId}-${m.meterId}`, `${c.selection.tool === null ? `${m.toolId}: ` : ""}${m.name} spent`, m.name, m.used, c, {
+    seriesChart(`meter-${m.toolId}-${m.meterId}`, `${toolPrefix(c, m.toolId)}${m.name} spent`, m.name, m.used, c, {
       unit: { kind: "count", label: m.unit },
       kind: "total",
       empty: `Nobody spent ${m.unit} in this range.`,
