@@ -75,7 +75,15 @@ test("events list and events secret work offline; the secret is made once per ma
   const list = await runWarden(env, "events", "list", "--json");
   assert.deepEqual(
     list.json().data.map((t: { type: string }) => t.type),
-    ["purchase.completed", "subscription.started", "subscription.cancelled", "payment.refunded", "payment.disputed", "dispute.closed"],
+    [
+      "purchase.completed",
+      "subscription.started",
+      "subscription.cancelled",
+      "payment.refunded",
+      "payment.disputed",
+      "dispute.closed",
+      "usage.allowance_ran_out",
+    ],
   );
   const first = await runWarden(env, "events", "secret");
   assert.match(first.stdout.trim(), /^whsec_[A-Za-z0-9+/]{32}$/);

@@ -177,6 +177,28 @@ export interface MeterLocksTable {
   spends: number;
 }
 
+/** Units of a meter spent per UTC day 'YYYY-MM-DD' (migration 044). */
+export interface InsightMeterDaysTable {
+  workspace_id: string;
+  env: Env;
+  tool_id: string;
+  meter_id: string;
+  day: string;
+  used: number;
+}
+
+/** A person's allowance of a meter that ran out, once per period (migration 044). */
+export interface AllowanceRunoutsTable {
+  workspace_id: string;
+  env: Env;
+  tool_id: string;
+  meter_id: string;
+  person_id: string;
+  period: string;
+  ran_out_at: number;
+  resets_at: number;
+}
+
 export interface ApiKeysTable {
   id: string;
   workspace_id: string;
@@ -788,6 +810,8 @@ export interface Database {
   meter_usage: MeterUsageTable;
   meter_credits: MeterCreditsTable;
   meter_locks: MeterLocksTable;
+  insight_meter_days: InsightMeterDaysTable;
+  allowance_runouts: AllowanceRunoutsTable;
   api_keys: ApiKeysTable;
   settings: SettingsTable;
   signing_keys: SigningKeysTable;

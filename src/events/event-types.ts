@@ -1,9 +1,10 @@
 import { type Static, type TProperties, Type } from "@sinclair/typebox";
 import { Nullable } from "../http/common.schema.js";
 
-// The six webhook events of the specification (Events part), field for field. What we
-// send is exactly these fields, so the schemas refuse extra ones; receivers are told new
-// fields may appear within v1 (decisions.md), never that one is removed or retyped.
+// The six webhook events of the specification (Events part), field for field, and
+// usage.allowance_ran_out (issue 46). What we send is exactly these fields, so the
+// schemas refuse extra ones; receivers are told new fields may appear within v1
+// (decisions.md), never that one is removed or retyped.
 
 // A pattern rather than `format: "date-time"`: TypeBox's Value.Check refuses unregistered
 // formats, and the pattern also pins the decided form (UTC, milliseconds).
@@ -100,6 +101,15 @@ export const EventEnvelope = Type.Union([
     status: Type.Union([Type.Literal("won"), Type.Literal("lost"), Type.Literal("warning_closed")]),
     amount: Money,
     currency: Currency,
+  }),
+  envelope("usage.allowance_ran_out", "A spend used the last unit of a person's allowance of a meter: once per person, meter and period", {
+    tool: Tool,
+    meter: Type.String({ description: "The meter's id" }),
+    email: Type.String(),
+    user_id: Type.String({ description: "The person's id (psn_…)" }),
+    allowance: Type.Integer({ minimum: 1, description: "The period's allowance, every source's summed; all of it is used" }),
+    credits: Type.Integer({ minimum: 0, description: "Credits the person has left for the meter after the spend" }),
+    resets_at: EventDate,
   }),
 ]);
 

@@ -14,7 +14,7 @@ function assertValid(schema: Parameters<typeof Value.Check>[0], value: unknown) 
 }
 
 describe("event catalogue", () => {
-  test("the six types of the specification, in its order, each described on one line", () => {
+  test("the six types of the specification, in its order, then usage's, each described on one line", () => {
     assert.deepEqual(EVENT_TYPES, [
       "purchase.completed",
       "subscription.started",
@@ -22,6 +22,7 @@ describe("event catalogue", () => {
       "payment.refunded",
       "payment.disputed",
       "dispute.closed",
+      "usage.allowance_ran_out",
     ]);
     const described = describeEventTypes();
     assert.deepEqual(
@@ -31,7 +32,7 @@ describe("event catalogue", () => {
     for (const { description } of described) assert.match(description, /^[^\n]{10,100}$/);
   });
 
-  test("the six types of the specification are event types, and nothing else is", () => {
+  test("the seven types are event types, and nothing else is", () => {
     for (const type of EVENT_TYPES) assert.equal(isEventType(type), true);
     for (const other of ["", "purchase", "payment.refunded ", "PAYMENT.REFUNDED", "constructor", "toString"]) assert.equal(isEventType(other), false);
   });

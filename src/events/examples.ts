@@ -118,6 +118,16 @@ const builders: { [T in EventType]: (options: Required<ExampleOptions>) => Examp
     amount: kind === "licence" ? LICENCE_PRICE : SUBSCRIPTION_PRICE,
     currency: CURRENCY,
   }),
+  // A monthly allowance used up mid-month, with a pack's credits still to spend.
+  "usage.allowance_ran_out": ({ now }) => ({
+    tool: TOOL,
+    meter: "summaries",
+    email: EMAIL,
+    user_id: newId("psn"),
+    allowance: 500,
+    credits: 1000,
+    resets_at: isoAfter(now, 12),
+  }),
 };
 
 export function exampleEvent<T extends EventType>(type: T, options: ExampleOptions): Example<T> {

@@ -29,7 +29,7 @@ for (const dialect of DIALECTS) {
       assert.equal(usd.gross.points.length, 7);
       assert.deepEqual(usd.gross.points.at(-1), { date: today, value: 4900 });
       assert.equal(usd.gross.previous.length, 7);
-      assert.deepEqual(usd.byPlan, [{ planId: "lifetime", planName: "Lifetime", bundleId: null, gross: 4900, refunds: 0 }]);
+      assert.deepEqual(usd.byPlan, [{ planId: "lifetime", planName: "Lifetime", bundleId: null, pack: false, gross: 4900, refunds: 0 }]);
 
       const people = (await bed.api.request({ url: `/api/v1/insights/people?from=${from}&to=${today}&tool=tabmaster`, key: bed.ws.testKey })).json();
       assert.equal(people.newCustomers.total, 1);

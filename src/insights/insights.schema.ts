@@ -40,8 +40,16 @@ export const RevenueInsightsBody = obj({
       net: Series,
       oneTime: Series,
       subscription: Series,
+      packs: { ...Series, description: "Gross from credit packs (plans whose terms add credits): part of oneTime, shown apart" },
       byPlan: Type.Array(
-        obj({ planId: Type.String(), planName: Type.String(), bundleId: Nullable(Type.String()), gross: Type.Integer(), refunds: Type.Integer() }),
+        obj({
+          planId: Type.String(),
+          planName: Type.String(),
+          bundleId: Nullable(Type.String()),
+          pack: Type.Boolean({ description: "A credit pack: its terms add credits" }),
+          gross: Type.Integer(),
+          refunds: Type.Integer(),
+        }),
       ),
     }),
     { description: "One entry per currency: amounts are never added across currencies" },
@@ -84,5 +92,19 @@ export const UseInsightsBody = obj({
       source: Type.Union([Type.Literal("trial"), Type.Literal("grant"), Type.Literal("free")]),
     }),
     { description: "Free, trial or granted people with the most active days in the range, at most 20" },
+  ),
+  meters: Type.Array(obj({ toolId: Type.String(), meterId: Type.String(), name: Type.String(), unit: Type.String(), used: Series }), {
+    description: "Units spent per meter the tools declare, by tool then meter",
+  }),
+  allowanceRanOut: Type.Array(
+    obj({
+      personId: Type.String(),
+      email: Type.String(),
+      toolId: Type.String(),
+      meterId: Type.String(),
+      ranOutAt: Type.String({ description: "When a spend used the allowance's last unit" }),
+      resetsAt: Type.String({ description: "When the soonest of the person's allowances of the meter resets" }),
+    }),
+    { description: "People whose allowance of a meter ran out in the range (once per period), newest first, at most 100" },
   ),
 });

@@ -2,7 +2,21 @@ import { utcDayOf } from "../clock.js";
 import type { Executor } from "../db/database.js";
 import { invalidParameter } from "../errors/errors.js";
 import type { Services } from "../services.js";
-import { type Figure, figures, lapsedPayers, levelsBefore, mostActiveUnpaid, planNames, planTotals, type Scope, scopesOfTool } from "./insights.store.js";
+import {
+  type Figure,
+  figures,
+  lapsedPayers,
+  levelsBefore,
+  meterDays,
+  metersOf,
+  mostActiveUnpaid,
+  packPlans,
+  planNames,
+  planTotals,
+  runOuts,
+  type Scope,
+  scopesOfTool,
+} from "./insights.store.js";
 import type {
   CurrencyMrr,
   CurrencyRevenue,
@@ -24,6 +38,8 @@ const DAY = 86_400_000;
 /** The longest range asked at once: a bit over two years of days. */
 export const MAX_RANGE_DAYS = 800;
 const AT_RISK_DAYS = 14;
+/** The allowances that ran out, listed at most. */
+const RAN_OUT_LIMIT = 100;
 
 const dayMs = (day: string) => Date.parse(`${day}T00:00:00.000Z`);
 const keyOf = (day: string, grain: InsightsQuery["grain"]) => (grain === "day" ? day : day.slice(0, 7));
@@ -133,9 +149,19 @@ async function scopeOf(db: Executor, q: InsightsQuery): Promise<{ products: Scop
   return { products: { ...base, scopes: await scopesOfTool(db, q.workspaceId, q.toolId) }, distinct: { ...base, scopes: [tool] }, activity: tool };
 }
 
-/** The range's and the previous period's figures, added up per point in the database (or per day: `by`). */
-async function read(db: Executor, scope: Scope, metrics: readonly Metric[], r: Ranges, by: "day" | "month" = r.q.grain): Promise<Periods> {
-  const [current, previous] = await Promise.all([figures(db, scope, metrics, r.q.from, r.q.to, by), figures(db, scope, metrics, r.prev.from, r.prev.to, by)]);
+/** The range's and the previous period's figures, added up per point in the database (or per day: `by`); only these plans', when given. */
+async function read(
+  db: Executor,
+  scope: Scope,
+  metrics: readonly Metric[],
+  r: Ranges,
+  by: "day" | "month" = r.q.grain,
+  plans: readonly string[] | null = null,
+): Promise<Periods> {
+  const [current, previous] = await Promise.all([
+    figures(db, scope, metrics, r.q.from, r.q.to, by, plans),
+    figures(db, scope, metrics, r.prev.from, r.prev.to, by, plans),
+  ]);
   return { current, previous };
 }
 
@@ -151,11 +177,14 @@ function ranges(q: InsightsQuery): Ranges {
 export async function revenueInsights(db: Executor, q: InsightsQuery): Promise<RevenueInsights> {
   const r = ranges(q);
   const { products } = await scopeOf(db, q);
-  const [f, plans, names] = await Promise.all([
+  const packs = await packPlans(db, q.workspaceId);
+  const [f, packFigures, plans, names] = await Promise.all([
     read(db, products, ["gross_one_time", "gross_subscription", "refunds"], r),
+    read(db, products, ["gross_one_time"], r, r.q.grain, packs),
     planTotals(db, products, q.from, q.to),
     planNames(db, q.workspaceId),
   ]);
+  const isPack = new Set(packs);
   const currencies: CurrencyRevenue[] = currenciesOf(f).map((currency) => {
     const mine = pick(f, (x) => x.currency === currency);
     const refunds = of(mine, "refunds");
@@ -170,6 +199,7 @@ export async function revenueInsights(db: Executor, q: InsightsQuery): Promise<R
         planId: p.planId,
         planName: names.get(key) ?? p.planId,
         bundleId: kind === "bundle" ? product : null,
+        pack: isPack.has(key),
         gross: 0,
         refunds: 0,
       };
@@ -184,6 +214,10 @@ export async function revenueInsights(db: Executor, q: InsightsQuery): Promise<R
       net: summed({ current: [...gross.current, ...negative(refunds.current)], previous: [...gross.previous, ...negative(refunds.previous)] }, r),
       oneTime: summed(of(mine, "gross_one_time"), r),
       subscription: summed(of(mine, "gross_subscription"), r),
+      packs: summed(
+        pick(packFigures, (x) => x.currency === currency),
+        r,
+      ),
       byPlan: [...byPlan.values()].sort((a, b) => b.gross - a.gross || a.planId.localeCompare(b.planId)),
     };
   });
@@ -246,12 +280,22 @@ export async function useInsights(services: Pick<Services, "db" | "activity">, q
   const r = ranges(q);
   const { products, distinct, activity } = await scopeOf(db, q);
   const since = utcDayOf(now.getTime() - (AT_RISK_DAYS - 1) * DAY);
-  const [people, devices, atRisk, topUnpaid] = await Promise.all([
+  const where = { workspaceId: q.workspaceId, env: q.env, toolId: q.toolId };
+  const [people, devices, atRisk, topUnpaid, meters, used, ranOut] = await Promise.all([
     read(db, distinct, ["active_people", "active_people_7", "active_people_30"], r, "day"),
     read(db, products, ["active_devices"], r, "day"),
     lapsedPayers(db, products, activity, since, 100),
     mostActiveUnpaid(db, products, activity, q.toolId, q.from, q.to, 20, utcDayOf(now.getTime())),
+    metersOf(db, q.workspaceId, q.toolId),
+    Promise.all([meterDays(db, where, q.from, q.to), meterDays(db, where, r.prev.from, r.prev.to)]),
+    runOuts(db, where, dayMs(q.from), dayMs(q.to) + DAY, RAN_OUT_LIMIT),
   ]);
+  // A meter's units as figures, to sum per point as every other count is.
+  const usedOf = (toolId: string, meterId: string): Periods => {
+    const figuresOf = (rows: (typeof used)[number]) =>
+      rows.filter((x) => x.toolId === toolId && x.meterId === meterId).map((x) => ({ metric: "used", date: x.day, currency: "", value: x.used }));
+    return { current: figuresOf(used[0]), previous: figuresOf(used[1]) };
+  };
   return {
     activePeople: {
       daily: daily(of(people, "active_people"), r),
@@ -261,5 +305,7 @@ export async function useInsights(services: Pick<Services, "db" | "activity">, q
     activeDevices: daily(devices, r),
     atRisk: atRisk.map((p) => ({ ...p, lastActiveAt: p.lastActiveAt === null ? null : new Date(p.lastActiveAt).toISOString() })),
     topUnpaid,
+    meters: meters.map((m) => ({ toolId: m.toolId, meterId: m.id, name: m.name, unit: m.unit, used: summed(usedOf(m.toolId, m.id), r) })),
+    allowanceRanOut: ranOut.map((x) => ({ ...x, ranOutAt: new Date(x.ranOutAt).toISOString(), resetsAt: new Date(x.resetsAt).toISOString() })),
   };
 }

@@ -78,11 +78,24 @@ function rowsIn(ex: Executor, scope: Scope, metrics: readonly string[], p: Perio
   return { q, at };
 }
 
-/** The figures of these metrics over the scopes, days from…to, added up per day or per month and currency. */
-export async function figures(ex: Executor, scope: Scope, metrics: readonly Metric[], from: string, to: string, by: "day" | "month"): Promise<Figure[]> {
+/**
+ * The figures of these metrics over the scopes, days from…to, added up per day or per
+ * month and currency; only those of these plans ("<kind>:<product>:<plan>") when given.
+ */
+export async function figures(
+  ex: Executor,
+  scope: Scope,
+  metrics: readonly Metric[],
+  from: string,
+  to: string,
+  by: "day" | "month",
+  plans: readonly string[] | null = null,
+): Promise<Figure[]> {
+  if (plans !== null && plans.length === 0) return [];
   const parts = await Promise.all(
     (by === "day" ? [{ table: "insight_days" as const, from, to }] : periods(metrics, from, to)).map(async (p) => {
-      const { q, at } = rowsIn(ex, scope, metrics, p);
+      const { q: all, at } = rowsIn(ex, scope, metrics, p);
+      const q = plans === null ? all : all.where(sql<boolean>`(scope || ':' || plan_id) in (${sql.join(plans)})`);
       const date = by === "day" ? sql<string>`day` : sql<string>`substr(${sql.ref(at)}, 1, 7)`;
       const rows = await q
         .select(["metric", date.as("date"), "currency", (eb) => eb.fn.sum<number>("value").as("value")])
@@ -151,6 +164,88 @@ export async function levelsBefore(
     by.set(key, held);
   }
   return [...by.values()];
+}
+
+/** The workspace's credit packs, as "<kind>:<product>:<plan>": plans whose terms add credits, for any tool. */
+export async function packPlans(ex: Executor, workspaceId: string): Promise<string[]> {
+  const rows = await ex
+    .selectFrom("plan_terms")
+    .select(["product_kind", "product_id", "plan_id"])
+    .distinct()
+    .where("workspace_id", "=", workspaceId)
+    .where("credits", "<>", "{}")
+    .execute();
+  return rows.map((r) => `${r.product_kind}:${r.product_id}:${r.plan_id}`).sort();
+}
+
+/** The meters the tools declare (one tool's, or every tool's of the workspace), by tool then id. */
+export async function metersOf(
+  ex: Executor,
+  workspaceId: string,
+  toolId: string | null,
+): Promise<{ toolId: string; id: string; name: string; unit: string }[]> {
+  let q = ex.selectFrom("tool_meters").select(["tool_id", "id", "name", "unit"]).where("workspace_id", "=", workspaceId);
+  if (toolId !== null) q = q.where("tool_id", "=", toolId);
+  const rows = await q.execute();
+  return rows
+    .map((r) => ({ toolId: r.tool_id, id: r.id, name: r.name, unit: r.unit }))
+    .sort((a, b) => (a.toolId < b.toolId ? -1 : a.toolId > b.toolId ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** Units spent per tool, meter and day, days from…to (migration 044). */
+export async function meterDays(
+  ex: Executor,
+  where: { workspaceId: string; env: Env; toolId: string | null },
+  from: string,
+  to: string,
+): Promise<{ toolId: string; meterId: string; day: string; used: number }[]> {
+  let q = ex
+    .selectFrom("insight_meter_days")
+    .select(["tool_id", "meter_id", "day", "used"])
+    .where("workspace_id", "=", where.workspaceId)
+    .where("env", "=", where.env)
+    .where("day", ">=", from)
+    .where("day", "<=", to);
+  if (where.toolId !== null) q = q.where("tool_id", "=", where.toolId);
+  const rows = await q.execute();
+  return rows.map((r) => ({ toolId: r.tool_id, meterId: r.meter_id, day: r.day, used: Number(r.used) }));
+}
+
+export interface RunOut {
+  personId: string;
+  email: string;
+  toolId: string;
+  meterId: string;
+  ranOutAt: number;
+  resetsAt: number;
+}
+
+/** Allowances that ran out at or after `since` and before `until`, newest first (then by person), at most `limit`. */
+export async function runOuts(
+  ex: Executor,
+  where: { workspaceId: string; env: Env; toolId: string | null },
+  since: number,
+  until: number,
+  limit: number,
+): Promise<RunOut[]> {
+  let q = ex
+    .selectFrom("allowance_runouts as r")
+    .innerJoin("people as p", "p.id", "r.person_id")
+    .select(["r.person_id", "p.email", "r.tool_id", "r.meter_id", "r.ran_out_at", "r.resets_at"])
+    .where("r.workspace_id", "=", where.workspaceId)
+    .where("r.env", "=", where.env)
+    .where("r.ran_out_at", ">=", since)
+    .where("r.ran_out_at", "<", until);
+  if (where.toolId !== null) q = q.where("r.tool_id", "=", where.toolId);
+  const rows = await q.orderBy("r.ran_out_at", "desc").orderBy(byteOrder(ex, "r.person_id")).orderBy("r.meter_id").orderBy("r.tool_id").limit(limit).execute();
+  return rows.map((r) => ({
+    personId: r.person_id,
+    email: r.email,
+    toolId: r.tool_id,
+    meterId: r.meter_id,
+    ranOutAt: Number(r.ran_out_at),
+    resetsAt: Number(r.resets_at),
+  }));
 }
 
 /** The names of the workspace's plans, by "<kind>:<product>:<plan>". */

@@ -26,7 +26,9 @@ export interface CurrencyRevenue {
   net: Series;
   oneTime: Series;
   subscription: Series;
-  byPlan: { planId: string; planName: string; bundleId: string | null; gross: number; refunds: number }[];
+  /** Gross from credit packs (plans whose terms add credits): part of `oneTime`, shown apart. */
+  packs: Series;
+  byPlan: { planId: string; planName: string; bundleId: string | null; pack: boolean; gross: number; refunds: number }[];
 }
 export interface RevenueInsights {
   currencies: CurrencyRevenue[];
@@ -55,4 +57,8 @@ export interface UseInsights {
   atRisk: { personId: string; email: string; lastActiveAt: string | null; holding: string }[];
   /** Free, trial or granted people with the most active days in the range (at most 20). */
   topUnpaid: { personId: string; email: string; activeDays: number; source: "trial" | "grant" | "free" }[];
+  /** Units spent per meter the tools declare (by tool, then meter), summed per point. */
+  meters: { toolId: string; meterId: string; name: string; unit: string; used: Series }[];
+  /** People whose allowance of a meter ran out in the range: newest first, at most 100. */
+  allowanceRanOut: { personId: string; email: string; toolId: string; meterId: string; ranOutAt: string; resetsAt: string }[];
 }

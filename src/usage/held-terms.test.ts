@@ -12,8 +12,8 @@ const DEC = Date.parse("2026-12-01T00:00:00.000Z");
 const tool: ToolTerms = {
   features: ["export", "sync"],
   meters: [
-    { id: "summaries", unit: "summaries", freeAllowance: 10 },
-    { id: "pages", unit: "pages", freeAllowance: null },
+    { id: "summaries", name: "Summaries", unit: "summaries", freeAllowance: 10 },
+    { id: "pages", name: "Pages", unit: "pages", freeAllowance: null },
   ],
   top: { features: ["export", "sync"], allowances: { summaries: 500, pages: 50 } },
 };

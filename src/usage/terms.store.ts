@@ -116,12 +116,12 @@ export async function savePlanTerms(ex: Executor, workspaceId: string, plan: Pla
 export async function loadToolTerms(ex: Executor, workspaceId: string, toolId: string): Promise<ToolTerms> {
   // A bundle's plan counts only while the bundle still names the tool: its terms for a
   // tool it no longer covers stay stored (and come back with the tool) but give nothing.
-  const { rows } = await sql<{ kind: "feature" | "meter" | "plan"; id: string | null; value: string | null; unit: string | null }>`
-    select 'feature' as kind, id, null as value, null as unit from tool_features where workspace_id = ${workspaceId} and tool_id = ${toolId}
+  const { rows } = await sql<{ kind: "feature" | "meter" | "plan"; id: string | null; value: string | null; name: string | null; unit: string | null }>`
+    select 'feature' as kind, id, null as value, null as name, null as unit from tool_features where workspace_id = ${workspaceId} and tool_id = ${toolId}
     union all
-    select 'meter' as kind, id, cast(free_allowance as text) as value, unit from tool_meters where workspace_id = ${workspaceId} and tool_id = ${toolId}
+    select 'meter' as kind, id, cast(free_allowance as text) as value, name, unit from tool_meters where workspace_id = ${workspaceId} and tool_id = ${toolId}
     union all
-    select 'plan' as kind, null as id, pt.allowances as value, null as unit
+    select 'plan' as kind, null as id, pt.allowances as value, null as name, null as unit
       from plan_terms pt
       join plans p on p.workspace_id = pt.workspace_id and p.product_kind = pt.product_kind and p.product_id = pt.product_id and p.id = pt.plan_id
       where pt.workspace_id = ${workspaceId} and pt.tool_id = ${toolId} and p.retired_at is null and p.gives_access <> 0
@@ -137,7 +137,7 @@ export async function loadToolTerms(ex: Executor, workspaceId: string, toolId: s
     .map((f) => f.id);
   const meters = rows
     .filter((r) => r.kind === "meter")
-    .map((r) => ({ id: r.id as string, unit: r.unit as string, freeAllowance: r.value === null ? null : Number(r.value) }))
+    .map((r) => ({ id: r.id as string, name: r.name as string, unit: r.unit as string, freeAllowance: r.value === null ? null : Number(r.value) }))
     .sort(byId);
   const top: Record<string, number> = {};
   for (const row of rows) {

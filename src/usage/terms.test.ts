@@ -25,7 +25,7 @@ for (const dialect of DIALECTS) {
       const top = await loadToolTerms(services.db, ws.workspaceId, "tabmaster");
       assert.deepEqual(top, {
         features: ["export", "sync"],
-        meters: [{ id: "summaries", unit: "summaries", freeAllowance: 10 }],
+        meters: [{ id: "summaries", name: "Summaries", unit: "summaries", freeAllowance: 10 }],
         top: { features: ["export", "sync"], allowances: { summaries: 500 } },
       });
       // Retiring monthly leaves the bundle's 200 as the largest; the pack never counts (it gives no access).

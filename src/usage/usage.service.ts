@@ -1,9 +1,11 @@
 // Reading and spending a person's meters (issue 46): the vendor's API by address, the
 // client API for a device's person. A spend serialises on its meter's lock row, reads
-// what is left, and draws all of it or nothing, in one transaction.
+// what is left, and draws all of it or nothing, in one transaction, which also counts
+// the units in the day's figure for Insights and notes an allowance that ran out.
 import { createHash } from "node:crypto";
 import { requireSignedIn } from "../client/client.service.js";
 import type { DeviceSession, PersonScope } from "../client/device-session.store.js";
+import { utcDayOf } from "../clock.js";
 import { requireToolScope, toolScope } from "../customers/customer.service.js";
 import type { ToolScope } from "../customers/customer.store.js";
 import { loadSources } from "../customers/customer-sources.store.js";
@@ -18,9 +20,10 @@ import type { RequestContext, Services } from "../services.js";
 import { heldTerms } from "./held-terms.js";
 import { oneAtATime } from "./meter-queue.js";
 import { afterDraw, drawFrom, type MeterState, meterState, presentMeterUsage, refusalMessage } from "./meter-usage.js";
+import { noteRunOut, ranOut } from "./run-out.js";
 import { cachedToolTerms } from "./terms-cache.js";
 import type { MeterUsage, SpendBody, Spent } from "./usage.schema.js";
-import { addUsed, lockMeter, readAvailableCredits, readUsed, takeCredits } from "./usage.store.js";
+import { addUsed, countMeterDay, lockMeter, readAvailableCredits, readUsed, takeCredits } from "./usage.store.js";
 import type { DeclaredMeter, ToolTerms } from "./usage.types.js";
 
 const NO_SOURCES: Sources = { licences: [], subscriptions: [], grants: [] };
@@ -148,8 +151,11 @@ async function spendIn(services: Services, scope: ToolScope, spender: Spender, r
     if (!draw) throw usageLimit(presentMeterUsage(before), quantity);
     for (const { bucket, units } of draw.buckets) await addUsed(trx, key, bucket, units);
     for (const { credit, units } of draw.credits) await takeCredits(trx, credit.id, units);
+    await countMeterDay(trx, key, utcDayOf(now), quantity);
 
-    const answer: Spent = { quantity, allowed: true, ...presentMeterUsage(afterDraw(before, draw)) };
+    const after = presentMeterUsage(afterDraw(before, draw));
+    if (ranOut(presentMeterUsage(before), after)) await noteRunOut(trx, scope, key, before, after, now);
+    const answer: Spent = { quantity, allowed: true, ...after };
     if (idempotency) await completeIdempotencyKey(trx, idempotency, 200, JSON.stringify(answer));
     return { spent: true, answer };
   });

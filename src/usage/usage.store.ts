@@ -157,3 +157,32 @@ export async function takeCredits(ex: Executor, creditId: string, units: number)
     .where("id", "=", creditId)
     .execute();
 }
+
+/** Adds a spend's units to its meter's figure of the day (Insights): the spend's one statement for it. */
+export async function countMeterDay(ex: Executor, key: Omit<MeterKey, "personId">, day: string, units: number): Promise<void> {
+  await ex
+    .insertInto("insight_meter_days")
+    .values({ workspace_id: key.workspaceId, env: key.env, tool_id: key.toolId, meter_id: key.meterId, day, used: units })
+    .onConflict((oc) => oc.columns(["workspace_id", "env", "tool_id", "meter_id", "day"]).doUpdateSet({ used: sql`insight_meter_days.used + ${units}` }))
+    .execute();
+}
+
+/** Notes that the person's allowance of the meter ran out in `period`; false when it had already, in that period. */
+export async function recordRunOut(ex: Executor, key: MeterKey, period: string, at: number, resetsAt: number): Promise<boolean> {
+  const written = await ex
+    .insertInto("allowance_runouts")
+    .values({
+      workspace_id: key.workspaceId,
+      env: key.env,
+      tool_id: key.toolId,
+      meter_id: key.meterId,
+      person_id: key.personId,
+      period,
+      ran_out_at: at,
+      resets_at: resetsAt,
+    })
+    .onConflict((oc) => oc.doNothing())
+    .returning("person_id")
+    .execute();
+  return written.length > 0;
+}

@@ -18,7 +18,7 @@ export interface Meter {
 }
 
 /** A meter as the access answers and spends need it. */
-export type DeclaredMeter = Pick<Meter, "id" | "unit" | "freeAllowance">;
+export type DeclaredMeter = Pick<Meter, "id" | "name" | "unit" | "freeAllowance">;
 
 /** What a plan gives for one tool it covers. */
 export interface PlanTerms {

@@ -8,8 +8,9 @@ import { describe, test } from "node:test";
 import type { Page } from "playwright-core";
 import { axeViolations, servedInBrowser, shoot, signInToDashboard, watchPolicy } from "../../test-support/browser.js";
 import { dashboardServices } from "../../test-support/dashboard.js";
-import { DIALECTS, seedCatalogue } from "../../test-support/harness.js";
+import { DIALECTS } from "../../test-support/harness.js";
 import { makeInsightsHistory } from "../../test-support/insights.js";
+import { seedUsageCatalogue } from "../../test-support/usage.js";
 
 const TIMEOUT_MS = 120_000;
 const TODAY = Date.parse("2026-11-26T12:00:00Z");
@@ -29,9 +30,21 @@ for (const dialect of DIALECTS) {
     test("a history's figures on every Insights page at 1280 and 390 px, readable, accessible, the CSV downloaded", { timeout: TIMEOUT_MS }, async () => {
       const env = await dashboardServices(dialect);
       env.clock.set(TODAY);
-      const ws = await seedCatalogue(env.services);
+      const ws = await seedUsageCatalogue(env.services);
       const history = await makeInsightsHistory(env.services, env.clock, ws, env.dataDir);
       const { origin: base, browser, close } = await servedInBrowser(env.services);
+      // Summaries spent today, and one person's free allowance used up.
+      for (const [email, quantity] of [
+        ["heavy@example.com", 10],
+        ["light@example.com", 2],
+      ] as const) {
+        const spent = await fetch(`${base}/api/v1/tools/${ws.tool}/customers/${encodeURIComponent(email)}/usage`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${ws.testKey}`, "content-type": "application/json" },
+          body: JSON.stringify({ meter: "summaries", quantity }),
+        });
+        assert.equal(spent.status, 200, await spent.text());
+      }
       const problems: string[] = [];
       try {
         for (const width of [1280, 390] as const) {
@@ -79,7 +92,7 @@ for (const dialect of DIALECTS) {
             for await (const chunk of stream) body += String(chunk);
             return body;
           });
-          assert.match(csv, /"suite-lifetime","Suite for life","suite","99\.00","0\.00","99\.00"/);
+          assert.match(csv, /"suite-lifetime","Suite for life","suite","no","99\.00","0\.00","99\.00"/);
 
           for (const [tab, figures] of [
             ["Subscriptions", /Active subscriptions Download CSV(?: of Active subscriptions)? 1 /],
@@ -96,6 +109,9 @@ for (const dialect of DIALECTS) {
           await page.click(".insights-filters button[type=submit]");
           await page.waitForURL(new RegExp(`tool=${ws.tool}`));
           await check("use-one-tool");
+          read = await mainText(page);
+          assert.match(read, /Summaries spent Download CSV(?: of Summaries spent)? 12 /);
+          assert.match(read, /Allowance used up .* heavy@example\.com Summaries summaries/);
           await page.locator("section[aria-labelledby=top-unpaid] .table-wrap a", { hasText: history.user }).click();
           await page.waitForURL(`${base}/dashboard/w/${ws.slug}/test/customers/${ws.tool}/${encodeURIComponent(history.user)}`);
           problems.push(...violations.map((v) => `at ${width} px: ${v}`));

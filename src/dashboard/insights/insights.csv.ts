@@ -56,15 +56,24 @@ export function revenueTables(insights: RevenueInsights): CsvTable[] {
           `refunds_${code}`,
           `one_time_${code}`,
           `subscription_${code}`,
+          `credit_packs_${code}`,
           "previous_date",
           `previous_net_${code}`,
         ],
-        rows: seriesRows([c.net, c.gross, c.refunds, c.oneTime, c.subscription], money),
+        rows: seriesRows([c.net, c.gross, c.refunds, c.oneTime, c.subscription, c.packs], money),
       },
       {
         name: `plans-${code}`,
-        header: ["plan", "plan_name", "bundle", `gross_${code}`, `refunds_${code}`, `net_${code}`],
-        rows: c.byPlan.map((p) => [p.planId, p.planName, p.bundleId ?? "", money(p.gross), money(p.refunds), money(p.gross - p.refunds)]),
+        header: ["plan", "plan_name", "bundle", "credit_pack", `gross_${code}`, `refunds_${code}`, `net_${code}`],
+        rows: c.byPlan.map((p) => [
+          p.planId,
+          p.planName,
+          p.bundleId ?? "",
+          p.pack ? "yes" : "no",
+          money(p.gross),
+          money(p.refunds),
+          money(p.gross - p.refunds),
+        ]),
       },
     ];
   });
@@ -130,6 +139,16 @@ export function useTables(insights: UseInsights): CsvTable[] {
       name: "top-unpaid",
       header: ["email", "source", "active_days"],
       rows: insights.topUnpaid.map((p) => [p.email, p.source, p.activeDays]),
+    },
+    ...insights.meters.map((m) => ({
+      name: `meter-${m.toolId}-${m.meterId}`,
+      header: ["date", `${m.meterId}_spent`, "previous_date", `previous_${m.meterId}_spent`],
+      rows: seriesRows([m.used], (v) => v),
+    })),
+    {
+      name: "allowance-ran-out",
+      header: ["email", "tool", "meter", "ran_out_at", "resets_at"],
+      rows: insights.allowanceRanOut.map((p) => [p.email, p.toolId, p.meterId, p.ranOutAt, p.resetsAt]),
     },
   ];
 }

@@ -58,9 +58,11 @@ const revenue: RevenueInsights = {
       net: series(DATES, [4900, -4900, 9900], [0, 4900, 0]),
       oneTime: series(DATES, [4900, 0, 9900]),
       subscription: series(DATES, [0, 0, 0]),
+      packs: series(DATES, [0, 0, 900]),
       byPlan: [
-        { planId: "lifetime", planName: "Lifetime", bundleId: null, gross: 4900, refunds: 4900 },
-        { planId: "suite-lifetime", planName: "Suite for life", bundleId: "suite", gross: 9900, refunds: 0 },
+        { planId: "lifetime", planName: "Lifetime", bundleId: null, pack: false, gross: 4900, refunds: 4900 },
+        { planId: "suite-lifetime", planName: "Suite for life", bundleId: "suite", pack: false, gross: 9000, refunds: 0 },
+        { planId: "pack-1000", planName: "1,000 summaries", bundleId: null, pack: true, gross: 900, refunds: 0 },
       ],
     },
     {
@@ -70,7 +72,8 @@ const revenue: RevenueInsights = {
       net: series(DATES, [500, 0, 0]),
       oneTime: series(DATES, [500, 0, 0]),
       subscription: series(DATES, [0, 0, 0]),
-      byPlan: [{ planId: "lifetime", planName: "Lifetime", bundleId: null, gross: 500, refunds: 0 }],
+      packs: series(DATES, [0, 0, 0]),
+      byPlan: [{ planId: "lifetime", planName: "Lifetime", bundleId: null, pack: false, gross: 500, refunds: 0 }],
     },
   ],
 };
@@ -83,6 +86,17 @@ const use: UseInsights = {
     { personId: "psn_3", email: "gone@example.com", lastActiveAt: null, holding: "bundle:retired" },
   ],
   topUnpaid: [{ personId: "psn_2", email: "free+<b>@example.com", activeDays: 12, source: "trial" }],
+  meters: [{ toolId: "tabmaster", meterId: "summaries", name: "Summaries", unit: "summaries", used: series(DATES, [3, 0, 7]) }],
+  allowanceRanOut: [
+    {
+      personId: "psn_4",
+      email: "heavy+<i>@example.com",
+      toolId: "tabmaster",
+      meterId: "summaries",
+      ranOutAt: "2026-11-26T09:30:00.000Z",
+      resetsAt: "2026-12-01T00:00:00.000Z",
+    },
+  ],
 };
 
 describe("insights CSV", () => {
@@ -100,17 +114,23 @@ describe("insights CSV", () => {
     assert.equal(
       eur,
       [
-        '"date","net_eur","gross_eur","refunds_eur","one_time_eur","subscription_eur","previous_date","previous_net_eur"',
-        '"2026-11-24","49.00","49.00","0.00","49.00","0.00","2026-10-20","0.00"',
-        '"2026-11-25","-49.00","0.00","49.00","0.00","0.00","2026-10-21","49.00"',
-        '"2026-11-26","99.00","99.00","0.00","99.00","0.00","2026-10-22","0.00"',
+        '"date","net_eur","gross_eur","refunds_eur","one_time_eur","subscription_eur","credit_packs_eur","previous_date","previous_net_eur"',
+        '"2026-11-24","49.00","49.00","0.00","49.00","0.00","0.00","2026-10-20","0.00"',
+        '"2026-11-25","-49.00","0.00","49.00","0.00","0.00","0.00","2026-10-21","49.00"',
+        '"2026-11-26","99.00","99.00","0.00","99.00","0.00","9.00","2026-10-22","0.00"',
         "",
       ].join("\r\n"),
     );
     assert.match(
       csvFile(tables[1] as (typeof tables)[number]),
-      /"lifetime","Lifetime","","49\.00","49\.00","0\.00"\r\n"suite-lifetime","Suite for life","suite","99\.00","0\.00","99\.00"/,
+      /"lifetime","Lifetime","","no","49\.00","49\.00","0\.00"\r\n"suite-lifetime","Suite for life","suite","no","90\.00","0\.00","90\.00"\r\n"pack-1000","1,000 summaries","","yes","9\.00","0\.00","9\.00"/,
     );
+    const useNames = useTables(use).map((t) => t.name);
+    assert.deepEqual(useNames.slice(-2), ["meter-tabmaster-summaries", "allowance-ran-out"]);
+    const meter = csvFile(useTables(use).find((t) => t.name === "meter-tabmaster-summaries") as (typeof tables)[number]);
+    assert.match(meter, /^"date","summaries_spent","previous_date","previous_summaries_spent"\r\n"2026-11-24","3","2026-10-20","0"\r\n/);
+    const ranOut = csvFile(useTables(use).find((t) => t.name === "allowance-ran-out") as (typeof tables)[number]);
+    assert.ok(ranOut.endsWith(`"heavy+<i>@example.com","tabmaster","summaries","2026-11-26T09:30:00.000Z","2026-12-01T00:00:00.000Z"\r\n`));
     const atRisk = csvFile(useTables(use).find((t) => t.name === "at-risk") as (typeof tables)[number]);
     assert.ok(atRisk.includes(`"'=cmd|' /C calc'!A0@example.com","tool:tabmaster",""`), "a spreadsheet shows the address, never runs it");
   });
@@ -175,8 +195,11 @@ describe("insights pages' templates", () => {
     assert.match(page, /<p class="stat-label">Net, JPY<\/p><p class="stat-value">¥500<\/p>/);
     assert.match(
       page,
-      /<th scope="row">Suite for life <span class="muted">suite-lifetime<\/span><\/th><td>The Suite <code class="id-secondary">suite<\/code><\/td><td class="num">€99\.00<\/td>/,
+      /<th scope="row">Suite for life <span class="muted">suite-lifetime<\/span><\/th><td>The Suite <code class="id-secondary">suite<\/code><\/td><td class="num">€90\.00<\/td>/,
     );
+    assert.match(page, /<p class="stat-label">Credit packs, EUR<\/p><p class="stat-value">€9\.00<\/p>/);
+    assert.match(page, /<th scope="row">1,000 summaries <span class="muted">pack-1000<\/span> <span class="muted">\(credit pack\)<\/span><\/th>/);
+    assert.match(page, /<th scope="row">Lifetime <span class="muted">lifetime<\/span><\/th>/, "a plan that is no pack is not marked");
     assert.ok(page.includes('href="/dashboard/w/acme/test/insights/revenue/plans-eur.csv?tool=all&amp;range=custom&amp;from=2026-11-24&amp;to=2026-11-26"'));
     assert.match(
       page,
@@ -218,5 +241,24 @@ describe("insights pages' templates", () => {
     assert.ok(one.includes(`href="/dashboard/w/acme/test/customers/tabmaster/free%2B%3Cb%3E%40example.com"`));
     assert.match(one, /<option value="tabmaster" selected>Tab Master<\/option>/);
     assert.match(one, /for Tab Master; each figure against the period of the same length just before/);
+  });
+
+  test("use: a chart per meter and the allowances used up, linked to the person's page of the meter's tool, escaped", () => {
+    const all = insightsView(frame, { tools, bundles, selection: selection(), shown: { group: "use", data: use } }).markup;
+    assert.match(all, /<h2 id="meter-tabmaster-summaries">Tab Master: Summaries spent<\/h2>/);
+    assert.ok(all.includes('href="/dashboard/w/acme/test/insights/use/meter-tabmaster-summaries.csv?tool=all'));
+    assert.ok(all.includes(`<a href="/dashboard/w/acme/test/customers/tabmaster/heavy%2B%3Ci%3E%40example.com">heavy+&lt;i&gt;@example.com</a>`));
+    assert.match(all, /<td>Tab Master <code class="id-secondary">tabmaster<\/code>: Summaries <code class="id-secondary">summaries<\/code><\/td>/);
+    const one = insightsView(frame, { tools, bundles, selection: selection({ tool: "tabmaster" }), shown: { group: "use", data: use } }).markup;
+    assert.match(one, /<h2 id="meter-tabmaster-summaries">Summaries spent<\/h2>/);
+    assert.match(one, /<td>Summaries <code class="id-secondary">summaries<\/code><\/td>/);
+    const none = insightsView(frame, {
+      tools,
+      bundles,
+      selection: selection(),
+      shown: { group: "use", data: { ...use, meters: [], allowanceRanOut: [] } },
+    }).markup;
+    assert.match(none, /No tool here declares a meter/);
+    assert.doesNotMatch(none, /Allowance used up/);
   });
 });

@@ -22,10 +22,11 @@ export const GROUPS = ["revenue", "subscriptions", "people", "use"] as const;
 export type Group = (typeof GROUPS)[number];
 const GROUP_LABELS: Record<Group, string> = { revenue: "Revenue", subscriptions: "Subscriptions", people: "People", use: "Use" };
 const GROUP_LEDES: Record<Group, string> = {
-  revenue: "What came in, by currency (never added across currencies): gross, refunds and net, one-time and subscription apart, by plan and bundle.",
+  revenue:
+    "What came in, by currency (never added across currencies): gross, refunds and net, one-time and subscription apart, credit packs apart, by plan and bundle.",
   subscriptions: "Active subscriptions and monthly recurring revenue over time, and what moved it.",
   people: "New customers, trials and what became of them, and access granted by hand.",
-  use: "What only Warden sees: who uses the tool, from its access checks; paying people who stopped, and free users who use it most.",
+  use: "What only Warden sees: who uses the tool, from its access checks; paying people who stopped, free users who use it most, meters spent and allowances used up.",
 };
 
 export const insightsPath = (frame: Frame) => {
@@ -157,7 +158,7 @@ function revenueContent(c: Context, data: RevenueInsights): Html {
     const money = (v: number) => formatMoney(v, cur.currency);
     const against = (s: Series) => `${changeOf(s.total, s.previousTotal)} against ${money(s.previousTotal)}`;
     return html`<h2 class="insights-currency">${code}</h2>
-<div class="stats">${stat(`Net, ${code}`, money(cur.net.total), against(cur.net))}${stat(`Gross, ${code}`, money(cur.gross.total), against(cur.gross))}${stat(`Refunds, ${code}`, money(cur.refunds.total), against(cur.refunds))}</div>
+<div class="stats">${stat(`Net, ${code}`, money(cur.net.total), against(cur.net))}${stat(`Gross, ${code}`, money(cur.gross.total), against(cur.gross))}${stat(`Refunds, ${code}`, money(cur.refunds.total), against(cur.refunds))}${stat(`Credit packs, ${code}`, money(cur.packs.total), against(cur.packs), "Gross, part of one-time")}</div>
 ${seriesChart(`revenue-${id}`, `Revenue in ${code}`, "Net", cur.net, c, {
   unit,
   kind: "total",
@@ -170,12 +171,13 @@ ${seriesChart(`revenue-${id}`, `Revenue in ${code}`, "Net", cur.net, c, {
 })}
 ${chartPanel({
   id: `kinds-${id}`,
-  title: `One-time and subscription, ${code}`,
+  title: `One-time, subscription and credit packs, ${code}`,
   unit,
   grain: c.selection.range.grain,
   lines: [
     { name: "One-time", points: cur.oneTime.points },
     { name: "Subscription", points: cur.subscription.points },
+    { name: "Credit packs", points: cur.packs.points },
   ],
   empty: "No sale in this currency in the range.",
   csvHref: c.csv(`revenue-${id}`),
@@ -188,7 +190,7 @@ ${
 <thead><tr><th scope="col">Plan</th><th scope="col">Bundle</th><th scope="col" class="num">Gross</th><th scope="col" class="num">Refunds</th><th scope="col" class="num">Net</th></tr></thead>
 <tbody>${cur.byPlan.map(
         (p) =>
-          html`<tr><th scope="row">${p.planName} <span class="muted">${p.planId}</span></th><td>${p.bundleId === null ? html`<span class="muted">None</span>` : productName(c, "bundle", p.bundleId)}</td><td class="num">${money(p.gross)}</td><td class="num">${money(p.refunds)}</td><td class="num">${money(p.gross - p.refunds)}</td></tr>`,
+          html`<tr><th scope="row">${p.planName} <span class="muted">${p.planId}</span>${p.pack ? html` <span class="muted">(credit pack)</span>` : ""}</th><td>${p.bundleId === null ? html`<span class="muted">None</span>` : productName(c, "bundle", p.bundleId)}</td><td class="num">${money(p.gross)}</td><td class="num">${money(p.refunds)}</td><td class="num">${money(p.gross - p.refunds)}</td></tr>`,
       )}</tbody></table></div>`
 }
 </section>`;
@@ -311,6 +313,44 @@ ${
 <tbody>${data.topUnpaid.map(
         (p) =>
           html`<tr><td><a href="${customerLink(p.email)}">${p.email}</a></td><td>${SOURCES[p.source]}</td><td class="num">${formatCount(p.activeDays)}</td></tr>`,
+      )}</tbody></table></div>`
+}
+</section>
+${meterContent(c, data, customers)}`;
+}
+
+/** A chart title's tool, by its name, when the page shows every tool. */
+const toolPrefix = (c: Context, toolId: string) => (c.selection.tool === null ? `${c.tools.find((t) => t.id === toolId)?.name ?? toolId}: ` : "");
+
+/** A meter's name, and its tool's when the page shows every tool. */
+function meterName(c: Context, toolId: string, meterId: string, name?: string): Html {
+  const meter = html`${name ?? meterId}${secondaryId(meterId)}`;
+  return c.selection.tool === null ? html`${productName(c, "tool", toolId)}: ${meter}` : meter;
+}
+
+function meterContent(c: Context, data: UseInsights, customers: string): Html {
+  if (data.meters.length === 0) {
+    return html`<section class="panel" aria-labelledby="meters"><div class="panel-head"><h2 id="meters">Meters</h2></div><div class="empty"><p>No tool here declares a meter. A meter counts what people spend (summaries, exports), with an allowance per plan: Tools and plans, or <code>warden admin meter add</code>.</p></div></section>`;
+  }
+  const names = new Map(data.meters.map((m) => [`${m.toolId}\u0000${m.meterId}`, m.name]));
+  return html`${data.meters.map((m) =>
+    seriesChart(`meter-${m.toolId}-${m.meterId}`, `${toolPrefix(c, m.toolId)}${m.name} spent`, m.name, m.used, c, {
+      unit: { kind: "count", label: m.unit },
+      kind: "total",
+      empty: `Nobody spent ${m.unit} in this range.`,
+      table: `meter-${m.toolId}-${m.meterId}`,
+    }),
+  )}
+<section class="panel" aria-labelledby="ran-out"><div class="panel-head"><h2 id="ran-out">Allowance used up</h2><a class="button small" href="${c.csv("allowance-ran-out")}" download>Download CSV<span class="sr-only"> of allowances used up</span></a></div>
+<p class="panel-text">People who spent the last unit of their allowance of a meter in the range, whether credits then paid for more or not: whom to offer a bigger plan or a credit pack. Once per person, meter and period; newest first, at most 100.</p>
+${
+  data.allowanceRanOut.length === 0
+    ? html`<div class="empty"><p>Nobody used up an allowance in this range.</p></div>`
+    : html`<div class="table-wrap"${scrollBox("Allowances used up")}><table>
+<thead><tr><th scope="col">Customer</th><th scope="col">Meter</th><th scope="col">Used up</th><th scope="col">Resets</th></tr></thead>
+<tbody>${data.allowanceRanOut.map(
+        (p) =>
+          html`<tr><td><a href="${customers}/${encodeURIComponent(p.toolId)}/${encodeURIComponent(p.email)}">${p.email}</a></td><td>${meterName(c, p.toolId, p.meterId, names.get(`${p.toolId}\u0000${p.meterId}`))}</td><td>${time(Date.parse(p.ranOutAt))}</td><td>${time(Date.parse(p.resetsAt))}</td></tr>`,
       )}</tbody></table></div>`
 }
 </section>`;

@@ -41,6 +41,7 @@ import * as subscriptionInvoices from "./040-subscription-invoices.js";
 import * as invoicePaymentLinks from "./041-invoice-payment-links.js";
 import * as usage from "./042-usage.js";
 import * as meterLocks from "./043-meter-locks.js";
+import * as meterInsights from "./044-meter-insights.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -86,4 +87,5 @@ export const migrations: Record<string, Migration> = {
   "041-invoice-payment-links": invoicePaymentLinks,
   "042-usage": usage,
   "043-meter-locks": meterLocks,
+  "044-meter-insights": meterInsights,
 };

@@ -1,0 +1,272 @@
+// Usage in Insights (issue 46, point 5), on both engines: units spent per meter and day,
+// written by the spend itself; the allowances used up (the list, bounded and newest first,
+// and `usage.allowance_ran_out` once per person, meter and period); credit packs' revenue
+// apart. Another workspace's, and the other environment's, never show.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { DAY_MS } from "../clock.js";
+import { ensurePerson } from "../customers/person.store.js";
+import { DIALECTS, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
+import { connectTestStripe, deliver, emittedEvents, ofType, paymentSession, stripeEvent } from "../test-support/stripe.js";
+import { seedUsageCatalogue } from "../test-support/usage.js";
+import { recordRunOut } from "../usage/usage.store.js";
+
+const NOV_21 = Date.parse("2026-11-21T12:00:00.000Z");
+
+const spend = (api: TestApi, ws: Workspace, email: string, quantity: number) =>
+  api.request({
+    method: "POST",
+    url: `/api/v1/tools/tabmaster/customers/${encodeURIComponent(email)}/usage`,
+    key: ws.testKey,
+    payload: { meter: "summaries", quantity },
+  });
+
+async function spent(api: TestApi, ws: Workspace, email: string, quantity: number): Promise<void> {
+  const response = await spend(api, ws, email, quantity);
+  assert.equal(response.statusCode, 200, response.body);
+}
+
+async function use(api: TestApi, key: string, query: string) {
+  const response = await api.request({ url: `/api/v1/insights/use?${query}`, key });
+  assert.equal(response.statusCode, 200, response.body);
+  return response.json() as {
+    meters: {
+      toolId: string;
+      meterId: string;
+      name: string;
+      unit: string;
+      used: { points: { date: string; value: number }[]; total: number; previousTotal: number };
+    }[];
+    allowanceRanOut: { personId: string; email: string; toolId: string; meterId: string; ranOutAt: string; resetsAt: string }[];
+  };
+}
+
+async function bed(dialect: (typeof DIALECTS)[number]) {
+  const { services, clock } = await testServices(dialect);
+  const ws = await seedUsageCatalogue(services);
+  const api = await testApi(services);
+  return { services, clock, ws, api };
+}
+
+for (const dialect of DIALECTS) {
+  describe(`usage in Insights (${dialect})`, () => {
+    test("units spent per meter and day: each spend's on its UTC day, by month too, against the period before; a refusal adds nothing", async () => {
+      const { clock, ws, api } = await bed(dialect);
+      clock.set(NOV_21);
+      await spent(api, ws, "ada@example.com", 3);
+      await spent(api, ws, "bob@example.com", 2);
+      clock.advance(DAY_MS);
+      await spent(api, ws, "ada@example.com", 4);
+      // Over what is left (3 of the 10 free): refused, and not counted.
+      assert.equal((await spend(api, ws, "ada@example.com", 4)).statusCode, 402);
+
+      const days = await use(api, ws.testKey, "from=2026-11-20&to=2026-11-22&tool=tabmaster");
+      assert.equal(days.meters.length, 1);
+      const [meter] = days.meters;
+      assert.deepEqual({ ...meter, used: undefined }, { toolId: "tabmaster", meterId: "summaries", name: "Summaries", unit: "summaries", used: undefined });
+      assert.deepEqual(meter?.used.points, [
+        { date: "2026-11-20", value: 0 },
+        { date: "2026-11-21", value: 5 },
+        { date: "2026-11-22", value: 4 },
+      ]);
+      assert.equal(meter?.used.total, 9);
+      const months = await use(api, ws.testKey, "from=2026-11-01&to=2026-11-30&grain=month");
+      assert.deepEqual(months.meters[0]?.used.points, [{ date: "2026-11", value: 9 }]);
+      // The days after: nothing spent, the 9 in the period before.
+      const after = await use(api, ws.testKey, "from=2026-11-23&to=2026-11-25");
+      assert.deepEqual([after.meters[0]?.used.total, after.meters[0]?.used.previousTotal], [0, 9]);
+    });
+
+    test("units spent: another workspace's and the live environment's never show", async () => {
+      const { services, clock, ws, api } = await bed(dialect);
+      clock.set(NOV_21);
+      const other = await seedUsageCatalogue(services);
+      await spent(api, ws, "ada@example.com", 3);
+      await spent(api, other, "ada@example.com", 7);
+      const mine = await use(api, ws.testKey, "from=2026-11-21&to=2026-11-21");
+      const theirs = await use(api, other.testKey, "from=2026-11-21&to=2026-11-21");
+      const live = await use(api, ws.liveKey, "from=2026-11-21&to=2026-11-21");
+      assert.deepEqual(
+        [mine, theirs, live].map((u) => u.meters.map((m) => m.used.total)),
+        [[3], [7], [0]],
+      );
+    });
+
+    test("an allowance used up: listed once, with one usage.allowance_ran_out, whether credits then pay or not; a new period is news again", async () => {
+      const { services, clock, ws, api } = await bed(dialect);
+      clock.set(NOV_21);
+      await spent(api, ws, "ada@example.com", 6);
+      assert.deepEqual((await use(api, ws.testKey, "from=2026-11-21&to=2026-11-21")).allowanceRanOut, []);
+      await spent(api, ws, "ada@example.com", 4); // the free allowance's last unit
+      const ranOutAt = clock.now();
+      const credits = await api.request({
+        method: "POST",
+        url: "/api/v1/tools/tabmaster/customers/ada%40example.com/credits",
+        key: ws.testKey,
+        payload: { meter: "summaries", amount: 50, note: "goodwill" },
+      });
+      assert.equal(credits.statusCode, 201, credits.body);
+      clock.advance(60_000);
+      await spent(api, ws, "ada@example.com", 3); // credits pay: the allowance was used up already
+
+      // Bob's spend takes his last free units and credits pay the rest: used up too.
+      await spent(api, ws, "bob@example.com", 1);
+      const bobCredits = await api.request({
+        method: "POST",
+        url: "/api/v1/tools/tabmaster/customers/bob%40example.com/credits",
+        key: ws.testKey,
+        payload: { meter: "summaries", amount: 5, note: "goodwill" },
+      });
+      assert.equal(bobCredits.statusCode, 201, bobCredits.body);
+      clock.advance(60_000);
+      await spent(api, ws, "bob@example.com", 12);
+
+      const listed = (await use(api, ws.testKey, "from=2026-11-21&to=2026-11-21")).allowanceRanOut;
+      assert.deepEqual(
+        listed.map((r) => [r.email, r.toolId, r.meterId, r.ranOutAt, r.resetsAt]),
+        [
+          ["bob@example.com", "tabmaster", "summaries", new Date(clock.now()).toISOString(), "2026-12-01T00:00:00.000Z"],
+          ["ada@example.com", "tabmaster", "summaries", new Date(ranOutAt).toISOString(), "2026-12-01T00:00:00.000Z"],
+        ],
+      );
+      const events = ofType(await emittedEvents(services, ws), "usage.allowance_ran_out");
+      assert.deepEqual(
+        events.map((e) => e.data),
+        [
+          {
+            tool: "tabmaster",
+            meter: "summaries",
+            email: "ada@example.com",
+            user_id: listed[1]?.personId,
+            allowance: 10,
+            credits: 0,
+            resets_at: "2026-12-01T00:00:00.000Z",
+          },
+          {
+            tool: "tabmaster",
+            meter: "summaries",
+            email: "bob@example.com",
+            user_id: listed[0]?.personId,
+            allowance: 10,
+            credits: 2,
+            resets_at: "2026-12-01T00:00:00.000Z",
+          },
+        ],
+      );
+
+      // December: Ada's allowance is whole again, and using it up is a new period.
+      clock.set(Date.parse("2026-12-02T08:00:00.000Z"));
+      await spent(api, ws, "ada@example.com", 10);
+      await spent(api, ws, "ada@example.com", 1);
+      const both = (await use(api, ws.testKey, "from=2026-11-21&to=2026-12-02")).allowanceRanOut;
+      assert.deepEqual(
+        both.map((r) => [r.email, r.ranOutAt.slice(0, 10)]),
+        [
+          ["ada@example.com", "2026-12-02"],
+          ["bob@example.com", "2026-11-21"],
+          ["ada@example.com", "2026-11-21"],
+        ],
+      );
+      assert.equal(ofType(await emittedEvents(services, ws), "usage.allowance_ran_out").length, 3);
+      // The range's only: December's alone.
+      assert.deepEqual(
+        (await use(api, ws.testKey, "from=2026-12-01&to=2026-12-02")).allowanceRanOut.map((r) => r.ranOutAt.slice(0, 10)),
+        ["2026-12-02"],
+      );
+    });
+
+    test("allowances used up: another workspace's and the live environment's never show; another tool's neither", async () => {
+      const { services, clock, ws, api } = await bed(dialect);
+      clock.set(NOV_21);
+      const other = await seedUsageCatalogue(services);
+      await spent(api, other, "ada@example.com", 10);
+      await spent(api, ws, "bob@example.com", 10);
+      assert.deepEqual(
+        (await use(api, ws.testKey, "from=2026-11-21&to=2026-11-21")).allowanceRanOut.map((r) => r.email),
+        ["bob@example.com"],
+      );
+      assert.deepEqual(
+        (await use(api, other.testKey, "from=2026-11-21&to=2026-11-21")).allowanceRanOut.map((r) => r.email),
+        ["ada@example.com"],
+      );
+      assert.deepEqual((await use(api, ws.liveKey, "from=2026-11-21&to=2026-11-21")).allowanceRanOut, []);
+      assert.deepEqual((await use(api, ws.testKey, "from=2026-11-21&to=2026-11-21&tool=notepad")).allowanceRanOut, []);
+      assert.equal(ofType(await emittedEvents(services, ws), "usage.allowance_ran_out").length, 1);
+      assert.equal(ofType(await emittedEvents(services, ws, "live"), "usage.allowance_ran_out").length, 0);
+    });
+
+    test("allowances used up: at most 100, newest first, only those of the range's days", async () => {
+      const { services, ws, api } = await bed(dialect);
+      const { db } = services;
+      const start = Date.parse("2026-11-21T00:00:00.000Z");
+      const key = (personId: string) => ({ workspaceId: ws.workspaceId, env: "test" as const, personId, toolId: "tabmaster", meterId: "summaries" });
+      // 105 on the 21st a minute apart, one the second before it begins, one the first of the 22nd.
+      const at = [...Array.from({ length: 105 }, (_, i) => start + i * 60_000), start - 1000, start + DAY_MS];
+      for (const [i, when] of at.entries()) {
+        const person = await ensurePerson(db, ws.workspaceId, "test", `p${i}@example.com`, when);
+        assert.equal(await recordRunOut(db, key(person.id), `free@${when}`, when, start + 10 * DAY_MS), true);
+        // The same period again writes nothing: once per person, meter and period.
+        assert.equal(await recordRunOut(db, key(person.id), `free@${when}`, when + 1, start + 10 * DAY_MS), false);
+      }
+      const listed = (await use(api, ws.testKey, "from=2026-11-21&to=2026-11-21")).allowanceRanOut;
+      assert.equal(listed.length, 100);
+      assert.deepEqual(
+        listed.map((r) => r.email),
+        Array.from({ length: 100 }, (_, i) => `p${104 - i}@example.com`),
+      );
+    });
+
+    test("credit packs' revenue apart, per currency, part of one-time; plans flagged; another workspace's never shows", async () => {
+      const { services, clock, ws, api } = await bed(dialect);
+      clock.set(NOV_21);
+      const other = await seedUsageCatalogue(services);
+      const secret = await connectTestStripe(services, ws);
+      const buy = async (plan: string, amount: number, currency: string) => {
+        const session = paymentSession({
+          email: "ada@example.com",
+          metadata: { warden_tool: "tabmaster", warden_plan: plan },
+          amount,
+          currency,
+          now: clock.now(),
+        });
+        assert.equal(await deliver(api, ws, secret, stripeEvent("checkout.session.completed", session, { now: clock.now() }), clock.now()), "applied");
+      };
+      await buy("pack-1000", 900, "eur");
+      await buy("pack-1000", 900, "eur");
+      await buy("lifetime", 4900, "eur");
+      await buy("pack-1000", 1500, "usd");
+      const revenue = async (key: string) => {
+        const response = await api.request({ url: "/api/v1/insights/revenue?from=2026-11-20&to=2026-11-21&tool=tabmaster", key });
+        assert.equal(response.statusCode, 200, response.body);
+        return response.json() as {
+          currencies: {
+            currency: string;
+            oneTime: { total: number };
+            packs: { total: number; points: { date: string; value: number }[] };
+            byPlan: { planId: string; pack: boolean; gross: number }[];
+          }[];
+        };
+      };
+      const mine = await revenue(ws.testKey);
+      assert.deepEqual(
+        mine.currencies.map((c) => [c.currency, c.oneTime.total, c.packs.total]),
+        [
+          ["eur", 6700, 1800],
+          ["usd", 1500, 1500],
+        ],
+      );
+      assert.deepEqual(mine.currencies[0]?.packs.points, [
+        { date: "2026-11-20", value: 0 },
+        { date: "2026-11-21", value: 1800 },
+      ]);
+      assert.deepEqual(
+        mine.currencies[0]?.byPlan.map((p) => [p.planId, p.pack, p.gross]),
+        [
+          ["lifetime", false, 4900],
+          ["pack-1000", true, 1800],
+        ],
+      );
+      assert.deepEqual((await revenue(other.testKey)).currencies, []);
+    });
+  });
+}
