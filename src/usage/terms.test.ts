@@ -12,8 +12,8 @@ import { changeBundleTools } from "../workspaces/bundle.service.js";
 import { createPlan, retirePlan } from "../workspaces/workspace.service.js";
 import { heldTerms } from "./held-terms.js";
 import { addFeature, addMeter, readPlanTerms, setPlanTerms, updateMeter } from "./terms.service.js";
-import { cachedToolTerms } from "./terms-cache.js";
 import { loadToolTerms } from "./terms.store.js";
+import { cachedToolTerms } from "./terms-cache.js";
 
 const DECEMBER = Date.parse("2026-12-01T00:00:00.000Z");
 

@@ -4,8 +4,8 @@
 // customer lists brought up to date in the same transaction.
 import type { Actor } from "../audit/audit.service.js";
 import { recordAction } from "../audit/audit.service.js";
-import { entitledAmong, syncCustomers, toolScope } from "../customers/customer.service.js";
 import { recordEveryoneChanged } from "../customers/access-change.store.js";
+import { entitledAmong, syncCustomers, toolScope } from "../customers/customer.service.js";
 import { listProductBuyers } from "../customers/customer.store.js";
 import type { Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
