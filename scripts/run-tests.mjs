@@ -15,5 +15,12 @@ function findTests(dir) {
 
 const only = process.argv.slice(2);
 const files = only.length > 0 ? only : [...findTests("src"), ...findTests("packages")].sort();
-const result = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=2", ...files], { stdio: "inherit" });
+// The usual report, then the slowest files (scripts/slowest-test-files.mjs).
+const reporters = [
+  "--test-reporter=spec",
+  "--test-reporter-destination=stdout",
+  "--test-reporter=./scripts/slowest-test-files.mjs",
+  "--test-reporter-destination=stdout",
+];
+const result = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=2", ...reporters, ...files], { stdio: "inherit" });
 process.exit(result.status ?? 1);

@@ -19,6 +19,7 @@ import { renderError } from "./http/error.handler.js";
 import { redactingStream } from "./http/log-redaction.js";
 import { answerClientError, refuseExpectation, requireHost } from "./http/raw-errors.js";
 import { logRequests } from "./http/request-log.js";
+import { buildSerializer } from "./http/serialization.js";
 import { validatorCompiler } from "./http/validation.js";
 import { newId } from "./ids.js";
 import { insightsRoutes } from "./insights/insights.routes.js";
@@ -82,6 +83,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     clientErrorHandler: answerClientError,
     // A missing Host is refused below, in the contract's shape; Node's own answer has no body.
     http: { requireHostHeader: false },
+    schemaController: { compilersFactory: { buildSerializer } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.server.on("checkExpectation", refuseExpectation);
 
