@@ -4,7 +4,7 @@
 // Markdown and JSON under bench/results/ (smoke runs under bench/tmp/results/).
 //
 //   node --import tsx bench/run.ts [--size smoke|default|full] [--engines sqlite,postgres]
-//        [--sizes 10000,100000] [--duration S] [--scenarios 1,2,3,4,5,7,8] [--events N] [--profile] [--keep]
+//        [--sizes 10000,100000] [--duration S] [--scenarios 1,2,3,4,5,7,8,9,10] [--events N] [--profile] [--keep]
 //
 // The script runs Warden from the compiled code (bin/warden.js → dist/, copied at the
 // start so that a rebuild during the run changes nothing); the npm scripts build first.
