@@ -11,10 +11,9 @@ import type { RequestContext } from "../services.js";
 import { findPlan } from "../workspaces/workspace.store.js";
 import type { CreateGrantBody, Grant, RevokedGrant } from "./grant.schema.js";
 import { findGrant, insertGrant, listGrantsOf, revokeGrantRow, type StoredGrant } from "./grant.store.js";
-import { claimIdempotencyKey, completeIdempotencyKey } from "./idempotency.store.js";
+import { claimOrReplay } from "./idempotency.js";
+import { completeIdempotencyKey } from "./idempotency.store.js";
 import { countPassesBeforeAdding } from "./pass.store.js";
-
-export const IDEMPOTENCY_WINDOW_MS = DAY_MS;
 
 export function presentGrant(grant: StoredGrant, now: number): Grant {
   return {
@@ -64,17 +63,8 @@ export async function createGrant(ctx: RequestContext, toolId: string, body: Cre
   return db.transaction().execute(async (trx) => {
     const now = clock.now();
     const idempotency = idempotencyKey === undefined ? null : { workspaceId: principal.workspaceId, env: principal.env, key: idempotencyKey };
-    if (idempotency) {
-      const earlier = await claimIdempotencyKey(trx, idempotency, requestHash, now, now - IDEMPOTENCY_WINDOW_MS);
-      if (earlier !== "claimed") {
-        if (earlier.requestHash !== requestHash) {
-          throw new ApiError("idempotency_mismatch", "This Idempotency-Key was used with a different request in the last 24 hours.", {
-            param: "Idempotency-Key",
-          });
-        }
-        return { created: false, grant: JSON.parse(earlier.responseBody) as Grant };
-      }
-    }
+    const earlier = idempotency ? await claimOrReplay<Grant>(trx, idempotency, requestHash, now) : null;
+    if (earlier) return { created: false, grant: earlier };
 
     // Counted before the write; the counters' rows stay locked until commit, which also
     // serialises grant creation per workspace and so keeps the pass count exact.

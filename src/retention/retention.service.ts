@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { SESSION_MAX_MS } from "../auth/web-session.js";
 import { DAY_MS } from "../clock.js";
 import { isDatabaseUnavailable } from "../db/storage-faults.js";
-import { IDEMPOTENCY_WINDOW_MS } from "../grants/grant.service.js";
+import { IDEMPOTENCY_WINDOW_MS } from "../grants/idempotency.js";
 import { RepeatingJob } from "../ops/repeating-job.js";
 import type { Services } from "../services.js";
 import {

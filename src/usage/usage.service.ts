@@ -14,8 +14,8 @@ import type { Sources } from "../customers/entitlement.js";
 import { ensurePerson, findPersonByEmail } from "../customers/person.store.js";
 import { type Executor, holdWriteLock } from "../db/database.js";
 import { ApiError, invalidParameter, notFound } from "../errors/errors.js";
-import { IDEMPOTENCY_WINDOW_MS } from "../grants/grant.service.js";
-import { claimIdempotencyKey, completeIdempotencyKey, type IdempotencyScope } from "../grants/idempotency.store.js";
+import { claimOrReplay } from "../grants/idempotency.js";
+import { completeIdempotencyKey, type IdempotencyScope } from "../grants/idempotency.store.js";
 import type { RequestContext, Services } from "../services.js";
 import { heldTerms } from "./held-terms.js";
 import { oneAtATime } from "./meter-queue.js";
@@ -114,17 +114,8 @@ async function spendIn(services: Services, scope: ToolScope, spender: Spender, r
     // SQLite: the writer from the first statement, so that what is read below is what the writes change.
     await holdWriteLock(trx);
     const now = clock.now();
-    if (idempotency) {
-      const earlier = await claimIdempotencyKey(trx, idempotency, requestHash, now, now - IDEMPOTENCY_WINDOW_MS);
-      if (earlier !== "claimed") {
-        if (earlier.requestHash !== requestHash) {
-          throw new ApiError("idempotency_mismatch", "This Idempotency-Key was used with a different request in the last 24 hours.", {
-            param: "Idempotency-Key",
-          });
-        }
-        return { spent: false, answer: JSON.parse(earlier.responseBody) as Spent };
-      }
-    }
+    const earlier = idempotency ? await claimOrReplay<Spent>(trx, idempotency, requestHash, now) : null;
+    if (earlier) return { spent: false, answer: earlier };
 
     let personId: string;
     if ("personId" in spender) {
