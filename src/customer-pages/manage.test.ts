@@ -224,6 +224,11 @@ for (const dialect of DIALECTS) {
       const reset = new Date(Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth() + 1, 1)).toISOString();
       assert.ok(some.includes(`<dt>Resets</dt><dd><time datetime="${reset}">`), "the licence's allowance resets at the next calendar month");
       assert.match(some, /1,070 summaries left/);
+      // The pack is listed as a credit pack, without a key: it opens nothing. The licence keeps its key.
+      const purchases = (await browser.get(`${t.base}/manage`)).body;
+      assert.match(purchases, /<dt>Kind<\/dt><dd>Credit pack<\/dd>/);
+      assert.match(purchases, /Its credits are counted in Usage; it gives no access of its own\./);
+      assert.equal(purchases.match(/Paste it into /g)?.length, 1, "one key shown: the licence's");
       // Past the allowance, the credits pay.
       await spend(120);
       const more = (await usagePanel()) ?? "";

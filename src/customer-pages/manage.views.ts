@@ -110,8 +110,15 @@ const LICENCE_STATE: Record<string, Html> = {
 };
 
 function licencePanel(view: ManageView, p: ManagedPurchase, index: number): Html {
-  const kind =
-    p.team !== null ? "A seat of a team purchase" : p.seats !== null ? `Team of ${p.seats} seats, ${p.seats_in_use ?? 0} handed out` : "One-time purchase";
+  // A credit pack sold alone gives no access: its key would open nothing.
+  const pack = p.planDetails?.givesAccess === false;
+  const kind = pack
+    ? "Credit pack"
+    : p.team !== null
+      ? "A seat of a team purchase"
+      : p.seats !== null
+        ? `Team of ${p.seats} seats, ${p.seats_in_use ?? 0} handed out`
+        : "One-time purchase";
   const amount = price(p);
   return html`<article class="manage-item" aria-labelledby="licence-${index}">
 <div class="manage-item-head"><h3 id="licence-${index}">${title(p)}</h3>${LICENCE_STATE[p.status] ?? html`<span class="badge badge-off">${p.status}</span>`}</div>
@@ -121,11 +128,13 @@ ${amount ? html`<dt>Price</dt><dd>${amount}</dd>` : ""}
 <dt>Kind</dt><dd>${kind}</dd>
 </dl>
 ${
-  p.key === null
-    ? p.seats !== null
-      ? html`<p class="hint">A team purchase has no key of its own: each seat you hand out below is a licence with its own.</p>`
-      : ""
-    : html`<div class="manage-key">${copyField(`key-${index}`, "Licence key", p.key)}
+  pack
+    ? html`<p class="hint">Its credits are counted in Usage; it gives no access of its own.</p>`
+    : p.key === null
+      ? p.seats !== null
+        ? html`<p class="hint">A team purchase has no key of its own: each seat you hand out below is a licence with its own.</p>`
+        : ""
+      : html`<div class="manage-key">${copyField(`key-${index}`, "Licence key", p.key)}
 <p class="hint">Paste it into ${view.toolName} to use it on a device without signing in (5 devices at most). Keep it to yourself: whoever has it can use your licence.</p></div>`
 }
 </article>`;
