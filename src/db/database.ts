@@ -76,11 +76,11 @@ export interface StorageOptions {
 export const CONNECT_TIMEOUT_MS = 2_000;
 
 /**
- * How long a request may wait for one of the pool's connections to be free. Apart from
- * the connection's own bound: a burst of writes that queue on one row (20 grants at once
- * against a daily limit) keeps every connection busy for a moment, and the database is
- * there; waiting is right, a 503 would not be. A database that stops answering frees the
- * connections within the statements' bound (server.ts), so a waiter learns it soon.
+ * How long a request may wait for one of the pool's connections to be free while the
+ * database answers. Apart from the connection's own bound: a burst of writes that queue
+ * on one row (20 grants at once against a daily limit) keeps every connection busy for a
+ * moment, and the database is there; waiting is right, a 503 would not be. Once a
+ * statement has found the database away, waits are bounded like a connection (2 s).
  */
 const POOL_WAIT_MS = 10_000;
 
@@ -282,13 +282,33 @@ function withNamedStatements(pool: pg.Pool, availability: DatabaseAvailability, 
   return {
     connect: async () => {
       try {
-        return wrap(await pool.connect());
+        const pending = pool.connect();
+        // While the database is known to be away, no request waits for a busy pool's
+        // connection longer than a new connection may take: the 503 comes within that.
+        return wrap(await (availability.isAvailable ? pending : withinConnectBound(pending)));
       } catch (error) {
         throw fault(error);
       }
     },
     end: () => pool.end(),
   };
+}
+
+/** `pending`, or pg-pool's own timeout error after CONNECT_TIMEOUT_MS; a connection that comes later goes back to the pool. */
+function withinConnectBound(pending: Promise<pg.PoolClient>): Promise<pg.PoolClient> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error("timeout exceeded when trying to connect")), CONNECT_TIMEOUT_MS);
+  });
+  return Promise.race([pending, late])
+    .finally(() => clearTimeout(timer))
+    .catch((error: unknown) => {
+      pending.then(
+        (client) => client.release(),
+        () => {},
+      );
+      throw error;
+    });
 }
 
 export function openStorage(options: StorageOptions): Storage {

@@ -231,6 +231,36 @@ describe("storage faults: PostgreSQL going away and coming back (postgres)", () 
     }
   });
 
+  test("while the database is known to be away, a wait for a busy pool's connection ends at the connection's bound, as 503", async () => {
+    const storage = openStorage({ databaseUrl: PG_URL, pgSchema: await createPgSchema(), poolSize: 1 });
+    try {
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const holder = storage.db.transaction().execute(async (trx) => {
+        await sql`select 1`.execute(trx);
+        await held;
+      });
+      // As a statement that met a server gone away tells it.
+      storage.availability.failed(new DatabaseUnavailableError(new Error("connect ECONNREFUSED")));
+      const started = performance.now();
+      const waited = await sql`select 1`.execute(storage.db).catch((error: unknown) => error);
+      const ms = performance.now() - started;
+      assert.ok(isDatabaseUnavailable(waited), String(waited));
+      assert.ok(
+        ms >= CONNECT_TIMEOUT_MS - 100 && ms < 8_000,
+        `ended at the connection's bound, well before the 10 s a live database's pool may keep it: ${ms} ms`,
+      );
+      release();
+      await holder;
+      // The connection the abandoned wait would have had is back in the pool.
+      assert.deepEqual((await sql<{ one: number }>`select 1 as one`.execute(storage.db)).rows, [{ one: 1 }]);
+    } finally {
+      await storage.close();
+    }
+  });
+
   test("a server that stops answering: a statement fails at its bound and a connection at 2 s, as 503; its connection is not reused", async () => {
     const relay = new PgRelay();
     await relay.open();

@@ -1,8 +1,8 @@
 // Response serialisers: fast-json-stringify, as Fastify compiles them by default, but each
 // compiled once in a process. Compiling every route's answers is most of what building
-// the app costs (0.5 s of its 0.8 s); a process that builds the app again (each test
-// builds its own) reuses them. A serialiser depends on its schema and on the shared
-// schemas its `$ref`s reach; both are the modules' constants, so both make the key.
+// the app costs; a process that builds the app again (each test builds its own) reuses
+// them. A serialiser depends on its schema, on the shared schemas its `$ref`s reach and
+// on the serialiser options: all three make the key.
 
 import fastJsonStringify from "fast-json-stringify";
 import type { FastifyServerOptions } from "fastify";
@@ -11,24 +11,14 @@ type BuildSerializer = NonNullable<NonNullable<NonNullable<FastifyServerOptions[
 type Serialize = (data: unknown) => string;
 type Schema = Parameters<typeof fastJsonStringify>[0];
 
+// By the route's schema (a module's constant, the same object in every app), then by the
+// shared schemas and options as text: Fastify copies each shared schema it is given, so
+// every app holds copies of its own, equal in content.
 const compiled = new WeakMap<object, Map<string, Serialize>>();
-const objectIds = new WeakMap<object, number>();
-let nextObjectId = 0;
-
-function idOf(schema: object): number {
-  let id = objectIds.get(schema);
-  if (id === undefined) {
-    id = nextObjectId++;
-    objectIds.set(schema, id);
-  }
-  return id;
-}
 
 export const buildSerializer: BuildSerializer = (externalSchemas, serializerOpts) => {
   const shared = (externalSchemas ?? {}) as Record<string, Schema>;
-  const sharedKey = Object.entries(shared)
-    .map(([id, schema]) => `${id}=${idOf(schema)}`)
-    .join(",");
+  const sharedKey = JSON.stringify([shared, serializerOpts ?? {}]);
   return ({ schema }) => {
     const routeSchema = schema as object & { $id?: string };
     let bySharedSchemas = compiled.get(routeSchema);
