@@ -687,6 +687,8 @@ export class FileCheck {
           };
           meters.credits = packCreditRows(pack, packTerms, this.now).map(({ personId: _written, ...row }) => row);
         }
+        // Refunded before the move: what was left went with the refund, as a refund here takes it (the ledger keeps what was bought).
+        if (value.status === "revoked") meters.credits = meters.credits.map((row) => ({ ...row, remaining: 0 }));
         return {
           kind: "licence",
           email: value.email,

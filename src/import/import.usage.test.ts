@@ -124,6 +124,31 @@ for (const dialect of DIALECTS) {
       // A licence's credits are the licence's: refunded, what is left goes with it.
       await t.services.db.updateTable("licences").set({ status: "revoked" }).where("id", "=", counted).execute();
       assert.equal((await t.usage("bob@example.com")).credits, 0);
+
+      // A pack refunded before the move comes with its credits taken back, given or the pack's own.
+      const refunded = [licenceId(), licenceId()];
+      await t.run([
+        { type: "licence", id: refunded[0], email: "dan@example.com", tool: "tabmaster", plan: "pack-1000", status: "revoked", purchased_at: t.past(20) },
+        {
+          type: "licence",
+          id: refunded[1],
+          email: "dan@example.com",
+          tool: "tabmaster",
+          plan: "pack-1000",
+          status: "revoked",
+          purchased_at: t.past(20),
+          credits: { summaries: { amount: 40 } },
+        },
+      ]);
+      const dans = (await t.credits()).filter((r) => r.licence_id !== null && refunded.includes(r.licence_id));
+      assert.deepEqual(
+        dans.map((r) => [r.licence_id, r.amount, r.remaining]),
+        [
+          [refunded[1], 40, 0],
+          [refunded[0], 1000, 0],
+        ],
+      );
+      assert.equal((await t.usage("dan@example.com")).credits, 0);
     });
 
     test("the README's example lines with meters import as documented", async () => {
