@@ -6,6 +6,9 @@ import type { PeopleInsights, Point, RevenueInsights, Series, SubscriptionInsigh
 import { csvCell } from "../customers/customers.csv.js";
 import { currencyDigits } from "../shared/money.js";
 
+/** A meter's chart and table: "." is in neither a tool's id nor a meter's, so no two meters share one. */
+export const meterTableName = (m: { toolId: string; meterId: string }) => `meter-${m.toolId}.${m.meterId}`;
+
 /** A table: its file's name (without `.csv`), its header, and its rows of text or numbers. */
 export interface CsvTable {
   name: string;
@@ -141,7 +144,7 @@ export function useTables(insights: UseInsights): CsvTable[] {
       rows: insights.topUnpaid.map((p) => [p.email, p.source, p.activeDays]),
     },
     ...insights.meters.map((m) => ({
-      name: `meter-${m.toolId}-${m.meterId}`,
+      name: meterTableName(m),
       header: ["date", `${m.meterId}_spent`, "previous_date", `previous_${m.meterId}_spent`],
       rows: seriesRows([m.used], (v) => v),
     })),

@@ -126,8 +126,8 @@ describe("insights CSV", () => {
       /"lifetime","Lifetime","","no","49\.00","49\.00","0\.00"\r\n"suite-lifetime","Suite for life","suite","no","90\.00","0\.00","90\.00"\r\n"pack-1000","1,000 summaries","","yes","9\.00","0\.00","9\.00"/,
     );
     const useNames = useTables(use).map((t) => t.name);
-    assert.deepEqual(useNames.slice(-2), ["meter-tabmaster-summaries", "allowance-ran-out"]);
-    const meter = csvFile(useTables(use).find((t) => t.name === "meter-tabmaster-summaries") as (typeof tables)[number]);
+    assert.deepEqual(useNames.slice(-2), ["meter-tabmaster.summaries", "allowance-ran-out"]);
+    const meter = csvFile(useTables(use).find((t) => t.name === "meter-tabmaster.summaries") as (typeof tables)[number]);
     assert.match(meter, /^"date","summaries_spent","previous_date","previous_summaries_spent"\r\n"2026-11-24","3","2026-10-20","0"\r\n/);
     const ranOut = csvFile(useTables(use).find((t) => t.name === "allowance-ran-out") as (typeof tables)[number]);
     assert.ok(ranOut.endsWith(`"heavy+<i>@example.com","tabmaster","summaries","2026-11-26T09:30:00.000Z","2026-12-01T00:00:00.000Z"\r\n`));
@@ -245,12 +245,12 @@ describe("insights pages' templates", () => {
 
   test("use: a chart per meter and the allowances used up, linked to the person's page of the meter's tool, escaped", () => {
     const all = insightsView(frame, { tools, bundles, selection: selection(), shown: { group: "use", data: use } }).markup;
-    assert.match(all, /<h2 id="meter-tabmaster-summaries">Tab Master: Summaries spent<\/h2>/);
-    assert.ok(all.includes('href="/dashboard/w/acme/test/insights/use/meter-tabmaster-summaries.csv?tool=all'));
+    assert.match(all, /<h2 id="meter-tabmaster.summaries">Tab Master: Summaries spent<\/h2>/);
+    assert.ok(all.includes('href="/dashboard/w/acme/test/insights/use/meter-tabmaster.summaries.csv?tool=all'));
     assert.ok(all.includes(`<a href="/dashboard/w/acme/test/customers/tabmaster/heavy%2B%3Ci%3E%40example.com">heavy+&lt;i&gt;@example.com</a>`));
     assert.match(all, /<td>Tab Master <code class="id-secondary">tabmaster<\/code>: Summaries <code class="id-secondary">summaries<\/code><\/td>/);
     const one = insightsView(frame, { tools, bundles, selection: selection({ tool: "tabmaster" }), shown: { group: "use", data: use } }).markup;
-    assert.match(one, /<h2 id="meter-tabmaster-summaries">Summaries spent<\/h2>/);
+    assert.match(one, /<h2 id="meter-tabmaster.summaries">Summaries spent<\/h2>/);
     assert.match(one, /<td>Summaries <code class="id-secondary">summaries<\/code><\/td>/);
     const none = insightsView(frame, {
       tools,

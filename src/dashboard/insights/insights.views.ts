@@ -16,6 +16,7 @@ import {
   time,
 } from "../shared/layout.js";
 import { secondaryId } from "../shared/names.js";
+import { meterTableName } from "./insights.csv.js";
 import { RANGE_LABELS, RANGES, type Range, type RangeRefusal } from "./insights.range.js";
 
 export const GROUPS = ["revenue", "subscriptions", "people", "use"] as const;
@@ -334,11 +335,11 @@ function meterContent(c: Context, data: UseInsights, customers: string): Html {
   }
   const names = new Map(data.meters.map((m) => [`${m.toolId}\u0000${m.meterId}`, m.name]));
   return html`${data.meters.map((m) =>
-    seriesChart(`meter-${m.toolId}-${m.meterId}`, `${toolPrefix(c, m.toolId)}${m.name} spent`, m.name, m.used, c, {
+    seriesChart(meterTableName(m), `${toolPrefix(c, m.toolId)}${m.name} spent`, m.name, m.used, c, {
       unit: { kind: "count", label: m.unit },
       kind: "total",
       empty: `Nobody spent ${m.unit} in this range.`,
-      table: `meter-${m.toolId}-${m.meterId}`,
+      table: meterTableName(m),
     }),
   )}
 <section class="panel" aria-labelledby="ran-out"><div class="panel-head"><h2 id="ran-out">Allowance used up</h2><a class="button small" href="${c.csv("allowance-ran-out")}" download>Download CSV<span class="sr-only"> of allowances used up</span></a></div>
