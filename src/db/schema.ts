@@ -184,6 +184,8 @@ export interface InsightMeterDaysTable {
   tool_id: string;
   meter_id: string;
   day: string;
+  /** One of METER_DAY_SHARDS, by the person (migration 044). */
+  shard: number;
   used: number;
 }
 

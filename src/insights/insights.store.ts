@@ -201,13 +201,14 @@ export async function meterDays(
 ): Promise<{ toolId: string; meterId: string; day: string; used: number }[]> {
   let q = ex
     .selectFrom("insight_meter_days")
-    .select(["tool_id", "meter_id", "day", "used"])
+    .select((eb) => ["tool_id", "meter_id", "day", eb.fn.sum<number>("used").as("used")])
     .where("workspace_id", "=", where.workspaceId)
     .where("env", "=", where.env)
     .where("day", ">=", from)
     .where("day", "<=", to);
   if (where.toolId !== null) q = q.where("tool_id", "=", where.toolId);
-  const rows = await q.execute();
+  // A day's figure is spread over rows (usage.store.ts, countMeterDay).
+  const rows = await q.groupBy(["tool_id", "meter_id", "day"]).execute();
   return rows.map((r) => ({ toolId: r.tool_id, meterId: r.meter_id, day: r.day, used: Number(r.used) }));
 }
 

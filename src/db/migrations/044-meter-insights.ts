@@ -14,8 +14,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("tool_id", "text", (c) => c.notNull())
     .addColumn("meter_id", "text", (c) => c.notNull())
     .addColumn("day", "text", (c) => c.notNull())
+    // One of 16 rows a meter and day, chosen by the person: on PostgreSQL an upsert holds
+    // its row until commit, and one row would make every spend of the meter wait on every
+    // other, whoever spends; a person's spends are one at a time already. Read as a sum.
+    .addColumn("shard", "integer", (c) => c.notNull())
     .addColumn("used", "bigint", (c) => c.notNull())
-    .addPrimaryKeyConstraint("insight_meter_days_pk", ["workspace_id", "env", "tool_id", "meter_id", "day"])
+    .addPrimaryKeyConstraint("insight_meter_days_pk", ["workspace_id", "env", "tool_id", "meter_id", "day", "shard"])
     .execute();
   await db.schema
     .createTable("allowance_runouts")
