@@ -45,9 +45,13 @@ for (const dialect of DIALECTS) {
       assert.equal(csv.headers["content-type"], "text/csv; charset=utf-8");
       assert.equal(csv.headers["content-disposition"], `attachment; filename="insights-${ws.slug}-test-all-revenue-eur-2026-11-20-to-2026-11-26.csv"`);
       const rows = csv.body.split("\r\n");
-      assert.equal(rows[0], '"date","net_eur","gross_eur","refunds_eur","one_time_eur","subscription_eur","previous_date","previous_net_eur"');
+      assert.equal(
+        rows[0],
+        '"date","net_eur","gross_eur","refunds_eur","one_time_eur","subscription_eur","credit_packs_eur","previous_date","previous_net_eur"',
+      );
       assert.equal(rows.length, 1 + 7 + 1, "a header, seven days, the last line's end");
-      assert.match(rows[5] ?? "", /^"2026-11-24","49\.00","49\.00","0\.00","49\.00","0\.00","2026-11-17","0\.00"$/);
+      // The lifetime licence: one-time, no credit pack.
+      assert.match(rows[5] ?? "", /^"2026-11-24","49\.00","49\.00","0\.00","49\.00","0\.00","0\.00","2026-11-17","0\.00"$/);
       assert.match(rows[7] ?? "", /^"2026-11-26","-49\.00","0\.00","49\.00",/);
 
       const subscriptions = text((await browser.get(`${base}/subscriptions?range=7d`)).body);
