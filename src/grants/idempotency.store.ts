@@ -59,3 +59,83 @@ export async function completeIdempotencyKey(ex: Executor, scope: IdempotencySco
     .where("key", "=", scope.key)
     .execute();
 }
+
+/** One request's key in a batch of one workspace environment's requests. */
+export interface KeyClaim {
+  key: string;
+  requestHash: string;
+}
+
+/**
+ * claimIdempotencyKey for a batch of requests with distinct keys, in three statements
+ * whatever its size: by key, "claimed" or the record of the request that claimed it.
+ */
+export async function claimIdempotencyKeys(
+  ex: Executor,
+  scope: Omit<IdempotencyScope, "key">,
+  claims: readonly KeyClaim[],
+  now: number,
+  expiredBefore: number,
+): Promise<Map<string, IdempotencyRecord | "claimed">> {
+  const outcomes = new Map<string, IdempotencyRecord | "claimed">();
+  if (claims.length === 0) return outcomes;
+  const keys = claims.map((c) => c.key);
+  await ex
+    .deleteFrom("idempotency_keys")
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("key", "in", keys)
+    .where("created_at", "<=", expiredBefore)
+    .execute();
+  const inserted = await ex
+    .insertInto("idempotency_keys")
+    .values(claims.map((c) => ({ workspace_id: scope.workspaceId, env: scope.env, key: c.key, request_hash: c.requestHash, status: 0, response_body: "", created_at: now })))
+    .onConflict((oc) => oc.columns(["workspace_id", "env", "key"]).doNothing())
+    .returning("key")
+    .execute();
+  for (const row of inserted) outcomes.set(row.key, "claimed");
+  const taken = keys.filter((key) => !outcomes.has(key));
+  if (taken.length === 0) return outcomes;
+  const rows = await ex
+    .selectFrom("idempotency_keys")
+    .select(["key", "request_hash", "status", "response_body"])
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("key", "in", taken)
+    .execute();
+  for (const row of rows) outcomes.set(row.key, { requestHash: row.request_hash, status: row.status, responseBody: row.response_body });
+  return outcomes;
+}
+
+/** completeIdempotencyKey for claimed keys of one batch, in one statement. */
+export async function completeIdempotencyKeys(
+  ex: Executor,
+  scope: Omit<IdempotencyScope, "key">,
+  answers: readonly (KeyClaim & { status: number; responseBody: string })[],
+  claimedAt: number,
+): Promise<void> {
+  if (answers.length === 0) return;
+  await ex
+    .insertInto("idempotency_keys")
+    .values(
+      answers.map((a) => ({
+        workspace_id: scope.workspaceId,
+        env: scope.env,
+        key: a.key,
+        request_hash: a.requestHash,
+        status: a.status,
+        response_body: a.responseBody,
+        created_at: claimedAt,
+      })),
+    )
+    .onConflict((oc) =>
+      oc.columns(["workspace_id", "env", "key"]).doUpdateSet((eb) => ({ status: eb.ref("excluded.status"), response_body: eb.ref("excluded.response_body") })),
+    )
+    .execute();
+}
+
+/** Gives claimed keys back: their requests wrote nothing, so a retry is a new request. */
+export async function releaseIdempotencyKeys(ex: Executor, scope: Omit<IdempotencyScope, "key">, keys: readonly string[]): Promise<void> {
+  if (keys.length === 0) return;
+  await ex.deleteFrom("idempotency_keys").where("workspace_id", "=", scope.workspaceId).where("env", "=", scope.env).where("key", "in", keys).execute();
+}

@@ -4,7 +4,7 @@
 import { DAY_MS } from "../clock.js";
 import type { Executor } from "../db/database.js";
 import { ApiError } from "../errors/errors.js";
-import { claimIdempotencyKey, type IdempotencyScope } from "./idempotency.store.js";
+import { claimIdempotencyKey, claimIdempotencyKeys, type IdempotencyScope, type KeyClaim } from "./idempotency.store.js";
 
 /** How long a key's first answer is kept and replayed (retention deletes it after). */
 export const IDEMPOTENCY_WINDOW_MS = DAY_MS;
@@ -17,8 +17,32 @@ export const IDEMPOTENCY_WINDOW_MS = DAY_MS;
 export async function claimOrReplay<Answer>(trx: Executor, scope: IdempotencyScope, requestHash: string, now: number): Promise<Answer | null> {
   const earlier = await claimIdempotencyKey(trx, scope, requestHash, now, now - IDEMPOTENCY_WINDOW_MS);
   if (earlier === "claimed") return null;
-  if (earlier.requestHash !== requestHash) {
-    throw new ApiError("idempotency_mismatch", "This Idempotency-Key was used with a different request in the last 24 hours.", { param: "Idempotency-Key" });
-  }
+  if (earlier.requestHash !== requestHash) throw mismatch();
   return JSON.parse(earlier.responseBody) as Answer;
+}
+
+function mismatch(): ApiError {
+  return new ApiError("idempotency_mismatch", "This Idempotency-Key was used with a different request in the last 24 hours.", { param: "Idempotency-Key" });
+}
+
+/** What claimOrReplay came to for one request of a batch. */
+export type Claimed<Answer> = { claimed: true } | { claimed: false; answer: Answer } | { claimed: false; error: ApiError };
+
+/** claimOrReplay for a batch of requests with distinct keys, by key. */
+export async function claimOrReplayMany<Answer>(
+  trx: Executor,
+  scope: Omit<IdempotencyScope, "key">,
+  claims: readonly KeyClaim[],
+  now: number,
+): Promise<Map<string, Claimed<Answer>>> {
+  const records = await claimIdempotencyKeys(trx, scope, claims, now, now - IDEMPOTENCY_WINDOW_MS);
+  const outcomes = new Map<string, Claimed<Answer>>();
+  for (const { key, requestHash } of claims) {
+    const earlier = records.get(key);
+    if (earlier === undefined) throw new Error(`Idempotency-Key ${key} was neither claimed nor found`);
+    if (earlier === "claimed") outcomes.set(key, { claimed: true });
+    else if (earlier.requestHash !== requestHash) outcomes.set(key, { claimed: false, error: mismatch() });
+    else outcomes.set(key, { claimed: false, answer: JSON.parse(earlier.responseBody) as Answer });
+  }
+  return outcomes;
 }

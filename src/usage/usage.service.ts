@@ -14,11 +14,11 @@ import type { Sources } from "../customers/entitlement.js";
 import { ensurePerson, findPersonByEmail } from "../customers/person.store.js";
 import { type Executor, holdWriteLock } from "../db/database.js";
 import { ApiError, invalidParameter, notFound } from "../errors/errors.js";
-import { claimOrReplay } from "../grants/idempotency.js";
-import { completeIdempotencyKey, type IdempotencyScope } from "../grants/idempotency.store.js";
+import { claimOrReplayMany } from "../grants/idempotency.js";
+import { completeIdempotencyKeys, releaseIdempotencyKeys } from "../grants/idempotency.store.js";
 import type { RequestContext, Services } from "../services.js";
 import { heldTerms } from "./held-terms.js";
-import { oneAtATime } from "./meter-queue.js";
+import { KeyedBatches, type Outcome } from "./meter-queue.js";
 import { afterDraw, drawFrom, type MeterState, meterState, presentMeterUsage, refusalMessage } from "./meter-usage.js";
 import { noteRunOut, ranOut } from "./run-out.js";
 import { cachedToolTerms } from "./terms-cache.js";
@@ -81,6 +81,34 @@ export interface SpendResult {
   answer: Spent;
 }
 
+/** One spend waiting for its batch: every spend of a batch has the same scope, spender and meter. */
+interface SpendRequest {
+  services: Services;
+  scope: ToolScope;
+  spender: Spender;
+  meter: DeclaredMeter;
+  quantity: number;
+  tool: ToolTerms;
+  requestHash: string;
+  /** The key as stored (a device's are its person's own), or null without an Idempotency-Key. */
+  idempotencyKey: string | null;
+}
+
+// At most this many spends share a transaction: its multi-row statements stay small.
+const MAX_SPENDS_PER_BATCH = 64;
+
+// Per database: a batch is one transaction (tests run several Wardens in one process).
+const spendBatches = new WeakMap<object, KeyedBatches<SpendRequest, SpendResult>>();
+
+function batchesOf(services: Services): KeyedBatches<SpendRequest, SpendResult> {
+  let batches = spendBatches.get(services.db);
+  if (!batches) {
+    batches = new KeyedBatches((batch) => spendBatch(batch), MAX_SPENDS_PER_BATCH, (request) => request.idempotencyKey);
+    spendBatches.set(services.db, batches);
+  }
+  return batches;
+}
+
 async function spend(services: Services, scope: ToolScope, spender: Spender, body: SpendBody, idempotencyKey: string | undefined): Promise<SpendResult> {
   const quantity = body.quantity ?? 1;
   const tool = await toolTerms(services, scope);
@@ -90,66 +118,137 @@ async function spend(services: Services, scope: ToolScope, spender: Spender, bod
     .update(JSON.stringify(["usage", scope.toolId, who, meter.id, quantity]))
     .digest("hex");
   // A device's keys are its person's own: another person's same key is another spend.
-  const idempotency: IdempotencyScope | null =
-    idempotencyKey === undefined
-      ? null
-      : { workspaceId: scope.workspaceId, env: scope.env, key: "personId" in spender ? `device:${spender.personId}:${idempotencyKey}` : idempotencyKey };
-
+  const storedKey = idempotencyKey === undefined ? null : "personId" in spender ? `device:${spender.personId}:${idempotencyKey}` : idempotencyKey;
   const queueKey = [scope.workspaceId, scope.env, scope.toolId, who, meter.id].join("\u0000");
-  return oneAtATime(queueKey, () => spendIn(services, scope, spender, { meter, quantity, tool, requestHash, idempotency }));
+  return batchesOf(services).add(queueKey, { services, scope, spender, meter, quantity, tool, requestHash, idempotencyKey: storedKey });
 }
 
-interface SpendRequest {
-  meter: DeclaredMeter;
-  quantity: number;
-  tool: ToolTerms;
-  requestHash: string;
-  idempotency: IdempotencyScope | null;
+/** Thrown to roll back a batch that spent nothing (a person it created, the keys it claimed): its outcomes are answered as they are. */
+class NothingSpent extends Error {
+  constructor(readonly outcomes: Outcome<SpendResult>[]) {
+    super("nothing spent");
+  }
 }
 
-async function spendIn(services: Services, scope: ToolScope, spender: Spender, request: SpendRequest): Promise<SpendResult> {
+/**
+ * A batch of spends of one person's meter, in one transaction: the meter locked once,
+ * what is left read once, then each spend drawn in turn, all of it or none, exactly as
+ * one at a time; what they drew written as one sum per row. A spend refused (what is
+ * left is not enough, or its Idempotency-Key came with another request) writes nothing:
+ * its key is given back, and a batch that spent nothing is rolled back whole.
+ */
+async function spendBatch(batch: readonly SpendRequest[]): Promise<Outcome<SpendResult>[]> {
+  const first = batch[0];
+  if (!first) return [];
+  const { services, scope, spender, meter } = first;
+  // The latest terms: a spend queued behind others reads what they would.
+  const tool = (batch[batch.length - 1] as SpendRequest).tool;
   const { db, clock } = services;
-  const { meter, quantity, tool, requestHash, idempotency } = request;
-  return db.transaction().execute(async (trx) => {
-    // SQLite: the writer from the first statement, so that what is read below is what the writes change.
-    await holdWriteLock(trx);
-    const now = clock.now();
-    const earlier = idempotency ? await claimOrReplay<Spent>(trx, idempotency, requestHash, now) : null;
-    if (earlier) return { spent: false, answer: earlier };
-
-    let personId: string;
-    if ("personId" in spender) {
-      personId = spender.personId;
-    } else {
-      const person = await findPersonByEmail(trx, scope.workspaceId, scope.env, spender.email);
-      if (person) {
-        personId = person.id;
-      } else {
-        // An address Warden does not know holds nothing: only the free allowance can pay,
-        // and the person is created only when it does (account: false, as a grant's is).
-        const [nobody] = await readMeters(trx, scope, tool, null, now, meter);
-        const usage = presentMeterUsage(nobody as MeterState);
-        if (usage.remaining < quantity) throw usageLimit(usage, quantity);
-        personId = (await ensurePerson(trx, scope.workspaceId, scope.env, spender.email, now)).id;
+  const idempotencyScope = { workspaceId: scope.workspaceId, env: scope.env };
+  try {
+    return await db.transaction().execute(async (trx) => {
+      // SQLite: the writer from the first statement, so that what is read below is what the writes change.
+      await holdWriteLock(trx);
+      const now = clock.now();
+      const outcomes: (Outcome<SpendResult> | undefined)[] = batch.map(() => undefined);
+      const claims = batch.flatMap((r) => (r.idempotencyKey === null ? [] : [{ key: r.idempotencyKey, requestHash: r.requestHash }]));
+      const claimed = await claimOrReplayMany<Spent>(trx, idempotencyScope, claims, now);
+      for (const [i, request] of batch.entries()) {
+        const earlier = request.idempotencyKey === null ? undefined : claimed.get(request.idempotencyKey);
+        if (earlier && !earlier.claimed) outcomes[i] = "error" in earlier ? { ok: false, error: earlier.error } : { ok: true, value: { spent: false, answer: earlier.answer } };
       }
-    }
+      const toSpend = batch.flatMap((request, i) => (outcomes[i] ? [] : [i]));
 
-    const key = { ...scope, personId, meterId: meter.id };
-    await lockMeter(trx, key);
-    const [state] = await readMeters(trx, scope, tool, personId, now, meter, { lock: true });
-    const before = state as MeterState;
-    const draw = drawFrom(before, quantity);
-    if (!draw) throw usageLimit(presentMeterUsage(before), quantity);
-    for (const { bucket, units } of draw.buckets) await addUsed(trx, key, bucket, units);
-    for (const { credit, units } of draw.credits) await takeCredits(trx, credit.id, units);
-    await countMeterDay(trx, key, utcDayOf(now), quantity);
+      const personId = toSpend.length === 0 ? null : await spendingPerson(trx, scope, spender, tool, meter, batch, toSpend, outcomes, now);
+      let spentAny = false;
+      if (personId !== null) {
+        const key = { ...scope, personId, meterId: meter.id };
+        await lockMeter(trx, key);
+        const [read] = await readMeters(trx, scope, tool, personId, now, meter, { lock: true });
+        let state = read as MeterState;
+        const usedUnits = new Map<string, { bucket: MeterState["buckets"][number]; units: number }>();
+        const takenCredits = new Map<string, number>();
+        let total = 0;
+        for (const i of toSpend) {
+          if (outcomes[i]) continue;
+          const { quantity } = batch[i] as SpendRequest;
+          const before = presentMeterUsage(state);
+          const draw = drawFrom(state, quantity);
+          if (!draw) {
+            outcomes[i] = { ok: false, error: usageLimit(before, quantity) };
+            continue;
+          }
+          for (const { bucket, units } of draw.buckets) {
+            const id = `${bucket.bucket}\u0000${bucket.periodStart}`;
+            usedUnits.set(id, { bucket, units: (usedUnits.get(id)?.units ?? 0) + units });
+          }
+          for (const { credit, units } of draw.credits) takenCredits.set(credit.id, (takenCredits.get(credit.id) ?? 0) + units);
+          total += quantity;
+          const drawnFrom = state;
+          state = afterDraw(state, draw);
+          const after = presentMeterUsage(state);
+          if (ranOut(before, after)) await noteRunOut(trx, scope, key, drawnFrom, after, now);
+          outcomes[i] = { ok: true, value: { spent: true, answer: { quantity, allowed: true, ...after } } };
+        }
+        spentAny = total > 0;
+        for (const { bucket, units } of usedUnits.values()) await addUsed(trx, key, bucket, units);
+        for (const [creditId, units] of takenCredits) await takeCredits(trx, creditId, units);
+        if (spentAny) await countMeterDay(trx, key, utcDayOf(now), total);
+      }
 
-    const after = presentMeterUsage(afterDraw(before, draw));
-    if (ranOut(presentMeterUsage(before), after)) await noteRunOut(trx, scope, key, before, after, now);
-    const answer: Spent = { quantity, allowed: true, ...after };
-    if (idempotency) await completeIdempotencyKey(trx, idempotency, 200, JSON.stringify(answer));
-    return { spent: true, answer };
-  });
+      const answered = outcomes as Outcome<SpendResult>[];
+      if (!spentAny) throw new NothingSpent(answered);
+      const keyed = batch.flatMap((request, i) => {
+        const outcome = answered[i] as Outcome<SpendResult>;
+        return request.idempotencyKey !== null && claimed.get(request.idempotencyKey)?.claimed ? [{ request, outcome }] : [];
+      });
+      await completeIdempotencyKeys(
+        trx,
+        idempotencyScope,
+        keyed.flatMap(({ request, outcome }) =>
+          outcome.ok ? [{ key: request.idempotencyKey as string, requestHash: request.requestHash, status: 200, responseBody: JSON.stringify(outcome.value.answer) }] : [],
+        ),
+        now,
+      );
+      await releaseIdempotencyKeys(
+        trx,
+        idempotencyScope,
+        keyed.flatMap(({ request, outcome }) => (outcome.ok ? [] : [request.idempotencyKey as string])),
+      );
+      return answered;
+    });
+  } catch (error) {
+    if (error instanceof NothingSpent) return error.outcomes;
+    throw error;
+  }
+}
+
+/**
+ * The person who spends. An address Warden does not know holds nothing: only the free
+ * allowance can pay, and the person is created only when some spend of the batch fits it
+ * (account: false, as a grant's is); when none does, each is refused here (null).
+ */
+async function spendingPerson(
+  trx: Executor,
+  scope: ToolScope,
+  spender: Spender,
+  tool: ToolTerms,
+  meter: DeclaredMeter,
+  batch: readonly SpendRequest[],
+  toSpend: readonly number[],
+  outcomes: (Outcome<SpendResult> | undefined)[],
+  now: number,
+): Promise<string | null> {
+  if ("personId" in spender) return spender.personId;
+  const person = await findPersonByEmail(trx, scope.workspaceId, scope.env, spender.email);
+  if (person) return person.id;
+  const [nobody] = await readMeters(trx, scope, tool, null, now, meter);
+  const usage = presentMeterUsage(nobody as MeterState);
+  if (toSpend.some((i) => (batch[i] as SpendRequest).quantity <= usage.remaining)) {
+    return (await ensurePerson(trx, scope.workspaceId, scope.env, spender.email, now)).id;
+  }
+  for (const i of toSpend) outcomes[i] = { ok: false, error: usageLimit(usage, (batch[i] as SpendRequest).quantity) };
+  return null;
 }
 
 async function readAddressMeters(ctx: RequestContext, toolId: string, email: string): Promise<MeterState[]> {
