@@ -89,7 +89,17 @@ export async function claimIdempotencyKeys(
     .execute();
   const inserted = await ex
     .insertInto("idempotency_keys")
-    .values(claims.map((c) => ({ workspace_id: scope.workspaceId, env: scope.env, key: c.key, request_hash: c.requestHash, status: 0, response_body: "", created_at: now })))
+    .values(
+      claims.map((c) => ({
+        workspace_id: scope.workspaceId,
+        env: scope.env,
+        key: c.key,
+        request_hash: c.requestHash,
+        status: 0,
+        response_body: "",
+        created_at: now,
+      })),
+    )
     .onConflict((oc) => oc.columns(["workspace_id", "env", "key"]).doNothing())
     .returning("key")
     .execute();

@@ -13,7 +13,13 @@ const path = (email: string) => `/api/v1/tools/tabmaster/customers/${encodeURICo
 
 function spender(api: TestApi, ws: Workspace, email: string) {
   return (quantity: number, key?: string) =>
-    api.request({ method: "POST", url: path(email), key: ws.testKey, payload: { meter: "summaries", quantity }, headers: key ? { "idempotency-key": key } : {} });
+    api.request({
+      method: "POST",
+      url: path(email),
+      key: ws.testKey,
+      payload: { meter: "summaries", quantity },
+      headers: key ? { "idempotency-key": key } : {},
+    });
 }
 
 async function stored(services: Services, ws: Workspace) {
@@ -36,7 +42,11 @@ for (const dialect of DIALECTS) {
       assert.equal(allowed.length, 10, answers.map((a) => a.body).join("\n"));
       assert.equal(refused.length, 5);
       for (const r of refused) assert.equal(r.json().error.usage.remaining, 0);
-      assert.deepEqual(allowed.map((a) => a.json().remaining).sort((a, b) => a - b), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], "each answer says what was left after it");
+      assert.deepEqual(
+        allowed.map((a) => a.json().remaining).sort((a, b) => a - b),
+        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+        "each answer says what was left after it",
+      );
       const after = await stored(services, ws);
       assert.equal(after.people, 1);
       assert.equal(after.keys.length, 10);

@@ -103,7 +103,11 @@ const spendBatches = new WeakMap<object, KeyedBatches<SpendRequest, SpendResult>
 function batchesOf(services: Services): KeyedBatches<SpendRequest, SpendResult> {
   let batches = spendBatches.get(services.db);
   if (!batches) {
-    batches = new KeyedBatches((batch) => spendBatch(batch), MAX_SPENDS_PER_BATCH, (request) => request.idempotencyKey);
+    batches = new KeyedBatches(
+      (batch) => spendBatch(batch),
+      MAX_SPENDS_PER_BATCH,
+      (request) => request.idempotencyKey,
+    );
     spendBatches.set(services.db, batches);
   }
   return batches;
@@ -155,9 +159,10 @@ async function spendBatch(batch: readonly SpendRequest[]): Promise<Outcome<Spend
       const claimed = await claimOrReplayMany<Spent>(trx, idempotencyScope, claims, now);
       for (const [i, request] of batch.entries()) {
         const earlier = request.idempotencyKey === null ? undefined : claimed.get(request.idempotencyKey);
-        if (earlier && !earlier.claimed) outcomes[i] = "error" in earlier ? { ok: false, error: earlier.error } : { ok: true, value: { spent: false, answer: earlier.answer } };
+        if (earlier && !earlier.claimed)
+          outcomes[i] = "error" in earlier ? { ok: false, error: earlier.error } : { ok: true, value: { spent: false, answer: earlier.answer } };
       }
-      const toSpend = batch.flatMap((request, i) => (outcomes[i] ? [] : [i]));
+      const toSpend = outcomes.flatMap((outcome, i) => (outcome ? [] : [i]));
 
       const personId = toSpend.length === 0 ? null : await spendingPerson(trx, scope, spender, tool, meter, batch, toSpend, outcomes, now);
       let spentAny = false;
@@ -206,7 +211,9 @@ async function spendBatch(batch: readonly SpendRequest[]): Promise<Outcome<Spend
         trx,
         idempotencyScope,
         keyed.flatMap(({ request, outcome }) =>
-          outcome.ok ? [{ key: request.idempotencyKey as string, requestHash: request.requestHash, status: 200, responseBody: JSON.stringify(outcome.value.answer) }] : [],
+          outcome.ok
+            ? [{ key: request.idempotencyKey as string, requestHash: request.requestHash, status: 200, responseBody: JSON.stringify(outcome.value.answer) }]
+            : [],
         ),
         now,
       );
