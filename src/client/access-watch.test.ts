@@ -16,7 +16,7 @@ import { pruneExpired } from "../retention/retention.service.js";
 import type { Services } from "../services.js";
 import { clientCalls, DEVICE, testMailbox } from "../test-support/client.js";
 import { DIALECTS, seedCatalogue, seedWorkspace, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
-import { connectTestStripe, deliver, paymentSession, stripeEvent } from "../test-support/stripe.js";
+import { chargeObject, connectTestStripe, deliver, disputeObject, paymentSession, stripeEvent, stripeId } from "../test-support/stripe.js";
 import { seedUsageCatalogue } from "../test-support/usage.js";
 import { updateTool } from "../workspaces/workspace.service.js";
 import { AccessWatch, DEFAULT_ACCESS_WATCH_OPTIONS } from "./access-watch.js";
@@ -157,6 +157,41 @@ for (const dialect of DIALECTS) {
       const handed = await answeredAtNextTurn(services, again);
       assert.equal(handed.statusCode, 200, handed.body);
       assert.notEqual(handed.json().state, bought);
+    });
+
+    test("a pack's dispute, a won close and a refund each wake the buyer's waiting device: held, spendable again, taken back", async () => {
+      const { services, clock } = await testServices(dialect, { SMTP_URL: mailbox.url });
+      const ws = await seedUsageCatalogue(services);
+      const api = await testApi(services);
+      const secret = await connectTestStripe(services, ws);
+      const send = (type: string, object: Record<string, unknown>) => deliver(api, ws, secret, stripeEvent(type, object, { now: clock.now() }), clock.now());
+      const email = `disputed-${ws.slug}@example.com`;
+      const held = await signedIn(api, ws, email);
+      const paymentIntent = stripeId("pi");
+      const now = clock.now();
+      const session = paymentSession({ email, metadata: { warden_tool: "tabmaster", warden_plan: "pack-1000" }, amount: 900, paymentIntent, now });
+      assert.equal(await send("checkout.session.completed", session), "applied");
+      const states = [(await check(api, ws.tool, held.token)).json().state as string];
+
+      const disputeId = stripeId("du");
+      const dispute = (status: string) => disputeObject({ id: disputeId, paymentIntent, amount: 900, status });
+      /** Sends the report while the device waits on the state it holds; answers the state it is woken with. */
+      const wokenBy = async (type: string, object: Record<string, unknown>) => {
+        const wait = startWait(api, held.token, states.at(-1) as string);
+        await parked(services);
+        assert.equal(await send(type, object), "applied", type);
+        const woken = await answeredAtNextTurn(services, wait);
+        assert.equal(woken.statusCode, 200, `${type}: ${woken.body}`);
+        states.push(woken.json().state);
+        return woken.json().state as string;
+      };
+      const [bought] = states;
+      const disputed = await wokenBy("charge.dispute.created", dispute("needs_response"));
+      assert.notEqual(disputed, bought, "the pack's credits are held");
+      assert.equal(await wokenBy("charge.dispute.closed", dispute("won")), bought, "won: the credits are spendable again, as before the dispute");
+      const refunded = await wokenBy("charge.refunded", chargeObject({ paymentIntent, amount: 900, amountRefunded: 900 }));
+      // The state versions what the device can use: a refunded pack's credits are as unspendable as a disputed one's.
+      assert.equal(refunded, disputed, "a refund takes the credits back");
     });
 
     test("a trial started elsewhere (another device, a hosted page) wakes the person's waiting device", async () => {
