@@ -1,6 +1,6 @@
 // Calls to Warden: JSON in and out, the API's errors as WardenErrors, a 429 waited out.
 import { errorFromBody, WardenError } from "./errors.js";
-import type { Clock } from "./platform.js";
+import type { Clock, Runtime } from "./platform.js";
 
 /** A 429 asking for a longer wait than this is handed to the caller instead of waited out. */
 const MAX_RETRY_WAIT_S = 60;
@@ -54,5 +54,54 @@ export async function request<T>(
       continue;
     }
     throw errorFromBody(response.status, body, retryAfter);
+  }
+}
+
+/** A request a content script hands to the service worker. */
+interface Relayed {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body: string | null;
+}
+
+/** What the service worker answers for it: Warden's answer, or why none came. */
+type RelayAnswer = { status: number; retryAfter: string | null; body: string } | { failed: string };
+
+/**
+ * A fetch for a content script: the service worker sends the request (startBackground)
+ * and answers what Warden answered. Without a worker to answer, a network error.
+ */
+export function relayedFetch(runtime: Runtime, prefix: string): typeof fetch {
+  return async (input, init) => {
+    const relay: Relayed = {
+      url: String(input),
+      method: init?.method ?? "GET",
+      headers: { ...(init?.headers as Record<string, string> | undefined) },
+      body: typeof init?.body === "string" ? init.body : null,
+    };
+    const answer = (await runtime.sendMessage({ warden: prefix, relay })) as RelayAnswer | null | undefined;
+    if (!answer || "failed" in answer) throw new TypeError(answer?.failed ?? "the service worker did not answer");
+    return new Response(answer.body === "" ? null : answer.body, {
+      status: answer.status,
+      headers: answer.retryAfter === null ? {} : { "retry-after": answer.retryAfter },
+    });
+  };
+}
+
+/** The request a message relays, or null when it relays none. */
+export function relayedRequest(message: { relay?: unknown } | null): Relayed | null {
+  const relay = message?.relay as Partial<Relayed> | undefined;
+  if (!relay || typeof relay.url !== "string" || typeof relay.method !== "string") return null;
+  return { url: relay.url, method: relay.method, headers: relay.headers ?? {}, body: typeof relay.body === "string" ? relay.body : null };
+}
+
+/** The service worker's side: sends a relayed request as is and answers what came back. */
+export async function sendRelayed(fetcher: typeof fetch, relay: Relayed): Promise<RelayAnswer> {
+  try {
+    const response = await fetcher(relay.url, { method: relay.method, headers: relay.headers, body: relay.body ?? undefined, cache: "no-store" });
+    return { status: response.status, retryAfter: response.headers.get("retry-after"), body: await response.text() };
+  } catch (cause) {
+    return { failed: (cause as Error)?.message ?? String(cause) };
   }
 }

@@ -254,6 +254,54 @@ describe("onAccessChange and the parts of an extension", () => {
   });
 });
 
+describe("a content script's calls", () => {
+  /** A signed-in service worker, and a content script of the same extension whose own fetch is recorded. */
+  async function scriptAndWorker() {
+    const { warden, make } = await signedIn();
+    const runtime = fakeRuntime();
+    make({ runtime }).startBackground();
+    const own: string[] = [];
+    const script = make({
+      runtime,
+      contentScript: true,
+      fetch: (async (...args: Parameters<typeof fetch>) => {
+        own.push(String(args[0]));
+        return warden.fetch(...args);
+      }) as typeof fetch,
+    });
+    return { warden, runtime, script, own };
+  }
+
+  test("usage and spend go through the service worker, with their Idempotency-Key; a refusal is still a UsageLimitError", async () => {
+    const { warden, script, own } = await scriptAndWorker();
+    assert.equal((await script.usage("summaries")).remaining, 10);
+    const spent = await script.spend("summaries", 2, { idempotencyKey: "from-the-page" });
+    assert.equal(spent.remaining, 8);
+    assert.deepEqual(warden.spendKeys, ["from-the-page"]);
+    const refused = await script.spend("summaries", 99).then(
+      () => assert.fail("a spend over what is left resolved"),
+      (error: UsageLimitError) => error,
+    );
+    assert.ok(refused instanceof UsageLimitError);
+    assert.deepEqual([refused.status, refused.usage.remaining], [402, 8]);
+    assert.deepEqual(own, [], "the content script sent nothing itself");
+    assert.ok(warden.calls.includes(`POST /api/client/v1/tools/${TARGET.tool}/usage`), "the worker sent the spend");
+  });
+
+  test("the service worker sends nothing but Warden's own addresses; without a worker a call is a network_error", async () => {
+    const { runtime } = await scriptAndWorker();
+    const answer = await runtime.sendMessage({
+      warden: `warden:${TARGET.workspace}:test:${TARGET.tool}`,
+      relay: { url: "https://elsewhere.example.com/steal", method: "GET", headers: {}, body: null },
+    });
+    assert.deepEqual(answer, { failed: "not a Warden address: https://elsewhere.example.com/steal" });
+
+    const { make } = await signedIn();
+    const alone = make({ runtime: fakeRuntime(), contentScript: true });
+    await assert.rejects(alone.usage(), (e: WardenError) => e.type === "network_error");
+  });
+});
+
 describe("the recheck", () => {
   test("an alarm renews the answer before it expires, and survives the service worker being stopped", async () => {
     const { warden, clock, make } = await signedIn();

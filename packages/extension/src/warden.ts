@@ -3,7 +3,7 @@
 // key set), so the service worker, the popup and every content script see one answer,
 // and the service worker may be stopped and started at any time without losing it.
 import { WardenError } from "./errors.js";
-import { request } from "./http.js";
+import { relayedFetch, relayedRequest, request, sendRelayed } from "./http.js";
 import { challengeOf, fragmentOf, randomToken } from "./pkce.js";
 import {
   type Alarms,
@@ -251,9 +251,11 @@ export function createWarden(options: WardenOptions): Warden {
   const runtime = options.runtime === undefined ? (api?.runtime ?? null) : options.runtime;
   const contentScript = options.contentScript ?? isContentScript(api);
   const retryMs = (options.retrySeconds ?? 60) * 1000;
-  const http = { fetch: options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init)), clock };
+  const ownFetch = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init));
   const expected = { workspace: options.workspace, env, tool: options.tool };
   const prefix = `warden:${options.workspace}:${env}:${options.tool}`;
+  // A content script's requests would be the page's (its origin, under its CORS): the service worker sends them.
+  const http = { fetch: contentScript && runtime ? relayedFetch(runtime, prefix) : ownFetch, clock };
   const SESSION = `${prefix}:session`;
   const ACCESS = `${prefix}:access`;
   const PENDING = `${prefix}:pending`;
@@ -743,13 +745,20 @@ export function createWarden(options: WardenOptions): Warden {
         else if (alarm.name === WATCH_ALARM) void holdWatch().catch(() => {});
       });
       runtime?.onMessage.addListener((message, _sender, respond) => {
-        const asked = message as { warden?: unknown; fresh?: unknown; watch?: unknown; openSignIn?: unknown } | null;
+        const asked = message as { warden?: unknown; fresh?: unknown; watch?: unknown; openSignIn?: unknown; relay?: unknown } | null;
         if (asked?.warden !== prefix) return undefined;
         if (asked.openSignIn === true) {
           openSignIn().then(
             (done) => respond({ done }),
             (error: unknown) => respond({ failed: error instanceof Error ? error.message : String(error) }),
           );
+          return true;
+        }
+        const relayed = relayedRequest(asked);
+        if (relayed) {
+          // Warden's own addresses only: the worker sends a content script's calls to Warden, nothing else.
+          if (relayed.url.startsWith(`${base}/`)) sendRelayed(ownFetch, relayed).then(respond);
+          else respond({ failed: `not a Warden address: ${relayed.url}` });
           return true;
         }
         if (asked.watch === true) {
