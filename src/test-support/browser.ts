@@ -55,7 +55,11 @@ export async function listening(services: Services, options: ListenOptions = {})
 
 /** `listening`, and chromium launched. */
 export async function servedInBrowser(services: Services, options: ListenOptions = {}): Promise<ServedInBrowser> {
-  const served = await listening(services, options);
+  return withChromium(await listening(services, options));
+}
+
+/** `served` with chromium launched beside it; `close` closes the browser, then `served`. */
+export async function withChromium<T extends { close(): Promise<void> }>(served: T): Promise<T & { browser: Browser }> {
   const browser = await launchChromium();
   return {
     ...served,

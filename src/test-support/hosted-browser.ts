@@ -7,7 +7,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import type { ManualClock } from "../clock.js";
 import type { Dialect } from "../db/database.js";
 import type { Services } from "../services.js";
-import { launchChromium, listening } from "./browser.js";
+import { listening, withChromium } from "./browser.js";
 import { pagesOf } from "./customer-pages.js";
 import { dashboardServices, readCode } from "./dashboard.js";
 import { apiOver, seedCatalogue, type TestApi, type Workspace } from "./harness.js";
@@ -78,16 +78,7 @@ export async function hostedPages(dialect: Dialect, options: HostedPagesOptions 
 
 /** `hostedPages`, and chromium launched. */
 export async function hostedPagesInBrowser(dialect: Dialect, options: HostedPagesOptions = {}): Promise<HostedPagesInBrowser> {
-  const hosted = await hostedPages(dialect, options);
-  const browser = await launchChromium();
-  return {
-    ...hosted,
-    browser,
-    close: async () => {
-      await browser.close();
-      await hosted.close();
-    },
-  };
+  return withChromium(await hostedPages(dialect, options));
 }
 
 /** Stripe Checkout is not reached for real: the context's requests to it are answered here, their addresses kept in `seen` if given. */
