@@ -15,15 +15,13 @@ import assert from "node:assert/strict";
 import { rm } from "node:fs/promises";
 import { after, describe, test } from "node:test";
 import type { Page } from "playwright-core";
-import { buildApp } from "../../src/app.js";
 import { DAY_MS } from "../../src/clock.js";
 import { assertFitsAndPasses, shoot, watchPolicy } from "../../src/test-support/browser.js";
 import { pagesOf } from "../../src/test-support/customer-pages.js";
-import { dashboardServices, readCode } from "../../src/test-support/dashboard.js";
-import { DIALECTS, seedCatalogue, testApi } from "../../src/test-support/harness.js";
-import { freePort } from "../../src/test-support/serve.js";
-import { connectTestStripe, deliver, stripeEvent, stripeId, subscriptionObject, subscriptionSession } from "../../src/test-support/stripe.js";
-import { startStripeApi } from "../../src/test-support/stripe-api.js";
+import { readCode } from "../../src/test-support/dashboard.js";
+import { DIALECTS } from "../../src/test-support/harness.js";
+import { answerStripeCheckout, hostedPages } from "../../src/test-support/hosted-browser.js";
+import { stripeId, subscriptionObject, subscriptionSession } from "../../src/test-support/stripe.js";
 import { compileLibrary, exampleCopy, type LaunchedExample, launchExample, waitForState } from "./test-support/example.js";
 
 const JOURNEY_TIMEOUT_MS = 240_000;
@@ -38,20 +36,10 @@ for (const dialect of DIALECTS) {
     test("sign in on the hosted page, buy on Plans (unlocked in under 5 s, no click), cancel and resume on Manage, sign the device out there (locked, no click)", {
       timeout: JOURNEY_TIMEOUT_MS,
     }, async () => {
-      const stripeApi = await startStripeApi();
-      const port = await freePort();
-      const origin = `http://127.0.0.1:${port}`;
-      const env = await dashboardServices(dialect, { WARDEN_STRIPE_API_URL: stripeApi.url, WARDEN_PUBLIC_URL: origin });
-      const { services, clock } = env;
-      clock.set(Date.now());
-      const ws = await seedCatalogue(services);
-      const secret = await connectTestStripe(services, ws, "test", "sk_test_hostedJourneyStandIn0123");
-      const stripe = await testApi(services);
-      const app = await buildApp(services, { logger: false });
-      await app.listen({ host: "127.0.0.1", port });
+      // The extension's tokens are read by the browser's clock: Warden's starts at real time.
+      const { services, clock, dataDir, stripeApi, ws, origin, pages, send: deliver, close } = await hostedPages(dialect, { now: Date.now() });
       // The loop `warden serve` runs: a turn a second.
       services.accessWatch.start();
-      const pages = `${origin}${pagesOf(ws)}`;
       const extension = exampleCopy(library, { url: origin, workspace: ws.slug, tool: ws.tool, env: "test", successUrl: "https://tabmaster.example/thanks" });
       const violations: string[] = [];
       let example: LaunchedExample | null = null;
@@ -81,10 +69,7 @@ for (const dialect of DIALECTS) {
       try {
         example = await launchExample(extension.dir, { viewport: { width: 390, height: 700 }, withoutIdentity: true });
         const { context, extensionId } = example;
-        // Stripe Checkout is not reached for real: the browser's request to it is answered here.
-        await context.route("https://checkout.stripe.com/**", (route) =>
-          route.fulfill({ status: 200, contentType: "text/html", body: "<!doctype html><title>Stripe Checkout</title><h1>Stripe Checkout</h1>" }),
-        );
+        await answerStripeCheckout(context);
         const errors: string[] = [];
         const popup = await example.openPopup(errors);
         await waitForState(popup, "signed-out");
@@ -101,7 +86,7 @@ for (const dialect of DIALECTS) {
         await signIn.click("form.stack button[type=submit]");
         await signIn.waitForURL(/\/sign-in\/code\?/);
         await look(signIn, "2-sign-in-code");
-        await signIn.getByLabel("Sign-in code").fill(await readCode(env.dataDir, email));
+        await signIn.getByLabel("Sign-in code").fill(await readCode(dataDir, email));
         await signIn.click("form.stack button[type=submit]");
         await signIn.waitForURL(`chrome-extension://${extensionId}/warden-signed-in.html**`);
         await signIn.getByText(`Signed in as ${email}`).waitFor();
@@ -142,8 +127,7 @@ for (const dialect of DIALECTS) {
         const paidAt = Date.now();
         const now = clock.now();
         const subscription = stripeId("sub");
-        const send = async (type: string, object: Record<string, unknown>) =>
-          assert.equal(await deliver(stripe, ws, secret, stripeEvent(type, object, { now: clock.now() }), clock.now()), "applied", type);
+        const send = async (type: string, object: Record<string, unknown>) => assert.equal(await deliver(type, object), "applied", type);
         await send("checkout.session.completed", subscriptionSession({ id: sessionId, email, subscription, metadata, now }));
         await send(
           "customer.subscription.created",
@@ -210,7 +194,7 @@ for (const dialect of DIALECTS) {
       } finally {
         await example?.close();
         await services.accessWatch.stop();
-        await app.close();
+        await close();
         extension.remove();
       }
     });

@@ -95,6 +95,10 @@ for (const dialect of DIALECTS) {
     });
 
     test("the accent's tint for highlighted rows still reads at 4.5:1, and a hovered button only darkens", () => {
+      // The ratio the checks below rely on, against figures known by hand (WCAG's own): black on white, and the grey that just passes.
+      assert.equal(contrastRatio("#000000", "#ffffff"), 21);
+      assert.equal(contrastRatio("#767676", "#ffffff").toFixed(2), "4.54");
+      assert.equal(contrastRatio("#777777", "#ffffff").toFixed(2), "4.48");
       for (const accent of ["#1f6f43", "#3b5bdb", "#c2410c", "#000000", "#767676"]) {
         const css = brandStylesheet({ accent, logoType: null, version: 1 });
         const soft = /--brand-soft: (#[0-9a-f]{6})/.exec(css)?.[1] as string;

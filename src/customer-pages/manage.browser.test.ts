@@ -8,12 +8,11 @@ import { describe, test } from "node:test";
 import { openDeviceSession } from "../client/client.service.js";
 import { DAY_MS } from "../clock.js";
 import { ensurePerson } from "../customers/person.store.js";
-import { assertFitsAndPasses, servedInBrowser, shoot, watchPolicy } from "../test-support/browser.js";
+import { assertFitsAndPasses, shoot, watchPolicy } from "../test-support/browser.js";
 import { pagesOf } from "../test-support/customer-pages.js";
-import { dashboardServices, readCode } from "../test-support/dashboard.js";
-import { DIALECTS, seedCatalogue, testApi } from "../test-support/harness.js";
-import { connectTestStripe, deliver, paymentSession, stripeEvent, stripeId, subscriptionObject } from "../test-support/stripe.js";
-import { startStripeApi } from "../test-support/stripe-api.js";
+import { DIALECTS } from "../test-support/harness.js";
+import { hostedPagesInBrowser, signInOnHostedPage } from "../test-support/hosted-browser.js";
+import { paymentSession, stripeId, subscriptionObject } from "../test-support/stripe.js";
 
 const JOURNEY_TIMEOUT_MS = 60_000;
 
@@ -22,14 +21,7 @@ for (const dialect of DIALECTS) {
     test("a buyer copies a key, cancels and resumes, opens the billing portal, hands out a seat and signs a device out", {
       timeout: JOURNEY_TIMEOUT_MS,
     }, async () => {
-      const stripeApi = await startStripeApi();
-      const env = await dashboardServices(dialect, { WARDEN_STRIPE_API_URL: stripeApi.url });
-      const { services, clock } = env;
-      const ws = await seedCatalogue(services);
-      const secret = await connectTestStripe(services, ws, "test", "sk_test_manageBrowserStandIn");
-      const api = await testApi(services);
-      const send = (type: string, object: Record<string, unknown>) => deliver(api, ws, secret, stripeEvent(type, object, { now: clock.now() }), clock.now());
-
+      const { services, clock, dataDir, stripeApi, ws, origin, pages: base, send, browser, close } = await hostedPagesInBrowser(dialect);
       const email = `ada-${ws.slug}@example.com`;
       const now = clock.now();
       const account = (await ensurePerson(services.db, ws.workspaceId, "test", email, now)).id;
@@ -67,8 +59,6 @@ for (const dialect of DIALECTS) {
         );
       }
 
-      const { origin, browser, close } = await servedInBrowser(services);
-      const base = `${origin}${pagesOf(ws)}`;
       try {
         const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
         await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin });
@@ -81,11 +71,7 @@ for (const dialect of DIALECTS) {
 
         await page.goto(`${base}/manage`);
         assert.equal(new URL(page.url()).pathname, `${pagesOf(ws)}/sign-in`);
-        await page.fill("#email", email);
-        await page.click("button[type=submit]");
-        await page.waitForURL(/\/sign-in\/code/);
-        await page.fill("#code", await readCode(env.dataDir, email));
-        await page.click("form.stack button[type=submit]");
+        await signInOnHostedPage(page, dataDir, email);
         await page.waitForURL(`${base}/manage`);
 
         // A seat handed out first, so that the pictures show a team in use.

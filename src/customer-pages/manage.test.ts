@@ -221,8 +221,7 @@ for (const dialect of DIALECTS) {
       assert.match(some, /30 of 100 summaries used this period/);
       assert.match(some, /<dt>Left this period<\/dt><dd>70 summaries<\/dd>/);
       assert.match(some, /<dt>Credits left<\/dt><dd>1,000 summaries<\/dd>/);
-      const reset = new Date(Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth() + 1, 1)).toISOString();
-      assert.ok(some.includes(`<dt>Resets</dt><dd><time datetime="${reset}">`), "the licence's allowance resets at the next calendar month");
+      assert.ok(some.includes('<dt>Resets</dt><dd><time datetime="2026-12-01T00:00:00.000Z">'), "the licence's allowance resets at the next calendar month");
       assert.match(some, /1,070 summaries left/);
       // The pack is listed as a credit pack, without a key: it opens nothing. The licence keeps its key.
       const purchases = (await browser.get(`${t.base}/manage`)).body;

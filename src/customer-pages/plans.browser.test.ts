@@ -7,12 +7,11 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Page } from "playwright-core";
-import { axeViolations, freePort, servedInBrowser, shoot, signInToDashboard, watchPolicy } from "../test-support/browser.js";
+import { axeViolations, shoot, signInToDashboard, watchPolicy } from "../test-support/browser.js";
 import { pagesOf } from "../test-support/customer-pages.js";
-import { dashboardServices, readCode } from "../test-support/dashboard.js";
-import { DIALECTS, seedCatalogue, type TestApi } from "../test-support/harness.js";
-import { connectTestStripe, deliver, paymentSession, stripeEvent } from "../test-support/stripe.js";
-import { startStripeApi } from "../test-support/stripe-api.js";
+import { DIALECTS } from "../test-support/harness.js";
+import { answerStripeCheckout, hostedPagesInBrowser, signInOnHostedPage } from "../test-support/hosted-browser.js";
+import { paymentSession } from "../test-support/stripe.js";
 import { createPlan, updateTool } from "../workspaces/workspace.service.js";
 
 const TIMEOUT_MS = 120_000;
@@ -35,14 +34,7 @@ async function checkBasics(page: Page): Promise<void> {
 for (const dialect of DIALECTS) {
   describe(`hosted Plans, success and Trial in a browser (${dialect})`, () => {
     test("choose a plan to Stripe Checkout, start a trial, see what was bought; plain and branded, at 1280 and 390 px", { timeout: TIMEOUT_MS }, async () => {
-      const stripeApi = await startStripeApi();
-      const port = await freePort();
-      const origin = `http://127.0.0.1:${port}`;
-      const env = await dashboardServices(dialect, { WARDEN_STRIPE_API_URL: stripeApi.url, WARDEN_PUBLIC_URL: origin });
-      const { services, clock } = env;
-      const { app, browser, close } = await servedInBrowser(services, { port });
-      const ws = await seedCatalogue(services);
-      const secret = await connectTestStripe(services, ws, "test", "sk_test_hostedBrowserStandIn0123");
+      const { services, clock, dataDir, ws, origin, pages: base, send, browser, close } = await hostedPagesInBrowser(dialect);
       await updateTool(services.db, clock, { workspace: ws.slug, id: "tabmaster", trialDays: "14" });
       await createPlan(services.db, clock, {
         workspace: ws.slug,
@@ -53,16 +45,11 @@ for (const dialect of DIALECTS) {
         amountCents: 4800,
         interval: "year",
       });
-      const base = `${origin}${pagesOf(ws)}`;
       const violations: string[] = [];
       try {
         const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-        // Stripe Checkout is not reached for real: the browser's request to it is answered here.
         const toStripe: string[] = [];
-        await context.route("https://checkout.stripe.com/**", (route) => {
-          toStripe.push(route.request().url());
-          return route.fulfill({ status: 200, contentType: "text/html", body: "<!doctype html><title>Stripe Checkout</title><h1>Stripe Checkout</h1>" });
-        });
+        await answerStripeCheckout(context, toStripe);
         const page = await context.newPage();
         watchPolicy(page, violations);
 
@@ -76,11 +63,7 @@ for (const dialect of DIALECTS) {
         // Sign in on the pages, start the trial.
         const email = `ada-${ws.slug}@example.com`;
         await page.goto(`${base}/sign-in?return=${encodeURIComponent(`${pagesOf(ws)}/trial`)}`);
-        await page.fill("#email", email);
-        await page.click("form.stack button[type=submit]");
-        await page.waitForURL(/\/sign-in\/code/);
-        await page.fill("#code", await readCode(env.dataDir, email));
-        await page.click("form.stack button[type=submit]");
+        await signInOnHostedPage(page, dataDir, email);
         await page.waitForURL(`${base}/trial`);
         await checkBasics(page);
         await shoot(page, "trial-offer-1280");
@@ -98,9 +81,8 @@ for (const dialect of DIALECTS) {
         await page.goto(success);
         assert.match(await page.innerText("h1"), /Confirming your payment/);
         await shoot(page, "success-pending-1280");
-        const api: TestApi = { app, request: (options) => app.inject(options) };
         const paid = paymentSession({ id: sessionId, email, metadata: { warden_tool: "tabmaster", warden_plan: "lifetime" }, now: clock.now() });
-        assert.equal(await deliver(api, ws, secret, stripeEvent("checkout.session.completed", paid, { now: clock.now() }), clock.now()), "applied");
+        assert.equal(await send("checkout.session.completed", paid), "applied");
         await page.click("text=Check again");
         assert.match(await page.innerText("main"), /You bought Tab Master \(Lifetime\), paid once\./);
         await checkBasics(page);
@@ -118,7 +100,7 @@ for (const dialect of DIALECTS) {
             const owner = await browser.newContext({ viewport: { width: 1280, height: 900 } });
             const dashboard = await owner.newPage();
             watchPolicy(dashboard, violations);
-            await signInToDashboard(dashboard, origin, env.dataDir, ws.ownerEmail);
+            await signInToDashboard(dashboard, origin, dataDir, ws.ownerEmail);
             await dashboard.goto(`${origin}/dashboard/w/${ws.slug}/test/branding`);
             await dashboard.fill("#accent", "#fab005");
             await dashboard.click("form[action$='/branding/accent'] button");

@@ -7,12 +7,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Page } from "playwright-core";
-import { assertFitsAndPasses, freePort, servedInBrowser, shoot, watchPolicy } from "../test-support/browser.js";
-import { pagesOf } from "../test-support/customer-pages.js";
-import { dashboardServices, readCode } from "../test-support/dashboard.js";
-import { DIALECTS, type TestApi } from "../test-support/harness.js";
-import { connectTestStripe, deliver, paymentSession, stripeEvent } from "../test-support/stripe.js";
-import { startStripeApi } from "../test-support/stripe-api.js";
+import { assertFitsAndPasses, shoot, watchPolicy } from "../test-support/browser.js";
+import { DIALECTS } from "../test-support/harness.js";
+import { answerStripeCheckout, hostedPagesInBrowser, signInOnHostedPage } from "../test-support/hosted-browser.js";
+import { paymentSession } from "../test-support/stripe.js";
 import { seedUsageCatalogue } from "../test-support/usage.js";
 
 const TIMEOUT_MS = 120_000;
@@ -32,33 +30,29 @@ for (const dialect of DIALECTS) {
     test("the plans' features and allowances, a pack bought again, Manage's bar after spends and Buy more; at 1280 and 390 px", {
       timeout: TIMEOUT_MS,
     }, async () => {
-      const stripeApi = await startStripeApi();
-      const port = await freePort();
-      const origin = `http://127.0.0.1:${port}`;
-      const env = await dashboardServices(dialect, { WARDEN_STRIPE_API_URL: stripeApi.url, WARDEN_PUBLIC_URL: origin });
-      const { services, clock } = env;
-      const { app, browser, close } = await servedInBrowser(services, { port });
-      const ws = await seedUsageCatalogue(services);
-      const secret = await connectTestStripe(services, ws, "test", "sk_test_usagePagesStandIn0123");
-      const api: TestApi = { app, request: (options) => app.inject(options) };
-      const base = `${origin}${pagesOf(ws)}`;
+      const {
+        services,
+        clock,
+        dataDir,
+        stripeApi,
+        ws,
+        app,
+        pages: base,
+        send,
+        browser,
+        close,
+      } = await hostedPagesInBrowser(dialect, { seed: seedUsageCatalogue });
       const violations: string[] = [];
       try {
         const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-        await context.route("https://checkout.stripe.com/**", (route) =>
-          route.fulfill({ status: 200, contentType: "text/html", body: "<!doctype html><title>Stripe Checkout</title><h1>Stripe Checkout</h1>" }),
-        );
+        await answerStripeCheckout(context);
         const page = await context.newPage();
         watchPolicy(page, violations);
 
         // Sign in first: a buyer who holds the tool can still buy packs.
         const email = `ada-${ws.slug}@example.com`;
         await page.goto(`${base}/sign-in`);
-        await page.fill("#email", email);
-        await page.click("form.stack button[type=submit]");
-        await page.waitForURL(/\/sign-in\/code/);
-        await page.fill("#code", await readCode(env.dataDir, email));
-        await page.click("form.stack button[type=submit]");
+        await signInOnHostedPage(page, dataDir, email);
         await page.waitForURL(/\/plans$|\/manage$/);
         const person = await services.db.selectFrom("people").select("id").where("workspace_id", "=", ws.workspaceId).executeTakeFirstOrThrow();
         const pay = async (plan: string, checkout: string) => {
@@ -69,7 +63,7 @@ for (const dialect of DIALECTS) {
             metadata: { warden_tool: "tabmaster", warden_plan: plan, warden_account: person.id },
             now: clock.now(),
           });
-          assert.equal(await deliver(api, ws, secret, stripeEvent("checkout.session.completed", paid, { now: clock.now() }), clock.now()), "applied");
+          assert.equal(await send("checkout.session.completed", paid), "applied");
         };
         await pay("lifetime", `cs_test_lifetime${ws.slug.replaceAll("-", "")}`);
 

@@ -39,6 +39,20 @@ function toTerms(planId: string | null, r: { t_features: string | null; t_allowa
   return { features: JSON.parse(r.t_features) as string[], allowances: JSON.parse(r.t_allowances) as Record<string, number> };
 }
 
+/**
+ * The join of a licence or subscription (`source`) to its plan (`p`, whose key is `id`) or
+ * to its plan's terms (`pt`, keyed by `plan_id`): the same product, the plan it names.
+ */
+function sameProductAndPlan(source: "l" | "s", plan: "p" | "pt", planKey: "id" | "plan_id") {
+  const [of, ofPlan] = [(column: string) => sql.ref(`${source}.${column}`), (column: string) => sql.ref(`${plan}.${column}`)];
+  return sql<boolean>`${ofPlan("workspace_id")} = ${of("workspace_id")} and ${ofPlan("product_kind")} = ${of("product_kind")} and ${ofPlan("product_id")} = ${of("product_id")} and ${ofPlan(planKey)} = ${of("plan_id")}`;
+}
+
+/** What `toPlan` reads of the joined plan. */
+const PLAN_COLUMNS = ["p.name as p_name", "p.billing", "p.amount_cents", "p.currency", "p.interval"] as const;
+/** What `toTerms` reads of the joined terms. */
+const TERM_COLUMNS = ["pt.features as t_features", "pt.allowances as t_allowances"] as const;
+
 /** Licences and subscriptions for the tool itself or for a bundle that names it. */
 export function coversTool(alias: "l" | "s", scope: SourceScope) {
   const kind = sql.ref(`${alias}.product_kind`);
@@ -62,21 +76,8 @@ function ofPerson(column: string, persons: PersonFilter) {
 function licencesQuery(ex: Executor, scope: SourceScope, persons: PersonFilter) {
   return ex
     .selectFrom("licences as l")
-    .leftJoin("plans as p", (join) =>
-      join
-        .onRef("p.workspace_id", "=", "l.workspace_id")
-        .onRef("p.product_kind", "=", "l.product_kind")
-        .onRef("p.product_id", "=", "l.product_id")
-        .onRef("p.id", "=", "l.plan_id"),
-    )
-    .leftJoin("plan_terms as pt", (join) =>
-      join
-        .onRef("pt.workspace_id", "=", "l.workspace_id")
-        .onRef("pt.product_kind", "=", "l.product_kind")
-        .onRef("pt.product_id", "=", "l.product_id")
-        .onRef("pt.plan_id", "=", "l.plan_id")
-        .on("pt.tool_id", "=", scope.toolId),
-    )
+    .leftJoin("plans as p", (join) => join.on(sameProductAndPlan("l", "p", "id")))
+    .leftJoin("plan_terms as pt", (join) => join.on(sameProductAndPlan("l", "pt", "plan_id")).on("pt.tool_id", "=", scope.toolId))
     .leftJoin("licences as team", "team.id", "l.team_licence_id")
     .leftJoin("subscriptions as ts", (join) =>
       join.onRef("ts.workspace_id", "=", "l.workspace_id").onRef("ts.env", "=", "l.env").onRef("ts.id", "=", "l.team_subscription_id"),
@@ -93,14 +94,9 @@ function licencesQuery(ex: Executor, scope: SourceScope, persons: PersonFilter) 
       "team.status as team_status",
       "ts.status as ts_status",
       "ts.ended_at as ts_ended_at",
-      "p.name as p_name",
-      "p.billing",
-      "p.amount_cents",
-      "p.currency",
-      "p.interval",
+      ...PLAN_COLUMNS,
       "p.gives_access",
-      "pt.features as t_features",
-      "pt.allowances as t_allowances",
+      ...TERM_COLUMNS,
     ])
     .where(ofPerson("l.person_id", persons))
     .where(coversTool("l", scope));
@@ -109,21 +105,8 @@ function licencesQuery(ex: Executor, scope: SourceScope, persons: PersonFilter) 
 function subscriptionsQuery(ex: Executor, scope: SourceScope, persons: PersonFilter) {
   return ex
     .selectFrom("subscriptions as s")
-    .leftJoin("plans as p", (join) =>
-      join
-        .onRef("p.workspace_id", "=", "s.workspace_id")
-        .onRef("p.product_kind", "=", "s.product_kind")
-        .onRef("p.product_id", "=", "s.product_id")
-        .onRef("p.id", "=", "s.plan_id"),
-    )
-    .leftJoin("plan_terms as pt", (join) =>
-      join
-        .onRef("pt.workspace_id", "=", "s.workspace_id")
-        .onRef("pt.product_kind", "=", "s.product_kind")
-        .onRef("pt.product_id", "=", "s.product_id")
-        .onRef("pt.plan_id", "=", "s.plan_id")
-        .on("pt.tool_id", "=", scope.toolId),
-    )
+    .leftJoin("plans as p", (join) => join.on(sameProductAndPlan("s", "p", "id")))
+    .leftJoin("plan_terms as pt", (join) => join.on(sameProductAndPlan("s", "pt", "plan_id")).on("pt.tool_id", "=", scope.toolId))
     .select([
       "s.id",
       "s.person_id",
@@ -136,13 +119,8 @@ function subscriptionsQuery(ex: Executor, scope: SourceScope, persons: PersonFil
       "s.seats",
       "s.created_at",
       "s.plan_id",
-      "p.name as p_name",
-      "p.billing",
-      "p.amount_cents",
-      "p.currency",
-      "p.interval",
-      "pt.features as t_features",
-      "pt.allowances as t_allowances",
+      ...PLAN_COLUMNS,
+      ...TERM_COLUMNS,
     ])
     .where(ofPerson("s.person_id", persons))
     .where(coversTool("s", scope));
@@ -159,18 +137,7 @@ function grantsQuery(ex: Executor, scope: SourceScope, persons: PersonFilter) {
         .onRef("pt.plan_id", "=", "g.plan_id")
         .onRef("pt.tool_id", "=", "g.tool_id"),
     )
-    .select([
-      "g.id",
-      "g.person_id",
-      "g.kind",
-      "g.starts_at",
-      "g.ends_at",
-      "g.revoked_at",
-      "g.created_at",
-      "g.plan_id",
-      "pt.features as t_features",
-      "pt.allowances as t_allowances",
-    ])
+    .select(["g.id", "g.person_id", "g.kind", "g.starts_at", "g.ends_at", "g.revoked_at", "g.created_at", "g.plan_id", ...TERM_COLUMNS])
     .where(ofPerson("g.person_id", persons))
     .where("g.tool_id", "=", scope.toolId);
 }
@@ -239,6 +206,21 @@ function ifHeld<T>(kind: keyof typeof SOURCE_KIND_BITS, array: RawBuilder<T[]>, 
   return sql<T[]>`case when ${sql.ref("person.source_kinds")} & ${sql.lit(SOURCE_KIND_BITS[kind])} <> 0 then ${array} else ${none} end`;
 }
 
+/** The sources of the `person` of an enclosing statement, each kind a JSON array (in `dialect`'s JSON). */
+function sourceArrays(ex: Executor, scope: SourceScope, dialect: Dialect) {
+  const jsonArrayFrom = dialect === "postgres" ? pgJsonArrayFrom : sqliteJsonArrayFrom;
+  return {
+    licences: ifHeld("licences", jsonArrayFrom(licencesQuery(ex, scope, "enclosing")), dialect),
+    subscriptions: ifHeld("subscriptions", jsonArrayFrom(subscriptionsQuery(ex, scope, "enclosing")), dialect),
+    grants: ifHeld("grants", jsonArrayFrom(grantsQuery(ex, scope, "enclosing")), dialect),
+  };
+}
+
+/** `sourceArrays` as a raw statement's columns `licences`, `subscriptions` and `grants`. */
+function columnsOf({ licences, subscriptions, grants }: ReturnType<typeof sourceArrays>): RawBuilder<unknown> {
+  return sql`${licences} as licences, ${subscriptions} as subscriptions, ${grants} as grants`;
+}
+
 // One person's sources, prepared once (syncCustomer and the client's access check ask for one).
 const oneScope = (p: Placeholder): SourceScope => ({ workspaceId: p<string>(0), toolId: p<string>(1) });
 const licencesOfOne = prepared((ex, p) => licencesQuery(ex, oneScope(p), [p<string>(2)]));
@@ -273,19 +255,10 @@ export async function loadSources(ex: Executor, scope: ToolScope, personIds: rea
  * Arguments: workspace, tool, environment, normalised address.
  */
 const personWithSources = prepared((ex, p) => {
-  const dialect = dialectOf(ex);
-  const jsonArrayFrom = dialect === "postgres" ? pgJsonArrayFrom : sqliteJsonArrayFrom;
-  const scope = oneScope(p);
+  const { licences, subscriptions, grants } = sourceArrays(ex, oneScope(p), dialectOf(ex));
   return ex
     .selectFrom("people as person")
-    .select([
-      "person.id",
-      "person.email",
-      "person.signed_in_at",
-      ifHeld("licences", jsonArrayFrom(licencesQuery(ex, scope, "enclosing")), dialect).as("licences"),
-      ifHeld("subscriptions", jsonArrayFrom(subscriptionsQuery(ex, scope, "enclosing")), dialect).as("subscriptions"),
-      ifHeld("grants", jsonArrayFrom(grantsQuery(ex, scope, "enclosing")), dialect).as("grants"),
-    ])
+    .select(["person.id", "person.email", "person.signed_in_at", licences.as("licences"), subscriptions.as("subscriptions"), grants.as("grants")])
     .where("person.workspace_id", "=", p<string>(0))
     .where("person.env", "=", p<Env>(2))
     .where("person.email_norm", "=", p<string>(3));
@@ -298,10 +271,7 @@ const personWithSources = prepared((ex, p) => {
  */
 const manyPersonsWithSources = preparedRaw<PersonWithSourcesRow & { i: number }>((p, ex) => {
   const scope: SourceScope = { workspaceId: sql.ref<string>("q.ws"), toolId: sql.ref<string>("q.tool") };
-  return sql`select q.i, person.id, person.email, person.signed_in_at,
-  ${ifHeld("licences", pgJsonArrayFrom(licencesQuery(ex, scope, "enclosing")), "postgres")} as licences,
-  ${ifHeld("subscriptions", pgJsonArrayFrom(subscriptionsQuery(ex, scope, "enclosing")), "postgres")} as subscriptions,
-  ${ifHeld("grants", pgJsonArrayFrom(grantsQuery(ex, scope, "enclosing")), "postgres")} as grants
+  return sql`select q.i, person.id, person.email, person.signed_in_at, ${columnsOf(sourceArrays(ex, scope, "postgres"))}
 from unnest(cast(${p<string[]>(0)} as text[]), cast(${p<string[]>(1)} as text[]), cast(${p<string[]>(2)} as text[]), cast(${p<string[]>(3)} as text[]))
   with ordinality as q(ws, tool, env, email_norm, i)
 join people as person on person.workspace_id = q.ws and person.env = q.env and person.email_norm = q.email_norm`;
@@ -326,11 +296,7 @@ function toPersonWithSources(row: PersonWithSourcesRow | undefined): PersonWithS
  * statement too: the client's access check reads them with the device in one statement.
  */
 export function sourceColumns(ex: Executor, scope: SourceScope): RawBuilder<unknown> {
-  const dialect = dialectOf(ex);
-  const jsonArrayFrom = dialect === "postgres" ? pgJsonArrayFrom : sqliteJsonArrayFrom;
-  return sql`${ifHeld("licences", jsonArrayFrom(licencesQuery(ex, scope, "enclosing")), dialect)} as licences,
-  ${ifHeld("subscriptions", jsonArrayFrom(subscriptionsQuery(ex, scope, "enclosing")), dialect)} as subscriptions,
-  ${ifHeld("grants", jsonArrayFrom(grantsQuery(ex, scope, "enclosing")), dialect)} as grants`;
+  return columnsOf(sourceArrays(ex, scope, dialectOf(ex)));
 }
 
 /** The columns `sourceColumns` adds to a row. */

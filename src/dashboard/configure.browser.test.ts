@@ -13,10 +13,11 @@ import { main } from "../cli.js";
 import { systemClock } from "../clock.js";
 import { parseConfig } from "../config.js";
 import { createServices } from "../services.js";
-import { freePort, servedInBrowser, shoot, signInToDashboard, watchPolicy } from "../test-support/browser.js";
+import { servedInBrowser, shoot, signInToDashboard, watchPolicy } from "../test-support/browser.js";
 import { readCode, readMail } from "../test-support/dashboard.js";
 import { DIALECTS, privateDatabaseEnv, unique } from "../test-support/harness.js";
 import { sendTestMail } from "../test-support/mail.js";
+import { freePort } from "../test-support/serve.js";
 import { paymentSession, stripeEvent } from "../test-support/stripe.js";
 import { listTools } from "../workspaces/workspace.service.js";
 

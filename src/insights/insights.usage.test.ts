@@ -6,59 +6,75 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { DAY_MS } from "../clock.js";
 import { ensurePerson } from "../customers/person.store.js";
-import { DIALECTS, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
+import { DIALECTS, testApi, testServices, type Workspace } from "../test-support/harness.js";
 import { connectTestStripe, deliver, emittedEvents, ofType, paymentSession, stripeEvent } from "../test-support/stripe.js";
 import { seedUsageCatalogue } from "../test-support/usage.js";
 import { recordRunOut } from "../usage/usage.store.js";
 
 const NOV_21 = Date.parse("2026-11-21T12:00:00.000Z");
 
-const spend = (api: TestApi, ws: Workspace, email: string, quantity: number) =>
-  api.request({
-    method: "POST",
-    url: `/api/v1/tools/tabmaster/customers/${encodeURIComponent(email)}/usage`,
-    key: ws.testKey,
-    payload: { meter: "summaries", quantity },
-  });
+/** The range the spends of most tests fall in: the 21st alone. */
+const ON_NOV_21 = "from=2026-11-21&to=2026-11-21";
 
-async function spent(api: TestApi, ws: Workspace, email: string, quantity: number): Promise<void> {
-  const response = await spend(api, ws, email, quantity);
-  assert.equal(response.statusCode, 200, response.body);
+interface Use {
+  meters: {
+    toolId: string;
+    meterId: string;
+    name: string;
+    unit: string;
+    used: { points: { date: string; value: number }[]; total: number; previousTotal: number };
+  }[];
+  allowanceRanOut: { personId: string; email: string; toolId: string; meterId: string; ranOutAt: string; resetsAt: string }[];
 }
 
-async function use(api: TestApi, key: string, query: string) {
-  const response = await api.request({ url: `/api/v1/insights/use?${query}`, key });
-  assert.equal(response.statusCode, 200, response.body);
-  return response.json() as {
-    meters: {
-      toolId: string;
-      meterId: string;
-      name: string;
-      unit: string;
-      used: { points: { date: string; value: number }[]; total: number; previousTotal: number };
-    }[];
-    allowanceRanOut: { personId: string; email: string; toolId: string; meterId: string; ranOutAt: string; resetsAt: string }[];
-  };
-}
-
+/** A workspace selling Tab Master's summaries (10 free a month), its API, the clock on 21 Nov 2026 at noon, and the vendor's calls each test makes. */
 async function bed(dialect: (typeof DIALECTS)[number]) {
   const { services, clock } = await testServices(dialect);
+  clock.set(NOV_21);
   const ws = await seedUsageCatalogue(services);
   const api = await testApi(services);
-  return { services, clock, ws, api };
+  /** `quantity` summaries spent by `email` in `workspace`: the API's answer. */
+  const spend = (email: string, quantity: number, workspace: Workspace = ws) =>
+    api.request({
+      method: "POST",
+      url: `/api/v1/tools/tabmaster/customers/${encodeURIComponent(email)}/usage`,
+      key: workspace.testKey,
+      payload: { meter: "summaries", quantity },
+    });
+  /** The same, accepted. */
+  const spent = async (email: string, quantity: number, workspace: Workspace = ws) => {
+    const response = await spend(email, quantity, workspace);
+    assert.equal(response.statusCode, 200, response.body);
+  };
+  /** `amount` summaries of credits given to `email`. */
+  const credit = async (email: string, amount: number) => {
+    const response = await api.request({
+      method: "POST",
+      url: `/api/v1/tools/tabmaster/customers/${encodeURIComponent(email)}/credits`,
+      key: ws.testKey,
+      payload: { meter: "summaries", amount, note: "goodwill" },
+    });
+    assert.equal(response.statusCode, 201, response.body);
+  };
+  /** Insights' use figures as the holder of `key` reads them. */
+  const use = async (key: string, query = ON_NOV_21): Promise<Use> => {
+    const response = await api.request({ url: `/api/v1/insights/use?${query}`, key });
+    assert.equal(response.statusCode, 200, response.body);
+    return response.json() as Use;
+  };
+  return { services, clock, ws, api, spend, spent, credit, use };
 }
 
 for (const dialect of DIALECTS) {
   describe(`usage in Insights (${dialect})`, () => {
     test("units spent per meter and day: each spend's on its UTC day, by month too, against the period before; a refusal adds nothing", async () => {
-      const { services, clock, ws, api } = await bed(dialect);
-      clock.set(NOV_21);
-      await spent(api, ws, "ada@example.com", 3);
-      await spent(api, ws, "bob@example.com", 2);
+      const { services, clock, ws, spend, spent, use } = await bed(dialect);
+      await spent("ada@example.com", 3);
+      await spent("bob@example.com", 2);
       clock.advance(DAY_MS);
-      await spent(api, ws, "ada@example.com", 4);
+      await spent("ada@example.com", 4);
       // Over what is left (3 of the 10 free): refused, and not counted.
-      assert.equal((await spend(api, ws, "ada@example.com", 4)).statusCode, 402);
+      assert.equal((await spend("ada@example.com", 4)).statusCode, 402);
 
       // A day's figure may lie in several rows (one per group of people, so that their spends
       // do not wait on one row): ada's and bob's of the 21st, and one more written as a third
@@ -74,7 +90,7 @@ for (const dialect of DIALECTS) {
         .insertInto("insight_meter_days")
         .values({ workspace_id: ws.workspaceId, env: "test", tool_id: "tabmaster", meter_id: "summaries", day: "2026-11-21", shard: free ?? 0, used: 10 })
         .execute();
-      const days = await use(api, ws.testKey, "from=2026-11-20&to=2026-11-22&tool=tabmaster");
+      const days = await use(ws.testKey, "from=2026-11-20&to=2026-11-22&tool=tabmaster");
       assert.equal(days.meters.length, 1);
       const [meter] = days.meters;
       assert.deepEqual({ ...meter, used: undefined }, { toolId: "tabmaster", meterId: "summaries", name: "Summaries", unit: "summaries", used: undefined });
@@ -84,22 +100,21 @@ for (const dialect of DIALECTS) {
         { date: "2026-11-22", value: 4 },
       ]);
       assert.equal(meter?.used.total, 19);
-      const months = await use(api, ws.testKey, "from=2026-11-01&to=2026-11-30&grain=month");
+      const months = await use(ws.testKey, "from=2026-11-01&to=2026-11-30&grain=month");
       assert.deepEqual(months.meters[0]?.used.points, [{ date: "2026-11", value: 19 }]);
       // The days after: nothing spent, the 19 in the period before.
-      const after = await use(api, ws.testKey, "from=2026-11-23&to=2026-11-25");
+      const after = await use(ws.testKey, "from=2026-11-23&to=2026-11-25");
       assert.deepEqual([after.meters[0]?.used.total, after.meters[0]?.used.previousTotal], [0, 19]);
     });
 
     test("units spent: another workspace's and the live environment's never show", async () => {
-      const { services, clock, ws, api } = await bed(dialect);
-      clock.set(NOV_21);
+      const { services, ws, spent, use } = await bed(dialect);
       const other = await seedUsageCatalogue(services);
-      await spent(api, ws, "ada@example.com", 3);
-      await spent(api, other, "ada@example.com", 7);
-      const mine = await use(api, ws.testKey, "from=2026-11-21&to=2026-11-21");
-      const theirs = await use(api, other.testKey, "from=2026-11-21&to=2026-11-21");
-      const live = await use(api, ws.liveKey, "from=2026-11-21&to=2026-11-21");
+      await spent("ada@example.com", 3);
+      await spent("ada@example.com", 7, other);
+      const mine = await use(ws.testKey);
+      const theirs = await use(other.testKey);
+      const live = await use(ws.liveKey);
       assert.deepEqual(
         [mine, theirs, live].map((u) => u.meters.map((m) => m.used.total)),
         [[3], [7], [0]],
@@ -107,40 +122,26 @@ for (const dialect of DIALECTS) {
     });
 
     test("an allowance used up: listed once, with one usage.allowance_ran_out, whether credits then pay or not; a new period is news again", async () => {
-      const { services, clock, ws, api } = await bed(dialect);
-      clock.set(NOV_21);
-      await spent(api, ws, "ada@example.com", 6);
-      assert.deepEqual((await use(api, ws.testKey, "from=2026-11-21&to=2026-11-21")).allowanceRanOut, []);
-      await spent(api, ws, "ada@example.com", 4); // the free allowance's last unit
-      const ranOutAt = clock.now();
-      const credits = await api.request({
-        method: "POST",
-        url: "/api/v1/tools/tabmaster/customers/ada%40example.com/credits",
-        key: ws.testKey,
-        payload: { meter: "summaries", amount: 50, note: "goodwill" },
-      });
-      assert.equal(credits.statusCode, 201, credits.body);
+      const { services, clock, ws, spent, credit, use } = await bed(dialect);
+      await spent("ada@example.com", 6);
+      assert.deepEqual((await use(ws.testKey)).allowanceRanOut, []);
+      await spent("ada@example.com", 4); // the free allowance's last unit
+      await credit("ada@example.com", 50);
       clock.advance(60_000);
-      await spent(api, ws, "ada@example.com", 3); // credits pay: the allowance was used up already
+      await spent("ada@example.com", 3); // credits pay: the allowance was used up already
 
       // Bob's spend takes his last free units and credits pay the rest: used up too.
-      await spent(api, ws, "bob@example.com", 1);
-      const bobCredits = await api.request({
-        method: "POST",
-        url: "/api/v1/tools/tabmaster/customers/bob%40example.com/credits",
-        key: ws.testKey,
-        payload: { meter: "summaries", amount: 5, note: "goodwill" },
-      });
-      assert.equal(bobCredits.statusCode, 201, bobCredits.body);
+      await spent("bob@example.com", 1);
+      await credit("bob@example.com", 5);
       clock.advance(60_000);
-      await spent(api, ws, "bob@example.com", 12);
+      await spent("bob@example.com", 12);
 
-      const listed = (await use(api, ws.testKey, "from=2026-11-21&to=2026-11-21")).allowanceRanOut;
+      const listed = (await use(ws.testKey)).allowanceRanOut;
       assert.deepEqual(
         listed.map((r) => [r.email, r.toolId, r.meterId, r.ranOutAt, r.resetsAt]),
         [
-          ["bob@example.com", "tabmaster", "summaries", new Date(clock.now()).toISOString(), "2026-12-01T00:00:00.000Z"],
-          ["ada@example.com", "tabmaster", "summaries", new Date(ranOutAt).toISOString(), "2026-12-01T00:00:00.000Z"],
+          ["bob@example.com", "tabmaster", "summaries", "2026-11-21T12:02:00.000Z", "2026-12-01T00:00:00.000Z"],
+          ["ada@example.com", "tabmaster", "summaries", "2026-11-21T12:00:00.000Z", "2026-12-01T00:00:00.000Z"],
         ],
       );
       const events = ofType(await emittedEvents(services, ws), "usage.allowance_ran_out");
@@ -170,9 +171,9 @@ for (const dialect of DIALECTS) {
 
       // December: Ada's allowance is whole again, and using it up is a new period.
       clock.set(Date.parse("2026-12-02T08:00:00.000Z"));
-      await spent(api, ws, "ada@example.com", 10);
-      await spent(api, ws, "ada@example.com", 1);
-      const both = (await use(api, ws.testKey, "from=2026-11-21&to=2026-12-02")).allowanceRanOut;
+      await spent("ada@example.com", 10);
+      await spent("ada@example.com", 1);
+      const both = (await use(ws.testKey, "from=2026-11-21&to=2026-12-02")).allowanceRanOut;
       assert.deepEqual(
         both.map((r) => [r.email, r.ranOutAt.slice(0, 10)]),
         [
@@ -184,33 +185,32 @@ for (const dialect of DIALECTS) {
       assert.equal(ofType(await emittedEvents(services, ws), "usage.allowance_ran_out").length, 3);
       // The range's only: December's alone.
       assert.deepEqual(
-        (await use(api, ws.testKey, "from=2026-12-01&to=2026-12-02")).allowanceRanOut.map((r) => r.ranOutAt.slice(0, 10)),
+        (await use(ws.testKey, "from=2026-12-01&to=2026-12-02")).allowanceRanOut.map((r) => r.ranOutAt.slice(0, 10)),
         ["2026-12-02"],
       );
     });
 
     test("allowances used up: another workspace's and the live environment's never show; another tool's neither", async () => {
-      const { services, clock, ws, api } = await bed(dialect);
-      clock.set(NOV_21);
+      const { services, ws, spent, use } = await bed(dialect);
       const other = await seedUsageCatalogue(services);
-      await spent(api, other, "ada@example.com", 10);
-      await spent(api, ws, "bob@example.com", 10);
+      await spent("ada@example.com", 10, other);
+      await spent("bob@example.com", 10);
       assert.deepEqual(
-        (await use(api, ws.testKey, "from=2026-11-21&to=2026-11-21")).allowanceRanOut.map((r) => r.email),
+        (await use(ws.testKey)).allowanceRanOut.map((r) => r.email),
         ["bob@example.com"],
       );
       assert.deepEqual(
-        (await use(api, other.testKey, "from=2026-11-21&to=2026-11-21")).allowanceRanOut.map((r) => r.email),
+        (await use(other.testKey)).allowanceRanOut.map((r) => r.email),
         ["ada@example.com"],
       );
-      assert.deepEqual((await use(api, ws.liveKey, "from=2026-11-21&to=2026-11-21")).allowanceRanOut, []);
-      assert.deepEqual((await use(api, ws.testKey, "from=2026-11-21&to=2026-11-21&tool=notepad")).allowanceRanOut, []);
+      assert.deepEqual((await use(ws.liveKey)).allowanceRanOut, []);
+      assert.deepEqual((await use(ws.testKey, `${ON_NOV_21}&tool=notepad`)).allowanceRanOut, []);
       assert.equal(ofType(await emittedEvents(services, ws), "usage.allowance_ran_out").length, 1);
       assert.equal(ofType(await emittedEvents(services, ws, "live"), "usage.allowance_ran_out").length, 0);
     });
 
     test("allowances used up: at most 100, newest first, only those of the range's days", async () => {
-      const { services, ws, api } = await bed(dialect);
+      const { services, ws, use } = await bed(dialect);
       const { db } = services;
       const start = Date.parse("2026-11-21T00:00:00.000Z");
       const key = (personId: string) => ({ workspaceId: ws.workspaceId, env: "test" as const, personId, toolId: "tabmaster", meterId: "summaries" });
@@ -222,7 +222,7 @@ for (const dialect of DIALECTS) {
         // The same period again writes nothing: once per person, meter and period.
         assert.equal(await recordRunOut(db, key(person.id), `free@${when}`, when + 1, start + 10 * DAY_MS), false);
       }
-      const listed = (await use(api, ws.testKey, "from=2026-11-21&to=2026-11-21")).allowanceRanOut;
+      const listed = (await use(ws.testKey)).allowanceRanOut;
       assert.equal(listed.length, 100);
       assert.deepEqual(
         listed.map((r) => r.email),
@@ -232,7 +232,6 @@ for (const dialect of DIALECTS) {
 
     test("credit packs' revenue apart, per currency, part of one-time; plans flagged; another workspace's never shows", async () => {
       const { services, clock, ws, api } = await bed(dialect);
-      clock.set(NOV_21);
       const other = await seedUsageCatalogue(services);
       const secret = await connectTestStripe(services, ws);
       const buy = async (plan: string, amount: number, currency: string) => {

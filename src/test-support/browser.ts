@@ -2,7 +2,6 @@
 // download). WARDEN_SCREENSHOTS=<folder> saves a picture of every screen a test shoots.
 import assert from "node:assert/strict";
 import { mkdir, readFile } from "node:fs/promises";
-import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -23,47 +22,53 @@ export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
 }
 
-/** Warden listening on 127.0.0.1 and a chromium to open it: every browser test's set-up. */
-export interface ServedInBrowser {
+/** Warden listening on 127.0.0.1, for a browser (or an extension) to open. */
+export interface Listening {
   app: FastifyInstance;
   /** `http://127.0.0.1:<port>` */
   origin: string;
+  close(): Promise<void>;
+}
+
+/** Warden listening and a chromium to open it: every browser test's set-up. */
+export interface ServedInBrowser extends Listening {
   browser: Browser;
   /** Closes the browser, then Warden. */
   close(): Promise<void>;
 }
 
+interface ListenOptions {
+  port?: number;
+  host?: string;
+  logger?: AppOptions["logger"];
+}
+
 /**
- * Builds Warden over `services` (no log unless `logger` asks), listens on `port` (any free
- * one by default) of `host` (127.0.0.1 unless another machine must reach it: "0.0.0.0")
- * and launches chromium.
+ * Builds Warden over `services` (no log unless `logger` asks) and listens on `port` (any
+ * free one by default) of `host` (127.0.0.1 unless another machine must reach it: "0.0.0.0").
  */
-export async function servedInBrowser(
-  services: Services,
-  options: { port?: number; host?: string; logger?: AppOptions["logger"] } = {},
-): Promise<ServedInBrowser> {
+export async function listening(services: Services, options: ListenOptions = {}): Promise<Listening> {
   const app = await buildApp(services, { logger: options.logger ?? false });
   await app.listen({ host: options.host ?? "127.0.0.1", port: options.port ?? 0 });
-  const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  return { app, origin: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
+}
+
+/** `listening`, and chromium launched. */
+export async function servedInBrowser(services: Services, options: ListenOptions = {}): Promise<ServedInBrowser> {
+  return withChromium(await listening(services, options));
+}
+
+/** `served` with chromium launched beside it; `close` closes the browser, then `served`. */
+export async function withChromium<T extends { close(): Promise<void> }>(served: T): Promise<T & { browser: Browser }> {
   const browser = await launchChromium();
   return {
-    app,
-    origin,
+    ...served,
     browser,
     close: async () => {
       await browser.close();
-      await app.close();
+      await served.close();
     },
   };
-}
-
-/** A port free at this moment, so that WARDEN_PUBLIC_URL can name it before Warden listens. */
-export async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 /** Saves the page as `<name>.png` when WARDEN_SCREENSHOTS names a folder; else nothing. */

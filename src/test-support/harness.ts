@@ -183,6 +183,11 @@ export async function testApi(services: Services): Promise<TestApi> {
   const app = await buildApp(services, { logger: false });
   await app.ready();
   cleanups.push(() => app.close());
+  return apiOver(app);
+}
+
+/** Calls to `app` (its owner closes it), each answer checked against the OpenAPI document it serves. */
+export function apiOver(app: FastifyInstance): TestApi {
   return {
     app,
     async request(options) {
