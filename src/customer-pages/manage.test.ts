@@ -280,7 +280,10 @@ for (const dialect of DIALECTS) {
       assert.equal(withdrawn.statusCode, 201, withdrawn.body);
       t.clock.advance(60_000);
       const revokedAt = new Date(t.clock.now()).toISOString();
-      assert.equal((await t.api.request({ method: "DELETE", url: `/api/v1/tools/${t.ws.tool}/grants/${withdrawn.json().id}`, key: t.ws.testKey })).statusCode, 200);
+      assert.equal(
+        (await t.api.request({ method: "DELETE", url: `/api/v1/tools/${t.ws.tool}/grants/${withdrawn.json().id}`, key: t.ws.testKey })).statusCode,
+        200,
+      );
       const forever = await t.api.request({ method: "POST", url: "/api/v1/tools/notepad/grants", key: t.ws.testKey, payload: { email, note: "press" } });
       assert.equal(forever.statusCode, 201, forever.body);
 
