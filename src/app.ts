@@ -190,6 +190,9 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   // For operators' machines, off the API: health checks, and the metrics behind their own token.
   await app.register(healthRoutes, { services });
   await app.register(metricsRoutes, { services });
+  // A browser asks every host for /favicon.ico unless the page names an icon (a hosted page
+  // of a workspace without a logo names none): nothing to show, and no 404 in its console.
+  app.get("/favicon.ico", { schema: { hide: true } }, async (_request, reply) => reply.header("Cache-Control", "public, max-age=86400").code(204).send());
 
   await app.register(async (fallback) => {
     for (const [url, served] of methodsByPath) {

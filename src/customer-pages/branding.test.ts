@@ -25,6 +25,7 @@ for (const dialect of DIALECTS) {
       const browser = new TestBrowser(app);
       const plain = await browser.get(`${pagesOf(ws)}/plans`);
       assert.doesNotMatch(plain.body, /brand\.css|customer-logo/, "no branding: Warden's colours and the name's first letter");
+      assert.doesNotMatch(plain.body, /rel="icon"/, "no logo, no icon: Warden's mark is the dashboard's, not the vendor's");
       assert.match(plain.body, /<span class="brand-mark" aria-hidden="true">T<\/span> Test workspace/);
 
       const first = await updateBranding(env.services, { workspace: ws.slug, accent: "#1f6f43", logo: PNG });
@@ -32,6 +33,7 @@ for (const dialect of DIALECTS) {
         const body = (await browser.get(`${pagesOf(ws)}/${page}`)).body;
         assert.ok(body.includes(`<link rel="stylesheet" href="/c/${ws.slug}/brand.css?v=${first.version}">`), page);
         assert.ok(body.includes(`<img class="customer-logo" src="/c/${ws.slug}/logo?v=${first.version}" alt="" height="32"> Test workspace`), page);
+        assert.ok(body.includes(`<link rel="icon" href="/c/${ws.slug}/logo?v=${first.version}">`), `${page}: the logo is the tab's icon`);
       }
 
       const css = await browser.get(`/c/${ws.slug}/brand.css?v=${first.version}`);

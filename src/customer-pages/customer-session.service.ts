@@ -36,13 +36,16 @@ export async function findPageScope(
   return { workspace, scope: tool ? { workspace, env, tool } : null };
 }
 
-/** A new web session of the person (for one licence only, when it came from a key-activated device); answers its token. */
+/**
+ * A new web session of the person (for one licence only, when it came from a key-activated
+ * device), with the device whose page ticket opened it (none for a sign-in by code); answers its token.
+ */
 export async function openCustomerSession(
   trx: Executor,
-  input: { workspaceId: string; env: Env; personId: string; licenceId: string | null; now: number },
+  input: { workspaceId: string; env: Env; personId: string; licenceId: string | null; deviceId?: string | null; now: number },
 ): Promise<string> {
   const token = `wcs_${randomBase62(43)}`;
-  await insertCustomerSession(trx, { id: `cs_${randomBase62(24)}`, ...input, tokenHash: sha256(token) });
+  await insertCustomerSession(trx, { id: `cs_${randomBase62(24)}`, ...input, deviceId: input.deviceId ?? null, tokenHash: sha256(token) });
   return token;
 }
 

@@ -32,6 +32,8 @@ export const PAGE_PATH = "/:workspace/:env/:tool";
  */
 export interface Customer extends PersonScope {
   sessionId: string;
+  /** The device whose page ticket opened or last reached the session (Manage's "This device"), or null. */
+  deviceId: string | null;
   /** The form token of the session. */
   csrf: string;
 }
@@ -162,6 +164,7 @@ export async function loadPage(services: Services, request: FastifyRequest, repl
       email: session.email,
       licenceId: session.licenceId,
       sessionId: session.id,
+      deviceId: session.deviceId,
       csrf: csrfTokenFor(cookie),
     };
   }

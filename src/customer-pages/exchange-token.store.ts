@@ -13,6 +13,8 @@ export interface ExchangeToken {
   personId: string;
   licenceId: string | null;
   codeChallenge: string | null;
+  /** The device that asked for a page ticket; null for a hand-off code. */
+  deviceId: string | null;
   expiresAt: number;
 }
 
@@ -29,6 +31,7 @@ export async function insertExchangeToken(ex: Executor, token: ExchangeToken & {
       person_id: token.personId,
       licence_id: token.licenceId,
       code_challenge: token.codeChallenge,
+      device_id: token.deviceId,
       created_at: token.createdAt,
       expires_at: token.expiresAt,
       used_at: null,
@@ -36,7 +39,7 @@ export async function insertExchangeToken(ex: Executor, token: ExchangeToken & {
     .execute();
 }
 
-const COLUMNS = ["id", "kind", "workspace_id", "env", "tool_id", "person_id", "licence_id", "code_challenge", "expires_at"] as const;
+const COLUMNS = ["id", "kind", "workspace_id", "env", "tool_id", "person_id", "licence_id", "code_challenge", "device_id", "expires_at"] as const;
 
 const toToken = (row: Pick<CustomerExchangeTokensTable, (typeof COLUMNS)[number]>): ExchangeToken => ({
   id: row.id,
@@ -47,6 +50,7 @@ const toToken = (row: Pick<CustomerExchangeTokensTable, (typeof COLUMNS)[number]
   personId: row.person_id,
   licenceId: row.licence_id,
   codeChallenge: row.code_challenge,
+  deviceId: row.device_id,
   expiresAt: Number(row.expires_at),
 });
 

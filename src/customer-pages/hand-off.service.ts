@@ -18,6 +18,7 @@ import { invalidParameter, notFound } from "../errors/errors.js";
 import { randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
 import { openCustomerSession, type PageScope } from "./customer-session.service.js";
+import { setCustomerSessionDevice } from "./customer-session.store.js";
 import { type ExchangeKind, type ExchangeToken, findOpenExchangeToken, insertExchangeToken, spendExchangeToken } from "./exchange-token.store.js";
 
 export const EXCHANGE_TTL_MS = 60_000;
@@ -39,7 +40,7 @@ async function issueToken(
   ex: Executor,
   now: number,
   kind: ExchangeKind,
-  input: { workspaceId: string; env: Env; toolId: string; personId: string; licenceId: string | null; codeChallenge: string | null },
+  input: { workspaceId: string; env: Env; toolId: string; personId: string; licenceId: string | null; codeChallenge: string | null; deviceId: string | null },
   ttlMs = EXCHANGE_TTL_MS,
 ) {
   const token = `${TOKEN_PREFIX[kind]}_${randomBase62(43)}`;
@@ -57,6 +58,7 @@ export async function issueHandOffCode(services: Services, scope: PageScope, inp
     personId: input.personId,
     licenceId: null,
     codeChallenge: input.codeChallenge,
+    deviceId: null,
   });
   return issued.token;
 }
@@ -121,6 +123,8 @@ export async function issuePageTicket(services: Services, session: DeviceSession
     personId: session.personId,
     licenceId: session.licenceId,
     codeChallenge: null,
+    // The page it opens marks this device as the one in use (Manage's "This device").
+    deviceId: session.deviceId,
   });
   return { ticket: issued.token, expires_at: toIso(issued.expiresAt) };
 }
@@ -130,6 +134,7 @@ const opensPage = (ticket: ExchangeToken, scope: PageScope) =>
 
 /** Who a page is signed in as: a person, for one licence only when the session came from a key-activated device. */
 interface SignedInAs {
+  sessionId: string;
   personId: string;
   licenceId: string | null;
 }
@@ -139,7 +144,7 @@ interface SignedInAs {
  * browser do, so it signs nobody in (login CSRF: a victim signed in as the attacker buys
  * for the attacker). The link's ticket is spent. A browser signed in as the ticket's
  * person already, for at least as much (a session by address covers the person's
- * licences), keeps its session: null. Otherwise the ticket moves into a new one that the
+ * licences), keeps its session, which now names the ticket's device: null. Otherwise the ticket moves into a new one that the
  * browser holds in a cookie for its question "Continue as …?" (HELD_TICKET_TTL_MS); a
  * ticket that does not open this page is null too.
  */
@@ -150,9 +155,18 @@ export async function openPageTicket(services: Services, scope: PageScope, ticke
   return db.transaction().execute(async (trx) => {
     const found = await spendExchangeToken(trx, "page_ticket", sha256(ticket), now);
     if (found === null || found.expiresAt <= now || !opensPage(found, scope)) return null;
-    if (signedIn !== null && signedIn.personId === found.personId && (signedIn.licenceId === null || signedIn.licenceId === found.licenceId)) return null;
-    const { workspaceId, env, toolId, personId, licenceId } = found;
-    const held = await issueToken(trx, now, "page_question", { workspaceId, env, toolId, personId, licenceId, codeChallenge: null }, HELD_TICKET_TTL_MS);
+    if (signedIn !== null && signedIn.personId === found.personId && (signedIn.licenceId === null || signedIn.licenceId === found.licenceId)) {
+      if (found.deviceId !== null) await setCustomerSessionDevice(trx, signedIn.sessionId, found.deviceId);
+      return null;
+    }
+    const { workspaceId, env, toolId, personId, licenceId, deviceId } = found;
+    const held = await issueToken(
+      trx,
+      now,
+      "page_question",
+      { workspaceId, env, toolId, personId, licenceId, codeChallenge: null, deviceId },
+      HELD_TICKET_TTL_MS,
+    );
     return held.token;
   });
 }
@@ -179,12 +193,12 @@ export async function answerHeldPageTicket(services: Services, scope: PageScope,
   return db.transaction().execute(async (trx) => {
     const found = await spendExchangeToken(trx, "page_question", sha256(held), now);
     if (!accepted || found === null || found.expiresAt <= now || !opensPage(found, scope)) return null;
-    const { workspaceId, env, personId, licenceId } = found;
+    const { workspaceId, env, personId, licenceId, deviceId } = found;
     if (licenceId === null) {
       // A device signed in by the address vouches for it as a right code does: its wrong codes are no longer in a row.
       const person = await findPersonById(trx, workspaceId, env, personId);
       if (person) await services.limits.clearCodeFailures(trx, { owner: false, workspaceId, env, emailNorm: normaliseEmail(person.email) });
     }
-    return openCustomerSession(trx, { workspaceId, env, personId, licenceId, now });
+    return openCustomerSession(trx, { workspaceId, env, personId, licenceId, deviceId, now });
   });
 }

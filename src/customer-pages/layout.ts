@@ -41,7 +41,8 @@ ${frame.customer.email ? html`<span class="who">${frame.customer.email}</span>` 
 export function customerPage(title: string, frame: CustomerFrame, content: Html, options: { copyButtons?: boolean } = {}): Html {
   const site = frame.workspaceName ?? "Warden";
   const logo = frame.brand?.logo;
-  return html`${head(title, { site, brandStylesheet: frame.brand?.stylesheet ?? null, ...options })}
+  // The vendor's logo is the tab's icon; without one, none (Warden's mark is the dashboard's, and these pages are the vendor's).
+  return html`${head(title, { site, brandStylesheet: frame.brand?.stylesheet ?? null, icon: logo ?? null, ...options })}
 <body class="customer">
 ${skipLink}
 ${frame.env === "test" ? html`<div class="test-banner" role="status"><strong>Test mode</strong> · Nothing here is charged.</div>` : ""}

@@ -29,7 +29,7 @@ export async function registerManagePages(app: FastifyInstance, services: Servic
   const render = async (request: FastifyRequest, reply: FastifyReply, status: number, extra: Pick<ManageView, "done" | "error" | "seatError"> = {}) => {
     const customer = signedInCustomer(request);
     const scope = pageScopeOf(request);
-    const overview = await manageOverview(services, customer, scope);
+    const overview = await manageOverview(services, customer, scope, customer.deviceId);
     if (overview.billingAtStripe && overview.subscriptions.length > 0) allowFormTargets(reply, [STRIPE_BILLING_PORTAL]);
     const view: ManageView = {
       frame: customerFrame(request, "manage"),
@@ -63,7 +63,9 @@ export async function registerManagePages(app: FastifyInstance, services: Servic
 
   app.get<{ Params: IdParams }>(`${MANAGE}/subscriptions/:id/cancel`, { preHandler: requireCustomer }, async (request, reply) => {
     const customer = signedInCustomer(request);
-    const subscription = (await manageOverview(services, customer, pageScopeOf(request))).subscriptions.find((s) => s.id === request.params.id);
+    const subscription = (await manageOverview(services, customer, pageScopeOf(request), customer.deviceId)).subscriptions.find(
+      (s) => s.id === request.params.id,
+    );
     if (!subscription) throw notFound(`No subscription "${request.params.id}" of yours.`);
     return sendPage(
       reply,

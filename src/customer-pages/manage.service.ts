@@ -1,14 +1,17 @@
 // What the Manage page shows a signed-in person, read through the client API's own use
 // cases (purchases with their keys, a team purchase's seats, devices, the tool's meters),
-// with the names the
-// vendor gave their tools, bundles and plans, and whether Stripe bills for the workspace
-// environment (then the person cancels, resumes and reaches the billing portal here).
+// with their trials and grants, the names the vendor gave their tools, bundles and plans,
+// and whether Stripe bills for the workspace environment (then the person cancels,
+// resumes and reaches the billing portal here).
 import type { Static } from "@sinclair/typebox";
 import type { Device, Purchase, SeatList } from "../client/client.schema.js";
 import { listDevices } from "../client/client.service.js";
 import type { PersonScope } from "../client/device-session.store.js";
 import { listPurchases, listTeamSeats } from "../client/purchase.service.js";
 import type { Env } from "../db/schema.js";
+import type { Grant } from "../grants/grant.schema.js";
+import { presentGrant } from "../grants/grant.service.js";
+import { listGrantsOfPeople, type StoredGrant } from "../grants/grant.store.js";
 import type { Services } from "../services.js";
 import { canActAtStripe } from "../stripe/stripe-actions.js";
 import type { MeterUsage } from "../usage/usage.schema.js";
@@ -20,6 +23,12 @@ import { listOffers } from "./plans.service.js";
 export interface ManagedPurchase extends Purchase {
   productName: string;
   planDetails: Plan | null;
+}
+
+/** A trial or grant of the person, with its tool's name and, when it names one, its plan's. */
+export interface ManagedGrant extends Grant {
+  toolName: string;
+  planName: string | null;
 }
 
 /** A meter of the page's tool as the person reads it through the client API, with its name. */
@@ -34,6 +43,8 @@ export interface ManageOverview {
   meters: ManagedMeter[];
   licences: ManagedPurchase[];
   subscriptions: ManagedPurchase[];
+  /** Trials and grants of any tool of the workspace environment, running ones first, then newest first; none for a licence key's session. */
+  grants: ManagedGrant[];
   /** The seats of each team purchase the person bought, by its id. */
   teams: Map<string, Static<typeof SeatList>>;
   devices: Static<typeof Device>[];
@@ -41,12 +52,21 @@ export interface ManageOverview {
   billingAtStripe: boolean;
 }
 
-export async function manageOverview(services: Services, person: PersonScope, page: { workspace: Workspace; env: Env; tool: Tool }): Promise<ManageOverview> {
+/**
+ * `deviceId` is the device the page was opened from (its page ticket's), marked current
+ * among the devices; null when the browser signed in by code.
+ */
+export async function manageOverview(
+  services: Services,
+  person: PersonScope,
+  page: { workspace: Workspace; env: Env; tool: Tool },
+  deviceId: string | null,
+): Promise<ManageOverview> {
   const { db } = services;
   const workspace = { workspace: person.workspaceSlug };
-  const [purchases, devices, tools, bundles, plans, billingAtStripe, usage, offers] = await Promise.all([
+  const [purchases, devices, tools, bundles, plans, billingAtStripe, usage, offers, grantsOf] = await Promise.all([
     listPurchases(services, person),
-    listDevices(services, person, null),
+    listDevices(services, person, deviceId),
     listTools(db, workspace),
     listBundles(db, workspace),
     listPlans(db, workspace),
@@ -54,6 +74,8 @@ export async function manageOverview(services: Services, person: PersonScope, pa
     // A licence key proves the licence, not the person: their meters are not its to read (as in the client API).
     person.licenceId === null ? listDeviceUsage(services, person, page.tool.id) : { data: [] },
     listOffers(services, page),
+    // A licence key proves the licence, not the person: the person's trials and grants are not its to read.
+    person.licenceId === null ? listGrantsOfPeople(db, [person.personId]) : new Map<string, StoredGrant[]>(),
   ]);
   const packed = new Set(offers.takesPayments ? offers.packs.flatMap((o) => Object.keys(o.terms.credits)) : []);
   const meterNames = new Map(offers.meters.map((m) => [m.id, m.name]));
@@ -69,6 +91,16 @@ export async function manageOverview(services: Services, person: PersonScope, pa
     productName: productNames.get(`${p.product_kind}:${p.product}`) ?? p.product,
     planDetails: plans.find((plan) => plan.productKind === p.product_kind && plan.productId === p.product && plan.id === p.plan) ?? null,
   }));
+  const now = services.clock.now();
+  const toolNames = new Map(tools.map((t) => [t.id, t.name]));
+  const grants = (grantsOf.get(person.personId) ?? [])
+    .map((g) => ({
+      ...presentGrant(g, now),
+      toolName: toolNames.get(g.toolId) ?? g.toolId,
+      planName: g.planId === null ? null : (plans.find((p) => p.productKind === "tool" && p.productId === g.toolId && p.id === g.planId)?.name ?? g.planId),
+    }))
+    // Running first, then newest first; the id settles a tie, so the list does not change between views.
+    .sort((a, b) => Number(b.live) - Number(a.live) || b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id));
   const teams = new Map<string, Static<typeof SeatList>>();
   // Only the buyer of a team purchase hands its seats out; a seat's holder sees it as a licence of their own.
   if (person.licenceId === null) {
@@ -78,6 +110,7 @@ export async function manageOverview(services: Services, person: PersonScope, pa
     meters,
     licences: named.filter((p) => p.kind === "licence"),
     subscriptions: named.filter((p) => p.kind === "subscription"),
+    grants,
     teams,
     devices: devices.data,
     billingAtStripe,

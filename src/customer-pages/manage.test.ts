@@ -1,6 +1,6 @@
 // The hosted Manage page, in process with a browser's cookies and form tokens, against a
 // local stand-in of Stripe's API: what a buyer sees (a licence and its key, a
-// subscription, a team purchase, devices), what they change (cancel at period end and
+// subscription, a team purchase, trials and grants, devices and which one is this), what they change (cancel at period end and
 // resume, the billing portal, seats, devices), and what they cannot reach (another
 // person's, workspace's or environment's; forms from elsewhere). SQLite and PostgreSQL.
 import assert from "node:assert/strict";
@@ -10,13 +10,14 @@ import { DAY_MS } from "../clock.js";
 import { ensurePerson } from "../customers/person.store.js";
 import type { Dialect } from "../db/database.js";
 import type { Env } from "../db/schema.js";
-import { continueWithTicket, pagesOf, signInOnPages } from "../test-support/customer-pages.js";
+import { continueWithTicket, pagesOf, signedInDevice, signInOnPages, ticketFor } from "../test-support/customer-pages.js";
 import { dashboardServices, TestBrowser } from "../test-support/dashboard.js";
 import { DIALECTS, seedCatalogue, testApi, type Workspace } from "../test-support/harness.js";
 import { connectTestStripe, deliver, emittedEvents, ofType, paymentSession, stripeEvent, stripeId, subscriptionObject } from "../test-support/stripe.js";
 import { startStripeApi } from "../test-support/stripe-api.js";
 import { seedUsageCatalogue } from "../test-support/usage.js";
 import { updateMeter } from "../usage/terms.service.js";
+import { updateTool } from "../workspaces/workspace.service.js";
 import { openCustomerSession } from "./customer-session.service.js";
 
 const SECRET_KEY = "sk_test_managePageStandIn";
@@ -266,6 +267,59 @@ for (const dialect of DIALECTS) {
       assert.match(theirs, /<dt>Credits left<\/dt><dd>0 summaries<\/dd>/);
     });
 
+    test("trials and grants are listed with their ends (running first, No end for a grant without one); the device a page ticket came from is This device", async () => {
+      const t = await setUp(dialect);
+      const email = `given-${t.ws.slug}@example.com`;
+      await updateTool(t.services.db, t.clock, { workspace: t.ws.slug, id: "tabmaster", trialDays: "7" });
+      const device = await signedInDevice(t.api.app, t.dataDir, t.ws, email);
+      const trial = await t.api.request({ method: "POST", url: `/api/client/v1/tools/${t.ws.tool}/trial`, headers: { authorization: `Bearer ${device}` } });
+      assert.equal(trial.statusCode, 201, trial.body);
+      const trialEnd = new Date(t.clock.now() + 7 * DAY_MS).toISOString();
+      const withdrawn = await t.api.request({ method: "POST", url: `/api/v1/tools/${t.ws.tool}/grants`, key: t.ws.testKey, payload: { email, days: 30 } });
+      assert.equal(withdrawn.statusCode, 201, withdrawn.body);
+      t.clock.advance(60_000);
+      const revokedAt = new Date(t.clock.now()).toISOString();
+      assert.equal(
+        (await t.api.request({ method: "DELETE", url: `/api/v1/tools/${t.ws.tool}/grants/${withdrawn.json().id}`, key: t.ws.testKey })).statusCode,
+        200,
+      );
+      const forever = await t.api.request({ method: "POST", url: "/api/v1/tools/notepad/grants", key: t.ws.testKey, payload: { email, note: "press" } });
+      assert.equal(forever.statusCode, 201, forever.body);
+
+      // Signed in by code: the page cannot tell which device is in use, so none is marked.
+      const browser = await t.signedIn(email);
+      const page = await browser.get(`${t.base}/manage`);
+      assert.equal(page.statusCode, 200, page.body);
+      assert.match(page.body, /<h2 id="grants">Trials and free access<\/h2>/);
+      const heads = [...page.body.matchAll(/<h3 id="grant-[^"]+">([^<]+)<\/h3><span class="badge [^"]+">([^<]+)<\/span>/g)].map((m) => `${m[1]}: ${m[2]}`);
+      assert.deepEqual(heads, ["Notepad · Free access: Active", "Tab Master · Trial: Active", "Tab Master · Free access: Withdrawn"]);
+      assert.match(page.body, new RegExp(`Tab Master · Trial</h3>[\\s\\S]*?<dt>Ends</dt><dd><time datetime="${trialEnd}">`));
+      assert.match(page.body, /Notepad · Free access<\/h3>[\s\S]*?<dt>Ends<\/dt><dd>No end<\/dd>/);
+      assert.match(page.body, new RegExp(`Tab Master · Free access</h3>[\\s\\S]*?<dt>Ended</dt><dd><time datetime="${revokedAt}">`));
+      assert.doesNotMatch(page.body, /press/, "the vendor's note is theirs, not shown to the person");
+      assert.doesNotMatch(page.body, /This device/);
+      assertAccessibleMarkup(page.body);
+
+      // The extension opens Manage with a ticket: the browser already signed in as its person keeps its session, now of that device.
+      const link = `${t.base}/manage?ticket=${(await ticketFor(t.api.app, t.ws.tool, device)).json().ticket}`;
+      const opened = await browser.get(link);
+      assert.equal(opened.statusCode, 303);
+      const marked = await browser.get(opened.headers.location as string);
+      assert.equal(marked.body.match(/This device/g)?.length, 1);
+      assert.match(marked.body, /<span class="manage-name">Work laptop <span class="badge badge-ok">This device<\/span><\/span>/);
+
+      // A browser that was signed out continues as the ticket's person, and the session it gets is of that device too.
+      const fresh = new TestBrowser(t.api.app);
+      const landed = (await continueWithTicket(fresh, `${t.base}/manage?ticket=${(await ticketFor(t.api.app, t.ws.tool, device)).json().ticket}`)).landed;
+      assert.match(landed.body, /Work laptop <span class="badge badge-ok">This device<\/span>/);
+      assert.match(landed.body, /Tab Master · Trial<\/h3>/);
+
+      // A person without trials or grants has no such section.
+      const other = await t.signedIn(`nobody-${t.ws.slug}@example.com`);
+      const empty = await other.get(`${t.base}/manage`);
+      assert.doesNotMatch(empty.body, /Trials and free access|This device/);
+    });
+
     test("without payments no Buy more is offered", async () => {
       const t = await setUp(dialect, { seed: seedUsageCatalogue, secretKey: false });
       const browser = await t.signedIn(`nopay-${t.ws.slug}@example.com`);
@@ -416,6 +470,7 @@ for (const dialect of DIALECTS) {
       const email = `keyed-${t.ws.slug}@example.com`;
       const held = await t.buy(t, email);
       const key = KEY.exec((await (await t.signedIn(email)).get(`${t.base}/manage`)).body)?.[0] as string;
+      assert.equal((await t.api.request({ method: "POST", url: "/api/v1/tools/notepad/grants", key: t.ws.testKey, payload: { email } })).statusCode, 201);
       const activated = await t.api.request({
         method: "POST",
         url: `/api/client/v1/tools/${t.ws.tool}/activate`,
@@ -436,7 +491,8 @@ for (const dialect of DIALECTS) {
       assert.match(page.body, new RegExp(`value="${key}"`));
       assert.equal([...page.body.matchAll(/<h3 id="licence-\d">/g)].length, 1, "the licence of the key only");
       assert.doesNotMatch(page.body, /Subscriptions|Team seats|Work laptop/);
-      assert.match(page.body, /<span class="manage-name">Shared PC<\/span>/);
+      assert.match(page.body, /<span class="manage-name">Shared PC <span class="badge badge-ok">This device<\/span><\/span>/);
+      assert.doesNotMatch(page.body, /Trials and free access/, "a licence key shows no trial or grant of the person");
       assertAccessibleMarkup(page.body);
 
       const cancel = await browser.post(`${t.base}/manage/subscriptions/${held.subscription}/cancel`);

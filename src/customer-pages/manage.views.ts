@@ -1,6 +1,7 @@
 // The Manage page: the tool's meters (used of the allowance, credits left, the reset, a
 // way to buy more), subscriptions (renewal, cancel at the period's end and its undo, the
-// billing portal), licences with their keys to copy, a team purchase's seats, devices.
+// billing portal), licences with their keys to copy, trials and grants with their ends,
+// a team purchase's seats, devices (the one the page was opened from marked).
 // Purchases are panels of facts rather than table rows, so that they read at 390 px.
 import { type Html, html } from "../dashboard/shared/html.js";
 import {
@@ -15,7 +16,7 @@ import {
   time,
 } from "../dashboard/shared/layout.js";
 import { type CustomerFrame, customerPage } from "./layout.js";
-import type { ManagedMeter, ManagedPurchase, ManageOverview } from "./manage.service.js";
+import type { ManagedGrant, ManagedMeter, ManagedPurchase, ManageOverview } from "./manage.service.js";
 
 /** What a change answered with a 303 says on the page it lands on (`?done=`). */
 export const DONE = {
@@ -170,6 +171,28 @@ ${csrfField(view.csrf)}
 </article>`;
 }
 
+// A grant starts when it is given (the API and the import write no later start), so one not live has ended or was withdrawn.
+const grantState = (g: ManagedGrant): Html =>
+  g.live
+    ? html`<span class="badge badge-ok">Active</span>`
+    : g.revoked_at !== null
+      ? html`<span class="badge badge-off">Withdrawn</span>`
+      : html`<span class="badge badge-off">Ended</span>`;
+
+/** A trial or a grant: what it gives, since when, and its end ("No end" for a grant without one). */
+function grantPanel(g: ManagedGrant): Html {
+  const id = `grant-${idPart(g.id)}`;
+  const kind = g.kind === "trial" ? "Trial" : "Free access";
+  const end = g.revoked_at ?? g.ends_at;
+  return html`<article class="manage-item" aria-labelledby="${id}">
+<div class="manage-item-head"><h3 id="${id}">${g.toolName} · ${kind}${g.planName === null ? "" : html` (${g.planName})`}</h3>${grantState(g)}</div>
+<dl class="facts">
+<dt>Since</dt><dd>${time(Date.parse(g.starts_at))}</dd>
+<dt>${g.live ? "Ends" : "Ended"}</dt><dd>${end === null ? "No end" : time(Date.parse(end))}</dd>
+</dl>
+</article>`;
+}
+
 /** One meter: a bar of what was used of the allowance (its words beside it for every reader), credits, the reset, Buy more. */
 function meterPanel(view: ManageView, m: ManagedMeter): Html {
   const id = `usage-${m.meter}`;
@@ -201,7 +224,7 @@ ${
 <ul class="manage-list">${devices.map(
         (
           d,
-        ) => html`<li><div><span class="manage-name">${d.name}</span><span class="hint">${d.platform ?? "Unknown platform"} · signed in ${time(Date.parse(d.created_at))} · ${
+        ) => html`<li><div><span class="manage-name">${d.name}${d.current ? html` <span class="badge badge-ok">This device</span>` : ""}</span><span class="hint">${d.platform ?? "Unknown platform"} · signed in ${time(Date.parse(d.created_at))} · ${
           d.last_active_at === null ? "not used yet" : html`last active ${time(Date.parse(d.last_active_at))}`
         }</span></div>
 <form method="post" action="${view.frame.base}/manage/devices/${encodeURIComponent(d.id)}/sign-out">${csrfField(view.csrf)}<button class="button small danger-outline" type="submit">Sign out<span class="sr-only"> ${d.name}</span></button></form></li>`,
@@ -250,6 +273,15 @@ ${
     ? emptyState("No subscriptions", html`<a href="${view.frame.base}/plans">See the plans</a> to subscribe.`)
     : overview.subscriptions.map((p) => subscriptionPanel(view, p))
 }
+</section>`
+}
+${
+  overview.grants.length === 0
+    ? ""
+    : html`<section class="panel" aria-labelledby="grants">
+<div class="panel-head"><h2 id="grants">Trials and free access</h2></div>
+<p class="panel-text">Given by ${view.workspaceName} rather than bought: nothing is charged, and nothing renews.</p>
+${overview.grants.map(grantPanel)}
 </section>`
 }
 <section class="panel" aria-labelledby="licences">

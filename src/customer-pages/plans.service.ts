@@ -24,6 +24,8 @@ export interface Offer {
   gives: string[];
   /** What the plan gives this tool: features, allowances per period, credits per purchase. */
   terms: PlanTerms;
+  /** The tool's own default plan (a bundle's default is the bundle's, not the tool's): listed first, marked Recommended. */
+  recommended: boolean;
 }
 
 export interface Offers {
@@ -56,9 +58,11 @@ export async function listOffers(services: Services, scope: { workspace: Workspa
   const all: Offer[] = [];
   const offer = (productKind: ProductKind, productId: string, productName: string, plan: Offer["plan"], gives: string[]) => {
     const terms = sold.termsOf({ productKind, productId, planId: plan.id });
-    all.push({ productKind, productId, productName, plan, gives: plan.givesAccess ? gives : [], terms });
+    all.push({ productKind, productId, productName, plan, gives: plan.givesAccess ? gives : [], terms, recommended: productKind === "tool" && plan.isDefault });
   };
-  for (const plan of plans.filter((p) => p.productKind === "tool" && p.productId === tool.id).filter(offered)) {
+  const toolPlans = plans.filter((p) => p.productKind === "tool" && p.productId === tool.id).filter(offered);
+  // The tool's default plan comes first (the page marks it Recommended); the rest keep their order.
+  for (const plan of [...toolPlans.filter((p) => p.isDefault), ...toolPlans.filter((p) => !p.isDefault)]) {
     offer("tool", tool.id, tool.name, plan, [tool.name]);
   }
   for (const bundle of giving) {

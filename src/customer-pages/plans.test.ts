@@ -368,6 +368,42 @@ for (const dialect of DIALECTS) {
       assert.equal((await browser.get(`/c/nobody-here/test/tabmaster/plans`)).statusCode, 404);
     });
 
+    test("the tool's default plan is listed first and marked Recommended; a bundle's default and the other plans are not", async () => {
+      const { env, ws, base, browser } = await setUp(dialect);
+      const before = await browser.get(`${base}/plans`);
+      assert.doesNotMatch(before.body, /Recommended/, "no default plan, nothing recommended");
+      await createPlan(env.services.db, env.clock, {
+        workspace: ws.slug,
+        tool: "tabmaster",
+        id: "yearly",
+        name: "Yearly",
+        billing: "subscription",
+        amountCents: 4800,
+        interval: "year",
+        isDefault: true,
+      });
+      await createPlan(env.services.db, env.clock, {
+        workspace: ws.slug,
+        bundle: "suite",
+        id: "suite-monthly",
+        name: "Suite monthly",
+        billing: "subscription",
+        amountCents: 900,
+        interval: "month",
+        isDefault: true,
+      });
+      const page = await browser.get(`${base}/plans`);
+      const names = [...page.body.matchAll(/<h2 class="offer-name" id="offer-\d+">([^<]+)<\/h2>/g)].map((m) => m[1]);
+      assert.equal(names[0], "Yearly", "created last, listed first");
+      assert.deepEqual(names.slice(1, 3).sort(), ["Lifetime", "Monthly"]);
+      assert.match(page.body, /<h2 class="offer-name" id="offer-0">Yearly<\/h2>\s*<p class="offer-flag">Recommended<\/p>/);
+      assert.equal(page.body.match(/Recommended/g)?.length, 1, "only the tool's own default");
+      // A chosen offer says so instead.
+      const chosen = await browser.get(`${base}/plans?plan=yearly`);
+      assert.match(chosen.body, /id="offer-0">Yearly<\/h2>\s*<p class="offer-flag">Your choice<\/p>/);
+      assert.doesNotMatch(chosen.body, /Recommended/);
+    });
+
     test("a choice without the page's form token, or from another site, is refused before any checkout", async () => {
       const { base, browser, stripeApi } = await setUp(dialect);
       await browser.get(`${base}/plans`);
@@ -405,8 +441,13 @@ for (const dialect of DIALECTS) {
       const grants = await env.services.db.selectFrom("grants").select("kind").where("workspace_id", "=", ws.workspaceId).execute();
       assert.deepEqual(grants, [{ kind: "trial" }]);
 
-      // Again: the same trial, no second one.
-      assert.equal((await browser.post(`${base}/trial`, {})).statusCode, 303);
+      // Again: the same trial, no second one, and the page says it was running already rather than started.
+      const repeat = await browser.post(`${base}/trial`, {});
+      assert.equal(repeat.statusCode, 303);
+      assert.equal(repeat.headers.location, `${base}/trial?running=1`);
+      const running = await browser.get(repeat.headers.location as string);
+      assert.doesNotMatch(running.body, /Your trial has started/);
+      assert.ok(running.body.includes(`Your trial is already running, until <time datetime="${end}">`));
       assert.equal((await env.services.db.selectFrom("grants").select("id").where("workspace_id", "=", ws.workspaceId).execute()).length, 1);
 
       // Past its end (and past the web session's life: signed in again).

@@ -84,7 +84,7 @@ ${offer.productKind === "bundle" ? html`<input type="hidden" name="bundle" value
         : "Pay once, keep it.";
   return html`<li class="${chosen ? "offer is-chosen" : "offer"}">
 ${level === "h2" ? html`<h2 class="offer-name" id="${headingId}">${name}</h2>` : html`<h3 class="offer-name" id="${headingId}">${name}</h3>`}
-${chosen ? html`<p class="offer-flag">Your choice</p>` : ""}
+${chosen ? html`<p class="offer-flag">Your choice</p>` : offer.recommended ? html`<p class="offer-flag">Recommended</p>` : ""}
 <p class="offer-price">${priceOf(plan)}</p>
 <p class="offer-billing">${billing}</p>
 <div class="offer-what">

@@ -9,7 +9,7 @@ import { type Customer, customerFrame, customerOf, PAGE_PATH, pagePath, pageScop
 import { type TrialPage, trialView } from "./trial.views.js";
 
 export function registerTrialPage(app: FastifyInstance, services: Services): void {
-  const page = async (request: Parameters<typeof pageScopeOf>[0], extra: Pick<TrialPage, "started" | "error"> = {}) => {
+  const page = async (request: Parameters<typeof pageScopeOf>[0], extra: Pick<TrialPage, "started" | "running" | "error"> = {}) => {
     const scope = pageScopeOf(request);
     const customer = customerOf(request);
     // A session from a licence key is that licence's, not a person's to start trials with.
@@ -25,19 +25,21 @@ export function registerTrialPage(app: FastifyInstance, services: Services): voi
   };
 
   app.get(`${PAGE_PATH}/trial`, async (request, reply) => {
-    const started = (request.query as Record<string, string | undefined>).started === "1";
-    return sendPage(reply, 200, await page(request, { started }));
+    const query = request.query as Record<string, string | undefined>;
+    return sendPage(reply, 200, await page(request, { started: query.started === "1", running: query.running === "1" }));
   });
 
   app.post(`${PAGE_PATH}/trial`, { preHandler: requireCustomer }, async (request, reply) => {
     const scope = pageScopeOf(request);
+    let created: boolean;
     try {
-      await startTrial(services, signedInCustomer(request), scope.tool.id);
+      ({ created } = await startTrial(services, signedInCustomer(request), scope.tool.id));
     } catch (error) {
       const message = fieldError(error);
       if (message === null) throw error;
       return sendPage(reply, 400, await page(request, { error: message }));
     }
-    return reply.redirect(`${pagePath(scope, "trial")}?started=1`, 303);
+    // A trial already running (a second tab, a form posted twice) is said to be so, not started again.
+    return reply.redirect(`${pagePath(scope, "trial")}?${created ? "started" : "running"}=1`, 303);
   });
 }

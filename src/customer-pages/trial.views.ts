@@ -11,6 +11,8 @@ export interface TrialPage {
   /** The session came from a licence key: a trial needs an address. */
   keyOnly: boolean;
   started?: boolean;
+  /** A start was asked for while the person's trial was already running. */
+  running?: boolean;
   error?: string;
 }
 
@@ -28,6 +30,7 @@ export function trialView(page: TrialPage): Html {
   } else if (status.trial?.live) {
     body = html`<h1>Your trial of ${toolName}</h1>
 ${page.started ? notice("success", `Your trial has started: ${toolName} is unlocked. The extension picks it up within seconds.`) : ""}
+${page.running && !page.started ? notice("info", html`Your trial is already running, until ${when(status.trial.endsAt)}: a trial is started once.`) : ""}
 <p class="lede">Your trial runs until <strong>${when(status.trial.endsAt)}</strong>.</p>
 <p>To keep ${toolName} after that, choose a plan before it ends.</p>
 <p><a class="button primary" href="${base}/plans">See the plans</a></p>`;

@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { MARK } from "../http/mark.js";
 import { endOwnerSession } from "../owners/owner-sign-in.service.js";
 import type { Services } from "../services.js";
 import { auditRoutes } from "./audit/audit.routes.js";
@@ -80,6 +81,9 @@ export async function dashboardRoutes(app: FastifyInstance, options: { services:
 
   app.get("/assets/dashboard.css", async (_request, reply) => {
     return reply.header("Content-Type", "text/css; charset=utf-8").header("Cache-Control", "no-cache").send(STYLESHEET);
+  });
+  app.get("/assets/warden.svg", async (_request, reply) => {
+    return reply.header("Content-Type", "image/svg+xml").header("Cache-Control", "no-cache").send(MARK);
   });
   app.get("/assets/copy.js", async (_request, reply) => {
     return reply.header("Content-Type", "text/javascript; charset=utf-8").header("Cache-Control", "no-cache").send(COPY_SCRIPT);

@@ -632,6 +632,8 @@ export interface CustomerSessionsTable {
   created_at: number;
   last_seen_at: number;
   ended_at: number | null;
+  /** The device whose page ticket opened (or last reached) this session; null for a sign-in by code (migration 045). */
+  device_id: string | null;
 }
 
 /** One-time tokens between the hosted pages and an extension: hand-off codes and page tickets (migration 023). */
@@ -649,6 +651,8 @@ export interface CustomerExchangeTokensTable {
   created_at: number;
   expires_at: number;
   used_at: number | null;
+  /** A page ticket's device (and its held ticket's); null for a hand-off code (migration 045). */
+  device_id: string | null;
 }
 
 export interface AuditLogTable {

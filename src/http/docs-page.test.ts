@@ -58,6 +58,12 @@ test("in Chromium, over plain HTTP on a non-loopback address, the page renders t
     const page = await browser.newPage();
     const requested: string[] = [];
     page.on("request", (request) => requested.push(request.url()));
+    // A CSP violation, a failed fetch (a 404 for /favicon.ico) or a script error shows in the console.
+    const complaints: string[] = [];
+    page.on("console", (message) => {
+      if (message.type() === "error" || message.type() === "warning") complaints.push(`${message.type()}: ${message.text()}`);
+    });
+    page.on("pageerror", (error) => complaints.push(`pageerror: ${error.message}`));
     await page.goto(`http://${address}:${port}/api/v1/docs`, { timeout: 20_000 });
     await page.locator(".opblock").first().waitFor({ timeout: 20_000 });
     assert.equal(await page.title(), "Warden API");
@@ -69,6 +75,7 @@ test("in Chromium, over plain HTTP on a non-loopback address, the page renders t
       [],
       "nothing fetched elsewhere or over https",
     );
+    assert.deepEqual(complaints, [], "the console stays clean: no CSP violation, no missing favicon");
   } finally {
     await close();
   }

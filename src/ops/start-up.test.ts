@@ -224,7 +224,7 @@ describe("the one line for a fault outside the code", () => {
     for (const version of ["v20.20.2", "v22.13.1", "v18.20.0"]) {
       assert.equal(
         describeUnsupportedNode(version),
-        `Warden needs Node.js 22 (22.14 or newer) or 24, and this is ${version}: install one of them, then run npm ci in Warden's folder`,
+        `Warden needs Node.js 22 (22.14 or newer) or 24, and this is ${version}: scripts/install-node.sh 24 fetches Node.js 24 and prints its folder; put its bin/ first on PATH, then run npm ci in Warden's folder`,
       );
     }
     for (const version of ["v22.14.0", "v22.23.3", "v24.0.0", "v24.21.0", "v26.1.0"]) assert.equal(describeUnsupportedNode(version), null, version);

@@ -119,7 +119,7 @@ export function describeStartFailure(error: unknown, config: Readonly<Config>): 
 export function describeUnsupportedNode(version: string): string | null {
   const [major = 0, minor = 0] = version.replace(/^v/, "").split(".").map(Number);
   if (major > 22 || (major === 22 && minor >= 14)) return null;
-  return `Warden needs Node.js 22 (22.14 or newer) or 24, and this is ${version}: install one of them, then run npm ci in Warden's folder`;
+  return `Warden needs Node.js 22 (22.14 or newer) or 24, and this is ${version}: scripts/install-node.sh 24 fetches Node.js 24 and prints its folder; put its bin/ first on PATH, then run npm ci in Warden's folder`;
 }
 
 /** The lines `warden serve` prints once it listens: where it answers, what it stores in, and what is unsafe. */

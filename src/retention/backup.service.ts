@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { rename, rm, stat } from "node:fs/promises";
+import { rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import SQLite from "better-sqlite3";
 import type { Config } from "../config.js";
@@ -26,7 +26,8 @@ const REST_IN_ONE_STEP = 2_147_483_647;
  * `warden serve` runs and writes: the copy is the database as one transaction left it,
  * with every transaction committed before the copy began. Written beside the target
  * under another name first and renamed, so that `file` is never a half copy; an
- * existing `file` is refused, never overwritten.
+ * existing `file` is refused, never overwritten. The copy is 0600, as `secret.key` beside
+ * the database: it holds people's addresses and the sealed secrets.
  */
 export async function backupDatabase(config: Readonly<Config>, file: string): Promise<Backup> {
   if (config.databaseUrl) {
@@ -43,6 +44,10 @@ export async function backupDatabase(config: Readonly<Config>, file: string): Pr
   const db = new SQLite(source, { fileMustExist: true });
   try {
     db.pragma("busy_timeout = 5000");
+    // Made empty and 0600 before SQLite writes into it: SQLite would create it 0644 (under
+    // the usual umask), readable by every local user until a chmod; its journal takes
+    // the database file's mode too.
+    await writeFile(partial, "", { mode: 0o600, flag: "wx" });
     await db.backup(partial, { progress: () => REST_IN_ONE_STEP });
     await rename(partial, file);
   } catch (error) {

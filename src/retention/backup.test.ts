@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { copyFile, mkdtemp, rm } from "node:fs/promises";
+import { copyFile, mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { after, describe, test } from "node:test";
 import { openStorage } from "../db/database.js";
 import { runWarden, wardenJson } from "../test-support/cli.js";
@@ -62,6 +62,10 @@ describe("warden admin backup", () => {
     await server.kill();
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /^Backed up .*warden\.sqlite to .*warden-backup\.sqlite \(\d+ bytes\)\.\nKeep .*secret\.key with it/);
+    // Readable by its owner only, as the key beside the database; nothing half-written left beside it.
+    assert.equal((await stat(file)).mode & 0o777, 0o600);
+    assert.equal((await stat(join(env.WARDEN_DATA_DIR as string, "secret.key"))).mode & 0o777, 0o600);
+    assert.deepEqual(await readdir(dirname(file)), ["warden-backup.sqlite"]);
 
     // Restored as the README says: the file (and the secret key) into a fresh data folder.
     const restored = await freshFolder();

@@ -264,6 +264,7 @@ for (const dialect of DIALECTS) {
         ...scope,
         toolId: ws.tool,
         codeChallenge: null,
+        deviceId: null,
         tokenHash: token,
         createdAt: clock.now(),
         expiresAt: clock.now() + MINUTE_MS,

@@ -9,6 +9,8 @@ export const DASHBOARD = "/dashboard";
 export const CSS_PATH = `${DASHBOARD}/assets/dashboard.css`;
 /** The one script: Copy buttons (see assets/copy.js); only pages with one load it. */
 const COPY_SCRIPT_PATH = `${DASHBOARD}/assets/copy.js`;
+/** Warden's mark (http/mark.ts), the dashboard's icon: named in every head, so no browser asks for /favicon.ico. */
+export const ICON_PATH = `${DASHBOARD}/assets/warden.svg`;
 
 export type Section =
   | "overview"
@@ -51,15 +53,24 @@ export function currentSectionPath(frame: Frame, section: Exclude<Section, Accou
   return sectionPath(here.workspace.slug, here.env, section);
 }
 
-/** The document's start to the end of its head; `site` ends the title (the hosted pages name the workspace). */
-export function head(title: string, options: { copyButtons?: boolean; site?: string; brandStylesheet?: string | null } = {}): Html {
+/**
+ * The document's start to the end of its head; `site` ends the title (the hosted pages name
+ * the workspace); `icon` is Warden's mark unless given, null for none.
+ */
+export function head(title: string, options: { copyButtons?: boolean; site?: string; brandStylesheet?: string | null; icon?: string | null } = {}): Html {
+  const icon = options.icon === undefined ? ICON_PATH : options.icon;
   return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · ${options.site ?? "Warden"}</title>
-<link rel="stylesheet" href="${CSS_PATH}">
+${
+  icon === null
+    ? ""
+    : html`<link rel="icon" href="${icon}"${icon === ICON_PATH ? html` type="image/svg+xml"` : ""}>
+`
+}<link rel="stylesheet" href="${CSS_PATH}">
 ${
   options.brandStylesheet
     ? html`<link rel="stylesheet" href="${options.brandStylesheet}">

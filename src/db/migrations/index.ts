@@ -42,6 +42,7 @@ import * as invoicePaymentLinks from "./041-invoice-payment-links.js";
 import * as usage from "./042-usage.js";
 import * as meterLocks from "./043-meter-locks.js";
 import * as meterInsights from "./044-meter-insights.js";
+import * as sessionDevice from "./045-session-device.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -88,4 +89,5 @@ export const migrations: Record<string, Migration> = {
   "042-usage": usage,
   "043-meter-locks": meterLocks,
   "044-meter-insights": meterInsights,
+  "045-session-device": sessionDevice,
 };
