@@ -1,12 +1,7 @@
 // `warden admin stripe|licence|subscription|dispute|seats …`: Stripe connected, reconciled
 // and disconnected, and the vendor's own actions on what was bought.
 
-import { closeTestDispute, openTestDispute } from "../billing/dispute.service.js";
-import { refundLicence } from "../billing/licence.service.js";
-import { assignSeat, unassignSeat } from "../billing/seat.service.js";
-import { cancelSubscription } from "../billing/subscription.service.js";
-import { connectStripe, disconnectStripe, stripeStatus } from "../stripe/stripe-account.service.js";
-import { type ReconcileResult, reconcileStripe } from "../stripe/stripe-reconcile.service.js";
+import type { ReconcileResult } from "../stripe/stripe-reconcile.service.js";
 import { type Command, optStr, str } from "./command.js";
 import { isoOrNull, minute } from "./table.js";
 
@@ -52,6 +47,7 @@ export const paymentCommands: Record<string, Command> = {
     options: { workspace: { type: "string" }, env: { type: "string" }, "webhook-secret": { type: "string" }, "secret-key": { type: "string" } },
     required: ["workspace", "env", "webhook-secret"],
     async run({ values: v, services }) {
+      const { connectStripe } = await import("../stripe/stripe-account.service.js");
       const connection = await connectStripe(await services(), {
         workspace: str(v, "workspace"),
         env: str(v, "env"),
@@ -70,6 +66,7 @@ export const paymentCommands: Record<string, Command> = {
     options: { workspace: { type: "string" }, env: { type: "string" } },
     required: ["workspace", "env"],
     async run({ values: v, services }) {
+      const { stripeStatus } = await import("../stripe/stripe-account.service.js");
       const status = await stripeStatus(await services(), { workspace: str(v, "workspace"), env: str(v, "env") });
       const { connection: c, lastEvent: e } = status;
       const json = {
@@ -97,6 +94,7 @@ export const paymentCommands: Record<string, Command> = {
     options: { workspace: { type: "string" }, env: { type: "string" }, since: { type: "string" }, "dry-run": { type: "boolean" } },
     required: ["workspace", "env"],
     async run({ values: v, services }) {
+      const { reconcileStripe } = await import("../stripe/stripe-reconcile.service.js");
       const result = await reconcileStripe(await services(), {
         workspace: str(v, "workspace"),
         env: str(v, "env"),
@@ -113,6 +111,7 @@ export const paymentCommands: Record<string, Command> = {
     options: { workspace: { type: "string" }, env: { type: "string" } },
     required: ["workspace", "env"],
     async run({ values: v, services }) {
+      const { disconnectStripe } = await import("../stripe/stripe-account.service.js");
       const result = await disconnectStripe(await services(), { workspace: str(v, "workspace"), env: str(v, "env") });
       const text = result.disconnected
         ? `Disconnected ${str(v, "workspace")} (${str(v, "env")}) from Stripe.`
@@ -126,6 +125,7 @@ export const paymentCommands: Record<string, Command> = {
     options: { id: { type: "string" } },
     required: ["id"],
     async run({ values: v, services }) {
+      const { refundLicence } = await import("../billing/licence.service.js");
       const result = await refundLicence(await services(), { id: str(v, "id") });
       const text = result.refunded_now
         ? `Refunded ${result.id}: revoked, payment.refunded sent.`
@@ -139,6 +139,7 @@ export const paymentCommands: Record<string, Command> = {
     options: { id: { type: "string" }, now: { type: "boolean" }, workspace: { type: "string" }, env: { type: "string" } },
     required: ["id"],
     async run({ values: v, services }) {
+      const { cancelSubscription } = await import("../billing/subscription.service.js");
       const result = await cancelSubscription(await services(), {
         id: str(v, "id"),
         now: v.now === true,
@@ -155,6 +156,7 @@ export const paymentCommands: Record<string, Command> = {
     options: { licence: { type: "string" } },
     required: ["licence"],
     async run({ values: v, services }) {
+      const { openTestDispute } = await import("../billing/dispute.service.js");
       const dispute = await openTestDispute(await services(), { licence: str(v, "licence") });
       return { json: dispute, text: `Opened dispute ${dispute.id} on ${dispute.licence}: the licence is suspended.` };
     },
@@ -165,6 +167,7 @@ export const paymentCommands: Record<string, Command> = {
     options: { id: { type: "string" }, status: { type: "string" } },
     required: ["id", "status"],
     async run({ values: v, services }) {
+      const { closeTestDispute } = await import("../billing/dispute.service.js");
       const dispute = await closeTestDispute(await services(), { id: str(v, "id"), status: str(v, "status") });
       return { json: dispute, text: `Closed dispute ${dispute.id}: ${dispute.status}.` };
     },
@@ -175,6 +178,7 @@ export const paymentCommands: Record<string, Command> = {
     options: { team: { type: "string" }, email: { type: "string" }, workspace: { type: "string" }, env: { type: "string" } },
     required: ["team", "email"],
     async run({ values: v, services }) {
+      const { assignSeat } = await import("../billing/seat.service.js");
       const seat = await assignSeat(await services(), {
         team: str(v, "team"),
         email: str(v, "email"),
@@ -190,6 +194,7 @@ export const paymentCommands: Record<string, Command> = {
     options: { team: { type: "string" }, email: { type: "string" }, workspace: { type: "string" }, env: { type: "string" } },
     required: ["team", "email"],
     async run({ values: v, services }) {
+      const { unassignSeat } = await import("../billing/seat.service.js");
       const seat = await unassignSeat(await services(), {
         team: str(v, "team"),
         email: str(v, "email"),
