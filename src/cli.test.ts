@@ -507,6 +507,18 @@ test("warden --version, -v and version print the package's version, from the bui
   }
 });
 
+test("--version and help need no configuration; a command that runs does (production without WARDEN_PUBLIC_URL)", async () => {
+  const production = { NODE_ENV: "production" };
+  for (const argv of [["--version"], ["help"], ["admin", "stripe"], ["admin", "owner", "list", "--help"]]) {
+    const run = await runWarden(production, ...argv);
+    assert.equal(run.code, 0, argv.join(" "));
+    assert.equal(run.stderr, "", argv.join(" "));
+  }
+  const run = await runWarden(production, "admin", "owner", "list");
+  assert.equal(run.code, 2);
+  assert.match(run.stderr, /^warden: WARDEN_PUBLIC_URL is required in production/);
+});
+
 describe("an admin command on a database it cannot use stops in one line, with the cause and the remedy, and no stack", () => {
   const bin = fileURLToPath(new URL("../bin/warden.js", import.meta.url));
 

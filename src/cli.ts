@@ -2,17 +2,20 @@
 // as the HTTP API (admin commands, on the database) or the API itself (webhook commands,
 // with an API key). Every command prints JSON with --json and exits non-zero on bad
 // input with a clear message.
-import { adminCommands } from "./cli/admin.commands.js";
 import { CliError, type Command, Interrupted, type Values } from "./cli/command.js";
 import { commandsOf, describeCommand, parseCommandLine, resolve, UsageError } from "./cli/command-line.js";
-import { webhookCommands } from "./cli/webhook.commands.js";
 import { type Clock, systemClock } from "./clock.js";
 import { type Config, ConfigError, parseConfig } from "./config.js";
 import { ApiError, typeOf } from "./errors/errors.js";
-import { describeDatabaseFailure, describeStartFailure, describeUnsupportedNode } from "./ops/start-up.js";
-import { startServer } from "./server.js";
-import { createServices, type Services } from "./services.js";
+import { describeUnsupportedNode } from "./ops/node-version.js";
+import type { Services } from "./services.js";
 import { WARDEN_VERSION } from "./version.js";
+
+// What this file imports at the top is only what `warden --version` needs; the command
+// files, imported for anything else, hold the commands' usage and summaries and import
+// their use cases when they run. The server and the services (the database, every store)
+// are imported when a command needs them: loading the whole domain took over a second of
+// CPU before any command did anything.
 
 export interface CliIo {
   stdout: (text: string) => void;
@@ -39,9 +42,12 @@ export const processIo: CliIo = {
   },
 };
 
-const commands: Record<string, Command> = { ...adminCommands, ...webhookCommands };
+async function loadCommands(): Promise<Record<string, Command>> {
+  const [{ adminCommands }, { webhookCommands }] = await Promise.all([import("./cli/admin.commands.js"), import("./cli/webhook.commands.js")]);
+  return { ...adminCommands, ...webhookCommands };
+}
 
-function helpText(): string {
+function helpText(commands: Record<string, Command>): string {
   return [
     "warden: the Warden entitlement service and its command line",
     "",
@@ -58,7 +64,7 @@ function helpText(): string {
   ].join("\n");
 }
 
-function groupText(group: string): string {
+function groupText(commands: Record<string, Command>, group: string): string {
   return [`Commands of warden ${group}:`, ...commandsOf(commands, group).map(describeCommand)].join("\n");
 }
 
@@ -74,24 +80,30 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
   const unsupported = describeUnsupportedNode(process.version);
   if (unsupported !== null) return fail(1, { type: "api_error", message: unsupported });
 
-  let config: Readonly<Config>;
-  try {
-    config = parseConfig(io.env);
-  } catch (error) {
-    if (error instanceof ConfigError) return fail(2, { type: "invalid_request_error", message: error.message });
-    throw error;
-  }
-
-  if (argv.length === 0 || argv[0] === "help" || argv[0] === "--help" || argv[0] === "-h") {
-    io.stdout(`${helpText()}\n`);
-    return argv.length === 0 ? 2 : 0;
-  }
+  // Help and the version need no configuration: `docker run warden warden --version`
+  // answers without WARDEN_PUBLIC_URL.
   if (argv[0] === "--version" || argv[0] === "-v" || argv[0] === "version") {
     io.stdout(`${WARDEN_VERSION}\n`);
     return 0;
   }
-  if (argv[0] === "serve") {
+  if (argv.length === 0 || argv[0] === "help" || argv[0] === "--help" || argv[0] === "-h") {
+    io.stdout(`${helpText(await loadCommands())}\n`);
+    return argv.length === 0 ? 2 : 0;
+  }
+  const configured = (): Readonly<Config> | number => {
     try {
+      return parseConfig(io.env);
+    } catch (error) {
+      if (error instanceof ConfigError) return fail(2, { type: "invalid_request_error", message: error.message });
+      throw error;
+    }
+  };
+  if (argv[0] === "serve") {
+    const config = configured();
+    if (typeof config === "number") return config;
+    const { describeStartFailure } = await import("./ops/start-up.js");
+    try {
+      const { startServer } = await import("./server.js");
       await startServer(config, (line) => io.stderr(`warden: ${line}\n`));
     } catch (error) {
       return fail(1, { type: "api_error", message: describeStartFailure(error, config) });
@@ -99,16 +111,17 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     return 0;
   }
 
+  const commands = await loadCommands();
   const found = resolve(commands, argv);
   if (found.kind === "unknown")
     return fail(2, { type: "invalid_request_error", message: `Unknown command "${argv.join(" ")}"; warden help lists every command.` });
   if (found.kind === "group") {
     const [next] = found.rest;
     if (next === undefined || isHelp(next) || next === "--json" || next === "help") {
-      io.stdout(`${groupText(found.group)}\n`);
+      io.stdout(`${groupText(commands, found.group)}\n`);
       return 0;
     }
-    return fail(2, { type: "invalid_request_error", message: `Unknown command "${found.group} ${next}".\n\n${groupText(found.group)}` });
+    return fail(2, { type: "invalid_request_error", message: `Unknown command "${found.group} ${next}".\n\n${groupText(commands, found.group)}` });
   }
   const command = commands[found.name] as Command;
   if (found.rest.some(isHelp)) {
@@ -124,6 +137,8 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     return fail(2, { type: "invalid_request_error", message: `${error.message}\nUsage: ${command.usage}` });
   }
 
+  const config = configured();
+  if (typeof config === "number") return config;
   let services: Services | null = null;
   const clock = io.clock ?? systemClock;
   let interruption: { controller: AbortController; stop: () => void } | null = null;
@@ -133,10 +148,12 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
       env: io.env,
       services: async () => {
         try {
+          const { createServices } = await import("./services.js");
           services ??= await createServices(config, { clock });
         } catch (error) {
           // The faults `warden serve` explains in one line are told here in the same words;
           // anything else is a bug and keeps its stack.
+          const { describeDatabaseFailure } = await import("./ops/start-up.js");
           const fault = describeDatabaseFailure(error, config);
           throw fault === null ? error : new CliError("api_error", fault);
         }

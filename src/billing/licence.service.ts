@@ -6,6 +6,7 @@
 // shared by Stripe's reports and the vendor's actions, so both apply the same change.
 import { type Actor, recordAction } from "../audit/audit.service.js";
 import { toIso, utcDayOf } from "../clock.js";
+import { findPersonByEmail } from "../customers/person.store.js";
 import type { Env } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { newId } from "../ids.js";
@@ -14,6 +15,8 @@ import type { Services } from "../services.js";
 import { refundAtStripe } from "../stripe/stripe-actions.js";
 import { addPackCreditsIn } from "../usage/credits.service.js";
 import { zeroLicenceCredits } from "../usage/credits.store.js";
+import { findTool, listBundles } from "../workspaces/workspace.store.js";
+import { requireEnv, requireWorkspace } from "../workspaces/workspace-lookup.service.js";
 import { type BillingTx, inBillingTransaction, syncHolders } from "./billing.context.js";
 import { emitLicencePurchased, emitLicenceRefunded } from "./billing.events.js";
 import type { PurchaseTerms } from "./catalogue.js";
@@ -21,6 +24,7 @@ import {
   findLicenceByCheckoutSession,
   findLicenceById,
   insertLicence,
+  listLicences,
   listSeats,
   recordLicenceRefund,
   type StoredLicence,
@@ -193,4 +197,66 @@ export async function countRefund(
       value: amountCents,
     },
   ]);
+}
+
+/** What `warden admin licence list` shows of a licence: its id is what `admin licence refund` and `admin dispute open` take. */
+export interface ListedLicence {
+  id: string;
+  email: string;
+  tool: string | null;
+  bundle: string | null;
+  plan: string | null;
+  status: StoredLicence["status"];
+  seats: number | null;
+  team: string | null;
+  amount_cents: number | null;
+  currency: string | null;
+  purchased_at: string;
+}
+
+const LICENCE_LIST_LIMIT = 100;
+
+/**
+ * `warden admin licence list`: a workspace environment's licences, newest first (the
+ * latest 100): of one address, of the licences that give one tool (its own and its
+ * bundles'), or both.
+ */
+export async function listLicencesByCommand(
+  services: Services,
+  input: { workspace: string; env: string; email?: string; tool?: string },
+): Promise<ListedLicence[]> {
+  const workspace = await requireWorkspace(services.db, input.workspace);
+  const env = requireEnv(input.env);
+  const scope = { workspaceId: workspace.id, env };
+  let personId: string | undefined;
+  if (input.email !== undefined) {
+    const person = await findPersonByEmail(services.db, workspace.id, env, input.email);
+    if (person === null) return [];
+    personId = person.id;
+  }
+  let products: { kind: "tool" | "bundle"; id: string }[] | undefined;
+  if (input.tool !== undefined) {
+    const tool = input.tool;
+    if (!(await findTool(services.db, workspace.id, tool))) throw notFound(`No tool "${tool}" in workspace "${workspace.slug}".`);
+    const bundles = (await listBundles(services.db, workspace.id)).filter((b) => b.toolIds.includes(tool));
+    products = [{ kind: "tool", id: tool }, ...bundles.map((b) => ({ kind: "bundle" as const, id: b.id }))];
+  }
+  const licences = await listLicences(services.db, scope, {
+    ...(personId !== undefined ? { personId } : {}),
+    ...(products !== undefined ? { products } : {}),
+    limit: LICENCE_LIST_LIMIT,
+  });
+  return licences.map((l) => ({
+    id: l.id,
+    email: l.email,
+    tool: l.productKind === "tool" ? l.productId : null,
+    bundle: l.productKind === "bundle" ? l.productId : null,
+    plan: l.planId,
+    status: l.status,
+    seats: l.seats,
+    team: l.teamLicenceId ?? l.teamSubscriptionId,
+    amount_cents: l.amountCents,
+    currency: l.currency,
+    purchased_at: toIso(l.purchasedAt),
+  }));
 }

@@ -237,3 +237,29 @@ export async function listLicencesOfPerson(ex: Executor, scope: Scope, personId:
     .execute();
   return rows.map(toLicence);
 }
+
+/**
+ * A workspace environment's licences, newest first, each with its holder's address: of one
+ * person, of some products (a tool and the bundles that give it), or all; at most `limit`.
+ */
+export async function listLicences(
+  ex: Executor,
+  scope: Scope,
+  filter: { personId?: string; products?: readonly { kind: ProductKind; id: string }[]; limit: number },
+): Promise<(StoredLicence & { email: string })[]> {
+  let query = ex
+    .selectFrom("licences")
+    .innerJoin("people", "people.id", "licences.person_id")
+    .selectAll("licences")
+    .select("people.email as holder_email")
+    .where("licences.workspace_id", "=", scope.workspaceId)
+    .where("licences.env", "=", scope.env);
+  if (filter.personId !== undefined) query = query.where("licences.person_id", "=", filter.personId);
+  const products = filter.products;
+  if (products !== undefined) {
+    if (products.length === 0) return [];
+    query = query.where((eb) => eb.or(products.map((p) => eb.and([eb("licences.product_kind", "=", p.kind), eb("licences.product_id", "=", p.id)]))));
+  }
+  const rows = await query.orderBy("licences.purchased_at", "desc").orderBy("licences.id").limit(filter.limit).execute();
+  return rows.map((r) => ({ ...toLicence(r), email: r.holder_email }));
+}

@@ -2,23 +2,9 @@
 // Catalogue pages change it, through the same use cases.
 
 import { readFile } from "node:fs/promises";
-import { updateBranding } from "../customer-pages/branding.service.js";
+
 import { invalidParameter } from "../errors/errors.js";
-import { updatePlanStripeLinks } from "../stripe/stripe-plan-link.service.js";
-import { changeBundleTools } from "../workspaces/bundle.service.js";
-import {
-  createBundle,
-  createPlan,
-  createTool,
-  createWorkspace,
-  listBundles,
-  listPlans,
-  listTools,
-  listWorkspaces,
-  renamePlan,
-  retirePlan,
-  updateTool,
-} from "../workspaces/workspace.service.js";
+
 import type { Plan, Tool } from "../workspaces/workspace.types.js";
 import { type Command, optStr, str } from "./command.js";
 import { isoOrNull, listText, minute } from "./table.js";
@@ -46,6 +32,7 @@ export const catalogueCommands: Record<string, Command> = {
     usage: "warden admin workspace list [--owner E]",
     options: { owner: { type: "string" } },
     async run({ values: v, services }) {
+      const { listWorkspaces } = await import("../workspaces/workspace.service.js");
       const workspaces = await listWorkspaces((await services()).db, { ownerEmail: optStr(v, "owner") });
       return {
         json: workspaces.map((w) => ({ id: w.id, slug: w.slug, name: w.name, plan: w.plan, owners: w.owners, created_at: isoOrNull(w.createdAt) })),
@@ -63,6 +50,7 @@ export const catalogueCommands: Record<string, Command> = {
     options: { slug: { type: "string" }, name: { type: "string" }, owner: { type: "string" }, plan: { type: "string" } },
     required: ["slug", "name", "owner"],
     async run({ values: v, services }) {
+      const { createWorkspace } = await import("../workspaces/workspace.service.js");
       const { db, clock } = await services();
       const ws = await createWorkspace(db, clock, { slug: str(v, "slug"), name: str(v, "name"), ownerEmail: str(v, "owner"), plan: optStr(v, "plan") });
       return { json: { id: ws.id, slug: ws.slug, name: ws.name, plan: ws.plan }, text: `Created workspace ${ws.slug} (${ws.plan}).` };
@@ -74,6 +62,7 @@ export const catalogueCommands: Record<string, Command> = {
     options: { workspace: { type: "string" }, accent: { type: "string" }, logo: { type: "string" } },
     required: ["workspace"],
     async run({ values: v, services }) {
+      const { updateBranding } = await import("../customer-pages/branding.service.js");
       const logoPath = optStr(v, "logo");
       const logo =
         logoPath === undefined
@@ -96,6 +85,7 @@ export const catalogueCommands: Record<string, Command> = {
     options: { workspace: { type: "string" } },
     required: ["workspace"],
     async run({ values: v, services }) {
+      const { listTools } = await import("../workspaces/workspace.service.js");
       const tools = await listTools((await services()).db, { workspace: str(v, "workspace") });
       return {
         json: tools.map((t) => ({ ...toolJson(str(v, "workspace"), t), created_at: isoOrNull(t.createdAt) })),
@@ -113,6 +103,7 @@ export const catalogueCommands: Record<string, Command> = {
     options: { workspace: { type: "string" }, id: { type: "string" }, name: { type: "string" }, "trial-days": { type: "string" } },
     required: ["workspace", "id", "name"],
     async run({ values: v, services }) {
+      const { createTool } = await import("../workspaces/workspace.service.js");
       const { db, clock } = await services();
       const tool = await createTool(db, clock, { workspace: str(v, "workspace"), id: str(v, "id"), name: str(v, "name"), trialDays: optStr(v, "trial-days") });
       return { json: toolJson(str(v, "workspace"), tool), text: `Created tool ${tool.id}${trialText(tool)}.` };
@@ -124,6 +115,7 @@ export const catalogueCommands: Record<string, Command> = {
     options: { workspace: { type: "string" }, id: { type: "string" }, name: { type: "string" }, "trial-days": { type: "string" } },
     required: ["workspace", "id"],
     async run({ values: v, services }) {
+      const { updateTool } = await import("../workspaces/workspace.service.js");
       const { db, clock } = await services();
       const tool = await updateTool(db, clock, {
         workspace: str(v, "workspace"),
@@ -140,6 +132,7 @@ export const catalogueCommands: Record<string, Command> = {
     options: { workspace: { type: "string" }, tool: { type: "string" }, bundle: { type: "string" } },
     required: ["workspace"],
     async run({ values: v, services }) {
+      const { listPlans } = await import("../workspaces/workspace.service.js");
       const plans = await listPlans((await services()).db, { workspace: str(v, "workspace"), tool: optStr(v, "tool"), bundle: optStr(v, "bundle") });
       return {
         json: plans.map((p) => ({ ...planJson(p), created_at: isoOrNull(p.createdAt) })),
@@ -170,6 +163,7 @@ export const catalogueCommands: Record<string, Command> = {
     },
     required: ["workspace", "id", "name", "billing"],
     async run({ values: v, services }) {
+      const { createPlan } = await import("../workspaces/workspace.service.js");
       const { db, clock } = await services();
       const plan = await createPlan(db, clock, {
         workspace: str(v, "workspace"),
@@ -194,6 +188,7 @@ export const catalogueCommands: Record<string, Command> = {
     options: { workspace: { type: "string" }, tool: { type: "string" }, bundle: { type: "string" }, id: { type: "string" }, name: { type: "string" } },
     required: ["workspace", "id", "name"],
     async run({ values: v, services }) {
+      const { renamePlan } = await import("../workspaces/workspace.service.js");
       const { db, clock } = await services();
       const plan = await renamePlan(db, clock, {
         workspace: str(v, "workspace"),
@@ -211,6 +206,7 @@ export const catalogueCommands: Record<string, Command> = {
     options: { workspace: { type: "string" }, tool: { type: "string" }, bundle: { type: "string" }, id: { type: "string" } },
     required: ["workspace", "id"],
     async run({ values: v, services }) {
+      const { retirePlan } = await import("../workspaces/workspace.service.js");
       const { db, clock } = await services();
       const plan = await retirePlan(db, clock, { workspace: str(v, "workspace"), tool: optStr(v, "tool"), bundle: optStr(v, "bundle"), id: str(v, "id") });
       const text = plan.retiredNow
@@ -234,6 +230,7 @@ export const catalogueCommands: Record<string, Command> = {
     },
     required: ["workspace", "id"],
     async run({ values: v, services }) {
+      const { updatePlanStripeLinks } = await import("../stripe/stripe-plan-link.service.js");
       const one = (name: string) => (optStr(v, name) === undefined ? [] : [str(v, name)]);
       const { plan, stripeIds } = await updatePlanStripeLinks(await services(), {
         workspace: str(v, "workspace"),
@@ -254,6 +251,7 @@ export const catalogueCommands: Record<string, Command> = {
     options: { workspace: { type: "string" } },
     required: ["workspace"],
     async run({ values: v, services }) {
+      const { listBundles } = await import("../workspaces/workspace.service.js");
       const bundles = await listBundles((await services()).db, { workspace: str(v, "workspace") });
       return {
         json: bundles.map((b) => ({ id: b.id, name: b.name, tools: b.toolIds, created_at: isoOrNull(b.createdAt) })),
@@ -271,6 +269,7 @@ export const catalogueCommands: Record<string, Command> = {
     options: { workspace: { type: "string" }, id: { type: "string" }, name: { type: "string" }, tools: { type: "string" } },
     required: ["workspace", "id", "name", "tools"],
     async run({ values: v, services }) {
+      const { createBundle } = await import("../workspaces/workspace.service.js");
       const { db, clock } = await services();
       const bundle = await createBundle(db, clock, {
         workspace: str(v, "workspace"),
@@ -287,6 +286,7 @@ export const catalogueCommands: Record<string, Command> = {
     options: { workspace: { type: "string" }, id: { type: "string" }, tools: { type: "string" }, "dry-run": { type: "boolean" } },
     required: ["workspace", "id", "tools"],
     async run({ values: v, services }) {
+      const { changeBundleTools } = await import("../workspaces/bundle.service.js");
       const change = await changeBundleTools(await services(), {
         workspace: str(v, "workspace"),
         id: str(v, "id"),

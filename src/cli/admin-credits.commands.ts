@@ -1,7 +1,7 @@
 // `warden admin credits add|remove|list`: a customer's credits of a tool's meter, adjusted
 // by hand with a note, and their ledger; the same use cases as the vendor API's.
 import { invalidParameter } from "../errors/errors.js";
-import { type AdjustedCredits, adjustCreditsByCommand, type CreditLedgerEntry, listCreditsByCommand } from "../usage/credits.service.js";
+import type { AdjustedCredits, CreditLedgerEntry } from "../usage/credits.service.js";
 import { type Command, optStr, str, type Values } from "./command.js";
 import { listText, minute } from "./table.js";
 
@@ -27,6 +27,7 @@ export const creditCommands: Record<string, Command> = {
     options: { ...adjustOptions, "expires-in-days": { type: "string" } },
     required: ["workspace", "env", "tool", "email", "meter", "amount", "note"],
     async run({ values: v, services }) {
+      const { adjustCreditsByCommand } = await import("../usage/credits.service.js");
       const days = optStr(v, "expires-in-days");
       const adjusted = await adjustCreditsByCommand(await services(), target(v), {
         meter: str(v, "meter"),
@@ -43,6 +44,7 @@ export const creditCommands: Record<string, Command> = {
     options: { ...adjustOptions },
     required: ["workspace", "env", "tool", "email", "meter", "amount", "note"],
     async run({ values: v, services }) {
+      const { adjustCreditsByCommand } = await import("../usage/credits.service.js");
       const adjusted = await adjustCreditsByCommand(await services(), target(v), {
         meter: str(v, "meter"),
         amount: -positive("amount", str(v, "amount")),
@@ -57,6 +59,7 @@ export const creditCommands: Record<string, Command> = {
     options: { ...targetOptions },
     required: ["workspace", "env", "tool", "email"],
     async run({ values: v, services }) {
+      const { listCreditsByCommand } = await import("../usage/credits.service.js");
       const { data } = await listCreditsByCommand(await services(), target(v));
       return {
         json: data,

@@ -1,8 +1,8 @@
 // `warden admin import` and `backup`: customers brought in from elsewhere, and a
 // consistent copy of the SQLite database while Warden runs.
 
-import { ImportInterrupted, type ImportSummary, importFile } from "../import/import.service.js";
-import { backupDatabase } from "../retention/backup.service.js";
+import type { ImportSummary } from "../import/import.service.js";
+
 import { type Command, Interrupted, str } from "./command.js";
 import { importProgressReporter } from "./progress.js";
 
@@ -14,6 +14,7 @@ export const dataCommands: Record<string, Command> = {
     required: ["workspace", "env"],
     positionals: 1,
     async run({ values: v, positionals: [file], services, progress, clock: progressClock, interruption }) {
+      const { ImportInterrupted, importFile } = await import("../import/import.service.js");
       const { db, clock } = await services();
       // With --json stdout holds only the summary; the figures go on a terminal only.
       const reporter = v.json && progress.columns === undefined ? null : importProgressReporter(progress, progressClock);
@@ -44,6 +45,7 @@ export const dataCommands: Record<string, Command> = {
     options: {},
     positionals: 1,
     async run({ positionals: [file], services }) {
+      const { backupDatabase } = await import("../retention/backup.service.js");
       const backup = await backupDatabase((await services()).config, file as string);
       const key = backup.secretKeyFile
         ? `\nKeep ${backup.secretKeyFile} with it: it seals the webhook and Stripe secrets, the licence keys and the token signing keys (or set WARDEN_SECRET_KEY).`

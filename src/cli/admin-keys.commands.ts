@@ -1,7 +1,6 @@
 // `warden admin key …`: a workspace's API keys, listed (never the secret), created
 // (shown once) and revoked.
 
-import { createKey, listKeys, revokeKey } from "../workspaces/workspace.service.js";
 import { type Command, optStr, str } from "./command.js";
 import { isoOrNull, listText, minute } from "./table.js";
 
@@ -12,6 +11,7 @@ export const keyCommands: Record<string, Command> = {
     options: { workspace: { type: "string" }, env: { type: "string" } },
     required: ["workspace"],
     async run({ values: v, services }) {
+      const { listKeys } = await import("../workspaces/workspace.service.js");
       const keys = await listKeys(await services(), { workspace: str(v, "workspace"), env: optStr(v, "env") });
       // Keys made before migration 013 have no last four to show.
       const shown = (k: { env: string; lastFour: string | null }) => `wk_${k.env}_…${k.lastFour ?? ""}`;
@@ -47,6 +47,7 @@ export const keyCommands: Record<string, Command> = {
     options: { workspace: { type: "string" }, env: { type: "string" }, name: { type: "string" } },
     required: ["workspace", "env"],
     async run({ values: v, services }) {
+      const { createKey } = await import("../workspaces/workspace.service.js");
       const { db, clock } = await services();
       const key = await createKey(db, clock, { workspace: str(v, "workspace"), env: str(v, "env"), name: optStr(v, "name") });
       // The key itself is shown this once; only its hash is stored.
@@ -59,6 +60,7 @@ export const keyCommands: Record<string, Command> = {
     options: { id: { type: "string" } },
     required: ["id"],
     async run({ values: v, services }) {
+      const { revokeKey } = await import("../workspaces/workspace.service.js");
       const { db, clock } = await services();
       const revoked = await revokeKey(db, clock, { id: str(v, "id") });
       return { json: { id: revoked.id, revoked_at: new Date(revoked.revokedAt).toISOString() }, text: `Revoked ${revoked.id}.` };

@@ -1,10 +1,6 @@
 // `warden admin owner …` and `login-link`: the operator's side of owners (list, create,
 // suspend, invite, remove), the one-time dashboard link, and the signing keys' commands.
 
-import { createMailer } from "../client/mailer.js";
-import { MailSender } from "../mail/mail.sender.js";
-import { createOwner, listOwners, setOwnerSuspension } from "../workspaces/workspace.service.js";
-import { inviteOwner, listWorkspaceOwners, removeOwner, withdrawInvitation } from "../workspaces/workspace-owners.service.js";
 import { type Command, optStr, str } from "./command.js";
 import { dashboardBaseUrl, loginLinkCommand } from "./login-link.command.js";
 import { signingKeyCommands } from "./signing-key.commands.js";
@@ -16,6 +12,7 @@ export const ownerCommands: Record<string, Command> = {
     usage: "warden admin owner list",
     options: {},
     async run({ services }) {
+      const { listOwners } = await import("../workspaces/workspace.service.js");
       const owners = await listOwners((await services()).db);
       return {
         json: owners.map((o) => ({
@@ -39,6 +36,7 @@ export const ownerCommands: Record<string, Command> = {
     options: { email: { type: "string" } },
     required: ["email"],
     async run({ values: v, services }) {
+      const { createOwner } = await import("../workspaces/workspace.service.js");
       const { db, clock } = await services();
       const owner = await createOwner(db, clock, { email: str(v, "email") });
       return { json: { id: owner.id, email: owner.email }, text: `Created owner ${owner.email} (${owner.id}).` };
@@ -50,6 +48,7 @@ export const ownerCommands: Record<string, Command> = {
     options: { email: { type: "string" } },
     required: ["email"],
     async run({ values: v, services }) {
+      const { setOwnerSuspension } = await import("../workspaces/workspace.service.js");
       const { db, clock } = await services();
       const owner = await setOwnerSuspension(db, clock, { email: str(v, "email"), suspended: true });
       return { json: { id: owner.id, email: owner.email, suspended: true }, text: `Suspended ${owner.email}: every key of their workspaces now answers 401.` };
@@ -61,6 +60,7 @@ export const ownerCommands: Record<string, Command> = {
     options: { email: { type: "string" } },
     required: ["email"],
     async run({ values: v, services }) {
+      const { setOwnerSuspension } = await import("../workspaces/workspace.service.js");
       const { db, clock } = await services();
       const owner = await setOwnerSuspension(db, clock, { email: str(v, "email"), suspended: false });
       return { json: { id: owner.id, email: owner.email, suspended: false }, text: `Lifted the suspension of ${owner.email}.` };
@@ -74,6 +74,9 @@ export const ownerCommands: Record<string, Command> = {
     options: { workspace: { type: "string" }, email: { type: "string" }, "base-url": { type: "string" } },
     required: ["workspace", "email"],
     async run({ values: v, services }) {
+      const { inviteOwner } = await import("../workspaces/workspace-owners.service.js");
+      const { createMailer } = await import("../client/mailer.js");
+      const { MailSender } = await import("../mail/mail.sender.js");
       const all = await services();
       const baseUrl = dashboardBaseUrl(optStr(v, "base-url"), all.config);
       const invitation = await inviteOwner(all, { workspace: str(v, "workspace"), email: str(v, "email"), baseUrl });
@@ -98,6 +101,7 @@ export const ownerCommands: Record<string, Command> = {
     options: { workspace: { type: "string" }, email: { type: "string" } },
     required: ["workspace", "email"],
     async run({ values: v, services }) {
+      const { withdrawInvitation } = await import("../workspaces/workspace-owners.service.js");
       const result = await withdrawInvitation(await services(), { workspace: str(v, "workspace"), email: str(v, "email") });
       return { json: result, text: result.withdrawn > 0 ? `Withdrew the invitation of ${str(v, "email")}.` : `${str(v, "email")} has no open invitation.` };
     },
@@ -108,6 +112,7 @@ export const ownerCommands: Record<string, Command> = {
     options: { workspace: { type: "string" }, email: { type: "string" } },
     required: ["workspace", "email"],
     async run({ values: v, services }) {
+      const { removeOwner } = await import("../workspaces/workspace-owners.service.js");
       const result = await removeOwner(await services(), { workspace: str(v, "workspace"), email: str(v, "email") });
       return {
         json: { email: result.email, owners_left: result.ownersLeft },
@@ -121,6 +126,7 @@ export const ownerCommands: Record<string, Command> = {
     options: { workspace: { type: "string" } },
     required: ["workspace"],
     async run({ values: v, services }) {
+      const { listWorkspaceOwners } = await import("../workspaces/workspace-owners.service.js");
       const { owners, invitations } = await listWorkspaceOwners(await services(), { workspace: str(v, "workspace") });
       return {
         json: {

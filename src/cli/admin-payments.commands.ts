@@ -1,14 +1,9 @@
 // `warden admin stripe|licence|subscription|dispute|seats …`: Stripe connected, reconciled
 // and disconnected, and the vendor's own actions on what was bought.
 
-import { closeTestDispute, openTestDispute } from "../billing/dispute.service.js";
-import { refundLicence } from "../billing/licence.service.js";
-import { assignSeat, unassignSeat } from "../billing/seat.service.js";
-import { cancelSubscription } from "../billing/subscription.service.js";
-import { connectStripe, disconnectStripe, stripeStatus } from "../stripe/stripe-account.service.js";
-import { type ReconcileResult, reconcileStripe } from "../stripe/stripe-reconcile.service.js";
-import { type Command, optStr, str } from "./command.js";
-import { isoOrNull, minute } from "./table.js";
+import type { ReconcileResult } from "../stripe/stripe-reconcile.service.js";
+import { CliError, type Command, optStr, str } from "./command.js";
+import { isoOrNull, listText, minute } from "./table.js";
 
 const reconcileJson = (r: ReconcileResult) => ({
   id: r.id,
@@ -52,15 +47,18 @@ export const paymentCommands: Record<string, Command> = {
     options: { workspace: { type: "string" }, env: { type: "string" }, "webhook-secret": { type: "string" }, "secret-key": { type: "string" } },
     required: ["workspace", "env", "webhook-secret"],
     async run({ values: v, services }) {
+      const { connectStripe } = await import("../stripe/stripe-account.service.js");
       const connection = await connectStripe(await services(), {
         workspace: str(v, "workspace"),
         env: str(v, "env"),
         webhookSecret: str(v, "webhook-secret"),
         secretKey: optStr(v, "secret-key"),
       });
+      // The address people reach this Warden at (WARDEN_PUBLIC_URL), as the dashboard's Stripe page shows it.
+      const webhookUrl = `${(await services()).config.publicUrl}${connection.webhook_path}`;
       return {
-        json: connection,
-        text: `Connected ${connection.workspace} (${connection.env}) to Stripe. Point a Stripe webhook endpoint at https://<your Warden host>${connection.webhook_path}.`,
+        json: { ...connection, webhook_url: webhookUrl },
+        text: `Connected ${connection.workspace} (${connection.env}) to Stripe. Point a Stripe webhook endpoint at ${webhookUrl}.`,
       };
     },
   },
@@ -70,6 +68,7 @@ export const paymentCommands: Record<string, Command> = {
     options: { workspace: { type: "string" }, env: { type: "string" } },
     required: ["workspace", "env"],
     async run({ values: v, services }) {
+      const { stripeStatus } = await import("../stripe/stripe-account.service.js");
       const status = await stripeStatus(await services(), { workspace: str(v, "workspace"), env: str(v, "env") });
       const { connection: c, lastEvent: e } = status;
       const json = {
@@ -97,6 +96,7 @@ export const paymentCommands: Record<string, Command> = {
     options: { workspace: { type: "string" }, env: { type: "string" }, since: { type: "string" }, "dry-run": { type: "boolean" } },
     required: ["workspace", "env"],
     async run({ values: v, services }) {
+      const { reconcileStripe } = await import("../stripe/stripe-reconcile.service.js");
       const result = await reconcileStripe(await services(), {
         workspace: str(v, "workspace"),
         env: str(v, "env"),
@@ -113,11 +113,88 @@ export const paymentCommands: Record<string, Command> = {
     options: { workspace: { type: "string" }, env: { type: "string" } },
     required: ["workspace", "env"],
     async run({ values: v, services }) {
+      const { disconnectStripe } = await import("../stripe/stripe-account.service.js");
       const result = await disconnectStripe(await services(), { workspace: str(v, "workspace"), env: str(v, "env") });
       const text = result.disconnected
         ? `Disconnected ${str(v, "workspace")} (${str(v, "env")}) from Stripe.`
         : `${str(v, "workspace")} (${str(v, "env")}) was not connected to Stripe.`;
       return { json: result, text };
+    },
+  },
+  "admin stripe trigger purchase": {
+    summary:
+      "Send Warden's own Stripe webhook a signed test purchase of a one-time plan, as Stripe would (test environment only; warden serve must be running).",
+    usage: "warden admin stripe trigger purchase --workspace S (--tool TOOL | --bundle B) --plan PLAN --email E   (test environment only)",
+    options: { workspace: { type: "string" }, tool: { type: "string" }, bundle: { type: "string" }, plan: { type: "string" }, email: { type: "string" } },
+    required: ["workspace", "plan", "email"],
+    async run({ values: v, services }) {
+      const { testPurchase, testPurchaseLicence } = await import("../stripe/stripe-trigger.service.js");
+      const tool = optStr(v, "tool");
+      const bundle = optStr(v, "bundle");
+      if ((tool === undefined) === (bundle === undefined)) throw new CliError("invalid_request_error", "Give --tool or --bundle (one of them).", "tool");
+      const workspace = str(v, "workspace");
+      const purchase = await testPurchase(await services(), {
+        workspace,
+        env: "test",
+        email: str(v, "email"),
+        product: tool !== undefined ? { kind: "tool", id: tool } : { kind: "bundle", id: bundle as string },
+        plan: str(v, "plan"),
+      });
+      let status: number;
+      let answer: { outcome?: string; error?: { message?: string } };
+      try {
+        const response = await fetch(purchase.url, {
+          method: "POST",
+          headers: { "content-type": "application/json", "stripe-signature": purchase.signature },
+          body: purchase.body,
+          signal: AbortSignal.timeout(15_000),
+        });
+        status = response.status;
+        answer = (await response.json().catch(() => ({}))) as typeof answer;
+      } catch (error) {
+        throw new CliError(
+          "api_error",
+          `Could not reach Warden at ${purchase.url} (${(error as Error).message}): is warden serve running, and is WARDEN_PUBLIC_URL its address?`,
+        );
+      }
+      if (status !== 200) throw new CliError("api_error", `Warden answered ${status} to the test purchase: ${answer.error?.message ?? "no reason given"}`);
+      const licence = await testPurchaseLicence(await services(), { workspace, checkoutSession: purchase.checkoutSession });
+      const json = { event: purchase.event, checkout_session: purchase.checkoutSession, url: purchase.url, outcome: answer.outcome ?? null, licence };
+      const text = licence
+        ? `Sent ${purchase.event} (checkout.session.completed) to ${purchase.url}: ${answer.outcome}.\nLicence ${licence.id} (${licence.status}) for ${licence.email}, customer ${licence.person}.`
+        : `Sent ${purchase.event} (checkout.session.completed) to ${purchase.url}: ${answer.outcome}, and no licence was made; warden admin stripe status says why.`;
+      return { json, text, exitCode: licence ? 0 : 1 };
+    },
+  },
+  "admin licence list": {
+    summary: "List a workspace environment's licences, newest first (100 at most), with the ids refunds and disputes take.",
+    usage: "warden admin licence list --workspace S --env test|live [--email E] [--tool TOOL]",
+    options: { workspace: { type: "string" }, env: { type: "string" }, email: { type: "string" }, tool: { type: "string" } },
+    required: ["workspace", "env"],
+    async run({ values: v, services }) {
+      const { listLicencesByCommand } = await import("../billing/licence.service.js");
+      const licences = await listLicencesByCommand(await services(), {
+        workspace: str(v, "workspace"),
+        env: str(v, "env"),
+        email: optStr(v, "email"),
+        tool: optStr(v, "tool"),
+      });
+      const product = (l: (typeof licences)[number]) => (l.tool !== null ? l.tool : `bundle ${l.bundle}`);
+      return {
+        json: licences,
+        text: listText(
+          "No licences.",
+          ["ID", "EMAIL", "PRODUCT", "PLAN", "STATUS", "PURCHASED"],
+          licences.map((l) => [
+            l.id,
+            l.email,
+            product(l),
+            l.plan ?? "-",
+            l.seats ? `${l.status} (team, ${l.seats} seats)` : l.status,
+            minute(Date.parse(l.purchased_at)),
+          ]),
+        ),
+      };
     },
   },
   "admin licence refund": {
@@ -126,6 +203,7 @@ export const paymentCommands: Record<string, Command> = {
     options: { id: { type: "string" } },
     required: ["id"],
     async run({ values: v, services }) {
+      const { refundLicence } = await import("../billing/licence.service.js");
       const result = await refundLicence(await services(), { id: str(v, "id") });
       const text = result.refunded_now
         ? `Refunded ${result.id}: revoked, payment.refunded sent.`
@@ -139,6 +217,7 @@ export const paymentCommands: Record<string, Command> = {
     options: { id: { type: "string" }, now: { type: "boolean" }, workspace: { type: "string" }, env: { type: "string" } },
     required: ["id"],
     async run({ values: v, services }) {
+      const { cancelSubscription } = await import("../billing/subscription.service.js");
       const result = await cancelSubscription(await services(), {
         id: str(v, "id"),
         now: v.now === true,
@@ -155,6 +234,7 @@ export const paymentCommands: Record<string, Command> = {
     options: { licence: { type: "string" } },
     required: ["licence"],
     async run({ values: v, services }) {
+      const { openTestDispute } = await import("../billing/dispute.service.js");
       const dispute = await openTestDispute(await services(), { licence: str(v, "licence") });
       return { json: dispute, text: `Opened dispute ${dispute.id} on ${dispute.licence}: the licence is suspended.` };
     },
@@ -165,6 +245,7 @@ export const paymentCommands: Record<string, Command> = {
     options: { id: { type: "string" }, status: { type: "string" } },
     required: ["id", "status"],
     async run({ values: v, services }) {
+      const { closeTestDispute } = await import("../billing/dispute.service.js");
       const dispute = await closeTestDispute(await services(), { id: str(v, "id"), status: str(v, "status") });
       return { json: dispute, text: `Closed dispute ${dispute.id}: ${dispute.status}.` };
     },
@@ -175,6 +256,7 @@ export const paymentCommands: Record<string, Command> = {
     options: { team: { type: "string" }, email: { type: "string" }, workspace: { type: "string" }, env: { type: "string" } },
     required: ["team", "email"],
     async run({ values: v, services }) {
+      const { assignSeat } = await import("../billing/seat.service.js");
       const seat = await assignSeat(await services(), {
         team: str(v, "team"),
         email: str(v, "email"),
@@ -190,6 +272,7 @@ export const paymentCommands: Record<string, Command> = {
     options: { team: { type: "string" }, email: { type: "string" }, workspace: { type: "string" }, env: { type: "string" } },
     required: ["team", "email"],
     async run({ values: v, services }) {
+      const { unassignSeat } = await import("../billing/seat.service.js");
       const seat = await unassignSeat(await services(), {
         team: str(v, "team"),
         email: str(v, "email"),

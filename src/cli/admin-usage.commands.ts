@@ -1,7 +1,7 @@
 // `warden admin feature|meter …` and `warden admin plan terms`: what a tool sells besides
 // itself, through the same use cases as the dashboard's Configure pages.
 import { invalidParameter } from "../errors/errors.js";
-import { addFeature, addMeter, readPlanTerms, readToolTerms, renameFeature, setPlanTerms, updateMeter } from "../usage/terms.service.js";
+
 import type { Meter, PlanTerms } from "../usage/usage.types.js";
 import { type Command, optStr, str, type Values } from "./command.js";
 import { isoOrNull, listText } from "./table.js";
@@ -58,6 +58,7 @@ export const usageCommands: Record<string, Command> = {
     options: { ...toolOptions },
     required: ["workspace", "tool"],
     async run({ values: v, services }) {
+      const { readToolTerms } = await import("../usage/terms.service.js");
       const { features } = await readToolTerms((await services()).db, ref(v));
       return {
         json: features.map((f) => ({ id: f.id, name: f.name, created_at: isoOrNull(f.createdAt) })),
@@ -75,6 +76,7 @@ export const usageCommands: Record<string, Command> = {
     options: { ...toolOptions, id: { type: "string" }, name: { type: "string" } },
     required: ["workspace", "tool", "id", "name"],
     async run({ values: v, services }) {
+      const { addFeature } = await import("../usage/terms.service.js");
       const { db, clock } = await services();
       const feature = await addFeature(db, clock, { ...ref(v), id: str(v, "id"), name: str(v, "name") });
       return { json: { id: feature.id, name: feature.name, tool: str(v, "tool") }, text: `Added feature ${feature.id} to tool ${str(v, "tool")}.` };
@@ -86,6 +88,7 @@ export const usageCommands: Record<string, Command> = {
     options: { ...toolOptions, id: { type: "string" }, name: { type: "string" } },
     required: ["workspace", "tool", "id", "name"],
     async run({ values: v, services }) {
+      const { renameFeature } = await import("../usage/terms.service.js");
       const { db, clock } = await services();
       const feature = await renameFeature(db, clock, { ...ref(v), id: str(v, "id"), name: str(v, "name") });
       return { json: { id: feature.id, name: feature.name, tool: str(v, "tool") }, text: `Renamed feature ${feature.id} to "${feature.name}".` };
@@ -97,6 +100,7 @@ export const usageCommands: Record<string, Command> = {
     options: { ...toolOptions },
     required: ["workspace", "tool"],
     async run({ values: v, services }) {
+      const { readToolTerms } = await import("../usage/terms.service.js");
       const { meters } = await readToolTerms((await services()).db, ref(v));
       return {
         json: meters.map(meterJson),
@@ -114,6 +118,7 @@ export const usageCommands: Record<string, Command> = {
     options: { ...toolOptions, id: { type: "string" }, name: { type: "string" }, unit: { type: "string" }, free: { type: "string" } },
     required: ["workspace", "tool", "id", "name", "unit"],
     async run({ values: v, services }) {
+      const { addMeter } = await import("../usage/terms.service.js");
       const { db, clock } = await services();
       const meter = await addMeter(db, clock, { ...ref(v), id: str(v, "id"), name: str(v, "name"), unit: str(v, "unit"), freeAllowance: optStr(v, "free") });
       return { json: meterJson(meter), text: `Added meter ${meter.id} (${meter.unit}) to tool ${str(v, "tool")}.` };
@@ -125,6 +130,7 @@ export const usageCommands: Record<string, Command> = {
     options: { ...toolOptions, id: { type: "string" }, name: { type: "string" }, unit: { type: "string" }, free: { type: "string" } },
     required: ["workspace", "tool", "id"],
     async run({ values: v, services }) {
+      const { updateMeter } = await import("../usage/terms.service.js");
       const { db, clock } = await services();
       const meter = await updateMeter(db, clock, {
         ...ref(v),
@@ -156,6 +162,7 @@ export const usageCommands: Record<string, Command> = {
     },
     required: ["workspace", "id"],
     async run({ values: v, services }) {
+      const { readPlanTerms, setPlanTerms } = await import("../usage/terms.service.js");
       const { db, clock } = await services();
       const plan = { workspace: str(v, "workspace"), tool: optStr(v, "tool"), bundle: optStr(v, "bundle"), id: str(v, "id"), forTool: optStr(v, "for-tool") };
       const features = optStr(v, "features");

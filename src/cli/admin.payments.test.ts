@@ -66,7 +66,13 @@ for (const dialect of DIALECTS) {
       const key = (await wardenJson(env, "admin", "key", "create", "--workspace", slug, "--env", "test")).key as string;
       const webhookSecret = "whsec_cliTestSecret0123456789";
       const connected = await wardenJson(env, "admin", "stripe", "connect", "--workspace", slug, "--env", "test", "--webhook-secret", webhookSecret);
-      assert.deepEqual(connected, { workspace: slug, env: "test", webhook_path: `/processor/stripe/${slug}`, secret_key: false });
+      assert.deepEqual(connected, {
+        workspace: slug,
+        env: "test",
+        webhook_path: `/processor/stripe/${slug}`,
+        secret_key: false,
+        webhook_url: `http://127.0.0.1:8080/processor/stripe/${slug}`,
+      });
       const badSecret = await runWarden(env, "admin", "stripe", "connect", "--workspace", slug, "--env", "test", "--webhook-secret", "nope");
       assert.equal(badSecret.code, 1);
       assert.match(badSecret.stderr, /whsec_/);
@@ -203,6 +209,129 @@ for (const dialect of DIALECTS) {
         /is not connected to Stripe\.\nLast event: customer\.subscription\.created /,
       );
       await warden.kill();
+    });
+
+    test("the README's first sale: connect prints the real webhook URL, trigger purchase buys a licence through it, licence list shows its id", async () => {
+      const env = { ...(await privateDatabaseEnv(dialect)), WARDEN_SECRET_KEY: "payments-cli-test-key-0123456789abcdef" };
+      const owner = `${unique("o")}@example.com`;
+      const slug = unique("ws");
+      await wardenJson(env, "admin", "owner", "create", "--email", owner);
+      await wardenJson(env, "admin", "workspace", "create", "--slug", slug, "--name", "Acme", "--owner", owner, "--plan", "pro");
+      await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "tabs", "--name", "Tabs");
+      const plan = ["--workspace", slug, "--tool", "tabs", "--billing"];
+      await wardenJson(env, "admin", "plan", "create", ...plan, "one_time", "--id", "lifetime", "--name", "Lifetime", "--amount-cents", "4900", "--default");
+      await wardenJson(
+        env,
+        "admin",
+        "plan",
+        "create",
+        ...plan,
+        "subscription",
+        "--id",
+        "monthly",
+        "--name",
+        "Monthly",
+        "--amount-cents",
+        "500",
+        "--interval",
+        "month",
+      );
+      const key = (await wardenJson(env, "admin", "key", "create", "--workspace", slug, "--env", "test")).key as string;
+      const trigger = ["admin", "stripe", "trigger", "purchase", "--workspace", slug, "--tool", "tabs"];
+
+      // Not connected yet: refused, saying what to run.
+      const early = await runWarden(env, ...trigger, "--plan", "lifetime", "--email", "ada@example.com");
+      assert.equal(early.code, 1);
+      assert.match(early.stderr, /not connected to Stripe: warden admin stripe connect --workspace /);
+
+      const warden = await startWarden(env);
+      const cli = { ...env, WARDEN_PUBLIC_URL: warden.baseUrl };
+      const connect = await runWarden(
+        cli,
+        "admin",
+        "stripe",
+        "connect",
+        "--workspace",
+        slug,
+        "--env",
+        "test",
+        "--webhook-secret",
+        "whsec_readmeSecret0123456789",
+      );
+      assert.equal(connect.code, 0, connect.stderr);
+      assert.equal(connect.stdout, `Connected ${slug} (test) to Stripe. Point a Stripe webhook endpoint at ${warden.baseUrl}/processor/stripe/${slug}.\n`);
+      assert.equal(
+        (await wardenJson(cli, "admin", "stripe", "connect", "--workspace", slug, "--env", "test", "--webhook-secret", "whsec_readmeSecret0123456789"))
+          .webhook_url,
+        `${warden.baseUrl}/processor/stripe/${slug}`,
+      );
+
+      const sold = await runWarden(cli, ...trigger, "--plan", "lifetime", "--email", "ada@example.com");
+      assert.equal(sold.code, 0, sold.stderr);
+      const [, licence, person] = /^Licence (lic_\w+) \(active\) for ada@example\.com, customer (\w+)\.$/m.exec(sold.stdout) ?? [];
+      assert.ok(licence && person, sold.stdout);
+      assert.match(sold.stdout, new RegExp(`^Sent evt_\\w+ \\(checkout\\.session\\.completed\\) to ${warden.baseUrl}/processor/stripe/${slug}: applied\\.`));
+
+      // What Stripe's report does: the event received, the licence listed, the access check unlocked, purchase.completed written.
+      const { last_event: lastEvent } = await wardenJson<{ last_event: { type: string; outcome: string } }>(
+        cli,
+        "admin",
+        "stripe",
+        "status",
+        "--workspace",
+        slug,
+        "--env",
+        "test",
+      );
+      assert.deepEqual([lastEvent.type, lastEvent.outcome], ["checkout.session.completed", "applied"]);
+      const listed = await wardenJson<Record<string, unknown>[]>(
+        cli,
+        "admin",
+        "licence",
+        "list",
+        "--workspace",
+        slug,
+        "--env",
+        "test",
+        "--email",
+        "ADA@example.com",
+      );
+      assert.deepEqual(
+        listed.map((l) => [l.id, l.email, l.tool, l.plan, l.status, l.amount_cents, l.currency]),
+        [[licence, "ada@example.com", "tabs", "lifetime", "active", 4900, "eur"]],
+      );
+      const table = await runWarden(cli, "admin", "licence", "list", "--workspace", slug, "--env", "test", "--tool", "tabs");
+      assert.match(table.stdout, new RegExp(`^ID +EMAIL +PRODUCT +PLAN +STATUS +PURCHASED\\n${licence} +ada@example\\.com +tabs +lifetime +active +\\d{4}-`));
+      assert.equal(
+        (await runWarden(cli, "admin", "licence", "list", "--workspace", slug, "--env", "test", "--email", "nobody@example.com")).stdout,
+        "No licences.\n",
+      );
+      assert.equal((await runWarden(cli, "admin", "licence", "list", "--workspace", slug, "--env", "live")).stdout, "No licences.\n");
+      const api = async (path: string) =>
+        (await (await fetch(`${warden.baseUrl}/api/v1${path}`, { headers: { authorization: `Bearer ${key}` } })).json()) as Record<string, unknown>;
+      // The server answers from memory, told of the change within a second: read until it shows.
+      const deadline = Date.now() + 60_000;
+      while ((await api("/tools/tabs/customers/ada%40example.com")).via !== "licence" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      assert.equal((await api("/tools/tabs/customers/ada%40example.com")).via, "licence");
+      assert.deepEqual(
+        ((await api("/webhooks/events?limit=10")).data as { type: string }[]).map((e) => e.type),
+        ["purchase.completed"],
+      );
+
+      // The same licence id refunds it.
+      assert.equal((await wardenJson(cli, "admin", "licence", "refund", "--id", licence)).refunded_now, true);
+
+      // Refused: a subscription plan, a live environment (no option for it), a bad address; a server that does not answer.
+      const subscription = await runWarden(cli, ...trigger, "--plan", "monthly", "--email", "ada@example.com");
+      assert.equal(subscription.code, 1);
+      assert.match(subscription.stderr, /Plan monthly is a subscription; a test purchase buys a one-time plan/);
+      assert.equal((await runWarden(cli, ...trigger, "--plan", "lifetime", "--email", "ada@example.com", "--env", "live")).code, 2);
+      assert.match((await runWarden(cli, ...trigger, "--plan", "lifetime", "--email", "not-an-address")).stderr, /is not an email address/);
+      assert.match((await runWarden(cli, ...trigger, "--plan", "nope", "--email", "ada@example.com")).stderr, /No plan "nope" of tool "tabs"/);
+      await warden.kill();
+      const down = await runWarden(cli, ...trigger, "--plan", "lifetime", "--email", "bob@example.com");
+      assert.equal(down.code, 1);
+      assert.match(down.stderr, /Could not reach Warden at .*: is warden serve running/);
     });
   });
 }

@@ -28,11 +28,11 @@ export type Resolved = { kind: "command"; name: string; rest: string[] } | { kin
 export function resolve(commands: Record<string, Command>, argv: string[]): Resolved {
   const words = argv.findIndex((a) => a.startsWith("-"));
   const leading = words === -1 ? argv.length : words;
-  for (let n = Math.min(leading, 3); n >= 1; n--) {
+  for (let n = Math.min(leading, 4); n >= 1; n--) {
     const name = argv.slice(0, n).join(" ");
     if (commands[name]) return { kind: "command", name, rest: argv.slice(n) };
   }
-  for (let n = Math.min(leading, 2); n >= 1; n--) {
+  for (let n = Math.min(leading, 3); n >= 1; n--) {
     const group = argv.slice(0, n).join(" ");
     if (commandsOf(commands, group).length > 0) return { kind: "group", group, rest: argv.slice(n) };
   }

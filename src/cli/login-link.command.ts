@@ -2,7 +2,7 @@
 // first visit and for recovery (no password exists to reset). Kept in its own file so
 // that admin.commands.ts only lists it.
 import { invalidParameter } from "../errors/errors.js";
-import { createOwnerLoginLink } from "../owners/owner-sign-in.service.js";
+
 import { type Command, optStr, str } from "./command.js";
 
 /** The dashboard's origin for a link in a mail or on the terminal: --base-url, or WARDEN_PUBLIC_URL (by default the local server's). */
@@ -19,6 +19,7 @@ export const loginLinkCommand: Command = {
   options: { email: { type: "string" }, "base-url": { type: "string" } },
   required: ["email"],
   async run({ values: v, services }) {
+    const { createOwnerLoginLink } = await import("../owners/owner-sign-in.service.js");
     const all = await services();
     const base = dashboardBaseUrl(optStr(v, "base-url"), all.config);
     const link = await createOwnerLoginLink(all, { email: str(v, "email") });

@@ -1,6 +1,6 @@
 // `warden admin signing-key list|rotate`: the Ed25519 keys that sign access tokens.
 // Kept in their own file so that admin.commands.ts only lists them.
-import { KEY_REFRESH_MS, listSigningKeyStates, PUBLISHED_AFTER_RETIREMENT_MS, rotateSigningKey, type SigningKeyState } from "../tokens/signing-key.service.js";
+import type { SigningKeyState } from "../tokens/signing-key.service.js";
 import type { Command } from "./command.js";
 import { formatTable, isoOrNull, minute } from "./table.js";
 
@@ -19,6 +19,7 @@ export const signingKeyCommands: Record<string, Command> = {
     usage: "warden admin signing-key list",
     options: {},
     async run({ services }) {
+      const { listSigningKeyStates } = await import("../tokens/signing-key.service.js");
       const { db, clock } = await services();
       const keys = await listSigningKeyStates(db, clock.now());
       return {
@@ -35,6 +36,7 @@ export const signingKeyCommands: Record<string, Command> = {
     usage: "warden admin signing-key rotate",
     options: {},
     async run({ services }) {
+      const { KEY_REFRESH_MS, PUBLISHED_AFTER_RETIREMENT_MS, rotateSigningKey } = await import("../tokens/signing-key.service.js");
       const { db, clock, secretBox } = await services();
       const { active, pruned } = await rotateSigningKey(db, secretBox, clock.now());
       const gone = pruned.length === 0 ? "" : ` Dropped ${pruned.length} expired key${pruned.length === 1 ? "" : "s"}.`;

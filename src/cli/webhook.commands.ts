@@ -1,9 +1,7 @@
 // `warden events|endpoints|deliveries …`: webhook commands for vendors. They act through a
 // running service with an API key, except the ones that only need this machine.
 import { systemClock } from "../clock.js";
-import { describeEventTypes, isEventType, serializeEvent } from "../events/event-types.js";
-import { postWebhook } from "../webhooks/sender.js";
-import { webhookHeaders } from "../webhooks/signature.js";
+
 import type { Delivery, WebhookEndpoint, WebhookEvent } from "../webhooks/webhook.schema.js";
 import { ApiClient, clientOptions } from "./api-client.js";
 import { CliError, type Command, optStr, str } from "./command.js";
@@ -29,6 +27,7 @@ export const webhookCommands: Record<string, Command> = {
     usage: "warden events list",
     options: {},
     async run() {
+      const { describeEventTypes } = await import("../events/event-types.js");
       const types = describeEventTypes();
       return { json: { data: types }, text: types.map((t) => `${t.type.padEnd(22)} ${t.description}`).join("\n") };
     },
@@ -48,6 +47,9 @@ export const webhookCommands: Record<string, Command> = {
     options: { url: { type: "string" }, secret: { type: "string" }, ...clientOptions },
     positionals: 1,
     async run({ values, positionals: [type = ""], env }) {
+      const { isEventType, serializeEvent } = await import("../events/event-types.js");
+      const { webhookHeaders } = await import("../webhooks/signature.js");
+      const { postWebhook } = await import("../webhooks/sender.js");
       if (!isEventType(type)) {
         throw new CliError("invalid_request_error", `Unknown event type "${type}". See warden events list.`, "TYPE");
       }

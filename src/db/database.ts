@@ -1,4 +1,5 @@
 import { mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import SQLite from "better-sqlite3";
 import {
@@ -16,7 +17,7 @@ import {
   sql,
   type Transaction,
 } from "kysely";
-import pg from "pg";
+import type pg from "pg";
 import { migrations } from "./migrations/index.js";
 import type { Database } from "./schema.js";
 import { preparedStatementName } from "./statement-names.js";
@@ -84,20 +85,26 @@ export const CONNECT_TIMEOUT_MS = 2_000;
  */
 const POOL_WAIT_MS = 10_000;
 
-/** pg-pool bounds waiting for a free connection and connecting with one option; this bounds the connecting alone. */
-class BoundedClient extends pg.Client {
-  constructor(config?: pg.ClientConfig) {
-    super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
-  }
-}
+// The PostgreSQL driver is loaded when a PostgreSQL database is opened, not with this
+// module: on SQLite it was a fifth of the time every `warden admin` command took to start.
+// (pg is a CommonJS package, so it is required, and openStorage stays synchronous.)
+const loadPg = () => createRequire(import.meta.url)("pg") as typeof pg;
 
 // node-pg returns int8 as a string because it can exceed 2^53; our int8 columns hold
 // epoch milliseconds and counts, far below that, so they are read as numbers.
 const INT8_OID = 20;
-const pgTypes = {
-  getTypeParser: ((oid: number, format?: "text" | "binary") =>
-    oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-};
+
+function poolOptions(driver: typeof pg): Pick<pg.PoolConfig, "types" | "Client"> {
+  /** pg-pool bounds waiting for a free connection and connecting with one option; this bounds the connecting alone. */
+  class BoundedClient extends driver.Client {
+    constructor(config?: pg.ClientConfig) {
+      super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+    }
+  }
+  const getTypeParser = ((oid: number, format?: "text" | "binary") =>
+    oid === INT8_OID ? (value: string) => Number(value) : driver.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser;
+  return { types: { getTypeParser }, Client: BoundedClient };
+}
 
 function queryLogger(options: StorageOptions): LogConfig | undefined {
   const { onQuery, onStatementError } = options;
@@ -313,11 +320,11 @@ function withinConnectBound(pending: Promise<pg.PoolClient>): Promise<pg.PoolCli
 
 export function openStorage(options: StorageOptions): Storage {
   if (options.databaseUrl) {
-    const pool = new pg.Pool({
+    const driver = loadPg();
+    const pool = new driver.Pool({
       connectionString: options.databaseUrl,
       max: options.poolSize ?? 10,
-      types: pgTypes,
-      Client: BoundedClient,
+      ...poolOptions(driver),
       connectionTimeoutMillis: POOL_WAIT_MS,
       ...(options.pgSchema ? { options: `-c search_path=${options.pgSchema}` } : {}),
     });

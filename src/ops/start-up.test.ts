@@ -12,7 +12,8 @@ import { before, describe, test } from "node:test";
 import { parseConfig } from "../config.js";
 import { DIALECTS, newerSchemaEnv, PG_URL, privateDatabaseEnv, unique } from "../test-support/harness.js";
 import { freePort } from "../test-support/serve.js";
-import { describeStartFailure, describeUnsupportedNode } from "./start-up.js";
+import { describeUnsupportedNode } from "./node-version.js";
+import { describeStartFailure } from "./start-up.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const SECRET = "start-up-test-secret-key-0123456789abcdef";
