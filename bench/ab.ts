@@ -7,21 +7,25 @@
 // of one minute), while two copies of one build at once came out 1.00–1.03 apart.
 //
 //   npm run build && cp -r bin dist /tmp/a/   (a build; node_modules must be found above it)
-//   node --import tsx bench/ab.ts --a /tmp/a --b /tmp/b [--request retrieve|grant|ingest] [--engine sqlite|postgres]
-//        [--seed-each] [--apart] [--customers 10000] [--rounds 8] [--duration 6] [--connections 25]
+//   node --import tsx bench/ab.ts --a /tmp/a --b /tmp/b [--request retrieve|grant|ingest|access] [--engine sqlite|postgres]
+//        [--seed-each] [--apart] [--customers 10000] [--rounds 8] [--duration 6] [--connections 25] [--profile <folder>]
 //
 // The request: retrieve a random seeded customer (the default), create a grant for a new
-// address (`POST /api/v1/tools/tabmaster/grants`, as scenario 2), or ingest a Stripe
+// address (`POST /api/v1/tools/tabmaster/grants`, as scenario 2), ingest a Stripe
 // report of a paid checkout, a new sale each (as scenario 5 writes its backlog: a buyer,
 // a licence and purchase.completed; the workspace has no webhook endpoints here, so no
-// deliveries are written).
+// deliveries are written), or the client API's access check by a random seeded device
+// with its session token, the answer signed (as scenario 8's first run; a device drawn
+// again in a later round is checked again the same day).
 //
 // Each build gets a database of its own, seeded alike (SQLite: a copy of one seeded file;
 // PostgreSQL: a schema each, dropped at the end), so neither waits on the other's locks.
 // With --seed-each, each build's database is seeded by that build's own code (its folder
 // must then be a checkout with src/ and bench/, such as a git worktree): an older build
 // refuses a database that newer code has migrated. PostgreSQL is shared by both, as the
-// one machine's. Which load starts first alternates by round.
+// one machine's. Which load starts first alternates by round. With --profile, each
+// server writes a V8 CPU profile of its whole run into <folder>/a and <folder>/b, for
+// bench/profile-summary.ts: where a ratio below 1 comes from.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
@@ -47,17 +51,18 @@ const { values } = parseArgs({
     engine: { type: "string", default: "sqlite" },
     apart: { type: "boolean", default: false },
     "seed-each": { type: "boolean", default: false },
+    profile: { type: "string" },
   },
 });
 if (values.engine !== "sqlite" && values.engine !== "postgres") throw new Error("--engine is sqlite or postgres");
-const KINDS = ["retrieve", "grant", "ingest"] as const;
+const KINDS = ["retrieve", "grant", "ingest", "access"] as const;
 const found = KINDS.find((k) => k === values.request);
-if (found === undefined) throw new Error("--request is retrieve, grant or ingest");
+if (found === undefined) throw new Error("--request is retrieve, grant, ingest or access");
 const kind: (typeof KINDS)[number] = found;
 const postgres = values.engine === "postgres";
 if (!values.a || !values.b)
   throw new Error(
-    "usage: bench/ab.ts --a <folder with bin/ and dist/> --b <folder> [--request retrieve|grant|ingest] [--engine sqlite|postgres] [--seed-each] [--apart] [--customers n] [--rounds n] [--duration s] [--connections n]",
+    "usage: bench/ab.ts --a <folder with bin/ and dist/> --b <folder> [--request retrieve|grant|ingest|access] [--engine sqlite|postgres] [--seed-each] [--apart] [--customers n] [--rounds n] [--duration s] [--connections n] [--profile folder]",
   );
 const builds = { a: resolve(values.a), b: resolve(values.b) };
 const customers = Number(values.customers);
@@ -119,7 +124,7 @@ async function seedBoth(): Promise<Record<Build, string>> {
 }
 
 function requestOf(name: Build, round: number): LoadRequest {
-  if (kind === "retrieve") return { kind, tool: BENCH.tool, customers };
+  if (kind === "retrieve" || kind === "access") return { kind, tool: BENCH.tool, customers };
   // A series of its own per load, so that every grant is for a new address and every report a new sale.
   const tag = `ab${name}${round}`;
   return kind === "grant" ? { kind, tool: BENCH.tool, note: "bench ab", tag } : { kind, tag, secret: stripeSecret };
@@ -171,7 +176,8 @@ const servers: Partial<Record<Build, ServerProcess>> = {};
 try {
   const keys = await seedBoth();
   for (const name of ["a", "b"] as const) {
-    const server = await startWarden({ ...wardenOptions(name), logFile: join(work, `${name}.log`) });
+    const cpuProfileDir = values.profile ? join(resolve(values.profile), name) : undefined;
+    const server = await startWarden({ ...wardenOptions(name), logFile: join(work, `${name}.log`), ...(cpuProfileDir ? { cpuProfileDir } : {}) });
     servers[name] = server;
     if (kind === "ingest") await checkIngest(server);
   }
