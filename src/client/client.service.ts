@@ -319,8 +319,7 @@ export async function checkDeviceAccess(services: Services, input: DeviceRequest
   const kept = await keptSession(services, input);
   if (kept) return answerAccess(services, kept.session, input.toolId, kept.sources, kept.credits);
   const ticket = services.answers.ticket();
-  const { session, sources } = await authenticate(services, input, findDeviceSessionWithSources);
-  const credits = await creditsOf(services, session);
+  const { session, sources, credits } = await authenticate(services, input, findDeviceSessionWithSources);
   services.answers.set(keptSessionKey(session.tokenHash), { session, sources, credits } satisfies KeptSession, {
     ticket,
     tags: tagsOf(session.workspaceId, session.env, session.personId),

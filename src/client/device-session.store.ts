@@ -8,6 +8,7 @@ import { type Placeholder, prepared, preparedRaw } from "../db/prepared.js";
 import type { Env } from "../db/schema.js";
 import { isStorageFull } from "../db/storage-faults.js";
 import type { CounterState } from "../limits/counter.store.js";
+import { type CreditsVersion, type CreditsVersionColumns, creditsVersionColumns, toCreditsVersion } from "../usage/credits.store.js";
 
 /**
  * Whom a client use case acts for, as it reads it: the person of a device session, or the
@@ -71,15 +72,21 @@ const deviceTool = { workspaceId: sql.ref<string>("d.workspace_id"), toolId: sql
 
 const selectSession = preparedRaw<SessionRow>((p) => sql`select ${SESSION_COLUMNS} ${SESSION_FROM(p)}`);
 
-// The same with the person's sources of the device's tool: the access check's one read.
-const selectSessionWithSources = preparedRaw<SessionRow & SourceColumns>(
-  (p, ex) => sql`select ${SESSION_COLUMNS}, ${sourceColumns(ex, deviceTool)} ${SESSION_FROM(p)}`,
+// The same with the person's sources of the device's tool and the version of their credits of it: the access check's one read.
+const deviceCredits = {
+  workspaceId: sql.ref<string>("d.workspace_id"),
+  env: sql.ref<string>("d.env"),
+  personId: sql.ref<string>("d.person_id"),
+  toolId: sql.ref<string>("d.tool_id"),
+};
+const selectSessionWithSources = preparedRaw<SessionRow & SourceColumns & CreditsVersionColumns>(
+  (p, ex) => sql`select ${SESSION_COLUMNS}, ${sourceColumns(ex, deviceTool)}, ${creditsVersionColumns(deviceCredits)} ${SESSION_FROM(p)}`,
 );
 
 // That read for several checks at once (PostgreSQL): arrays of hashes and source scopes,
 // `i` the position asked (from 1).
-const selectManySessionsWithSources = preparedRaw<SessionRow & SourceColumns & { i: number }>(
-  (p, ex) => sql`select args.i, ${SESSION_COLUMNS}, ${sourceColumns(ex, deviceTool)}
+const selectManySessionsWithSources = preparedRaw<SessionRow & SourceColumns & CreditsVersionColumns & { i: number }>(
+  (p, ex) => sql`select args.i, ${SESSION_COLUMNS}, ${sourceColumns(ex, deviceTool)}, ${creditsVersionColumns(deviceCredits)}
 from unnest(cast(${p<string[]>(0)} as text[]), cast(${p<string[]>(1)} as text[])) with ordinality as args(hash, source_scope, i) ${SESSION_JOINS}`,
 );
 
@@ -122,15 +129,21 @@ export async function findDeviceSession(ex: Executor, query: Query): Promise<Ses
   return toLookup((await selectSession(ex, [query.tokenHash, query.sourceScope]))[0]);
 }
 
-type SessionWithSources = SessionLookup & { sources: Sources | null };
+type SessionWithSources = SessionLookup & {
+  sources: Sources | null;
+  /** The version of the person's credits of the tool; null for no session, or a device activated with a licence key, which cannot spend them. */
+  credits: CreditsVersion | null;
+};
 
-function toLookupWithSources(row: (SessionRow & SourceColumns) | undefined): SessionWithSources {
+function toLookupWithSources(row: (SessionRow & SourceColumns & CreditsVersionColumns) | undefined): SessionWithSources {
   const lookup = toLookup(row);
-  return { ...lookup, sources: row && lookup.session ? toSources(row) : null };
+  if (!row || !lookup.session) return { ...lookup, sources: null, credits: null };
+  return { ...lookup, sources: toSources(row), credits: lookup.session.licenceId === null ? toCreditsVersion(row) : null };
 }
 
 /**
- * The same, with every source of the person's access to the device's tool. Concurrent
+ * The same, with every source of the person's access to the device's tool and the version
+ * of their credits of it. Concurrent
  * checks share one statement on PostgreSQL (db/batched-read.ts): alone, 20 checks at
  * once queued on the pool's connections.
  */
