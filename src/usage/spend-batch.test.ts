@@ -5,14 +5,19 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Services } from "../services.js";
-import { DIALECTS, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
+import { DIALECTS, testApi, testServices, type Workspace } from "../test-support/harness.js";
 import { seedUsageCatalogue } from "../test-support/usage.js";
 
 const NOV_20 = Date.parse("2026-11-20T10:00:00.000Z");
 const path = (email: string) => `/api/v1/tools/tabmaster/customers/${encodeURIComponent(email)}/usage`;
 
-function spender(api: TestApi, ws: Workspace, email: string) {
-  return (quantity: number, key?: string) =>
+/** A workspace selling summaries (10 free a month), on 20 Nov, and spends of one address. */
+async function bed(dialect: (typeof DIALECTS)[number], email: string) {
+  const { services, clock } = await testServices(dialect);
+  clock.set(NOV_20);
+  const ws = await seedUsageCatalogue(services);
+  const api = await testApi(services);
+  const spend = (quantity: number, key?: string) =>
     api.request({
       method: "POST",
       url: path(email),
@@ -20,6 +25,8 @@ function spender(api: TestApi, ws: Workspace, email: string) {
       payload: { meter: "summaries", quantity },
       headers: key ? { "idempotency-key": key } : {},
     });
+  const used = async () => (await api.request({ url: path(email), key: ws.testKey })).json().data[0].used as number;
+  return { services, clock, ws, spend, used };
 }
 
 async function stored(services: Services, ws: Workspace) {
@@ -31,11 +38,7 @@ async function stored(services: Services, ws: Workspace) {
 for (const dialect of DIALECTS) {
   describe(`usage: spends sent at once for one person (${dialect})`, () => {
     test("fifteen spends of one against a free allowance of ten: exactly ten allowed, the person created once, only their keys kept", async () => {
-      const { services, clock } = await testServices(dialect);
-      clock.set(NOV_20);
-      const ws = await seedUsageCatalogue(services);
-      const api = await testApi(services);
-      const spend = spender(api, ws, "burst@example.com");
+      const { services, clock, ws, spend } = await bed(dialect, "burst@example.com");
       const answers = await Promise.all(Array.from({ length: 15 }, (_, i) => spend(1, `k${String(i).padStart(2, "0")}`)));
       const allowed = answers.filter((a) => a.statusCode === 200);
       const refused = answers.filter((a) => a.statusCode === 402);
@@ -60,49 +63,34 @@ for (const dialect of DIALECTS) {
     });
 
     test("spends of 4, 4, 4 and 1 against ten: whatever their order, 9 are spent and one 4 is refused", async () => {
-      const { services, clock } = await testServices(dialect);
-      clock.set(NOV_20);
-      const ws = await seedUsageCatalogue(services);
-      const api = await testApi(services);
-      const spend = spender(api, ws, "mixed@example.com");
+      const { services, ws, spend, used } = await bed(dialect, "mixed@example.com");
       const answers = await Promise.all([spend(4, "a"), spend(4, "b"), spend(4, "c"), spend(1, "d")]);
       assert.deepEqual(answers.map((a) => a.statusCode).sort(), [200, 200, 200, 402]);
       const refused = answers.find((a) => a.statusCode === 402);
       assert.equal(refused?.json().error.type, "usage_limit_error");
-      const usage = await api.request({ url: path("mixed@example.com"), key: ws.testKey });
-      assert.equal(usage.json().data[0].used, 9);
+      assert.equal(await used(), 9);
       assert.equal((await stored(services, ws)).keys.length, 3, "the refused spend's key is not kept");
     });
 
     test("one key retried five times at once is counted once; each retry answers the first answer", async () => {
-      const { services, clock } = await testServices(dialect);
-      clock.set(NOV_20);
-      const ws = await seedUsageCatalogue(services);
-      const api = await testApi(services);
-      const spend = spender(api, ws, "retry@example.com");
+      const { spend, used } = await bed(dialect, "retry@example.com");
       const answers = await Promise.all([spend(2, "same"), spend(2, "same"), spend(2, "same"), spend(2, "same"), spend(2, "same"), spend(1, "other")]);
       assert.ok(answers.every((a) => a.statusCode === 200));
       const same = answers.slice(0, 5);
       assert.equal(same.filter((a) => a.headers["idempotent-replayed"] === "true").length, 4);
       const firstAnswer = same.find((a) => a.headers["idempotent-replayed"] === undefined)?.json();
       for (const a of same) assert.deepEqual(a.json(), firstAnswer);
-      const usage = await api.request({ url: path("retry@example.com"), key: ws.testKey });
-      assert.equal(usage.json().data[0].used, 3);
+      assert.equal(await used(), 3);
     });
 
     test("a key sent at once with two bodies: one spends, the other is refused as a mismatch and spends nothing", async () => {
-      const { services, clock } = await testServices(dialect);
-      clock.set(NOV_20);
-      const ws = await seedUsageCatalogue(services);
-      const api = await testApi(services);
-      const spend = spender(api, ws, "clash@example.com");
+      const { spend, used } = await bed(dialect, "clash@example.com");
       const answers = await Promise.all([spend(1, "clash"), spend(3, "clash")]);
       assert.deepEqual(answers.map((a) => a.statusCode).sort(), [200, 400]);
       const won = answers.find((a) => a.statusCode === 200)?.json();
       const lost = answers.find((a) => a.statusCode === 400)?.json();
       assert.equal(lost.error.param, "Idempotency-Key");
-      const usage = await api.request({ url: path("clash@example.com"), key: ws.testKey });
-      assert.equal(usage.json().data[0].used, won.quantity);
+      assert.equal(await used(), won.quantity);
     });
   });
 }

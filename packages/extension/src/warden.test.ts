@@ -231,33 +231,12 @@ describe("onAccessChange and the parts of an extension", () => {
     assert.deepEqual(seen, [false], "listeners hear of changes after they subscribe");
     await assert.rejects(client.devices(), (e: WardenError) => e.type === "authentication_error" && e.status === 401);
   });
-
-  test("a content script asks the service worker, never Warden", async () => {
-    const { warden, make, storage } = await signedIn();
-    const runtime = fakeRuntime();
-    const worker = make({ runtime });
-    worker.startBackground();
-    const calls: string[] = [];
-    const script = make({
-      runtime,
-      contentScript: true,
-      fetch: (async (...args: Parameters<typeof fetch>) => {
-        calls.push(String(args[0]));
-        return warden.fetch(...args);
-      }) as typeof fetch,
-    });
-    warden.answer.entitled = true;
-    await storage.area.remove(ACCESS_KEY);
-    assert.equal((await script.access()).entitled, true);
-    assert.deepEqual(calls, [], "the content script made no request of its own");
-    assert.equal(accessCalls(warden.calls), 1, "the service worker asked");
-  });
 });
 
 describe("a content script's calls", () => {
   /** A signed-in service worker, and a content script of the same extension whose own fetch is recorded. */
   async function scriptAndWorker() {
-    const { warden, make } = await signedIn();
+    const { warden, make, storage } = await signedIn();
     const runtime = fakeRuntime();
     make({ runtime }).startBackground();
     const own: string[] = [];
@@ -269,8 +248,17 @@ describe("a content script's calls", () => {
         return warden.fetch(...args);
       }) as typeof fetch,
     });
-    return { warden, runtime, script, own };
+    return { warden, runtime, script, own, storage };
   }
+
+  test("access() asks the service worker, never Warden", async () => {
+    const { warden, script, own, storage } = await scriptAndWorker();
+    warden.answer.entitled = true;
+    await storage.area.remove(ACCESS_KEY);
+    assert.equal((await script.access()).entitled, true);
+    assert.deepEqual(own, [], "the content script made no request of its own");
+    assert.equal(accessCalls(warden.calls), 1, "the service worker asked");
+  });
 
   test("usage and spend go through the service worker, with their Idempotency-Key; a refusal is still a UsageLimitError", async () => {
     const { warden, script, own } = await scriptAndWorker();
