@@ -7,7 +7,12 @@ import { setupFacts } from "./setup.store.js";
 export type SetupStep = "catalogue" | "stripe" | "webhook" | "live-key" | "library";
 
 /** The steps in the order they are taken, each done or not, for the environment on screen (the key: a live one, which going live needs). */
-export async function setupChecklist(services: Pick<Services, "db">, where: { workspaceId: string; env: Env }): Promise<{ step: SetupStep; done: boolean }[]> {
+export async function setupChecklist(
+  services: Pick<Services, "db" | "activity">,
+  where: { workspaceId: string; env: Env },
+): Promise<{ step: SetupStep; done: boolean }[]> {
+  // This process's access checks are written first (within a second otherwise), so the library's step sees its own.
+  await services.activity.flush();
   const facts = await setupFacts(services.db, where.workspaceId, where.env);
   return [
     { step: "catalogue", done: facts.plan },

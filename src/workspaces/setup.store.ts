@@ -16,10 +16,19 @@ export async function setupFacts(
       eb
         .exists(eb.selectFrom("webhook_endpoints").select("id").where("workspace_id", "=", workspaceId).where("env", "=", env).where("removed_at", "is", null))
         .as("endpoint"),
-      eb.exists(eb.selectFrom("api_keys").select("id").where("workspace_id", "=", workspaceId).where("env", "=", "live").where("revoked_at", "is", null)).as("live_key"),
+      eb
+        .exists(eb.selectFrom("api_keys").select("id").where("workspace_id", "=", workspaceId).where("env", "=", "live").where("revoked_at", "is", null))
+        .as("live_key"),
       // A person's first active day writes their row under "*": the first access check there is, once its second's flush ran.
       eb
-        .exists(eb.selectFrom("insight_last_active").select("person_id").where("workspace_id", "=", workspaceId).where("env", "=", env).where("scope", "=", ALL_TOOLS))
+        .exists(
+          eb
+            .selectFrom("insight_last_active")
+            .select("person_id")
+            .where("workspace_id", "=", workspaceId)
+            .where("env", "=", env)
+            .where("scope", "=", ALL_TOOLS),
+        )
         .as("access_check"),
     ])
     .executeTakeFirstOrThrow();

@@ -92,9 +92,19 @@ function stepOf(frame: Frame, step: SetupStep): { title: string; text: Html; hre
         action: "Stripe",
       };
     case "webhook":
-      return { title: `Add a webhook endpoint (${env})`, text: html`Your server hears of each purchase, cancellation and refund.`, href: at("webhooks"), action: "Webhooks" };
+      return {
+        title: `Add a webhook endpoint (${env})`,
+        text: html`Your server hears of each purchase, cancellation and refund.`,
+        href: at("webhooks"),
+        action: "Webhooks",
+      };
     case "live-key":
-      return { title: "Create a live API key", text: html`Your server asks Warden about customers with it once you go live.`, href: at("keys", "live"), action: "Live API keys" };
+      return {
+        title: "Create a live API key",
+        text: html`Your server asks Warden about customers with it once you go live.`,
+        href: at("keys", "live"),
+        action: "Live API keys",
+      };
     case "library":
       return {
         title: "Add the library to your extension",
@@ -139,12 +149,19 @@ function figures(frame: Frame, f: OverviewInsights): Html {
   const mrr =
     f.mrr.length === 0
       ? [figureCard(subscriptions, "MRR", "None", "No subscription has paid yet.")]
-      : f.mrr.map((m) => figureCard(subscriptions, `MRR, ${m.currency.toUpperCase()}`, formatMoney(m.value, m.currency), against(m, money(m.currency), "30 days ago")));
+      : f.mrr.map((m) =>
+          figureCard(subscriptions, `MRR, ${m.currency.toUpperCase()}`, formatMoney(m.value, m.currency), against(m, money(m.currency), "30 days ago")),
+        );
   const net =
     f.netRevenue.length === 0
       ? [figureCard(revenue, "Net revenue, 30 days", "None", "No sale or refund in the last 60 days.")]
       : f.netRevenue.map((r) =>
-          figureCard(revenue, `Net revenue, 30 days, ${r.currency.toUpperCase()}`, formatMoney(r.value, r.currency), against(r, money(r.currency), "the 30 days before")),
+          figureCard(
+            revenue,
+            `Net revenue, 30 days, ${r.currency.toUpperCase()}`,
+            formatMoney(r.value, r.currency),
+            against(r, money(r.currency), "the 30 days before"),
+          ),
         );
   return html`<section class="overview-figures" aria-labelledby="figures-head">
 <h2 id="figures-head" class="section-head">The last 30 days <span class="muted">(${f.from} to ${f.to}, UTC; every tool)</span></h2>
