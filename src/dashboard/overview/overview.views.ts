@@ -124,7 +124,7 @@ function setupChecklist(frame: Frame, steps: { step: SetupStep; done: boolean }[
 <ol class="setup-steps">${steps.map(({ step, done }) => {
     const s = stepOf(frame, step);
     return html`<li class="setup-step" id="step-${step}">${done ? html`<span class="badge badge-ok">Done</span>` : html`<span class="badge badge-pending">To do</span>`}
-<div class="setup-text"><p class="setup-title">${s.title}</p><p class="setup-note">${s.text}</p></div>
+<div class="setup-text"><p class="setup-title">${s.title}</p>${done ? "" : html`<p class="setup-note">${s.text}</p>`}</div>
 ${!done && s.href !== null ? html`<a class="button small" href="${s.href}">${s.action}</a>` : ""}</li>`;
   })}</ol>
 </section>`;
