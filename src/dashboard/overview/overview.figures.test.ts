@@ -28,7 +28,7 @@ const text = (body: string) =>
     .replace(/\s+/g, " ");
 
 /** A setup step's list item, or null when the page does not show it. */
-const stepOf = (body: string, step: string) => new RegExp(`<li class="setup-step" id="step-${step}">(.*?)</li>`, "s").exec(body)?.[1] ?? null;
+const stepOf = (body: string, step: string) => new RegExp(`<li class="checklist-step" id="step-${step}">(.*?)</li>`, "s").exec(body)?.[1] ?? null;
 
 for (const dialect of DIALECTS) {
   describe(`dashboard overview: figures, checklist, recent activity (${dialect})`, () => {
@@ -108,10 +108,10 @@ for (const dialect of DIALECTS) {
         new RegExp(
           `<a class="stat stat-link" href="${href.replace(/[?]/g, "\\?")}"><span class="stat-label">${label}</span><span class="stat-value">([^<]*)</span><span class="stat-note">([^<]*)</span></a>`,
         ).exec(page.body);
-      assert.deepEqual(card(`${insights}/subscriptions?tool=all&amp;range=30d`, "MRR, EUR")?.slice(1), ["€5.00", "up from none from €0.00 30 days ago"]);
+      assert.deepEqual(card(`${insights}/subscriptions?tool=all&amp;range=30d`, "MRR, EUR")?.slice(1), ["€5.00", "up from none 30 days ago"]);
       assert.deepEqual(card(`${insights}/revenue?tool=all&amp;range=30d`, "Net revenue, 30 days, EUR")?.slice(1), [
         "€153.00",
-        "+428% from €29.00 the 30 days before",
+        "+428% from €29.00 in the 30 days before",
       ]);
       assert.equal(card(`${insights}/people?tool=all&amp;range=30d`, "New customers, 30 days")?.[1], String(overview.newCustomers.value));
       assert.deepEqual(card(`${insights}/people?tool=all&amp;range=30d`, "Trials started, 30 days")?.slice(1), [
@@ -224,6 +224,7 @@ for (const dialect of DIALECTS) {
       assert.match(text(stepOf(first, "library") ?? ""), /README, section "The extension's side: the client API"/);
       // The empty figures say so rather than show zeros of nothing.
       assert.match(text(first), /MRR None No subscription has paid yet/);
+      assert.match(text(first), /New customers, 30 days 0 no change: 0 in the 30 days before/);
       assert.match(text(first), /Recent activity .* Nothing yet/);
 
       await createTool(db, clock, { workspace: slug, id: "tabmaster", name: "Tab Master" });

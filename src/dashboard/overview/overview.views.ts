@@ -119,12 +119,12 @@ function stepOf(frame: Frame, step: SetupStep): { title: string; text: Html; hre
 function setupChecklist(frame: Frame, steps: { step: SetupStep; done: boolean }[]): Html {
   if (steps.every((s) => s.done)) return html``;
   const left = steps.filter((s) => !s.done).length;
-  return html`<section class="panel setup" aria-labelledby="setup-head">
+  return html`<section class="panel" aria-labelledby="setup-head">
 <div class="panel-head"><h2 id="setup-head">Set up this workspace</h2><p class="panel-sub">${left} of ${steps.length} steps left; this list goes once every step is done.</p></div>
-<ol class="setup-steps">${steps.map(({ step, done }) => {
+<ol class="checklist">${steps.map(({ step, done }) => {
     const s = stepOf(frame, step);
-    return html`<li class="setup-step" id="step-${step}">${done ? html`<span class="badge badge-ok">Done</span>` : html`<span class="badge badge-pending">To do</span>`}
-<div class="setup-text"><p class="setup-title">${s.title}</p>${done ? "" : html`<p class="setup-note">${s.text}</p>`}</div>
+    return html`<li class="checklist-step" id="step-${step}">${done ? html`<span class="badge badge-ok">Done</span>` : html`<span class="badge badge-pending">To do</span>`}
+<div class="checklist-text"><p class="checklist-title">${s.title}</p>${done ? "" : html`<p class="checklist-note">${s.text}</p>`}</div>
 ${!done && s.href !== null ? html`<a class="button small" href="${s.href}">${s.action}</a>` : ""}</li>`;
   })}</ol>
 </section>`;
@@ -138,7 +138,13 @@ function figureCard(href: string, label: string, value: string, note: Html | str
   return html`<a class="stat stat-link" href="${href}"><span class="stat-label">${label}</span><span class="stat-value">${value}</span><span class="stat-note">${note}</span></a>`;
 }
 
-const against = (c: Change, format: (v: number) => string, before: string) => `${changeOf(c.value, c.previous)} from ${format(c.previous)} ${before}`;
+/** A figure against the period before: "+12% from €40.00 in the 30 days before", "up from none 30 days ago", "no change: 3 in the 30 days before". */
+const against = (c: Change, format: (v: number) => string, before: string) =>
+  c.value === c.previous
+    ? `no change: ${format(c.previous)} ${before}`
+    : c.previous === 0
+      ? `${changeOf(c.value, c.previous)} ${before}`
+      : `${changeOf(c.value, c.previous)} from ${format(c.previous)} ${before}`;
 
 function figures(frame: Frame, f: OverviewInsights): Html {
   const money = (currency: string) => (v: number) => formatMoney(v, currency);
@@ -160,7 +166,7 @@ function figures(frame: Frame, f: OverviewInsights): Html {
             revenue,
             `Net revenue, 30 days, ${r.currency.toUpperCase()}`,
             formatMoney(r.value, r.currency),
-            against(r, money(r.currency), "the 30 days before"),
+            against(r, money(r.currency), "in the 30 days before"),
           ),
         );
   return html`<section class="overview-figures" aria-labelledby="figures-head">
@@ -168,7 +174,7 @@ function figures(frame: Frame, f: OverviewInsights): Html {
 <div class="stats">
 ${mrr}
 ${net}
-${figureCard(people, "New customers, 30 days", formatCount(f.newCustomers.value), against(f.newCustomers, formatCount, "the 30 days before"))}
+${figureCard(people, "New customers, 30 days", formatCount(f.newCustomers.value), against(f.newCustomers, formatCount, "in the 30 days before"))}
 ${figureCard(people, "Trials started, 30 days", formatCount(f.trials.started), `${formatCount(f.trials.converted)} converted: paid within the trial or the 30 days after`)}
 ${figureCard(use, "People active today", formatCount(f.activeToday), `${formatCount(f.activeThisWeek)} in the last 7 days`)}
 </div>
