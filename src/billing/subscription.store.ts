@@ -171,3 +171,35 @@ export async function listSubscriptionsOfPerson(ex: Executor, scope: Scope, pers
     .execute();
   return rows.map(toSubscription);
 }
+
+/**
+ * Of these subscriptions, each one's person's address and its newest paid invoice's amount
+ * (null before its first): what the overview's recent activity shows beside its events,
+ * which carry neither for a subscription. One statement, by the invoices' subscription index.
+ */
+export async function subscriptionBuyers(
+  ex: Executor,
+  scope: Scope,
+  ids: readonly string[],
+): Promise<Map<string, { email: string; amountCents: number | null; currency: string | null }>> {
+  if (ids.length === 0) return new Map();
+  const rows = await ex
+    .selectFrom("subscriptions as s")
+    .innerJoin("people as p", "p.id", "s.person_id")
+    .leftJoin("subscription_invoices as i", (join) =>
+      join.onRef("i.workspace_id", "=", "s.workspace_id").onRef("i.env", "=", "s.env").onRef("i.subscription_id", "=", "s.id"),
+    )
+    .select(["s.id", "p.email", "i.amount_cents", "i.currency", "i.paid_at"])
+    .where("s.workspace_id", "=", scope.workspaceId)
+    .where("s.env", "=", scope.env)
+    .where("s.id", "in", [...new Set(ids)])
+    .execute();
+  const out = new Map<string, { email: string; amountCents: number | null; currency: string | null; paidAt: number }>();
+  for (const r of rows) {
+    const paidAt = r.paid_at === null ? -1 : Number(r.paid_at);
+    const held = out.get(r.id);
+    if (held && held.paidAt >= paidAt) continue;
+    out.set(r.id, { email: r.email, amountCents: r.amount_cents === null ? null : Number(r.amount_cents), currency: r.currency, paidAt });
+  }
+  return new Map([...out].map(([id, { paidAt: _, ...buyer }]) => [id, buyer]));
+}

@@ -229,6 +229,8 @@ describe("every dashboard page at 390 and 1280 px", () => {
       },
     ];
     const signedIn: Visit[] = [
+      // Test: the figures of the sales above, their recent activity, a checklist of one step left (the library's);
+      // live: no figures, no activity, a checklist with steps to do and their buttons.
       { name: "overview", path: w },
       { name: "overview-live", path: `/dashboard/w/${ws.slug}/live` },
       { name: "customers", path: `${w}/customers` },

@@ -84,3 +84,19 @@ export async function listEventsPage(
   const rows = await query.orderBy("created_at", "desc").orderBy("id", "desc").limit(options.limit).execute();
   return rows.map(toEvent);
 }
+
+/** The newest events of these types, examples left out: the overview's recent activity (index `events_list`, newest first). */
+export async function listRecentEvents(ex: Executor, workspaceId: string, env: Env, types: readonly string[], limit: number): Promise<StoredEvent[]> {
+  const rows = await ex
+    .selectFrom("events")
+    .selectAll()
+    .where("workspace_id", "=", workspaceId)
+    .where("env", "=", env)
+    .where("type", "in", types)
+    .where("example", "=", 0)
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .limit(limit)
+    .execute();
+  return rows.map(toEvent);
+}

@@ -21,6 +21,7 @@ import type {
   CurrencyMrr,
   CurrencyRevenue,
   InsightsQuery,
+  OverviewInsights,
   PeopleInsights,
   Point,
   RevenueInsights,
@@ -174,6 +175,14 @@ function ranges(q: InsightsQuery): Ranges {
   return { q, prev: previousRange(q.from, q.to) };
 }
 
+/** Net revenue of one currency's figures: gross (one-time and subscription) less refunds, summed per point. */
+function netOf(mine: Periods, r: Ranges): Series {
+  const gross = of(mine, "gross_one_time", "gross_subscription");
+  const refunds = of(mine, "refunds");
+  const negative = (xs: Figure[]) => xs.map((x) => ({ ...x, value: -x.value }));
+  return summed({ current: [...gross.current, ...negative(refunds.current)], previous: [...gross.previous, ...negative(refunds.previous)] }, r);
+}
+
 export async function revenueInsights(db: Executor, q: InsightsQuery): Promise<RevenueInsights> {
   const r = ranges(q);
   const { products } = await scopeOf(db, q);
@@ -189,7 +198,6 @@ export async function revenueInsights(db: Executor, q: InsightsQuery): Promise<R
     const mine = pick(f, (x) => x.currency === currency);
     const refunds = of(mine, "refunds");
     const gross = of(mine, "gross_one_time", "gross_subscription");
-    const negative = (xs: Figure[]) => xs.map((x) => ({ ...x, value: -x.value }));
     const byPlan = new Map<string, CurrencyRevenue["byPlan"][number]>();
     for (const p of plans) {
       if (p.currency !== currency) continue;
@@ -211,7 +219,7 @@ export async function revenueInsights(db: Executor, q: InsightsQuery): Promise<R
       currency,
       gross: summed(gross, r),
       refunds: summed(refunds, r),
-      net: summed({ current: [...gross.current, ...negative(refunds.current)], previous: [...gross.previous, ...negative(refunds.previous)] }, r),
+      net: netOf(mine, r),
       oneTime: summed(of(mine, "gross_one_time"), r),
       subscription: summed(of(mine, "gross_subscription"), r),
       packs: summed(
@@ -226,20 +234,37 @@ export async function revenueInsights(db: Executor, q: InsightsQuery): Promise<R
 
 const MOVEMENTS = ["mrr_new", "mrr_expansion", "mrr_contraction", "mrr_churn", "mrr_reactivation"] as const;
 
+type Levels = Awaited<ReturnType<typeof levelsBefore>>;
+
+/** A level at the start of the range: its value before the previous period, plus the previous period's changes. */
+const levelAtStart = (f: Periods, levels: Levels, metric: string, currency: string) =>
+  (levels.find((l) => l.metric === metric && l.currency === currency)?.value ?? 0) +
+  f.previous.filter((x) => x.metric === metric && x.currency === currency).reduce((s, x) => s + x.value, 0);
+
+/** The currencies with a figure in either period or a level before them. */
+const levelCurrencies = (f: Periods, levels: Levels) => [...new Set([...currenciesOf(f), ...levels.map((l) => l.currency).filter((c) => c !== "")])].sort();
+
+/** MRR in one currency: each point its value at the end of the point's last day. */
+const mrrOf = (f: Periods, levels: Levels, r: Ranges, currency: string): Series =>
+  level(
+    levelAtStart(f, levels, "mrr", currency),
+    of(
+      pick(f, (x) => x.currency === currency),
+      "mrr",
+    ),
+    r,
+  );
+
 export async function subscriptionInsights(db: Executor, q: InsightsQuery): Promise<SubscriptionInsights> {
   const r = ranges(q);
   const { products } = await scopeOf(db, q);
   const metrics: Metric[] = ["mrr", "active_subscriptions", ...MOVEMENTS];
   const [f, levels] = await Promise.all([read(db, products, metrics, r), levelsBefore(db, products, ["mrr", "active_subscriptions"], r.prev.from)]);
-  // The levels at the start of the range: before the previous period, plus its changes.
-  const levelOf = (metric: string, currency: string) =>
-    (levels.find((l) => l.metric === metric && l.currency === currency)?.value ?? 0) +
-    f.previous.filter((x) => x.metric === metric && x.currency === currency).reduce((s, x) => s + x.value, 0);
-  const currencies: CurrencyMrr[] = [...new Set([...currenciesOf(f), ...levels.map((l) => l.currency).filter((c) => c !== "")])].sort().map((currency) => {
+  const currencies: CurrencyMrr[] = levelCurrencies(f, levels).map((currency) => {
     const mine = pick(f, (x) => x.currency === currency);
     return {
       currency,
-      mrr: level(levelOf("mrr", currency), of(mine, "mrr"), r),
+      mrr: mrrOf(f, levels, r, currency),
       movements: {
         new: summed(of(mine, "mrr_new"), r),
         expansion: summed(of(mine, "mrr_expansion"), r),
@@ -249,7 +274,7 @@ export async function subscriptionInsights(db: Executor, q: InsightsQuery): Prom
       },
     };
   });
-  return { active: level(levelOf("active_subscriptions", ""), of(f, "active_subscriptions"), r), currencies };
+  return { active: level(levelAtStart(f, levels, "active_subscriptions", ""), of(f, "active_subscriptions"), r), currencies };
 }
 
 export async function peopleInsights(db: Executor, q: InsightsQuery): Promise<PeopleInsights> {
@@ -261,13 +286,18 @@ export async function peopleInsights(db: Executor, q: InsightsQuery): Promise<Pe
     read(db, products, ["trials", "grants"], r),
   ]);
   const trialsStarted = summed(of(grants, "trials"), r);
-  const sum = (metric: string) => people.current.reduce((s, x) => s + (x.metric === metric ? x.value : 0), 0);
   return {
     newCustomers: summed(of(people, "new_customers"), r),
     trialsStarted,
     grants: summed(of(grants, "grants"), r),
-    trials: { started: trialsStarted.total, paidWithinTrial: sum("trial_paid_within"), paidWithin30DaysAfter: sum("trial_paid_after") },
+    trials: trialOutcomes(people, trialsStarted.total),
   };
+}
+
+/** Trials started in the range and what became of them: the outcomes are counted on each trial's creation day. */
+function trialOutcomes(people: Periods, started: number): PeopleInsights["trials"] {
+  const sum = (metric: string) => people.current.reduce((s, x) => s + (x.metric === metric ? x.value : 0), 0);
+  return { started, paidWithinTrial: sum("trial_paid_within"), paidWithin30DaysAfter: sum("trial_paid_after") };
 }
 
 /**
@@ -307,5 +337,57 @@ export async function useInsights(services: Pick<Services, "db" | "activity">, q
     topUnpaid,
     meters: meters.map((m) => ({ toolId: m.toolId, meterId: m.id, name: m.name, unit: m.unit, used: summed(usedOf(m.toolId, m.id), r) })),
     allowanceRanOut: ranOut.map((x) => ({ ...x, ranOutAt: new Date(x.ranOutAt).toISOString(), resetsAt: new Date(x.resetsAt).toISOString() })),
+  };
+}
+
+/** The days the overview counts over: the Insights pages' "Last 30 days". */
+export const OVERVIEW_DAYS = 30;
+
+/**
+ * The dashboard overview's figures for a workspace environment, over every tool and the
+ * 30 days ending on `now`'s UTC day, against the 30 days before: each figure the one its
+ * Insights page shows for that range, from the same reads and the same arithmetic, but
+ * only the figures the overview shows (three reads of the roll-ups and the MRR level
+ * before them, no lists of people).
+ */
+export async function overviewInsights(
+  services: Pick<Services, "db" | "activity">,
+  where: { workspaceId: string; env: InsightsQuery["env"] },
+  now: Date,
+): Promise<OverviewInsights> {
+  // As the Use page does: this process's access checks are written before they are read.
+  await services.activity.flush();
+  const { db } = services;
+  const today = utcDayOf(now.getTime());
+  const q: InsightsQuery = { ...where, toolId: null, from: utcDayOf(dayMs(today) - (OVERVIEW_DAYS - 1) * DAY), to: today, grain: "day" };
+  const r = ranges(q);
+  const { products, distinct } = await scopeOf(db, q);
+  const [f, levels, people] = await Promise.all([
+    read(db, products, ["gross_one_time", "gross_subscription", "refunds", "trials", "mrr", ...MOVEMENTS], r),
+    levelsBefore(db, products, ["mrr"], r.prev.from),
+    read(db, distinct, ["new_customers", "trial_paid_within", "trial_paid_after", "active_people", "active_people_7"], r),
+  ]);
+  const subscriptions = of(f, "mrr", ...MOVEMENTS);
+  const revenue = of(f, "gross_one_time", "gross_subscription", "refunds");
+  const newCustomers = summed(of(people, "new_customers"), r);
+  const trials = trialOutcomes(people, summed(of(f, "trials"), r).total);
+  return {
+    from: q.from,
+    to: q.to,
+    mrr: levelCurrencies(subscriptions, levels).map((currency) => {
+      const mrr = mrrOf(subscriptions, levels, r, currency);
+      return { currency, value: last(mrr.points), previous: last(mrr.previous) };
+    }),
+    netRevenue: currenciesOf(revenue).map((currency) => {
+      const net = netOf(
+        pick(revenue, (x) => x.currency === currency),
+        r,
+      );
+      return { currency, value: net.total, previous: net.previousTotal };
+    }),
+    newCustomers: { value: newCustomers.total, previous: newCustomers.previousTotal },
+    trials: { started: trials.started, converted: trials.paidWithinTrial + trials.paidWithin30DaysAfter },
+    activeToday: last(daily(of(people, "active_people"), r).points),
+    activeThisWeek: last(daily(of(people, "active_people_7"), r).points),
   };
 }

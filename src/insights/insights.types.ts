@@ -62,3 +62,23 @@ export interface UseInsights {
   /** People whose allowance of a meter ran out in the range: newest first, at most 100. */
   allowanceRanOut: { personId: string; email: string; toolId: string; meterId: string; ranOutAt: string; resetsAt: string }[];
 }
+/** A figure of the overview and the same figure for the period before (a flow's total, a level's value at the period's end). */
+export interface Change {
+  value: number;
+  previous: number;
+}
+/** The dashboard overview: every tool, the 30 days ending today against the 30 before (each as its Insights page reads it). */
+export interface OverviewInsights {
+  from: string;
+  to: string;
+  /** MRR per currency at the end of today, and at the end of the day 30 days before. */
+  mrr: ({ currency: string } & Change)[];
+  /** Net revenue (gross less refunds) per currency over the 30 days. */
+  netRevenue: ({ currency: string } & Change)[];
+  newCustomers: Change;
+  /** Trials started in the 30 days, and those of them paid for within the trial or the 30 days after it. */
+  trials: { started: number; converted: number };
+  /** Distinct people with an access check today, and in the 7 days ending today. */
+  activeToday: number;
+  activeThisWeek: number;
+}

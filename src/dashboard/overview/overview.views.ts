@@ -1,9 +1,14 @@
 import type { KeySummary } from "../../auth/key.service.js";
+import type { RecentActivity } from "../../billing/recent-activity.service.js";
+import type { Change, OverviewInsights } from "../../insights/insights.types.js";
 import type { WorkspaceUsage } from "../../limits/usage.service.js";
 import type { WebhookEndpoint } from "../../webhooks/webhook.schema.js";
-import type { Workspace } from "../../workspaces/workspace.types.js";
+import type { SetupStep } from "../../workspaces/setup.service.js";
+import type { Tool, Workspace } from "../../workspaces/workspace.types.js";
+import { customerPath, customersPath } from "../customers/customers.views.js";
+import { changeOf } from "../shared/charts.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, emptyState, type Frame, formatCount, formatTime, pageHeading, scrollBox, sectionPath } from "../shared/layout.js";
+import { appPage, emptyState, type Frame, formatCount, formatMoney, formatTime, pageHeading, scrollBox, sectionPath, time } from "../shared/layout.js";
 import { endpointPath, endpointState, webhooksPath } from "../webhooks/webhooks.views.js";
 
 function passesCard(usage: WorkspaceUsage, workspace: Workspace): Html {
@@ -48,19 +53,6 @@ function usageTable(usage: WorkspaceUsage): Html {
 </table></div>`;
 }
 
-function gettingStarted(frame: Frame, keys: KeySummary[]): Html {
-  const here = frame.current;
-  if (!here || keys.length > 0) return html``;
-  return html`<section class="panel steps">
-<div class="panel-head"><h2>Get started</h2></div>
-<ol>
-<li><strong>Create a ${here.env} API key</strong> for your server. <a href="${sectionPath(here.workspace.slug, here.env, "keys")}">Create a key</a></li>
-<li><strong>Ask Warden about a customer</strong>: <code>GET /api/v1/tools/&lt;tool&gt;/customers/&lt;email&gt;</code> with the key as a bearer token.</li>
-<li><strong>Read the reference</strong> of every call in the <a href="/api/v1/docs">API documentation</a>.</li>
-</ol>
-</section>`;
-}
-
 /** Endpoints disabled or failing, each with why and since when; nothing when all are well. */
 function troubledEndpoints(frame: Frame, endpoints: WebhookEndpoint[]): Html {
   if (endpoints.length === 0) return html``;
@@ -79,15 +71,168 @@ function troubledEndpoints(frame: Frame, endpoints: WebhookEndpoint[]): Html {
 </section>`;
 }
 
-export function overviewView(frame: Frame, input: { workspace: Workspace; usage: WorkspaceUsage; keys: KeySummary[]; troubled: WebhookEndpoint[] }): Html {
+const here = (frame: Frame) => {
+  const current = frame.current;
+  if (!current) throw new Error("an overview has a workspace");
+  return current;
+};
+
+/** Each step: what it is, why, where it is done (the live keys whatever the environment on screen: going live needs one). */
+function stepOf(frame: Frame, step: SetupStep): { title: string; text: Html; href: string | null; action: string } {
+  const { workspace, env } = here(frame);
+  const at = (section: Parameters<typeof sectionPath>[2], e = env) => sectionPath(workspace.slug, e, section);
+  switch (step) {
+    case "catalogue":
+      return { title: "Add a tool and a plan", text: html`What you sell: a tool, and a plan with its price.`, href: at("tools"), action: "Tools and plans" };
+    case "stripe":
+      return {
+        title: `Connect Stripe (${env}) and receive an event`,
+        text: html`Purchases, renewals and refunds reach Warden as Stripe's events; done once the first one arrives.`,
+        href: at("stripe"),
+        action: "Stripe",
+      };
+    case "webhook":
+      return {
+        title: `Add a webhook endpoint (${env})`,
+        text: html`Your server hears of each purchase, cancellation and refund.`,
+        href: at("webhooks"),
+        action: "Webhooks",
+      };
+    case "live-key":
+      return {
+        title: "Create a live API key",
+        text: html`Your server asks Warden about customers with it once you go live.`,
+        href: at("keys", "live"),
+        action: "Live API keys",
+      };
+    case "library":
+      return {
+        title: "Add the library to your extension",
+        text: html`<code>@warden/extension</code> checks a person's access: see the README, section "The extension's side: the client API", and <code>packages/extension/README.md</code>. Done at the first access check seen in ${env}.`,
+        href: null,
+        action: "",
+      };
+  }
+}
+
+/** The steps a workspace has yet to take, with the ones done ticked; nothing once all are done. */
+function setupChecklist(frame: Frame, steps: { step: SetupStep; done: boolean }[]): Html {
+  if (steps.every((s) => s.done)) return html``;
+  const left = steps.filter((s) => !s.done).length;
+  return html`<section class="panel" aria-labelledby="setup-head">
+<div class="panel-head"><h2 id="setup-head">Set up this workspace</h2><p class="panel-sub">${left} of ${steps.length} steps left; this list goes once every step is done.</p></div>
+<ol class="checklist">${steps.map(({ step, done }) => {
+    const s = stepOf(frame, step);
+    return html`<li class="checklist-step" id="step-${step}">${done ? html`<span class="badge badge-ok">Done</span>` : html`<span class="badge badge-pending">To do</span>`}
+<div class="checklist-text"><p class="checklist-title">${s.title}</p>${done ? "" : html`<p class="checklist-note">${s.text}</p>`}</div>
+${!done && s.href !== null ? html`<a class="button small" href="${s.href}">${s.action}</a>` : ""}</li>`;
+  })}</ol>
+</section>`;
+}
+
+const insightsHref = (frame: Frame, page: "revenue" | "subscriptions" | "people" | "use", range: "7d" | "30d") =>
+  `${sectionPath(here(frame).workspace.slug, here(frame).env, "insights")}/${page}?tool=all&range=${range}`;
+
+/** A figure as a card that opens its Insights page. */
+function figureCard(href: string, label: string, value: string, note: Html | string): Html {
+  return html`<a class="stat stat-link" href="${href}"><span class="stat-label">${label}</span><span class="stat-value">${value}</span><span class="stat-note">${note}</span></a>`;
+}
+
+/** A figure against the period before: "+12% from €40.00 in the 30 days before", "up from none 30 days ago", "no change: 3 in the 30 days before". */
+const against = (c: Change, format: (v: number) => string, before: string) =>
+  c.value === c.previous
+    ? `no change: ${format(c.previous)} ${before}`
+    : c.previous === 0
+      ? `${changeOf(c.value, c.previous)} ${before}`
+      : `${changeOf(c.value, c.previous)} from ${format(c.previous)} ${before}`;
+
+function figures(frame: Frame, f: OverviewInsights): Html {
+  const money = (currency: string) => (v: number) => formatMoney(v, currency);
+  const subscriptions = insightsHref(frame, "subscriptions", "30d");
+  const revenue = insightsHref(frame, "revenue", "30d");
+  const people = insightsHref(frame, "people", "30d");
+  const use = insightsHref(frame, "use", "7d");
+  const mrr =
+    f.mrr.length === 0
+      ? [figureCard(subscriptions, "MRR", "None", "No subscription has paid yet.")]
+      : f.mrr.map((m) =>
+          figureCard(subscriptions, `MRR, ${m.currency.toUpperCase()}`, formatMoney(m.value, m.currency), against(m, money(m.currency), "30 days ago")),
+        );
+  const net =
+    f.netRevenue.length === 0
+      ? [figureCard(revenue, "Net revenue, 30 days", "None", "No sale or refund in the last 60 days.")]
+      : f.netRevenue.map((r) =>
+          figureCard(
+            revenue,
+            `Net revenue, 30 days, ${r.currency.toUpperCase()}`,
+            formatMoney(r.value, r.currency),
+            against(r, money(r.currency), "in the 30 days before"),
+          ),
+        );
+  return html`<section class="overview-figures" aria-labelledby="figures-head">
+<h2 id="figures-head" class="section-head">The last 30 days <span class="muted">(${f.from} to ${f.to}, UTC; every tool)</span></h2>
+<div class="stats">
+${mrr}
+${net}
+${figureCard(people, "New customers, 30 days", formatCount(f.newCustomers.value), against(f.newCustomers, formatCount, "in the 30 days before"))}
+${figureCard(people, "Trials started, 30 days", formatCount(f.trials.started), `${formatCount(f.trials.converted)} converted: paid within the trial or the 30 days after`)}
+${figureCard(use, "People active today", formatCount(f.activeToday), `${formatCount(f.activeThisWeek)} in the last 7 days`)}
+</div>
+</section>`;
+}
+
+const KIND_WORDS: Record<RecentActivity["kind"], string> = { purchase: "Purchase", cancellation: "Cancellation", refund: "Refund" };
+
+function activityTable(frame: Frame, activity: RecentActivity[], tools: Tool[]): Html {
+  const isTool = new Set(tools.map((t) => t.id));
+  // A customer's page is a tool's; a bundle's buyer is found by the customer list's search.
+  const customerHref = (a: RecentActivity, email: string) =>
+    isTool.has(a.productId) ? customerPath(frame, a.productId, email) : `${customersPath(frame)}?${new URLSearchParams({ q: email })}`;
+  const what = (a: RecentActivity) =>
+    a.kind === "cancellation" ? html`${KIND_WORDS[a.kind]} <span class="state-note">${a.endedNow ? "ended" : "at period end"}</span>` : KIND_WORDS[a.kind];
+  return html`<section class="panel" aria-labelledby="activity-head">
+<div class="panel-head"><h2 id="activity-head">Recent activity</h2><p class="panel-sub">The latest purchases, cancellations and refunds, newest first.</p></div>
+${
+  activity.length === 0
+    ? emptyState("Nothing yet", "Purchases, cancellations and refunds appear here as Stripe reports them.")
+    : html`<div class="table-wrap"${scrollBox("Recent activity")}><table>
+<thead><tr><th scope="col">When</th><th scope="col">What</th><th scope="col">Customer</th><th scope="col">Product</th><th scope="col" class="num">Amount</th></tr></thead>
+<tbody>${activity.map(
+        (a) => html`<tr>
+<td>${time(a.at)}</td>
+<td>${what(a)}</td>
+<td>${a.email === null ? html`<span class="muted">Unknown</span>` : html`<a href="${customerHref(a, a.email)}">${a.email}</a>`}</td>
+<td><code>${a.plan === "" ? a.productId : a.plan}</code></td>
+<td class="num">${a.amountCents === null || a.currency === null ? html`<span class="muted">None yet</span>` : formatMoney(a.amountCents, a.currency)}</td>
+</tr>`,
+      )}</tbody>
+</table></div>`
+}
+</section>`;
+}
+
+export interface OverviewInput {
+  workspace: Workspace;
+  usage: WorkspaceUsage;
+  keys: KeySummary[];
+  troubled: WebhookEndpoint[];
+  figures: OverviewInsights;
+  steps: { step: SetupStep; done: boolean }[];
+  activity: RecentActivity[];
+  tools: Tool[];
+}
+
+export function overviewView(frame: Frame, input: OverviewInput): Html {
   const { workspace, usage, keys } = input;
   const env = frame.current?.env ?? "test";
   return appPage(
     "Overview",
     frame,
     html`${pageHeading(workspace.name, html`Workspace <code>${workspace.slug}</code> · ${workspace.plan === "hobby" ? "Hobby" : "Pro"} plan · ${env === "test" ? "test" : "live"} environment`)}
-${gettingStarted(frame, keys)}
+${setupChecklist(frame, input.steps)}
 ${troubledEndpoints(frame, input.troubled)}
+${figures(frame, input.figures)}
+${activityTable(frame, input.activity, input.tools)}
 <div class="stats">
 ${passesCard(usage, workspace)}
 ${keysCard(frame, keys)}
