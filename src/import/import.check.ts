@@ -16,13 +16,10 @@ import type { Executor } from "../db/database.js";
 import type { Env, ProductKind } from "../db/schema.js";
 import type { StoredGrant } from "../grants/grant.store.js";
 import { newId } from "../ids.js";
-import { type PackPurchase, packCreditRows } from "../usage/credits.service.js";
-import type { CreditRow } from "../usage/credits.store.js";
 import { utcMonthOf } from "../usage/held-terms.js";
-import { findPlanTerms, listMeters } from "../usage/terms.store.js";
-import type { PlanTerms } from "../usage/usage.types.js";
 import { bundleExists, findPlan, findTool } from "../workspaces/workspace.store.js";
 import type { AccountLine, DeviceLine, GrantLine, ImportLine, LicenceLine, LineProblem, SubscriptionLine } from "./import-line.js";
+import { LineMeters, type LineProblems, type MeterWrites } from "./import-meters.js";
 import type { StoredState } from "./stored-state.js";
 
 interface Product {
@@ -37,22 +34,6 @@ interface Team {
   planId: string | null;
   seats: number;
   seatsInUse: number;
-}
-
-/** A source's counters a line carries: units used of its allowance this period, per tool and meter. */
-export interface UsedWrite {
-  toolId: string;
-  meterId: string;
-  bucket: string;
-  periodStart: number;
-  periodEnd: number;
-  used: number;
-}
-
-/** What a source's line writes of the person's meters with it (its person filled in when written). */
-export interface MeterWrites {
-  used: UsedWrite[];
-  credits: Omit<CreditRow, "personId">[];
 }
 
 /** What one line writes; the person is found or created from `email` when it is written. */
@@ -138,10 +119,9 @@ export class FileCheck {
   private readonly teams = new Map<string, Team | null>();
   /** Line of each trial by normalised address and tool: a person has one trial per tool. */
   private readonly trials = new Map<string, number>();
-  /** The meters each tool declares. */
-  private readonly meters = new Map<string, Set<string>>();
-  /** A one-time plan's terms per tool it covers, by `kind:product:plan`: the credits its licences bring. */
-  private readonly planTerms = new Map<string, { toolId: string; terms: PlanTerms }[]>();
+  /** What lines say of their person's meters. */
+  private readonly lineMeters: LineMeters;
+  private readonly problemsOfLine: LineProblems = { bad: (message) => this.bad(message), optionalTime: (field, value) => this.optionalTime(field, value) };
 
   constructor(
     private readonly ex: Executor,
@@ -149,7 +129,9 @@ export class FileCheck {
     private readonly env: Env,
     private readonly now: number,
     private readonly maxProblems: number,
-  ) {}
+  ) {
+    this.lineMeters = new LineMeters(ex, workspaceId, env, now);
+  }
 
   /** A line the schema refused. */
   refuse(line: number, message: string): void {
@@ -250,52 +232,6 @@ export class FileCheck {
     return planId;
   }
 
-  /** Loads the meters of a product's tools, for meterTool. */
-  private async loadMeters(product: Product): Promise<void> {
-    for (const toolId of product.toolIds) {
-      if (!this.meters.has(toolId)) this.meters.set(toolId, new Set((await listMeters(this.ex, this.workspaceId, toolId)).map((m) => m.id)));
-    }
-  }
-
-  /** The one tool of the product that declares the meter, or what is wrong. */
-  private meterTool(product: Product, meterId: string): { toolId: string } | { problem: string } {
-    const tools = product.toolIds.filter((toolId) => this.meters.get(toolId)?.has(meterId));
-    if (tools.length === 1) return { toolId: tools[0] as string };
-    if (tools.length > 1)
-      return { problem: `meter "${meterId}" is declared by tools ${tools.join(", ")} of bundle "${product.id}", so the line cannot say which` };
-    const declared = product.toolIds.flatMap((toolId) => [...(this.meters.get(toolId) ?? [])]);
-    return {
-      problem: `${product.kind} "${product.id}" declares no meter "${meterId}"${declared.length === 0 ? " (it declares none)" : `: it declares ${declared.join(", ")}`}`,
-    };
-  }
-
-  /**
-   * A source's `used` and `credits`: every meter its product's tool declares, each credit's
-   * expiry a readable time; a team purchase entitles nobody, so it has no allowance to have used.
-   */
-  private async meterFields(
-    line: { used?: Record<string, number>; credits?: Record<string, { expires_at?: string | null }> },
-    product: Product | null,
-    teamPurchase: boolean,
-  ): Promise<void> {
-    if (line.used === undefined && line.credits === undefined) return;
-    if (teamPurchase && line.used !== undefined && Object.keys(line.used).length > 0) {
-      this.bad("a team purchase entitles its buyer to nothing, so it has no allowance to have used: give used on its seats' lines");
-    }
-    if (!product) return;
-    await this.loadMeters(product);
-    for (const [field, meters] of [
-      ["used", line.used],
-      ["credits", line.credits],
-    ] as const) {
-      for (const meterId of Object.keys(meters ?? {})) {
-        const found = this.meterTool(product, meterId);
-        if ("problem" in found) this.bad(`${field}: ${found.problem}`);
-      }
-    }
-    for (const [meterId, credit] of Object.entries(line.credits ?? {})) this.optionalTime(`credits.${meterId}.expires_at`, credit.expires_at);
-  }
-
   /** A plan a grant may name: the tool's own, retired ones too, never a credit pack (as the API's grants). */
   private async grantPlan(toolId: string, planId: string | null | undefined): Promise<string | null> {
     if (planId === undefined || planId === null) return null;
@@ -305,16 +241,6 @@ export class FileCheck {
     if (!plan) this.bad(`no plan "${planId}" for tool "${toolId}"`);
     else if (!plan.givesAccess) this.bad(`plan "${planId}" is a credit pack: it gives no access, so a grant cannot name it`);
     return planId;
-  }
-
-  /** The credits a licence of a one-time plan brings, read once per plan. */
-  private async loadPlanTerms(product: Product, planId: string): Promise<void> {
-    const key = `${product.kind}:${product.id}:${planId}`;
-    if (this.planTerms.has(key)) return;
-    const plan = { productKind: product.kind, productId: product.id, planId };
-    const terms = [];
-    for (const toolId of product.toolIds) terms.push({ toolId, terms: await findPlanTerms(this.ex, this.workspaceId, plan, toolId) });
-    this.planTerms.set(key, terms);
   }
 
   private async account(line: AccountLine): Promise<boolean> {
@@ -445,11 +371,11 @@ export class FileCheck {
     const described = await this.licenceOf(line);
     if (described) this.notFuture("purchased_at", described.licence.purchasedAt);
     const product = described ? this.licenceProduct(line) : undefined;
-    await this.meterFields(line, product ?? null, line.seats !== undefined);
+    await this.lineMeters.check(line, product ?? null, line.seats !== undefined, this.problemsOfLine);
     // A licence of a plan that gives credits brings them unless the line says what is left
     // (docs/decisions.md, Import); a seat's team purchase brought them to its buyer.
     const planId = described?.licence.planId ?? null;
-    if (product && planId !== null && line.credits === undefined && !isSeat(line)) await this.loadPlanTerms(product, planId);
+    if (product && planId !== null && line.credits === undefined && !isSeat(line)) await this.lineMeters.loadPlanTerms(product, planId);
 
     let stored: Licence[] = [];
     if (line.id !== undefined) {
@@ -532,7 +458,7 @@ export class FileCheck {
     else this.subscriptions.set(line.id, this.line);
     const product = await this.productOf(line);
     const planId = product ? await this.plan(product, line.plan, "subscription") : null;
-    await this.meterFields(line, product, line.seats !== undefined);
+    await this.lineMeters.check(line, product, line.seats !== undefined, this.problemsOfLine);
 
     const stored = earlier === undefined ? this.stored?.subscriptions.get(line.id) : undefined;
     if (stored) {
@@ -561,7 +487,7 @@ export class FileCheck {
   private async grant(line: GrantLine): Promise<boolean> {
     const tool = await this.product("tool", line.tool);
     const planId = tool ? await this.grantPlan(line.tool, line.plan) : null;
-    await this.meterFields(line, tool, false);
+    await this.lineMeters.check(line, tool, false, this.problemsOfLine);
     const startsAt = this.time("starts_at", line.starts_at);
     const endsAt = this.optionalTime("ends_at", line.ends_at);
     const revokedAt = this.optionalTime("revoked_at", line.revoked_at);
@@ -593,47 +519,6 @@ export class FileCheck {
     if (differs && line.type === "trial") this.bad(`${line.email} has a trial of ${line.tool} already; a person has one trial per tool`);
     else if (differs) this.bad(`a grant of ${line.tool} to ${line.email} from ${toIso(startsAt)} exists already ${differs}`);
     return differs !== undefined;
-  }
-
-  /**
-   * A source's `used` in its current period (its own bucket, as heldTerms names it) and
-   * `credits` (a licence's are the licence's, so a refund takes back what is left).
-   */
-  private meterWrites(
-    line: { used?: Record<string, number>; credits?: Record<string, { amount: number; expires_at?: string | null; note?: string | null }> },
-    product: Product,
-    source: { bucket: string; periodStart: number; periodEnd: number; licenceId: string | null },
-  ): MeterWrites {
-    const toolOf = (meterId: string): string => {
-      const found = this.meterTool(product, meterId);
-      if ("problem" in found) throw new Error(`a line naming meter ${meterId} passed the check: ${found.problem}`);
-      return found.toolId;
-    };
-    return {
-      used: Object.entries(line.used ?? {})
-        .filter(([, used]) => used > 0)
-        .map(([meterId, used]) => ({
-          toolId: toolOf(meterId),
-          meterId,
-          bucket: source.bucket,
-          periodStart: source.periodStart,
-          periodEnd: source.periodEnd,
-          used,
-        })),
-      credits: Object.entries(line.credits ?? {}).map(([meterId, credit]) => ({
-        id: newId("cr"),
-        workspaceId: this.workspaceId,
-        env: this.env,
-        toolId: toolOf(meterId),
-        meterId,
-        licenceId: source.licenceId,
-        amount: credit.amount,
-        remaining: credit.amount,
-        expiresAt: credit.expires_at ? Date.parse(credit.expires_at) : null,
-        note: credit.note ?? null,
-        createdAt: this.now,
-      })),
-    };
   }
 
   /**
@@ -672,23 +557,11 @@ export class FileCheck {
         const id = value.id ?? newId("lic");
         const planId = team ? team.planId : (value.plan ?? null);
         const month = utcMonthOf(this.now);
-        const meters = this.meterWrites(value, product, { bucket: id, periodStart: month.start, periodEnd: month.end, licenceId: id });
-        const packTerms = planId === null ? undefined : this.planTerms.get(`${product.kind}:${product.id}:${planId}`);
-        if (value.credits === undefined && !isSeat(value) && packTerms) {
-          const pack: PackPurchase = {
-            id,
-            workspaceId: this.workspaceId,
-            env: this.env,
-            personId: "",
-            productKind: product.kind,
-            productId: product.id,
-            planId,
-            purchasedAt,
-          };
-          meters.credits = packCreditRows(pack, packTerms, this.now).map(({ personId: _written, ...row }) => row);
-        }
-        // Refunded before the move: what was left went with the refund, as a refund here takes it (the ledger keeps what was bought).
-        if (value.status === "revoked") meters.credits = meters.credits.map((row) => ({ ...row, remaining: 0 }));
+        const meters = this.lineMeters.licenceCredits(
+          this.lineMeters.writes(value, product, { bucket: id, periodStart: month.start, periodEnd: month.end, licenceId: id }),
+          product,
+          { id, status: value.status ?? "active", purchasedAt, planId, ownCredits: value.credits !== undefined || isSeat(value) },
+        );
         return {
           kind: "licence",
           email: value.email,
@@ -721,7 +594,7 @@ export class FileCheck {
           kind: "subscription",
           email: value.email,
           toolIds: product.toolIds,
-          meters: this.meterWrites(value, product, { bucket: value.id, periodStart, periodEnd, licenceId: null }),
+          meters: this.lineMeters.writes(value, product, { bucket: value.id, periodStart, periodEnd, licenceId: null }),
           subscription: {
             id: value.id,
             productKind: product.kind,
@@ -748,7 +621,7 @@ export class FileCheck {
         return {
           kind: "grant",
           email: value.email,
-          meters: this.meterWrites(value, product, { bucket: id, periodStart: month.start, periodEnd: month.end, licenceId: null }),
+          meters: this.lineMeters.writes(value, product, { bucket: id, periodStart: month.start, periodEnd: month.end, licenceId: null }),
           grant: {
             id,
             toolId: value.tool,

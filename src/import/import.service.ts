@@ -21,8 +21,9 @@ import { recordSubscriptionMrr } from "../insights/rollup.store.js";
 import { type CreditRow, insertCredits } from "../usage/credits.store.js";
 import { insertUsed } from "../usage/usage.store.js";
 import { requireEnv, requireWorkspace } from "../workspaces/workspace-lookup.service.js";
-import { FileCheck, type MeterWrites, type Write } from "./import.check.js";
+import { FileCheck, type Write } from "./import.check.js";
 import { type ImportLine, type LineProblem, parseLine } from "./import-line.js";
+import type { MeterWrites } from "./import-meters.js";
 import { fileSource, LinePass, type NdjsonSource, textSource } from "./ndjson-reader.js";
 import { loadStoredState } from "./stored-state.js";
 
