@@ -2,7 +2,6 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { after } from "node:test";
-import { pathToFileURL } from "node:url";
 
 const running = new Set<ChildProcess>();
 after(() => {
@@ -39,12 +38,20 @@ export interface RunningWarden {
   kill(): Promise<void>;
 }
 
-/** `warden serve` as a user starts it, in its own process, on a free port. */
+// The built `warden`, as a user runs it (`npm test` builds `dist/` first): under tsx each
+// process compiled the sources again, seconds of CPU that a busy machine turned into a
+// start past the old 20 s wait (issue 49).
+const BIN = join(import.meta.dirname, "..", "..", "bin", "warden.js");
+// How long a start may take before the test fails, saying so: not a budget for a quiet
+// machine (it starts in about a second) but a bound for one that never answers.
+const START_LIMIT_MS = 300_000;
+// A line on the test's output while it waits this long, so a slow start is not silent.
+const START_NOTE_MS = 30_000;
+
+/** `warden serve` as a user starts it, in its own process, on a free port; waits for it to answer, however long that takes. */
 export async function startWarden(env: Record<string, string>): Promise<RunningWarden> {
   const port = await freePort();
-  const cli = pathToFileURL(join(import.meta.dirname, "..", "cli.ts")).href;
-  const script = `const { main } = await import(${JSON.stringify(cli)}); process.exitCode = await main(["serve"]);`;
-  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+  const child = spawn(process.execPath, [BIN, "serve"], {
     env: { ...process.env, LOG_LEVEL: "warn", ...env, PORT: String(port) },
     stdio: ["ignore", "ignore", "pipe"],
   });
@@ -55,7 +62,9 @@ export async function startWarden(env: Record<string, string>): Promise<RunningW
     stderr += String(chunk);
   });
   const baseUrl = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 400; i++) {
+  const started = Date.now();
+  let noted = started;
+  for (;;) {
     try {
       await fetch(`${baseUrl}/api/v1/openapi.json`);
       return {
@@ -69,12 +78,20 @@ export async function startWarden(env: Record<string, string>): Promise<RunningW
           }),
       };
     } catch {
-      if (child.exitCode !== null) throw new Error(`warden serve exited: ${stderr}`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`warden serve exited (${child.exitCode ?? child.signalCode}) before it answered: ${stderr}`);
+      const waited = Date.now() - started;
+      if (waited > START_LIMIT_MS) {
+        child.kill("SIGKILL");
+        throw new Error(`warden serve did not answer on ${baseUrl} in ${START_LIMIT_MS / 1000} s: ${stderr}`);
+      }
+      if (Date.now() - noted >= START_NOTE_MS) {
+        noted = Date.now();
+        process.stderr.write(`warden serve on ${baseUrl} has not answered after ${Math.round(waited / 1000)} s (a busy machine?); still waiting\n`);
+      }
       await new Promise((r) => setTimeout(r, 50));
     }
   }
-  child.kill("SIGKILL");
-  throw new Error(`warden serve did not start: ${stderr}`);
 }
 
 /** A call to the vendor API of a running `warden serve` with a secret key. */
