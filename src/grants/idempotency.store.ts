@@ -79,7 +79,10 @@ export async function claimIdempotencyKeys(
 ): Promise<Map<string, IdempotencyRecord | "claimed">> {
   const outcomes = new Map<string, IdempotencyRecord | "claimed">();
   if (claims.length === 0) return outcomes;
-  const keys = claims.map((c) => c.key);
+  // In key order: two batches claiming the same keys (a client's retries through another
+  // process) then wait on each other in one order, never in a circle (a deadlock).
+  const ordered = [...claims].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const keys = ordered.map((c) => c.key);
   await ex
     .deleteFrom("idempotency_keys")
     .where("workspace_id", "=", scope.workspaceId)
@@ -90,7 +93,7 @@ export async function claimIdempotencyKeys(
   const inserted = await ex
     .insertInto("idempotency_keys")
     .values(
-      claims.map((c) => ({
+      ordered.map((c) => ({
         workspace_id: scope.workspaceId,
         env: scope.env,
         key: c.key,

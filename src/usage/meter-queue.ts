@@ -20,10 +20,11 @@ interface Queue<I, O> {
 }
 
 /**
- * Batches per key, one batch of a key at a time. `run` answers one outcome per input, in
- * order; when it throws, every input of its batch fails with that error. Inputs with the
- * same `conflict` (an Idempotency-Key) never share a batch: the later one waits for the
- * next, so it sees what the earlier one wrote, as it would one at a time.
+ * Batches per key, one batch of a key at a time, in arrival order. `run` answers one
+ * outcome per input, in order; when it throws, every input of its batch fails with that
+ * error. Inputs with the same `conflict` (an Idempotency-Key) never share a batch: the
+ * later one starts the next, so it sees what the earlier one wrote, as it would one at a
+ * time.
  */
 export class KeyedBatches<I, O> {
   private readonly queues = new Map<string, Queue<I, O>>();
@@ -52,21 +53,18 @@ export class KeyedBatches<I, O> {
     setImmediate(() => void this.flush(key, queue));
   }
 
+  // In arrival order, up to the first that cannot join: what came after it waits with it,
+  // so no spend is decided before one that came earlier.
   private take(queue: Queue<I, O>): Waiting<I, O>[] {
-    const batch: Waiting<I, O>[] = [];
-    const left: Waiting<I, O>[] = [];
     const taken = new Set<string>();
+    let end = 0;
     for (const unit of queue.waiting) {
       const conflict = this.conflict(unit.input);
-      if (batch.length >= this.maxBatch || (conflict !== null && taken.has(conflict))) {
-        left.push(unit);
-        continue;
-      }
+      if (end >= this.maxBatch || (conflict !== null && taken.has(conflict))) break;
       if (conflict !== null) taken.add(conflict);
-      batch.push(unit);
+      end++;
     }
-    queue.waiting = left;
-    return batch;
+    return queue.waiting.splice(0, end);
   }
 
   private async flush(key: string, queue: Queue<I, O>): Promise<void> {

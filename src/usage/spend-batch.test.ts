@@ -83,6 +83,21 @@ for (const dialect of DIALECTS) {
       assert.equal(await used(), 3);
     });
 
+    test("one spend's fault does not fail the spends sent with it: a replay whose stored answer is broken fails alone", async () => {
+      const { services, ws, spend, used } = await bed(dialect, "fault@example.com");
+      assert.equal((await spend(1, "broken")).statusCode, 200);
+      await services.db
+        .updateTable("idempotency_keys")
+        .set({ response_body: "{" })
+        .where("workspace_id", "=", ws.workspaceId)
+        .where("key", "=", "broken")
+        .execute();
+      const [broken, a, b] = await Promise.all([spend(1, "broken"), spend(1, "a"), spend(1, "b")]);
+      assert.notEqual(broken?.statusCode, 200, "the broken replay fails");
+      assert.deepEqual([a?.statusCode, b?.statusCode], [200, 200], `${a?.body} ${b?.body}`);
+      assert.equal(await used(), 3);
+    });
+
     test("a key sent at once with two bodies: one spends, the other is refused as a mismatch and spends nothing", async () => {
       const { spend, used } = await bed(dialect, "clash@example.com");
       const answers = await Promise.all([spend(1, "clash"), spend(3, "clash")]);

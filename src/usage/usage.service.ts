@@ -13,6 +13,7 @@ import { isEmailShape, normaliseEmail } from "../customers/email.js";
 import type { Sources } from "../customers/entitlement.js";
 import { ensurePerson, findPersonByEmail } from "../customers/person.store.js";
 import { type Executor, holdWriteLock } from "../db/database.js";
+import { isDatabaseUnavailable } from "../db/storage-faults.js";
 import { ApiError, invalidParameter, notFound } from "../errors/errors.js";
 import { claimOrReplayMany } from "../grants/idempotency.js";
 import { completeIdempotencyKeys, releaseIdempotencyKeys } from "../grants/idempotency.store.js";
@@ -135,18 +136,40 @@ class NothingSpent extends Error {
 }
 
 /**
+ * A batch of spends, together (spendTogether); when that fails for anything but the
+ * database being away, each spend again alone, so that one spend's fault (a broken stored
+ * answer, a deadlock with another process's batch) fails that spend only, as before
+ * spends were batched. Nothing of the failed batch was written: its transaction rolled back.
+ */
+async function spendBatch(batch: readonly SpendRequest[]): Promise<Outcome<SpendResult>[]> {
+  try {
+    return await spendTogether(batch);
+  } catch (error) {
+    if (batch.length === 1 || isDatabaseUnavailable(error)) throw error;
+    const outcomes: Outcome<SpendResult>[] = [];
+    for (const request of batch) {
+      try {
+        outcomes.push(...(await spendTogether([request])));
+      } catch (alone) {
+        outcomes.push({ ok: false, error: alone });
+      }
+    }
+    return outcomes;
+  }
+}
+
+/**
  * A batch of spends of one person's meter, in one transaction: the meter locked once,
  * what is left read once, then each spend drawn in turn, all of it or none, exactly as
  * one at a time; what they drew written as one sum per row. A spend refused (what is
  * left is not enough, or its Idempotency-Key came with another request) writes nothing:
  * its key is given back, and a batch that spent nothing is rolled back whole.
  */
-async function spendBatch(batch: readonly SpendRequest[]): Promise<Outcome<SpendResult>[]> {
+async function spendTogether(batch: readonly SpendRequest[]): Promise<Outcome<SpendResult>[]> {
   const first = batch[0];
   if (!first) return [];
-  const { services, scope, spender, meter } = first;
-  // The latest terms: a spend queued behind others reads what they would.
-  const tool = (batch[batch.length - 1] as SpendRequest).tool;
+  // The first spend's terms and meter, read together: the catalogue changed meanwhile reaches the next batch.
+  const { services, scope, spender, meter, tool } = first;
   const { db, clock } = services;
   const idempotencyScope = { workspaceId: scope.workspaceId, env: scope.env };
   try {

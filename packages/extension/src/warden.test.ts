@@ -283,8 +283,16 @@ describe("a content script's calls", () => {
       relay: { url: "https://elsewhere.example.com/steal", method: "GET", headers: {}, body: null },
     });
     assert.deepEqual(answer, { failed: "not a Warden address: https://elsewhere.example.com/steal" });
-
+    // Below a Warden served under a path, an address that climbs out of it is not Warden's.
     const { make } = await signedIn();
+    const underPath = fakeRuntime();
+    make({ runtime: underPath, url: `${URL_}/warden` }).startBackground();
+    const climbed = await underPath.sendMessage({
+      warden: `warden:${TARGET.workspace}:test:${TARGET.tool}`,
+      relay: { url: `${URL_}/warden/../steal`, method: "GET", headers: {}, body: null },
+    });
+    assert.deepEqual(climbed, { failed: `not a Warden address: ${URL_}/warden/../steal` });
+
     const alone = make({ runtime: fakeRuntime(), contentScript: true });
     await assert.rejects(alone.usage(), (e: WardenError) => e.type === "network_error");
   });

@@ -267,6 +267,16 @@ export function createWarden(options: WardenOptions): Warden {
   const watchMs = (options.pageWatchMinutes ?? 30) * 60_000;
   const toolPath = `/tools/${encodeURIComponent(options.tool)}`;
   const clientUrl = (path: string) => `${base}/api/client/v1${path}`;
+  /** Below `base` once resolved: `…/warden/../x` is not, whatever its text starts with. */
+  const isWardenAddress = (url: string): boolean => {
+    try {
+      const resolved = new URL(url);
+      const root = new URL(`${base}/`);
+      return resolved.origin === root.origin && resolved.pathname.startsWith(root.pathname);
+    } catch {
+      return false;
+    }
+  };
   const keys = new KeySet(storage, `warden:jwks:${base}`, clock, async () => (await request<{ keys: Jwk[] }>(http, `${base}/.well-known/jwks.json`)).keys);
 
   const listeners = new Set<(state: AccessState) => void>();
@@ -757,7 +767,7 @@ export function createWarden(options: WardenOptions): Warden {
         const relayed = relayedRequest(asked);
         if (relayed) {
           // Warden's own addresses only: the worker sends a content script's calls to Warden, nothing else.
-          if (relayed.url.startsWith(`${base}/`)) sendRelayed(ownFetch, relayed).then(respond);
+          if (isWardenAddress(relayed.url)) sendRelayed(ownFetch, relayed).then(respond);
           else respond({ failed: `not a Warden address: ${relayed.url}` });
           return true;
         }
