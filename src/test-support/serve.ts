@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { readdir, stat } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { after } from "node:test";
@@ -48,8 +49,29 @@ const START_LIMIT_MS = 300_000;
 // A line on the test's output while it waits this long, so a slow start is not silent.
 const START_NOTE_MS = 30_000;
 
+const SRC = join(import.meta.dirname, "..");
+let built: Promise<void> | null = null;
+
+/**
+ * Fails when a source file is newer than the build: the test would run yesterday's code
+ * and say nothing (`node scripts/run-tests.mjs <file>` builds nothing; `npm test` does).
+ */
+function assertBuilt(): Promise<void> {
+  built ??= (async () => {
+    const builtAt = (await stat(join(SRC, "..", "dist", "cli.js")).catch(() => null))?.mtimeMs ?? 0;
+    const sources = (await readdir(SRC, { recursive: true })).filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts") && !f.startsWith("test-support"));
+    for (const file of sources) {
+      if ((await stat(join(SRC, file))).mtimeMs > builtAt) {
+        throw new Error(`dist/ is older than src/${file}: run npm run build (the tests start the built warden, as a user runs it)`);
+      }
+    }
+  })();
+  return built;
+}
+
 /** `warden serve` as a user starts it, in its own process, on a free port; waits for it to answer, however long that takes. */
 export async function startWarden(env: Record<string, string>): Promise<RunningWarden> {
+  await assertBuilt();
   const port = await freePort();
   const child = spawn(process.execPath, [BIN, "serve"], {
     env: { ...process.env, LOG_LEVEL: "warn", ...env, PORT: String(port) },
