@@ -3,7 +3,7 @@
 // state, the API's answers and the emitted events' bodies, on both engines.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { DAY_MS, MINUTE_MS, toIso } from "../clock.js";
+import { DAY_MS, MINUTE_MS } from "../clock.js";
 import { ensurePerson } from "../customers/person.store.js";
 import { derivedId } from "../ids.js";
 import { revenueInsights, subscriptionInsights } from "../insights/insights.service.js";
@@ -27,7 +27,6 @@ import { cancelSubscription } from "./subscription.service.js";
 
 const MONTHLY = { id: "monthly", name: "Monthly", billing: "subscription", amountCents: 500, currency: "eur", interval: "month" };
 const METADATA: Metadata = { warden_tool: "tabmaster", warden_plan: "monthly" };
-const sec = (ms: number) => Math.floor(ms / 1000) * 1000;
 
 type Testbed = Awaited<ReturnType<typeof paymentsTestbed>>;
 
@@ -99,13 +98,13 @@ for (const dialect of DIALECTS) {
         subscription: sub.id,
         plan: "tabmaster:monthly",
         status: "active",
-        period_end: toIso(sec(sub.periodEnd)),
+        period_end: "2026-12-21T12:00:00.000Z", // a month's period from 21 November
         user_id: null,
       };
       assert.deepEqual(ofType(events, "purchase.completed")[0], {
         id: factId(t, "purchase.completed", sub.id),
         type: "purchase.completed",
-        created: Math.floor(t.clock.now() / 1000),
+        created: 1795262400, // 21 Nov 2026 12:00 UTC, in Unix seconds
         livemode: false,
         data: {
           tool: "tabmaster",
@@ -126,7 +125,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(ofType(events, "subscription.started")[0], {
         id: factId(t, "subscription.started", sub.id),
         type: "subscription.started",
-        created: Math.floor(t.clock.now() / 1000),
+        created: 1795262400,
         livemode: false,
         data: facts,
       });
@@ -140,7 +139,7 @@ for (const dialect of DIALECTS) {
           account: false,
           entitled: true,
           via: "subscription",
-          paid_at: toIso(sec(sub.periodStart)),
+          paid_at: "2026-11-21T12:00:00.000Z",
           plan: MONTHLY,
           subscription: { status: "active", periodEnd: facts.period_end, cancelAtPeriodEnd: false, cancelAt: null },
           trial: null,
@@ -148,7 +147,15 @@ for (const dialect of DIALECTS) {
         },
       });
       assert.deepEqual(await t.list(), [
-        { email: "linus@example.com", account: false, entitled: true, via: "subscription", since: toIso(sec(sub.startedAt)), last_active_at: null, devices: 0 },
+        {
+          email: "linus@example.com",
+          account: false,
+          entitled: true,
+          via: "subscription",
+          since: "2026-11-21T12:00:00.000Z",
+          last_active_at: null,
+          devices: 0,
+        },
       ]);
     });
 
@@ -214,14 +221,16 @@ for (const dialect of DIALECTS) {
       const sub = stripeSubscription(t, { status: "incomplete", metadata: { ...METADATA, warden_account: account.id } });
       const created = t.clock.now();
       const later = created + 10_000;
-      const renewedEnd = sub.periodEnd;
       assert.equal(
         await t.send("customer.subscription.updated", sub.object({ status: "active" }), { created: later, previousAttributes: { status: "incomplete" } }),
         "applied",
       );
       assert.equal(await t.send("customer.subscription.created", sub.object(), { created }), "applied");
       const stored = await t.subscription(sub.id);
-      assert.deepEqual([stored?.status, Number(stored?.current_period_end), Number(stored?.processor_at)], ["active", sec(renewedEnd), sec(later)]);
+      assert.deepEqual(
+        [stored?.status, Number(stored?.current_period_end), Number(stored?.processor_at)],
+        ["active", Date.parse("2026-12-21T12:00:00.000Z"), Date.parse("2026-11-21T12:00:10.000Z")],
+      );
       assert.equal(ofType(await t.events(), "subscription.started").length, 1);
       assert.equal((await t.customer("ada@example.com")).body.entitled, true);
     });
@@ -235,7 +244,7 @@ for (const dialect of DIALECTS) {
       await t.send("customer.subscription.updated", sub.object({ status: "active" }), { previousAttributes: { status: "incomplete" } });
       const started = ofType(await t.events(), "subscription.started");
       assert.equal(started.length, 1);
-      assert.equal(started[0]?.created, Math.floor(t.clock.now() / 1000));
+      assert.equal(started[0]?.created, 1795262460, "21 Nov 2026 12:01 UTC: the payment's minute, not the creation's");
       assert.equal((await t.customer("linus@example.com")).body.entitled, true);
     });
 
@@ -252,18 +261,18 @@ for (const dialect of DIALECTS) {
       const [cancelled, ...more] = ofType(await t.events(), "subscription.cancelled");
       assert.equal(more.length, 0);
       assert.deepEqual(cancelled, {
-        id: factId(t, "subscription.cancelled", `${sub.id}|${toIso(t.clock.now()).slice(0, 10)}`),
+        id: factId(t, "subscription.cancelled", `${sub.id}|2026-11-23`),
         type: "subscription.cancelled",
-        created: Math.floor(t.clock.now() / 1000),
+        created: 1795435200, // 23 Nov 2026 12:00 UTC, two days in
         livemode: false,
         data: {
           tool: "tabmaster",
           subscription: sub.id,
           plan: "tabmaster:monthly",
           status: "active",
-          period_end: toIso(sec(sub.periodEnd)),
+          period_end: "2026-12-21T12:00:00.000Z",
           user_id: null,
-          ends_at: toIso(sec(sub.periodEnd)),
+          ends_at: "2026-12-21T12:00:00.000Z",
           immediately: false,
         },
       });
@@ -271,11 +280,11 @@ for (const dialect of DIALECTS) {
       assert.equal(answer.body.entitled, true);
       assert.deepEqual(answer.body.subscription, {
         status: "active",
-        periodEnd: toIso(sec(sub.periodEnd)),
+        periodEnd: "2026-12-21T12:00:00.000Z",
         cancelAtPeriodEnd: true,
-        cancelAt: toIso(sec(sub.periodEnd)),
+        cancelAt: "2026-12-21T12:00:00.000Z",
       });
-      assert.equal((await t.subscription(sub.id))?.cancel_notified_day, toIso(t.clock.now()).slice(0, 10));
+      assert.equal((await t.subscription(sub.id))?.cancel_notified_day, "2026-11-23");
     });
 
     test("the cancellation is sent at most once per UTC day: set, unset and set again the same day is one event; again after midnight is another", async () => {
@@ -336,21 +345,21 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(cancelled, {
         id: factId(t, "subscription.cancelled", `${sub.id}|ended`),
         type: "subscription.cancelled",
-        created: Math.floor(ended / 1000),
+        created: 1797854400, // 21 Dec 2026 12:00 UTC, when it ended
         livemode: false,
         data: {
           tool: "tabmaster",
           subscription: sub.id,
           plan: "tabmaster:monthly",
           status: "canceled",
-          period_end: toIso(sec(sub.periodEnd)),
+          period_end: "2026-12-21T12:00:00.000Z",
           user_id: null,
-          ends_at: toIso(sec(ended)),
+          ends_at: "2026-12-21T12:00:00.000Z",
           immediately: true,
         },
       });
       const stored = await t.subscription(sub.id);
-      assert.deepEqual([stored?.status, Number(stored?.ended_at)], ["canceled", sec(ended)]);
+      assert.deepEqual([stored?.status, Number(stored?.ended_at)], ["canceled", Date.parse("2026-12-21T12:00:00.000Z")]);
       const answer = await t.customer("linus@example.com");
       assert.deepEqual([answer.body.entitled, answer.body.via], [false, null]);
       // Present whatever the status, so the lapse can be explained.
@@ -368,7 +377,11 @@ for (const dialect of DIALECTS) {
       t.clock.advance(14 * DAY_MS);
       await t.send("customer.subscription.updated", sub.object({ status: "unpaid" }), { previousAttributes: { status: "past_due" } });
       const [cancelled] = ofType(await t.events(), "subscription.cancelled");
-      assert.deepEqual([cancelled?.data.immediately, cancelled?.data.status, cancelled?.data.ends_at], [true, "unpaid", toIso(sec(t.clock.now()))]);
+      assert.deepEqual(
+        [cancelled?.data.immediately, cancelled?.data.status, cancelled?.data.ends_at],
+        [true, "unpaid", "2027-01-05T12:00:00.000Z"],
+        "ends when it turns unpaid, 45 days in",
+      );
       assert.equal((await t.customer("linus@example.com")).body.entitled, false);
     });
 
@@ -383,7 +396,7 @@ for (const dialect of DIALECTS) {
         env: "test",
         status: "active",
         cancel_at_period_end: true,
-        ends_at: toIso(sec(sub.periodEnd)),
+        ends_at: "2026-12-21T12:00:00.000Z",
         ended: false,
         at_stripe: false,
       });
@@ -394,7 +407,7 @@ for (const dialect of DIALECTS) {
 
       t.clock.advance(DAY_MS);
       const ended = await cancelSubscription(t.services, { id: sub.id, now: true });
-      assert.deepEqual([ended.status, ended.ended, ended.ends_at], ["canceled", true, toIso(t.clock.now())]);
+      assert.deepEqual([ended.status, ended.ended, ended.ends_at], ["canceled", true, "2026-11-23T12:00:00.000Z"]);
       assert.equal((await t.customer("linus@example.com")).body.entitled, false);
       t.clock.advance(MINUTE_MS);
       await t.send("customer.subscription.deleted", sub.object({ status: "canceled", canceledAt: t.clock.now(), endedAt: t.clock.now() }));
@@ -434,7 +447,7 @@ for (const dialect of DIALECTS) {
     test("a team subscription's quantity at Stripe: seats follow it (fewer: the newest handed out go), MRR moves by expansion and contraction that day", async () => {
       const t = await paymentsTestbed(dialect);
       const { assignSeat } = await import("./seat.service.js");
-      const bought = utcDay(t.clock.now());
+      const bought = "2026-11-21";
       const sub = await subscribe(t, "it@example.org", { metadata: { ...METADATA, warden_seats: "2" } });
       // Handed out a second apart: which was first decides which seat goes (in the same millisecond, the ids would).
       for (const email of ["alan@example.org", "barbara@example.org"]) {
@@ -443,14 +456,14 @@ for (const dialect of DIALECTS) {
       }
 
       t.clock.advance(DAY_MS);
-      const raised = utcDay(t.clock.now());
+      const raised = "2026-11-22";
       assert.equal(await t.send("customer.subscription.updated", sub.object({ quantity: 4 }), { previousAttributes: { quantity: 2 } }), "applied");
       assert.equal((await t.subscription(sub.id))?.seats, 4);
       await assignSeat(t.services, { team: sub.id, email: "carol@example.org" });
       assert.equal((await t.customer("carol@example.org")).body.entitled, true);
 
       t.clock.advance(DAY_MS);
-      const lowered = utcDay(t.clock.now());
+      const lowered = "2026-11-23";
       assert.equal(await t.send("customer.subscription.updated", sub.object({ quantity: 1 })), "applied");
       assert.equal((await t.subscription(sub.id))?.seats, 1);
       // The first handed out keeps the one seat paid for; the later ones lose access at once.
@@ -476,7 +489,7 @@ for (const dialect of DIALECTS) {
 
     test("a subscription bought for one person stays one whatever quantity Stripe bills, and a quantity of 0 leaves a team's seats", async () => {
       const t = await paymentsTestbed(dialect);
-      const bought = utcDay(t.clock.now());
+      const bought = "2026-11-21";
       const own = await subscribe(t);
       const team = await subscribe(t, "it@example.org", { metadata: { ...METADATA, warden_seats: "3" } });
       t.clock.advance(DAY_MS);
@@ -509,7 +522,7 @@ for (const dialect of DIALECTS) {
 
     test("a price linked to another subscription plan of the product changes the plan, and MRR with it; another product's or a one-time plan's does not", async () => {
       const t = await paymentsTestbed(dialect);
-      const bought = utcDay(t.clock.now());
+      const bought = "2026-11-21";
       await createPlan(t.services.db, t.clock, {
         workspace: t.ws.slug,
         tool: "tabmaster",
@@ -536,7 +549,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await t.subscription(sub.id))?.plan_id, "monthly");
 
       t.clock.advance(DAY_MS);
-      const changed = utcDay(t.clock.now());
+      const changed = "2026-11-23"; // two days and a minute after the purchase
       assert.equal(await t.send("customer.subscription.updated", sub.object({ price: "price_yearly" })), "applied");
       assert.equal((await t.subscription(sub.id))?.plan_id, "yearly");
       assert.equal((await t.customer("linus@example.com")).body.plan?.id, "yearly", "the customer's plan follows");
@@ -548,20 +561,20 @@ for (const dialect of DIALECTS) {
 
     test("a subscription payment's refund counts in Insights' refunds on its day, parts as they add up, once; access and events are unchanged", async () => {
       const t = await paymentsTestbed(dialect);
-      const bought = utcDay(t.clock.now());
+      const bought = "2026-11-21";
       const sub = await subscribe(t);
       const paymentIntent = stripeId("pi");
       assert.equal(await t.send("invoice.paid", invoiceObject({ subscription: sub.id, paymentIntent, amountPaid: 500 })), "applied");
       const refund = (amountRefunded: number) => t.send("charge.refunded", chargeObject({ paymentIntent, amount: 500, amountRefunded }));
 
       t.clock.advance(DAY_MS);
-      const partly = utcDay(t.clock.now());
+      const partly = "2026-11-22";
       assert.equal(await refund(200), "applied");
       t.clock.advance(MINUTE_MS);
       assert.equal(await refund(200), "applied", "Stripe's second report of the same refund");
       assert.equal(await lastReason(t), "refunded already");
       t.clock.advance(DAY_MS);
-      const fully = utcDay(t.clock.now());
+      const fully = "2026-11-23";
       assert.equal(await refund(500), "applied");
       assert.equal(await refund(300), "applied", "an older report counts nothing back");
 
@@ -582,12 +595,12 @@ for (const dialect of DIALECTS) {
 
     test("a refund reported before its subscription is stored counts, on the refund's day, when the subscription is", async () => {
       const t = await paymentsTestbed(dialect);
-      const paid = utcDay(t.clock.now());
+      const paid = "2026-11-21";
       const id = stripeId("sub");
       const paymentIntent = stripeId("pi");
       await t.send("invoice.paid", invoiceObject({ subscription: id, paymentIntent, amountPaid: 500 }));
       t.clock.advance(DAY_MS);
-      const refunded = utcDay(t.clock.now());
+      const refunded = "2026-11-22";
       assert.equal(await t.send("charge.refunded", chargeObject({ paymentIntent, amount: 500, amountRefunded: 500 })), "applied");
       t.clock.advance(DAY_MS);
       await subscribe(t, "late@example.org", { id });
@@ -598,13 +611,12 @@ for (const dialect of DIALECTS) {
     test("since keeps the first time the tool was held, through an ended subscription and a later one", async () => {
       const t = await paymentsTestbed(dialect);
       const first = await subscribe(t);
-      const firstHeld = sec(t.clock.now());
       t.clock.advance(40 * DAY_MS);
       await t.send("customer.subscription.deleted", first.object({ status: "canceled", endedAt: t.clock.now() }));
       t.clock.advance(40 * DAY_MS);
       await subscribe(t);
       const [row] = await t.list();
-      assert.deepEqual([row?.entitled, row?.since], [true, toIso(firstHeld)]);
+      assert.deepEqual([row?.entitled, row?.since], [true, "2026-11-21T12:00:00.000Z"]);
     });
   });
 }

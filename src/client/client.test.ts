@@ -10,7 +10,6 @@ import { after, describe, test } from "node:test";
 import { decodeJwt } from "jose";
 import { toIso } from "../clock.js";
 import { importNdjson } from "../import/import.service.js";
-import { CODE_FAILURES_PER_DAY } from "../limits/limits.service.js";
 import { clientCalls, testMailbox } from "../test-support/client.js";
 import { fillDiskFor } from "../test-support/full-disk.js";
 import { DIALECTS, seedCatalogue, seedWorkspace, testApi, testServices } from "../test-support/harness.js";
@@ -45,7 +44,7 @@ for (const dialect of DIALECTS) {
 
         const asked = await askCode(api, ws, typed);
         assert.equal(asked.statusCode, 200, asked.body);
-        assert.equal(asked.json().expires_at, toIso(services.clock.now() + 600_000));
+        assert.equal(asked.json().expires_at, "2026-11-21T12:10:00.000Z", "a code lasts 10 minutes");
         const code = await codeFor(typed);
         const verified = await verify(api, ws, typed, code);
         assert.equal(verified.statusCode, 200, verified.body);
@@ -130,7 +129,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await askCode(api, ws, a)).statusCode, 200);
     });
 
-    test(`at most ${CODE_FAILURES_PER_DAY} wrong codes in a row per address and environment: then every code is refused (429, Retry-After) until 24 hours after the first; a right code before that starts the count again`, async () => {
+    test("at most 100 wrong codes in a row per address and environment: then every code is refused (429, Retry-After) until 24 hours after the first; a right code before that starts the count again", async () => {
       // Enough codes an hour to reach the ceiling in one: the hourly quotas are not what is tested here.
       const { services, clock } = await testServices(dialect, {
         SMTP_URL: mailbox.url,
@@ -157,18 +156,15 @@ for (const dialect of DIALECTS) {
       };
 
       // One short of the ceiling, a right code signs in and starts the count again.
-      await guess(CODE_FAILURES_PER_DAY - 1);
+      await guess(99);
       assert.equal((await rightCode()).statusCode, 200);
       const first = clock.now();
-      await guess(CODE_FAILURES_PER_DAY);
+      await guess(100);
       clock.advance(3_600_000);
       const refused = await rightCode();
       assert.equal(refused.statusCode, 429, refused.body);
       assert.equal(refused.json().error.type, "rate_limit_error");
-      assert.equal(
-        refused.json().error.message,
-        `Too many wrong sign-in codes for this address in a day (${CODE_FAILURES_PER_DAY}): codes for it work again in 24 hours.`,
-      );
+      assert.equal(refused.json().error.message, "Too many wrong sign-in codes for this address in a day (100): codes for it work again in 24 hours.");
       assert.equal(refused.headers["retry-after"], String(23 * 3600), "24 hours after the first wrong code of the run");
       // The refused code kept its tries: nothing was compared.
       const tries = await services.db

@@ -27,7 +27,7 @@ for (const dialect of DIALECTS) {
       assert.equal(usd.oneTime.total, 4900);
       assert.equal(usd.subscription.total, 0);
       assert.equal(usd.gross.points.length, 7);
-      assert.deepEqual(usd.gross.points.at(-1), { date: today, value: 4900 });
+      assert.deepEqual(usd.gross.points.at(-1), { date: "2026-11-21", value: 4900 }, "the day the clock says it was paid");
       assert.equal(usd.gross.previous.length, 7);
       assert.deepEqual(usd.byPlan, [{ planId: "lifetime", planName: "Lifetime", bundleId: null, pack: false, gross: 4900, refunds: 0 }]);
 

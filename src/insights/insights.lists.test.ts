@@ -118,7 +118,20 @@ for (const dialect of DIALECTS) {
       };
       const flush = (checks: Activity[]) => db.transaction().execute((trx) => recordActivities(trx, checks));
 
+      // Each checked day's ranges, first days written out: the last 7, 30 and 90 days, and the 12 months to the day's month.
+      const firstDays: Record<string, Record<(typeof SPANS)[number], string>> = {
+        "2025-12-31": { "7d": "2025-12-25", "30d": "2025-12-02", "90d": "2025-10-03", "12m": "2025-01-01" },
+        "2026-01-01": { "7d": "2025-12-26", "30d": "2025-12-03", "90d": "2025-10-04", "12m": "2025-02-01" },
+        "2026-02-28": { "7d": "2026-02-22", "30d": "2026-01-30", "90d": "2025-12-01", "12m": "2025-03-01" },
+        "2026-03-01": { "7d": "2026-02-23", "30d": "2026-01-31", "90d": "2025-12-02", "12m": "2025-04-01" },
+        "2026-06-18": { "7d": "2026-06-12", "30d": "2026-05-20", "90d": "2026-03-21", "12m": "2025-07-01" },
+        "2026-12-01": { "7d": "2026-11-25", "30d": "2026-11-02", "90d": "2026-09-03", "12m": "2026-01-01" },
+        "2026-12-03": { "7d": "2026-11-27", "30d": "2026-11-04", "90d": "2026-09-05", "12m": "2026-01-01" },
+        "2026-12-04": { "7d": "2026-11-28", "30d": "2026-11-05", "90d": "2026-09-06", "12m": "2026-01-01" },
+      };
+
       const verify = async (today: string, label: string) => {
+        assert.ok(firstDays[today], `${today}: its ranges' first days are written above`);
         for (const toolId of [null, "tabmaster", "linkkeeper"]) {
           const inScope = (kind: string, id: string) => toolId === null || (kind === "tool" && id === toolId) || (kind === "bundle" && id === "suite");
           const paying = new Set(licences.filter((l) => l.amount_cents !== null && inScope(l.product_kind, l.product_id)).map((l) => l.person_id));
@@ -126,7 +139,7 @@ for (const dialect of DIALECTS) {
           const scope = { workspaceId: ws.workspaceId, env: "test" as const, scopes: toolId === null ? null : await scopesOfTool(db, ws.workspaceId, toolId) };
           const activity = toolId === null ? "*" : `tool:${toolId}`;
           for (const span of SPANS) {
-            const from = windowStart(span, today);
+            const from = firstDays[today]?.[span] as string;
             const daysOf = (id: string) => [...(history.get(id) ?? [])].filter((d) => d >= from && d <= today).length;
             // The window's rows: every person with a day in it, counted.
             const rows = await db
@@ -199,7 +212,7 @@ for (const dialect of DIALECTS) {
         null,
         "a day after the range: not read from the window",
       );
-      const from = windowStart("30d", today);
+      const from = "2026-11-04"; // the last 30 days to 3 December
       const expected = people
         .filter((p) => !licences.some((l) => l.person_id === p.id && l.amount_cents !== null))
         .map((p) => ({ id: p.id, days: [...(history.get(p.id) ?? [])].filter((d) => d >= from && d <= today).length }))

@@ -68,9 +68,9 @@ for (const dialect of DIALECTS) {
       // Before the fix the 30 days showed €223.00, today €135.00 of it, and October nothing.
       const days = await t.revenue(dayOf(t.ago(29)));
       assert.equal(days.gross, 8800, "the payments of the last 30 days");
-      assert.deepEqual(days.grossBy, { [dayOf(t.ago(10))]: 4900, [dayOf(t.ago(5))]: 3900 });
+      assert.deepEqual(days.grossBy, { "2026-11-11": 4900, "2026-11-16": 3900 });
       const months = await t.revenue(dayOf(t.ago(80)), "month");
-      assert.deepEqual(months.grossBy, { [dayOf(t.ago(50)).slice(0, 7)]: 13500, [dayOf(t.today).slice(0, 7)]: 8800 });
+      assert.deepEqual(months.grossBy, { "2026-10": 13500, "2026-11": 8800 });
     });
 
     test("an invoice without Stripe's paid time counts on its created, else on its event's", async () => {
@@ -81,7 +81,7 @@ for (const dialect of DIALECTS) {
       // Made an hour before it was paid, 20 days ago: the same day here (the clock is at noon).
       const bare = invoiceObject({ subscription: sub, paymentIntent: stripeId("pi"), amountPaid: 700 });
       await t.send("invoice.paid", bare, { created: t.ago(12) });
-      assert.deepEqual((await t.revenue(dayOf(t.ago(59)))).grossBy, { [dayOf(t.ago(20))]: 500, [dayOf(t.ago(12))]: 700 });
+      assert.deepEqual((await t.revenue(dayOf(t.ago(59)))).grossBy, { "2026-11-01": 500, "2026-11-09": 700 });
     });
 
     test("an invoice that arrives before its subscription counts, when the subscription is stored, on the day it was paid", async () => {
@@ -98,8 +98,8 @@ for (const dialect of DIALECTS) {
       const created = subscriptionObject({ id, status: "active", metadata: monthly, startedAt: t.ago(40), periodStart: t.ago(40), periodEnd: t.ago(10) });
       assert.equal(await t.send("customer.subscription.created", created), "applied");
       const r = await t.revenue(dayOf(t.ago(59)));
-      assert.deepEqual(r.grossBy, { [dayOf(t.ago(40))]: 500 });
-      assert.deepEqual(r.refundsBy, { [dayOf(t.ago(30))]: 200 });
+      assert.deepEqual(r.grossBy, { "2026-10-12": 500 });
+      assert.deepEqual(r.refundsBy, { "2026-10-22": 200 });
     });
 
     test("refunds count on the day Stripe refunded and a lost dispute on the day it closed; the vendor's own refund today", async () => {
@@ -140,11 +140,11 @@ for (const dialect of DIALECTS) {
 
       const r = await t.revenue(dayOf(t.ago(29)));
       assert.deepEqual(r.refundsBy, {
-        [dayOf(t.ago(6))]: 1000,
-        [dayOf(t.ago(4))]: 4900,
-        [dayOf(t.ago(3))]: 4900,
-        [dayOf(t.ago(2))]: 500,
-        [dayOf(t.today)]: 4900,
+        "2026-11-15": 1000,
+        "2026-11-17": 4900,
+        "2026-11-18": 4900,
+        "2026-11-19": 500,
+        "2026-11-21": 4900,
       });
       const licences = await t.licences();
       assert.equal(Number(licences.find((l) => l.payment_intent === full)?.refunded_at), t.ago(3), "the licence's refund keeps Stripe's time");

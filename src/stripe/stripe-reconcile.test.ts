@@ -305,7 +305,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([first?.since, first?.applied], [null, 0]);
       t.clock.advance(60 * 60_000);
       const next = (await reconcileScheduled(t.services, { sleep: async () => {} })).find((r) => r.workspace === solo.slug);
-      assert.equal(next?.since, (first?.startedAt ?? 0) - 4 * DAY_MS);
+      assert.equal(next?.since, Date.parse("2026-11-17T12:00:00.000Z"), "four days before the first round, on 21 November at 12:00");
       // Stripe refusing one environment's key fails its run alone; the round goes on.
       t.stripeApi.failWith = { status: 401, error: { type: "invalid_request_error", message: "Invalid API Key provided: sk_test_****0123" } };
       const refused = (await reconcileScheduled(t.services, { sleep: async () => {} })).filter((r) => r.status === "failed");

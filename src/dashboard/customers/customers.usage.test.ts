@@ -2,12 +2,10 @@
 // the owner's hand adjustment of credits through the API's use case, on both engines.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { DAY_MS, toIso } from "../../clock.js";
 import { dashboardApp, dashboardServices, TestBrowser } from "../../test-support/dashboard.js";
 import { DIALECTS } from "../../test-support/harness.js";
 import { seedUsageCatalogue } from "../../test-support/usage.js";
 import type { MeterUsage } from "../../usage/usage.schema.js";
-import { formatTime } from "../shared/layout.js";
 
 const EMAIL = "ada@example.com";
 
@@ -71,9 +69,9 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(summariesRow(shown.body), [
         "7",
         "100",
-        `70 50 until ${formatTime(now + 30 * DAY_MS)} 20 until spent`,
+        "70 50 until 21 Dec 2026, 12:00 UTC 20 until spent", // the pack of 50 lasts 30 days
         "163 summaries",
-        formatTime(Date.parse(before.resets_at ?? "")),
+        "1 Dec 2026, 00:00 UTC", // the next calendar month
       ]);
       assert.match(shown.body, /badge-ok">On<\/span> Export/, "lifetime unlocks export");
       assert.match(shown.body, /badge-off">Off<\/span> Sync/);
@@ -85,13 +83,13 @@ for (const dialect of DIALECTS) {
       assert.match(after.body, /Credits adjusted/);
       assert.equal(summariesRow(after.body)[3], "188 summaries");
       const row = (await ledger()).find((r) => r.note === "Beta tester");
-      assert.deepEqual([row?.amount, row?.expires_at], [25, toIso(now + 10 * DAY_MS)], "the API's ledger row");
+      assert.deepEqual([row?.amount, row?.expires_at], [25, "2026-12-01T12:00:00.000Z"], "the API's ledger row: 10 days from now");
 
       const removed = await browser.post(`${page}/credits`, { meter: "summaries", change: "remove", amount: "60", note: "Double-counted" });
       assert.equal(removed.statusCode, 303);
       const left = await usage();
       assert.equal(left.credits, 35, "60 taken, soonest-expiring first: the 25 for 10 days, then 35 of the 50");
-      assert.equal(summariesRow((await browser.get(page)).body)[2], `35 15 until ${formatTime(now + 30 * DAY_MS)} 20 until spent`);
+      assert.equal(summariesRow((await browser.get(page)).body)[2], "35 15 until 21 Dec 2026, 12:00 UTC 20 until spent");
       const removal = (await ledger()).find((r) => r.note === "Double-counted");
       assert.deepEqual([removal?.amount, removal?.expires_at], [-60, null]);
       // The key's two adjustments are not in the owners' log (as the API documents); the page's two are.
