@@ -43,6 +43,20 @@ for (const dialect of DIALECTS) {
       assert.equal(t.stripeApi.calls.length, 1);
     });
 
+    test("a test purchase made up on the command line is refunded in Warden alone: Stripe, which never saw it, is not asked", async () => {
+      const t = await setUp(dialect);
+      const paymentIntent = "pi_warden_test_0123456789abcdefghijklmn";
+      await t.send(
+        "checkout.session.completed",
+        paymentSession({ email: "ada@example.com", metadata: { warden_tool: "tabmaster" }, paymentIntent, now: t.clock.now() }),
+      );
+      const [licence] = await t.licences();
+      const result = await refundLicence(t.services, { id: licence?.id ?? "" });
+      assert.deepEqual([result.at_stripe, result.refunded_now], [false, true]);
+      assert.deepEqual(t.stripeApi.calls, []);
+      assert.equal((await t.licences())[0]?.status, "revoked");
+    });
+
     test("when Stripe refuses the refund, nothing changes in Warden", async () => {
       const t = await setUp(dialect);
       await t.send("checkout.session.completed", paymentSession({ email: "ada@example.com", metadata: { warden_tool: "tabmaster" }, now: t.clock.now() }));

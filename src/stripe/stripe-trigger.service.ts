@@ -3,6 +3,7 @@
 // with a real account), so that a vendor sees a sale go through before connecting one.
 // The event is made here and signed with the environment's own signing secret; the
 // command posts it and this file reads back what it bought.
+
 import { createHmac } from "node:crypto";
 import { findLicenceByCheckoutSession } from "../billing/licence.store.js";
 import { isEmailShape } from "../customers/email.js";
@@ -14,6 +15,7 @@ import { findPlan } from "../workspaces/workspace.store.js";
 import { requireEnv, requireWorkspace } from "../workspaces/workspace-lookup.service.js";
 import { stripeWebhookPath } from "./stripe-account.service.js";
 import { findStripeAccount } from "./stripe-account.store.js";
+import { TEST_PURCHASE_EVENT, TEST_PURCHASE_PAYMENT } from "./test-purchase.types.js";
 
 export interface TestPurchase {
   /** The Warden's own Stripe webhook URL for the workspace (WARDEN_PUBLIC_URL's origin). */
@@ -60,7 +62,7 @@ export async function testPurchase(
   const secret = services.secretBox.open(account.webhookSecretSealed);
   const seconds = Math.floor(services.clock.now() / 1000);
   const checkoutSession = `cs_test_${randomBase62(24)}`;
-  const event = `evt_${randomBase62(24)}`;
+  const event = `${TEST_PURCHASE_EVENT}${randomBase62(24)}`;
   const amount = plan.amountCents ?? 0;
   const session = {
     id: checkoutSession,
@@ -74,7 +76,7 @@ export async function testPurchase(
     customer: null,
     customer_email: input.email,
     customer_details: { email: input.email, name: null },
-    payment_intent: amount === 0 ? null : `pi_${randomBase62(24)}`,
+    payment_intent: amount === 0 ? null : `${TEST_PURCHASE_PAYMENT}${randomBase62(24)}`,
     subscription: null,
     livemode: false,
     metadata: { [plan.productKind === "tool" ? "warden_tool" : "warden_bundle"]: plan.productId, warden_plan: plan.id },

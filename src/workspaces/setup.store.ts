@@ -1,6 +1,8 @@
+import { sql } from "kysely";
 import type { Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
 import { ALL_TOOLS } from "../insights/rollup.store.js";
+import { TEST_PURCHASE_EVENT } from "../stripe/test-purchase.types.js";
 
 /** Which of the setup steps a workspace environment has taken: one statement of six index probes. */
 export async function setupFacts(
@@ -12,7 +14,17 @@ export async function setupFacts(
     .selectNoFrom((eb) => [
       eb.exists(eb.selectFrom("plans").select("id").where("workspace_id", "=", workspaceId).where("retired_at", "is", null)).as("plan"),
       eb.exists(eb.selectFrom("stripe_accounts").select("env").where("workspace_id", "=", workspaceId).where("env", "=", env)).as("stripe"),
-      eb.exists(eb.selectFrom("stripe_events").select("id").where("workspace_id", "=", workspaceId).where("env", "=", env)).as("stripe_event"),
+      // Stripe's own events: a test purchase sent from the command line proves nothing of Stripe reaching Warden.
+      eb
+        .exists(
+          eb
+            .selectFrom("stripe_events")
+            .select("id")
+            .where("workspace_id", "=", workspaceId)
+            .where("env", "=", env)
+            .where(sql`substr(id, 1, ${TEST_PURCHASE_EVENT.length})`, "<>", TEST_PURCHASE_EVENT),
+        )
+        .as("stripe_event"),
       eb
         .exists(eb.selectFrom("webhook_endpoints").select("id").where("workspace_id", "=", workspaceId).where("env", "=", env).where("removed_at", "is", null))
         .as("endpoint"),

@@ -237,6 +237,11 @@ for (const dialect of DIALECTS) {
       const api = await testApi(env.services);
       const secret = await connectTestStripe(env.services, ws);
       assert.ok(todo(await page(), "stripe"), "connected, but no event received yet");
+      // A test purchase sent from the command line (`warden admin stripe trigger purchase`) is not Stripe reaching Warden.
+      const tried = paymentSession({ email: `tried@${slug}.example.com`, metadata: { warden_tool: "tabmaster", warden_plan: "lifetime" }, now: clock.now() });
+      const triedEvent = stripeEvent("checkout.session.completed", tried, { now: clock.now(), id: "evt_warden_test_0123456789abcdefghijklmn" });
+      assert.equal(await deliver(api, ws, secret, triedEvent, clock.now()), "applied");
+      assert.ok(todo(await page(), "stripe"), "a test purchase from the command line does not tick the step");
       const session = paymentSession({ email: `buyer@${slug}.example.com`, metadata: { warden_tool: "tabmaster", warden_plan: "lifetime" }, now: clock.now() });
       await deliver(api, ws, secret, stripeEvent("checkout.session.completed", session, { now: clock.now() }), clock.now());
       assert.ok(!todo(await page(), "stripe"));
