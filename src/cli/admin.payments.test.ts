@@ -15,15 +15,21 @@ import { chargeObject, paymentSession, stripeEvent, stripeId, subscriptionObject
 
 const DAY_MS = 86_400_000;
 
+/** An owner, the Pro workspace Acme and its tool `tabs`, made with `warden admin` on a database of its own. */
+async function acmeWithTabs(dialect: (typeof DIALECTS)[number]) {
+  const env = { ...(await privateDatabaseEnv(dialect)), WARDEN_SECRET_KEY: "payments-cli-test-key-0123456789abcdef" };
+  const owner = `${unique("o")}@example.com`;
+  const slug = unique("ws");
+  await wardenJson(env, "admin", "owner", "create", "--email", owner);
+  await wardenJson(env, "admin", "workspace", "create", "--slug", slug, "--name", "Acme", "--owner", owner, "--plan", "pro");
+  await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "tabs", "--name", "Tabs");
+  return { env, slug };
+}
+
 for (const dialect of DIALECTS) {
   describe(`warden admin payment commands (${dialect})`, () => {
     test("connect Stripe, take its events over HTTP, refund, dispute, hand out seats and cancel from the command line", async () => {
-      const env = { ...(await privateDatabaseEnv(dialect)), WARDEN_SECRET_KEY: "payments-cli-test-key-0123456789abcdef" };
-      const owner = `${unique("o")}@example.com`;
-      const slug = unique("ws");
-      await wardenJson(env, "admin", "owner", "create", "--email", owner);
-      await wardenJson(env, "admin", "workspace", "create", "--slug", slug, "--name", "Acme", "--owner", owner, "--plan", "pro");
-      await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "tabs", "--name", "Tabs");
+      const { env, slug } = await acmeWithTabs(dialect);
       await wardenJson(
         env,
         "admin",
@@ -212,12 +218,7 @@ for (const dialect of DIALECTS) {
     });
 
     test("the README's first sale: connect prints the real webhook URL, trigger purchase buys a licence through it, licence list shows its id", async () => {
-      const env = { ...(await privateDatabaseEnv(dialect)), WARDEN_SECRET_KEY: "payments-cli-test-key-0123456789abcdef" };
-      const owner = `${unique("o")}@example.com`;
-      const slug = unique("ws");
-      await wardenJson(env, "admin", "owner", "create", "--email", owner);
-      await wardenJson(env, "admin", "workspace", "create", "--slug", slug, "--name", "Acme", "--owner", owner, "--plan", "pro");
-      await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "tabs", "--name", "Tabs");
+      const { env, slug } = await acmeWithTabs(dialect);
       const plan = ["--workspace", slug, "--tool", "tabs", "--billing"];
       await wardenJson(env, "admin", "plan", "create", ...plan, "one_time", "--id", "lifetime", "--name", "Lifetime", "--amount-cents", "4900", "--default");
       await wardenJson(
