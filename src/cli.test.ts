@@ -392,7 +392,7 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    test("a key revoked or an owner suspended while the server runs is refused on the next request", async () => {
+    test("a key revoked or an owner suspended by another process while the server runs is refused within about a second", async () => {
       const env = await privateDatabaseEnv(dialect);
       const email = `${unique("o")}@example.com`;
       const slug = unique("ws");
@@ -420,14 +420,25 @@ for (const dialect of DIALECTS) {
       const lastUsed = Date.parse(String(listed?.last_used_at));
       assert.ok(lastUsed <= Date.now() && lastUsed > Date.now() - 120_000, `last used ${listed?.last_used_at}`);
 
+      // The server trusts the key it remembers until its key watch reads the auth_version
+      // again, once a second (docs/decisions.md): another process's change is seen within
+      // about a second. Asked until it is, however busy the machine.
+      const statusBecomes = async (status: number) => {
+        for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
+          const answer = await fetch(`${base}/api/v1/tools/tabs/customers?limit=1`, { headers });
+          if (answer.status === status) return answer;
+          assert.equal(answer.status, status === 401 ? 200 : 401, "only the old answer, until the new one");
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        assert.fail(`still not ${status} after a minute`);
+      };
       await wardenJson(env, "admin", "owner", "suspend", "--email", email);
-      assert.equal((await fetch(`${base}/api/v1/tools/tabs/customers?limit=1`, { headers })).status, 401);
+      await statusBecomes(401);
       await wardenJson(env, "admin", "owner", "unsuspend", "--email", email);
-      assert.equal((await fetch(`${base}/api/v1/tools/tabs/customers?limit=1`, { headers })).status, 200);
+      await statusBecomes(200);
 
       await wardenJson(env, "admin", "key", "revoke", "--id", String(key.id));
-      const refused = await fetch(`${base}/api/v1/tools/tabs/customers?limit=1`, { headers });
-      assert.equal(refused.status, 401);
+      const refused = await statusBecomes(401);
       assert.equal(((await refused.json()) as { error: { type: string } }).error.type, "authentication_error");
     });
   });

@@ -2,6 +2,8 @@ import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Actor, ActorOrigin } from "./audit/audit.store.js";
+import { forgetAuthVersion } from "./auth/key.store.js";
+import { watchKeys } from "./auth/key-watch.js";
 import type { Principal } from "./auth/principal.js";
 import { AccessWatch, DEFAULT_ACCESS_WATCH_OPTIONS } from "./client/access-watch.js";
 import type { Clock } from "./clock.js";
@@ -131,11 +133,15 @@ export async function createServices(config: Readonly<Config>, options: { clock:
     metrics.readAnswerCache(() => answers.stats);
     const accessWatch = new AccessWatch(storage.db, options.clock, DEFAULT_ACCESS_WATCH_OPTIONS, {
       started: () => answers.start(),
+      turn: () => watchKeys(storage.db, limits, options.clock),
       read(changes) {
         for (const change of changes) answers.changed(change.workspaceId, change.env, [change.personId]);
         answers.listen(true);
       },
-      lost: () => answers.listen(false),
+      lost() {
+        answers.listen(false);
+        forgetAuthVersion(storage.db);
+      },
     });
     metrics.readAccessWaiters(() => accessWatch.size);
     const activity = new ActivityCounter(storage.db);

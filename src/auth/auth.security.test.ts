@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { createHash, randomInt } from "node:crypto";
 import { describe, test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
+import { sql } from "kysely";
 import { randomBase62 } from "../ids.js";
 import { DIALECTS, seedWorkspace, type TestApi, testApi, testServices, unique } from "../test-support/harness.js";
 import { createKey, createTool, revokeKey, setOwnerSuspension } from "../workspaces/workspace.service.js";
@@ -84,6 +85,43 @@ for (const dialect of DIALECTS) {
       assertError(await get(api, customersUrl(ws.tool), created.key), 401, "authentication_error");
       // The workspace's other keys are untouched.
       assert.equal((await get(api, customersUrl(ws.tool), ws.testKey)).statusCode, 200);
+    });
+
+    test("in a serving process, keys are trusted between two turns of the key watch: a change behind its back is refused after the next turn, its own at once", async () => {
+      const { services, clock } = await testServices(dialect);
+      const ws = await seedWorkspace(services);
+      const api = await testApi(services);
+      const url = customersUrl(ws.tool);
+      const created = await createKey(services.db, clock, { workspace: ws.slug, env: "test" });
+      const source = newAddress();
+      assert.equal((await get(api, url, created.key, { remoteAddress: source })).statusCode, 200);
+      await services.accessWatch.poll();
+
+      // Another process (an operator's SQL here) revokes the key: until the watch's next
+      // turn this process still answers from memory; after it, 401.
+      await sql`update api_keys set revoked_at = ${clock.now()} where id = ${created.id}`.execute(services.db);
+      assert.equal((await get(api, url, created.key, { remoteAddress: source })).statusCode, 200);
+      await services.accessWatch.poll();
+      assertError(await get(api, url, created.key, { remoteAddress: source }), 401, "authentication_error");
+
+      // Another process's wrong keys block an address: refused once the watch has read it.
+      assert.equal((await get(api, url, ws.testKey, { remoteAddress: source })).statusCode, 200);
+      await services.accessWatch.poll();
+      await sql`update counters set count = 30 where scope = ${`wrong-keys:${source}`}`.execute(services.db);
+      assert.equal((await get(api, url, ws.testKey, { remoteAddress: source })).statusCode, 200);
+      await services.accessWatch.poll();
+      assertError(await get(api, url, ws.testKey, { remoteAddress: source }), 429, "rate_limit_error");
+
+      // This process's own revocation and suspension apply to its next request.
+      const second = await createKey(services.db, clock, { workspace: ws.slug, env: "test" });
+      assert.equal((await get(api, url, second.key)).statusCode, 200);
+      await services.accessWatch.poll();
+      await revokeKey(services.db, clock, { id: second.id });
+      assertError(await get(api, url, second.key), 401, "authentication_error");
+      assert.equal((await get(api, url, ws.liveKey)).statusCode, 200);
+      await services.accessWatch.poll();
+      await setOwnerSuspension(services.db, clock, { email: ws.ownerEmail, suspended: true });
+      assertError(await get(api, url, ws.liveKey), 401, "authentication_error");
     });
 
     test("a suspended owner's keys answer 401 until the owner is unsuspended", async () => {

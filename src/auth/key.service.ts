@@ -7,7 +7,7 @@ import { ApiError, invalidParameter, notFound } from "../errors/errors.js";
 import { newId, randomBase62 } from "../ids.js";
 import type { LimitsService } from "../limits/limits.service.js";
 import type { Services } from "../services.js";
-import { findKeyWithOwners, insertKey, type ListedKey, listKeys, revokeKeyOf } from "./key.store.js";
+import { findKeyWithOwners, forgetAuthVersion, insertKey, type ListedKey, listKeys, revokeKeyOf } from "./key.store.js";
 import type { Principal } from "./principal.js";
 
 const KEY_SHAPE = /^wk_(test|live)_[0-9A-Za-z]{32}$/;
@@ -72,7 +72,7 @@ export async function createWorkspaceKey(
 /** An owner revokes a key of a workspace environment: the API refuses it on its next request. */
 export async function revokeWorkspaceKey(services: Services, actor: Actor, input: { workspaceId: string; env: Env; keyId: string }): Promise<{ id: string }> {
   const now = services.clock.now();
-  return services.db.transaction().execute(async (trx) => {
+  const result = await services.db.transaction().execute(async (trx) => {
     const revoked = await revokeKeyOf(trx, input, input.keyId, now);
     if (!revoked) throw notFound(`No API key "${input.keyId}" in this workspace's ${input.env} environment.`);
     // Revoking twice is answered as once, and recorded once.
@@ -81,6 +81,9 @@ export async function revokeWorkspaceKey(services: Services, actor: Actor, input
     }
     return { id: revoked.id };
   });
+  // This process refuses the key from its next request; the others when their watch reads the new auth_version.
+  forgetAuthVersion(services.db);
+  return result;
 }
 
 interface AuthenticateInput {
@@ -97,8 +100,10 @@ interface AuthenticateInput {
 const failed = (message: string) => new ApiError("authentication_failed", message);
 
 /**
- * Resolves the bearer key of a request. Every call reads the key and its owners from
- * the database, so a revocation or suspension by any process applies to the next request.
+ * Resolves the bearer key of a request. In a serving process a key already seen is
+ * answered from memory while the key watch finds nothing changed (a revocation or a
+ * suspension by any process applies within a second, `watchKeys`); otherwise the key and
+ * its owners are read from the database.
  */
 export async function authenticate(db: Db, clock: Clock, limits: LimitsService, input: AuthenticateInput): Promise<Principal> {
   const now = clock.now();
@@ -117,7 +122,9 @@ export async function authenticate(db: Db, clock: Clock, limits: LimitsService, 
   const keyHash = hashKey(presented);
   // One round trip: the key, its owners, and the source address's wrong-key count.
   const { key: stored, owners, source } = await findKeyWithOwners(db, { hash: keyHash, sourceScope: limits.wrongKeyScope(input.source) });
-  limits.assertSourceCountNotBlocked(input.source, source, now);
+  // A key answered from memory comes without its address's counter: the address is checked against what the watch read.
+  if (source === undefined) limits.assertSourceKnownNotBlocked(input.source, now);
+  else limits.assertSourceCountNotBlocked(input.source, source, now);
   // The row was found by its hash; comparing the hashes again in constant time keeps
   // the final decision free of timing differences whatever the index lookup does.
   if (!stored || !timingSafeEqual(Buffer.from(stored.hash, "hex"), Buffer.from(keyHash, "hex"))) {

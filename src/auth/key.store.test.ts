@@ -6,11 +6,16 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { sql } from "kysely";
 import { ManualClock } from "../clock.js";
+import { parseConfig } from "../config.js";
 import { type Dialect, migrateToLatest, openStorage, type Storage } from "../db/database.js";
 import { createPgSchema, DIALECTS, PG_URL, unique } from "../test-support/harness.js";
 import { createKey, createOwner, createWorkspace, revokeKey, setOwnerSuspension } from "../workspaces/workspace.service.js";
-import { findKeyWithOwners } from "./key.store.js";
+import { LimitsService } from "../limits/limits.service.js";
+import { watchKeys } from "./key-watch.js";
+import { authVersionTicket, findKeyWithOwners, forgetAuthVersion, trustAuthVersion } from "./key.store.js";
 
+// Warden's default limits: 30 wrong keys a minute from one address.
+const LIMITS = parseConfig({}).limits;
 const hashOf = (key: string) => createHash("sha256").update(key).digest("hex");
 
 /**
@@ -160,6 +165,79 @@ for (const dialect of DIALECTS) {
         assert.equal((await findKeyWithOwners(server.db, query)).key, null);
         assert.deepEqual(statements.map(joinsKeys), [true]);
       }
+    });
+  });
+
+  describe(`keys trusted between two reads of the key watch (${dialect})`, () => {
+    test("a remembered key is answered with no statement while the watch's version holds; a revocation elsewhere is refused after the watch's next read", async () => {
+      const { server, other, statements } = await twoProcesses(dialect);
+      const clock = new ManualClock();
+      const limits = new LimitsService(LIMITS, dialect);
+      const seeded = await seedKey(other, clock);
+      const query = { hash: seeded.hash, sourceScope: `wrong-keys:${unique("src")}` };
+      await findKeyWithOwners(server.db, query);
+      await watchKeys(server.db, limits, clock);
+
+      statements.length = 0;
+      const remembered = await findKeyWithOwners(server.db, query);
+      assert.equal(remembered.key?.id, seeded.keyId);
+      assert.equal(remembered.source, undefined, "the source's counter is not read either");
+      assert.deepEqual(statements, [], "no statement at all");
+
+      await revokeKey(other.db, clock, { id: seeded.keyId });
+      assert.equal((await findKeyWithOwners(server.db, query)).key?.revokedAt, null, "until the watch reads again, the key is as it was");
+      await watchKeys(server.db, limits, clock);
+      assert.equal((await findKeyWithOwners(server.db, query)).key?.revokedAt, clock.now(), "the watch read the new version: the key is read again");
+      forgetAuthVersion(server.db);
+    });
+
+    test("a forgetting (this process revoked a key, or the watch lost the database) makes every lookup ask again; a watch read begun before it is not trusted", async () => {
+      const { server, other, statements } = await twoProcesses(dialect);
+      const clock = new ManualClock();
+      const limits = new LimitsService(LIMITS, dialect);
+      const seeded = await seedKey(other, clock);
+      const query = { hash: seeded.hash, sourceScope: `wrong-keys:${unique("src")}` };
+      await findKeyWithOwners(server.db, query);
+      await watchKeys(server.db, limits, clock);
+      forgetAuthVersion(server.db);
+      statements.length = 0;
+      await findKeyWithOwners(server.db, query);
+      assert.deepEqual(statements.map(joinsKeys), [false], "the version and the source's counter are read");
+
+      const ticket = authVersionTicket(server.db);
+      forgetAuthVersion(server.db);
+      const version = Number((await sql<{ version: number }>`select version from auth_version where id = 1`.execute(server.db)).rows[0]?.version);
+      trustAuthVersion(server.db, version, ticket);
+      statements.length = 0;
+      await findKeyWithOwners(server.db, query);
+      assert.equal(statements.length, 1, "the read that began before the forgetting was not trusted");
+    });
+
+    test("an address blocked for wrong keys by another process is refused from what the watch read, with no statement", async () => {
+      const { server, other } = await twoProcesses(dialect);
+      const clock = new ManualClock();
+      const limits = new LimitsService(LIMITS, dialect);
+      const otherLimits = new LimitsService(LIMITS, dialect);
+      const source = unique("203.0.113.");
+      const blockedTill = Math.floor(clock.now() / 60_000) * 60_000 + 60_000;
+      limits.assertSourceKnownNotBlocked(source, clock.now());
+      for (let i = 0; i < 29; i++) assert.equal(await otherLimits.countWrongKey(other.db, source, clock.now()), null);
+      await watchKeys(server.db, limits, clock);
+      limits.assertSourceKnownNotBlocked(source, clock.now());
+      assert.equal(await otherLimits.countWrongKey(other.db, source, clock.now()), null, "the 30th wrong key is answered 401");
+      await watchKeys(server.db, limits, clock);
+      assert.throws(
+        () => limits.assertSourceKnownNotBlocked(source, clock.now()),
+        (error: { code?: string; rateLimit?: { resetAt: number } }) => {
+          assert.equal(error.code, "rate_limited");
+          assert.equal(error.rateLimit?.resetAt, blockedTill);
+          return true;
+        },
+      );
+      clock.advance(blockedTill - clock.now());
+      limits.assertSourceKnownNotBlocked(source, clock.now());
+      await otherLimits.close(other.db, clock.now());
+      await limits.close(server.db, clock.now());
     });
   });
 }

@@ -222,17 +222,48 @@ interface RememberedKey {
 // a handful of keys; the bound only stops a flood of distinct valid keys from growing it.
 const REMEMBERED_KEYS = 10_000;
 const rememberedKeys = new WeakMap<Executor, Map<string, RememberedKey>>();
+// The auth_version a process's watch last read (customers' access watch, once a second),
+// per database; absent while no watch reads it (commands, tests without a server), after a
+// read failed, and after this process revoked a key. A forgetting counts as a generation:
+// a watch's read begun before it is not trusted (it may predate the revocation).
+const watchedVersions = new WeakMap<Executor, number>();
+const forgettings = new WeakMap<Executor, number>();
+
+/** The auth_version now, read by a serving process's watch. */
+export async function readAuthVersion(ex: Executor): Promise<number> {
+  const row = await ex.selectFrom("auth_version").select("version").where("id", "=", 1).executeTakeFirst();
+  return Number(row?.version);
+}
+
+/** Taken before the watch reads the version: `trustAuthVersion` keeps that read only if nothing was forgotten meanwhile. */
+export function authVersionTicket(ex: Executor): number {
+  return forgettings.get(ex) ?? 0;
+}
+
+/** What the watch read: remembered keys of this version are answered without asking the database until the next read. */
+export function trustAuthVersion(ex: Executor, version: number, ticket: number): void {
+  if (authVersionTicket(ex) === ticket) watchedVersions.set(ex, version);
+}
+
+/** Every request reads its key's version again, until the watch's next read. */
+export function forgetAuthVersion(ex: Executor): void {
+  watchedVersions.delete(ex);
+  forgettings.set(ex, authVersionTicket(ex) + 1);
+}
 
 /**
  * The key with this hash and its workspace's owners, with the counter `sourceScope`. A
- * key found once is remembered with the auth_version it was read at, and reused while
- * that version is current: every write to keys, workspaces and owners raises it by
- * trigger (migration 008), from any process, so a revocation or suspension still applies
- * to the very next request. The check and the source's counter are one small statement
- * (shared by concurrent requests on PostgreSQL) instead of the four-table join. Inside a
- * transaction the whole lookup is read, as it must see that transaction's writes.
+ * key found once is remembered with the auth_version it was read at: every write to keys,
+ * workspaces and owners raises that version by trigger (migration 008), from any process.
+ * While a serving process's watch last read that same version (`trustAuthVersion`), the
+ * remembered key is answered from memory with `source` undefined (not read: the caller
+ * checks the address's block from what the watch read); a revocation or a suspension
+ * written anywhere is then refused once the watch reads the new version, within a second.
+ * Without a watch, each request reads the version with the source's counter in one small
+ * statement (shared by concurrent requests on PostgreSQL) instead of the four-table join.
+ * Inside a transaction the whole lookup is read, as it must see that transaction's writes.
  */
-export async function findKeyWithOwners(ex: Executor, query: KeyQuery): Promise<KeyLookup> {
+export async function findKeyWithOwners(ex: Executor, query: KeyQuery): Promise<KeyLookup | (Omit<KeyLookup, "source"> & { source: undefined })> {
   if (ex.isTransaction) return readKeyWithOwners(ex, query);
   let remembered = rememberedKeys.get(ex);
   if (!remembered) {
@@ -241,6 +272,7 @@ export async function findKeyWithOwners(ex: Executor, query: KeyQuery): Promise<
   }
   const known = remembered.get(query.hash);
   if (known) {
+    if (known.version === watchedVersions.get(ex)) return { key: known.key, owners: known.owners, source: undefined };
     const { version, source } = await readVersionAndSource(ex, query.sourceScope);
     if (version === known.version) return { key: known.key, owners: known.owners, source };
     remembered.delete(query.hash);

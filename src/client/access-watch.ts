@@ -46,6 +46,8 @@ const FULL_RETRY_MS = 30_000;
 export interface FeedListener {
   /** The feed's end was read: every change written before is in the database's answers. */
   started(): void;
+  /** Read each turn beside the feed (the key watch, auth/key.service.ts); its failure is the feed's. */
+  turn?(): Promise<void>;
   read(changes: readonly AccessChange[]): void;
   lost(): void;
 }
@@ -250,6 +252,7 @@ export class AccessWatch {
 
   private async turn(): Promise<void> {
     try {
+      await this.listener?.turn?.();
       if (this.high === null) await this.ready();
       else {
         const changes = await this.readFeed();

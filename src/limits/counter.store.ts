@@ -212,6 +212,22 @@ export async function readStoredCounters(ex: Executor, scopes: readonly string[]
   return new Map(rows.map((row) => [row.scope, { count: Number(row.count), windowEnd: Number(row.window_end) }]));
 }
 
+/**
+ * The counters whose scope starts with `prefix` (and a colon) that reached `atLeast` in a
+ * window still open: a range of the primary key, so it reads only that kind of counter.
+ */
+export async function readCountersReaching(ex: Executor, prefix: string, atLeast: number, now: number): Promise<Map<string, CounterState>> {
+  const rows = await ex
+    .selectFrom("counters")
+    .select(["scope", "count", "window_end"])
+    .where("scope", ">=", `${prefix}:`)
+    .where("scope", "<", `${prefix};`)
+    .where("count", ">=", atLeast)
+    .where("window_end", ">", now)
+    .execute();
+  return new Map(rows.map((row) => [row.scope, { count: Number(row.count), windowEnd: Number(row.window_end) }]));
+}
+
 /** Sets a counter to one for a window ending at `windowEnd` (a wait: refused while it is open). */
 export async function setCounterWindow(ex: Executor, scope: string, windowEnd: number): Promise<void> {
   await ex

@@ -12,6 +12,7 @@ import {
   type CounterState,
   deleteCounter,
   readCounter,
+  readCountersReaching,
   readStoredCounters,
   setCounterWindow,
 } from "./counter.store.js";
@@ -19,6 +20,8 @@ import { HeldCounts } from "./held-counts.js";
 import { IDLE_MS, type LeaseFigures, QuotaLeases } from "./quota-leases.js";
 
 const HOUR_MS = 3_600_000;
+// The kind of counter of wrong keys per source address: `wrong-keys:<address>`.
+const WRONG_KEYS = "wrong-keys";
 
 /** NIST SP 800-63B (5.2.2): at most 100 consecutive failed attempts on one account. */
 export const CODE_FAILURES_PER_DAY = 100;
@@ -93,6 +96,12 @@ export class LimitsService {
   private readonly held = new HeldCounts();
   private readonly leases: QuotaLeases;
   private readonly idleSweep: NodeJS.Timeout | null = null;
+  /**
+   * Source addresses over their wrong-key limit, with when their minute ends: those this
+   * process refused, and those the serving process's watch read (`readBlockedSources`), so
+   * that a request whose key is answered from memory checks its address without a read.
+   */
+  private readonly blockedSources = new Map<string, number>();
 
   /** With a clock, blocks left idle go back every IDLE_MS (quota-leases.ts); without, only at `close`. */
   constructor(
@@ -215,7 +224,7 @@ export class LimitsService {
 
   /** The counter of wrong keys sent from a source address. */
   wrongKeyScope(source: string): string {
-    return `wrong-keys:${source}`;
+    return `${WRONG_KEYS}:${source}`;
   }
 
   /** Refuses a source address that has already sent too many wrong keys this minute. */
@@ -227,8 +236,34 @@ export class LimitsService {
   assertSourceCountNotBlocked(source: string, stored: CounterState | null, now: number): void {
     const state = this.held.current(this.wrongKeyScope(source), stored ?? undefined, now, now);
     if (state.windowEnd <= now || state.count < this.limits.wrongKeysPerMin) return;
-    throw new ApiError("rate_limited", "Too many wrong API keys from this address; retry after the minute resets.", {
-      rateLimit: { limit: this.limits.wrongKeysPerMin, remaining: 0, resetAt: state.windowEnd },
+    throw this.wrongKeysRefusal(state.windowEnd);
+  }
+
+  /**
+   * The same from memory, for a request whose key was answered without a read: the
+   * addresses this process blocked, those the watch last read, and what is held.
+   */
+  assertSourceKnownNotBlocked(source: string, now: number): void {
+    const until = this.blockedSources.get(source);
+    if (until !== undefined && until > now) throw this.wrongKeysRefusal(until);
+    this.assertSourceCountNotBlocked(source, null, now);
+  }
+
+  /** The addresses over their wrong-key limit now, as stored by every process (read by the serving process's watch, once a second). */
+  async readBlockedSources(ex: Executor, now: number): Promise<Map<string, number>> {
+    const counters = await readCountersReaching(ex, WRONG_KEYS, this.limits.wrongKeysPerMin, now);
+    return new Map([...counters].map(([scope, state]) => [scope.slice(WRONG_KEYS.length + 1), state.windowEnd]));
+  }
+
+  /** What the watch read replaces what it read before; blocks whose minute ended are forgotten. */
+  noteBlockedSources(blocked: ReadonlyMap<string, number>, now: number): void {
+    for (const [source, until] of this.blockedSources) if (until <= now) this.blockedSources.delete(source);
+    for (const [source, until] of blocked) this.blockedSources.set(source, Math.max(until, this.blockedSources.get(source) ?? 0));
+  }
+
+  private wrongKeysRefusal(resetAt: number): ApiError {
+    return new ApiError("rate_limited", "Too many wrong API keys from this address; retry after the minute resets.", {
+      rateLimit: { limit: this.limits.wrongKeysPerMin, remaining: 0, resetAt },
       limit: "wrong-keys",
     });
   }
@@ -237,11 +272,9 @@ export class LimitsService {
   async countWrongKey(ex: Executor, source: string, now: number): Promise<ApiError | null> {
     const [state] = await this.addUnlimited(ex, [{ scope: this.wrongKeyScope(source), nextWindowEnd: windowEndFor("minute", now) }], 1, now);
     if (!state) throw new Error("the wrong-key counter was not written");
+    if (state.count >= this.limits.wrongKeysPerMin) this.blockedSources.set(source, state.windowEnd);
     if (state.count <= this.limits.wrongKeysPerMin) return null;
-    return new ApiError("rate_limited", "Too many wrong API keys from this address; retry after the minute resets.", {
-      rateLimit: { limit: this.limits.wrongKeysPerMin, remaining: 0, resetAt: state.windowEnd },
-      limit: "wrong-keys",
-    });
+    return this.wrongKeysRefusal(state.windowEnd);
   }
 
   countListPage(ex: Executor, subject: QuotaSubject, now: number): Promise<void> {

@@ -3,7 +3,7 @@
 
 import { type Actor, type AuditAction, recordAction } from "../audit/audit.service.js";
 import { createApiKey, type KeySummary, listWorkspaceKeys } from "../auth/key.service.js";
-import { revokeKey as revokeKeyRow } from "../auth/key.store.js";
+import { forgetAuthVersion, revokeKey as revokeKeyRow } from "../auth/key.store.js";
 import type { Clock } from "../clock.js";
 import { recordEveryoneChanged } from "../customers/access-change.store.js";
 import { isEmailShape, normaliseEmail } from "../customers/email.js";
@@ -77,6 +77,7 @@ export async function setOwnerSuspension(db: Db, clock: Clock, input: { email: s
   const owner = await requireOwner(db, input.email);
   const suspendedAt = input.suspended ? (owner.suspendedAt ?? clock.now()) : null;
   await setOwnerSuspended(db, owner.id, suspendedAt);
+  forgetAuthVersion(db);
   return { ...owner, suspendedAt };
 }
 
@@ -296,6 +297,8 @@ export async function createKey(
 export async function revokeKey(db: Db, clock: Clock, input: { id: string }): Promise<{ id: string; revokedAt: number }> {
   const revoked = await revokeKeyRow(db, input.id, clock.now());
   if (!revoked) throw notFound(`No API key "${input.id}".`);
+  // Refused by this process from its next request; by the others when their key watch reads (auth/key-watch.ts).
+  forgetAuthVersion(db);
   return revoked;
 }
 
