@@ -8,11 +8,11 @@ import { sql } from "kysely";
 import { ManualClock } from "../clock.js";
 import { parseConfig } from "../config.js";
 import { type Dialect, migrateToLatest, openStorage, type Storage } from "../db/database.js";
+import { LimitsService } from "../limits/limits.service.js";
 import { createPgSchema, DIALECTS, PG_URL, unique } from "../test-support/harness.js";
 import { createKey, createOwner, createWorkspace, revokeKey, setOwnerSuspension } from "../workspaces/workspace.service.js";
-import { LimitsService } from "../limits/limits.service.js";
-import { watchKeys } from "./key-watch.js";
 import { authVersionTicket, findKeyWithOwners, forgetAuthVersion, trustAuthVersion } from "./key.store.js";
+import { watchKeys } from "./key-watch.js";
 
 // Warden's default limits: 30 wrong keys a minute from one address.
 const LIMITS = parseConfig({}).limits;
