@@ -5,6 +5,7 @@ import { directSqlite, openStorage } from "../db/database.js";
 import { createPgSchema, DIALECTS, PG_URL, seedCatalogue, seedWorkspace, testApi, testServices } from "../test-support/harness.js";
 import { connectTestStripe, deliver, paymentSession, stripeEvent } from "../test-support/stripe.js";
 import { startReceiver, testWorker } from "../test-support/webhooks.js";
+import { Metrics } from "./metrics.js";
 
 const TOKEN = "metrics-token-0123456789";
 const bearer = { authorization: `Bearer ${TOKEN}` };
@@ -176,4 +177,27 @@ test("each services' metrics live on a registry of their own, not prom-client's 
   const second = await testServices("sqlite");
   assert.notEqual(first.services.metrics.registry, second.services.metrics.registry);
   assert.equal(register.getSingleMetric("warden_http_requests_total"), undefined);
+});
+
+test("the request histogram is written as Prometheus reads one: cumulative buckets, +Inf, sum and count, label values escaped", async () => {
+  const metrics = new Metrics();
+  metrics.countRequest("GET", "/a", 200, 0.0004);
+  metrics.countRequest("GET", "/a", 200, 0.003);
+  metrics.countRequest("GET", "/a", 200, 10);
+  metrics.countRequest("POST", '/b"\\\n', 201, 0.0005);
+  const text = await metrics.render();
+  const a = 'method="GET",route="/a",status="200"';
+  assert.equal(seriesValue(text, `warden_http_requests_total{${a}}`), 3);
+  assert.equal(seriesValue(text, `warden_http_request_duration_seconds_bucket{le="0.0005",${a}}`), 1);
+  assert.equal(seriesValue(text, `warden_http_request_duration_seconds_bucket{le="0.001",${a}}`), 1);
+  assert.equal(seriesValue(text, `warden_http_request_duration_seconds_bucket{le="0.005",${a}}`), 2);
+  assert.equal(seriesValue(text, `warden_http_request_duration_seconds_bucket{le="5",${a}}`), 2);
+  assert.equal(seriesValue(text, `warden_http_request_duration_seconds_bucket{le="+Inf",${a}}`), 3);
+  assert.equal(seriesValue(text, `warden_http_request_duration_seconds_sum{${a}}`), 10.0034);
+  assert.equal(seriesValue(text, `warden_http_request_duration_seconds_count{${a}}`), 3);
+  // A bucket's bound is inclusive; a label's quote, backslash and line feed are escaped.
+  assert.equal(seriesValue(text, 'warden_http_request_duration_seconds_bucket{le="0.0005",method="POST",route="/b\\"\\\\\\n",status="201"}'), 1);
+  assert.equal(text.match(/^# TYPE warden_http_request_duration_seconds histogram$/gm)?.length, 1);
+  assert.match(text, /\n\n# HELP warden_http_requests_total [^\n]+\n# TYPE warden_http_requests_total counter\n/, "parted from prom-client's figures by an empty line");
+  assert.ok(text.endsWith(" 1\n"));
 });

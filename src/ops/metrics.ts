@@ -6,6 +6,18 @@ import type { DeliveryFigures } from "./ops.store.js";
 
 /** Figures read from the database when scraped, not kept up to date on every change. */
 
+interface RequestSeries {
+  /** The series' labels as written: `method="GET",route="/…",status="200"`. */
+  labels: string;
+  count: number;
+  sum: number;
+  /** Answers per bucket, not cumulative: `buckets[i]` took more than the bucket before and at most `REQUEST_BUCKETS[i]`. */
+  buckets: Float64Array;
+}
+
+// A label value in the text format: backslash, double quote and line feed escaped.
+const escapeLabel = (value: string) => value.replaceAll("\\", "\\\\").replaceAll('"', '\\"').replaceAll("\n", "\\n");
+
 export type AttemptResult = "succeeded" | "failed" | "error";
 
 // Latency buckets in seconds: a retrieve takes a fraction of a millisecond in process,
@@ -23,8 +35,8 @@ const LAG_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 720
  */
 export class Metrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<"method" | "route" | "status">;
-  private readonly requestSeconds: Histogram<"method" | "route" | "status">;
+  /** Answers by method, route pattern and status: plain numbers, written out at a scrape (`renderRequests`). */
+  private readonly requestSeries = new Map<string, RequestSeries>();
   private readonly refusals: Counter<"limit">;
   private readonly attempts: Counter<"result">;
   private readonly deliveryLag: Histogram<string>;
@@ -39,19 +51,6 @@ export class Metrics {
 
   constructor() {
     const registers = [this.registry];
-    this.requests = new Counter({
-      name: "warden_http_requests_total",
-      help: "HTTP requests answered, by method, route pattern and status",
-      labelNames: ["method", "route", "status"],
-      registers,
-    });
-    this.requestSeconds = new Histogram({
-      name: "warden_http_request_duration_seconds",
-      help: "Time from receiving a request to sending its answer, by method, route pattern and status",
-      labelNames: ["method", "route", "status"],
-      buckets: REQUEST_BUCKETS,
-      registers,
-    });
     this.refusals = new Counter({
       name: "warden_limit_refusals_total",
       help: "Requests refused by a rate limit (429) or a plan limit (403), by limit",
@@ -228,10 +227,48 @@ export class Metrics {
     this.accessWaits.inc({ result });
   }
 
+  /** Every answer, on the hot path: a Map lookup and three additions, no label object nor prom-client's hashing of it. */
   countRequest(method: string, route: string, status: number, seconds: number): void {
-    const labels = { method, route, status: String(status) };
-    this.requests.inc(labels);
-    this.requestSeconds.observe(labels, seconds);
+    const key = `${method} ${status} ${route}`;
+    let series = this.requestSeries.get(key);
+    if (series === undefined) {
+      series = {
+        labels: `method="${escapeLabel(method)}",route="${escapeLabel(route)}",status="${status}"`,
+        count: 0,
+        sum: 0,
+        buckets: new Float64Array(REQUEST_BUCKETS.length),
+      };
+      this.requestSeries.set(key, series);
+    }
+    series.count += 1;
+    series.sum += seconds;
+    let bucket = 0;
+    while (bucket < REQUEST_BUCKETS.length && seconds > (REQUEST_BUCKETS[bucket] as number)) bucket++;
+    if (bucket < REQUEST_BUCKETS.length) series.buckets[bucket] = (series.buckets[bucket] ?? 0) + 1;
+  }
+
+  /** The request counter and histogram in Prometheus' text format, as prom-client writes its own (buckets cumulative, `le` first). */
+  private renderRequests(): string {
+    const lines = [
+      "# HELP warden_http_requests_total HTTP requests answered, by method, route pattern and status",
+      "# TYPE warden_http_requests_total counter",
+    ];
+    for (const series of this.requestSeries.values()) lines.push(`warden_http_requests_total{${series.labels}} ${series.count}`);
+    lines.push(
+      "# HELP warden_http_request_duration_seconds Time from receiving a request to sending its answer, by method, route pattern and status",
+      "# TYPE warden_http_request_duration_seconds histogram",
+    );
+    for (const series of this.requestSeries.values()) {
+      let cumulative = 0;
+      REQUEST_BUCKETS.forEach((le, i) => {
+        cumulative += series.buckets[i] ?? 0;
+        lines.push(`warden_http_request_duration_seconds_bucket{le="${le}",${series.labels}} ${cumulative}`);
+      });
+      lines.push(`warden_http_request_duration_seconds_bucket{le="+Inf",${series.labels}} ${series.count}`);
+      lines.push(`warden_http_request_duration_seconds_sum{${series.labels}} ${series.sum}`);
+      lines.push(`warden_http_request_duration_seconds_count{${series.labels}} ${series.count}`);
+    }
+    return `${lines.join("\n")}\n`;
   }
 
   countRefusal(limit: string): void {
@@ -262,8 +299,9 @@ export class Metrics {
   }
 
   /** The Prometheus text exposition of every figure. */
-  render(): Promise<string> {
-    return this.registry.metrics();
+  async render(): Promise<string> {
+    // prom-client parts its figures with an empty line; these follow the same way.
+    return `${(await this.registry.metrics()).trimEnd()}\n\n${this.renderRequests()}`;
   }
 
   get contentType(): string {
