@@ -12,7 +12,9 @@ import { importNdjson } from "../import/import.service.js";
 import { clientCalls, testMailbox } from "../test-support/client.js";
 import { DIALECTS, seedCatalogue, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
 import { renamePlan, setOwnerSuspension } from "../workspaces/workspace.service.js";
-import { AnswerCache, MAX_AGE_MS, questionHash, tagsOf } from "./answer-cache.js";
+import { AnswerCache, EVERYONE, MAX_AGE_MS, questionHash, tagsOf } from "./answer-cache.js";
+import type { Customer } from "./customer.schema.js";
+import { retrieveCustomerJson } from "./customer.service.js";
 
 describe("the answer cache on its own, without the app", () => {
   const tags = tagsOf("ws_a", "test", "per_1");
@@ -187,6 +189,53 @@ for (const dialect of DIALECTS) {
       assert.match(figures, /^warden_answer_cache_evictions_total 0$/m);
       assert.match(figures, /^warden_answer_cache_refused_total 0$/m);
       assert.match(figures, new RegExp(`^warden_answer_cache_bytes ${after.bytes}$`, "m"));
+    });
+
+    test("a repeated retrieve is sent as the JSON written for the first, until a change of the person or of everyone drops it", async () => {
+      const { services, ws, api } = await setup();
+      const email = `json-${ws.slug}@example.com`;
+      await api.request({ method: "POST", url: `/api/v1/tools/${ws.tool}/grants`, key: ws.testKey, payload: { email, days: 30 } });
+      await services.accessWatch.poll();
+      const person = await services.db.selectFrom("people").select("id").where("email", "=", email).executeTakeFirstOrThrow();
+      const ctx = {
+        services,
+        principal: {
+          keyId: "key_test",
+          workspaceId: ws.workspaceId,
+          workspaceSlug: ws.slug,
+          plan: "pro" as const,
+          env: "test" as const,
+          ownerIds: [],
+          keyRequestCounted: true,
+        },
+      };
+      let written = 0;
+      const serialize = (customer: Customer) => {
+        written += 1;
+        return JSON.stringify({ ...customer, written });
+      };
+      const first = await retrieveCustomerJson(ctx, ws.tool, email, serialize);
+      const hits = services.answers.stats.hits;
+      assert.equal(await retrieveCustomerJson(ctx, ws.tool, email, serialize), first, "the same text");
+      assert.equal(written, 1, "written once");
+      assert.equal(services.answers.stats.hits, hits + 1, "counted as one hit");
+
+      services.answers.changed(ws.workspaceId, "test", [person.id]);
+      assert.equal(JSON.parse(await retrieveCustomerJson(ctx, ws.tool, email, serialize)).written, 2, "the person changed: written again");
+      services.answers.changed(ws.workspaceId, "test", [EVERYONE]);
+      assert.equal(
+        JSON.parse(await retrieveCustomerJson(ctx, ws.tool, email, serialize)).written,
+        3,
+        "a change of everyone there (a plan's features) drops it too",
+      );
+
+      // The route sends the text its own serialiser wrote (the test's is dropped first), as JSON.
+      services.answers.changed(ws.workspaceId, "test", [person.id]);
+      const [one, two] = [await retrieve(api, ws, email), await retrieve(api, ws, email)];
+      assert.equal(two.headers["content-type"], "application/json; charset=utf-8");
+      assert.equal(two.body, one.body);
+      const { written: _written, ...answer } = JSON.parse(first);
+      assert.deepEqual(two.json(), answer);
     });
 
     test("every kind of change made through this process is seen by the very next answer", async () => {

@@ -140,10 +140,15 @@ export class AnswerCache {
     return entry.value as T;
   }
 
+  /** A hit of an entry got uncounted: the answer's bytes kept beside its sources (customer.service.ts), counted as the one answer it is. */
+  countHit(): void {
+    this.figures.hits += 1;
+  }
+
   /** Keeps an answer read after `ticket`, until `changesAt` (null: until something changes it) or MAX_AGE_MS. */
   set(key: string, value: unknown, input: { ticket: number; tags: readonly string[]; changesAt: number | null }): void {
     if (!this.listening || input.ticket !== this.epoch || this.isPending(input.tags)) return;
-    const bytes = key.length + JSON.stringify(value).length + ENTRY_OVERHEAD;
+    const bytes = key.length + (typeof value === "string" ? value.length : JSON.stringify(value).length) + ENTRY_OVERHEAD;
     // One answer never takes more than a sixteenth: a huge one would empty the cache for itself.
     if (bytes > this.maxBytes / 16) return;
     const old = this.entries.get(key);

@@ -3,7 +3,7 @@ import { principalOf } from "../auth/auth.hook.js";
 import { commonErrors, ToolParams } from "../http/common.schema.js";
 import type { Services } from "../services.js";
 import { CustomerParams, FeatureParams, ListCustomersQuery } from "./customer.schema.js";
-import { checkFeature, listCustomers, retrieveCustomer } from "./customer.service.js";
+import { checkFeature, listCustomers, retrieveCustomerJson } from "./customer.service.js";
 
 export const customerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   app.get(
@@ -38,7 +38,14 @@ export const customerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         response: { 200: { $ref: "Customer" }, ...commonErrors },
       },
     },
-    async (request) => retrieveCustomer({ services, principal: principalOf(request) }, request.params.tool, request.params.email),
+    // Sent as the JSON text the route's serialiser wrote, kept while its answer holds (customer.service.ts).
+    async (request, reply) => {
+      const json = await retrieveCustomerJson({ services, principal: principalOf(request) }, request.params.tool, request.params.email, (customer) =>
+        // fast-json-stringify's answer is text; Fastify types a custom serialiser's widely.
+        String(reply.serialize(customer)),
+      );
+      return reply.type("application/json; charset=utf-8").send(json);
+    },
   );
 
   app.get(

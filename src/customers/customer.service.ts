@@ -125,12 +125,49 @@ async function readPersonWithSources(services: Services, scope: ToolScope, email
 }
 
 export async function retrieveCustomer(ctx: RequestContext, toolId: string, email: string): Promise<Customer> {
-  const { db, clock, limits } = ctx.services;
+  const scope = await requireLookupScope(ctx, toolId);
+  return (await customerAnswer(ctx.services, scope, toolId, email)).customer;
+}
+
+/**
+ * The same answer as JSON text (`serialize`: the route's own serialiser), kept in the
+ * answer cache beside the sources it was made from, under the same tags and until the
+ * same time, so that a repeated question is answered with the bytes already written:
+ * no entitlement worked out, no terms looked up, nothing serialised.
+ */
+export async function retrieveCustomerJson(ctx: RequestContext, toolId: string, email: string, serialize: (customer: Customer) => string): Promise<string> {
+  const scope = await requireLookupScope(ctx, toolId);
+  const { answers } = ctx.services;
+  const key = `retrieve-json\u0000${scope.workspaceId}\u0000${scope.env}\u0000${scope.toolId}\u0000${email}`;
+  // Counted as one answer of the cache's figures: a hit here, or the sources' own get below.
+  const kept = answers.get<string>(key, false);
+  if (kept !== undefined) {
+    answers.countHit();
+    return kept;
+  }
+  const ticket = answers.ticket();
+  const { customer, personId, changesAt } = await customerAnswer(ctx.services, scope, toolId, email);
+  const json = serialize(customer);
+  answers.set(key, json, { ticket, tags: tagsOf(scope.workspaceId, scope.env, personId), changesAt });
+  return json;
+}
+
+/** The tool in the caller's workspace, with the lookup counted: before the read, as the specification requires (an unknown address costs a lookup too). */
+async function requireLookupScope(ctx: RequestContext, toolId: string): Promise<ToolScope> {
   const scope = await requireToolScope(ctx, toolId);
-  // Counted before the read, as the specification requires: an unknown address costs a lookup too.
-  await limits.countLookup(db, ctx.principal, clock.now());
-  const now = clock.now();
-  const found = await readPersonWithSources(ctx.services, scope, email, now);
+  await ctx.services.limits.countLookup(ctx.services.db, ctx.principal, ctx.services.clock.now());
+  return scope;
+}
+
+/** A customer's answer, with whose it is and when it may change by itself. */
+async function customerAnswer(
+  services: Services,
+  scope: ToolScope,
+  toolId: string,
+  email: string,
+): Promise<{ customer: Customer; personId: string; changesAt: number | null }> {
+  const now = services.clock.now();
+  const found = await readPersonWithSources(services, scope, email, now);
   const known =
     found !== null &&
     (found.person.signedInAt !== null || found.sources.licences.length + found.sources.subscriptions.length + found.sources.grants.length > 0);
@@ -138,9 +175,9 @@ export async function retrieveCustomer(ctx: RequestContext, toolId: string, emai
   const { person, sources } = found;
 
   const entitlement = computeEntitlement(sources, now);
-  const terms = await cachedToolTerms(ctx.services.answers, db, scope.workspaceId, scope.toolId);
+  const terms = await cachedToolTerms(services.answers, services.db, scope.workspaceId, scope.toolId);
   const subscription = entitlement.subscription;
-  return {
+  const customer: Customer = {
     email: person.email,
     account: person.signedInAt !== null,
     entitled: entitlement.entitled,
@@ -158,6 +195,7 @@ export async function retrieveCustomer(ctx: RequestContext, toolId: string, emai
     trial: entitlement.trial ? { endsAt: toIso(entitlement.trial.endsAt), active: entitlement.trial.active } : null,
     features: heldTerms(sources, terms, now).features,
   };
+  return { customer, personId: person.id, changesAt: nextChangeOf(sources, now) };
 }
 
 /**
