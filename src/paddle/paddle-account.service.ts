@@ -8,6 +8,7 @@ import type { Services } from "../services.js";
 import { findStripeAccount } from "../stripe/stripe-account.store.js";
 import { requireEnv, requireWorkspace } from "../workspaces/workspace-lookup.service.js";
 import { findPaddleAccount, upsertPaddleAccount } from "./paddle-account.store.js";
+import { findLastPaddleEvent } from "./paddle-event.store.js";
 
 // Paddle's formats: a notification destination's secret key `pdl_ntfset_…`; an API key
 // `pdl_sdbx_apikey_…` (sandbox) or `pdl_live_apikey_…` (live).
@@ -62,4 +63,37 @@ export async function connectPaddle(
     updatedAt: now,
   });
   return { workspace: workspace.slug, env, webhook_path: paddleWebhookPath(workspace.slug), api_key: apiKey !== undefined || existing?.apiKeySealed != null };
+}
+
+/** The last four characters of a secret: enough to tell which one is stored, never enough to use it. */
+const lastFour = (secret: string) => secret.slice(-4);
+
+export interface PaddleStatus {
+  workspace: string;
+  env: Env;
+  webhookPath: string;
+  /** Null when the environment is not connected. */
+  connection: { webhookSecretLastFour: string; apiKeyLastFour: string | null; connectedAt: number; updatedAt: number } | null;
+  /** The newest Paddle event this environment received (and verified), with how it was handled. */
+  lastEvent: { id: string; type: string; receivedAt: number; outcome: "applied" | "ignored"; reason: string | null } | null;
+}
+
+/** A workspace environment's Paddle connection as an owner may see it: the secrets by their last four characters only. */
+export async function paddleStatus(services: Services, input: { workspace: string; env: string }): Promise<PaddleStatus> {
+  const workspace = await requireWorkspace(services.db, input.workspace);
+  const env = requireEnv(input.env);
+  const [account, lastEvent] = await Promise.all([
+    findPaddleAccount(services.db, workspace.id, env),
+    findLastPaddleEvent(services.db, { workspaceId: workspace.id, env }),
+  ]);
+  // Opened here, in the use case, so that only the last four characters leave it.
+  const connection = account
+    ? {
+        webhookSecretLastFour: lastFour(services.secretBox.open(account.webhookSecretSealed)),
+        apiKeyLastFour: account.apiKeySealed === null ? null : lastFour(services.secretBox.open(account.apiKeySealed)),
+        connectedAt: account.createdAt,
+        updatedAt: account.updatedAt,
+      }
+    : null;
+  return { workspace: workspace.slug, env, webhookPath: paddleWebhookPath(workspace.slug), connection, lastEvent };
 }

@@ -77,3 +77,19 @@ export async function addPaddleRefund(
     .executeTakeFirstOrThrow();
   return Number(row.total);
 }
+
+/** The newest event the environment received (index paddle_events_received, migration 047). */
+export async function findLastPaddleEvent(
+  ex: Executor,
+  scope: Scope,
+): Promise<{ id: string; type: string; receivedAt: number; outcome: "applied" | "ignored"; reason: string | null } | null> {
+  const row = await ex
+    .selectFrom("paddle_events")
+    .select(["id", "type", "received_at", "outcome", "reason"])
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .orderBy("received_at", "desc")
+    .limit(1)
+    .executeTakeFirst();
+  return row ? { id: row.id, type: row.type, receivedAt: Number(row.received_at), outcome: row.outcome, reason: row.reason } : null;
+}
