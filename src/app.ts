@@ -26,6 +26,7 @@ import { insightsRoutes } from "./insights/insights.routes.js";
 import { healthRoutes } from "./ops/health.routes.js";
 import { instrumentRequests, metricsRoutes } from "./ops/metrics.routes.js";
 import { closeConnectionsWhenClosing } from "./ops/shutdown.js";
+import { paddleRoutes } from "./paddle/paddle.routes.js";
 import type { Services } from "./services.js";
 import { stripeRoutes } from "./stripe/stripe.routes.js";
 import { jwksRoutes } from "./tokens/jwks.routes.js";
@@ -176,8 +177,9 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     { prefix: API_PREFIX },
   );
 
-  // Stripe's webhooks authenticate by signature, not by API key.
+  // The processors' webhooks authenticate by signature, not by API key.
   await app.register(stripeRoutes, { services });
+  await app.register(paddleRoutes, { services });
   // The client API: sign-in by emailed code, device sessions, the access check, the buy button.
   await app.register(clientRoutes, { services, prefix: "/api/client/v1" });
   await app.register(clientUsageRoutes, { services, prefix: "/api/client/v1/tools/:tool/usage" });

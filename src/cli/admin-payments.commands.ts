@@ -1,5 +1,5 @@
-// `warden admin stripe|licence|subscription|dispute|seats …`: Stripe connected, reconciled
-// and disconnected, and the vendor's own actions on what was bought.
+// `warden admin stripe|paddle|licence|subscription|dispute|seats …`: Stripe connected,
+// reconciled and disconnected, Paddle connected, and the vendor's own actions on what was bought.
 
 import type { ReconcileResult } from "../stripe/stripe-reconcile.service.js";
 import { CliError, type Command, optStr, str } from "./command.js";
@@ -41,6 +41,54 @@ function reconcileText(r: ReconcileResult): string {
 }
 
 export const paymentCommands: Record<string, Command> = {
+  "admin paddle connect": {
+    summary: "Connect a workspace's environment to Paddle Billing (its notification destination's secret key, optionally an API key).",
+    usage: "warden admin paddle connect --workspace S --env test|live --webhook-secret pdl_ntfset_… [--api-key pdl_sdbx_apikey_…]",
+    options: { workspace: { type: "string" }, env: { type: "string" }, "webhook-secret": { type: "string" }, "api-key": { type: "string" } },
+    required: ["workspace", "env", "webhook-secret"],
+    async run({ values: v, services }) {
+      const { connectPaddle } = await import("../paddle/paddle-account.service.js");
+      const connection = await connectPaddle(await services(), {
+        workspace: str(v, "workspace"),
+        env: str(v, "env"),
+        webhookSecret: str(v, "webhook-secret"),
+        apiKey: optStr(v, "api-key"),
+      });
+      const webhookUrl = `${(await services()).config.publicUrl}${connection.webhook_path}`;
+      return {
+        json: { ...connection, webhook_url: webhookUrl },
+        text: `Connected ${connection.workspace} (${connection.env}) to Paddle. Point a Paddle notification destination at ${webhookUrl}.`,
+      };
+    },
+  },
+  "admin paddle status": {
+    summary: "Show a workspace environment's Paddle connection (secrets by their last four only) and the last Paddle event received.",
+    usage: "warden admin paddle status --workspace S --env test|live",
+    options: { workspace: { type: "string" }, env: { type: "string" } },
+    required: ["workspace", "env"],
+    async run({ values: v, services }) {
+      const { paddleStatus } = await import("../paddle/paddle-account.service.js");
+      const status = await paddleStatus(await services(), { workspace: str(v, "workspace"), env: str(v, "env") });
+      const { connection: c, lastEvent: e } = status;
+      const json = {
+        workspace: status.workspace,
+        env: status.env,
+        webhook_path: status.webhookPath,
+        connected: c !== null,
+        webhook_secret: c ? `pdl_ntfset_…${c.webhookSecretLastFour}` : null,
+        api_key: c?.apiKeyLastFour ? `pdl_…${c.apiKeyLastFour}` : null,
+        last_event: e ? { id: e.id, type: e.type, received_at: isoOrNull(e.receivedAt), outcome: e.outcome, reason: e.reason } : null,
+      };
+      const text = [
+        c
+          ? `${status.workspace} (${status.env}) is connected to Paddle at ${status.webhookPath}.`
+          : `${status.workspace} (${status.env}) is not connected to Paddle.`,
+        ...(c ? [`Secret key: ${json.webhook_secret}`, `API key: ${json.api_key ?? "none"}`] : []),
+        e ? `Last event: ${e.type} ${e.id} at ${minute(e.receivedAt)}, ${e.outcome}${e.reason ? ` (${e.reason})` : ""}.` : "No Paddle event received yet.",
+      ].join("\n");
+      return { json, text };
+    },
+  },
   "admin stripe connect": {
     summary: "Connect a workspace's environment to Stripe (its webhook secret, optionally its secret key).",
     usage: "warden admin stripe connect --workspace S --env test|live --webhook-secret whsec_… [--secret-key sk_…]",

@@ -490,6 +490,37 @@ export interface StripeEventsTable {
   payload: string | null;
 }
 
+// Paddle Billing (migration 047).
+
+export interface PaddleAccountsTable {
+  workspace_id: string;
+  env: Env;
+  webhook_secret_sealed: string;
+  api_key_sealed: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface PaddleEventsTable {
+  workspace_id: string;
+  env: Env;
+  id: string;
+  type: string;
+  occurred_at: number;
+  received_at: number;
+  outcome: "applied" | "ignored";
+  reason: string | null;
+}
+
+export interface PaddleRefundsTable {
+  workspace_id: string;
+  env: Env;
+  adjustment_id: string;
+  transaction_id: string;
+  amount_cents: number;
+  created_at: number;
+}
+
 /** A Stripe Price or Product id that names a plan, for purchases without Warden's metadata (migration 029). */
 export interface StripePlanLinksTable {
   workspace_id: string;
@@ -839,6 +870,9 @@ export interface Database {
   stripe_accounts: StripeAccountsTable;
   billing_locks: BillingLocksTable;
   stripe_events: StripeEventsTable;
+  paddle_accounts: PaddleAccountsTable;
+  paddle_events: PaddleEventsTable;
+  paddle_refunds: PaddleRefundsTable;
   subscription_buyers: SubscriptionBuyersTable;
   stripe_plan_links: StripePlanLinksTable;
   stripe_reconcile_runs: StripeReconcileRunsTable;

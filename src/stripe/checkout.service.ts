@@ -12,13 +12,13 @@ import { isEmailShape } from "../customers/email.js";
 import { findPersonById } from "../customers/person.store.js";
 import type { Env, ProductKind } from "../db/schema.js";
 import { invalidParameter } from "../errors/errors.js";
+import { findSubscriptionIdByCheckoutSession } from "../payments/payment-link.store.js";
 import type { Services } from "../services.js";
 import { findBundle, findPlan } from "../workspaces/workspace.store.js";
 import type { Plan, Tool, Workspace } from "../workspaces/workspace.types.js";
 import type { CheckoutBody } from "./checkout.schema.js";
 import { findStripeAccount } from "./stripe-account.store.js";
 import { stripeClient } from "./stripe-client.js";
-import { findSubscriptionIdByCheckoutSession } from "./stripe-link.store.js";
 import { planStripeLinks } from "./stripe-plan-link.service.js";
 
 export interface CreatedCheckout {

@@ -5,6 +5,7 @@ import { type Actor, recordAction } from "../audit/audit.service.js";
 import type { Env, StripeEventOutcome } from "../db/schema.js";
 import { invalidParameter } from "../errors/errors.js";
 import { decodeCursor, encodeCursor } from "../http/cursor.js";
+import { findPaddleAccount } from "../paddle/paddle-account.store.js";
 import type { Services } from "../services.js";
 import { requireEnv, requireWorkspace } from "../workspaces/workspace-lookup.service.js";
 import { deleteStripeAccount, findStripeAccount, upsertStripeAccount } from "./stripe-account.store.js";
@@ -45,6 +46,9 @@ export async function connectStripe(
   const workspace = await requireWorkspace(services.db, input.workspace);
   const env = requireEnv(input.env);
   const secrets = checkStripeSecrets(env, input);
+  if (await findPaddleAccount(services.db, workspace.id, env)) {
+    throw invalidParameter("env", `The ${env} environment of "${workspace.slug}" is connected to Paddle: one processor per environment.`);
+  }
   const now = services.clock.now();
   const existing = await findStripeAccount(services.db, workspace.id, env);
   await services.db.transaction().execute(async (trx) => {

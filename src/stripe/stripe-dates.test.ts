@@ -9,6 +9,7 @@ import { DAY_MS } from "../clock.js";
 import { type Dialect, migrateToLatest } from "../db/database.js";
 import { revenueInsights } from "../insights/insights.service.js";
 import type { Grain } from "../insights/insights.types.js";
+import { insertSubscriptionInvoice, listSubscriptionInvoices } from "../payments/payment-link.store.js";
 import { DIALECTS } from "../test-support/harness.js";
 import { emptyStorage, migrateThrough } from "../test-support/migrations.js";
 import {
@@ -21,7 +22,6 @@ import {
   subscriptionObject,
   subscriptionSession,
 } from "../test-support/stripe.js";
-import { insertSubscriptionInvoice, listSubscriptionInvoices } from "./stripe-link.store.js";
 
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const monthly = { warden_tool: "tabmaster", warden_plan: "monthly" };

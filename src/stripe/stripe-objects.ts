@@ -6,59 +6,16 @@
 // invoice_payment object) are read.
 import type { DisputeReport } from "../billing/dispute.service.js";
 import type { SubscriptionReport } from "../billing/subscription.service.js";
-import type { ProductKind } from "../db/schema.js";
-import type { BoughtItem } from "./stripe-plan-link.service.js";
+import { guarded, isObj, isProblem, type Obj, obj, type Problem, readWardenMetadata, shown, str, text, whole } from "../payments/fields.js";
+import type { BoughtItem, PaymentFact } from "../payments/payment-facts.js";
 
-type Obj = Record<string, unknown>;
-
-/**
- * A field that is present but unusable: a string with control characters (PostgreSQL
- * refuses NUL in text), a number that is not a whole amount or time in range (`1e300`
- * overflows a bigint), a value of the wrong type. Thrown by the field readers and turned
- * into a Problem at each exported reader, so malformed processor data is acknowledged
- * with its reason rather than failing in storage with a 500 that Stripe retries for days.
- */
-class MalformedField extends Error {}
-
-const guarded = <T>(read: () => T): T | Problem => {
-  try {
-    return read();
-  } catch (error) {
-    if (error instanceof MalformedField) return { problem: error.message };
-    throw error;
-  }
-};
-
-/** The value as JSON, cut short: safe to log and store (JSON escapes control characters). */
-const shown = (v: unknown) => {
-  const text = JSON.stringify(v) ?? String(v);
-  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
-};
-const absent = (v: unknown) => v === undefined || v === null;
-// C0 controls and DEL: never in an id, an address, a status or Warden's metadata.
-const CONTROL = /[\u0000-\u001f\u007f]/;
 // Year 9999: later is no time Stripe sends, and its milliseconds stay exact in a double.
 const MAX_SECONDS = 253_402_300_799;
 
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
-const text = (key: string, v: unknown): string | null => {
-  if (absent(v) || v === "") return null;
-  if (typeof v !== "string") throw new MalformedField(`${key} ${shown(v)} is not text`);
-  if (CONTROL.test(v)) throw new MalformedField(`${key} ${shown(v)} contains control characters`);
-  return v;
-};
-const str = (o: Obj, key: string): string | null => text(key, o[key]);
-const whole = (o: Obj, key: string, max: number, what: string): number | null => {
-  const v = o[key];
-  if (absent(v)) return null;
-  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0 || v > max) throw new MalformedField(`${key} ${shown(v)} is not ${what}`);
-  return v;
-};
 /** An amount in the currency's smallest unit. */
 const amount = (o: Obj, key: string) => whole(o, key, Number.MAX_SAFE_INTEGER, "a whole, non-negative amount");
 /** A Unix time in seconds. */
 const seconds = (o: Obj, key: string) => whole(o, key, MAX_SECONDS, "a Unix time in seconds");
-const obj = (o: Obj, key: string): Obj | null => (isObj(o[key]) ? (o[key] as Obj) : null);
 /** An id field that Stripe may have expanded into the object it names. */
 const idOf = (o: Obj, key: string): string | null => {
   const v = o[key];
@@ -140,41 +97,6 @@ function stripeTimeOf(fact: DatedFact, event: StripeEvent): number {
     default:
       return event.created;
   }
-}
-
-/** What Warden puts on the Checkout Session and the subscription it creates. */
-export interface WardenMetadata {
-  productKind: ProductKind;
-  productId: string;
-  planId: string | null;
-  seats: number | null;
-  /** The signed-in buyer's person id. */
-  accountPersonId: string | null;
-}
-
-export type Problem = { problem: string };
-
-export function readWardenMetadata(metadata: unknown): WardenMetadata | Problem {
-  return guarded(() => {
-    const m = isObj(metadata) ? metadata : {};
-    const tool = str(m, "warden_tool");
-    const bundle = str(m, "warden_bundle");
-    if (tool === null && bundle === null) return { problem: "no warden_tool or warden_bundle metadata (not a checkout Warden created)" };
-    if (tool !== null && bundle !== null) return { problem: "both warden_tool and warden_bundle metadata" };
-    const rawSeats = str(m, "warden_seats");
-    let seats: number | null = null;
-    if (rawSeats !== null) {
-      if (!/^[1-9]\d{0,5}$/.test(rawSeats)) return { problem: `warden_seats ${shown(rawSeats)} is not a whole number of seats` };
-      seats = Number(rawSeats);
-    }
-    return {
-      productKind: tool !== null ? "tool" : "bundle",
-      productId: (tool ?? bundle) as string,
-      planId: str(m, "warden_plan"),
-      seats,
-      accountPersonId: str(m, "warden_account"),
-    };
-  });
 }
 
 export interface CheckoutSession {
@@ -402,4 +324,86 @@ export function readInvoicePayment(event: StripeEvent): { invoiceId: string; pay
   });
 }
 
-export const isProblem = (v: object): v is Problem => "problem" in v;
+/**
+ * What a Stripe event reports, as the processor-neutral fact apply-fact.service.ts applies
+ * (the table of this folder's README). A field Warden cannot use is the fact "nothing",
+ * with its reason.
+ */
+export function stripeFactOf(event: StripeEvent): PaymentFact {
+  const nothing = (reason: string): PaymentFact => ({ fact: "nothing", reason });
+  switch (event.type) {
+    case "checkout.session.completed":
+    case "checkout.session.async_payment_succeeded": {
+      const session = readCheckoutSession(event);
+      if (isProblem(session)) return nothing(session.problem);
+      const metadata = readWardenMetadata(session.metadata);
+      if (session.mode === "subscription") {
+        if (session.subscription === null) return nothing("subscription checkout without a subscription");
+        return { fact: "subscription_bought", subscriptionId: session.subscription, checkoutId: session.id, email: session.email, metadata };
+      }
+      if (session.mode !== "payment") return nothing(`checkout in ${session.mode ?? "unknown"} mode buys nothing`);
+      if (session.paymentStatus !== "paid" && session.paymentStatus !== "no_payment_required") {
+        return nothing(`payment is ${session.paymentStatus ?? "not complete"}; the licence follows checkout.session.async_payment_succeeded`);
+      }
+      return {
+        fact: "purchase_completed",
+        checkoutId: session.id,
+        email: session.email,
+        metadata,
+        amountCents: session.amountTotal,
+        currency: session.currency,
+        payment: session.paymentIntent,
+        purchasedAt: session.purchasedAt,
+      };
+    }
+    case "customer.subscription.created":
+    case "customer.subscription.updated":
+    case "customer.subscription.deleted":
+    case "customer.subscription.paused":
+    case "customer.subscription.resumed": {
+      const read = readSubscription(event);
+      if (isProblem(read)) return nothing(read.problem);
+      return { fact: "subscription_reported", report: read.report, metadata: readWardenMetadata(read.metadata), items: read.items };
+    }
+    case "charge.refunded": {
+      const charge = readCharge(event);
+      if (isProblem(charge)) return nothing(charge.problem);
+      return {
+        fact: "payment_refunded",
+        payment: charge.paymentIntent,
+        amountCents: charge.amount,
+        refundedCents: charge.amountRefunded,
+        inFull: charge.refundedInFull,
+        currency: charge.currency,
+        refundedAt: charge.refundedAt,
+      };
+    }
+    case "charge.dispute.created":
+    case "charge.dispute.closed": {
+      const dispute = readDispute(event);
+      if (isProblem(dispute)) return nothing(dispute.problem);
+      return { fact: event.type === "charge.dispute.created" ? "dispute_opened" : "dispute_closed", dispute };
+    }
+    case "invoice.paid":
+    case "invoice.payment_succeeded": {
+      const invoice = readInvoice(event);
+      if (isProblem(invoice)) return nothing(invoice.problem);
+      return {
+        fact: "subscription_paid",
+        invoiceId: invoice.id,
+        subscriptionId: invoice.subscriptionId,
+        payments: invoice.paymentIntents,
+        amountCents: invoice.amountPaid,
+        currency: invoice.currency,
+        paidAt: invoice.paidAt,
+      };
+    }
+    case "invoice_payment.paid": {
+      const payment = readInvoicePayment(event);
+      if (isProblem(payment)) return nothing(payment.problem);
+      return { fact: "invoice_payment", invoiceId: payment.invoiceId, payment: payment.paymentIntent };
+    }
+    default:
+      return nothing(`Warden does not use ${event.type} events`);
+  }
+}

@@ -7,6 +7,8 @@
 import { type Actor, recordAction } from "../audit/audit.service.js";
 import type { Executor } from "../db/database.js";
 import { invalidParameter } from "../errors/errors.js";
+import type { Problem } from "../payments/fields.js";
+import type { BoughtItem } from "../payments/payment-facts.js";
 import type { Services } from "../services.js";
 import type { Plan } from "../workspaces/workspace.types.js";
 import { type ProductRef, requirePlan } from "../workspaces/workspace-lookup.service.js";
@@ -65,17 +67,11 @@ export async function planStripeLinks(services: Services, workspaceId: string, p
   return listPlanLinks(services.db, workspaceId, plan);
 }
 
-/** What a purchase bought, as Stripe lists it: each line item's or subscription item's price and product. */
-export interface BoughtItem {
-  price: string | null;
-  product: string | null;
-}
-
 /**
  * The one plan every item maps to (by its price, else its product), or why there is none:
  * an item no plan is linked to, or items that map to different plans.
  */
-export async function planOfItems(ex: Executor, workspaceId: string, items: readonly BoughtItem[]): Promise<PlanRef | { problem: string }> {
+export async function planOfItems(ex: Executor, workspaceId: string, items: readonly BoughtItem[]): Promise<PlanRef | Problem> {
   if (items.length === 0) return { problem: "no line items to map" };
   const ids = items.flatMap((i) => [i.price, i.product]).filter((id): id is string => id !== null);
   const links = await findPlanLinks(ex, workspaceId, ids);

@@ -14,14 +14,17 @@ import { toIso } from "../clock.js";
 import type { Env, ReconcileTrigger } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { newId } from "../ids.js";
+import type { Handled } from "../payments/apply-fact.service.js";
+import { isProblem, readWardenMetadata } from "../payments/fields.js";
+import type { BoughtItem } from "../payments/payment-facts.js";
+import { insertSubscriptionBuyer } from "../payments/payment-link.store.js";
 import type { Services } from "../services.js";
 import { requireEnv, requireWorkspace } from "../workspaces/workspace-lookup.service.js";
 import { findStripeAccount } from "./stripe-account.store.js";
 import { stripeClient } from "./stripe-client.js";
-import { applyStripeEvent, type Handled } from "./stripe-ingest.service.js";
-import { insertSubscriptionBuyer } from "./stripe-link.store.js";
-import { isProblem, readWardenMetadata, type StripeEvent } from "./stripe-objects.js";
-import { type BoughtItem, planOfItems } from "./stripe-plan-link.service.js";
+import { applyStripeEvent } from "./stripe-ingest.service.js";
+import type { StripeEvent } from "./stripe-objects.js";
+import { planOfItems } from "./stripe-plan-link.service.js";
 import {
   failAbandonedRuns,
   findLastScheduledStart,

@@ -1,6 +1,8 @@
-// What Stripe tells about subscriptions beyond the subscription object: who bought it
-// (from the Checkout Session, which may arrive before or after the subscription's own
-// events) and which payments are its invoices' (so a dispute can name its tool).
+// What a processor tells about subscriptions beyond the subscription object: who bought it
+// (from the checkout, which may arrive before or after the subscription's own events) and
+// which payments are its invoices' (so a refund or a dispute can name its tool). The
+// columns keep Stripe's names (payment_intent, invoice_id, checkout_session): Paddle's
+// transaction id fills the first two, as it is both its payment and its invoice.
 import type { Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
 

@@ -1,0 +1,47 @@
+import type { Executor } from "../db/database.js";
+import type { Env } from "../db/schema.js";
+
+/** A workspace environment's Paddle connection; the secrets stay sealed here. */
+export interface PaddleAccount {
+  workspaceId: string;
+  env: Env;
+  webhookSecretSealed: string;
+  apiKeySealed: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export async function findPaddleAccount(ex: Executor, workspaceId: string, env: Env): Promise<PaddleAccount | null> {
+  const r = await ex.selectFrom("paddle_accounts").selectAll().where("workspace_id", "=", workspaceId).where("env", "=", env).executeTakeFirst();
+  return r
+    ? {
+        workspaceId: r.workspace_id,
+        env: r.env,
+        webhookSecretSealed: r.webhook_secret_sealed,
+        apiKeySealed: r.api_key_sealed,
+        createdAt: Number(r.created_at),
+        updatedAt: Number(r.updated_at),
+      }
+    : null;
+}
+
+/** Stores the connection; an API key left out keeps the one stored before. */
+export async function upsertPaddleAccount(ex: Executor, account: PaddleAccount): Promise<void> {
+  const update = {
+    webhook_secret_sealed: account.webhookSecretSealed,
+    updated_at: account.updatedAt,
+    ...(account.apiKeySealed === null ? {} : { api_key_sealed: account.apiKeySealed }),
+  };
+  await ex
+    .insertInto("paddle_accounts")
+    .values({
+      workspace_id: account.workspaceId,
+      env: account.env,
+      webhook_secret_sealed: account.webhookSecretSealed,
+      api_key_sealed: account.apiKeySealed,
+      created_at: account.createdAt,
+      updated_at: account.updatedAt,
+    })
+    .onConflict((oc) => oc.columns(["workspace_id", "env"]).doUpdateSet(update))
+    .execute();
+}

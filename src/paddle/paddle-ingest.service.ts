@@ -1,0 +1,102 @@
+// Paddle's notifications in: verified over the raw bytes against each connected
+// environment's secret key (paddle-signature.ts) before anything parses them, then applied
+// once per Paddle event_id in one transaction, under the workspace environment's payment
+// lock, with the events they cause. Each is read into a processor-neutral fact
+// (paddle-objects.ts) that payments/apply-fact.service.ts applies, as Stripe's are; which
+// event is which fact is in this folder's README.
+import { type BillingTx, inBillingTransaction } from "../billing/billing.context.js";
+import { findLicenceByPaymentIntent } from "../billing/licence.store.js";
+import type { Env } from "../db/schema.js";
+import { invalidParameter, notFound } from "../errors/errors.js";
+import { applyPaymentFact, type Handled, ignored, type ProcessorRecords } from "../payments/apply-fact.service.js";
+import { isProblem } from "../payments/fields.js";
+import type { PaymentFact } from "../payments/payment-facts.js";
+import type { Services } from "../services.js";
+import { findWorkspaceBySlug } from "../workspaces/workspace.store.js";
+import { findPaddleAccount } from "./paddle-account.store.js";
+import { addPaddleRefund, claimPaddleEvent, setPaddleEventOutcome } from "./paddle-event.store.js";
+import { type PaddleRefund, paddleFactOf, readPaddleEvent } from "./paddle-objects.js";
+import { verifyPaddleSignature } from "./paddle-signature.js";
+
+export interface PaddleIngestResult {
+  event: string;
+  type: string;
+  /** duplicate: handled before (Paddle's retry, or a replay). */
+  outcome: "applied" | "ignored" | "duplicate";
+  reason: string | null;
+}
+
+/**
+ * Paddle's records for the facts applied: no plan links yet (a Paddle purchase is mapped
+ * by Warden's custom_data alone), and nothing held back, as Paddle names a subscription's
+ * buyer only in its own custom_data (no later checkout fact could name it).
+ */
+const PADDLE_RECORDS: ProcessorRecords = {
+  planOfItems: async () => ({ problem: "Paddle prices are linked to no plan" }),
+  heldBack: async () => [],
+  settle: async () => {},
+};
+
+/**
+ * Verifies and applies one notification. The environment is the one whose secret key
+ * verifies (Paddle's body says nothing of sandbox or live). A missing, malformed, stale or
+ * non-matching signature, a verified body that is not an event, or a workspace not
+ * connected to Paddle is refused (400/404) and changes nothing. An event Warden cannot
+ * use, malformed data in it included, is acknowledged with its reason, to be logged.
+ */
+export async function ingestPaddleEvent(
+  services: Services,
+  input: { slug: string; rawBody: Buffer; signature: string | undefined },
+): Promise<PaddleIngestResult> {
+  const workspace = await findWorkspaceBySlug(services.db, input.slug);
+  if (!workspace) throw notFound(`No workspace "${input.slug}".`);
+  const connected: { env: Env; secret: string }[] = [];
+  for (const env of ["test", "live"] as const) {
+    const account = await findPaddleAccount(services.db, workspace.id, env);
+    if (account) connected.push({ env, secret: services.secretBox.open(account.webhookSecretSealed) });
+  }
+  if (connected.length === 0) throw invalidParameter("env", "Paddle is not connected for this workspace (warden admin paddle connect).");
+  const { env } = verifyPaddleSignature(input.rawBody, input.signature, connected, services.clock.now());
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(input.rawBody.toString("utf8"));
+  } catch {
+    throw invalidParameter("body", "The body is not a Paddle event (not JSON).");
+  }
+  const event = readPaddleEvent(parsed);
+  if (isProblem(event)) throw invalidParameter("body", `The body is not a Paddle event: ${event.problem}.`);
+
+  return inBillingTransaction(services, { workspaceId: workspace.id, env }, async (tx): Promise<PaddleIngestResult> => {
+    const claimed = await claimPaddleEvent(tx.trx, tx, { id: event.id, type: event.type, occurredAt: event.occurredAt, receivedAt: tx.now });
+    if (!claimed) return { event: event.id, type: event.type, outcome: "duplicate", reason: null };
+    const read = paddleFactOf(event);
+    const fact = "fact" in read ? read : await refundFact(tx, read);
+    const handled = await applyPaymentFact(tx, fact, PADDLE_RECORDS);
+    const settled: Handled =
+      handled.outcome === "deferred" ? ignored("no signed-in buyer (warden_account in custom_data): Paddle names the customer by id only") : handled;
+    if (settled.outcome !== "applied" || settled.reason !== null) {
+      await setPaddleEventOutcome(tx.trx, tx, event.id, { outcome: settled.outcome === "applied" ? "applied" : "ignored", reason: settled.reason });
+    }
+    return { event: event.id, type: event.type, outcome: settled.outcome === "applied" ? "applied" : "ignored", reason: settled.reason };
+  });
+}
+
+/**
+ * An approved refund as billing takes it: the transaction's refunds so far, summed (each
+ * adjustment counted once), in full when Paddle says `full` or when they reach the
+ * licence's amount.
+ */
+async function refundFact(tx: BillingTx, refund: PaddleRefund): Promise<PaymentFact> {
+  const refundedCents = await addPaddleRefund(tx.trx, tx, refund, tx.now);
+  const licence = await findLicenceByPaymentIntent(tx.trx, tx, refund.transactionId);
+  const paid = licence?.amountCents ?? null;
+  return {
+    fact: "payment_refunded",
+    payment: refund.transactionId,
+    amountCents: paid ?? refundedCents,
+    refundedCents,
+    inFull: refund.full || (paid !== null && refundedCents >= paid),
+    currency: refund.currency,
+    refundedAt: refund.at,
+  };
+}

@@ -1,0 +1,209 @@
+// Reading Paddle Billing's notifications into the facts Warden acts on (payments/
+// payment-facts.ts). Pure functions over the parsed JSON, read field by field like
+// Stripe's (payments/fields.ts), from the shapes of Paddle's public API reference
+// (Paddle API version 1): an event is `{event_id, event_type, occurred_at,
+// notification_id, data}`; amounts are strings of whole minor units ("4900"); times are
+// RFC 3339 texts with up to microseconds; currencies upper case ("USD").
+import type { SubscriptionReport } from "../billing/subscription.service.js";
+import { guarded, isObj, isProblem, MalformedField, type Obj, obj, type Problem, readWardenMetadata, shown, str } from "../payments/fields.js";
+import type { BoughtItem, PaymentFact } from "../payments/payment-facts.js";
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+const MINOR_UNITS = /^(0|[1-9]\d{0,14})$/;
+
+/** An RFC 3339 time as epoch milliseconds. */
+const time = (o: Obj, key: string): number | null => {
+  const v = str(o, key);
+  if (v === null) return null;
+  const at = RFC3339.test(v) ? Date.parse(v) : Number.NaN;
+  if (!Number.isFinite(at)) throw new MalformedField(`${key} ${shown(v)} is not an RFC 3339 time`);
+  return at;
+};
+/** An amount in the currency's smallest unit, which Paddle sends as a string of digits. */
+const minor = (o: Obj, key: string): number | null => {
+  const v = str(o, key);
+  if (v === null) return null;
+  if (!MINOR_UNITS.test(v)) throw new MalformedField(`${key} ${shown(v)} is not a whole, non-negative amount`);
+  return Number(v);
+};
+const currencyOf = (o: Obj) => str(o, "currency_code")?.toLowerCase() ?? null;
+
+export interface PaddleEvent {
+  id: string;
+  type: string;
+  /** Paddle's `occurred_at`, epoch milliseconds. */
+  occurredAt: number;
+  data: Obj;
+}
+
+/** The envelope of a verified notification, or why it is not one (Paddle never sends such a body). */
+export function readPaddleEvent(value: unknown): PaddleEvent | Problem {
+  if (!isObj(value)) return { problem: "not a JSON object" };
+  return guarded(() => {
+    const id = str(value, "event_id");
+    const type = str(value, "event_type");
+    const occurredAt = time(value, "occurred_at");
+    const data = obj(value, "data");
+    if (id === null || type === null || occurredAt === null || data === null) return { problem: "no event_id, event_type, occurred_at or data" };
+    return { id, type, occurredAt, data };
+  });
+}
+
+const itemsOf = (o: Obj): BoughtItem[] =>
+  (Array.isArray(o.items) ? o.items.filter(isObj) : []).map((item) => {
+    const price = obj(item, "price");
+    return { price: price ? str(price, "id") : str(item, "price_id"), product: price ? str(price, "product_id") : null };
+  });
+
+/**
+ * `subscription.*`: the subscription's state. Paddle's statuses are Stripe's words
+ * (active, trialing, past_due, paused, canceled), so billing's rules read them as they
+ * are. A cancel at the period's end is Paddle's `scheduled_change` of action `cancel`;
+ * Paddle lists no earlier values, so whether this event set it is left to the stored state.
+ */
+function readSubscription(event: PaddleEvent): PaymentFact {
+  const o = event.data;
+  const id = str(o, "id");
+  const status = str(o, "status");
+  if (id === null || status === null) return { fact: "nothing", reason: "subscription without an id or status" };
+  const period = obj(o, "current_billing_period");
+  const startedAt = time(o, "started_at") ?? time(o, "created_at");
+  if (startedAt === null) return { fact: "nothing", reason: `subscription ${id} without a start date` };
+  const periodStart = (period ? time(period, "starts_at") : null) ?? startedAt;
+  const periodEnd = (period ? time(period, "ends_at") : null) ?? periodStart;
+  const change = obj(o, "scheduled_change");
+  const cancelling = change !== null && str(change, "action") === "cancel";
+  const items = Array.isArray(o.items) ? o.items.filter(isObj) : [];
+  const quantity = items.length === 1 ? (items[0] as Obj).quantity : null;
+  if (quantity !== null && (typeof quantity !== "number" || !Number.isSafeInteger(quantity) || quantity < 0)) {
+    throw new MalformedField(`quantity ${shown(quantity)} is not a whole quantity`);
+  }
+  const report: SubscriptionReport = {
+    id,
+    kind: event.type === "subscription.created" ? "created" : "updated",
+    at: event.occurredAt,
+    status,
+    periodStart,
+    periodEnd,
+    cancelAtPeriodEnd: cancelling,
+    cancelAt: cancelling && change ? time(change, "effective_at") : null,
+    endedAt: status === "canceled" ? (time(o, "canceled_at") ?? event.occurredAt) : null,
+    startedAt,
+    setToCancel: null,
+    quantity: quantity as number | null,
+  };
+  return { fact: "subscription_reported", report, metadata: readWardenMetadata(o.custom_data), items: itemsOf(o) };
+}
+
+/**
+ * `transaction.completed`: a one-time purchase (no `subscription_id`), or a subscription's
+ * payment, its first or a renewal. The transaction's id is both the payment (what an
+ * adjustment names) and the invoice (counted once). The amount is what the buyer paid,
+ * `details.totals.grand_total` (else `total`), in the buyer's currency; dated by
+ * `billed_at`, else the event's `occurred_at`. Paddle's notification names the buyer by
+ * customer id only: the buyer is Warden's `warden_account` in `custom_data`.
+ */
+function readTransaction(event: PaddleEvent): PaymentFact {
+  const o = event.data;
+  const id = str(o, "id");
+  if (id === null) return { fact: "nothing", reason: "transaction without an id" };
+  const details = obj(o, "details");
+  const totals = details ? obj(details, "totals") : null;
+  const amountCents = totals ? (minor(totals, "grand_total") ?? minor(totals, "total")) : null;
+  const currency = currencyOf(o);
+  const paidAt = time(o, "billed_at") ?? event.occurredAt;
+  const subscriptionId = str(o, "subscription_id");
+  if (subscriptionId !== null) {
+    return { fact: "subscription_paid", invoiceId: id, subscriptionId, payments: [id], amountCents, currency, paidAt };
+  }
+  return {
+    fact: "purchase_completed",
+    checkoutId: id,
+    email: null,
+    metadata: readWardenMetadata(o.custom_data),
+    amountCents,
+    currency,
+    payment: id,
+    purchasedAt: paidAt,
+  };
+}
+
+/** An approved refund, to be summed with the transaction's earlier ones (paddle-ingest.service.ts). */
+export interface PaddleRefund {
+  adjustmentId: string;
+  transactionId: string;
+  amountCents: number;
+  /** Paddle's `type` full: the whole transaction refunded. */
+  full: boolean;
+  currency: string;
+  at: number;
+}
+
+/**
+ * `adjustment.created|updated`: Paddle's refunds and chargebacks. Only an `approved`
+ * adjustment has happened (a refund waits in `pending_approval` first). A refund is
+ * summed per transaction by the ingest; a `chargeback` opens a dispute on the transaction
+ * (its id is the dispute's: one chargeback per transaction), and a `chargeback_reverse`
+ * closes it won. Paddle settles chargebacks itself, so no dispute closes lost here: the
+ * licence stays suspended until a reversal. Credits and chargeback warnings change nothing.
+ */
+function readAdjustment(event: PaddleEvent): PaymentFact | PaddleRefund {
+  const o = event.data;
+  const id = str(o, "id");
+  const action = str(o, "action");
+  const transactionId = str(o, "transaction_id");
+  const status = str(o, "status");
+  if (id === null || action === null || transactionId === null) return { fact: "nothing", reason: "adjustment without id, action or transaction_id" };
+  if (status !== "approved") return { fact: "nothing", reason: `adjustment ${action} is ${status ?? "of no status"}, not approved` };
+  const totals = obj(o, "totals");
+  const amountCents = totals ? minor(totals, "total") : null;
+  const currency = currencyOf(o) ?? (totals ? currencyOf(totals) : null);
+  if (amountCents === null || currency === null) return { fact: "nothing", reason: "adjustment without totals.total or currency_code" };
+  const at = time(o, "updated_at") ?? time(o, "created_at") ?? event.occurredAt;
+  switch (action) {
+    case "refund":
+      return { adjustmentId: id, transactionId, amountCents, full: str(o, "type") === "full", currency, at };
+    case "chargeback":
+    case "chargeback_reverse": {
+      const dispute = {
+        id: transactionId,
+        paymentIntent: transactionId,
+        amountCents,
+        currency,
+        reason: str(o, "reason") ?? "general",
+        status: action === "chargeback" ? "needs_response" : "won",
+        respondBy: null,
+        at,
+      };
+      return { fact: action === "chargeback" ? "dispute_opened" : "dispute_closed", dispute };
+    }
+    default:
+      return { fact: "nothing", reason: `adjustment ${action} changes no access` };
+  }
+}
+
+/** What a Paddle event reports: a fact, or an approved refund for the ingest to sum. */
+export function paddleFactOf(event: PaddleEvent): PaymentFact | PaddleRefund {
+  const read = guarded((): PaymentFact | PaddleRefund => {
+    if (event.type.startsWith("subscription.") && PADDLE_EVENT_TYPES.includes(event.type as PaddleEventType)) return readSubscription(event);
+    if (event.type === "transaction.completed") return readTransaction(event);
+    if (event.type === "adjustment.created" || event.type === "adjustment.updated") return readAdjustment(event);
+    return { fact: "nothing", reason: `Warden does not use ${event.type} events` };
+  });
+  return isProblem(read) ? { fact: "nothing", reason: read.problem } : read;
+}
+
+/** The events to choose on Paddle's notification destination; anything else is acknowledged and ignored. */
+export const PADDLE_EVENT_TYPES = [
+  "transaction.completed",
+  "subscription.created",
+  "subscription.activated",
+  "subscription.updated",
+  "subscription.canceled",
+  "subscription.past_due",
+  "subscription.paused",
+  "subscription.resumed",
+  "adjustment.created",
+  "adjustment.updated",
+] as const;
+type PaddleEventType = (typeof PADDLE_EVENT_TYPES)[number];

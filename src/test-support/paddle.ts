@@ -1,0 +1,231 @@
+// A stand-in for Paddle Billing's notifications, written from Paddle's public API
+// reference (API version 1), never from the real service: the event envelope
+// (`event_id`, `event_type`, `occurred_at`, `notification_id`, `data`), the transaction,
+// subscription and adjustment entities as the reference documents them (amounts as
+// strings of minor units, RFC 3339 times, upper-case currency codes), and the
+// `Paddle-Signature` header (`ts=<unix seconds>;h1=<hex HMAC-SHA256 of "<ts>:<body>">`).
+import assert from "node:assert/strict";
+import { createHmac } from "node:crypto";
+import type { LightMyRequestResponse } from "fastify";
+import type { Dialect } from "../db/database.js";
+import type { Env } from "../db/schema.js";
+import { randomBase62 } from "../ids.js";
+import { connectPaddle } from "../paddle/paddle-account.service.js";
+import type { Services } from "../services.js";
+import { seedCatalogue, type TestApi, testApi, testServices, type Workspace } from "./harness.js";
+import { emittedEvents } from "./stripe.js";
+
+/** Paddle's ids: a prefix and 26 lower-case base32 characters (ULIDs). */
+export const paddleId = (prefix: string) => `${prefix}_01${randomBase62(24).toLowerCase()}`;
+const iso = (ms: number) => new Date(ms).toISOString().replace("Z", "000Z");
+
+export async function connectTestPaddle(services: Services, ws: Workspace, env: Env = "test"): Promise<string> {
+  const secret = `pdl_ntfset_${paddleId("01")}_${randomBase62(32)}`;
+  await connectPaddle(services, { workspace: ws.slug, env, webhookSecret: secret });
+  return secret;
+}
+
+export interface TestPaddleEvent {
+  event_id: string;
+  event_type: string;
+  occurred_at: string;
+  notification_id: string;
+  data: Record<string, unknown>;
+}
+
+export function paddleEvent(type: string, data: Record<string, unknown>, o: { now: number; id?: string; occurredAt?: number }): TestPaddleEvent {
+  return { event_id: o.id ?? paddleId("evt"), event_type: type, occurred_at: iso(o.occurredAt ?? o.now), notification_id: paddleId("ntf"), data };
+}
+
+export const paddleSignature = (payload: string, secret: string, at: number) => {
+  const ts = Math.floor(at / 1000);
+  return `ts=${ts};h1=${createHmac("sha256", secret).update(`${ts}:${payload}`).digest("hex")}`;
+};
+
+type CustomData = Record<string, string>;
+
+/** A completed transaction: one-time (no subscription) or a subscription's payment. */
+export function transactionObject(o: {
+  id?: string;
+  customData: CustomData | null;
+  subscriptionId?: string;
+  total: number;
+  currency?: string;
+  billedAt: number;
+  priceId?: string;
+  origin?: string;
+}) {
+  const total = String(o.total);
+  const fee = String(Math.round(o.total * 0.05 + 50));
+  return {
+    id: o.id ?? paddleId("txn"),
+    status: "completed",
+    customer_id: paddleId("ctm"),
+    address_id: paddleId("add"),
+    business_id: null,
+    custom_data: o.customData,
+    currency_code: o.currency ?? "USD",
+    origin: o.origin ?? (o.subscriptionId ? "subscription_recurring" : "web"),
+    subscription_id: o.subscriptionId ?? null,
+    invoice_id: paddleId("inv"),
+    invoice_number: "325-10566",
+    collection_mode: "automatic",
+    billing_details: null,
+    billing_period: null,
+    items: [{ price: { id: o.priceId ?? paddleId("pri"), product_id: paddleId("pro"), description: "Tab Master" }, quantity: 1, proration: null }],
+    details: {
+      totals: {
+        subtotal: total,
+        tax: "0",
+        discount: "0",
+        total,
+        grand_total: total,
+        fee,
+        earnings: String(o.total - Number(fee)),
+        currency_code: o.currency ?? "USD",
+      },
+      payout_totals: { subtotal: total, tax: "0", discount: "0", total, fee, earnings: String(o.total - Number(fee)), currency_code: "USD" },
+      line_items: [],
+    },
+    payments: [{ amount: total, status: "captured", created_at: iso(o.billedAt), captured_at: iso(o.billedAt), method_details: { type: "card" } }],
+    checkout: { url: "https://example.com/pay?_ptxn=txn" },
+    created_at: iso(o.billedAt),
+    updated_at: iso(o.billedAt),
+    billed_at: iso(o.billedAt),
+  };
+}
+
+export function subscriptionObject(o: {
+  id: string;
+  status: string;
+  customData: CustomData | null;
+  startedAt: number;
+  periodEnd: number;
+  periodStart?: number;
+  cancelAt?: number | null;
+  canceledAt?: number | null;
+  quantity?: number;
+  priceId?: string;
+}) {
+  return {
+    id: o.id,
+    status: o.status,
+    customer_id: paddleId("ctm"),
+    address_id: paddleId("add"),
+    business_id: null,
+    currency_code: "USD",
+    created_at: iso(o.startedAt),
+    updated_at: iso(o.startedAt),
+    started_at: iso(o.startedAt),
+    first_billed_at: iso(o.startedAt),
+    next_billed_at: o.status === "canceled" ? null : iso(o.periodEnd),
+    paused_at: null,
+    canceled_at: o.canceledAt ? iso(o.canceledAt) : null,
+    collection_mode: "automatic",
+    billing_details: null,
+    current_billing_period: o.status === "canceled" ? null : { starts_at: iso(o.periodStart ?? o.startedAt), ends_at: iso(o.periodEnd) },
+    billing_cycle: { interval: "month", frequency: 1 },
+    scheduled_change: o.cancelAt ? { action: "cancel", effective_at: iso(o.cancelAt), resume_at: null } : null,
+    items: [
+      {
+        status: "active",
+        quantity: o.quantity ?? 1,
+        recurring: true,
+        created_at: iso(o.startedAt),
+        updated_at: iso(o.startedAt),
+        price: { id: o.priceId ?? paddleId("pri"), product_id: paddleId("pro"), billing_cycle: { interval: "month", frequency: 1 } },
+      },
+    ],
+    custom_data: o.customData,
+    management_urls: { update_payment_method: "https://example.com/update", cancel: "https://example.com/cancel" },
+    discount: null,
+  };
+}
+
+export function adjustmentObject(o: {
+  id?: string;
+  action: "refund" | "chargeback" | "chargeback_reverse" | "credit" | "chargeback_warning";
+  transactionId: string;
+  status?: string;
+  type?: "full" | "partial";
+  total: number;
+  currency?: string;
+  at: number;
+}) {
+  return {
+    id: o.id ?? paddleId("adj"),
+    action: o.action,
+    type: o.type ?? "partial",
+    transaction_id: o.transactionId,
+    subscription_id: null,
+    customer_id: paddleId("ctm"),
+    reason: o.action === "refund" ? "requested by the buyer" : "fraudulent",
+    credit_applied_to_balance: null,
+    currency_code: o.currency ?? "USD",
+    status: o.status ?? "approved",
+    items: [{ item_id: paddleId("txnitm"), type: o.type ?? "partial", amount: String(o.total) }],
+    totals: { subtotal: String(o.total), tax: "0", total: String(o.total), fee: "0", earnings: "0", currency_code: o.currency ?? "USD" },
+    payout_totals: null,
+    created_at: iso(o.at),
+    updated_at: iso(o.at),
+  };
+}
+
+export async function sendPaddleEvent(
+  api: TestApi,
+  ws: Workspace,
+  secret: string,
+  event: TestPaddleEvent | string,
+  o: { now: number; signedAt?: number; signatureSecret?: string; header?: string },
+): Promise<LightMyRequestResponse> {
+  const payload = typeof event === "string" ? event : JSON.stringify(event);
+  return api.request({
+    method: "POST",
+    url: `/processor/paddle/${ws.slug}`,
+    headers: {
+      "content-type": "application/json",
+      ...(o.header === "" ? {} : { "paddle-signature": o.header ?? paddleSignature(payload, o.signatureSecret ?? secret, o.signedAt ?? o.now) }),
+    },
+    payload,
+  });
+}
+
+/** A workspace with the harness catalogue connected to Paddle's sandbox, and the calls its tests make. */
+export async function paddleTestbed(dialect: Dialect) {
+  const { services, clock } = await testServices(dialect);
+  const ws = await seedCatalogue(services);
+  const api = await testApi(services);
+  const secret = await connectTestPaddle(services, ws);
+  return {
+    services,
+    clock,
+    ws,
+    api,
+    secret,
+    /** Paddle sends `type` about `data`, occurred and signed now; answers the outcome. */
+    async send(type: string, data: Record<string, unknown>, options: { id?: string } = {}) {
+      const response = await sendPaddleEvent(api, ws, secret, paddleEvent(type, data, { now: clock.now(), ...options }), { now: clock.now() });
+      assert.equal(response.statusCode, 200, response.body);
+      return (response.json() as { outcome: string }).outcome;
+    },
+    async customer(email: string, tool = "tabmaster") {
+      const response = await api.request({ url: `/api/v1/tools/${tool}/customers/${encodeURIComponent(email)}`, key: ws.testKey });
+      return { status: response.statusCode, body: response.json() };
+    },
+    events: () => emittedEvents(services, ws),
+    async licences() {
+      return services.db.selectFrom("licences").selectAll().where("workspace_id", "=", ws.workspaceId).orderBy("created_at").execute();
+    },
+    async subscription(id: string) {
+      return services.db.selectFrom("subscriptions").selectAll().where("workspace_id", "=", ws.workspaceId).where("id", "=", id).executeTakeFirst();
+    },
+    async reasons() {
+      return services.db
+        .selectFrom("paddle_events")
+        .select(["type", "outcome", "reason"])
+        .where("workspace_id", "=", ws.workspaceId)
+        .orderBy("received_at")
+        .execute();
+    },
+  };
+}
