@@ -123,7 +123,11 @@ function level(start: number, f: Periods, { q, prev }: Ranges): Series {
   return withTotals(points(f.current, q, start), points(f.previous, prev, before), last);
 }
 
-/** A count per day that does not add up over days (distinct people), read by day: a month's point is its last day's; the total, the mean of the days. */
+/**
+ * A count per day that does not add up over days (distinct people), read by day: a month's
+ * point is its last day's; the total, the mean of the days to two decimals (rounded to a
+ * whole number, one person active on 4 days of 15 read as 0, as if nobody had been).
+ */
 function daily(f: Periods, { q, prev }: Ranges): Series {
   const side = (figs: Figure[], r: { from: string; to: string }) => {
     const byDay = new Map<string, number>();
@@ -131,7 +135,7 @@ function daily(f: Periods, { q, prev }: Ranges): Series {
     const by = new Map<string, number>();
     const days = daysOf(r.from, r.to);
     for (const day of days) by.set(keyOf(day, q.grain), byDay.get(day) ?? 0);
-    const mean = Math.round(days.reduce((s, d) => s + (byDay.get(d) ?? 0), 0) / days.length);
+    const mean = Math.round((days.reduce((s, d) => s + (byDay.get(d) ?? 0), 0) / days.length) * 100) / 100;
     return { points: [...by].map(([date, value]) => ({ date, value })), mean };
   };
   const current = side(f.current, q);
