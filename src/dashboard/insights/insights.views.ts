@@ -120,14 +120,16 @@ function seriesChart(
   name: string,
   series: Series,
   c: Context,
-  rest: { unit: ChartSpec["unit"]; kind: "total" | "last"; empty: Html | string; table: string; more?: ChartLine[] },
+  rest: { unit: ChartSpec["unit"]; kind: "total" | "last"; empty: Html | string; table: string; more?: ChartLine[]; drawn?: boolean },
 ): Html {
   return chartPanel({
     id,
     title,
     unit: rest.unit,
     grain: c.selection.range.grain,
-    lines: [{ name, points: series.points }, ...(rest.more ?? [])],
+    // A flow (revenue, grants: what happened each day) is drawn as bars, a level (MRR, people active) as a line.
+    shape: rest.kind === "total" ? "bars" : "lines",
+    lines: [{ name, points: series.points, ...(rest.drawn === false ? { drawn: false } : {}) }, ...(rest.more ?? [])],
     previous: series.previous,
     // A level (MRR, people active) is read at the range's end; a flow (revenue, grants) is the range's total.
     headline:
@@ -165,9 +167,11 @@ ${seriesChart(`revenue-${id}`, `Revenue in ${code}`, "Net", cur.net, c, {
   kind: "total",
   empty: "No sale or refund in this currency in the range or the one before.",
   table: `revenue-${id}`,
+  // Gross up and refunds down: net is their difference, in the table (a line of net over one of gross hid one behind the other).
+  drawn: false,
   more: [
     { name: "Gross", points: cur.gross.points },
-    { name: "Refunds", points: cur.refunds.points },
+    { name: "Refunds", points: cur.refunds.points, below: true },
   ],
 })}
 ${chartPanel({
@@ -175,6 +179,7 @@ ${chartPanel({
   title: `One-time, subscription and credit packs, ${code}`,
   unit,
   grain: c.selection.range.grain,
+  shape: "bars",
   lines: [
     { name: "One-time", points: cur.oneTime.points },
     { name: "Subscription", points: cur.subscription.points },
@@ -222,11 +227,13 @@ ${chartPanel({
   title: `What moved MRR, ${code}`,
   unit,
   grain: c.selection.range.grain,
+  // ChartMogul's convention: what adds MRR above zero, what takes it away below.
+  shape: "bars",
   lines: [
     { name: "New", points: m.new.points },
     { name: "Expansion", points: m.expansion.points },
-    { name: "Contraction", points: m.contraction.points },
-    { name: "Churn", points: m.churn.points },
+    { name: "Contraction", points: m.contraction.points, below: true },
+    { name: "Churn", points: m.churn.points, below: true },
     { name: "Reactivation", points: m.reactivation.points },
   ],
   empty: "MRR did not move in this currency in the range.",

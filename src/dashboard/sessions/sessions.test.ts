@@ -26,7 +26,7 @@ for (const dialect of DIALECTS) {
       assert.equal(page.statusCode, 200);
       assert.match(page.body, /Chrome on macOS<\/strong> <span class="badge badge-ok">This browser<\/span>/);
       assert.match(page.body, /Firefox on Linux/);
-      for (const address of ["203.0.113.7", "198.51.100.9", "192.0.2.1"]) assert.ok(page.body.includes(`<td>${address}</td>`), address);
+      for (const address of ["203.0.113.7", "198.51.100.9", "192.0.2.1"]) assert.ok(page.body.includes(`<td data-label="Address">${address}</td>`), address);
       assert.ok(page.body.includes("&lt;script&gt;alert(1)&lt;/script&gt;"), "a User-Agent is escaped");
       assert.doesNotMatch(page.body, /<script>alert/);
       assert.ok(page.body.includes("21 Nov 2026, 12:07 UTC"), "the stolen session's last request");

@@ -97,7 +97,11 @@ for (const dialect of DIALECTS) {
       assert.equal([...one.body.matchAll(/\/webhooks\/deliveries\/dlv_/g)].length, 1);
       assert.ok(one.body.includes(`value="${sent[18]}"`), "the filter stays filled in");
       // A delivery is listed by its event's type, the event's id under it (it led with the id).
-      assert.ok(one.body.includes(`<td><a href="${events}/${sent[18]}"><code>payment.disputed</code></a> <code class="id-secondary">${sent[18]}</code></td>`));
+      assert.ok(
+        one.body.includes(
+          `<td data-label="Event"><a href="${events}/${sent[18]}"><code>payment.disputed</code></a> <code class="id-secondary">${sent[18]}</code></td>`,
+        ),
+      );
       assert.equal((await browser.get(`${deliveries}?status=lost`)).statusCode, 400);
     });
 
