@@ -281,6 +281,28 @@ export async function subscriptionInsights(db: Executor, q: InsightsQuery): Prom
   return { active: level(levelAtStart(f, levels, "active_subscriptions", ""), of(f, "active_subscriptions"), r), currencies };
 }
 
+/** A currency's recurring-revenue rates over a range (docs/decisions.md, Insights, "ARR and MRR churn rate"). */
+export interface RecurringRates {
+  /** 12 × MRR at the end of the range, and at the end of the previous period. */
+  arr: { value: number; previous: number };
+  /** Churned MRR in the range ÷ MRR at its start, brought to 30 days; null with no MRR at the start. */
+  monthlyChurnRate: number | null;
+}
+
+/**
+ * ARR and the monthly MRR churn rate of one currency, from its MRR and churn series over a
+ * range of `days` days: MRR at the start is the previous period's last value (the end of
+ * the day before the range). A rate over 90 days is scaled to 30 (÷ 3), not compounded.
+ */
+export function recurringRates(mrr: Series, churn: Series, days: number): RecurringRates {
+  const end = mrr.points.at(-1)?.value ?? 0;
+  const start = mrr.previous.at(-1)?.value ?? 0;
+  return {
+    arr: { value: 12 * end, previous: 12 * start },
+    monthlyChurnRate: start <= 0 ? null : (churn.total / start) * (30 / days),
+  };
+}
+
 export async function peopleInsights(db: Executor, q: InsightsQuery): Promise<PeopleInsights> {
   const r = ranges(q);
   const { products, distinct } = await scopeOf(db, q);

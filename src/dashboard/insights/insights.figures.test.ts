@@ -57,6 +57,8 @@ for (const dialect of DIALECTS) {
       const subscriptions = text((await browser.get(`${base}/subscriptions?range=7d`)).body);
       assert.match(subscriptions, /Active subscriptions Download CSV of Active subscriptions 1 /);
       assert.match(subscriptions, /Monthly recurring revenue, EUR Download CSV of Monthly recurring revenue, EUR €5\.00 /);
+      assert.match(subscriptions, /ARR, EUR €60\.00 /, "12 × the MRR of €5.00 at the range's end");
+      assert.match(subscriptions, /MRR churn a month, EUR /);
 
       const people = text((await browser.get(`${base}/people?range=7d`)).body);
       assert.match(people, /Access granted by hand Download CSV of Access granted by hand 1 up from none/);

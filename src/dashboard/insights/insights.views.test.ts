@@ -198,7 +198,10 @@ describe("insights pages' templates", () => {
       /<th scope="row"[^>]*>Suite for life <span class="muted">suite-lifetime<\/span><\/th><td[^>]*>The Suite <code class="id-secondary">suite<\/code><\/td><td class="num"[^>]*>€90\.00<\/td>/,
     );
     assert.match(page, /<p class="stat-label">Credit packs, EUR<\/p><p class="stat-value">€9\.00<\/p>/);
-    assert.match(page, /<th scope="row" data-label="Plan">1,000 summaries <span class="muted">pack-1000<\/span> <span class="muted">\(credit pack\)<\/span><\/th>/);
+    assert.match(
+      page,
+      /<th scope="row" data-label="Plan">1,000 summaries <span class="muted">pack-1000<\/span> <span class="muted">\(credit pack\)<\/span><\/th>/,
+    );
     assert.match(page, /<th scope="row" data-label="Plan">Lifetime <span class="muted">lifetime<\/span><\/th>/, "a plan that is no pack is not marked");
     assert.ok(page.includes('href="/dashboard/w/acme/test/insights/revenue/plans-eur.csv?tool=all&amp;range=custom&amp;from=2026-11-24&amp;to=2026-11-26"'));
     assert.match(

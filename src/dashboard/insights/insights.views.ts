@@ -1,3 +1,4 @@
+import { recurringRates } from "../../insights/insights.service.js";
 import type { PeopleInsights, RevenueInsights, Series, SubscriptionInsights, UseInsights } from "../../insights/insights.types.js";
 import type { Bundle, Tool } from "../../workspaces/workspace.types.js";
 import { type ChartLine, type ChartSpec, changeOf, chartPanel, fullDate } from "../shared/charts.js";
@@ -216,12 +217,21 @@ ${data.currencies.map((cur) => {
   const id = cur.currency.toLowerCase();
   const unit = { kind: "money", currency: cur.currency } as const;
   const m = cur.movements;
-  return html`${seriesChart(`mrr-${id}`, `Monthly recurring revenue, ${code}`, "MRR", cur.mrr, c, {
-    unit,
-    kind: "last",
-    empty: "No subscription in this currency in the range.",
-    table: `mrr-${id}`,
-  })}
+  const { from, to } = c.selection.range;
+  const rates = recurringRates(cur.mrr, m.churn, (Date.parse(to) - Date.parse(from)) / 86_400_000 + 1);
+  const churnRate = rates.monthlyChurnRate === null ? "No MRR at the start" : `${(rates.monthlyChurnRate * 100).toFixed(1)}%`;
+  return html`<div class="stats">${stat(`ARR, ${code}`, formatMoney(rates.arr.value, cur.currency), `${changeOf(rates.arr.value, rates.arr.previous)} against ${formatMoney(rates.arr.previous, cur.currency)}`, "12 × MRR at the range's end")}${stat(
+    `MRR churn a month, ${code}`,
+    churnRate,
+    null,
+    "Churned MRR in the range ÷ MRR at its start, brought to 30 days",
+  )}</div>
+${seriesChart(`mrr-${id}`, `Monthly recurring revenue, ${code}`, "MRR", cur.mrr, c, {
+  unit,
+  kind: "last",
+  empty: "No subscription in this currency in the range.",
+  table: `mrr-${id}`,
+})}
 ${chartPanel({
   id: `movements-${id}`,
   title: `What moved MRR, ${code}`,
