@@ -5,6 +5,7 @@ import { type ChartLine, type ChartSpec, changeOf, chartPanel, fullDate } from "
 import { type Html, html } from "../shared/html.js";
 import {
   appPage,
+  dateFieldsHint,
   envBadge,
   type Frame,
   fieldErrorAttributes,
@@ -104,7 +105,8 @@ function filters(c: Context, on: Group): Html {
 <div class="field"><label for="from">From <span class="muted">(custom)</span></label>${fieldErrorNotice("from", errorOf("from"))}<input id="from" name="from" type="date" value="${s.typed.from}"${fieldErrorAttributes("from", errorOf("from"))}></div>
 <div class="field"><label for="to">To <span class="muted">(custom)</span></label>${fieldErrorNotice("to", errorOf("to"))}<input id="to" name="to" type="date" value="${s.typed.to}"${fieldErrorAttributes("to", errorOf("to"))}></div>
 <button class="button primary" type="submit">Show</button>
-</form>`;
+</form>
+${dateFieldsHint}`;
 }
 
 function rangeLine(c: Context): Html {

@@ -287,6 +287,13 @@ export function copyField(id: string, label: string, value: string): Html {
  */
 export const scrollBox = (label: string) => html` tabindex="0" role="region" aria-label="${label}"`;
 
+/**
+ * Under a form's date fields: a date field is the browser's own (its picker, a phone's
+ * wheel), drawn in the browser's locale, which a page cannot set (mm/dd/yyyy in a US
+ * browser), so the hint says so and how the pages write a day (issue 50; docs/decisions.md).
+ */
+export const dateFieldsHint = html`<p class="hint">Dates are typed in your browser's own format (month first, mm/dd/yyyy, in a US browser); the pages write them as 31 Oct 2026.</p>`;
+
 export const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}">`;
 
 /** A page's title row, with an optional line under it. */
