@@ -221,11 +221,11 @@ ${data.currencies.map((cur) => {
   const m = cur.movements;
   const { from, to } = c.selection.range;
   const rates = recurringRates(cur.mrr, m.churn, (Date.parse(to) - Date.parse(from)) / 86_400_000 + 1);
-  const churnRate = rates.monthlyChurnRate === null ? "No MRR at the start" : `${(rates.monthlyChurnRate * 100).toFixed(1)}%`;
+  const churnRate = rates.monthlyChurnRate === null ? "—" : `${(rates.monthlyChurnRate * 100).toFixed(1)}%`;
   return html`<div class="stats">${stat(`ARR, ${code}`, formatMoney(rates.arr.value, cur.currency), `${changeOf(rates.arr.value, rates.arr.previous)} against ${formatMoney(rates.arr.previous, cur.currency)}`, "12 × MRR at the range's end")}${stat(
     `MRR churn a month, ${code}`,
     churnRate,
-    null,
+    rates.monthlyChurnRate === null ? "No MRR at the range's start: no rate" : null,
     "Churned MRR in the range ÷ MRR at its start, brought to 30 days",
   )}</div>
 ${seriesChart(`mrr-${id}`, `Monthly recurring revenue, ${code}`, "MRR", cur.mrr, c, {

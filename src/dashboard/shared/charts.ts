@@ -384,7 +384,7 @@ export function chartPanel(spec: ChartSpec): Html {
     points.length === 1
       ? html`<p class="chart-note">One ${spec.grain} only: choose a longer range to see a trend.</p>`
       : withFigures === 1
-        ? html`<p class="chart-note">Only one ${spec.grain} of this range has figures so far; the line fills in as they come.</p>`
+        ? html`<p class="chart-note">Only one ${spec.grain} of this range has figures so far; the ${spec.shape === "bars" ? "bars fill" : "line fills"} in as they come.</p>`
         : "";
   const headline = spec.headline
     ? html`<p class="chart-headline"><strong>${formatValue(spec.unit, spec.headline.value)}</strong> <span class="chart-change">${changeOf(spec.headline.value, spec.headline.previous)}</span> <span class="muted">${spec.headline.kind === "total" ? "in the range" : "at its end"}, against ${formatValue(spec.unit, spec.headline.previous)} in the previous period</span></p>`
