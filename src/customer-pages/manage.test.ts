@@ -115,6 +115,9 @@ for (const dialect of DIALECTS) {
       assert.match(page.body, /<dt>Renews<\/dt>/);
       assert.match(page.body, new RegExp(`href="${t.base}/manage/subscriptions/${held.subscription}/cancel">Cancel subscription…`));
       assert.match(page.body, /0 of 3 seats handed out/);
+      // The team licence's plan is priced per seat; the buyer's own monthly plan is not.
+      assert.match(page.body, /€49.00 per seat/);
+      assert.doesNotMatch(page.body, /€5.00 a month per seat/);
       assert.equal([...page.body.matchAll(/\/manage\/devices\/dev_[0-9A-Za-z]+\/sign-out/g)].length, 2);
       assert.match(page.headers["content-security-policy"] as string, /form-action 'self' https:\/\/billing\.stripe\.com;/);
       assertAccessibleMarkup(page.body);

@@ -49,8 +49,9 @@ const muted = (text: string) => html`<span class="muted">${text}</span>`;
 function price(p: ManagedPurchase): string | null {
   const plan = p.planDetails;
   if (!plan || plan.amountCents === null) return null;
-  const amount = `${formatMoney(plan.amountCents, plan.currency)}${p.seats !== null ? " a seat" : ""}`;
-  return plan.interval === null ? amount : `${amount} a ${plan.interval}`;
+  const amount = formatMoney(plan.amountCents, plan.currency);
+  const every = plan.interval === null ? amount : `${amount} a ${plan.interval}`;
+  return p.seats !== null ? `${every} per seat` : every;
 }
 
 const title = (p: ManagedPurchase) => (p.planDetails ? `${p.productName} · ${p.planDetails.name}` : p.productName);

@@ -36,6 +36,15 @@ for (const dialect of DIALECTS) {
         use.activeDevices.points.map((p: { value: number }) => p.value),
         [1, 1],
       );
+      // The total of a per-day count is the mean of its days, kept to two decimals: active on 2 of 6 days is 0.33, not 0.
+      const longer = (await api.request({ url: `/api/v1/insights/use?from=2026-10-01&to=${to}`, key: ws.testKey })).json();
+      assert.deepEqual(
+        longer.activePeople.daily.points.map((p: { value: number }) => p.value),
+        [0, 0, 0, 0, 1, 1],
+      );
+      assert.equal(longer.activePeople.daily.total, 0.33);
+      assert.equal(longer.activePeople.daily.previousTotal, 0);
+      assert.equal(longer.activeDevices.total, 0.33);
       // Free, active two days: the top of the unpaid.
       assert.deepEqual(
         use.topUnpaid.map((p: { email: string; activeDays: number; source: string }) => [p.email, p.activeDays, p.source]),

@@ -78,8 +78,11 @@ export const PeopleInsightsBody = obj({
 });
 
 export const UseInsightsBody = obj({
-  activePeople: obj({ daily: Series, weekly: Series, monthly: Series }),
-  activeDevices: Series,
+  activePeople: obj(
+    { daily: Series, weekly: Series, monthly: Series },
+    "Distinct people per day, 7 days and 30 days; a series' `total` is the mean of its days, to two decimals (0.33)",
+  ),
+  activeDevices: { ...Series, description: "Distinct devices a day; `total` is the mean of the days, to two decimals" },
   atRisk: Type.Array(obj({ personId: Type.String(), email: Type.String(), lastActiveAt: Nullable(Type.String()), holding: Type.String() }), {
     description:
       "Paying people with no access check for 14 days (and a purchase 14 days old or more), newest lapse first, then those never active, at most 100",

@@ -123,7 +123,11 @@ function level(start: number, f: Periods, { q, prev }: Ranges): Series {
   return withTotals(points(f.current, q, start), points(f.previous, prev, before), last);
 }
 
-/** A count per day that does not add up over days (distinct people), read by day: a month's point is its last day's; the total, the mean of the days. */
+/**
+ * A count per day that does not add up over days (distinct people), read by day: a month's
+ * point is its last day's; the total, the mean of the days to two decimals (rounded to a
+ * whole number, one person active on 4 days of 15 read as 0, as if nobody had been).
+ */
 function daily(f: Periods, { q, prev }: Ranges): Series {
   const side = (figs: Figure[], r: { from: string; to: string }) => {
     const byDay = new Map<string, number>();
@@ -131,7 +135,7 @@ function daily(f: Periods, { q, prev }: Ranges): Series {
     const by = new Map<string, number>();
     const days = daysOf(r.from, r.to);
     for (const day of days) by.set(keyOf(day, q.grain), byDay.get(day) ?? 0);
-    const mean = Math.round(days.reduce((s, d) => s + (byDay.get(d) ?? 0), 0) / days.length);
+    const mean = Math.round((days.reduce((s, d) => s + (byDay.get(d) ?? 0), 0) / days.length) * 100) / 100;
     return { points: [...by].map(([date, value]) => ({ date, value })), mean };
   };
   const current = side(f.current, q);
@@ -275,6 +279,28 @@ export async function subscriptionInsights(db: Executor, q: InsightsQuery): Prom
     };
   });
   return { active: level(levelAtStart(f, levels, "active_subscriptions", ""), of(f, "active_subscriptions"), r), currencies };
+}
+
+/** A currency's recurring-revenue rates over a range (docs/decisions.md, Insights, "ARR and MRR churn rate"). */
+export interface RecurringRates {
+  /** 12 × MRR at the end of the range, and at the end of the previous period. */
+  arr: { value: number; previous: number };
+  /** Churned MRR in the range ÷ MRR at its start, brought to 30 days; null with no MRR at the start. */
+  monthlyChurnRate: number | null;
+}
+
+/**
+ * ARR and the monthly MRR churn rate of one currency, from its MRR and churn series over a
+ * range of `days` days: MRR at the start is the previous period's last value (the end of
+ * the day before the range). A rate over 90 days is scaled to 30 (÷ 3), not compounded.
+ */
+export function recurringRates(mrr: Series, churn: Series, days: number): RecurringRates {
+  const end = mrr.points.at(-1)?.value ?? 0;
+  const start = mrr.previous.at(-1)?.value ?? 0;
+  return {
+    arr: { value: 12 * end, previous: 12 * start },
+    monthlyChurnRate: start <= 0 ? null : (churn.total / start) * (30 / days),
+  };
 }
 
 export async function peopleInsights(db: Executor, q: InsightsQuery): Promise<PeopleInsights> {

@@ -8,7 +8,7 @@ import type { Services } from "../../services.js";
 import { eventTypesOf, listEndpoints } from "../../webhooks/webhook.service.js";
 import { listBundles, listTools } from "../../workspaces/workspace.service.js";
 import { listWorkspaceOwners } from "../../workspaces/workspace-owners.service.js";
-import { contextOf, ownerFrame, type WorkspacePage, workspacePage } from "../shared/owner-context.js";
+import { accountFrame, contextOf, type WorkspacePage, workspacePage } from "../shared/owner-context.js";
 import { fieldRefusal, sendPage } from "../shared/page.js";
 import { auditView, workspaceAuditView } from "./audit.views.js";
 
@@ -42,7 +42,7 @@ const FILTERS = ["owner", "action", "from", "to"] as const;
 export async function auditRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
   const { services } = options;
   app.get("/audit", async (request, reply) => {
-    const { owner, frame } = await ownerFrame(services, request, "account-audit");
+    const { owner, frame } = await accountFrame(services, request, "account-audit");
     const entries = await listAudit(
       services.db,
       owner.session.actor.ownerId,

@@ -1,7 +1,7 @@
 import { AUDIT_ACTIONS, type AuditAction, type AuditEntry } from "../../audit/audit.service.js";
 import type { WorkspaceOwner } from "../../workspaces/workspace-owners.store.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, emptyState, envBadge, type Frame, formError, pageHeading, scrollBox, sectionPath, time } from "../shared/layout.js";
+import { appPage, dateFieldsHint, emptyState, envBadge, type Frame, formError, pageHeading, scrollBox, sectionPath, time } from "../shared/layout.js";
 import { secondaryId } from "../shared/names.js";
 
 const ACTIONS: Record<AuditAction, string> = {
@@ -158,6 +158,7 @@ ${err.notice}
 <button class="button primary" type="submit">Show</button>
 </form>
 <p class="hint">Days are UTC days, as every time on this page is. Entries of owners who have since left stay in the log under their address.</p>
+${dateFieldsHint}
 </section>
 ${list ? html`<section class="panel">${list}</section>` : ""}`,
   );

@@ -50,6 +50,7 @@ for (const dialect of DIALECTS) {
       const fresh = await owner.get(page);
       assert.equal(fresh.statusCode, 200);
       assert.match(fresh.body, /Warden's blue \(none set\)/);
+      assert.match(fresh.body, /<rect x="16" y="94" width="120" height="40" rx="6" fill="#3b5bdb"\/>/, "the preview's button in Warden's blue");
       assert.match(fresh.body, /aria-current="page">Branding</);
 
       const saved = await owner.post(`${page}/accent`, { accent: "#1F6F43" });
@@ -57,6 +58,8 @@ for (const dialect of DIALECTS) {
       const shown = await owner.get(saved.headers.location as string);
       assert.match(shown.body, /The accent colour is saved/);
       assert.match(shown.body, /<rect width="28" height="28" rx="6" fill="#1f6f43"\/>/, "normalised, shown as a swatch without inline style");
+      assert.match(shown.body, /<rect x="16" y="94" width="120" height="40" rx="6" fill="#1f6f43"\/>/, "the preview's button in the saved accent");
+      assert.match(shown.body, /<text x="16" y="74" font-size="13" fill="#1f6f43"/, "and its link");
 
       const uploaded = await upload(owner, `${page}/logo`, { bytes: PNG, name: "logo.png", type: "image/png" });
       assert.equal(uploaded.statusCode, 303, uploaded.body);
@@ -64,6 +67,7 @@ for (const dialect of DIALECTS) {
       const src = /<img src="([^"]+)" alt="Your current logo"/.exec(withLogo.body)?.[1] ?? "";
       assert.match(src, new RegExp(`^/c/${ws.slug}/logo\\?v=\\d+$`));
       assert.match(withLogo.body, /fill="#1f6f43"/, "the accent is kept when the logo changes");
+      assert.match(withLogo.body, new RegExp(`<image href="/c/${ws.slug}/logo\\?v=\\d+" x="14"`), "the preview shows the logo");
 
       const removed = await owner.post(`${page}/logo/remove`);
       assert.equal(removed.statusCode, 303);

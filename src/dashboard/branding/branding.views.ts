@@ -27,6 +27,29 @@ const FLASH: Record<BrandingFlash, string> = {
 const swatch = (colour: string) =>
   html`<svg class="swatch" width="28" height="28" viewBox="0 0 28 28" aria-hidden="true"><rect width="28" height="28" rx="6" fill="${colour}"/></svg>`;
 
+/** The customer pages' colour when the workspace sets none: the stylesheet's `--brand`. */
+const WARDEN_BLUE = "#3b5bdb";
+
+/**
+ * How the customer pages look with what is saved: their top bar (the logo and the
+ * workspace's name), a link and a primary button, drawn as SVG, so the accent is a `fill`
+ * attribute and the policy needs no inline style or script. From the saved values, not
+ * from what is being typed: a preview that followed the field would need a script.
+ */
+function preview(name: string, accent: string, logo: string | null): Html {
+  const textX = logo ? 64 : 16;
+  return html`<svg class="brand-preview" viewBox="0 0 360 150" role="img" aria-labelledby="brand-preview-title">
+<title id="brand-preview-title">Your customer pages with this branding: the top bar${logo ? ", your logo" : ""} and ${name}, a link and a button in ${accent}</title>
+<rect width="360" height="150" rx="8" fill="#ffffff" stroke="#dee2e6"/>
+<rect x="0.5" y="0.5" width="359" height="44" rx="8" fill="#f8f9fa" stroke="#dee2e6"/>
+${logo ? html`<image href="${logo}" x="14" y="8" width="40" height="28" preserveAspectRatio="xMidYMid meet"/>` : ""}
+<text x="${textX}" y="27" font-size="15" font-weight="600" fill="#1b2733">${name}</text>
+<text x="16" y="74" font-size="13" fill="${accent}" text-decoration="underline">Manage your purchases</text>
+<rect x="16" y="94" width="120" height="40" rx="6" fill="${accent}"/>
+<text x="76" y="119" font-size="14" font-weight="600" fill="#ffffff" text-anchor="middle">Buy</text>
+</svg>`;
+}
+
 export function brandingView(frame: Frame, input: { brand: Brand | null; flash?: BrandingFlash; form?: BrandingForm }): Html {
   const { brand, form } = input;
   const slug = frame.current?.workspace.slug ?? "";
@@ -40,6 +63,11 @@ export function brandingView(frame: Frame, input: { brand: Brand | null; flash?:
     frame,
     html`${pageHeading("Branding", "How your customer pages (sign in, plans, trial, manage) look: your workspace's name, and optionally a logo and an accent colour. One branding for both environments.")}
 ${input.flash ? notice("success", FLASH[input.flash]) : ""}
+<section class="panel">
+<div class="panel-head"><h2>Preview</h2></div>
+<p class="panel-text">Your customer pages as saved now; save a change to see it here.</p>
+${preview(frame.current?.workspace.name ?? "", brand?.accent ?? WARDEN_BLUE, paths.logo)}
+</section>
 <section class="panel">
 <div class="panel-head"><h2>Accent colour</h2></div>
 <p class="panel-text">Buttons, links and the top bar of your customer pages. Buttons carry white text, so the colour must have a contrast of at least ${MIN_ACCENT_CONTRAST}:1 with white (WCAG AA): a darker colour.</p>

@@ -35,11 +35,15 @@ export function productPath(frame: Frame, product: Pick<Product, "kind" | "id">)
 export const planPath = (frame: Frame, product: Pick<Product, "kind" | "id">, planId: string) =>
   `${productPath(frame, product)}/plans/${encodeURIComponent(planId)}`;
 
-/** `€49.00 once`, `$5.00 a month`; a plan without an amount has no price to pay. */
+/**
+ * `€49.00 once, per seat`, `$5.00 a month, per seat`: any plan may be bought for a team, and
+ * Stripe then charges the amount once for each seat (docs/decisions.md, "Checkout's price"),
+ * so the amount is one seat's. A plan without an amount has no price to pay.
+ */
 export function planPrice(plan: Plan): Html {
   if (plan.amountCents === null) return html`<span class="muted">No price</span>`;
   const amount = formatMoney(plan.amountCents, plan.currency);
-  return html`<span class="price">${amount}</span> <span class="muted">${plan.billing === "one_time" ? "once" : `a ${plan.interval ?? "month"}`}</span>`;
+  return html`<span class="price">${amount}</span> <span class="muted">${plan.billing === "one_time" ? "once" : `a ${plan.interval ?? "month"}`}, per seat</span>`;
 }
 
 const billingLabel = (plan: Plan) => (plan.billing === "one_time" ? "One-time" : plan.interval === "year" ? "Subscription, yearly" : "Subscription, monthly");

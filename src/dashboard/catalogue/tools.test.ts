@@ -71,7 +71,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await browser.post(plans, { id: "yen", name: "Yen", billing: "one_time", amount: "500", currency: "jpy" })).statusCode, 303);
 
       const page = (await browser.get(`${base}/tools/tabmaster`)).body;
-      assert.match(page, /€49\.00<\/span> <span class="muted">once/);
+      assert.match(page, /€49\.00<\/span> <span class="muted">once, per seat</);
       assert.match(page, /\$50\.00<\/span> <span class="muted">a year/);
       assert.match(page, /¥500<\/span>/);
       assert.match(page, /badge-pending">Default/);

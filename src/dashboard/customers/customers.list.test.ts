@@ -35,7 +35,7 @@ for (const dialect of DIALECTS) {
       assert.ok(older);
       assert.ok(!all.body.includes('rel="prev"'), "the first page has no newer one");
       const second = await browser.get(hrefOf(older));
-      assert.equal([...second.body.matchAll(/<tr>\n<td><a /g)].length, 11);
+      assert.equal([...second.body.matchAll(/<tr>\n<td[^>]*><a /g)].length, 11);
       const newer = /href="([^"]+)" rel="prev">← Newer/.exec(second.body)?.[1];
       assert.ok(newer);
       const back = await browser.get(hrefOf(newer));

@@ -41,7 +41,7 @@ async function setUp(dialect: (typeof DIALECTS)[number]) {
 
 /** The meters table's row of summaries, its cells' text without markup. */
 function summariesRow(body: string): string[] {
-  const row = /<tr>\s*<td>Summaries <code class="id-secondary">summaries<\/code><\/td>([\s\S]*?)<\/tr>/.exec(body)?.[1];
+  const row = /<tr>\s*<td[^>]*>Summaries <code class="id-secondary">summaries<\/code><\/td>([\s\S]*?)<\/tr>/.exec(body)?.[1];
   assert.ok(row, "the meter's row");
   return [...row.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((m) =>
     (m[1] ?? "")

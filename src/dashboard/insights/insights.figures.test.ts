@@ -57,6 +57,8 @@ for (const dialect of DIALECTS) {
       const subscriptions = text((await browser.get(`${base}/subscriptions?range=7d`)).body);
       assert.match(subscriptions, /Active subscriptions Download CSV of Active subscriptions 1 /);
       assert.match(subscriptions, /Monthly recurring revenue, EUR Download CSV of Monthly recurring revenue, EUR €5\.00 /);
+      assert.match(subscriptions, /ARR, EUR €60\.00 /, "12 × the MRR of €5.00 at the range's end");
+      assert.match(subscriptions, /MRR churn a month, EUR /);
 
       const people = text((await browser.get(`${base}/people?range=7d`)).body);
       assert.match(people, /Access granted by hand Download CSV of Access granted by hand 1 up from none/);
@@ -68,11 +70,11 @@ for (const dialect of DIALECTS) {
       // Signed in and checking, holding nothing: whom to offer a plan, linked to their customer page.
       assert.ok(
         use.body.includes(
-          `<a href="/dashboard/w/${ws.slug}/test/customers/${ws.tool}/${encodeURIComponent(history.user)}">${history.user}</a></td><td>Free</td><td class="num">1</td>`,
+          `<a href="/dashboard/w/${ws.slug}/test/customers/${ws.tool}/${encodeURIComponent(history.user)}">${history.user}</a></td><td data-label="Access by">Free</td><td class="num" data-label="Active days">1</td>`,
         ),
       );
       // Paying and never active, but bought this week: not at risk yet (a new payer's 14 days).
-      assert.ok(!use.body.includes(`${history.subscriber}</a></td><td>Tab Master`), "bought days ago, not listed yet");
+      assert.ok(!use.body.includes(`${history.subscriber}</a></td><td data-label="Holds">Tab Master`), "bought days ago, not listed yet");
       const unpaid = (await browser.get(`${base}/use/top-unpaid.csv?range=7d&tool=${ws.tool}`)).body;
       assert.equal(unpaid, `"email","source","active_days"\r\n"${history.user}","free","1"\r\n`);
       const conversion = (await browser.get(`${base}/people/trial-conversion.csv?range=7d`)).body;
@@ -89,7 +91,7 @@ for (const dialect of DIALECTS) {
         [history.subscriber, 'Tab Master <code class="id-secondary">tabmaster</code>'],
         [history.buyer, 'Suite <code class="id-secondary">suite</code>'],
       ]) {
-        assert.ok(later.body.includes(`${email}</a></td><td>${holds}</td>`), `${email} holds ${holds}`);
+        assert.ok(later.body.includes(`${email}</a></td><td data-label="Holds">${holds}</td>`), `${email} holds ${holds}`);
       }
     });
   });

@@ -28,6 +28,10 @@ for (const dialect of DIALECTS) {
       assert.match(text(empty.body), /No revenue in this range Revenue comes from Stripe's events: connect Stripe/);
       const trials = await browser.get(`${base}/people?range=custom&from=2026-11-01&to=2026-11-10`);
       assert.match(text(trials.body), /1 Nov 2026 to 10 Nov 2026 , by day/);
+      assert.match(
+        trials.body,
+        /Dates are typed in your browser's own format \(month first, mm\/dd\/yyyy, in a US browser\); the pages write them as 31 Oct 2026\./,
+      );
       assert.match(text(trials.body), /No trial started in this range\. A tool offers a trial when its trial days are more than 0/);
       const refused = await browser.get(`${base}/use?range=custom&from=2026-11-10&to=2026-12-01`);
       assert.equal(refused.statusCode, 400);

@@ -1,9 +1,11 @@
+import { recurringRates } from "../../insights/insights.service.js";
 import type { PeopleInsights, RevenueInsights, Series, SubscriptionInsights, UseInsights } from "../../insights/insights.types.js";
 import type { Bundle, Tool } from "../../workspaces/workspace.types.js";
 import { type ChartLine, type ChartSpec, changeOf, chartPanel, fullDate } from "../shared/charts.js";
 import { type Html, html } from "../shared/html.js";
 import {
   appPage,
+  dateFieldsHint,
   envBadge,
   type Frame,
   fieldErrorAttributes,
@@ -103,7 +105,8 @@ function filters(c: Context, on: Group): Html {
 <div class="field"><label for="from">From <span class="muted">(custom)</span></label>${fieldErrorNotice("from", errorOf("from"))}<input id="from" name="from" type="date" value="${s.typed.from}"${fieldErrorAttributes("from", errorOf("from"))}></div>
 <div class="field"><label for="to">To <span class="muted">(custom)</span></label>${fieldErrorNotice("to", errorOf("to"))}<input id="to" name="to" type="date" value="${s.typed.to}"${fieldErrorAttributes("to", errorOf("to"))}></div>
 <button class="button primary" type="submit">Show</button>
-</form>`;
+</form>
+${dateFieldsHint}`;
 }
 
 function rangeLine(c: Context): Html {
@@ -120,14 +123,16 @@ function seriesChart(
   name: string,
   series: Series,
   c: Context,
-  rest: { unit: ChartSpec["unit"]; kind: "total" | "last"; empty: Html | string; table: string; more?: ChartLine[] },
+  rest: { unit: ChartSpec["unit"]; kind: "total" | "last"; empty: Html | string; table: string; more?: ChartLine[]; drawn?: boolean },
 ): Html {
   return chartPanel({
     id,
     title,
     unit: rest.unit,
     grain: c.selection.range.grain,
-    lines: [{ name, points: series.points }, ...(rest.more ?? [])],
+    // A flow (revenue, grants: what happened each day) is drawn as bars, a level (MRR, people active) as a line.
+    shape: rest.kind === "total" ? "bars" : "lines",
+    lines: [{ name, points: series.points, ...(rest.drawn === false ? { drawn: false } : {}) }, ...(rest.more ?? [])],
     previous: series.previous,
     // A level (MRR, people active) is read at the range's end; a flow (revenue, grants) is the range's total.
     headline:
@@ -165,9 +170,11 @@ ${seriesChart(`revenue-${id}`, `Revenue in ${code}`, "Net", cur.net, c, {
   kind: "total",
   empty: "No sale or refund in this currency in the range or the one before.",
   table: `revenue-${id}`,
+  // Gross up and refunds down: net is their difference, in the table (a line of net over one of gross hid one behind the other).
+  drawn: false,
   more: [
     { name: "Gross", points: cur.gross.points },
-    { name: "Refunds", points: cur.refunds.points },
+    { name: "Refunds", points: cur.refunds.points, below: true },
   ],
 })}
 ${chartPanel({
@@ -175,6 +182,7 @@ ${chartPanel({
   title: `One-time, subscription and credit packs, ${code}`,
   unit,
   grain: c.selection.range.grain,
+  shape: "bars",
   lines: [
     { name: "One-time", points: cur.oneTime.points },
     { name: "Subscription", points: cur.subscription.points },
@@ -211,22 +219,33 @@ ${data.currencies.map((cur) => {
   const id = cur.currency.toLowerCase();
   const unit = { kind: "money", currency: cur.currency } as const;
   const m = cur.movements;
-  return html`${seriesChart(`mrr-${id}`, `Monthly recurring revenue, ${code}`, "MRR", cur.mrr, c, {
-    unit,
-    kind: "last",
-    empty: "No subscription in this currency in the range.",
-    table: `mrr-${id}`,
-  })}
+  const { from, to } = c.selection.range;
+  const rates = recurringRates(cur.mrr, m.churn, (Date.parse(to) - Date.parse(from)) / 86_400_000 + 1);
+  const churnRate = rates.monthlyChurnRate === null ? "—" : `${(rates.monthlyChurnRate * 100).toFixed(1)}%`;
+  return html`<div class="stats">${stat(`ARR, ${code}`, formatMoney(rates.arr.value, cur.currency), `${changeOf(rates.arr.value, rates.arr.previous)} against ${formatMoney(rates.arr.previous, cur.currency)}`, "12 × MRR at the range's end")}${stat(
+    `MRR churn a month, ${code}`,
+    churnRate,
+    rates.monthlyChurnRate === null ? "No MRR at the range's start: no rate" : null,
+    "Churned MRR in the range ÷ MRR at its start, brought to 30 days",
+  )}</div>
+${seriesChart(`mrr-${id}`, `Monthly recurring revenue, ${code}`, "MRR", cur.mrr, c, {
+  unit,
+  kind: "last",
+  empty: "No subscription in this currency in the range.",
+  table: `mrr-${id}`,
+})}
 ${chartPanel({
   id: `movements-${id}`,
   title: `What moved MRR, ${code}`,
   unit,
   grain: c.selection.range.grain,
+  // ChartMogul's convention: what adds MRR above zero, what takes it away below.
+  shape: "bars",
   lines: [
     { name: "New", points: m.new.points },
     { name: "Expansion", points: m.expansion.points },
-    { name: "Contraction", points: m.contraction.points },
-    { name: "Churn", points: m.churn.points },
+    { name: "Contraction", points: m.contraction.points, below: true },
+    { name: "Churn", points: m.churn.points, below: true },
     { name: "Reactivation", points: m.reactivation.points },
   ],
   empty: "MRR did not move in this currency in the range.",

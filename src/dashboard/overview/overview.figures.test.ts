@@ -149,7 +149,9 @@ for (const dialect of DIALECTS) {
       const body = (await browser.get(`/dashboard/w/${ws.slug}/test`)).body;
       const table = /<section class="panel" aria-labelledby="activity-head">(.*?)<\/section>/s.exec(body)?.[1] ?? "";
       const rows = [
-        ...table.matchAll(/<tr>\s*<td><time[^>]*>[^<]*<\/time><\/td>\s*<td>(.*?)<\/td>\s*<td>(.*?)<\/td>\s*<td>(.*?)<\/td>\s*<td class="num">(.*?)<\/td>/gs),
+        ...table.matchAll(
+          /<tr>\s*<td[^>]*><time[^>]*>[^<]*<\/time><\/td>\s*<td[^>]*>(.*?)<\/td>\s*<td[^>]*>(.*?)<\/td>\s*<td[^>]*>(.*?)<\/td>\s*<td class="num"[^>]*>(.*?)<\/td>/gs,
+        ),
       ].map((m) => m.slice(1).map((cell) => cell.replace(/\s+/g, " ")));
       const customers = `/dashboard/w/${ws.slug}/test/customers`;
       const link = (tool: string, email: string, shown = email) => `<a href="${customers}/${tool}/${encodeURIComponent(email)}">${shown}</a>`;

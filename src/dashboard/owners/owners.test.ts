@@ -29,7 +29,7 @@ for (const dialect of DIALECTS) {
       assert.equal(invited.statusCode, 303);
       const listed = await owner.get(invited.headers.location as string);
       assert.match(listed.body, /Invitation sent to <strong>/);
-      assert.ok(listed.body.includes(`<td>${colleague}</td>`));
+      assert.ok(listed.body.includes(`<td data-label="Address">${colleague}</td>`));
       const mail = (await readMail(env.dataDir, colleague)) ?? "";
       assert.match(mail, /Subject: You are invited to co-own Test workspace on Warden/);
       assert.ok(mail.includes("https://warden.example.com/dashboard/invitations"));

@@ -26,7 +26,7 @@ for (const dialect of DIALECTS) {
       assert.equal(page.statusCode, 200);
       assert.match(page.body, /Chrome on macOS<\/strong> <span class="badge badge-ok">This browser<\/span>/);
       assert.match(page.body, /Firefox on Linux/);
-      for (const address of ["203.0.113.7", "198.51.100.9", "192.0.2.1"]) assert.ok(page.body.includes(`<td>${address}</td>`), address);
+      for (const address of ["203.0.113.7", "198.51.100.9", "192.0.2.1"]) assert.ok(page.body.includes(`<td data-label="Address">${address}</td>`), address);
       assert.ok(page.body.includes("&lt;script&gt;alert(1)&lt;/script&gt;"), "a User-Agent is escaped");
       assert.doesNotMatch(page.body, /<script>alert/);
       assert.ok(page.body.includes("21 Nov 2026, 12:07 UTC"), "the stolen session's last request");
@@ -53,6 +53,43 @@ for (const dialect of DIALECTS) {
 
       const audit = (await laptop.get("/dashboard/audit")).body;
       assert.equal(audit.match(/Ended another session/g)?.length, 2);
+    });
+
+    test("opened from a workspace environment, Sessions and the account's log keep it: its navigation, switchers and banner, after an ending too; another owner's workspace is ignored", async () => {
+      const env = await dashboardServices(dialect);
+      const app = await dashboardApp(env);
+      const ws = await seedWorkspace(env.services);
+      const theirs = await seedWorkspace(env.services);
+      const me = new TestBrowser(app);
+      await me.signIn(env.dataDir, ws.ownerEmail);
+      const other = new TestBrowser(app, "198.51.100.9");
+      await other.signIn(env.dataDir, ws.ownerEmail);
+
+      const overview = (await me.get(`/dashboard/w/${ws.slug}/live`)).body;
+      const here = `workspace=${ws.slug}&amp;env=live`;
+      assert.ok(overview.includes(`href="/dashboard/sessions?${here}"`), "the navigation's Sessions link names where it was opened");
+      assert.ok(overview.includes(`href="/dashboard/audit?${here}"`));
+
+      const page = (await me.get(`/dashboard/sessions?workspace=${ws.slug}&env=live`)).body;
+      assert.ok(page.includes(`href="/dashboard/w/${ws.slug}/live/customers"`), "the workspace's sections stay in the navigation");
+      assert.ok(page.includes(`href="/dashboard/sessions?workspace=${ws.slug}&amp;env=test">Test</a>`), "the environment switch stays on Sessions");
+      assert.match(page, /href="\/dashboard\/sessions\?workspace=[^"]+" aria-current="page">Sessions</);
+      assert.match(page, /<li>Account<\/li>/, "the breadcrumbs are the account's");
+      const id = /\/dashboard\/sessions\/(oss_\w+)\/end\?workspace=/.exec(page)?.[1];
+      assert.ok(id, "an ending's form carries the workspace environment");
+      const ended = await me.post(`/dashboard/sessions/${id}/end?workspace=${ws.slug}&env=live`);
+      assert.equal(ended.headers.location, `/dashboard/sessions?workspace=${ws.slug}&env=live&ended=1`);
+      const log = (await me.get(`/dashboard/audit?workspace=${ws.slug}&env=test`)).body;
+      assert.ok(log.includes(`href="/dashboard/w/${ws.slug}/test/customers"`));
+      assert.match(log, /class="test-banner"/);
+
+      // A workspace the owner does not own, or an environment that is none, is no context: the plain account page.
+      for (const query of [`workspace=${theirs.slug}&env=live`, `workspace=${ws.slug}&env=prod`]) {
+        const plain = await me.get(`/dashboard/sessions?${query}`);
+        assert.equal(plain.statusCode, 200);
+        assert.doesNotMatch(plain.body, /\/customers"/, query);
+        assert.ok(!plain.body.includes(theirs.slug), "nothing of another owner's workspace");
+      }
     });
 
     test("another owner's session cannot be listed or ended, nor this one; forms need the session's token", async () => {

@@ -1,6 +1,6 @@
 import type { OwnerSessionListItem } from "../../owners/owner-sessions.service.js";
 import { type Html, html } from "../shared/html.js";
-import { appPage, csrfField, DASHBOARD, emptyState, type Frame, notice, pageHeading, scrollBox, time } from "../shared/layout.js";
+import { accountQuery, appPage, csrfField, DASHBOARD, emptyState, type Frame, notice, pageHeading, scrollBox, time } from "../shared/layout.js";
 
 export const SESSIONS_PATH = `${DASHBOARD}/sessions`;
 
@@ -41,7 +41,7 @@ function sessionRow(frame: Frame, s: OwnerSessionListItem): Html {
 <td class="actions">${
     s.current
       ? html`<span class="muted">Sign out to end it</span>`
-      : html`<form method="post" action="${SESSIONS_PATH}/${s.id}/end">${csrfField(frame.csrf)}<button class="button small danger-outline" type="submit">End session</button></form>`
+      : html`<form method="post" action="${SESSIONS_PATH}/${s.id}/end${accountQuery(frame.current)}">${csrfField(frame.csrf)}<button class="button small danger-outline" type="submit">End session</button></form>`
   }</td>
 </tr>`;
 }
@@ -66,7 +66,7 @@ ${
   others === 0
     ? html`<p>This is your only session.</p>`
     : html`<p>${others === 1 ? "End the 1 other session" : `End all ${others} other sessions`}; this one stays signed in.</p>
-<form method="post" action="${SESSIONS_PATH}/end-others" class="row">${csrfField(frame.csrf)}<button class="button danger" type="submit">End all other sessions</button></form>`
+<form method="post" action="${SESSIONS_PATH}/end-others${accountQuery(frame.current)}" class="row">${csrfField(frame.csrf)}<button class="button danger" type="submit">End all other sessions</button></form>`
 }
 </section>`,
   );

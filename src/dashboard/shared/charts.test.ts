@@ -195,3 +195,65 @@ describe("chart panel", () => {
     assert.equal(elements(markup, "polyline").filter((a) => a.includes("stroke-dasharray")).length, 2, "the second line dashed in both drawings");
   });
 });
+
+/** The laptop's drawing alone (not the legend's swatches, not the phone's). */
+const wideDrawing = (markup: string) => (markup.split('<svg class="chart-svg chart-wide"')[1] ?? "").split('<svg class="chart-svg chart-narrow"')[0] as string;
+
+describe("bar charts (flows)", () => {
+  // Gross €49 on the 1st and €98 on the 3rd, a refund of €49 on the 2nd; net in the table only.
+  const flows = () =>
+    chartPanel(
+      spec({
+        shape: "bars",
+        lines: [
+          { name: "Net", points: days("2026-11-01", [4900, -4900, 9800]), drawn: false },
+          { name: "Gross", points: days("2026-11-01", [4900, 0, 9800]) },
+          { name: "Refunds", points: days("2026-11-01", [0, 4900, 0]), below: true },
+        ],
+      }),
+    ).markup;
+
+  test("a bar per day with a figure, an outflow below the zero line, no line and no previous period drawn", () => {
+    const markup = flows();
+    const wide = wideDrawing(markup);
+    assert.equal(elements(markup, "polyline").length, 0, "no line");
+    // The axis runs from −€50 to €100 over 225 units (y 10 to 235): zero at y 160, €49 at 86.5, −€49 at 233.5, €98 at 13.
+    const bars = elements(wide, "rect").filter((a) => !a.includes('width="6"'));
+    assert.equal(bars.length, 3, "gross twice, the refund once; a zero draws nothing, net is not drawn");
+    const ys = bars.map((a) => [/ y="([^"]+)"/.exec(a)?.[1], /height="([^"]+)"/.exec(a)?.[1]]);
+    assert.deepEqual(ys, [
+      ["86.5", "73.5"],
+      ["13", "147"],
+      ["160", "73.5"],
+    ]);
+    assert.match(wide, /<text x="35" y="235" dy="0.35em" text-anchor="end">-€50<\/text>/, "a tick below zero");
+    assert.match(markup, /<li><svg class="legend-swatch"[^>]*>[\s\S]*?<\/svg>Refunds \(below zero\)<\/li>/);
+    assert.doesNotMatch(markup, /<li>[\s\S]{0,400}?Net<\/li>/, "the legend names only what is drawn");
+    assert.doesNotMatch(markup, /stroke="#6c757d"/, "bars draw no previous period");
+    assert.doesNotMatch((markup.split('<ul class="chart-legend"')[1] ?? "").split("</ul>")[0] as string, /previous period/, "nor name it in the legend");
+  });
+
+  test("the table keeps every line, net included, and each figure as it is (a refund is not negated)", () => {
+    const markup = flows();
+    assert.match(
+      markup,
+      /<th scope="col" class="num">Net<\/th><th scope="col" class="num">Gross<\/th><th scope="col" class="num">Refunds<\/th><th scope="col">Previous period<\/th>/,
+    );
+    assert.match(markup, /<tr><th scope="row">2 Nov 2026<\/th><td class="num">-€49\.00<\/td><td class="num">€0\.00<\/td><td class="num">€49\.00<\/td>/);
+  });
+
+  test("bars are told apart by more than colour: solid, hatched, outlined", () => {
+    const markup = chartPanel(
+      spec({
+        shape: "bars",
+        lines: ["New", "Expansion", "Contraction"].map((name) => ({ name, points: days("2026-11-01", [500, 500, 500]) })),
+      }),
+    ).markup;
+    const wide = wideDrawing(markup);
+    const fills = new Set(elements(wide, "rect").map((a) => /fill="([^"]+)"/.exec(a)?.[1]));
+    assert.ok(fills.has("#3b5bdb"), "the first solid");
+    assert.ok(fills.has("url(#net-wide-bar-1)"), "the second hatched");
+    assert.ok(fills.has("#ffffff"), "the third outlined");
+    assert.match(wide, /<pattern id="net-wide-bar-1"/);
+  });
+});

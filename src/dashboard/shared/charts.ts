@@ -32,6 +32,10 @@ const PREVIOUS = { stroke: "#6c757d", dash: "5 4" } as const;
 export interface ChartLine {
   name: string;
   points: readonly ChartPoint[];
+  /** Bars only: drawn below the zero line (an outflow: contraction, churn, refunds); the table keeps the figure as it is. */
+  below?: boolean;
+  /** False: in the table only, not drawn (net beside its gross and refunds, which the bars show). */
+  drawn?: boolean;
 }
 
 export interface ChartSpec {
@@ -42,6 +46,12 @@ export interface ChartSpec {
   grain: ChartGrain;
   /** The first is the chart's measure; the previous period is of it. */
   lines: readonly ChartLine[];
+  /**
+   * Lines for a level (MRR, active subscriptions: a value at each date), bars for a flow (what
+   * happened in each day or month: one sale is a bar, not a spike between two zeros). Bars
+   * draw no previous period; its figures stay in the table.
+   */
+  shape?: "lines" | "bars";
   /** The first line's measure over the period of equal length just before, point for point. */
   previous?: readonly ChartPoint[];
   /** The headline figure: the range's total (a flow) or its last value (a level), against the previous period's. */
@@ -188,11 +198,34 @@ const NARROW: Geometry = { width: 360, height: 250, fontSize: 14, yTicks: 4 };
 
 const round = (n: number) => Math.round(n * 10) / 10;
 
+/** A bar's fill: the tone's colour, solid, hatched or outlined, so bars too are told apart by more than colour. */
+const BAR_FILLS = ["solid", "hatched", "outline", "solid", "hatched"] as const;
+
+function barFill(patternId: string, k: number): { defs: Html; fill: string; stroke: string } {
+  const tone = TONES[k % TONES.length] as (typeof TONES)[number];
+  const kind = BAR_FILLS[k % BAR_FILLS.length];
+  if (kind === "solid") return { defs: html``, fill: tone.stroke, stroke: tone.stroke };
+  if (kind === "outline") return { defs: html``, fill: "#ffffff", stroke: tone.stroke };
+  return {
+    defs: html`<pattern id="${patternId}" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="${tone.stroke}"/><line x1="0" y1="0" x2="0" y2="6" stroke="#ffffff" stroke-width="2.5"/></pattern>`,
+    fill: `url(#${patternId})`,
+    stroke: tone.stroke,
+  };
+}
+
+/** The drawn lines of a chart: all of them, but those in its table only. */
+const drawnLines = (spec: ChartSpec) => spec.lines.map((line, k) => ({ line, k })).filter(({ line }) => line.drawn !== false);
+
 function drawing(spec: ChartSpec, g: Geometry, variant: "wide" | "narrow"): Html {
   const { unit } = spec;
+  const bars = spec.shape === "bars";
   const dates = (spec.lines[0]?.points ?? []).map((p) => p.date);
   const n = dates.length;
-  const series = [...spec.lines.map((l) => l.points), ...(spec.previous ? [spec.previous] : [])];
+  // A bar below zero is its figure negated; bars draw no previous period.
+  const sign = (line: ChartLine) => (bars && line.below ? -1 : 1);
+  const series = bars
+    ? drawnLines(spec).map(({ line }) => line.points.map((p) => ({ ...p, value: sign(line) * p.value })))
+    : [...spec.lines.map((l) => l.points), ...(spec.previous ? [spec.previous] : [])];
   const values = series.flatMap((points) => points.map((p) => toAxis(unit, p.value)));
   const ticks = niceTicks(Math.min(0, ...values), Math.max(0, ...values), g.yTicks, unit.kind === "count");
   const lo = ticks[0] as number;
@@ -205,7 +238,8 @@ function drawing(spec: ChartSpec, g: Geometry, variant: "wide" | "narrow"): Html
   const bottom = g.fontSize * 3 + 6;
   const plotW = g.width - left - right;
   const plotH = g.height - top - bottom;
-  const x = (i: number) => round(n <= 1 ? left + plotW / 2 : left + (i * plotW) / (n - 1));
+  // Bars sit in the middle of their day's slot; a line's points run from edge to edge.
+  const x = (i: number) => round(bars ? left + ((i + 0.5) * plotW) / Math.max(1, n) : n <= 1 ? left + plotW / 2 : left + (i * plotW) / (n - 1));
   const y = (v: number) => round(top + plotH - ((v - lo) / (hi - lo)) * plotH);
   const id = `${spec.id}-${variant}`;
   const path = (points: readonly ChartPoint[]) => points.map((p, i) => `${x(i)},${y(toAxis(unit, p.value))}`).join(" ");
@@ -229,9 +263,31 @@ function drawing(spec: ChartSpec, g: Geometry, variant: "wide" | "narrow"): Html
 <desc id="${id}-desc">${describe(spec)}</desc>
 ${grid}
 ${labels}
-${spec.previous && spec.previous.length > 0 ? line(spec.previous, PREVIOUS, 1.5) : ""}
-${spec.lines.map((l, k) => line(l.points, TONES[k % TONES.length] as (typeof TONES)[number], k === 0 ? 2.5 : 2))}
+${
+  bars
+    ? barGroups(spec, id, x, y, unit, plotW / Math.max(1, n))
+    : html`${spec.previous && spec.previous.length > 0 ? line(spec.previous, PREVIOUS, 1.5) : ""}
+${spec.lines.map((l, k) => line(l.points, TONES[k % TONES.length] as (typeof TONES)[number], k === 0 ? 2.5 : 2))}`
+}
+${bars ? html`<line x1="${left}" x2="${g.width - right}" y1="${y(0)}" y2="${y(0)}" stroke="#5f6b78" stroke-width="1"/>` /* the zero line again, over the bars that start on it */ : ""}
 </svg>`;
+}
+
+/** Each date's bars side by side in its slot (80% of it), from the zero line up, or down for an outflow. */
+function barGroups(spec: ChartSpec, id: string, x: (i: number) => number, y: (v: number) => number, unit: ChartUnit, slot: number): Html {
+  const drawn = drawnLines(spec);
+  const group = slot * 0.8;
+  const width = group / Math.max(1, drawn.length);
+  const gap = width > 4 ? 1 : 0;
+  return html`${drawn.map(({ line, k }, j) => {
+    const fill = barFill(`${id}-bar-${k}`, k);
+    return html`${fill.defs}${line.points.map((p, i) => {
+      if (p.value === 0) return "";
+      const top = y(toAxis(unit, line.below ? -p.value : p.value));
+      const zero = y(0);
+      return html`<rect x="${round(x(i) - group / 2 + j * width)}" y="${Math.min(top, zero)}" width="${round(Math.max(0.5, width - gap))}" height="${round(Math.max(0.5, Math.abs(zero - top)))}" fill="${fill.fill}" stroke="${fill.stroke}" stroke-width="1"/>`;
+    })}`;
+  })}`;
 }
 
 /** What the drawing shows, in a sentence: its range, its headline and the change. */
@@ -257,7 +313,18 @@ function swatch(tone: { stroke: string; dash: string }): Html {
   return html`<svg class="legend-swatch" viewBox="0 0 28 10" width="28" height="10" aria-hidden="true"><line x1="1" x2="27" y1="5" y2="5" stroke="${tone.stroke}" stroke-width="2.5"${tone.dash ? html` stroke-dasharray="${tone.dash}"` : ""}/></svg>`;
 }
 
+/** A small sample of a bar, for the legend. */
+function barSwatch(spec: ChartSpec, k: number): Html {
+  const fill = barFill(`${spec.id}-legend-${k}`, k);
+  return html`<svg class="legend-swatch" viewBox="0 0 14 14" width="14" height="14" aria-hidden="true">${fill.defs}<rect x="1" y="1" width="12" height="12" fill="${fill.fill}" stroke="${fill.stroke}" stroke-width="1.5"/></svg>`;
+}
+
 function legend(spec: ChartSpec): Html {
+  if (spec.shape === "bars") {
+    return html`<ul class="chart-legend" aria-hidden="true">
+${drawnLines(spec).map(({ line, k }) => html`<li>${barSwatch(spec, k)}${line.name}${line.below ? " (below zero)" : ""}</li>`)}
+</ul>`;
+  }
   const prev = spec.previous;
   const prevRange =
     prev && prev.length > 0
@@ -317,7 +384,7 @@ export function chartPanel(spec: ChartSpec): Html {
     points.length === 1
       ? html`<p class="chart-note">One ${spec.grain} only: choose a longer range to see a trend.</p>`
       : withFigures === 1
-        ? html`<p class="chart-note">Only one ${spec.grain} of this range has figures so far; the line fills in as they come.</p>`
+        ? html`<p class="chart-note">Only one ${spec.grain} of this range has figures so far; the ${spec.shape === "bars" ? "bars fill" : "line fills"} in as they come.</p>`
         : "";
   const headline = spec.headline
     ? html`<p class="chart-headline"><strong>${formatValue(spec.unit, spec.headline.value)}</strong> <span class="chart-change">${changeOf(spec.headline.value, spec.headline.previous)}</span> <span class="muted">${spec.headline.kind === "total" ? "in the range" : "at its end"}, against ${formatValue(spec.unit, spec.headline.previous)} in the previous period</span></p>`

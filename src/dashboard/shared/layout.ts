@@ -2,8 +2,9 @@
 // content) and the few components every screen uses.
 import type { Env } from "../../db/schema.js";
 import type { Workspace } from "../../workspaces/workspace.types.js";
-import { type Html, html } from "./html.js";
+import { Html, html } from "./html.js";
 import { currencyFormat } from "./money.js";
+import { labelTableCells } from "./tables.js";
 
 export const DASHBOARD = "/dashboard";
 export const CSS_PATH = `${DASHBOARD}/assets/dashboard.css`;
@@ -45,6 +46,27 @@ export function sectionPath(workspace: string, env: Env, section: Exclude<Sectio
   const base = `${DASHBOARD}/w/${encodeURIComponent(workspace)}/${env}`;
   return section === "overview" ? base : `${base}/${section}`;
 }
+
+/**
+ * The query of an account page (Sessions, All workspaces' log) opened from a workspace
+ * environment: it names that environment, so the page keeps its navigation, switchers and
+ * test banner instead of dropping the owner out of where they were; `extra` adds to it.
+ */
+export function accountQuery(from: Frame["current"], extra: Record<string, string> = {}): string {
+  const query = new URLSearchParams({ ...(from ? { workspace: from.workspace.slug, env: from.env } : {}), ...extra }).toString();
+  return query ? `?${query}` : "";
+}
+
+/** The address of an account page, from the workspace environment on screen (none: `from` null). */
+export function accountPath(section: AccountSection, from: Frame["current"]): string {
+  return `${DASHBOARD}/${section === "sessions" ? "sessions" : "audit"}${accountQuery(from)}`;
+}
+
+/** Where a switcher's choice leads: the same account page, or the section's page of a workspace environment. */
+const switchPath = (frame: Frame, workspace: Workspace, env: Env) =>
+  frame.section === "account-audit" || frame.section === "sessions"
+    ? accountPath(frame.section, { workspace, env })
+    : sectionPath(workspace.slug, env, inWorkspace(frame.section));
 
 /** The path of a section of the workspace environment a page is in; only such a page may ask. */
 export function currentSectionPath(frame: Frame, section: Exclude<Section, AccountSection>): string {
@@ -110,7 +132,6 @@ ${body}
 
 function workspaceSwitcher(frame: Frame): Html {
   const { current, workspaces } = frame;
-  const section = inWorkspace(frame.section);
   const label = current ? current.workspace.name : "Choose one";
   const env = current?.env ?? "test";
   return html`<details class="switcher">
@@ -118,7 +139,7 @@ function workspaceSwitcher(frame: Frame): Html {
 <ul>
 ${workspaces.map(
   (w) =>
-    html`<li><a href="${sectionPath(w.slug, env, section)}"${current?.workspace.id === w.id ? html` aria-current="true"` : ""}>${w.name} <span class="muted">${w.slug}</span></a></li>`,
+    html`<li><a href="${switchPath(frame, w, env)}"${current?.workspace.id === w.id ? html` aria-current="true"` : ""}>${w.name} <span class="muted">${w.slug}</span></a></li>`,
 )}
 </ul>
 </details>`;
@@ -127,11 +148,10 @@ ${workspaces.map(
 function envSwitch(frame: Frame): Html {
   if (!frame.current) return html``;
   const { workspace, env } = frame.current;
-  const section = inWorkspace(frame.section);
   const link = (target: Env, label: string) =>
     target === env
       ? html`<span class="env-option env-${target}" aria-current="true">${label}</span>`
-      : html`<a class="env-option" href="${sectionPath(workspace.slug, target, section)}">${label}</a>`;
+      : html`<a class="env-option" href="${switchPath(frame, workspace, target)}">${label}</a>`;
   return html`<nav class="env-switch" aria-label="Environment">${link("test", "Test")}${link("live", "Live")}</nav>`;
 }
 
@@ -182,7 +202,7 @@ ${
     : ""
 }
 <p class="side-heading">Account</p>
-<ul>${item("account-audit", `${DASHBOARD}/audit`)}${item("sessions", `${DASHBOARD}/sessions`)}</ul>
+<ul>${item("account-audit", accountPath("account-audit", here))}${item("sessions", accountPath("sessions", here))}</ul>
 <p class="side-who">Signed in as ${frame.email}</p>
 </nav>`;
 }
@@ -202,13 +222,16 @@ function breadcrumbs(title: string, frame: Frame, trail: Crumb[] | undefined): H
   const here = frame.current;
   const section = SECTION_LABELS[frame.section];
   const own = trail ?? (title === section ? [] : [{ label: title }]);
-  const base: Crumb[] = here
-    ? [
-        { label: here.workspace.name, href: sectionPath(here.workspace.slug, here.env, "overview") },
-        { label: here.env === "test" ? "Test" : "Live", href: sectionPath(here.workspace.slug, here.env, "overview") },
-        ...(frame.section === "overview" ? [] : [{ label: section, href: sectionPath(here.workspace.slug, here.env, inWorkspace(frame.section)) }]),
-      ]
-    : [{ label: "Account" }, { label: section, href: frame.section === "sessions" ? `${DASHBOARD}/sessions` : `${DASHBOARD}/audit` }];
+  const account = frame.section === "account-audit" || frame.section === "sessions" ? frame.section : null;
+  const base: Crumb[] = account
+    ? [{ label: "Account" }, { label: section, href: accountPath(account, here) }]
+    : here
+      ? [
+          { label: here.workspace.name, href: sectionPath(here.workspace.slug, here.env, "overview") },
+          { label: here.env === "test" ? "Test" : "Live", href: sectionPath(here.workspace.slug, here.env, "overview") },
+          ...(frame.section === "overview" ? [] : [{ label: section, href: sectionPath(here.workspace.slug, here.env, inWorkspace(frame.section)) }]),
+        ]
+      : [];
   if (here && frame.section === "overview" && own.length === 0) return html``;
   const steps = [...base, ...own];
   return html`<nav class="breadcrumbs" aria-label="Breadcrumb"><ol>${steps.map((step, i) =>
@@ -241,7 +264,7 @@ ${envSwitch(frame)}
 ${sideNav(frame)}
 <main class="content" id="content">
 ${breadcrumbs(title, frame, options.trail)}
-${content}
+${new Html(labelTableCells(content.markup))}
 </main>
 </div>
 </body>
@@ -263,6 +286,13 @@ export function copyField(id: string, label: string, value: string): Html {
  * (WCAG 2.1.1; axe-core's scrollable-region-focusable).
  */
 export const scrollBox = (label: string) => html` tabindex="0" role="region" aria-label="${label}"`;
+
+/**
+ * Under a form's date fields: a date field is the browser's own (its picker, a phone's
+ * wheel), drawn in the browser's locale, which a page cannot set (mm/dd/yyyy in a US
+ * browser), so the hint says so and how the pages write a day (issue 50; docs/decisions.md).
+ */
+export const dateFieldsHint = html`<p class="hint">Dates are typed in your browser's own format (month first, mm/dd/yyyy, in a US browser); the pages write them as 31 Oct 2026.</p>`;
 
 export const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}">`;
 

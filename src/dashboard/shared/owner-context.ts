@@ -83,6 +83,19 @@ export async function ownerFrame(services: Services, request: FastifyRequest, se
   return { owner, frame: { email: owner.session.actor.email, csrf: owner.csrf, workspaces, current: null, section } };
 }
 
+/**
+ * An account page's frame: with the workspace environment it was opened from
+ * (`?workspace=&env=`, see `accountQuery`) when the owner owns it, else none; a workspace
+ * that is not theirs is ignored as an unknown one, the page is about the owner either way.
+ */
+export async function accountFrame(services: Services, request: FastifyRequest, section: AccountSection): Promise<{ owner: SignedIn; frame: Frame }> {
+  const { owner, frame } = await ownerFrame(services, request, section);
+  const query = request.query as Record<string, unknown>;
+  const workspace = frame.workspaces.find((w) => w.slug === query.workspace);
+  const env = query.env === "test" || query.env === "live" ? query.env : null;
+  return { owner, frame: { ...frame, current: workspace && env ? { workspace, env } : null } };
+}
+
 export interface WorkspacePage {
   owner: SignedIn;
   frame: Frame;

@@ -145,7 +145,7 @@ for (const dialect of DIALECTS) {
 
       const first = await browser.get(page);
       assert.equal(first.statusCode, 200);
-      const shown = (body: string) => [...body.matchAll(/<td><code>(evt_[0-9A-Za-z]+)<\/code><\/td>/g)].map((m) => m[1]);
+      const shown = (body: string) => [...body.matchAll(/<td[^>]*><code>(evt_[0-9A-Za-z]+)<\/code><\/td>/g)].map((m) => m[1]);
       assert.deepEqual(shown(first.body), [...ids].reverse().slice(0, 50), "newest first, 50");
       const older = /href="([^"]+)">Older events/.exec(first.body)?.[1]?.replaceAll("&amp;", "&");
       assert.ok(older);
@@ -211,7 +211,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([dryRun.applied, dryRun.dryRun], [1, true]);
       const dry = (await browser.get(checked.headers.location as string)).body;
       assert.match(dry, /Would change: 1\. Mapped to no plan: 1\. Nothing was changed\./);
-      assert.match(dry, /<td>dee@example\.com<\/td>/);
+      assert.match(dry, /<td[^>]*>dee@example\.com<\/td>/);
       assert.ok(dry.includes("<code>price_&lt;i&gt;x&lt;/i&gt;</code>"), "Stripe's text is escaped");
 
       const ran = await browser.post(`${page}/reconcile`, { dry_run: "0" });

@@ -48,7 +48,7 @@ for (const dialect of DIALECTS) {
       assert.ok(!first.body.includes(theirEvent.event.id), "another workspace's events are not listed");
       // Names before ids: an event is listed by its type, its id under it.
       assert.ok(
-        first.body.includes(`<a href="${events}/${sent[26]}"><code>purchase.completed</code></a> <code class="id-secondary">${sent[26]}</code>`),
+        first.body.includes(`<a href="${events}/${sent[26]}"><code>purchase.<wbr>completed</code></a> <code class="id-secondary">${sent[26]}</code>`),
         "the type leads, the id follows",
       );
 
@@ -81,7 +81,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(breadcrumbTrail(delivery.body), ["Test workspace", "Test", "Webhooks", receiver.url, "Delivery of payment.disputed"]);
       assert.ok(
         delivery.body.includes(
-          `<dt>Event</dt><dd><a href="${events}/${sent[9]}"><code>payment.disputed</code></a> <code class="id-secondary">${sent[9]}</code></dd>`,
+          `<dt>Event</dt><dd><a href="${events}/${sent[9]}"><code>payment.<wbr>disputed</code></a> <code class="id-secondary">${sent[9]}</code></dd>`,
         ),
       );
       assert.equal((await browser.get(`${events}/${theirEvent.event.id}`)).statusCode, 404);
@@ -97,7 +97,11 @@ for (const dialect of DIALECTS) {
       assert.equal([...one.body.matchAll(/\/webhooks\/deliveries\/dlv_/g)].length, 1);
       assert.ok(one.body.includes(`value="${sent[18]}"`), "the filter stays filled in");
       // A delivery is listed by its event's type, the event's id under it (it led with the id).
-      assert.ok(one.body.includes(`<td><a href="${events}/${sent[18]}"><code>payment.disputed</code></a> <code class="id-secondary">${sent[18]}</code></td>`));
+      assert.ok(
+        one.body.includes(
+          `<td data-label="Event"><a href="${events}/${sent[18]}"><code>payment.<wbr>disputed</code></a> <code class="id-secondary">${sent[18]}</code></td>`,
+        ),
+      );
       assert.equal((await browser.get(`${deliveries}?status=lost`)).statusCode, 400);
     });
 

@@ -1,6 +1,7 @@
 import type { Delivery, WebhookEndpoint, WebhookEvent } from "../../webhooks/webhook.schema.js";
 import { type Html, html } from "../shared/html.js";
 import { appPage, emptyState, envBadge, type Frame, notice, pageHeading, scrollBox, time } from "../shared/layout.js";
+import { dottedName } from "../shared/names.js";
 import {
   deliveriesTable,
   deliveryPath,
@@ -158,7 +159,7 @@ export function eventView(
     html`${pageHeading(event.type, html`<code>${event.id}</code>`)}
 <section class="panel">
 <dl class="facts">
-<dt>Type</dt><dd><code>${event.type}</code>${input.example ? html` <span class="badge badge-pending">Example</span>` : ""}</dd>
+<dt>Type</dt><dd><code>${dottedName(event.type)}</code>${input.example ? html` <span class="badge badge-pending">Example</span>` : ""}</dd>
 <dt>Created</dt><dd>${time(event.created * 1000)}</dd>
 </dl>
 </section>

@@ -17,7 +17,7 @@ import {
   scrollBox,
   time,
 } from "../shared/layout.js";
-import { secondaryId } from "../shared/names.js";
+import { dottedName, secondaryId } from "../shared/names.js";
 import { deliveryFailureWords, type FailureWords } from "./failure-words.js";
 
 export const RECOVER_CHOICES = [
@@ -88,7 +88,7 @@ ${fieldErrorNotice("events", errorOf("events"))}
 <legend>Events to send <span class="muted">(none ticked sends every event, including types added later)</span></legend>
 ${types.map(
   (t) =>
-    html`<label class="choice"><input type="checkbox" name="event:${t.type}" value="1"${input.checked?.has(t.type) ? html` checked` : ""}> <code>${t.type}</code> <span class="muted">${t.description}</span></label>`,
+    html`<label class="choice"><input type="checkbox" name="event:${t.type}" value="1"${input.checked?.has(t.type) ? html` checked` : ""}> <code>${dottedName(t.type)}</code> <span class="muted">${t.description}</span></label>`,
 )}
 </fieldset>
 ${fieldErrorNotice("description", errorOf("description"))}
@@ -270,7 +270,7 @@ export interface EndpointPage {
 export function eventName(frame: Frame, id: string, type: string | undefined): Html {
   return type === undefined
     ? html`<a href="${eventPath(frame, id)}"><code>${id}</code></a>`
-    : html`<a href="${eventPath(frame, id)}"><code>${type}</code></a>${secondaryId(id)}`;
+    : html`<a href="${eventPath(frame, id)}"><code>${dottedName(type)}</code></a>${secondaryId(id)}`;
 }
 
 /** An endpoint deleted since: it has no page, and its URL is not listed any more; its id stays for support. */
