@@ -8,6 +8,13 @@ import type { DeliveryFigures } from "./ops.store.js";
 
 export type AttemptResult = "succeeded" | "failed" | "error";
 
+/**
+ * What the services, the routes and the use cases ask of the figures: `Metrics` for
+ * `warden serve` and the tests, `QuietMetrics` (quiet-metrics.ts) for a command, whose
+ * process ends before anything could scrape them.
+ */
+export type MetricsRecorder = Omit<Metrics, "registry">;
+
 // Latency buckets in seconds: a retrieve takes a fraction of a millisecond in process,
 // a grant a few milliseconds, a slow list page or a stalled database the upper ones.
 const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -21,7 +28,7 @@ const LAG_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 720
  * from closed sets only: route patterns, status codes, limit names, Stripe's event
  * types, never a raw URL, a workspace or an address.
  */
-export class Metrics {
+export class Metrics implements MetricsRecorder {
   readonly registry = new Registry();
   private readonly requests: Counter<"method" | "route" | "status">;
   private readonly requestSeconds: Histogram<"method" | "route" | "status">;
