@@ -175,11 +175,22 @@ describe("the container image", { skip, timeout: 15 * 60_000 }, () => {
     // The health check is bash asking /healthz, not a whole node (issue 49): timed below.
     assert.equal(config.Healthcheck?.Test.slice(0, 3).join(" "), "CMD bash -c");
     assert.ok(config.Healthcheck?.Test[3]?.includes("/healthz"));
-    // Help and the version need no configuration (no WARDEN_PUBLIC_URL, no key, no volume).
-    assert.equal(docker(["run", "--rm", "--network", "none", IMAGE, "warden", "--version"]).trim(), VERSION);
-    assert.match(docker(["run", "--rm", "--network", "none", IMAGE, "warden", "--help"]), /^ {2}warden serve$/m);
-    // The compile cache made at build time, read by the node user (bin/warden.js).
-    assert.ok(Number(docker(["run", "--rm", "--network", "none", "--entrypoint", "sh", IMAGE, "-c", "ls /app/dist/.compile-cache/* | wc -l"]).trim()) > 10);
+    // Help and the version need no configuration (no WARDEN_PUBLIC_URL, no key, no volume),
+    // and the compile cache made at build time is there for the node user (bin/warden.js).
+    // One container: on vfs each costs a copy of the image.
+    const [version, help, cached] = docker([
+      "run",
+      "--rm",
+      "--network",
+      "none",
+      IMAGE,
+      "sh",
+      "-c",
+      "warden --version && echo --- && warden --help && echo --- && ls /app/dist/.compile-cache/* | wc -l",
+    ]).split("\n---\n");
+    assert.equal(version, VERSION);
+    assert.match(help as string, /^ {2}warden serve$/m);
+    assert.ok(Number(cached?.trim()) > 10, `${cached} compile cache entries`);
     // Nothing of the machine that built it: no tests, no local data, no dev dependencies.
     const look = (script: string) => docker(["run", "--rm", "--network", "none", "--entrypoint", "sh", IMAGE, "-c", script]).split("\n").filter(Boolean);
     assert.deepEqual(look("ls -A /app"), ["bin", "dist", "node_modules", "package-lock.json", "package.json", "src"]);
@@ -201,7 +212,9 @@ describe("the container image", { skip, timeout: 15 * 60_000 }, () => {
     assert.ok(gzipped < 250e6, `the image, compressed as a registry holds it, is ${mb(gzipped)} MB`);
   });
 
-  test("on SQLite: the walk-through, a restart keeps the grant in the volume, healthy, SIGTERM exits 0", { timeout: 5 * 60_000 }, async () => {
+  test("on SQLite: the walk-through, a restart keeps the grant in the volume, healthy, SIGTERM exits 0, a restore of the volume", {
+    timeout: 10 * 60_000,
+  }, async () => {
     const name = `warden-sqlite-${run}`;
     const volume = `warden-data-${run}`;
     const port = await freePort();
@@ -289,11 +302,6 @@ describe("the container image", { skip, timeout: 15 * 60_000 }, () => {
     ]);
     docker(["volume", "rm", volume]);
     docker(["volume", "create", volume]);
-    assert.equal(
-      docker(["run", "--rm", "--network", "none", "-v", `${volume}:/data`, "--entrypoint", "ls", IMAGE, "-A", "/data"]).trim(),
-      "",
-      "a fresh volume",
-    );
     docker([
       "run",
       "--rm",
