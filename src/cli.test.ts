@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -528,6 +529,52 @@ test("--version and help need no configuration; a command that runs does (produc
   const run = await runWarden(production, "admin", "owner", "list");
   assert.equal(run.code, 2);
   assert.match(run.stderr, /^warden: WARDEN_PUBLIC_URL is required in production/);
+});
+
+test("an admin command loads no metrics library (issue 49: its figures are dropped), while warden serve's services do", async () => {
+  // In a process of its own, from dist/ as bin/warden.js runs it: which CommonJS packages
+  // (prom-client is one, as better-sqlite3) a command loaded.
+  const env = await privateDatabaseEnv("sqlite");
+  const script = `
+    import { createRequire } from "node:module";
+    const { main } = await import("./dist/cli.js");
+    const quiet = { stdout: () => {}, stderr: (t) => process.stderr.write(t), env: process.env };
+    const code = await main(process.argv.slice(1), quiet);
+    const loaded = Object.keys(createRequire(import.meta.url).cache);
+    console.log(JSON.stringify({ code, promClient: loaded.some((f) => f.includes("/prom-client/")), sqlite: loaded.some((f) => f.includes("/better-sqlite3/")) }));
+  `;
+  const root = fileURLToPath(new URL("..", import.meta.url));
+  const loads = async (...argv: string[]) => {
+    const { stdout } = await execFileAsync(process.execPath, ["--input-type=module", "-e", script, "--", ...argv], {
+      cwd: root,
+      env: { ...process.env, ...env },
+    });
+    return JSON.parse(stdout) as { code: number; promClient: boolean; sqlite: boolean };
+  };
+  assert.deepEqual(await loads("admin", "owner", "list"), { code: 0, promClient: false, sqlite: true });
+  // The services as warden serve and the tests build them keep their figures.
+  const { createServices } = await import("./services.js");
+  const { Metrics } = await import("./ops/metrics.js");
+  const { systemClock } = await import("./clock.js");
+  const services = await createServices(parseConfig(env), { clock: systemClock });
+  try {
+    assert.ok(services.metrics instanceof Metrics);
+  } finally {
+    await services.close();
+  }
+});
+
+test("bin/warden.js writes V8's compile cache into dist/.compile-cache; NODE_DISABLE_COMPILE_CACHE turns it off", async () => {
+  const root = fileURLToPath(new URL("..", import.meta.url));
+  const env = { PATH: process.env.PATH ?? "", ...(await privateDatabaseEnv("sqlite")) };
+  const cache = join(root, "dist", ".compile-cache");
+  const owners = (extra: Record<string, string> = {}) =>
+    execFileAsync(process.execPath, [join(root, "bin", "warden.js"), "admin", "owner", "list"], { env: { ...env, ...extra } });
+  await rm(cache, { recursive: true, force: true });
+  assert.equal((await owners({ NODE_DISABLE_COMPILE_CACHE: "1" })).stdout, "No owners.\n");
+  assert.equal(existsSync(cache), false, "nothing written when turned off");
+  assert.equal((await owners()).stdout, "No owners.\n");
+  assert.ok((await readdir(cache, { recursive: true })).length > 10, "entries written");
 });
 
 describe("an admin command on a database it cannot use stops in one line, with the cause and the remedy, and no stack", () => {

@@ -148,8 +148,8 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
       env: io.env,
       services: async () => {
         try {
-          const { createServices } = await import("./services.js");
-          services ??= await createServices(config, { clock });
+          const [{ createServices }, { QuietMetrics }] = await Promise.all([import("./services.js"), import("./ops/quiet-metrics.js")]);
+          services ??= await createServices(config, { clock, metrics: new QuietMetrics() });
         } catch (error) {
           // The faults `warden serve` explains in one line are told here in the same words;
           // anything else is a bug and keeps its stack.

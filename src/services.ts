@@ -14,7 +14,7 @@ import { ensureSetting } from "./db/settings.store.js";
 import type { DatabaseAvailability } from "./db/storage-faults.js";
 import { ActivityCounter } from "./insights/activity.js";
 import { LimitsService } from "./limits/limits.service.js";
-import { Metrics } from "./ops/metrics.js";
+import type { MetricsRecorder } from "./ops/metrics.js";
 import { readDeliveryFigures } from "./ops/ops.store.js";
 import { ensureSigningKey, SigningKeys } from "./tokens/signing-key.service.js";
 import { SecretBox } from "./webhooks/secret-box.js";
@@ -38,8 +38,8 @@ export interface Services {
   signals: Signals;
   /** Tools known to exist (they are never removed), checked without a query. */
   knownTools: KnownTools;
-  /** The process's figures for GET /metrics, on a registry of these services' own. */
-  metrics: Metrics;
+  /** The process's figures for GET /metrics, on a registry of these services' own (a command's are dropped: QuietMetrics). */
+  metrics: MetricsRecorder;
   /** The devices waiting for an access change, and the loop that wakes them (started by `warden serve`). */
   accessWatch: AccessWatch;
   /** What retrieves and access checks read, kept while the access-change feed is read (customers/answer-cache.ts). */
@@ -108,8 +108,13 @@ async function loadDevelopmentSecretKey(dataDir: string): Promise<string> {
 }
 
 /** `statementTimeoutMs` bounds every statement once migrated (Storage.boundStatements): `warden serve` sets it. */
-export async function createServices(config: Readonly<Config>, options: { clock: Clock; storage?: Storage; statementTimeoutMs?: number }): Promise<Services> {
-  const metrics = new Metrics();
+export async function createServices(
+  config: Readonly<Config>,
+  options: { clock: Clock; storage?: Storage; statementTimeoutMs?: number; metrics?: MetricsRecorder },
+): Promise<Services> {
+  // prom-client, and the OpenTelemetry API it loads, are ~90 modules: imported only when the
+  // figures are kept, so that a command starts without them (issue 49).
+  const metrics = options.metrics ?? new (await import("./ops/metrics.js")).Metrics();
   const storage =
     options.storage ??
     openStorage({

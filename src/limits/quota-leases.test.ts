@@ -76,13 +76,13 @@ for (const dialect of DIALECTS) {
       // Each retrieve spends one unit of each leased quota it counts against (the key's requests, the lookups).
       const spent = unitsTaken - unspent;
       assert.ok(blocksTaken >= 1 && spent >= 3 && spent % 3 === 0, JSON.stringify(services.limits.leaseFigures));
-      const text = await services.metrics.registry.metrics();
+      const text = await services.metrics.render();
       assert.match(text, new RegExp(`^warden_quota_lease_blocks_total ${blocksTaken}$`, "m"));
       assert.match(text, new RegExp(`^warden_quota_lease_units_total ${unitsTaken}$`, "m"));
       assert.match(text, new RegExp(`^warden_quota_leased_units_unspent ${unspent}$`, "m"));
       // At close every block goes back: nothing is held unspent.
       await services.limits.close(services.db, clock.now());
-      assert.match(await services.metrics.registry.metrics(), /^warden_quota_leased_units_unspent 0$/m);
+      assert.match(await services.metrics.render(), /^warden_quota_leased_units_unspent 0$/m);
     });
 
     test("what is left is split by the processes seen taking from the counter", async () => {

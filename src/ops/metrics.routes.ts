@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyInstance, onResponseHookHandler } from "fastify";
 import { ApiError } from "../errors/errors.js";
 import type { Services } from "../services.js";
-import type { Metrics } from "./metrics.js";
+import type { MetricsRecorder } from "./metrics.js";
 
 const digest = (text: string) => createHash("sha256").update(text).digest();
 
@@ -32,7 +32,7 @@ export const metricsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
  * per address looked up) and status, and every refusal by a limit. Added at the root,
  * before any route, so that it sees them all.
  */
-export function instrumentRequests(app: FastifyInstance, metrics: Metrics): void {
+export function instrumentRequests(app: FastifyInstance, metrics: MetricsRecorder): void {
   // Each route gets a hook that knows its pattern: reading request.routeOptions builds
   // and freezes an object on every request, which cost the retrieve benchmark some 3%.
   // Callback hooks: an async one would cost every request a promise.

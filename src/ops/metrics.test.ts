@@ -175,6 +175,8 @@ test("each services' metrics live on a registry of their own, not prom-client's 
   const { register } = await import("prom-client");
   const first = await testServices("sqlite");
   const second = await testServices("sqlite");
+  // The services' own Metrics (the tests' services keep their figures): its registry.
+  assert.ok(first.services.metrics instanceof Metrics && second.services.metrics instanceof Metrics);
   assert.notEqual(first.services.metrics.registry, second.services.metrics.registry);
   assert.equal(register.getSingleMetric("warden_http_requests_total"), undefined);
 });

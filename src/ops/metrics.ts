@@ -20,6 +20,13 @@ const escapeLabel = (value: string) => value.replaceAll("\\", "\\\\").replaceAll
 
 export type AttemptResult = "succeeded" | "failed" | "error";
 
+/**
+ * What the services, the routes and the use cases ask of the figures: `Metrics` for
+ * `warden serve` and the tests, `QuietMetrics` (quiet-metrics.ts) for a command, whose
+ * process ends before anything could scrape them.
+ */
+export type MetricsRecorder = Omit<Metrics, "registry">;
+
 // Latency buckets in seconds: a retrieve takes a fraction of a millisecond in process,
 // a grant a few milliseconds, a slow list page or a stalled database the upper ones.
 const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -33,7 +40,7 @@ const LAG_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 720
  * from closed sets only: route patterns, status codes, limit names, Stripe's event
  * types, never a raw URL, a workspace or an address.
  */
-export class Metrics {
+export class Metrics implements MetricsRecorder {
   readonly registry = new Registry();
   /** Answers by method, route pattern and status: plain numbers, written out at a scrape (`renderRequests`). */
   private readonly requestSeries = new Map<string, RequestSeries>();
