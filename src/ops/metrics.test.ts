@@ -200,6 +200,10 @@ test("the request histogram is written as Prometheus reads one: cumulative bucke
   // A bucket's bound is inclusive; a label's quote, backslash and line feed are escaped.
   assert.equal(seriesValue(text, 'warden_http_request_duration_seconds_bucket{le="0.0005",method="POST",route="/b\\"\\\\\\n",status="201"}'), 1);
   assert.equal(text.match(/^# TYPE warden_http_request_duration_seconds histogram$/gm)?.length, 1);
-  assert.match(text, /\n\n# HELP warden_http_requests_total [^\n]+\n# TYPE warden_http_requests_total counter\n/, "parted from prom-client's figures by an empty line");
+  assert.match(
+    text,
+    /\n\n# HELP warden_http_requests_total [^\n]+\n# TYPE warden_http_requests_total counter\n/,
+    "parted from prom-client's figures by an empty line",
+  );
   assert.ok(text.endsWith(" 1\n"));
 });
