@@ -280,6 +280,8 @@ export interface LicencesTable {
   refunded_at: number | null;
   /** What has been refunded of its amount, partial refunds together (migration 037); the amount once refunded in full. */
   refunded_cents: Generated<number>;
+  /** When the last refund of it, partial or full, was recorded; null while none, or recorded before migration 046. */
+  last_refund_at: number | null;
   /** SHA-256 of the licence key and the key sealed (migration 006); null until the buyer first asks for it. */
   key_hash: string | null;
   key_sealed: string | null;
@@ -576,6 +578,21 @@ export interface SubscriptionInvoicesTable {
   created_at: number;
 }
 
+/** A change of plan or of seats the processor reported for a subscription (migration 046). */
+export interface SubscriptionChangesTable {
+  workspace_id: string;
+  env: Env;
+  subscription_id: string;
+  /** The processor's time of the report that made the change. */
+  at: number;
+  /** Both null when the plan did not change. */
+  plan_from: string | null;
+  plan_to: string | null;
+  /** Both null when the seats did not change. */
+  seats_from: number | null;
+  seats_to: number | null;
+}
+
 export interface DisputesTable {
   workspace_id: string;
   env: Env;
@@ -847,6 +864,7 @@ export interface Database {
   subscription_invoices: SubscriptionInvoicesTable;
   invoice_payment_links: InvoicePaymentLinksTable;
   disputes: DisputesTable;
+  subscription_changes: SubscriptionChangesTable;
   owner_codes: OwnerCodesTable;
   owner_sessions: OwnerSessionsTable;
   audit_log: AuditLogTable;
