@@ -396,6 +396,8 @@ export interface EventsTable {
   body: string;
   example: number;
   created_at: number;
+  /** Whom the event is about; null for an example, or an event written before migration 046. */
+  person_id: string | null;
 }
 
 export interface WebhookEndpointsTable {
