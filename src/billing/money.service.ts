@@ -86,13 +86,29 @@ function historyOf(stored: StoredMoney): MoneyHistory {
     const source = licenceOf.get(l.id) as MoneySource;
     if (l.paymentIntent === null || l.amountCents === null) continue;
     lines.push({
-      line: { kind: "payment", at: l.purchasedAt, amountCents: l.amountCents, currency: l.currency, processorId: l.paymentIntent, source, refundedAt: l.refundedAt },
+      line: {
+        kind: "payment",
+        at: l.purchasedAt,
+        amountCents: l.amountCents,
+        currency: l.currency,
+        processorId: l.paymentIntent,
+        source,
+        refundedAt: l.refundedAt,
+      },
       order: l.purchasedAt,
     });
     if (l.refundedCents > 0) {
       const at = l.lastRefundAt ?? l.refundedAt;
       lines.push({
-        line: { kind: "refund", at, amountCents: l.refundedCents, currency: l.currency, processorId: l.paymentIntent, source, full: l.refundedCents >= l.amountCents },
+        line: {
+          kind: "refund",
+          at,
+          amountCents: l.refundedCents,
+          currency: l.currency,
+          processorId: l.paymentIntent,
+          source,
+          full: l.refundedCents >= l.amountCents,
+        },
         order: at ?? l.purchasedAt,
       });
     }
@@ -119,14 +135,25 @@ function historyOf(stored: StoredMoney): MoneyHistory {
     // A dispute of a payment of someone else's purchase (the same payment intent) is not this customer's.
     if (!source) continue;
     lines.push({
-      line: { kind: "dispute", at: d.openedAt, amountCents: d.amountCents, currency: d.currency, processorId: d.id, source, status: d.status, closedAt: d.closedAt },
+      line: {
+        kind: "dispute",
+        at: d.openedAt,
+        amountCents: d.amountCents,
+        currency: d.currency,
+        processorId: d.id,
+        source,
+        status: d.status,
+        closedAt: d.closedAt,
+      },
       order: d.openedAt,
     });
   }
   lines.sort((a, b) => b.order - a.order);
   return {
     lines: lines.map(({ line }) => line),
-    subscriptions: [...stored.subscriptions].sort((a, b) => b.startedAt - a.startedAt).map((s) => {
+    subscriptions: [...stored.subscriptions]
+      .sort((a, b) => b.startedAt - a.startedAt)
+      .map((s) => {
         const changes = changesOf.get(s.id) ?? [];
         const firstPlan = changes.find((c) => c.plan !== null)?.plan;
         const firstSeats = changes.find((c) => c.seats !== null)?.seats;

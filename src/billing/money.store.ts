@@ -137,14 +137,20 @@ export async function loadMoney(ex: Executor, scope: ToolScope, personId: string
     .innerJoin("subscription_changes as x", (join) =>
       join.onRef("x.workspace_id", "=", "s.workspace_id").onRef("x.env", "=", "s.env").onRef("x.subscription_id", "=", "s.id"),
     )
-    .select(["x.subscription_id", "x.at", "x.seats_from", "x.seats_to", "x.plan_from", "x.plan_to", planName("s", "x.plan_from").as("from_name"), planName("s", "x.plan_to").as("to_name")])
+    .select([
+      "x.subscription_id",
+      "x.at",
+      "x.seats_from",
+      "x.seats_to",
+      "x.plan_from",
+      "x.plan_to",
+      planName("s", "x.plan_from").as("from_name"),
+      planName("s", "x.plan_to").as("to_name"),
+    ])
     .where("s.person_id", "=", personId)
     .where(coversTool("s", scope))
     .execute();
-  const paymentIntents = [
-    ...licences.flatMap((l) => (l.payment_intent === null ? [] : [l.payment_intent])),
-    ...payments.map((p) => p.payment_intent),
-  ];
+  const paymentIntents = [...licences.flatMap((l) => (l.payment_intent === null ? [] : [l.payment_intent])), ...payments.map((p) => p.payment_intent)];
   const disputes =
     paymentIntents.length === 0
       ? []
@@ -167,7 +173,13 @@ export async function loadMoney(ex: Executor, scope: ToolScope, personId: string
       refundedAt: ms(r.refunded_at),
       lastRefundAt: ms(r.last_refund_at),
     })),
-    subscriptions: subscriptions.map((r) => ({ id: r.id, planName: r.plan_name, startedAt: Number(r.created_at), endedAt: ms(r.ended_at), seats: ms(r.seats) })),
+    subscriptions: subscriptions.map((r) => ({
+      id: r.id,
+      planName: r.plan_name,
+      startedAt: Number(r.created_at),
+      endedAt: ms(r.ended_at),
+      seats: ms(r.seats),
+    })),
     invoices: invoices.map((r) => ({
       subscriptionId: r.subscription_id,
       invoiceId: r.invoice_id,

@@ -162,7 +162,12 @@ export async function updateSubscription(ex: Executor, scope: Scope, id: string,
 export async function insertSubscriptionChange(
   ex: Executor,
   scope: Scope,
-  change: { subscriptionId: string; at: number; plan: { from: string | null; to: string | null } | null; seats: { from: number | null; to: number | null } | null },
+  change: {
+    subscriptionId: string;
+    at: number;
+    plan: { from: string | null; to: string | null } | null;
+    seats: { from: number | null; to: number | null } | null;
+  },
 ): Promise<void> {
   await ex
     .insertInto("subscription_changes")

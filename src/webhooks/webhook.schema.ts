@@ -161,7 +161,8 @@ const CreatedRange = Type.Object({
 const CustomerFilter = Type.Optional(
   Type.String({
     maxLength: 254,
-    description: "Only what is about the customer with this address (matched as addresses are: case aside). Events emitted before this filter existed (migration 046) are not found by it.",
+    description:
+      "Only what is about the customer with this address (matched as addresses are: case aside). Events emitted before this filter existed (migration 046) are not found by it.",
     examples: ["ada@example.com"],
   }),
 );

@@ -1,8 +1,8 @@
 import { recordOwnerAction } from "../audit/audit.service.js";
 import { DAY_MS, toIso } from "../clock.js";
+import { findPersonByEmail } from "../customers/person.store.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { emitEvent } from "../events/event.service.js";
-import { findPersonByEmail } from "../customers/person.store.js";
 import { findEvent, findEventGists, findEventTypes, listEventsPage } from "../events/event.store.js";
 import { isEventType } from "../events/event-types.js";
 import { exampleEvent } from "../events/examples.js";

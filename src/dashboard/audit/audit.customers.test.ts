@@ -12,7 +12,16 @@ import { DIALECTS, seedCatalogue, unique, type Workspace } from "../../test-supp
 async function holdings(services: Services, ws: Workspace, email: string) {
   const now = services.clock.now();
   const lines = [
-    { type: "licence", email, tool: "tabmaster", plan: "lifetime", purchased_at: toIso(now - DAY_MS), amount_cents: 4900, currency: "eur", payment_intent: unique("pi") },
+    {
+      type: "licence",
+      email,
+      tool: "tabmaster",
+      plan: "lifetime",
+      purchased_at: toIso(now - DAY_MS),
+      amount_cents: 4900,
+      currency: "eur",
+      payment_intent: unique("pi"),
+    },
     {
       type: "subscription",
       id: unique("sub"),

@@ -42,7 +42,15 @@ async function setUp(dialect: (typeof DIALECTS)[number]) {
   const app = await dashboardApp(env);
   const ws = await seedCatalogue(env.services);
   const { clock, services } = env;
-  await createPlan(services.db, clock, { workspace: ws.slug, tool: "tabmaster", id: "yearly", name: "Yearly", billing: "subscription", amountCents: 12_000, interval: "year" });
+  await createPlan(services.db, clock, {
+    workspace: ws.slug,
+    tool: "tabmaster",
+    id: "yearly",
+    name: "Yearly",
+    billing: "subscription",
+    amountCents: 12_000,
+    interval: "year",
+  });
   await insertPlanLink(services.db, ws.workspaceId, { stripeId: "price_yearly", productKind: "tool", productId: "tabmaster", planId: "yearly" }, clock.now());
   const api = apiOver(app);
   const secret = await connectTestStripe(services, ws);
@@ -54,7 +62,14 @@ async function setUp(dialect: (typeof DIALECTS)[number]) {
   assert.equal(
     await send(
       "checkout.session.completed",
-      paymentSession({ email: ADA, metadata: { warden_tool: "tabmaster", warden_plan: "lifetime" }, amount: 4900, currency: "eur", paymentIntent: licencePayment, now: t0 }),
+      paymentSession({
+        email: ADA,
+        metadata: { warden_tool: "tabmaster", warden_plan: "lifetime" },
+        amount: 4900,
+        currency: "eur",
+        paymentIntent: licencePayment,
+        now: t0,
+      }),
     ),
     "applied",
   );
@@ -64,7 +79,14 @@ async function setUp(dialect: (typeof DIALECTS)[number]) {
   assert.equal(
     await send(
       "checkout.session.completed",
-      paymentSession({ email: "bob@example.com", metadata: { warden_tool: "tabmaster", warden_plan: "lifetime" }, amount: 4900, currency: "eur", paymentIntent: bobPayment, now: t0 }),
+      paymentSession({
+        email: "bob@example.com",
+        metadata: { warden_tool: "tabmaster", warden_plan: "lifetime" },
+        amount: 4900,
+        currency: "eur",
+        paymentIntent: bobPayment,
+        now: t0,
+      }),
     ),
     "applied",
   );
@@ -81,11 +103,17 @@ async function setUp(dialect: (typeof DIALECTS)[number]) {
     periodEnd: clock.now() + 30 * DAY_MS,
     quantity: 3,
   };
-  assert.equal(await send("checkout.session.completed", subscriptionSession({ email: ADA, subscription: sub.id, metadata: sub.metadata, now: clock.now() })), "applied");
+  assert.equal(
+    await send("checkout.session.completed", subscriptionSession({ email: ADA, subscription: sub.id, metadata: sub.metadata, now: clock.now() })),
+    "applied",
+  );
   assert.equal(await send("customer.subscription.created", subscriptionObject(sub)), "applied");
   const first = { id: "in_first00000000000000000", pi: "pi_first00000000000000000" };
   assert.equal(
-    await send("invoice.paid", invoiceObject({ subscription: sub.id, id: first.id, paymentIntent: first.pi, amountPaid: 1500, currency: "usd", paidAt: clock.now() })),
+    await send(
+      "invoice.paid",
+      invoiceObject({ subscription: sub.id, id: first.id, paymentIntent: first.pi, amountPaid: 1500, currency: "usd", paidAt: clock.now() }),
+    ),
     "applied",
   );
 
@@ -93,7 +121,10 @@ async function setUp(dialect: (typeof DIALECTS)[number]) {
   clock.advance(30 * DAY_MS);
   const renewal = { id: "in_second0000000000000000", pi: "pi_second0000000000000000" };
   assert.equal(
-    await send("invoice.paid", invoiceObject({ subscription: sub.id, id: renewal.id, paymentIntent: renewal.pi, amountPaid: 1500, currency: "usd", paidAt: clock.now() })),
+    await send(
+      "invoice.paid",
+      invoiceObject({ subscription: sub.id, id: renewal.id, paymentIntent: renewal.pi, amountPaid: 1500, currency: "usd", paidAt: clock.now() }),
+    ),
     "applied",
   );
   clock.advance(DAY_MS);
@@ -148,10 +179,19 @@ for (const dialect of DIALECTS) {
         assert.ok(body.includes(`href="${link}"`), link);
       }
       // Lifetime value: payments minus refunds, per currency.
-      assert.match(body, /<dt>Lifetime value <span class="muted">EUR<\/span><\/dt><dd><strong>€0\.00<\/strong> <span class="state-note">paid €49\.00, refunded €49\.00<\/span>/);
-      assert.match(body, /<dt>Lifetime value <span class="muted">USD<\/span><\/dt><dd><strong>\$25\.00<\/strong> <span class="state-note">paid \$30\.00, refunded \$5\.00<\/span>/);
+      assert.match(
+        body,
+        /<dt>Lifetime value <span class="muted">EUR<\/span><\/dt><dd><strong>€0\.00<\/strong> <span class="state-note">paid €49\.00, refunded €49\.00<\/span>/,
+      );
+      assert.match(
+        body,
+        /<dt>Lifetime value <span class="muted">USD<\/span><\/dt><dd><strong>\$25\.00<\/strong> <span class="state-note">paid \$30\.00, refunded \$5\.00<\/span>/,
+      );
       // The subscription's start, plan change and seat change, in order.
-      const timeline = (/<h3>Subscription history<\/h3>([\s\S]*?)<\/section>/.exec(body)?.[1] ?? "").replace(/<[^>]+>/g, "").replace(/\s+/g, " ").trim();
+      const timeline = (/<h3>Subscription history<\/h3>([\s\S]*?)<\/section>/.exec(body)?.[1] ?? "")
+        .replace(/<[^>]+>/g, "")
+        .replace(/\s+/g, " ")
+        .trim();
       assert.equal(
         timeline,
         "Yearly sub_team000000000000000000 21 Nov 2026, 13:00 UTC: started on Monthly, 3 seats 23 Dec 2026, 13:00 UTC: plan Monthly → Yearly 24 Dec 2026, 13:00 UTC: seats 3 → 5",

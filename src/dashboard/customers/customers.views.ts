@@ -660,9 +660,7 @@ function lineWhat(line: MoneyLine): Html {
   const of = html`<span class="state-note">${line.source.planName ?? (line.source.kind === "licence" ? "Licence" : "Subscription")}</span>`;
   switch (line.kind) {
     case "payment":
-      return line.refundedAt === null
-        ? html`Payment ${of}`
-        : html`<span class="badge badge-off">Refunded ${time(line.refundedAt)}</span> Payment ${of}`;
+      return line.refundedAt === null ? html`Payment ${of}` : html`<span class="badge badge-off">Refunded ${time(line.refundedAt)}</span> Payment ${of}`;
     case "refund":
       return html`${line.full === true ? "Refund in full" : line.full === false ? "Partial refund" : "Refund"} ${of}`;
     case "dispute":
@@ -726,7 +724,9 @@ ${emptyState("No payments", "Payments, refunds and disputes of this tool, or of 
 <tbody>${money.lines.map((line) => moneyRow(env, line))}</tbody>
 </table></div>`;
   const subscriptions =
-    money.subscriptions.length === 0 ? "" : html`<h3>Subscription history</h3><ul class="plain-list">${money.subscriptions.map((s) => timelineItem(env, s))}</ul>`;
+    money.subscriptions.length === 0
+      ? ""
+      : html`<h3>Subscription history</h3><ul class="plain-list">${money.subscriptions.map((s) => timelineItem(env, s))}</ul>`;
   return html`<section class="panel" aria-labelledby="money-heading">
 <div class="panel-head"><h2 id="money-heading">Money</h2></div>
 ${lifetime}

@@ -9,10 +9,9 @@ import { connectTestStripe, deliver, paymentSession, stripeEvent, subscriptionOb
 
 /** Each listed event's id with what its cell says under its type, newest first. */
 function listed(body: string): [string, string][] {
-  return [...body.matchAll(/<code>[a-z._]+<\/code><\/a>(?:<span class="event-gist">([^<]*)<\/span>)? <code class="id-secondary">(evt_\w+)<\/code>/g)].map((m) => [
-    m[2] ?? "",
-    m[1] ?? "",
-  ]);
+  return [...body.matchAll(/<code>[a-z._]+<\/code><\/a>(?:<span class="event-gist">([^<]*)<\/span>)? <code class="id-secondary">(evt_\w+)<\/code>/g)].map(
+    (m) => [m[2] ?? "", m[1] ?? ""],
+  );
 }
 
 async function setUp(dialect: (typeof DIALECTS)[number]) {
@@ -43,8 +42,15 @@ async function setUp(dialect: (typeof DIALECTS)[number]) {
     periodStart: env.clock.now(),
     periodEnd: env.clock.now() + 30 * 86_400_000,
   };
-  const send = (type: string, object: Record<string, unknown>) => deliver(api, ws, secret, stripeEvent(type, object, { now: env.clock.now() }), env.clock.now());
-  assert.equal(await send("checkout.session.completed", subscriptionSession({ email: "ada@example.com", subscription: sub.id, metadata: sub.metadata, now: env.clock.now() })), "applied");
+  const send = (type: string, object: Record<string, unknown>) =>
+    deliver(api, ws, secret, stripeEvent(type, object, { now: env.clock.now() }), env.clock.now());
+  assert.equal(
+    await send(
+      "checkout.session.completed",
+      subscriptionSession({ email: "ada@example.com", subscription: sub.id, metadata: sub.metadata, now: env.clock.now() }),
+    ),
+    "applied",
+  );
   assert.equal(await send("customer.subscription.created", subscriptionObject(sub)), "applied");
   const browser = new TestBrowser(app);
   await browser.signIn(env.dataDir, ws.ownerEmail);
@@ -78,7 +84,10 @@ for (const dialect of DIALECTS) {
       const deliveries = await browser.get(`${events}/deliveries?customer=bob%40example.com`);
       assert.equal(deliveries.statusCode, 200);
       const bobs = listed(deliveries.body);
-      assert.deepEqual(bobs, all.filter(([, gist]) => gist.startsWith("bob@")));
+      assert.deepEqual(
+        bobs,
+        all.filter(([, gist]) => gist.startsWith("bob@")),
+      );
       assert.equal(listed((await browser.get(`${events}/deliveries`)).body).length, 4, "every delivery, each naming its customer");
     });
 
@@ -92,10 +101,11 @@ for (const dialect of DIALECTS) {
       assert.equal(ours.statusCode, 200, ours.body);
       const data = (ours.json() as { data: { type: string; data: { email?: string | null; amount?: number | null } }[] }).data;
       // The subscription's two events are written in one transaction at one time: their order is their ids'.
-      assert.deepEqual(
-        data.map((e) => `${e.type} ${e.data.amount ?? null}`).sort(),
-        ["purchase.completed 4900", "purchase.completed null", "subscription.started null"],
-      );
+      assert.deepEqual(data.map((e) => `${e.type} ${e.data.amount ?? null}`).sort(), [
+        "purchase.completed 4900",
+        "purchase.completed null",
+        "subscription.started null",
+      ]);
       const theirsListed = await api.request({ url: "/api/v1/webhooks/events?customer=ada%40example.com", key: theirs.testKey });
       assert.deepEqual(
         (theirsListed.json() as { data: { data: { amount?: number } }[] }).data.map((e) => e.data.amount),

@@ -48,14 +48,27 @@ function customerField(customer: string): Html {
 
 export function eventsView(
   frame: Frame,
-  input: { events: WebhookEvent[]; summaries: ReadonlyMap<string, EventSummary>; next: string | null; filter: EventsFilter; types: EventTypeChoice[]; error?: string },
+  input: {
+    events: WebhookEvent[];
+    summaries: ReadonlyMap<string, EventSummary>;
+    next: string | null;
+    filter: EventsFilter;
+    types: EventTypeChoice[];
+    error?: string;
+  },
 ): Html {
   const env = frame.current?.env ?? "test";
   const { filter } = input;
   const list =
     input.events.length === 0
       ? emptyState(
-          filter.customer ? `No events about ${filter.customer}` : filter.type ? `No ${filter.type} events` : filter.within ? "No events in this time" : "No events yet",
+          filter.customer
+            ? `No events about ${filter.customer}`
+            : filter.type
+              ? `No ${filter.type} events`
+              : filter.within
+                ? "No events in this time"
+                : "No events yet",
           "Events appear here as customers buy, subscribe, refund and dispute; send a test event from a webhook endpoint to see one now.",
         )
       : html`<div class="table-wrap"${scrollBox("Events")}><table>

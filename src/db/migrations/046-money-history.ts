@@ -27,7 +27,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("seats_from", "integer")
     .addColumn("seats_to", "integer")
     .execute();
-  await db.schema.createIndex("subscription_changes_subscription").on("subscription_changes").columns(["workspace_id", "env", "subscription_id", "at"]).execute();
+  await db.schema
+    .createIndex("subscription_changes_subscription")
+    .on("subscription_changes")
+    .columns(["workspace_id", "env", "subscription_id", "at"])
+    .execute();
   await db.schema.alterTable("licences").addColumn("last_refund_at", "bigint").execute();
   await db.schema.createIndex("subscription_payments_subscription").on("subscription_payments").columns(["workspace_id", "env", "subscription_id"]).execute();
   await db.schema.alterTable("events").addColumn("person_id", "text").execute();
