@@ -12,7 +12,7 @@ import type { Plan } from "../workspaces/workspace.types.js";
 import type { BillingTx } from "./billing.context.js";
 import type { Dispute } from "./dispute.store.js";
 import type { StoredLicence } from "./licence.store.js";
-import type { StoredSubscription } from "./subscription.store.js";
+import { findSubscription, type StoredSubscription } from "./subscription.store.js";
 
 type DataOf<T extends EventType> = Extract<EventEnvelope, { type: T }>["data"];
 
@@ -37,13 +37,13 @@ async function emailOf(tx: BillingTx, personId: string): Promise<string> {
 }
 
 /** Emits an event whose id is derived from the fact; answers false when that fact was emitted already. */
-async function emitFact<T extends EventType>(tx: BillingTx, type: T, fact: string, data: DataOf<T>): Promise<boolean> {
+async function emitFact<T extends EventType>(tx: BillingTx, type: T, fact: string, personId: string | null, data: DataOf<T>): Promise<boolean> {
   const id = derivedId("evt", `${tx.workspaceId}|${tx.env}|${type}|${fact}`);
-  return emitEvent(tx.trx, { workspaceId: tx.workspaceId, env: tx.env, id, type, data: data as Record<string, unknown>, createdAt: tx.now });
+  return emitEvent(tx.trx, { workspaceId: tx.workspaceId, env: tx.env, id, type, data: data as Record<string, unknown>, createdAt: tx.now, personId });
 }
 
 export async function emitLicencePurchased(tx: BillingTx, licence: StoredLicence, buyer: { email: string; accountPersonId: string | null }): Promise<void> {
-  await emitFact(tx, "purchase.completed", licence.checkoutSession ?? licence.id, {
+  await emitFact(tx, "purchase.completed", licence.checkoutSession ?? licence.id, licence.personId, {
     tool: licence.productId,
     kind: "licence",
     plan: await planOf(tx, licence),
@@ -72,7 +72,7 @@ async function subscriptionFacts(tx: BillingTx, sub: StoredSubscription) {
 /** purchase.completed and subscription.started, together, once per subscription. */
 export async function emitSubscriptionStarted(tx: BillingTx, sub: StoredSubscription): Promise<void> {
   const facts = await subscriptionFacts(tx, sub);
-  await emitFact(tx, "purchase.completed", sub.id, {
+  await emitFact(tx, "purchase.completed", sub.id, sub.personId, {
     tool: facts.tool,
     kind: "subscription",
     plan: facts.plan,
@@ -88,7 +88,7 @@ export async function emitSubscriptionStarted(tx: BillingTx, sub: StoredSubscrip
     period_end: facts.period_end,
     user_id: facts.user_id,
   });
-  await emitFact(tx, "subscription.started", sub.id, { ...facts, ...teamSeats(sub.seats) });
+  await emitFact(tx, "subscription.started", sub.id, sub.personId, { ...facts, ...teamSeats(sub.seats) });
 }
 
 /** The UTC day of a time, as the once-a-day rule of subscription.cancelled counts days. */
@@ -100,7 +100,7 @@ export const utcDay = (ms: number) => toIso(ms).slice(0, 10);
  * the same day derives the same id and emits nothing. Answers whether it was emitted.
  */
 export async function emitSubscriptionSetToCancel(tx: BillingTx, sub: StoredSubscription, day: string): Promise<boolean> {
-  return emitFact(tx, "subscription.cancelled", `${sub.id}|${day}`, {
+  return emitFact(tx, "subscription.cancelled", `${sub.id}|${day}`, sub.personId, {
     ...(await subscriptionFacts(tx, sub)),
     ends_at: toIso(sub.cancelAt ?? sub.currentPeriodEnd),
     immediately: false,
@@ -110,7 +110,7 @@ export async function emitSubscriptionSetToCancel(tx: BillingTx, sub: StoredSubs
 
 /** subscription.cancelled with immediately true: it has ended. Once per subscription. */
 export async function emitSubscriptionEnded(tx: BillingTx, sub: StoredSubscription): Promise<void> {
-  await emitFact(tx, "subscription.cancelled", `${sub.id}|ended`, {
+  await emitFact(tx, "subscription.cancelled", `${sub.id}|ended`, sub.personId, {
     ...(await subscriptionFacts(tx, sub)),
     ends_at: toIso(sub.endedAt ?? tx.now),
     immediately: true,
@@ -127,7 +127,7 @@ export async function emitLicenceRefunded(
   licence: StoredLicence,
   refund: { paymentIntent: string; amountCents: number; currency: string },
 ): Promise<void> {
-  await emitFact(tx, "payment.refunded", refund.paymentIntent, {
+  await emitFact(tx, "payment.refunded", refund.paymentIntent, licence.personId, {
     tool: licence.productId,
     email: await emailOf(tx, licence.personId),
     licence: licence.id,
@@ -135,6 +135,13 @@ export async function emitLicenceRefunded(
     amount: refund.amountCents,
     currency: refund.currency,
   });
+}
+
+/** Whose payment is disputed: the licence's buyer, or the subscription's (null when it is not stored). */
+async function disputantOf(tx: BillingTx, dispute: Dispute, licence: StoredLicence | null): Promise<string | null> {
+  if (licence) return licence.personId;
+  if (dispute.subscriptionId === null) return null;
+  return (await findSubscription(tx.trx, tx, dispute.subscriptionId))?.personId ?? null;
 }
 
 async function disputeFacts(tx: BillingTx, dispute: Dispute, licence: StoredLicence | null) {
@@ -153,7 +160,7 @@ export async function emitPaymentDisputed(
   licence: StoredLicence | null,
   opened: { reason: string; status: string },
 ): Promise<void> {
-  await emitFact(tx, "payment.disputed", dispute.id, {
+  await emitFact(tx, "payment.disputed", dispute.id, await disputantOf(tx, dispute, licence), {
     ...(await disputeFacts(tx, dispute, licence)),
     reason: opened.reason,
     status: opened.status,
@@ -169,7 +176,7 @@ export async function emitDisputeClosed(
   licence: StoredLicence | null,
   status: "won" | "lost" | "warning_closed",
 ): Promise<void> {
-  await emitFact(tx, "dispute.closed", dispute.id, {
+  await emitFact(tx, "dispute.closed", dispute.id, await disputantOf(tx, dispute, licence), {
     ...(await disputeFacts(tx, dispute, licence)),
     status,
     amount: dispute.amountCents,

@@ -104,7 +104,7 @@ export async function refundLicenceIn(
   // What is left of a pack's credits goes with it; what was spent is not clawed back.
   await zeroLicenceCredits(tx.trx, licence.id);
   // What partial refunds before it counted already is not counted again.
-  await countRefund(tx, licence, await recordLicenceRefund(tx.trx, licence.id, licence.amountCents ?? 0), licence.currency, at);
+  await countRefund(tx, licence, await recordLicenceRefund(tx.trx, licence.id, licence.amountCents ?? 0, at), licence.currency, at);
   await emitLicenceRefunded(tx, licence, refund);
   await syncHolders(tx, licence, await holdersOfLicence(tx, licence));
   return "refunded";
@@ -119,7 +119,7 @@ export async function refundLicenceIn(
  */
 export async function refundLicencePartlyIn(tx: BillingTx, licence: StoredLicence, refundedCents: number, at: number): Promise<number> {
   if (licence.status === "revoked") return 0;
-  const added = await recordLicenceRefund(tx.trx, licence.id, refundedCents);
+  const added = await recordLicenceRefund(tx.trx, licence.id, refundedCents, at);
   await countRefund(tx, licence, added, licence.currency, at);
   return added;
 }

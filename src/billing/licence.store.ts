@@ -184,16 +184,17 @@ export async function setLicenceStatus(ex: Executor, id: string, status: Licence
 }
 
 /**
- * Keeps what has been refunded of a licence in all (at most its amount) and answers what
- * is new since the last refund recorded: 0 for a repeated or older report.
+ * Keeps what has been refunded of a licence in all (at most its amount), and when (`at`,
+ * the customer page's date of its refund), and answers what is new since the last refund
+ * recorded: 0 for a repeated or older report.
  */
-export async function recordLicenceRefund(ex: Executor, id: string, refundedCents: number): Promise<number> {
+export async function recordLicenceRefund(ex: Executor, id: string, refundedCents: number, at: number): Promise<number> {
   const r = await ex.selectFrom("licences").select(["amount_cents", "refunded_cents"]).where("id", "=", id).executeTakeFirst();
   if (!r || r.amount_cents === null) return 0;
   const total = Math.min(refundedCents, Number(r.amount_cents));
   const added = total - Number(r.refunded_cents);
   if (added <= 0) return 0;
-  await ex.updateTable("licences").set({ refunded_cents: total }).where("id", "=", id).execute();
+  await ex.updateTable("licences").set({ refunded_cents: total, last_refund_at: at }).where("id", "=", id).execute();
   return added;
 }
 

@@ -27,6 +27,7 @@ import {
   findSubscription,
   findSubscriptionsById,
   insertSubscription,
+  insertSubscriptionChange,
   type StoredSubscription,
   type SubscriptionPatch,
   updateSubscription,
@@ -161,6 +162,14 @@ export async function applySubscriptionReport(tx: BillingTx, report: Subscriptio
         const seats = billedSeats(before.seats, report.quantity);
         if (seats !== before.seats) patch.seats = seats;
         if (report.planId !== undefined && report.planId !== before.planId) patch.planId = report.planId;
+        if (patch.seats !== undefined || patch.planId !== undefined) {
+          await insertSubscriptionChange(tx.trx, tx, {
+            subscriptionId: report.id,
+            at: report.at,
+            plan: patch.planId === undefined ? null : { from: before.planId, to: patch.planId },
+            seats: patch.seats === undefined ? null : { from: before.seats, to: patch.seats },
+          });
+        }
       }
       // The end applies even from a report older than the stored state: nothing comes after it.
       if (report.endedAt !== null) {

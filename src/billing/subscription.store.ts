@@ -158,6 +158,32 @@ export async function updateSubscription(ex: Executor, scope: Scope, id: string,
   await ex.updateTable("subscriptions").set(set).where("workspace_id", "=", scope.workspaceId).where("env", "=", scope.env).where("id", "=", id).execute();
 }
 
+/** A change of plan or seats the processor reported, kept for the customer's page (migration 046); null: that one did not change. */
+export async function insertSubscriptionChange(
+  ex: Executor,
+  scope: Scope,
+  change: {
+    subscriptionId: string;
+    at: number;
+    plan: { from: string | null; to: string | null } | null;
+    seats: { from: number | null; to: number | null } | null;
+  },
+): Promise<void> {
+  await ex
+    .insertInto("subscription_changes")
+    .values({
+      workspace_id: scope.workspaceId,
+      env: scope.env,
+      subscription_id: change.subscriptionId,
+      at: change.at,
+      plan_from: change.plan?.from ?? null,
+      plan_to: change.plan?.to ?? null,
+      seats_from: change.seats?.from ?? null,
+      seats_to: change.seats?.to ?? null,
+    })
+    .execute();
+}
+
 /** The subscriptions a person bought in one workspace environment, newest first. */
 export async function listSubscriptionsOfPerson(ex: Executor, scope: Scope, personId: string): Promise<StoredSubscription[]> {
   const rows = await ex

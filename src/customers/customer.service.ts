@@ -28,7 +28,7 @@ import {
 import { findPersonWithSources, loadSources, type PersonWithSources } from "./customer-sources.store.js";
 import { computeEntitlement, type Sources } from "./entitlement.js";
 import { type Holdings, loadDeviceActivity, loadHoldings } from "./holdings.store.js";
-import { findPeopleByIds, findPersonByEmail } from "./person.store.js";
+import { findPeopleByIds, findPersonByEmail, findSourceHolders } from "./person.store.js";
 
 /** Each kind of customer (holders, signed-in non-holders) is listed up to its newest 2,000. */
 export const LISTED_PER_KIND = 2_000;
@@ -237,6 +237,20 @@ export async function customerHoldings(ctx: RequestContext, toolId: string, emai
   const person = await findPersonByEmail(ctx.services.db, scope.workspaceId, scope.env, email);
   if (!person) return { licences: [], subscriptions: [], devices: [] };
   return loadHoldings(ctx.services.db, scope, person.id);
+}
+
+/**
+ * Whose these licences, subscriptions and grants are, by id: their customer's address, for
+ * the audit log to name an entry about one by (an id of another workspace environment is
+ * left out, so it names nothing there).
+ */
+export async function customersOfSources(
+  services: Pick<Services, "db">,
+  scope: { workspaceId: string; env: Env },
+  ids: { licences: readonly string[]; subscriptions: readonly string[]; grants: readonly string[] },
+): Promise<Map<string, string>> {
+  if (ids.licences.length + ids.subscriptions.length + ids.grants.length === 0) return new Map();
+  return findSourceHolders(services.db, scope, ids);
 }
 
 export interface CustomerPageResult {

@@ -143,3 +143,28 @@ export async function findPersonById(ex: Executor, workspaceId: string, env: Env
     .executeTakeFirst();
   return row ? { id: row.id, email: row.email, signedInAt: row.signed_in_at === null ? null : Number(row.signed_in_at) } : null;
 }
+
+/**
+ * The address of the person each of these licences, subscriptions and grants belongs to,
+ * by the source's id, in one workspace environment only (an id of another is left out):
+ * what the audit log names an entry about one of them by. Three indexed lookups by id.
+ */
+export async function findSourceHolders(
+  ex: Executor,
+  scope: { workspaceId: string; env: Env },
+  ids: { licences: readonly string[]; subscriptions: readonly string[]; grants: readonly string[] },
+): Promise<Map<string, string>> {
+  const of = async (table: "licences" | "subscriptions" | "grants", list: readonly string[]) =>
+    list.length === 0
+      ? []
+      : ex
+          .selectFrom(`${table} as s` as "licences as s")
+          .innerJoin("people as p", "p.id", "s.person_id")
+          .select(["s.id", "p.email"])
+          .where("s.workspace_id", "=", scope.workspaceId)
+          .where("s.env", "=", scope.env)
+          .where("s.id", "in", [...new Set(list)])
+          .execute();
+  const rows = [...(await of("licences", ids.licences)), ...(await of("subscriptions", ids.subscriptions)), ...(await of("grants", ids.grants))];
+  return new Map(rows.map((r) => [r.id, r.email]));
+}

@@ -15,7 +15,7 @@ import { reconcileStripe } from "../stripe/stripe-reconcile.service.js";
 import { axeViolations, servedInBrowser, shoot, watchPolicy } from "../test-support/browser.js";
 import { dashboardServices, readCode } from "../test-support/dashboard.js";
 import { testApi } from "../test-support/harness.js";
-import { connectTestStripe, paymentSession, sendStripeEvent, stripeEvent } from "../test-support/stripe.js";
+import { chargeObject, connectTestStripe, disputeObject, paymentSession, sendStripeEvent, stripeEvent } from "../test-support/stripe.js";
 import { startStripeApi } from "../test-support/stripe-api.js";
 import { seedUsageCatalogue } from "../test-support/usage.js";
 import { answer, emitExample, startReceiver, testWorker } from "../test-support/webhooks.js";
@@ -225,6 +225,13 @@ describe("every dashboard page at 390 and 1280 px", () => {
       { now },
     );
     assert.equal((await sendStripeEvent(await testApi(services), ws, stripeSecret, checkout, { now })).statusCode, 200);
+    // The customer's money: part of a licence refunded, the team licence's payment disputed (their page's Money section).
+    for (const [type, object] of [
+      ["charge.refunded", chargeObject({ paymentIntent: "pi_pages1", amount: 4900, amountRefunded: 1000 })],
+      ["charge.dispute.created", disputeObject({ id: "du_pages", paymentIntent: "pi_pages2", amount: 9900, status: "needs_response", created: now })],
+    ] as const) {
+      assert.equal((await sendStripeEvent(await testApi(services), ws, stripeSecret, stripeEvent(type, object, { now }), { now })).statusCode, 200);
+    }
     await inviteOwner(services, { workspace: ws.slug, email: "co-owner@example.com", baseUrl: base });
     const loginLink = await createOwnerLoginLink(services, { email: ws.ownerEmail });
 

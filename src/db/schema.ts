@@ -280,6 +280,8 @@ export interface LicencesTable {
   refunded_at: number | null;
   /** What has been refunded of its amount, partial refunds together (migration 037); the amount once refunded in full. */
   refunded_cents: Generated<number>;
+  /** When the last refund of it, partial or full, was recorded; null while none, or recorded before migration 046. */
+  last_refund_at: number | null;
   /** SHA-256 of the licence key and the key sealed (migration 006); null until the buyer first asks for it. */
   key_hash: string | null;
   key_sealed: string | null;
@@ -394,6 +396,8 @@ export interface EventsTable {
   body: string;
   example: number;
   created_at: number;
+  /** Whom the event is about; null for an example, or an event written before migration 046. */
+  person_id: string | null;
 }
 
 export interface WebhookEndpointsTable {
@@ -605,6 +609,21 @@ export interface SubscriptionInvoicesTable {
   /** When Stripe was paid (docs/decisions.md, Payments, "Times stored"). */
   paid_at: number;
   created_at: number;
+}
+
+/** A change of plan or of seats the processor reported for a subscription (migration 046). */
+export interface SubscriptionChangesTable {
+  workspace_id: string;
+  env: Env;
+  subscription_id: string;
+  /** The processor's time of the report that made the change. */
+  at: number;
+  /** Both null when the plan did not change. */
+  plan_from: string | null;
+  plan_to: string | null;
+  /** Both null when the seats did not change. */
+  seats_from: number | null;
+  seats_to: number | null;
 }
 
 export interface DisputesTable {
@@ -881,6 +900,7 @@ export interface Database {
   subscription_invoices: SubscriptionInvoicesTable;
   invoice_payment_links: InvoicePaymentLinksTable;
   disputes: DisputesTable;
+  subscription_changes: SubscriptionChangesTable;
   owner_codes: OwnerCodesTable;
   owner_sessions: OwnerSessionsTable;
   audit_log: AuditLogTable;

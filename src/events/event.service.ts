@@ -13,6 +13,8 @@ export interface NewEvent {
   data: Record<string, unknown>;
   createdAt: number;
   example?: boolean;
+  /** Whom it is about (the customer the dashboard names and filters by); none for an example. */
+  personId?: string | null;
   /** Deliver only to these endpoints (a test event); otherwise to every enabled endpoint that takes the type. */
   endpointIds?: readonly string[];
 }
@@ -39,6 +41,7 @@ export async function emitEvent(trx: Executor, event: NewEvent): Promise<boolean
     body,
     example: event.example ?? false,
     createdAt: event.createdAt,
+    personId: event.personId ?? null,
   });
   if (!written) return false;
   const endpointIds =

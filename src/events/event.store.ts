@@ -10,6 +10,8 @@ export interface StoredEvent {
   body: string;
   example: boolean;
   createdAt: number;
+  /** Whom it is about: the customer the dashboard's lists name and filter by; null for an example. */
+  personId: string | null;
 }
 
 /** Writes the event unless one with its id exists; answers whether this call wrote it. */
@@ -24,6 +26,7 @@ export async function insertEventOnce(ex: Executor, event: StoredEvent): Promise
       body: event.body,
       example: event.example ? 1 : 0,
       created_at: event.createdAt,
+      person_id: event.personId,
     })
     .onConflict((oc) => oc.columns(["workspace_id", "env", "id"]).doNothing())
     .returning("id")
@@ -31,7 +34,16 @@ export async function insertEventOnce(ex: Executor, event: StoredEvent): Promise
   return inserted !== undefined;
 }
 
-const toEvent = (r: { workspace_id: string; env: Env; id: string; type: string; body: string; example: number; created_at: number }): StoredEvent => ({
+const toEvent = (r: {
+  workspace_id: string;
+  env: Env;
+  id: string;
+  type: string;
+  body: string;
+  example: number;
+  created_at: number;
+  person_id: string | null;
+}): StoredEvent => ({
   workspaceId: r.workspace_id,
   env: r.env,
   id: r.id,
@@ -39,6 +51,7 @@ const toEvent = (r: { workspace_id: string; env: Env; id: string; type: string; 
   body: r.body,
   example: r.example === 1,
   createdAt: Number(r.created_at),
+  personId: r.person_id,
 });
 
 /** One event of a workspace environment, or null. */
@@ -60,6 +73,27 @@ export async function findEventTypes(ex: Executor, workspaceId: string, env: Env
   return new Map(rows.map((r) => [r.id, r.type]));
 }
 
+/** What the dashboard's lists show of an event: its type, its JSON text, and the address of the person it is about (null when none is recorded). */
+export interface EventGist {
+  type: string;
+  body: string;
+  email: string | null;
+}
+
+/** The gist of each of these events of a workspace environment, by id; one statement. */
+export async function findEventGists(ex: Executor, workspaceId: string, env: Env, ids: readonly string[]): Promise<Map<string, EventGist>> {
+  if (ids.length === 0) return new Map();
+  const rows = await ex
+    .selectFrom("events as e")
+    .leftJoin("people as p", "p.id", "e.person_id")
+    .select(["e.id", "e.type", "e.body", "p.email"])
+    .where("e.workspace_id", "=", workspaceId)
+    .where("e.env", "=", env)
+    .where("e.id", "in", [...new Set(ids)])
+    .execute();
+  return new Map(rows.map((r) => [r.id, { type: r.type, body: r.body, email: r.email }]));
+}
+
 export interface Position {
   createdAt: number;
   id: string;
@@ -70,10 +104,12 @@ export async function listEventsPage(
   ex: Executor,
   workspaceId: string,
   env: Env,
-  options: { after: Position | null; limit: number; type?: string; since?: number; before?: number },
+  options: { after: Position | null; limit: number; type?: string; since?: number; before?: number; personId?: string },
 ): Promise<StoredEvent[]> {
   let query = ex.selectFrom("events").selectAll().where("workspace_id", "=", workspaceId).where("env", "=", env);
   if (options.type) query = query.where("type", "=", options.type);
+  // One person's events walk their own index (events_person, migration 046).
+  if (options.personId !== undefined) query = query.where("person_id", "=", options.personId);
   // Created at or after `since`, before `before`: a range of the same index the order walks.
   if (options.since !== undefined) query = query.where("created_at", ">=", options.since);
   if (options.before !== undefined) query = query.where("created_at", "<", options.before);

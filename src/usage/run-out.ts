@@ -51,5 +51,6 @@ export async function noteRunOut(trx: Executor, scope: ToolScope, key: MeterKey,
       resets_at: toIso(resetsAt),
     },
     createdAt: now,
+    personId: key.personId,
   });
 }

@@ -487,6 +487,8 @@ export interface DeliveryFilter {
   since?: number;
   /** Only deliveries created before this time. */
   before?: number;
+  /** Only deliveries of events about this person (the events' `person_id`, migration 046). */
+  personId?: string;
 }
 
 /** Deliveries newest first, after a keyset position. */
@@ -500,6 +502,13 @@ export async function listDeliveriesPage(
   let query = ex.selectFrom("deliveries").select(DELIVERY_COLUMNS).where("workspace_id", "=", workspaceId).where("env", "=", env);
   if (filter.endpointId) query = query.where("endpoint_id", "=", filter.endpointId);
   if (filter.eventId) query = query.where("event_id", "=", filter.eventId);
+  // A person's events (events_person), then their deliveries (deliveries_event).
+  if (filter.personId !== undefined) {
+    const personId = filter.personId;
+    query = query.where("event_id", "in", (eb) =>
+      eb.selectFrom("events").select("id").where("workspace_id", "=", workspaceId).where("env", "=", env).where("person_id", "=", personId),
+    );
+  }
   // A literal, so that both engines may use the partial index of the status (migration 019).
   if (filter.status) query = query.where("status", "=", sql.lit(filter.status));
   if (filter.since !== undefined) query = query.where("created_at", ">=", filter.since);

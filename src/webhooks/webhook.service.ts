@@ -1,8 +1,9 @@
 import { recordOwnerAction } from "../audit/audit.service.js";
 import { DAY_MS, toIso } from "../clock.js";
+import { findPersonByEmail } from "../customers/person.store.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { emitEvent } from "../events/event.service.js";
-import { findEvent, findEventTypes, listEventsPage } from "../events/event.store.js";
+import { findEvent, findEventGists, findEventTypes, listEventsPage } from "../events/event.store.js";
 import { isEventType } from "../events/event-types.js";
 import { exampleEvent } from "../events/examples.js";
 import { decodeCursor, encodeCursor } from "../http/cursor.js";
@@ -369,6 +370,18 @@ function createdRange(query: { created_after?: string; created_before?: string }
   return { since, before };
 }
 
+const NO_PAGE = { data: [], has_more: false, next_cursor: null };
+
+/**
+ * The person a `customer` filter names in the workspace environment: their id, "none"
+ * when the address is nobody's here (the list is empty), undefined when no filter.
+ */
+async function customerFilter(ctx: RequestContext, customer: string | undefined): Promise<string | undefined | "none"> {
+  if (customer === undefined) return undefined;
+  const person = await findPersonByEmail(ctx.services.db, ctx.principal.workspaceId, ctx.principal.env, customer.trim());
+  return person?.id ?? "none";
+}
+
 export async function listDeliveries(
   ctx: RequestContext,
   query: DeliveriesQuery,
@@ -376,14 +389,16 @@ export async function listDeliveries(
   const { db, cursorKey } = ctx.services;
   const limit = query.limit ?? 20;
   const { since, before } = createdRange(query);
+  const personId = await customerFilter(ctx, query.customer);
+  if (personId === "none") return NO_PAGE;
   // The range, as instants, is part of what the cursor is of: a page of one range is no position in another.
-  const context = `deliveries|${ctx.principal.workspaceId}|${ctx.principal.env}|${query.endpoint ?? ""}|${query.event ?? ""}|${query.status ?? ""}|${since ?? ""}|${before ?? ""}`;
+  const context = `deliveries|${ctx.principal.workspaceId}|${ctx.principal.env}|${query.endpoint ?? ""}|${query.event ?? ""}|${query.status ?? ""}|${since ?? ""}|${before ?? ""}|${personId ?? ""}`;
   const position = query.cursor === undefined ? null : decodeCursor(cursorKey, context, query.cursor);
   const rows = await listDeliveriesPage(
     db,
     ctx.principal.workspaceId,
     ctx.principal.env,
-    { endpointId: query.endpoint, eventId: query.event, status: query.status, since, before },
+    { endpointId: query.endpoint, eventId: query.event, status: query.status, since, before, ...(personId === undefined ? {} : { personId }) },
     { after: position && { createdAt: position.at, id: position.id }, limit: limit + 1 },
   );
   const page = rows.slice(0, limit);
@@ -400,7 +415,9 @@ export async function listEvents(ctx: RequestContext, query: EventsQuery): Promi
   const { db, cursorKey } = ctx.services;
   const limit = query.limit ?? 20;
   const { since, before } = createdRange(query);
-  const context = `events|${ctx.principal.workspaceId}|${ctx.principal.env}|${query.type ?? ""}|${since ?? ""}|${before ?? ""}`;
+  const personId = await customerFilter(ctx, query.customer);
+  if (personId === "none") return NO_PAGE;
+  const context = `events|${ctx.principal.workspaceId}|${ctx.principal.env}|${query.type ?? ""}|${since ?? ""}|${before ?? ""}|${personId ?? ""}`;
   const position = query.cursor === undefined ? null : decodeCursor(cursorKey, context, query.cursor);
   const rows = await listEventsPage(db, ctx.principal.workspaceId, ctx.principal.env, {
     after: position && { createdAt: position.at, id: position.id },
@@ -408,6 +425,7 @@ export async function listEvents(ctx: RequestContext, query: EventsQuery): Promi
     type: query.type,
     since,
     before,
+    ...(personId === undefined ? {} : { personId }),
   });
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
@@ -425,6 +443,40 @@ export async function listEvents(ctx: RequestContext, query: EventsQuery): Promi
  */
 export async function eventTypesOf(ctx: RequestContext, ids: readonly string[]): Promise<Map<string, string>> {
   return findEventTypes(ctx.services.db, ctx.principal.workspaceId, ctx.principal.env, ids);
+}
+
+/** What the dashboard's lists say of an event besides its type: the customer it is about and the money it names. */
+export interface EventSummary {
+  type: string;
+  /** The payload's address, else the address of the person the event is about; null when neither. */
+  email: string | null;
+  /** The payload's amount, in minor units, with its currency; null when it names none. */
+  amountCents: number | null;
+  currency: string | null;
+}
+
+/**
+ * The summary of each of these events, by id (one query for a page of them): a list of
+ * events or deliveries names the customer and the amount, not only the type. An id the
+ * workspace environment does not hold is left out.
+ */
+export async function eventSummariesOf(ctx: RequestContext, ids: readonly string[]): Promise<Map<string, EventSummary>> {
+  const gists = await findEventGists(ctx.services.db, ctx.principal.workspaceId, ctx.principal.env, ids);
+  return new Map(
+    [...gists].map(([id, gist]) => {
+      const data = (JSON.parse(gist.body) as { data?: { email?: unknown; amount?: unknown; currency?: unknown } }).data ?? {};
+      const amount = typeof data.amount === "number" && typeof data.currency === "string" ? { amountCents: data.amount, currency: data.currency } : null;
+      return [
+        id,
+        {
+          type: gist.type,
+          email: typeof data.email === "string" ? data.email : gist.email,
+          amountCents: amount?.amountCents ?? null,
+          currency: amount?.currency ?? null,
+        },
+      ];
+    }),
+  );
 }
 
 /** One event as it was sent: the exact signed JSON text, and whether it was an example. */

@@ -4,6 +4,7 @@
 import type { FastifyInstance } from "fastify";
 import { type AuditEntry, listAudit, listWorkspaceAudit } from "../../audit/audit.service.js";
 import { listWorkspaceKeys } from "../../auth/key.service.js";
+import { customersOfSources } from "../../customers/customer.service.js";
 import type { Services } from "../../services.js";
 import { eventTypesOf, listEndpoints } from "../../webhooks/webhook.service.js";
 import { listBundles, listTools } from "../../workspaces/workspace.service.js";
@@ -15,12 +16,14 @@ import { auditView, workspaceAuditView } from "./audit.views.js";
 /**
  * What the entries' subjects are called, where they have a name (names before ids): a key
  * by its name, an endpoint by its description or URL, an event by its type, a tool or a
- * bundle by its name; asked of the use cases that list them, only for the kinds on the page.
- * A subject deleted since (an endpoint), or of another kind, keeps its id alone.
+ * bundle by its name, a licence, subscription or grant by its customer's address; asked of
+ * the use cases that list them, only for the kinds on the page. A subject deleted since
+ * (an endpoint), or of another kind, keeps its id alone.
  */
 async function subjectNames(services: Services, page: WorkspacePage, entries: readonly AuditEntry[]): Promise<Map<string, string>> {
   const of = (prefix: string) => entries.filter((e) => e.subject !== null && e.action.startsWith(prefix)).map((e) => e.subject as string);
   const [keys, endpoints, events, tools, bundles] = [of("key."), of("endpoint."), of("event."), of("tool."), of("bundle.")];
+  const sources = { licences: of("licence."), subscriptions: of("subscription."), grants: of("grant.") };
   const ctx = endpoints.length + events.length > 0 ? await contextOf(services, page) : null;
   const named: [string, string][][] = await Promise.all([
     keys.length === 0
@@ -32,6 +35,7 @@ async function subjectNames(services: Services, page: WorkspacePage, entries: re
     ctx === null || events.length === 0 ? [] : eventTypesOf(ctx, events).then((types) => [...types]),
     tools.length === 0 ? [] : listTools(services.db, { workspace: page.workspace.slug }).then((all) => all.map((t): [string, string] => [t.id, t.name])),
     bundles.length === 0 ? [] : listBundles(services.db, { workspace: page.workspace.slug }).then((all) => all.map((b): [string, string] => [b.id, b.name])),
+    customersOfSources(services, { workspaceId: page.workspace.id, env: page.env }, sources).then((all) => [...all]),
   ]);
   return new Map(named.flat());
 }

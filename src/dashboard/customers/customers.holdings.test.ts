@@ -126,7 +126,7 @@ for (const dialect of DIALECTS) {
       );
       assert.match(
         after.body,
-        new RegExp(`<code class="id-secondary">${lic}</code></td>\\s*<td[^>]*><span class="badge badge-off">Revoked</span> <span class="state-note">refunded`),
+        new RegExp(`<code class="id-secondary">${lic}</code></td>\\s*<td[^>]*><span class="badge badge-off">Refunded</span> <span class="state-note"><time`),
       );
       assert.equal((after.body.match(/\/refund"/g) ?? []).length, 0);
 

@@ -9,6 +9,7 @@
 import { Readable } from "node:stream";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { refundLicence } from "../../billing/licence.service.js";
+import { customerMoney } from "../../billing/money.service.js";
 import { cancelSubscription } from "../../billing/subscription.service.js";
 import {
   browseCustomers,
@@ -95,6 +96,7 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
     });
     const { data: grants } = await listGrants(ctx, tool.id, email);
     const holdings = await customerHoldings(ctx, tool.id, email);
+    const money = await customerMoney(ctx, tool.id, email);
     // A typed address that is none (the lookup takes any text) has no meters to read: the page still opens, as before.
     const meters = isEmailShape(email) ? await listCustomerMeters(ctx, tool.id, email) : [];
     const { features } = await readToolTerms(services.db, { workspace: page.workspace.slug, tool: tool.id });
@@ -111,6 +113,7 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
         email,
         grants,
         holdings,
+        money,
         features,
         meters,
         flash: {

@@ -1,8 +1,9 @@
+import type { MoneyHistory, MoneyLine, SubscriptionTimeline } from "../../billing/money.service.js";
 import type { Customer, CustomerListItem } from "../../customers/customer.schema.js";
 import { type CustomerListTotal, LISTED_PER_KIND, SEARCH_MATCHES } from "../../customers/customer.service.js";
 import { isEmailShape } from "../../customers/email.js";
 import type { HeldDevice, HeldLicence, HeldSubscription, Holdings } from "../../customers/holdings.store.js";
-import type { CustomerKind } from "../../db/schema.js";
+import type { CustomerKind, Env } from "../../db/schema.js";
 import type { Grant } from "../../grants/grant.schema.js";
 import type { CustomerMeter } from "../../usage/usage.service.js";
 import type { Feature } from "../../usage/usage.types.js";
@@ -16,6 +17,7 @@ import {
   envBadge,
   type Frame,
   formatCount,
+  formatMoney,
   formError,
   limitNotice,
   notice,
@@ -28,6 +30,7 @@ import { secondaryId } from "../shared/names.js";
 import type { LimitReached } from "../shared/page.js";
 import { failureNotice } from "../stripe/stripe-error-words.js";
 import type { FailureWords } from "../webhooks/failure-words.js";
+import { stripeDashboardLink } from "./stripe-links.js";
 
 export const customersPath = (frame: Frame) => currentSectionPath(frame, "customers");
 export const customerPath = (frame: Frame, tool: string, email: string) => `${customersPath(frame)}/${encodeURIComponent(tool)}/${encodeURIComponent(email)}`;
@@ -340,6 +343,7 @@ export function customerView(
     email: string;
     grants: Grant[];
     holdings: Holdings;
+    money: MoneyHistory;
     /** The tool's declared features; the customer's answer says which they hold. */
     features: Feature[];
     meters: CustomerMeter[];
@@ -361,7 +365,7 @@ export function customerView(
 <dt>Access</dt><dd>${entitledBadge(c.entitled, c.via)}</dd>
 <dt>Account</dt><dd>${c.account ? "Signed in to the workspace" : html`<span class="muted">Never signed in</span>`}</dd>
 <dt>Plan</dt><dd>${c.plan ? html`${c.plan.name} <span class="muted">${c.plan.billing === "subscription" ? `per ${c.plan.interval ?? "period"}` : "one-time"}</span>` : html`<span class="muted">None</span>`}</dd>
-<dt>Paid</dt><dd>${c.paid_at === null ? html`<span class="muted">Never</span>` : time(Date.parse(c.paid_at))}</dd>
+<dt>Paid</dt><dd>${paidFact(c, input.holdings)}</dd>
 <dt>Subscription</dt><dd>${c.subscription ? subscriptionSummary(c.subscription, input.holdings.subscriptions) : html`<span class="muted">None</span>`}</dd>
 <dt>Trial</dt><dd>${c.trial ? html`${c.trial.active ? "Active, ends" : "Ended"} ${time(Date.parse(c.trial.endsAt))}` : html`<span class="muted">None</span>`}</dd>
 </dl>`
@@ -385,6 +389,7 @@ ${input.flash.cancelled?.when === "period_end" ? notice("success", html`Subscrip
 ${input.flash.credited ? notice("success", "Credits adjusted. The meters below show what is left now.") : ""}
 <section class="panel">${facts}</section>
 ${usageSections(frame, { tool, email, features: input.features, held: c?.features ?? [], meters: input.meters, credits: input.credits })}
+${moneySection(frame, input.money)}
 ${holdingsSections(frame, tool.id, email, input.holdings)}
 <section class="panel">
 <div class="panel-head"><h2>Grants and trials</h2></div>
@@ -452,7 +457,7 @@ function licenceRow(frame: Frame, tool: string, email: string, l: HeldLicence): 
   const refundable = !l.seat && l.paid && l.status !== "revoked" && l.refundedAt === null;
   return html`<tr>
 <td>${l.planName ?? muted("No plan")}${secondaryId(l.id)}</td>
-<td>${LICENCE_STATE[l.status]}${l.refundedAt === null ? "" : html` <span class="state-note">refunded ${time(l.refundedAt)}</span>`}</td>
+<td>${l.refundedAt === null ? LICENCE_STATE[l.status] : html`<span class="badge badge-off">Refunded</span> <span class="state-note">${time(l.refundedAt)}</span>`}</td>
 <td>${time(l.purchasedAt)}</td>
 <td class="num">${money(l.amountCents, l.currency) ?? muted(l.seat ? "Paid by the team" : "None")}</td>
 <td>${licenceKind(l)}</td>
@@ -626,4 +631,106 @@ ${nowForm}
 </section>`,
     { trail: [{ label: input.email, href: back }, { label: "Cancel subscription" }] },
   );
+}
+
+/** The Paid fact: a lapsed customer whose newest payment was refunded in full is told so first. */
+function paidFact(c: Customer, h: Holdings): Html {
+  if (c.paid_at === null) return muted("Never");
+  const paidAt = Date.parse(c.paid_at);
+  const refunded = c.via === "licence" ? undefined : h.licences.find((l) => !l.seat && l.purchasedAt === paidAt && l.refundedAt !== null);
+  if (refunded?.refundedAt == null) return time(paidAt);
+  return html`Refunded ${time(refunded.refundedAt)} <span class="state-note">paid ${time(paidAt)}</span>`;
+}
+
+const amountOf = (line: { amountCents: number | null; currency: string | null }) =>
+  line.amountCents === null || line.currency === null ? muted("Not known") : html`${formatMoney(line.amountCents, line.currency)}`;
+
+const DISPUTE_STATE: Record<string, string> = {
+  needs_response: "needs your response",
+  under_review: "under review",
+  warning_needs_response: "inquiry, needs your response",
+  warning_under_review: "inquiry under review",
+  warning_closed: "closed (inquiry)",
+  won: "won",
+  lost: "lost",
+};
+
+/** What a line is, led by what happened to it: "Refunded …" first for a payment refunded in full, a dispute by its state. */
+function lineWhat(line: MoneyLine): Html {
+  const of = html`<span class="state-note">${line.source.planName ?? (line.source.kind === "licence" ? "Licence" : "Subscription")}</span>`;
+  switch (line.kind) {
+    case "payment":
+      return line.refundedAt === null ? html`Payment ${of}` : html`<span class="badge badge-off">Refunded ${time(line.refundedAt)}</span> Payment ${of}`;
+    case "refund":
+      return html`${line.full === true ? "Refund in full" : line.full === false ? "Partial refund" : "Refund"} ${of}`;
+    case "dispute":
+      return html`<span class="badge ${line.status === "won" || line.status === "warning_closed" ? "badge-ok" : line.status === "lost" ? "badge-off" : "badge-pending"}">Dispute ${DISPUTE_STATE[line.status] ?? line.status}</span>${line.closedAt === null ? "" : html` <span class="state-note">closed ${time(line.closedAt)}</span>`} ${of}`;
+  }
+}
+
+function processorCell(env: Env, id: string | null): Html {
+  if (id === null) return muted("None");
+  const link = stripeDashboardLink(env, id);
+  return link === null ? html`<code class="id-secondary">${id}</code>` : html`<a href="${link}" rel="noreferrer"><code>${id}</code></a>`;
+}
+
+function moneyRow(env: Env, line: MoneyLine): Html {
+  return html`<tr>
+<td>${line.at === null ? muted("Date not recorded") : time(line.at)}</td>
+<td>${lineWhat(line)}</td>
+<td class="num">${line.kind === "refund" ? html`−${amountOf(line)}` : amountOf(line)}</td>
+<td>${processorCell(env, line.processorId)}</td>
+</tr>`;
+}
+
+function timelineItem(env: Env, s: SubscriptionTimeline): Html {
+  const change = (c: SubscriptionTimeline["changes"][number]) => {
+    const words = [
+      ...(c.plan ? [html`plan ${c.plan.from ?? "none"} → ${c.plan.to ?? "none"}`] : []),
+      ...(c.seats ? [html`seats ${c.seats.from ?? "none"} → ${c.seats.to ?? "none"}`] : []),
+    ];
+    return html`<li>${time(c.at)}: ${words.map((w, i) => (i === 0 ? w : html`, ${w}`))}</li>
+`;
+  };
+  return html`<li><strong>${s.planName ?? "No plan"}</strong> ${processorCell(env, s.id)}
+<ul class="plain-list">
+<li>${time(s.startedAt)}: started on ${s.start.planName ?? "no plan"}${s.start.seats !== null && s.start.seats > 0 ? html`, ${s.start.seats} seats` : ""}</li>
+${s.changes.map(change)}
+${s.endedAt === null ? "" : html`<li>${time(s.endedAt)}: ended</li>`}
+</ul></li>`;
+}
+
+/** The customer's money for the tool: lifetime value per currency, every payment, refund and dispute, and each subscription's history. */
+function moneySection(frame: Frame, money: MoneyHistory): Html {
+  const env = frame.current?.env ?? "test";
+  if (money.lines.length === 0 && money.subscriptions.length === 0) {
+    return html`<section class="panel" aria-labelledby="money-heading">
+<div class="panel-head"><h2 id="money-heading">Money</h2></div>
+${emptyState("No payments", "Payments, refunds and disputes of this tool, or of a bundle that includes it, appear here.")}
+</section>`;
+  }
+  const lifetime =
+    money.lifetime.length === 0
+      ? ""
+      : html`<dl class="facts">${money.lifetime.map(
+          (v) =>
+            html`<dt>Lifetime value <span class="muted">${v.currency.toUpperCase()}</span></dt><dd><strong>${formatMoney(v.valueCents, v.currency)}</strong> <span class="state-note">paid ${formatMoney(v.paidCents, v.currency)}, refunded ${formatMoney(v.refundedCents, v.currency)}</span></dd>`,
+        )}</dl>`;
+  const table =
+    money.lines.length === 0
+      ? ""
+      : html`<h3>Payments, refunds and disputes</h3><div class="table-wrap"${scrollBox("Payments, refunds and disputes")}><table>
+<thead><tr><th>Date</th><th>What</th><th class="num">Amount</th><th>In Stripe</th></tr></thead>
+<tbody>${money.lines.map((line) => moneyRow(env, line))}</tbody>
+</table></div>`;
+  const subscriptions =
+    money.subscriptions.length === 0
+      ? ""
+      : html`<h3>Subscription history</h3><ul class="plain-list">${money.subscriptions.map((s) => timelineItem(env, s))}</ul>`;
+  return html`<section class="panel" aria-labelledby="money-heading">
+<div class="panel-head"><h2 id="money-heading">Money</h2></div>
+${lifetime}
+${table}
+${subscriptions}
+</section>`;
 }

@@ -6,7 +6,7 @@ import { toIso } from "../../clock.js";
 import { ApiError } from "../../errors/errors.js";
 import { describeEventTypes, isEventType } from "../../events/event-types.js";
 import type { Services } from "../../services.js";
-import { eventTypesOf, getEvent, listDeliveries, listEndpoints, listEvents } from "../../webhooks/webhook.service.js";
+import { eventSummariesOf, getEvent, listDeliveries, listEndpoints, listEvents } from "../../webhooks/webhook.service.js";
 import { contextOf, workspacePage } from "../shared/owner-context.js";
 import { sendPage } from "../shared/page.js";
 import { PageRefusal } from "../shared/security.js";
@@ -23,6 +23,13 @@ const WINDOWS: Record<string, number> = { hour: HOUR_MS, day: 24 * HOUR_MS, week
 
 const query = (request: FastifyRequest) => request.query as Record<string, string | undefined>;
 const text = (value: string | undefined) => (value ?? "").trim().slice(0, 64);
+/** The customer filter: an address is at most 254 characters; a longer one matches nobody, as the API says. */
+function customerOf(q: Record<string, string | undefined>): string {
+  const customer = (q.customer ?? "").trim();
+  if (customer.length > 254 || /[\u0000-\u001f\u007f]/.test(customer))
+    throw new PageRefusal(400, "Request not understood", "A customer is an address of at most 254 characters.");
+  return customer;
+}
 
 /**
  * The time filter as the API's created_after. A window runs back from the first page's
@@ -62,11 +69,18 @@ export async function eventRoutes(app: FastifyInstance, options: { services: Ser
     const type = text(q.type);
     if (type !== "" && !isEventType(type)) throw new PageRefusal(400, "Request not understood", `There is no event type "${type}".`);
     const { within, createdAfter } = timeFilter(services, q);
+    const customer = customerOf(q);
     const ctx = await contextOf(services, page);
-    const listed = await paging(() => listEvents(ctx, { limit: PAGE_SIZE, type: type || undefined, created_after: createdAfter, cursor: q.after }));
-    const kept = { ...(type ? { type } : {}), ...(createdAfter ? { within, created_after: createdAfter } : {}) };
+    const listed = await paging(() =>
+      listEvents(ctx, { limit: PAGE_SIZE, type: type || undefined, created_after: createdAfter, cursor: q.after, customer: customer || undefined }),
+    );
+    const summaries = await eventSummariesOf(
+      ctx,
+      listed.data.map((e) => e.id),
+    );
+    const kept = { ...(type ? { type } : {}), ...(createdAfter ? { within, created_after: createdAfter } : {}), ...(customer ? { customer } : {}) };
     const next = listed.next_cursor === null ? null : `${eventsPath(page.frame)}?${new URLSearchParams({ ...kept, after: listed.next_cursor })}`;
-    return sendPage(reply, 200, eventsView(page.frame, { events: listed.data, next, filter: { type, within }, types }));
+    return sendPage(reply, 200, eventsView(page.frame, { events: listed.data, summaries, next, filter: { type, within, customer }, types }));
   });
 
   app.get(`${base}/deliveries`, async (request, reply) => {
@@ -74,7 +88,7 @@ export async function eventRoutes(app: FastifyInstance, options: { services: Ser
     const ctx = await contextOf(services, page);
     const q = query(request);
     const { within, createdAfter } = timeFilter(services, q);
-    const filter = { endpoint: text(q.endpoint), status: text(q.status), event: text(q.event), within };
+    const filter = { endpoint: text(q.endpoint), status: text(q.status), event: text(q.event), within, customer: customerOf(q) };
     if (filter.status !== "" && !STATUSES.includes(filter.status as Status))
       throw new PageRefusal(400, "Request not understood", "Choose a status: pending, succeeded or failed.");
     const [listed, endpoints] = await Promise.all([
@@ -86,17 +100,18 @@ export async function eventRoutes(app: FastifyInstance, options: { services: Ser
           status: (filter.status || undefined) as Status | undefined,
           created_after: createdAfter,
           cursor: q.after,
+          customer: filter.customer || undefined,
         }),
       ),
       listEndpoints(ctx),
     ]);
-    const eventTypes = await eventTypesOf(
+    const events = await eventSummariesOf(
       ctx,
       listed.data.map((d) => d.event),
     );
     const kept = { ...Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== "")), ...(createdAfter ? { created_after: createdAfter } : {}) };
     const next = listed.next_cursor === null ? null : `${eventsPath(page.frame)}/deliveries?${new URLSearchParams({ ...kept, after: listed.next_cursor })}`;
-    return sendPage(reply, 200, deliveriesView(page.frame, { deliveries: listed.data, eventTypes, next, filter, endpoints: endpoints.data }));
+    return sendPage(reply, 200, deliveriesView(page.frame, { deliveries: listed.data, events, next, filter, endpoints: endpoints.data }));
   });
 
   app.get(`${base}/:event`, async (request, reply) => {

@@ -46,10 +46,12 @@ for (const dialect of DIALECTS) {
       );
       assert.ok(!second.body.includes("Older events"));
       assert.ok(!first.body.includes(theirEvent.event.id), "another workspace's events are not listed");
-      // Names before ids: an event is listed by its type, its id under it.
+      // Names before ids: an event is listed by its type, whom it is about and its amount under it (from its payload), then its id.
       assert.ok(
-        first.body.includes(`<a href="${events}/${sent[26]}"><code>purchase.<wbr>completed</code></a> <code class="id-secondary">${sent[26]}</code>`),
-        "the type leads, the id follows",
+        first.body.includes(
+          `<a href="${events}/${sent[26]}"><code>purchase.<wbr>completed</code></a><span class="event-gist">ada@example.com · €29.00</span> <code class="id-secondary">${sent[26]}</code>`,
+        ),
+        "the type leads, the customer and amount, then the id",
       );
 
       const disputes = await browser.get(`${events}?type=payment.disputed`);
@@ -96,10 +98,10 @@ for (const dialect of DIALECTS) {
       const one = await browser.get(`${deliveries}?event=${sent[18]}`);
       assert.equal([...one.body.matchAll(/\/webhooks\/deliveries\/dlv_/g)].length, 1);
       assert.ok(one.body.includes(`value="${sent[18]}"`), "the filter stays filled in");
-      // A delivery is listed by its event's type, the event's id under it (it led with the id).
+      // A delivery is listed by its event's type, whom it is about and the amount, the event's id under them (it led with the id).
       assert.ok(
         one.body.includes(
-          `<td data-label="Event"><a href="${events}/${sent[18]}"><code>payment.<wbr>disputed</code></a> <code class="id-secondary">${sent[18]}</code></td>`,
+          `<td data-label="Event"><a href="${events}/${sent[18]}"><code>payment.<wbr>disputed</code></a><span class="event-gist">ada@example.com · €29.00</span> <code class="id-secondary">${sent[18]}</code></td>`,
         ),
       );
       assert.equal((await browser.get(`${deliveries}?status=lost`)).statusCode, 400);

@@ -1,4 +1,5 @@
 import type { Delivery, WebhookEndpoint, WebhookEvent } from "../../webhooks/webhook.schema.js";
+import type { EventSummary } from "../../webhooks/webhook.service.js";
 import { type Html, html } from "../shared/html.js";
 import { appPage, emptyState, envBadge, type Frame, notice, pageHeading, scrollBox, time } from "../shared/layout.js";
 import { dottedName } from "../shared/names.js";
@@ -8,7 +9,7 @@ import {
   deliveryStatus,
   type EventTypeChoice,
   endpointPath,
-  eventName,
+  eventCell,
   eventPath,
   eventsPath,
   lastAnswer,
@@ -37,25 +38,45 @@ function withinField(within: string): Html {
 export interface EventsFilter {
   type: string;
   within: string;
+  /** A customer's address, as typed; empty: everyone. */
+  customer: string;
+}
+
+/** The customer filter: an address, whose events (and their deliveries) alone are listed. */
+function customerField(customer: string): Html {
+  return html`<div class="field"><label for="customer">Customer</label><input id="customer" name="customer" type="email" maxlength="254" placeholder="ada@example.com" value="${customer}"></div>`;
 }
 
 export function eventsView(
   frame: Frame,
-  input: { events: WebhookEvent[]; next: string | null; filter: EventsFilter; types: EventTypeChoice[]; error?: string },
+  input: {
+    events: WebhookEvent[];
+    summaries: ReadonlyMap<string, EventSummary>;
+    next: string | null;
+    filter: EventsFilter;
+    types: EventTypeChoice[];
+    error?: string;
+  },
 ): Html {
   const env = frame.current?.env ?? "test";
   const { filter } = input;
   const list =
     input.events.length === 0
       ? emptyState(
-          filter.type ? `No ${filter.type} events` : filter.within ? "No events in this time" : "No events yet",
+          filter.customer
+            ? `No events about ${filter.customer}`
+            : filter.type
+              ? `No ${filter.type} events`
+              : filter.within
+                ? "No events in this time"
+                : "No events yet",
           "Events appear here as customers buy, subscribe, refund and dispute; send a test event from a webhook endpoint to see one now.",
         )
       : html`<div class="table-wrap"${scrollBox("Events")}><table>
 <thead><tr><th>Event</th><th>Created</th><th><span class="sr-only">Open</span></th></tr></thead>
 <tbody>${input.events.map(
           (e) => html`<tr>
-<td>${eventName(frame, e.id, e.type)}</td>
+<td>${eventCell(frame, e.id, input.summaries.get(e.id) ?? { type: e.type, email: null, amountCents: null, currency: null })}</td>
 <td>${time(e.created * 1000)}</td>
 <td class="actions"><a class="button small" href="${eventPath(frame, e.id)}">Open</a></td>
 </tr>`,
@@ -73,6 +94,7 @@ ${input.error ? notice("error", input.error) : ""}
 <div class="field"><label for="type">Type</label>
 <select id="type" name="type"><option value="">Every type</option>${input.types.map((t) => html`<option value="${t.type}"${t.type === filter.type ? html` selected` : ""}>${t.type}</option>`)}</select></div>
 ${withinField(filter.within)}
+${customerField(filter.customer)}
 <div class="field"><label for="id">Event id</label><input id="id" name="id" maxlength="64" placeholder="evt_…"></div>
 <button class="button" type="submit">Filter</button>
 </form>
@@ -86,13 +108,14 @@ export interface DeliveriesFilter {
   status: string;
   event: string;
   within: string;
+  customer: string;
 }
 
 export function deliveriesView(
   frame: Frame,
   input: {
     deliveries: Delivery[];
-    eventTypes: ReadonlyMap<string, string>;
+    events: ReadonlyMap<string, EventSummary>;
     next: string | null;
     filter: DeliveriesFilter;
     endpoints: WebhookEndpoint[];
@@ -102,7 +125,7 @@ export function deliveriesView(
   const env = frame.current?.env ?? "test";
   const { filter } = input;
   const list = deliveriesTable(frame, input.deliveries, input.next, {
-    eventTypes: input.eventTypes,
+    events: input.events,
     empty: emptyState("No deliveries match", "Deliveries are made for each event to every endpoint listening for its type."),
     endpointUrls: new Map(input.endpoints.map((e) => [e.id, e.url])),
   });
@@ -122,6 +145,7 @@ ${input.error ? notice("error", input.error) : ""}
 <select id="status" name="status">${option("", "Any status", filter.status)}${option("pending", "Pending", filter.status)}${option("succeeded", "Succeeded", filter.status)}${option("failed", "Failed", filter.status)}</select></div>
 <div class="field"><label for="event">Event id</label><input id="event" name="event" maxlength="64" placeholder="evt_…" value="${filter.event}"></div>
 ${withinField(filter.within)}
+${customerField(filter.customer)}
 <button class="button" type="submit">Filter</button>
 </form>
 </section>

@@ -14,6 +14,7 @@ import {
   addEndpoint,
   countRecoverable,
   countWaitingDeliveries,
+  eventSummariesOf,
   eventTypesOf,
   getDelivery,
   getEndpoint,
@@ -235,8 +236,8 @@ export async function webhookRoutes(app: FastifyInstance, options: { services: S
       if (fieldError(error) === null) throw error;
       throw new PageRefusal(400, "Request not understood", "This page of deliveries is out of date. Open the endpoint again.");
     }
-    // The types of the events listed, and of the test event just sent (named by its type in the notice).
-    const eventTypes = await eventTypesOf(ctx, [...deliveries.data.map((d) => d.event), ...(q.sent ? [q.sent] : [])]);
+    // The events listed (type, customer, amount), and the test event just sent (named by its type in the notice).
+    const events = await eventSummariesOf(ctx, [...deliveries.data.map((d) => d.event), ...(q.sent ? [q.sent] : [])]);
     const usage = await services.limits.readDailyUsage(services.db, { workspaceId: page.workspace.id, env: page.env }, services.clock.now());
     const examples = usage.find((u) => u.what.startsWith("Example webhook events")) ?? { used: 0, limit: 0 };
     const recovered = q.recovered === undefined ? undefined : Number.parseInt(q.recovered, 10);
@@ -247,7 +248,7 @@ export async function webhookRoutes(app: FastifyInstance, options: { services: S
       endpointView(page.frame, {
         endpoint,
         deliveries: deliveries.data,
-        eventTypes,
+        events,
         next: deliveries.next_cursor === null ? null : `${path}?after=${encodeURIComponent(deliveries.next_cursor)}`,
         examples: { used: examples.used, limit: examples.limit },
         types,

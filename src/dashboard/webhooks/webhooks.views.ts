@@ -1,4 +1,5 @@
 import type { Delivery, WebhookEndpoint } from "../../webhooks/webhook.schema.js";
+import type { EventSummary } from "../../webhooks/webhook.service.js";
 import { type Html, html } from "../shared/html.js";
 import {
   appPage,
@@ -12,6 +13,7 @@ import {
   fieldErrorAttributes,
   fieldErrorNotice,
   formatCount,
+  formatMoney,
   notice,
   pageHeading,
   scrollBox,
@@ -257,8 +259,8 @@ function attemptOutcome(a: { status_code: number | null; error: string | null })
 export interface EndpointPage {
   endpoint: WebhookEndpoint;
   deliveries: Delivery[];
-  /** The type of each delivery's event, by the event's id. */
-  eventTypes: ReadonlyMap<string, string>;
+  /** Each delivery's event (its type, customer and amount), by the event's id. */
+  events: ReadonlyMap<string, EventSummary>;
   /** The address of the next page of deliveries, when there is one. */
   next: string | null;
   examples: { used: number; limit: number };
@@ -273,6 +275,17 @@ export function eventName(frame: Frame, id: string, type: string | undefined): H
     : html`<a href="${eventPath(frame, id)}"><code>${dottedName(type)}</code></a>${secondaryId(id)}`;
 }
 
+/**
+ * An event in a list: its type linked to its page, the customer's address and the amount
+ * it names under it (from its payload, or the person it is about), then its id.
+ */
+export function eventCell(frame: Frame, id: string, summary: EventSummary | undefined): Html {
+  if (summary === undefined) return eventName(frame, id, undefined);
+  const money = summary.amountCents === null || summary.currency === null ? null : formatMoney(summary.amountCents, summary.currency);
+  const gist = [summary.email, money].filter((part): part is string => part !== null).join(" · ");
+  return html`<a href="${eventPath(frame, id)}"><code>${summary.type}</code></a>${gist === "" ? "" : html`<span class="event-gist">${gist}</span>`}${secondaryId(id)}`;
+}
+
 /** An endpoint deleted since: it has no page, and its URL is not listed any more; its id stays for support. */
 export const removedEndpoint = (id: string) => html`<span class="muted">Deleted endpoint</span>${secondaryId(id)}`;
 
@@ -284,7 +297,7 @@ export function deliveriesTable(
   frame: Frame,
   deliveries: readonly Delivery[],
   next: string | null,
-  options: { empty: Html; eventTypes: ReadonlyMap<string, string>; endpointUrls?: ReadonlyMap<string, string>; canRetry?: boolean },
+  options: { empty: Html; events: ReadonlyMap<string, EventSummary>; endpointUrls?: ReadonlyMap<string, string>; canRetry?: boolean },
 ): Html {
   if (deliveries.length === 0) return options.empty;
   const urls = options.endpointUrls;
@@ -298,7 +311,7 @@ export function deliveriesTable(
 <thead><tr><th>Event</th>${urls ? html`<th>Endpoint</th>` : ""}<th>Status</th><th>Attempts</th><th>Last answer</th><th>Created</th><th><span class="sr-only">Open</span></th></tr></thead>
 <tbody>${deliveries.map(
     (d) => html`<tr>
-<td>${eventName(frame, d.event, options.eventTypes.get(d.event))}</td>
+<td>${eventCell(frame, d.event, options.events.get(d.event))}</td>
 ${urls ? endpointCell(d) : ""}
 <td>${deliveryStatus(d)}</td>
 <td class="num">${d.attempts.length}</td>
@@ -325,14 +338,14 @@ export function endpointView(frame: Frame, page: EndpointPage): Html {
   const path = endpointPath(frame, e.id);
   const sent = flash.sent;
   // In a sentence the event is its type alone, linked to its page (which shows its id).
-  const sentName = sent ? html`<a href="${eventPath(frame, sent)}"><code>${page.eventTypes.get(sent) ?? sent}</code></a>` : "";
+  const sentName = sent ? html`<a href="${eventPath(frame, sent)}"><code>${page.events.get(sent)?.type ?? sent}</code></a>` : "";
   const flashes = html`${sent ? notice("success", html`Test event ${sentName} sent to this endpoint only. Its delivery appears below in a moment.`) : ""}
 ${flash.edited ? notice("success", "The endpoint is saved. New events go out with its new settings; deliveries already queued go to its URL as it is now.") : ""}
 ${flash.disabled ? notice("info", "The endpoint is disabled: Warden sends it nothing, and its waiting deliveries are marked failed.") : ""}
 ${flash.enabled ? notice("success", html`The endpoint is enabled again. <strong>Recover what failed while it was off?</strong> ${recoverForm(frame, e, "day", "Review…", "since-enabled")}`) : ""}
 ${flash.recovered !== undefined ? notice("success", `${flash.recovered === 1 ? "1 delivery is" : `${formatCount(flash.recovered)} deliveries are`} queued to be sent again now.`) : ""}`;
   const deliveries = deliveriesTable(frame, page.deliveries, page.next, {
-    eventTypes: page.eventTypes,
+    events: page.events,
     empty: emptyState("No deliveries yet", "Send a test event above to see what your receiver answers."),
     canRetry: e.enabled,
   });

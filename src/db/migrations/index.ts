@@ -43,6 +43,7 @@ import * as usage from "./042-usage.js";
 import * as meterLocks from "./043-meter-locks.js";
 import * as meterInsights from "./044-meter-insights.js";
 import * as sessionDevice from "./045-session-device.js";
+import * as moneyHistory from "./046-money-history.js";
 import * as paddle from "./047-paddle.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
@@ -91,5 +92,6 @@ export const migrations: Record<string, Migration> = {
   "043-meter-locks": meterLocks,
   "044-meter-insights": meterInsights,
   "045-session-device": sessionDevice,
+  "046-money-history": moneyHistory,
   "047-paddle": paddle,
 };
