@@ -12,7 +12,7 @@ import { ensurePerson } from "../customers/person.store.js";
 import type { Dialect } from "../db/database.js";
 import { LANGUAGE_NAMES } from "../i18n/locales.js";
 import { pagesOf, signInOnPages } from "../test-support/customer-pages.js";
-import { dashboardServices, TestBrowser } from "../test-support/dashboard.js";
+import { dashboardServices, readCodeMail, TestBrowser } from "../test-support/dashboard.js";
 import { DIALECTS, seedCatalogue, testApi } from "../test-support/harness.js";
 import { connectTestStripe, deliver, paymentSession, stripeEvent, stripeId, subscriptionObject } from "../test-support/stripe.js";
 
@@ -140,11 +140,13 @@ for (const dialect of DIALECTS) {
     });
 
     test("German and Japanese pages: lang, the language's words, prices and dates in its format; ?lang= is kept in a cookie", async () => {
-      const { api, base, browser } = await setUp(dialect);
+      const { api, base, browser, dataDir } = await setUp(dialect);
       {
         const out = new TestBrowser(api.app);
         const plans = await out.get(`${base}/plans?lang=de`);
         assert.match(plans.body, /<html lang="de">/);
+        assert.match(plans.body, /<h1>Tarife für Tab Master<\/h1>/);
+        assert.match(plans.body, /<option value="de" lang="de" selected>Deutsch<\/option>/);
         assert.equal(plans.headers["content-language"], "de");
         assert.match(String(plans.headers["set-cookie"]), /warden_lang=de; Path=\/c;/);
         // seedCatalogue's lifetime plan is €49.00: 49,00 € in German.
@@ -154,7 +156,16 @@ for (const dialect of DIALECTS) {
         assert.match(next.body, /<html lang="de">/);
         const manage = await browser.get(`${base}/manage`, { "accept-language": "ja, en;q=0.5" });
         assert.match(manage.body, /<html lang="ja">/);
+        assert.match(manage.body, /<h1>ご購入内容<\/h1>/);
         assert.match(manage.body, /年.*月.*日/);
+        // The sign-in mail speaks the language of the page that asked for it (the cookie's German here).
+        const signIn = await out.get(`${base}/sign-in`);
+        assert.match(signIn.body, /<h1>Bei Tab Master anmelden<\/h1>/);
+        const asked = await out.post(`${base}/sign-in`, { email: "bea@example.com" });
+        assert.equal(asked.statusCode, 303);
+        const mail = await readCodeMail(dataDir, "bea@example.com");
+        assert.match(mail ?? "", /Subject: \d{6} ist Ihr Anmeldecode für Tab Master\n/);
+        assert.match(mail ?? "", /Ihr Anmeldecode für Tab Master lautet \d{6}\.\nEr gilt einmal, 10 Minuten lang\./);
         const arabic = await out.get(`${base}/plans?lang=ar`);
         assert.match(arabic.body, /<html lang="en" dir="rtl">/);
       }

@@ -38,7 +38,8 @@ export function messagesFor(locale: PageLocale): Messages {
 }
 
 function build(locale: PageLocale): Messages {
-  const language = textLanguageOf(locale);
+  // A language whose catalogue is not written yet reads English, and says so in `lang`.
+  const language = CATALOGUES[textLanguageOf(locale)] ? textLanguageOf(locale) : "en";
   const catalogue = CATALOGUES[language] ?? CATALOGUES.en;
   const formatLocale = FORMAT_LOCALE[locale];
   const compiled = new Map<MessageKey, IntlMessageFormat>();

@@ -265,3 +265,5 @@ export const en = {
 } as const;
 
 export type MessageKey = keyof typeof en;
+/** A language's catalogue: every key English has, and no other. */
+export type Catalogue = Record<MessageKey, string>;
