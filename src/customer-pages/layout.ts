@@ -9,7 +9,7 @@ import { csrfField, head } from "../dashboard/shared/layout.js";
 import type { Env } from "../db/schema.js";
 import type { MessageKey } from "../i18n/catalogues/index.js";
 import { LANGUAGE_NAMES, LANGUAGES } from "../i18n/locales.js";
-import { type Messages, type MessageValues, messagesFor } from "../i18n/messages.js";
+import type { Messages, MessageValues } from "../i18n/messages.js";
 
 export type CustomerSection = "plans" | "manage" | "trial" | "sign-in";
 
@@ -67,9 +67,6 @@ export function pageText(messages: Messages): PageText {
   texts.set(messages, text);
   return text;
 }
-
-/** English: a page with no request behind it (tests, and the pieces rendered before the request is read). */
-export const englishText = (): PageText => pageText(messagesFor("en"));
 
 /** A link tag for a message: `<link>…</link>` around the words it encloses. */
 export const linkTo =
