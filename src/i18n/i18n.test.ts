@@ -105,6 +105,7 @@ describe("messages", () => {
     assert.equal(messagesFor("de").money(123456, "eur"), "1.234,56\u00a0€");
     assert.equal(messagesFor("en").money(123456, "eur"), "€1,234.56");
     assert.equal(messagesFor("ja").money(1235, "jpy"), "￥1,235");
+    assert.equal(messagesFor("en").money(4800, "usd"), "$48.00");
     assert.equal(messagesFor("en").money(5, "zzzz"), "5 zzzz (minor units)");
     const moment = Date.UTC(2026, 10, 21, 12, 5);
     assert.equal(messagesFor("en").dateTime(moment), "21 Nov 2026, 12:05 UTC");

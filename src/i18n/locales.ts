@@ -67,6 +67,12 @@ export const FORMAT_LOCALE: Record<PageLocale, string> = {
   [PSEUDO]: "en-GB",
 };
 
+/**
+ * The locale prices are formatted in: the page's, but English's money is plain `en`'s
+ * (`$48.00`, as the dashboard writes it) rather than en-GB's `US$48.00`.
+ */
+export const moneyLocaleOf = (locale: PageLocale): string => (FORMAT_LOCALE[locale] === "en-GB" ? "en" : FORMAT_LOCALE[locale]);
+
 /** The language of a page's text: its own catalogue's, or English for the others. */
 export const textLanguageOf = (locale: PageLocale): Language => ((LANGUAGES as readonly string[]).includes(locale) ? (locale as Language) : "en");
 

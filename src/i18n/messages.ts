@@ -4,7 +4,7 @@
 // and dates, counts and money through Intl in the locale's own format. Pure: no I/O.
 import { IntlMessageFormat } from "intl-messageformat";
 import { CATALOGUES, type MessageKey } from "./catalogues/index.js";
-import { directionOf, FORMAT_LOCALE, type PageLocale, PSEUDO, textLanguageOf } from "./locales.js";
+import { directionOf, FORMAT_LOCALE, moneyLocaleOf, type PageLocale, PSEUDO, textLanguageOf } from "./locales.js";
 
 /** What a message is given: its arguments, and rich text's tags as functions of what they enclose. */
 export type MessageValues = Record<string, unknown>;
@@ -71,7 +71,7 @@ function build(locale: PageLocale): Messages {
     if (!currencies.has(code)) {
       let format: Intl.NumberFormat | null = null;
       try {
-        format = new Intl.NumberFormat(formatLocale, { style: "currency", currency: code });
+        format = new Intl.NumberFormat(moneyLocaleOf(locale), { style: "currency", currency: code });
       } catch {}
       // Only three-letter codes are kept, so a code read from anywhere cannot grow the map.
       if (!/^[A-Z]{3}$/.test(code)) return format;
