@@ -42,15 +42,18 @@ const TAGS: Record<string, Tag> = {
 const markupOf = (parts: unknown[]): Html =>
   html`${parts.map((part) => (Array.isArray(part) ? markupOf(part) : part instanceof Object ? (part as Html) : String(part)))}`;
 
+/** The tags as intl-messageformat calls them: with the parts they enclose (made once, not per message). */
+const TAG_VALUES: MessageValues = Object.fromEntries(Object.entries(TAGS).map(([name, tag]) => [name, (chunks: unknown[]) => tag(markupOf(chunks))]));
+
 const texts = new WeakMap<Messages, PageText>();
 
 /** The page words of a locale's messages (one per locale, kept). */
 export function pageText(messages: Messages): PageText {
   let text = texts.get(messages);
   if (text) return text;
-  const t = (key: MessageKey, values: MessageValues = {}) => {
-    const given: MessageValues = {};
-    for (const [name, tag] of Object.entries(TAGS)) given[name] = (chunks: unknown[]) => tag(markupOf(chunks));
+  const t = (key: MessageKey, values?: MessageValues) => {
+    if (values === undefined) return markupOf(messages.parts(key, TAG_VALUES));
+    const given: MessageValues = { ...TAG_VALUES };
     for (const [name, value] of Object.entries(values)) {
       given[name] = typeof value === "function" ? (chunks: unknown[]) => (value as Tag)(markupOf(chunks)) : value;
     }

@@ -265,9 +265,11 @@ ${content}
  * A value to paste elsewhere: a read-only field anyone can select, and a Copy button that
  * assets/copy.js shows and wires (the page must load it: appPage's `copyButtons`).
  */
-export function copyField(id: string, label: string, value: string, words: { copy: string; copied: string } = { copy: "Copy", copied: "Copied" }): Html {
+export function copyField(id: string, label: string, value: string, words?: { copy: string; copied: string }): Html {
+  // A page in another language names its button's two words (assets/copy.js reads data-copied); the dashboard's are English.
+  const copied = words ? html` data-copied="${words.copied}"` : "";
   return html`<label for="${id}">${label}</label>
-<div class="copy-row"><input id="${id}" class="key-reveal" readonly value="${value}"><button type="button" class="button" data-copy="${id}" data-copied="${words.copied}" hidden>${words.copy}</button></div>`;
+<div class="copy-row"><input id="${id}" class="key-reveal" readonly value="${value}"><button type="button" class="button" data-copy="${id}"${copied} hidden>${words?.copy ?? "Copy"}</button></div>`;
 }
 
 /**
