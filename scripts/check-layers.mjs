@@ -44,6 +44,7 @@ const LAYERS = [
       /^http\/cursor\.ts$/,
       /^customers\/(email|entitlement)\.ts$/,
       /^events\/event-types\.ts$/,
+      /^i18n\//,
     ],
   },
 ];

@@ -16,6 +16,8 @@ import type { Executor } from "../db/database.js";
 import { closeCode, takeCodeTry } from "../db/one-time-code.store.js";
 import type { Env } from "../db/schema.js";
 import { ApiError, invalidParameter, notFound } from "../errors/errors.js";
+import type { PageLocale } from "../i18n/locales.js";
+import { messagesFor } from "../i18n/messages.js";
 import { newId, randomBase62 } from "../ids.js";
 import type { CodeAddress, LimitsService } from "../limits/limits.service.js";
 import { queueMails } from "../mail/mail.service.js";
@@ -91,7 +93,7 @@ export async function requestSignIn(services: Services, input: { hostname: strin
  * Mails a new code to the target's address (within the sign-in limits), replacing any
  * open one. `browserHash` binds a hosted page's code to the browser that asked for it.
  */
-export async function mailSignInCode(services: Services, target: SignInTarget, input: { source: string; browserHash: string | null }) {
+export async function mailSignInCode(services: Services, target: SignInTarget, input: { source: string; browserHash: string | null; locale?: PageLocale }) {
   const { db, clock, limits } = services;
   const now = clock.now();
   await limits.countSignInRequest(db, { workspaceId: target.workspaceId, env: target.env, emailNorm: target.emailNorm, source: input.source }, now);
@@ -116,11 +118,13 @@ export async function mailSignInCode(services: Services, target: SignInTarget, i
       now,
     );
     // Sent after the answer (mail/): a relay that is slow or refuses does not fail the request, and the mail is retried.
+    // In the language of the page that asked (English for the client API's sign-in, which names none).
+    const words = messagesFor(input.locale ?? "en");
     const mail = {
       kind: "client-sign-in-code" as const,
       to: target.email,
-      subject: `${code} is your ${target.toolName} sign-in code`,
-      text: `Your sign-in code for ${target.toolName} is ${code}.\nIt works once, for 10 minutes.\n\nIf you did not ask to sign in, ignore this mail.`,
+      subject: words.text("mail.signIn.subject", { code, tool: target.toolName }),
+      text: words.text("mail.signIn.text", { code, tool: target.toolName }),
     };
     await queueMails(trx, services.secretBox, [mail], now);
   });

@@ -7,7 +7,9 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { html } from "../dashboard/shared/html.js";
 import { describePageError, sendPage } from "../dashboard/shared/page.js";
-import { addPageHeaders, checkFormToken, formTokenMatches, servePages } from "../dashboard/shared/security.js";
+import { addPageHeaders, checkFormToken, formTokenMatches, PageRefusal, servePages } from "../dashboard/shared/security.js";
+import { toApiError } from "../http/error.handler.js";
+import type { MessageKey } from "../i18n/catalogues/index.js";
 import type { Services } from "../services.js";
 import {
   browserSecretOf,
@@ -15,27 +17,68 @@ import {
   customerFrame,
   customerOf,
   heldTicketSecretOf,
+  keepLanguage,
   loadPage,
   PAGE_PATH,
   pagePath,
   pageScopeOf,
+  pageTextOf,
   pageWorkspaceOf,
   sessionSecretOf,
 } from "./customer-session.js";
 import { endCustomerSession } from "./customer-session.service.js";
-import { customerPage } from "./layout.js";
+import { customerPage, type PageText } from "./layout.js";
 import { registerManagePages } from "./manage.routes.js";
 import { askAboutHeldTicket, registerTicketAnswer } from "./page-ticket.routes.js";
 import { registerPlanPages } from "./plans.routes.js";
 import { signInRoutes } from "./sign-in.routes.js";
 
+const ERROR_TITLES: Record<number, MessageKey> = {
+  400: "error.400",
+  403: "error.403",
+  404: "error.404",
+  405: "error.405",
+  413: "error.413",
+  415: "error.415",
+  429: "error.429",
+  503: "error.503",
+};
+
+/**
+ * What an error page says in the page's language: a refusal of these pages is in it
+ * already (PageRefusal, made with the page's words); for the others, the title by status,
+ * and the catalogue's words for what names nothing of the person's own (a 404 of a thing
+ * not theirs, the database away, a failure). A use case's other refusals are the API's
+ * words, in English (docs/decisions.md, "The buyer's language").
+ */
+function pageErrorWords(text: PageText, error: FastifyError | Error, described: { status: number; title: string; message: string }) {
+  const { status } = described;
+  if (error instanceof PageRefusal) {
+    if (error.reason === "cross-site") return { status, title: text.s("error.403"), message: text.s("error.crossSite") };
+    if (error.reason === "form-expired") return { status, title: text.s("error.formExpired"), message: text.s("error.formExpiredText") };
+    return described;
+  }
+  const code = toApiError(error).code;
+  if (code === "database_unavailable") return { status, title: text.s("error.unavailable"), message: text.s("error.unavailableText") };
+  if (code === "internal") return { status, title: text.s("error.other"), message: described.message };
+  const title = text.s(ERROR_TITLES[status] ?? "error.other");
+  if (status === 404) return { status, title, message: text.s("error.notYours") };
+  return { status, title, message: described.message };
+}
+
 /** A page of an error, in the shell of the workspace when the address names one. */
 function renderPageError(services: Services) {
   return (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
-    const { status, title, message } = describePageError(services, error, request, reply, {
-      logAs: "customer page failed",
-      internal: (id) => `This page failed to answer. Try again in a moment; if it keeps failing, tell the vendor the request id ${id}.`,
-    });
+    const text = pageTextOf(request);
+    const { status, title, message } = pageErrorWords(
+      text,
+      error,
+      describePageError(services, error, request, reply, {
+        logAs: "customer page failed",
+        internal: (id) => text.s("error.internal", { id }),
+      }),
+    );
+    keepLanguage(request, reply);
     const frame = customerFrame(request);
     const workspace = pageWorkspaceOf(request);
     return sendPage(
@@ -45,7 +88,7 @@ function renderPageError(services: Services) {
         title,
         { ...frame, workspaceName: workspace?.name ?? null },
         html`<section class="card customer-card"><h1>${title}</h1><p class="lede">${message}</p>${
-          frame.base ? html`<p><a class="button primary" href="${frame.base}/plans">See the plans</a></p>` : ""
+          frame.base ? html`<p><a class="button primary" href="${frame.base}/plans">${text.t("error.seePlans")}</a></p>` : ""
         }</section>`,
       ),
     );
@@ -57,6 +100,7 @@ export async function customerPageRoutes(app: FastifyInstance, options: { servic
 
   servePages(app);
   app.addHook("onRequest", async (request, reply) => {
+    keepLanguage(request, reply);
     await loadPage(services, request, reply);
     // A browser holding a page ticket is asked "Continue as …?" before any page: none is shown, nothing bought, until it answers.
     if (!reply.sent) return askAboutHeldTicket(request, reply);
@@ -72,13 +116,14 @@ export async function customerPageRoutes(app: FastifyInstance, options: { servic
   app.setErrorHandler(renderPageError(services));
   app.setNotFoundHandler((request, reply) => {
     addPageHeaders(reply);
+    const { t, s } = pageTextOf(request);
     return sendPage(
       reply,
       404,
       customerPage(
-        "Page not found",
+        s("error.404"),
         customerFrame(request),
-        html`<section class="card customer-card"><h1>Page not found</h1><p class="lede">There is no page at this address: it may be mistyped.</p></section>`,
+        html`<section class="card customer-card"><h1>${t("error.404")}</h1><p class="lede">${t("error.notFoundText")}</p></section>`,
       ),
     );
   });

@@ -7,6 +7,7 @@ import { acceptSignInCode, findPendingSignIn, mailSignInCode, signInTarget, thro
 import { syncCustomer, toolScope } from "../customers/customer.service.js";
 import type { Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
+import type { PageLocale } from "../i18n/locales.js";
 import { randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
 import { findTool, findWorkspaceBySlug } from "../workspaces/workspace.store.js";
@@ -77,9 +78,14 @@ export async function endCustomerSession(services: Services, sessionId: string):
 }
 
 /** Mails a code for the page's tool to `email`, bound to the browser that asked (its pre-session secret). */
-export async function requestPageSignInCode(services: Services, scope: PageScope, input: { email: string; browser: string; source: string }) {
+export async function requestPageSignInCode(
+  services: Services,
+  scope: PageScope,
+  input: { email: string; browser: string; source: string; locale: PageLocale },
+) {
   const target = signInTarget(scope.workspace.id, scope.env, scope.tool, input.email.trim());
-  return mailSignInCode(services, target, { source: input.source, browserHash: sha256(input.browser) });
+  // The mail speaks the language of the page that asked for it.
+  return mailSignInCode(services, target, { source: input.source, browserHash: sha256(input.browser), locale: input.locale });
 }
 
 /** The address and expiry of the code this browser asked for on the workspace environment's pages, or null. */

@@ -11,13 +11,16 @@ import type { PersonScope } from "../client/device-session.store.js";
 import { parseCookies, serialiseCookie } from "../dashboard/shared/cookies.js";
 import { csrfTokenFor, isSecure, PageRefusal } from "../dashboard/shared/security.js";
 import type { Env } from "../db/schema.js";
+import { type PageLocale, PSEUDO } from "../i18n/locales.js";
+import { messagesFor } from "../i18n/messages.js";
+import { LANGUAGE_COOKIE, matchLocale, negotiate } from "../i18n/negotiate.js";
 import { randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
 import type { Workspace } from "../workspaces/workspace.types.js";
 import { type Brand, brandOf, brandPaths } from "./branding.service.js";
 import { authenticateCustomerSession, findPageScope, type PageScope } from "./customer-session.service.js";
 import { findHeldPageTicket, HELD_TICKET_TTL_MS, openPageTicket } from "./hand-off.service.js";
-import type { CustomerFrame, CustomerSection } from "./layout.js";
+import { type CustomerFrame, type CustomerSection, type PageText, pageText } from "./layout.js";
 
 /** The route prefix of every page: `/c/{workspace slug}/{test|live}/{tool id}`. */
 export const PAGES = "/c";
@@ -145,11 +148,8 @@ export async function loadPage(services: Services, request: FastifyRequest, repl
   const state: PageState = { workspace, brand, scope, customer: null, heldTicket: null };
   pages.set(request, state);
   if (scope === null) {
-    throw new PageRefusal(
-      404,
-      "Page not found",
-      workspace ? "This tool has no pages here: the address may be mistyped." : "There is no such page: the address may be mistyped.",
-    );
+    const { s: say } = pageTextOf(request);
+    throw new PageRefusal(404, say("error.404"), say(workspace ? "error.noToolPages" : "error.noSuchPage"));
   }
   const cookie = parseCookies(request.headers.cookie).get(sessionCookieName(request, scope.workspace.slug, scope.env));
   const session = cookie === undefined ? null : await authenticateCustomerSession(services, cookie, { workspaceId: scope.workspace.id, env: scope.env });
@@ -235,7 +235,55 @@ export function safeReturn(scope: PageScope, wanted: string | undefined): string
   return wanted;
 }
 
-/** The shell's frame of a page (its workspace, environment and tool, and who is signed in). */
+const locales = new WeakMap<FastifyRequest, PageLocale>();
+const LANGUAGE_COOKIE_SECONDS = 365 * 24 * 3600;
+
+/**
+ * The page's language (../i18n/negotiate.ts): `?lang=`, the picker's cookie,
+ * Accept-Language, the workspace's default, English; worked out once per request.
+ */
+export function pageLocaleOf(request: FastifyRequest): PageLocale {
+  let locale = locales.get(request);
+  if (locale === undefined) {
+    const lang = (request.query as Record<string, unknown> | undefined)?.lang;
+    locale = negotiate({
+      query: typeof lang === "string" ? lang : undefined,
+      cookie: parseCookies(request.headers.cookie).get(LANGUAGE_COOKIE),
+      acceptLanguage: request.headers["accept-language"],
+      workspaceDefault: null,
+    });
+    locales.set(request, locale);
+  }
+  return locale;
+}
+
+/** The page's words, in its language. */
+export const pageTextOf = (request: FastifyRequest): PageText => pageText(messagesFor(pageLocaleOf(request)));
+
+/**
+ * Says the page's language (`Content-Language`) and, when `?lang=` names one Warden
+ * speaks, keeps it in the picker's cookie for the pages after (the extension passes it on
+ * the first page only). Not HttpOnly-sensitive: it holds a language tag, nothing else.
+ */
+export function keepLanguage(request: FastifyRequest, reply: FastifyReply): void {
+  const locale = pageLocaleOf(request);
+  reply.header("Content-Language", messagesFor(locale).lang);
+  const lang = (request.query as Record<string, unknown> | undefined)?.lang;
+  const asked = typeof lang === "string" ? matchLocale(lang) : null;
+  if (asked === null || asked === parseCookies(request.headers.cookie).get(LANGUAGE_COOKIE)) return;
+  // The pseudo-locale is asked for each time, never kept: a tester's browser is not left bracketed.
+  if (asked === PSEUDO) return;
+  reply.header("Set-Cookie", serialiseCookie(LANGUAGE_COOKIE, asked, { secure: isSecure(request), maxAgeSeconds: LANGUAGE_COOKIE_SECONDS, path: PAGES }));
+}
+
+/** The page's address for the language picker: its path, and its query without `lang` (a sign-in keeps its hand-off). */
+function hereOf(request: FastifyRequest): CustomerFrame["here"] {
+  const url = new URL(request.url, "http://page.invalid");
+  url.searchParams.delete("lang");
+  return { path: url.pathname, query: [...url.searchParams] };
+}
+
+/** The shell's frame of a page (its workspace, environment and tool, who is signed in, its words). */
 export function customerFrame(request: FastifyRequest, section?: CustomerSection): CustomerFrame {
   const state = pages.get(request);
   const scope = state?.scope ?? null;
@@ -247,5 +295,7 @@ export function customerFrame(request: FastifyRequest, section?: CustomerSection
     customer: customer ? { email: customer.licenceId === null ? customer.email : null, csrf: customer.csrf } : null,
     ...(section ? { section } : {}),
     ...(state?.workspace && state.brand ? { brand: brandPaths(state.workspace.slug, state.brand) } : {}),
+    text: pageTextOf(request),
+    here: hereOf(request),
   };
 }

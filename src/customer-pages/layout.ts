@@ -1,11 +1,81 @@
 // The shell of every hosted page: the vendor's workspace name (not Warden's) in a top
 // bar, Plans and Manage, the person's address and Sign out when signed in; the content in
-// one column that reads at 390 px. The head, skip link and form pieces are the dashboard's.
+// one column that reads at 390 px; a language picker at the foot. The head and form
+// pieces are the dashboard's. Every word is the catalogue's (../i18n), in the page's
+// language, through `PageText`: messages as escaped markup, their rich text's tags
+// rendered here, dates, counts and prices formatted by the locale.
 import { type Html, html } from "../dashboard/shared/html.js";
-import { csrfField, head, skipLink } from "../dashboard/shared/layout.js";
+import { csrfField, head } from "../dashboard/shared/layout.js";
 import type { Env } from "../db/schema.js";
+import type { MessageKey } from "../i18n/catalogues/index.js";
+import { LANGUAGE_NAMES, LANGUAGES } from "../i18n/locales.js";
+import type { Messages, MessageValues } from "../i18n/messages.js";
 
 export type CustomerSection = "plans" | "manage" | "trial" | "sign-in";
+
+/** A page's words: a catalogue's messages in the page's locale, as markup or text. */
+export interface PageText {
+  messages: Messages;
+  /** A message as markup: string values escaped, Html values kept, tags rendered (`strong`, `code`, `hidden`, `muted`, or a function given). */
+  t(key: MessageKey, values?: MessageValues): Html;
+  /** A message as text: a title, an attribute, a notice's words. */
+  s(key: MessageKey, values?: MessageValues): string;
+  /** A moment in the locale's format, in a `<time>`. */
+  date(ms: number): Html;
+  count(n: number): string;
+  money(minorUnits: number, currency: string): string;
+}
+
+type Tag = (inner: Html) => Html;
+
+/** The tags every message may use; a message's own (a link) come as function values. */
+const TAGS: Record<string, Tag> = {
+  strong: (inner) => html`<strong>${inner}</strong>`,
+  code: (inner) => html`<code class="extension-id">${inner}</code>`,
+  hidden: (inner) => html`<span class="sr-only">${inner}</span>`,
+  muted: (inner) => html`<span class="muted">${inner}</span>`,
+  amount: (inner) => html`<span class="offer-amount">${inner}</span>`,
+  per: (inner) => html`<span class="offer-per">${inner}</span>`,
+};
+
+/** The parts of a formatted message as markup: strings escaped by `html`, markup kept. */
+const markupOf = (parts: unknown[]): Html =>
+  html`${parts.map((part) => (Array.isArray(part) ? markupOf(part) : part instanceof Object ? (part as Html) : String(part)))}`;
+
+/** The tags as intl-messageformat calls them: with the parts they enclose (made once, not per message). */
+const TAG_VALUES: MessageValues = Object.fromEntries(Object.entries(TAGS).map(([name, tag]) => [name, (chunks: unknown[]) => tag(markupOf(chunks))]));
+
+const texts = new WeakMap<Messages, PageText>();
+
+/** The page words of a locale's messages (one per locale, kept). */
+export function pageText(messages: Messages): PageText {
+  let text = texts.get(messages);
+  if (text) return text;
+  const t = (key: MessageKey, values?: MessageValues) => {
+    if (values === undefined) return markupOf(messages.parts(key, TAG_VALUES));
+    const given: MessageValues = { ...TAG_VALUES };
+    for (const [name, value] of Object.entries(values)) {
+      given[name] = typeof value === "function" ? (chunks: unknown[]) => (value as Tag)(markupOf(chunks)) : value;
+    }
+    return markupOf(messages.parts(key, given));
+  };
+  text = {
+    messages,
+    t,
+    s: (key, values) => messages.text(key, values),
+    date: (ms) => html`<time datetime="${new Date(ms).toISOString()}">${messages.dateTime(ms)}</time>`,
+    count: (n) => messages.count(n),
+    money: (minorUnits, currency) => messages.money(minorUnits, currency),
+  };
+  texts.set(messages, text);
+  return text;
+}
+
+/** A link tag for a message: `<link>…</link>` around the words it encloses. */
+export const linkTo =
+  (href: string): Tag =>
+  (inner) =>
+    html`<a href="${href}">${inner}</a>`;
 
 /** Everything the shell needs; `base` is the page's `/c/{workspace}/{env}/{tool}`, null on a page of no known tool. */
 export interface CustomerFrame {
@@ -17,35 +87,66 @@ export interface CustomerFrame {
   section?: CustomerSection;
   /** The workspace's branding (branding.service.ts): its stylesheet (the accent) and logo, by versioned address. */
   brand?: { stylesheet: string | null; logo: string | null };
+  /** The page's words, in its language. */
+  text: PageText;
+  /** The page's own address, for the language picker to ask for it again: its path, and its query but `lang`. */
+  here: { path: string; query: [string, string][] };
 }
 
 function nav(frame: CustomerFrame): Html {
   if (frame.base === null) return html``;
-  const link = (section: CustomerSection, label: string) =>
+  const { t } = frame.text;
+  const link = (section: CustomerSection, label: Html) =>
     html`<a class="customer-nav-link" href="${frame.base}/${section}"${frame.section === section ? html` aria-current="page"` : ""}>${label}</a>`;
-  return html`<nav class="customer-nav" aria-label="Pages">${link("plans", "Plans")}${link("manage", "Manage")}</nav>`;
+  return html`<nav class="customer-nav" aria-label="${frame.text.s("shell.nav")}">${link("plans", t("shell.plans"))}${link("manage", t("shell.manage"))}</nav>`;
 }
 
 function account(frame: CustomerFrame): Html {
   if (frame.base === null) return html``;
+  const { t } = frame.text;
   if (frame.customer === null) {
-    return frame.section === "sign-in" ? html`` : html`<div class="top-end"><a href="${frame.base}/sign-in">Sign in</a></div>`;
+    return frame.section === "sign-in" ? html`` : html`<div class="top-end"><a href="${frame.base}/sign-in">${t("shell.signIn")}</a></div>`;
   }
   return html`<div class="top-end">
-${frame.customer.email ? html`<span class="who">${frame.customer.email}</span>` : html`<span class="who">Signed in with a licence key</span>`}
-<form method="post" action="${frame.base}/sign-out">${csrfField(frame.customer.csrf)}<button class="link-button" type="submit">Sign out</button></form>
+${frame.customer.email ? html`<span class="who">${frame.customer.email}</span>` : html`<span class="who">${t("shell.licenceSession")}</span>`}
+<form method="post" action="${frame.base}/sign-out">${csrfField(frame.customer.csrf)}<button class="link-button" type="submit">${t("shell.signOut")}</button></form>
 </div>`;
+}
+
+/**
+ * The language picker: a plain form asking for the same page with `?lang=` (which sets
+ * the cookie that keeps the choice), no script. Each language is named in itself.
+ */
+function languagePicker(frame: CustomerFrame): Html {
+  const current = frame.text.messages.locale;
+  return html`<form class="language-picker" method="get" action="${frame.here.path}">
+${frame.here.query.map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
+<label for="language">${frame.text.t("shell.language")}</label>
+<select id="language" name="lang">${LANGUAGES.map(
+    (tag) => html`<option value="${tag}" lang="${tag}"${tag === current ? html` selected` : ""}>${LANGUAGE_NAMES[tag]}</option>`,
+  )}</select>
+<button class="button small" type="submit">${frame.text.t("shell.languageChange")}</button>
+</form>`;
 }
 
 /** A hosted page: the shell around one column of content; `copyButtons` loads the script behind copyField's button. */
 export function customerPage(title: string, frame: CustomerFrame, content: Html, options: { copyButtons?: boolean } = {}): Html {
   const site = frame.workspaceName ?? "Warden";
   const logo = frame.brand?.logo;
+  const { messages, t } = frame.text;
   // The vendor's logo is the tab's icon; without one, none (Warden's mark is the dashboard's, and these pages are the vendor's).
-  return html`${head(title, { site, brandStylesheet: frame.brand?.stylesheet ?? null, icon: logo ?? null, ...options })}
+  return html`${head(title, {
+    site,
+    brandStylesheet: frame.brand?.stylesheet ?? null,
+    icon: logo ?? null,
+    lang: messages.lang,
+    dir: messages.dir,
+    fullTitle: messages.text("shell.title", { title, site }),
+    ...options,
+  })}
 <body class="customer">
-${skipLink}
-${frame.env === "test" ? html`<div class="test-banner" role="status"><strong>Test mode</strong> · Nothing here is charged.</div>` : ""}
+<a class="skip-link" href="#content">${t("shell.skip")}</a>
+${frame.env === "test" ? html`<div class="test-banner" role="status">${t("shell.testMode")}</div>` : ""}
 <header class="top customer-top">
 <span class="brand customer-brand">${logo ? html`<img class="customer-logo" src="${logo}" alt="" height="32">` : html`<span class="brand-mark" aria-hidden="true">${site.slice(0, 1).toUpperCase()}</span>`} ${site}</span>
 ${nav(frame)}
@@ -54,7 +155,8 @@ ${account(frame)}
 <main class="customer-main" id="content">
 ${content}
 </main>
-<footer class="customer-foot"><p>Pages served for ${site} by Warden</p></footer>
+<footer class="customer-foot"><p>${t("shell.footer", { site })}</p>
+${languagePicker(frame)}</footer>
 </body>
 </html>`;
 }

@@ -4,27 +4,17 @@
 // a team purchase's seats, devices (the one the page was opened from marked).
 // Purchases are panels of facts rather than table rows, so that they read at 390 px.
 import { type Html, html } from "../dashboard/shared/html.js";
-import {
-  copyField,
-  csrfField,
-  emptyState,
-  fieldErrorAttributes,
-  fieldErrorNotice,
-  formatCount,
-  formatMoney,
-  notice,
-  time,
-} from "../dashboard/shared/layout.js";
-import { type CustomerFrame, customerPage } from "./layout.js";
+import { copyField, csrfField, emptyState, fieldErrorAttributes, fieldErrorNotice, notice } from "../dashboard/shared/layout.js";
+import { type CustomerFrame, customerPage, linkTo, type PageText } from "./layout.js";
 import type { ManagedGrant, ManagedMeter, ManagedPurchase, ManageOverview } from "./manage.service.js";
 
 /** What a change answered with a 303 says on the page it lands on (`?done=`). */
 export const DONE = {
-  cancelled: "Your subscription is set to end at the end of its period. You keep it until then, and you can resume it before.",
-  resumed: "Your subscription renews again.",
-  "seat-assigned": "Seat handed out: its holder signs in with that address to use it.",
-  "seat-revoked": "Seat taken back: its holder loses access at their next check, and the seat is free again.",
-  "signed-out": "Device signed out: it loses access within a few seconds (at its next check, if it is offline now).",
+  cancelled: "manage.done.cancelled",
+  resumed: "manage.done.resumed",
+  "seat-assigned": "manage.done.seatAssigned",
+  "seat-revoked": "manage.done.seatRevoked",
+  "signed-out": "manage.done.signedOut",
 } as const;
 export type Done = keyof typeof DONE;
 
@@ -43,18 +33,21 @@ export interface ManageView {
   seatError?: { team: string; message: string; email: string };
 }
 
-const muted = (text: string) => html`<span class="muted">${text}</span>`;
+const muted = (text: Html) => html`<span class="muted">${text}</span>`;
 
 /** The plan's price as bought: per seat for a team purchase (the plan's amount is one seat's). */
-function price(p: ManagedPurchase): string | null {
+function price(text: PageText, p: ManagedPurchase): Html | null {
   const plan = p.planDetails;
   if (!plan || plan.amountCents === null) return null;
-  const amount = formatMoney(plan.amountCents, plan.currency);
-  const every = plan.interval === null ? amount : `${amount} a ${plan.interval}`;
-  return p.seats !== null ? `${every} per seat` : every;
+  return text.t("manage.price", {
+    price: text.money(plan.amountCents, plan.currency),
+    seat: p.seats !== null ? "yes" : "no",
+    interval: plan.interval ?? "none",
+  });
 }
 
-const title = (p: ManagedPurchase) => (p.planDetails ? `${p.productName} · ${p.planDetails.name}` : p.productName);
+const title = (text: PageText, p: ManagedPurchase): Html | string =>
+  p.planDetails ? text.t("manage.productPlan", { product: p.productName, plan: p.planDetails.name }) : p.productName;
 // Ids in a page's element ids: purchase ids are the processor's, so only their safe characters.
 const idPart = (id: string) => id.replace(/[^A-Za-z0-9_-]/g, "-");
 
@@ -62,82 +55,89 @@ const RUNNING = new Set(["active", "trialing"]);
 // The processor's statuses that end a subscription (billing/subscription.service.ts).
 const ENDED = new Set(["canceled", "unpaid", "incomplete_expired"]);
 
-function subscriptionState(p: ManagedPurchase): Html {
-  if (ENDED.has(p.status)) return html`<span class="badge badge-off">Ended</span>`;
-  if (p.ends_at !== null) return html`<span class="badge badge-pending">Ending</span>`;
-  if (RUNNING.has(p.status)) return html`<span class="badge badge-ok">Active</span>`;
-  return html`<span class="badge badge-pending">${p.status.replace(/_/g, " ")}</span>`;
+function subscriptionState(text: PageText, p: ManagedPurchase): Html {
+  const { t } = text;
+  if (ENDED.has(p.status)) return html`<span class="badge badge-off">${t("manage.state.ended")}</span>`;
+  if (p.ends_at !== null) return html`<span class="badge badge-pending">${t("manage.state.ending")}</span>`;
+  if (RUNNING.has(p.status)) return html`<span class="badge badge-ok">${t("manage.state.active")}</span>`;
+  // Stripe's other statuses: past_due, or waiting for a payment (incomplete, paused).
+  return html`<span class="badge badge-pending">${p.status === "past_due" ? t("manage.state.pastDue") : t("manage.state.other")}</span>`;
 }
 
 function subscriptionPanel(view: ManageView, p: ManagedPurchase): Html {
+  const text = view.frame.text;
+  const { t, date } = text;
+  const workspace = view.workspaceName;
   const base = `${view.frame.base}/manage/subscriptions/${encodeURIComponent(p.id)}`;
   const ended = ENDED.has(p.status);
   const period = p.period_end === null ? null : Date.parse(p.period_end);
   const when = ended
-    ? html`<dt>Ended</dt><dd>${p.ends_at === null ? muted("Yes") : time(Date.parse(p.ends_at))}</dd>`
+    ? html`<dt>${t("manage.fact.ended")}</dt><dd>${p.ends_at === null ? muted(t("manage.yes")) : date(Date.parse(p.ends_at))}</dd>`
     : p.ends_at !== null
-      ? html`<dt>Ends</dt><dd>${time(Date.parse(p.ends_at))} <span class="muted">· you keep it until then</span></dd>`
+      ? html`<dt>${t("manage.fact.ends")}</dt><dd>${t("manage.keepUntil", { date: date(Date.parse(p.ends_at)) })}</dd>`
       : period !== null
-        ? html`<dt>Renews</dt><dd>${time(period)}</dd>`
+        ? html`<dt>${t("manage.fact.renews")}</dt><dd>${date(period)}</dd>`
         : "";
-  const amount = price(p);
+  const amount = price(text, p);
   let actions: Html;
   if (ended) actions = html``;
   else if (!view.overview.billingAtStripe) {
-    actions = html`<p class="hint">${view.workspaceName} handles the billing of this subscription: to cancel it, or to change how you pay, contact them.</p>`;
+    actions = html`<p class="hint">${t("manage.vendorBills", { workspace })}</p>`;
   } else {
     const change = p.cancel_at_period_end
-      ? html`<form method="post" action="${base}/resume">${csrfField(view.csrf)}<button class="button primary" type="submit">Resume subscription</button></form>`
+      ? html`<form method="post" action="${base}/resume">${csrfField(view.csrf)}<button class="button primary" type="submit">${t("manage.resume")}</button></form>`
       : p.ends_at === null
-        ? html`<a class="button danger-outline" href="${base}/cancel">Cancel subscription…</a>`
-        : html`<p class="hint">${view.workspaceName} set the end of this subscription: contact them to change it.</p>`;
-    actions = html`<div class="row manage-actions">${change}<form method="post" action="${base}/billing">${csrfField(view.csrf)}<button class="button" type="submit">Payment method and invoices</button></form></div>`;
+        ? html`<a class="button danger-outline" href="${base}/cancel">${t("manage.cancel")}</a>`
+        : html`<p class="hint">${t("manage.vendorSetEnd", { workspace })}</p>`;
+    actions = html`<div class="row manage-actions">${change}<form method="post" action="${base}/billing">${csrfField(view.csrf)}<button class="button" type="submit">${t("manage.billing")}</button></form></div>`;
   }
   return html`<article class="manage-item" aria-labelledby="sub-${idPart(p.id)}">
-<div class="manage-item-head"><h3 id="sub-${idPart(p.id)}">${title(p)}</h3>${subscriptionState(p)}</div>
+<div class="manage-item-head"><h3 id="sub-${idPart(p.id)}">${title(text, p)}</h3>${subscriptionState(text, p)}</div>
 <dl class="facts">
-${amount ? html`<dt>Price</dt><dd>${amount}</dd>` : ""}
+${amount ? html`<dt>${t("manage.fact.price")}</dt><dd>${amount}</dd>` : ""}
 ${when}
-<dt>Since</dt><dd>${time(Date.parse(p.purchased_at))}</dd>
-${p.seats !== null ? html`<dt>Team</dt><dd>${p.seats_in_use ?? 0} of ${p.seats} seats handed out</dd>` : ""}
+<dt>${t("manage.fact.since")}</dt><dd>${date(Date.parse(p.purchased_at))}</dd>
+${p.seats !== null ? html`<dt>${t("manage.fact.team")}</dt><dd>${t("manage.seatsHandedOut", { used: text.count(p.seats_in_use ?? 0), seats: text.count(p.seats) })}</dd>` : ""}
 </dl>
 ${actions}
 </article>`;
 }
 
-const LICENCE_STATE: Record<string, Html> = {
-  active: html`<span class="badge badge-ok">Active</span>`,
-  suspended: html`<span class="badge badge-pending">Suspended</span>`,
-  revoked: html`<span class="badge badge-off">Revoked</span>`,
-};
+function licenceState(text: PageText, status: string): Html {
+  if (status === "active") return html`<span class="badge badge-ok">${text.t("manage.state.active")}</span>`;
+  if (status === "suspended") return html`<span class="badge badge-pending">${text.t("manage.state.suspended")}</span>`;
+  return html`<span class="badge badge-off">${text.t("manage.state.revoked")}</span>`;
+}
 
 function licencePanel(view: ManageView, p: ManagedPurchase, index: number): Html {
+  const text = view.frame.text;
+  const { t, s, date } = text;
   // A credit pack sold alone gives no access: its key would open nothing.
   const pack = p.planDetails?.givesAccess === false;
   const kind = pack
-    ? "Credit pack"
+    ? t("manage.kind.pack")
     : p.team !== null
-      ? "A seat of a team purchase"
+      ? t("manage.kind.seat")
       : p.seats !== null
-        ? `Team of ${p.seats} seats, ${p.seats_in_use ?? 0} handed out`
-        : "One-time purchase";
-  const amount = price(p);
+        ? t("manage.kind.team", { seats: text.count(p.seats), used: text.count(p.seats_in_use ?? 0) })
+        : t("manage.kind.once");
+  const amount = price(text, p);
   return html`<article class="manage-item" aria-labelledby="licence-${index}">
-<div class="manage-item-head"><h3 id="licence-${index}">${title(p)}</h3>${LICENCE_STATE[p.status] ?? html`<span class="badge badge-off">${p.status}</span>`}</div>
+<div class="manage-item-head"><h3 id="licence-${index}">${title(text, p)}</h3>${licenceState(text, p.status)}</div>
 <dl class="facts">
-${amount ? html`<dt>Price</dt><dd>${amount}</dd>` : ""}
-<dt>Bought</dt><dd>${time(Date.parse(p.purchased_at))}</dd>
-<dt>Kind</dt><dd>${kind}</dd>
+${amount ? html`<dt>${t("manage.fact.price")}</dt><dd>${amount}</dd>` : ""}
+<dt>${t("manage.fact.bought")}</dt><dd>${date(Date.parse(p.purchased_at))}</dd>
+<dt>${t("manage.fact.kind")}</dt><dd>${kind}</dd>
 </dl>
 ${
   pack
-    ? html`<p class="hint">Its credits are counted in Usage; it gives no access of its own.</p>`
+    ? html`<p class="hint">${t("manage.packHint")}</p>`
     : p.key === null
       ? p.seats !== null
-        ? html`<p class="hint">A team purchase has no key of its own: each seat you hand out below is a licence with its own.</p>`
+        ? html`<p class="hint">${t("manage.teamNoKey")}</p>`
         : ""
-      : html`<div class="manage-key">${copyField(`key-${index}`, "Licence key", p.key)}
-<p class="hint">Paste it into ${view.toolName} to use it on a device without signing in (5 devices at most). Keep it to yourself: whoever has it can use your licence.</p></div>`
+      : html`<div class="manage-key">${copyField(`key-${index}`, s("manage.licenceKey"), p.key, { copy: s("shell.copy"), copied: s("shell.copied") })}
+<p class="hint">${t("manage.keyHint", { tool: view.toolName })}</p></div>`
 }
 </article>`;
 }
@@ -145,122 +145,135 @@ ${
 function teamPanel(view: ManageView, p: ManagedPurchase): Html {
   const team = view.overview.teams.get(p.id);
   if (!team) return html``;
+  const text = view.frame.text;
+  const { t, s, date } = text;
   const base = `${view.frame.base}/manage/teams/${encodeURIComponent(p.id)}/seats`;
   const field = `seat-email-${idPart(p.id)}`;
   const error = view.seatError?.team === p.id ? view.seatError : undefined;
   const full = team.seats_in_use >= team.seats;
   return html`<article class="manage-item" aria-labelledby="team-${idPart(p.id)}">
-<div class="manage-item-head"><h3 id="team-${idPart(p.id)}">${title(p)}</h3><span class="muted">${team.seats_in_use} of ${team.seats} seats handed out</span></div>
+<div class="manage-item-head"><h3 id="team-${idPart(p.id)}">${title(text, p)}</h3><span class="muted">${t("manage.seatsHandedOut", { used: text.count(team.seats_in_use), seats: text.count(team.seats) })}</span></div>
 ${
   team.data.length === 0
-    ? html`<p class="panel-text">No seat handed out yet.</p>`
+    ? html`<p class="panel-text">${t("manage.noSeats")}</p>`
     : html`<ul class="manage-list">${team.data.map(
-        (seat) => html`<li><div><span class="manage-name">${seat.email}</span><span class="hint">since ${time(Date.parse(seat.assigned_at))}</span></div>
-<form method="post" action="${base}/${encodeURIComponent(seat.id)}/revoke">${csrfField(view.csrf)}<button class="button small danger-outline" type="submit">Take back<span class="sr-only"> the seat of ${seat.email}</span></button></form></li>`,
+        (
+          seat,
+        ) => html`<li><div><span class="manage-name">${seat.email}</span><span class="hint">${t("manage.seatSince", { date: date(Date.parse(seat.assigned_at)) })}</span></div>
+<form method="post" action="${base}/${encodeURIComponent(seat.id)}/revoke">${csrfField(view.csrf)}<button class="button small danger-outline" type="submit">${t("manage.takeBack", { email: seat.email })}</button></form></li>`,
       )}</ul>`
 }
 ${
   full
-    ? html`<p class="hint">Every seat is handed out: take one back to give it to someone else.</p>`
+    ? html`<p class="hint">${t("manage.allSeats")}</p>`
     : html`${fieldErrorNotice(field, error?.message)}<form method="post" action="${base}" class="inline-form manage-seat-form">
 ${csrfField(view.csrf)}
-<div class="field"><label for="${field}">Hand out a seat to</label>
-<input id="${field}" name="email" type="email" autocomplete="off" required maxlength="254" placeholder="colleague@example.com" value="${error?.email ?? ""}"${fieldErrorAttributes(field, error?.message)}></div>
-<button class="button primary" type="submit">Hand out seat</button>
+<div class="field"><label for="${field}">${t("manage.seatTo")}</label>
+<input id="${field}" name="email" type="email" autocomplete="off" required maxlength="254" placeholder="${s("manage.seatPlaceholder")}" value="${error?.email ?? ""}"${fieldErrorAttributes(field, error?.message)}></div>
+<button class="button primary" type="submit">${t("manage.handOut")}</button>
 </form>`
 }
 </article>`;
 }
 
 // A grant starts when it is given (the API and the import write no later start), so one not live has ended or was withdrawn.
-const grantState = (g: ManagedGrant): Html =>
+const grantState = (text: PageText, g: ManagedGrant): Html =>
   g.live
-    ? html`<span class="badge badge-ok">Active</span>`
+    ? html`<span class="badge badge-ok">${text.t("manage.state.active")}</span>`
     : g.revoked_at !== null
-      ? html`<span class="badge badge-off">Withdrawn</span>`
-      : html`<span class="badge badge-off">Ended</span>`;
+      ? html`<span class="badge badge-off">${text.t("manage.state.withdrawn")}</span>`
+      : html`<span class="badge badge-off">${text.t("manage.state.ended")}</span>`;
 
 /** A trial or a grant: what it gives, since when, and its end ("No end" for a grant without one). */
-function grantPanel(g: ManagedGrant): Html {
+function grantPanel(text: PageText, g: ManagedGrant): Html {
+  const { t, date } = text;
   const id = `grant-${idPart(g.id)}`;
-  const kind = g.kind === "trial" ? "Trial" : "Free access";
   const end = g.revoked_at ?? g.ends_at;
+  const heading =
+    g.planName === null
+      ? t("manage.grantTitle", { tool: g.toolName, kind: g.kind })
+      : t("manage.grantTitlePlan", { tool: g.toolName, kind: g.kind, plan: g.planName });
   return html`<article class="manage-item" aria-labelledby="${id}">
-<div class="manage-item-head"><h3 id="${id}">${g.toolName} · ${kind}${g.planName === null ? "" : html` (${g.planName})`}</h3>${grantState(g)}</div>
+<div class="manage-item-head"><h3 id="${id}">${heading}</h3>${grantState(text, g)}</div>
 <dl class="facts">
-<dt>Since</dt><dd>${time(Date.parse(g.starts_at))}</dd>
-<dt>${g.live ? "Ends" : "Ended"}</dt><dd>${end === null ? "No end" : time(Date.parse(end))}</dd>
+<dt>${t("manage.fact.since")}</dt><dd>${date(Date.parse(g.starts_at))}</dd>
+<dt>${g.live ? t("manage.fact.ends") : t("manage.fact.ended")}</dt><dd>${end === null ? t("manage.noEnd") : date(Date.parse(end))}</dd>
 </dl>
 </article>`;
 }
 
 /** One meter: a bar of what was used of the allowance (its words beside it for every reader), credits, the reset, Buy more. */
 function meterPanel(view: ManageView, m: ManagedMeter): Html {
+  const text = view.frame.text;
+  const { t, date, count } = text;
   const id = `usage-${m.meter}`;
+  const used = count(m.used);
+  const allowance = count(m.allowance);
   const bar =
     m.allowance > 0
-      ? html`<meter min="0" max="${m.allowance}" low="${Math.floor(m.allowance * 0.8)}" high="${Math.floor(m.allowance * 0.95)}" optimum="0" value="${Math.min(m.used, m.allowance)}" aria-labelledby="${id}" aria-describedby="${id}-text">${formatCount(m.used)} of ${formatCount(m.allowance)}</meter>
-<p class="usage-figure" id="${id}-text">${formatCount(m.used)} of ${formatCount(m.allowance)} ${m.unit} used this period</p>`
-      : html`<p class="usage-figure" id="${id}-text">No allowance this period: what you use comes from your credits.</p>`;
+      ? html`<meter min="0" max="${m.allowance}" low="${Math.floor(m.allowance * 0.8)}" high="${Math.floor(m.allowance * 0.95)}" optimum="0" value="${Math.min(m.used, m.allowance)}" aria-labelledby="${id}" aria-describedby="${id}-text">${t("manage.meterBar", { used, allowance })}</meter>
+<p class="usage-figure" id="${id}-text">${t("manage.meterUsed", { used, allowance, unit: m.unit })}</p>`
+      : html`<p class="usage-figure" id="${id}-text">${t("manage.noAllowance")}</p>`;
   return html`<article class="manage-item" aria-labelledby="${id}">
-<div class="manage-item-head"><h3 id="${id}">${m.name}</h3><span class="muted">${formatCount(m.remaining)} ${m.unit} left</span></div>
+<div class="manage-item-head"><h3 id="${id}">${m.name}</h3><span class="muted">${t("manage.meterLeft", { count: count(m.remaining), unit: m.unit })}</span></div>
 ${bar}
 <dl class="facts">
-${m.allowance > 0 ? html`<dt>Left this period</dt><dd>${formatCount(m.allowance_remaining)} ${m.unit}</dd>` : ""}
-<dt>Credits left</dt><dd>${formatCount(m.credits)} ${m.unit}</dd>
-${m.resets_at === null ? "" : html`<dt>Resets</dt><dd>${time(Date.parse(m.resets_at))}</dd>`}
+${m.allowance > 0 ? html`<dt>${t("manage.fact.leftThisPeriod")}</dt><dd>${t("manage.units", { count: count(m.allowance_remaining), unit: m.unit })}</dd>` : ""}
+<dt>${t("manage.fact.creditsLeft")}</dt><dd>${t("manage.units", { count: count(m.credits), unit: m.unit })}</dd>
+${m.resets_at === null ? "" : html`<dt>${t("manage.fact.resets")}</dt><dd>${date(Date.parse(m.resets_at))}</dd>`}
 </dl>
-${m.packOnSale ? html`<p><a class="button" href="${view.frame.base}/plans#packs">Buy more<span class="sr-only"> ${m.unit}</span></a></p>` : ""}
+${m.packOnSale ? html`<p><a class="button" href="${view.frame.base}/plans#packs">${t("manage.buyMore", { unit: m.unit })}</a></p>` : ""}
 </article>`;
 }
 
 function devicesPanel(view: ManageView): Html {
   const { devices } = view.overview;
+  const { t, date } = view.frame.text;
   return html`<section class="panel" aria-labelledby="devices">
-<div class="panel-head"><h2 id="devices">Devices</h2></div>
+<div class="panel-head"><h2 id="devices">${t("manage.devices")}</h2></div>
 ${
   devices.length === 0
-    ? emptyState("No devices", `Devices appear here once you sign in to ${view.toolName} on them, or activate it with a licence key.`)
-    : html`<p class="panel-text">Signed in with your account. Signing one out stops its access within a few seconds; sign in there again to use it.</p>
-<ul class="manage-list">${devices.map(
-        (
-          d,
-        ) => html`<li><div><span class="manage-name">${d.name}${d.current ? html` <span class="badge badge-ok">This device</span>` : ""}</span><span class="hint">${d.platform ?? "Unknown platform"} · signed in ${time(Date.parse(d.created_at))} · ${
-          d.last_active_at === null ? "not used yet" : html`last active ${time(Date.parse(d.last_active_at))}`
-        }</span></div>
-<form method="post" action="${view.frame.base}/manage/devices/${encodeURIComponent(d.id)}/sign-out">${csrfField(view.csrf)}<button class="button small danger-outline" type="submit">Sign out<span class="sr-only"> ${d.name}</span></button></form></li>`,
-      )}</ul>`
+    ? emptyState(view.frame.text.s("manage.noDevices"), t("manage.noDevicesText", { tool: view.toolName }))
+    : html`<p class="panel-text">${t("manage.devicesText")}</p>
+<ul class="manage-list">${devices.map((d) => {
+        const platform = d.platform ?? t("manage.unknownPlatform");
+        const signedIn = date(Date.parse(d.created_at));
+        const used =
+          d.last_active_at === null
+            ? t("manage.deviceUnused", { platform, signedIn })
+            : t("manage.deviceUsed", { platform, signedIn, lastActive: date(Date.parse(d.last_active_at)) });
+        return html`<li><div><span class="manage-name">${d.name}${d.current ? html` <span class="badge badge-ok">${t("manage.thisDevice")}</span>` : ""}</span><span class="hint">${used}</span></div>
+<form method="post" action="${view.frame.base}/manage/devices/${encodeURIComponent(d.id)}/sign-out">${csrfField(view.csrf)}<button class="button small danger-outline" type="submit">${t("manage.signOutDevice", { device: d.name })}</button></form></li>`;
+      })}</ul>`
 }
 </section>`;
 }
 
 export function manageView(view: ManageView): Html {
   const { overview } = view;
+  const { t, s } = view.frame.text;
+  const workspace = view.workspaceName;
+  const tool = view.toolName;
   const teams = [...overview.licences, ...overview.subscriptions].filter((p) => overview.teams.has(p.id));
   return customerPage(
-    "Manage",
+    s("manage.title"),
     view.frame,
-    html`<header class="page-head"><h1>Your purchases</h1><p class="lede">${
-      view.email === null
-        ? html`What you bought from ${view.workspaceName}, as the licence key this device was activated with shows it.`
-        : html`Everything you bought from ${view.workspaceName} as <strong>${view.email}</strong>, and the devices you use it on.`
+    html`<header class="page-head"><h1>${t("manage.heading")}</h1><p class="lede">${
+      view.email === null ? t("manage.ledeKey", { workspace }) : t("manage.lede", { workspace, email: view.email })
     }</p></header>
-${view.done ? notice("success", DONE[view.done]) : ""}
+${view.done ? notice("success", t(DONE[view.done])) : ""}
 ${view.error ? notice("error", view.error) : ""}
 ${
   view.email === null
-    ? notice(
-        "info",
-        html`You are signed in with a licence key: you see that licence and its devices. <a href="${view.frame.base}/sign-in?return=${encodeURIComponent(`${view.frame.base}/manage`)}">Sign in with your email address</a> to see your subscriptions and team seats.`,
-      )
+    ? notice("info", t("manage.keySession", { link: linkTo(`${view.frame.base}/sign-in?return=${encodeURIComponent(`${view.frame.base}/manage`)}`) }))
     : ""
 }
 ${
   overview.meters.length === 0
     ? ""
     : html`<section class="panel" aria-labelledby="usage">
-<div class="panel-head"><h2 id="usage">Usage</h2></div>
-<p class="panel-text">What you can use of ${view.toolName} this period. Your allowance is used first, then your credits.</p>
+<div class="panel-head"><h2 id="usage">${t("manage.usage")}</h2></div>
+<p class="panel-text">${t("manage.usageText", { tool })}</p>
 ${overview.meters.map((m) => meterPanel(view, m))}
 </section>`
 }
@@ -268,10 +281,10 @@ ${
   view.email === null
     ? ""
     : html`<section class="panel" aria-labelledby="subscriptions">
-<div class="panel-head"><h2 id="subscriptions">Subscriptions</h2></div>
+<div class="panel-head"><h2 id="subscriptions">${t("manage.subscriptions")}</h2></div>
 ${
   overview.subscriptions.length === 0
-    ? emptyState("No subscriptions", html`<a href="${view.frame.base}/plans">See the plans</a> to subscribe.`)
+    ? emptyState(s("manage.noSubscriptions"), t("manage.noSubscriptionsText", { link: linkTo(`${view.frame.base}/plans`) }))
     : overview.subscriptions.map((p) => subscriptionPanel(view, p))
 }
 </section>`
@@ -280,21 +293,21 @@ ${
   overview.grants.length === 0
     ? ""
     : html`<section class="panel" aria-labelledby="grants">
-<div class="panel-head"><h2 id="grants">Trials and free access</h2></div>
-<p class="panel-text">Given by ${view.workspaceName} rather than bought: nothing is charged, and nothing renews.</p>
-${overview.grants.map(grantPanel)}
+<div class="panel-head"><h2 id="grants">${t("manage.grants")}</h2></div>
+<p class="panel-text">${t("manage.grantsText", { workspace })}</p>
+${overview.grants.map((g) => grantPanel(view.frame.text, g))}
 </section>`
 }
 <section class="panel" aria-labelledby="licences">
-<div class="panel-head"><h2 id="licences">Licences</h2></div>
-${overview.licences.length === 0 ? emptyState("No licences", "One-time purchases, and seats handed to you, appear here with their keys.") : overview.licences.map((p, i) => licencePanel(view, p, i + 1))}
+<div class="panel-head"><h2 id="licences">${t("manage.licences")}</h2></div>
+${overview.licences.length === 0 ? emptyState(s("manage.noLicences"), t("manage.noLicencesText")) : overview.licences.map((p, i) => licencePanel(view, p, i + 1))}
 </section>
 ${
   teams.length === 0
     ? ""
     : html`<section class="panel" aria-labelledby="seats">
-<div class="panel-head"><h2 id="seats">Team seats</h2></div>
-<p class="panel-text">Each seat gives its holder ${view.toolName} under their own address; they sign in with it. Taking a seat back frees it for someone else.</p>
+<div class="panel-head"><h2 id="seats">${t("manage.seats")}</h2></div>
+<p class="panel-text">${t("manage.seatsText", { tool })}</p>
 ${teams.map((p) => teamPanel(view, p))}
 </section>`
 }
@@ -306,19 +319,19 @@ ${devicesPanel(view)}`,
 /** Cancelling at the period's end: what happens, asked once more (reversible until then, so no code). */
 export function confirmCancelView(view: { frame: CustomerFrame; csrf: string; subscription: ManagedPurchase; toolName: string }): Html {
   const p = view.subscription;
+  const text = view.frame.text;
+  const { t, s } = text;
   const back = `${view.frame.base}/manage`;
   const until = p.period_end === null ? null : Date.parse(p.period_end);
   return customerPage(
-    "Cancel subscription",
+    s("cancel.title"),
     view.frame,
     html`<section class="card customer-card">
-<h1>Cancel ${title(p)}?</h1>
-<p class="lede">It stops renewing. ${
-      until === null ? "" : html`You keep ${view.toolName} until ${time(until)}, and nothing more is charged.`
-    } You can resume it here until then.</p>
+<h1>${t("cancel.heading", { name: title(text, p) })}</h1>
+<p class="lede">${until === null ? t("cancel.lede") : t("cancel.ledeUntil", { tool: view.toolName, date: text.date(until) })}</p>
 <form method="post" action="${back}/subscriptions/${encodeURIComponent(p.id)}/cancel" class="row">
 ${csrfField(view.csrf)}
-<button class="button danger" type="submit">Cancel at period end</button><a class="button" href="${back}">Keep it</a>
+<button class="button danger" type="submit">${t("cancel.confirm")}</button><a class="button" href="${back}">${t("cancel.keep")}</a>
 </form>
 </section>`,
   );

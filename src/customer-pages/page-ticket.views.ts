@@ -24,29 +24,23 @@ export interface TicketQuestion {
  */
 export function ticketQuestionView(view: TicketQuestion): Html {
   const { ticketEmail, current } = view;
-  const as = ticketEmail === null ? "with the licence key" : `as ${ticketEmail}`;
-  const now =
-    current === null
-      ? html`It is not signed in there now.`
-      : current === "licence"
-        ? html`It is signed in with a licence key there now.`
-        : html`You are signed in as <strong>${current.email}</strong> there now.`;
-  const stay = current === null ? "No, stay signed out" : current === "licence" ? "No, stay with the licence key" : `No, stay as ${current.email}`;
+  const { t, s } = view.frame.text;
+  const names = { workspace: view.workspaceName, tool: view.toolName };
+  const now = current === null ? t("ticket.nowSignedOut") : current === "licence" ? t("ticket.nowKey") : t("ticket.now", { email: current.email });
+  const stay = current === null ? t("ticket.staySignedOut") : current === "licence" ? t("ticket.stayKey") : t("ticket.stay", { email: current.email });
   return customerPage(
-    ticketEmail === null ? "Continue with the licence key?" : "Continue?",
+    ticketEmail === null ? s("ticket.titleKey") : s("ticket.title"),
     view.frame,
     html`<section class="card customer-card">
-<h1>${ticketEmail === null ? "Continue with the licence key?" : html`Continue as ${ticketEmail}?`}</h1>
-<p class="lede">${
-      ticketEmail === null
-        ? html`This link signs this browser in on ${view.workspaceName}'s pages with a licence key of ${view.toolName}: you would see that licence and its devices.`
-        : html`This link signs this browser in as <strong>${ticketEmail}</strong> on ${view.workspaceName}'s pages.`
-    } ${now}</p>
-<p>Continue only if you opened this page from the ${view.toolName} extension yourself. Whoever is signed in here buys plans and starts trials for that account.</p>
+<h1>${ticketEmail === null ? t("ticket.titleKey") : t("ticket.heading", { email: ticketEmail })}</h1>
+<p class="lede">${ticketEmail === null ? t("ticket.ledeKey", names) : t("ticket.lede", { ...names, email: ticketEmail })} ${now}</p>
+<p>${t("ticket.warning", names)}</p>
 <form method="post" action="${view.frame.base}/ticket" class="stack">
 ${csrfField(view.csrf)}
 <input type="hidden" name="return" value="${view.back}">
-<button class="button primary wide" type="submit" name="answer" value="continue">Continue ${as}</button>
+<button class="button primary wide" type="submit" name="answer" value="continue">${
+      ticketEmail === null ? t("ticket.continueKey") : t("ticket.continue", { email: ticketEmail })
+    }</button>
 <button class="button wide" type="submit" name="answer" value="stay">${stay}</button>
 </form>
 </section>`,

@@ -6,10 +6,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { fieldError, sendPage } from "../dashboard/shared/page.js";
 import { allowFormTargets, csrfTokenFor, formField, PageRefusal } from "../dashboard/shared/security.js";
+import { stripeLocaleOf } from "../i18n/locales.js";
 import type { Services } from "../services.js";
 import { checkoutOutcome, startCheckout } from "../stripe/checkout.service.js";
 import { registerBrandingAssets } from "./branding.routes.js";
-import { customerFrame, customerOf, ensureBrowserSecret, PAGE_PATH, pagePath, pageScopeOf } from "./customer-session.js";
+import { customerFrame, customerOf, ensureBrowserSecret, PAGE_PATH, pageLocaleOf, pagePath, pageScopeOf, pageTextOf } from "./customer-session.js";
 import { findOffer, listOffers, type OfferChoice } from "./plans.service.js";
 import { plansView, successView } from "./plans.views.js";
 import { registerTrialPage } from "./trial.routes.js";
@@ -40,7 +41,7 @@ export function registerPlanPages(app: FastifyInstance, services: Services): voi
       offers,
       csrf: customer?.csrf ?? csrfTokenFor(ensureBrowserSecret(request, reply)),
       chosen: unknown ? null : extra.chosen,
-      ...(unknown ? { error: `The plan "${extra.chosen?.plan}" is not on sale for ${scope.tool.name}. Choose one of the plans below.` } : {}),
+      ...(unknown ? { error: pageTextOf(request).s("plans.unknownPlan", { plan: extra.chosen?.plan ?? "", tool: scope.tool.name }) } : {}),
       ...(extra.error === undefined ? {} : { error: extra.error }),
     });
   };
@@ -69,6 +70,8 @@ export function registerPlanPages(app: FastifyInstance, services: Services): voi
         // Built on the configured public origin, never on the request's Host.
         successUrl: `${services.config.publicUrl}${base}checkout/success?session_id={CHECKOUT_SESSION_ID}`,
         cancelUrl: `${services.config.publicUrl}${base}plans`,
+        // Stripe Checkout speaks the page's language.
+        locale: stripeLocaleOf(pageLocaleOf(request)),
       });
       return reply.redirect(url, 303);
     } catch (error) {
@@ -82,7 +85,8 @@ export function registerPlanPages(app: FastifyInstance, services: Services): voi
     const scope = pageScopeOf(request);
     const sessionId = queryOf(request).session_id;
     if (typeof sessionId !== "string" || !CHECKOUT_SESSION.test(sessionId)) {
-      throw new PageRefusal(400, "Checkout not recognised", "This address does not name a checkout. Open the plans again, or see your purchases under Manage.");
+      const text = pageTextOf(request);
+      throw new PageRefusal(400, text.s("plans.checkoutUnknown"), text.s("plans.checkoutUnknownText"));
     }
     const outcome = await checkoutOutcome(services, { workspace: scope.workspace, env: scope.env, tool: scope.tool, checkoutSession: sessionId });
     const self = `${pagePath(scope, "checkout/success")}?session_id=${encodeURIComponent(sessionId)}`;

@@ -243,6 +243,12 @@ for (const dialect of DIALECTS) {
       assert.equal(form["metadata[warden_tool]"], undefined);
       assert.equal(form["line_items[0][price_data][product_data][name]"], "Suite (Suite for life)");
       assert.equal(form["line_items[0][price_data][unit_amount]"], "9900");
+
+      // Stripe Checkout speaks the page's language: English by default, Stripe's `zh` for Simplified Chinese.
+      assert.equal(call?.form.locale, "en");
+      await browser.get(`${base}/plans?lang=zh-CN`);
+      assert.equal((await browser.post(`${base}/plans`, { plan: "lifetime" })).statusCode, 303);
+      assert.equal(stripeApi.calls[2]?.form.locale, "zh");
     });
 
     test("signed in, the purchase names the person; the success page says it is being confirmed, then what was bought", async () => {

@@ -4,7 +4,6 @@
 // sent back to the extension with a one-time code in the redirect's fragment, which the
 // extension exchanges for its device session (POST …/sign-in/exchange, client API).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { formatTime } from "../dashboard/shared/layout.js";
 import { sendPage, setRetryAfter } from "../dashboard/shared/page.js";
 import { allowFormTargets, csrfTokenFor, formField, PageRefusal } from "../dashboard/shared/security.js";
 import { ApiError } from "../errors/errors.js";
@@ -16,14 +15,17 @@ import {
   customerOf,
   ensureBrowserSecret,
   PAGE_PATH,
+  pageLocaleOf,
   pagePath,
   pageScopeOf,
+  pageTextOf,
   safeReturn,
   setSessionCookie,
   signedInCustomer,
 } from "./customer-session.js";
 import { findPendingPageSignIn, type PageScope, requestPageSignInCode, verifyPageSignInCode } from "./customer-session.service.js";
 import { issueHandOffCode } from "./hand-off.service.js";
+import type { PageText } from "./layout.js";
 import { type Carried, codeView, continueView, type HandOffView, signInView } from "./sign-in.views.js";
 
 /** An extension's request to be handed the session, as its redirect_uri, state and PKCE challenge. */
@@ -50,26 +52,22 @@ const EXTENSION_REDIRECTS = [
 const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 const STATE = /^[\x21-\x7e]{1,512}$/;
 
-const badHandOff = (what: string) =>
-  new PageRefusal(
-    400,
-    "Sign-in link not valid",
-    `The extension opened this page with ${what}. Open the sign-in again from the extension; if it keeps failing, tell its vendor.`,
-  );
+const badHandOff = (text: PageText, what: "signIn.badRedirect" | "signIn.badState" | "signIn.badChallenge") =>
+  new PageRefusal(400, text.s("signIn.badLink"), text.s(what));
 
 /** The hand-off request of a page's query or form, null when there is none; a malformed one is refused, never followed. */
-function handOffOf(fields: Record<string, unknown>): HandOff | null {
+function handOffOf(text: PageText, fields: Record<string, unknown>): HandOff | null {
   const field = (name: string) => (typeof fields[name] === "string" ? (fields[name] as string) : undefined);
   const redirectUri = field("redirect_uri");
   if (redirectUri === undefined) return null;
   if (redirectUri.length > 2048 || redirectUri.includes("#") || !EXTENSION_REDIRECTS.some((pattern) => pattern.test(redirectUri))) {
-    throw badHandOff("a redirect address that is not an extension's");
+    throw badHandOff(text, "signIn.badRedirect");
   }
   const state = field("state");
-  if (state === undefined || !STATE.test(state)) throw badHandOff("a missing or malformed state");
+  if (state === undefined || !STATE.test(state)) throw badHandOff(text, "signIn.badState");
   const codeChallenge = field("code_challenge");
   if (codeChallenge === undefined || !CODE_CHALLENGE.test(codeChallenge) || field("code_challenge_method") !== "S256") {
-    throw badHandOff("a missing or malformed code_challenge (S256)");
+    throw badHandOff(text, "signIn.badChallenge");
   }
   const url = new URL(redirectUri);
   return { redirectUri, origin: `${url.protocol}//${url.host}`, state, codeChallenge };
@@ -107,26 +105,37 @@ async function finishSignIn(services: Services, reply: FastifyReply, scope: Page
  * A refusal of what was typed, shown on the form with its status: the use case's own
  * words (400), or until when a limit holds (429, with `Retry-After` as the API's).
  */
-function typedError(services: Services, reply: FastifyReply, error: unknown): { status: 400 | 429; message: string } | null {
+function typedError(services: Services, text: PageText, reply: FastifyReply, error: unknown): { status: 400 | 429; message: string } | null {
   if (!(error instanceof ApiError)) return null;
-  if (error.code === "invalid_parameter") return { status: 400, message: error.message };
+  if (error.code === "invalid_parameter") return { status: 400, message: codeRefusalWords(text, error) };
   if (error.code !== "rate_limited" || !error.rateLimit) return null;
   setRetryAfter(reply, error.rateLimit.resetAt, services.clock.now());
-  const until = formatTime(error.rateLimit.resetAt);
+  const until = text.messages.dateTime(error.rateLimit.resetAt);
   // Past the ceiling of wrong codes no code works, however new: asking again would not help.
   if (error.limit === "customer-code-failures") {
-    return {
-      status: 429,
-      message: `Too many wrong sign-in codes for this address in a day (${CODE_FAILURES_PER_DAY}): codes for it work again after ${until}.`,
-    };
+    return { status: 429, message: text.s("signIn.tooManyFailures", { limit: CODE_FAILURES_PER_DAY, until }) };
   }
-  return { status: 429, message: `Too many codes were asked for: you can ask for a new one after ${until}.` };
+  return { status: 429, message: text.s("signIn.tooManyCodes", { until }) };
+}
+
+/**
+ * The sign-in's refusals of what was typed, in the page's words: the address's shape,
+ * no code waiting, a wrong code (client.service.ts's three, told apart by field and
+ * message). Any other is the use case's own words.
+ */
+function codeRefusalWords(text: PageText, error: ApiError): string {
+  if (error.param === "email") return text.s("signIn.badEmail");
+  if (error.param === "code") return text.s(error.message.startsWith("No code") ? "signIn.noCode" : "signIn.wrongCode");
+  return error.message;
 }
 
 /** Sign-in forms carry a token of the browser's pre-session secret (checked by the plugin); the secret itself is needed here. */
 function browserSecret(request: FastifyRequest): string {
   const secret = browserSecretOf(request);
-  if (secret === null) throw new PageRefusal(403, "Form expired", "This form is out of date. Go back, reload the page and try again.");
+  if (secret === null) {
+    const text = pageTextOf(request);
+    throw new PageRefusal(403, text.s("error.formExpired"), text.s("error.formExpiredText"));
+  }
   return secret;
 }
 
@@ -135,7 +144,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
 
   const pageOf = (request: FastifyRequest, fields: Record<string, unknown>) => {
     const scope = pageScopeOf(request);
-    const handOff = handOffOf(fields);
+    const handOff = handOffOf(pageTextOf(request), fields);
     return { scope, handOff, carried: carriedOf(scope, fields, handOff) };
   };
   const view = (request: FastifyRequest, reply: FastifyReply, scope: PageScope, carried: Carried, handOff: HandOff | null, csrf: string) => {
@@ -160,7 +169,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
       return reply.redirect(carried.return ?? pagePath(scope, "manage"), 303);
     }
     const secret = ensureBrowserSecret(request, reply);
-    const message = query.signed_out !== undefined ? "You are signed out." : undefined;
+    const message = query.signed_out !== undefined ? pageTextOf(request).s("signIn.signedOut") : undefined;
     return sendPage(reply, 200, signInView({ ...view(request, reply, scope, carried, handOff, csrfTokenFor(secret)), ...(message ? { message } : {}) }));
   });
 
@@ -169,9 +178,9 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
     const secret = browserSecret(request);
     const email = formField(request, "email");
     try {
-      await requestPageSignInCode(services, scope, { email, browser: secret, source: request.ip });
+      await requestPageSignInCode(services, scope, { email, browser: secret, source: request.ip, locale: pageLocaleOf(request) });
     } catch (error) {
-      const refusal = typedError(services, reply, error);
+      const refusal = typedError(services, pageTextOf(request), reply, error);
       if (refusal === null) throw error;
       return sendPage(
         reply,
@@ -197,7 +206,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
     try {
       signedIn = await verifyPageSignInCode(services, scope, { browser: secret, code: formField(request, "code") });
     } catch (error) {
-      const refusal = typedError(services, reply, error);
+      const refusal = typedError(services, pageTextOf(request), reply, error);
       if (refusal === null) throw error;
       const pending = await findPendingPageSignIn(services, scope, secret);
       const page = view(request, reply, scope, carried, handOff, csrfTokenFor(secret));

@@ -1,5 +1,5 @@
 import { type Html, html } from "../dashboard/shared/html.js";
-import { csrfField, fieldErrorAttributes, fieldErrorNotice, formatTime, notice } from "../dashboard/shared/layout.js";
+import { csrfField, fieldErrorAttributes, fieldErrorNotice, notice } from "../dashboard/shared/layout.js";
 import { type CustomerFrame, customerPage } from "./layout.js";
 
 /** What a sign-in page carries from step to step: where to go back to, and an extension's hand-off request. */
@@ -23,26 +23,27 @@ interface SignInPage {
 
 function handOffNote(page: SignInPage): Html {
   if (!page.handOff) return html``;
-  return html`<p class="hand-off-note">The <strong>${page.toolName}</strong> extension (id <code class="extension-id">${page.handOff.extension}</code>) asked to sign you in. Once you are signed in, you go back to it: there is nothing to copy.</p>`;
+  return html`<p class="hand-off-note">${page.frame.text.t("signIn.handOff", { tool: page.toolName, extension: page.handOff.extension })}</p>`;
 }
 
 export function signInView(page: SignInPage & { email?: string; error?: string; message?: string }): Html {
   const base = page.frame.base;
+  const { t, s } = page.frame.text;
   return customerPage(
-    "Sign in",
+    s("signIn.title"),
     page.frame,
     html`<section class="card customer-card">
-<h1>Sign in to ${page.toolName}</h1>
-<p class="lede">${page.toolName} is sold by ${page.workspaceName}. Enter your email address: we will send you a 6-digit code. There is no password.</p>
+<h1>${t("signIn.heading", { tool: page.toolName })}</h1>
+<p class="lede">${t("signIn.lede", { tool: page.toolName, workspace: page.workspaceName })}</p>
 ${handOffNote(page)}
 ${page.message ? notice("info", page.message) : ""}
 ${fieldErrorNotice("email", page.error)}
 <form method="post" action="${base}/sign-in" class="stack">
 ${csrfField(page.csrf)}
 ${carriedFields(page.carried)}
-<label for="email">Email address</label>
-<input id="email" name="email" type="email" autocomplete="email" required${fieldErrorAttributes("email", page.error, { autofocus: true })} value="${page.email ?? ""}" placeholder="you@example.com">
-<button class="button primary wide" type="submit">Email me a code</button>
+<label for="email">${t("signIn.email")}</label>
+<input id="email" name="email" type="email" autocomplete="email" required${fieldErrorAttributes("email", page.error, { autofocus: true })} value="${page.email ?? ""}" placeholder="${s("signIn.emailPlaceholder")}">
+<button class="button primary wide" type="submit">${t("signIn.send")}</button>
 </form>
 </section>`,
   );
@@ -50,30 +51,31 @@ ${carriedFields(page.carried)}
 
 export function codeView(page: SignInPage & { email: string; expiresAt: number; error?: string }): Html {
   const base = page.frame.base;
+  const { t, s, date } = page.frame.text;
   const again = new URLSearchParams(page.carried).toString();
   return customerPage(
-    "Enter your code",
+    s("signIn.codeTitle"),
     page.frame,
     html`<section class="card customer-card">
-<h1>Check your inbox</h1>
-<p class="lede">We sent a 6-digit code to <strong>${page.email}</strong>. It works once, in this browser, until ${formatTime(page.expiresAt)}.</p>
+<h1>${t("signIn.codeHeading")}</h1>
+<p class="lede">${t("signIn.codeLede", { email: page.email, until: date(page.expiresAt) })}</p>
 ${handOffNote(page)}
 ${fieldErrorNotice("code", page.error)}
 <form method="post" action="${base}/sign-in/code" class="stack">
 ${csrfField(page.csrf)}
 ${carriedFields(page.carried)}
-<label for="code">Sign-in code</label>
+<label for="code">${t("signIn.code")}</label>
 <input id="code" name="code" class="code-input" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required${fieldErrorAttributes("code", page.error, { autofocus: true })} placeholder="123456">
-<button class="button primary wide" type="submit">Sign in</button>
+<button class="button primary wide" type="submit">${t("signIn.submit")}</button>
 </form>
 <div class="card-actions">
 <form method="post" action="${base}/sign-in">
 ${csrfField(page.csrf)}
 ${carriedFields(page.carried)}
 <input type="hidden" name="email" value="${page.email}">
-<button class="link-button" type="submit">Send a new code</button>
+<button class="link-button" type="submit">${t("signIn.resend")}</button>
 </form>
-<a href="${base}/sign-in${again ? `?${again}` : ""}">Use another address</a>
+<a href="${base}/sign-in${again ? `?${again}` : ""}">${t("signIn.otherAddress")}</a>
 </div>
 </section>`,
   );
@@ -82,20 +84,21 @@ ${carriedFields(page.carried)}
 /** Signed in already, and an extension asks for the session: the person confirms, seeing which extension asks. */
 export function continueView(page: SignInPage & { email: string }): Html {
   const base = page.frame.base;
+  const { t, s } = page.frame.text;
   const again = new URLSearchParams({ ...page.carried, other: "1" }).toString();
   return customerPage(
-    "Sign in",
+    s("signIn.title"),
     page.frame,
     html`<section class="card customer-card">
-<h1>Sign in to ${page.toolName}</h1>
+<h1>${t("signIn.heading", { tool: page.toolName })}</h1>
 ${handOffNote(page)}
-<p class="lede">You are signed in as <strong>${page.email}</strong> on ${page.workspaceName}'s pages.</p>
+<p class="lede">${t("signIn.continueLede", { email: page.email, workspace: page.workspaceName })}</p>
 <form method="post" action="${base}/sign-in/continue" class="stack">
 ${csrfField(page.csrf)}
 ${carriedFields(page.carried)}
-<button class="button primary wide" type="submit">Continue as ${page.email}</button>
+<button class="button primary wide" type="submit">${t("signIn.continue", { email: page.email })}</button>
 </form>
-<div class="card-actions"><a href="${base}/sign-in?${again}">Use another address</a></div>
+<div class="card-actions"><a href="${base}/sign-in?${again}">${t("signIn.otherAddress")}</a></div>
 </section>`,
   );
 }

@@ -1,6 +1,6 @@
 import type { TrialStatus } from "../client/trial.service.js";
 import { type Html, html } from "../dashboard/shared/html.js";
-import { csrfField, formatTime, notice } from "../dashboard/shared/layout.js";
+import { csrfField, notice } from "../dashboard/shared/layout.js";
 import { type CustomerFrame, customerPage } from "./layout.js";
 
 export interface TrialPage {
@@ -16,44 +16,43 @@ export interface TrialPage {
   error?: string;
 }
 
-const when = (ms: number) => html`<time datetime="${new Date(ms).toISOString()}">${formatTime(ms)}</time>`;
-const days = (n: number) => `${n} ${n === 1 ? "day" : "days"}`;
-
 export function trialView(page: TrialPage): Html {
-  const { frame, status, toolName } = page;
+  const { frame, status, toolName: tool } = page;
+  const { t, s, date } = frame.text;
   const base = frame.base;
+  const plans = html`<p><a class="button primary" href="${base}/plans">${t("error.seePlans")}</a></p>`;
   let body: Html;
   if (status.trialDays === 0 && !status.trial) {
-    body = html`<h1>No trial of ${toolName}</h1>
-<p class="lede">${toolName} offers no free trial. See the plans to choose one.</p>
-<p><a class="button primary" href="${base}/plans">See the plans</a></p>`;
+    body = html`<h1>${t("trial.noneHeading", { tool })}</h1>
+<p class="lede">${t("trial.noneLede", { tool })}</p>
+${plans}`;
   } else if (status.trial?.live) {
-    body = html`<h1>Your trial of ${toolName}</h1>
-${page.started ? notice("success", `Your trial has started: ${toolName} is unlocked. The extension picks it up within seconds.`) : ""}
-${page.running && !page.started ? notice("info", html`Your trial is already running, until ${when(status.trial.endsAt)}: a trial is started once.`) : ""}
-<p class="lede">Your trial runs until <strong>${when(status.trial.endsAt)}</strong>.</p>
-<p>To keep ${toolName} after that, choose a plan before it ends.</p>
-<p><a class="button primary" href="${base}/plans">See the plans</a></p>`;
+    body = html`<h1>${t("trial.heading", { tool })}</h1>
+${page.started ? notice("success", t("trial.started", { tool })) : ""}
+${page.running && !page.started ? notice("info", t("trial.running", { date: date(status.trial.endsAt) })) : ""}
+<p class="lede">${t("trial.until", { date: date(status.trial.endsAt) })}</p>
+<p>${t("trial.keep", { tool })}</p>
+${plans}`;
   } else if (status.trial) {
-    body = html`<h1>Your trial has ended</h1>
-<p class="lede">Your trial of ${toolName} ended on ${when(status.trial.endsAt)}. A trial is given once per person.</p>
-<p><a class="button primary" href="${base}/plans">See the plans</a></p>`;
+    body = html`<h1>${t("trial.endedHeading")}</h1>
+<p class="lede">${t("trial.endedLede", { tool, date: date(status.trial.endsAt) })}</p>
+${plans}`;
   } else if (frame.customer === null) {
-    body = html`<h1>Try ${toolName} free</h1>
-<p class="lede">${toolName} is free for ${days(status.trialDays)}, once per person, with no card. Sign in with your email address to start it.</p>
-<p><a class="button primary" href="${base}/sign-in?return=${encodeURIComponent(`${base}/trial`)}">Sign in to start the trial</a></p>`;
+    body = html`<h1>${t("trial.tryHeading", { tool })}</h1>
+<p class="lede">${t("trial.signedOutLede", { tool, days: status.trialDays })}</p>
+<p><a class="button primary" href="${base}/sign-in?return=${encodeURIComponent(`${base}/trial`)}">${t("trial.signInToStart")}</a></p>`;
   } else if (page.keyOnly) {
-    body = html`<h1>Try ${toolName} free</h1>
-<p class="lede">You are signed in with a licence key, which names no person. A trial is given once per person: sign out, then sign in with your email address to start it.</p>`;
+    body = html`<h1>${t("trial.tryHeading", { tool })}</h1>
+<p class="lede">${t("trial.keyLede")}</p>`;
   } else {
-    body = html`<h1>Try ${toolName} free</h1>
+    body = html`<h1>${t("trial.tryHeading", { tool })}</h1>
 ${page.error ? notice("error", page.error) : ""}
-<p class="lede">${toolName} is free for ${days(status.trialDays)} from now, once per person, with no card. Nothing renews on its own.</p>
+<p class="lede">${t("trial.lede", { tool, days: status.trialDays })}</p>
 <form method="post" action="${base}/trial">
 ${csrfField(frame.customer.csrf)}
-<button class="button primary wide" type="submit">Start my ${status.trialDays}-day trial</button>
+<button class="button primary wide" type="submit">${t("trial.start", { days: status.trialDays })}</button>
 </form>
-<p class="hint">For ${frame.customer.email ?? "your address"}.</p>`;
+<p class="hint">${frame.customer.email ? t("trial.for", { email: frame.customer.email }) : t("trial.forYourAddress")}</p>`;
   }
-  return customerPage(`${toolName} trial`, frame, html`<section class="card customer-card">${body}</section>`);
+  return customerPage(s("trial.title", { tool }), frame, html`<section class="card customer-card">${body}</section>`);
 }

@@ -46,6 +46,8 @@ export interface CheckoutRequest {
   buyer: CheckoutBuyer | null;
   successUrl: string;
   cancelUrl?: string;
+  /** Stripe Checkout's language (one of Stripe's locales, or `auto`): the hosted page's; Stripe's own choice when none is given. */
+  locale?: string;
 }
 
 /** The extension's buy button (`POST /api/client/v1/tools/{tool}/checkout`): a tool's plan, the environment said by `livemode`. */
@@ -128,6 +130,7 @@ export async function startCheckout(services: Services, request: CheckoutRequest
     success_url: request.successUrl,
     ...(request.cancelUrl === undefined ? {} : { cancel_url: request.cancelUrl }),
     ...(email === undefined ? {} : { customer_email: email }),
+    ...(request.locale === undefined ? {} : { locale: request.locale as Stripe.Checkout.SessionCreateParams.Locale }),
     metadata,
     // The subscription and the payment carry the metadata too: their own events name no session.
     ...(subscription ? { subscription_data: { metadata } } : { payment_intent_data: { metadata } }),

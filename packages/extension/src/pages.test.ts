@@ -207,6 +207,24 @@ describe("openPaymentPage, openTrialPage, openManagePage", () => {
     s.warden.timeOut();
   });
 
+  test("the page opens in the browser's language (chrome.i18n.getUILanguage), and without one when there is none or it throws", async () => {
+    const s = setup();
+    await s.make({ i18n: { getUILanguage: () => "de-AT" } }).openPaymentPage({ plan: "lifetime" });
+    assert.deepEqual(pageOf(s.opened[0]).params, { plan: "lifetime", lang: "de-AT" });
+    await s.make({ i18n: null }).openManagePage();
+    assert.deepEqual(pageOf(s.opened[1]).params, {});
+    await s
+      .make({
+        i18n: {
+          getUILanguage: () => {
+            throw new Error("no i18n here");
+          },
+        },
+      })
+      .openTrialPage();
+    assert.deepEqual(pageOf(s.opened[2]).params, {});
+  });
+
   test("signed out: the page opens without a ticket and nothing waits; Trial and Manage open their pages", async () => {
     const s = setup();
     const client = s.make();

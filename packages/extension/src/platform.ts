@@ -54,6 +54,11 @@ export interface Identity {
   launchWebAuthFlow(details: { url: string; interactive: boolean }): Promise<string | undefined>;
 }
 
+/** The part of chrome.i18n / browser.i18n the library uses: the browser's language, for Warden's pages. */
+export interface I18n {
+  getUILanguage(): string;
+}
+
 interface StorageChange {
   [key: string]: unknown;
 }
@@ -73,6 +78,7 @@ interface ExtensionApi {
   runtime?: Runtime & { id?: string };
   tabs?: Tabs;
   identity?: Identity;
+  i18n?: I18n;
 }
 
 /** browser.* where it exists (Firefox, with promises), else chrome.* (Chromium's promise-returning MV3 API). */

@@ -10,6 +10,7 @@ import {
   type Clock,
   defaultStorage,
   extensionApi,
+  type I18n,
   type Identity,
   isContentScript,
   type Runtime,
@@ -53,6 +54,11 @@ export interface WardenOptions {
   identity?: Identity | null;
   /** The extension's own page the sign-in page returns to without chrome.identity (default "warden-signed-in.html"): it calls completeSignIn(). */
   callbackPage?: string;
+  /**
+   * Default: chrome.i18n or browser.i18n: Warden's pages open in the browser's language
+   * (`?lang=` from getUILanguage(); the page speaks English where it has no catalogue). null: the page chooses by the browser's Accept-Language.
+   */
+  i18n?: I18n | null;
   /** Minutes the library waits on Warden for an access change after it opened a page (default 30). */
   pageWatchMinutes?: number;
   /** Whether this runs in a content script, which asks the service worker instead of Warden (default: found from location). */
@@ -264,6 +270,7 @@ export function createWarden(options: WardenOptions): Warden {
   const WATCH_ALARM = `${prefix}:watch`;
   const tabs = options.tabs === undefined ? (api?.tabs ?? null) : options.tabs;
   const identity = options.identity === undefined ? (api?.identity ?? null) : options.identity;
+  const i18n = options.i18n === undefined ? (api?.i18n ?? null) : options.i18n;
   const watchMs = (options.pageWatchMinutes ?? 30) * 60_000;
   const toolPath = `/tools/${encodeURIComponent(options.tool)}`;
   const clientUrl = (path: string) => `${base}/api/client/v1${path}`;
@@ -554,7 +561,12 @@ export function createWarden(options: WardenOptions): Warden {
   }
 
   const pageUrl = (page: string, params: Record<string, string | undefined>) => {
-    const query = new URLSearchParams(Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined));
+    // The browser's language, so the page (and the sign-in mail it sends) speaks it; a getUILanguage that throws opens the page without.
+    let lang: string | undefined;
+    try {
+      lang = i18n?.getUILanguage() || undefined;
+    } catch {}
+    const query = new URLSearchParams(Object.entries({ ...params, lang }).filter((entry): entry is [string, string] => entry[1] !== undefined));
     const path = `/c/${encodeURIComponent(options.workspace)}/${env}/${encodeURIComponent(options.tool)}/${page}`;
     return `${base}${path}${query.size > 0 ? `?${query}` : ""}`;
   };

@@ -6,6 +6,8 @@ for (const button of document.querySelectorAll("button[data-copy]")) {
   const field = document.getElementById(button.dataset.copy ?? "");
   if (!(field instanceof HTMLInputElement)) continue;
   button.hidden = false;
+  // The page's words (a hosted page's are the buyer's language): the button's own, and data-copied's.
+  const label = button.textContent;
   button.addEventListener("click", async () => {
     field.select();
     try {
@@ -14,9 +16,9 @@ for (const button of document.querySelectorAll("button[data-copy]")) {
       // No clipboard API (a plain-http address other than localhost): the browser's own copy of the selection.
       document.execCommand("copy");
     }
-    button.textContent = "Copied";
+    button.textContent = button.dataset.copied ?? "Copied";
     setTimeout(() => {
-      button.textContent = "Copy";
+      button.textContent = label;
     }, 2000);
   });
 }

@@ -79,14 +79,27 @@ export function currentSectionPath(frame: Frame, section: Exclude<Section, Accou
  * The document's start to the end of its head; `site` ends the title (the hosted pages name
  * the workspace); `icon` is Warden's mark unless given, null for none.
  */
-export function head(title: string, options: { copyButtons?: boolean; site?: string; brandStylesheet?: string | null; icon?: string | null } = {}): Html {
+export function head(
+  title: string,
+  options: {
+    copyButtons?: boolean;
+    site?: string;
+    brandStylesheet?: string | null;
+    icon?: string | null;
+    /** The page's language and direction (the hosted pages': the buyer's); English, left to right, unless given. */
+    lang?: string;
+    dir?: "ltr" | "rtl";
+    /** The whole title as given, rather than `title · site` (the hosted pages' is their catalogue's). */
+    fullTitle?: string;
+  } = {},
+): Html {
   const icon = options.icon === undefined ? ICON_PATH : options.icon;
   return html`<!doctype html>
-<html lang="en">
+<html lang="${options.lang ?? "en"}"${options.dir === "rtl" ? html` dir="rtl"` : ""}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · ${options.site ?? "Warden"}</title>
+<title>${options.fullTitle ?? `${title} · ${options.site ?? "Warden"}`}</title>
 ${
   icon === null
     ? ""
@@ -275,9 +288,11 @@ ${new Html(labelTableCells(content.markup))}
  * A value to paste elsewhere: a read-only field anyone can select, and a Copy button that
  * assets/copy.js shows and wires (the page must load it: appPage's `copyButtons`).
  */
-export function copyField(id: string, label: string, value: string): Html {
+export function copyField(id: string, label: string, value: string, words?: { copy: string; copied: string }): Html {
+  // A page in another language names its button's two words (assets/copy.js reads data-copied); the dashboard's are English.
+  const copied = words ? html` data-copied="${words.copied}"` : "";
   return html`<label for="${id}">${label}</label>
-<div class="copy-row"><input id="${id}" class="key-reveal" readonly value="${value}"><button type="button" class="button" data-copy="${id}" hidden>Copy</button></div>`;
+<div class="copy-row"><input id="${id}" class="key-reveal" readonly value="${value}"><button type="button" class="button" data-copy="${id}"${copied} hidden>${words?.copy ?? "Copy"}</button></div>`;
 }
 
 /**

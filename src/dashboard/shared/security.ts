@@ -36,6 +36,8 @@ export class PageRefusal extends Error {
     readonly status: 400 | 403 | 404,
     readonly title: string,
     message: string,
+    /** Which of the shared refusals this is, for a page that says it in its own words (the hosted pages, in the buyer's language). */
+    readonly reason?: "cross-site" | "form-expired",
   ) {
     super(message);
   }
@@ -68,18 +70,23 @@ export function csrfTokenFor(secret: string): string {
 export function refuseCrossSite(request: FastifyRequest): void {
   const site = request.headers["sec-fetch-site"];
   if (site !== undefined && site !== "same-origin") {
-    throw new PageRefusal(403, "Request refused", "This form was sent from another site. Open the dashboard and try again there.");
+    throw new PageRefusal(403, "Request refused", "This form was sent from another site. Open the dashboard and try again there.", "cross-site");
   }
   const origin = request.headers.origin;
   if (origin !== undefined && origin !== `${request.protocol}://${request.host}`) {
-    throw new PageRefusal(403, "Request refused", "This form was sent from another site. Open the dashboard and try again there.");
+    throw new PageRefusal(403, "Request refused", "This form was sent from another site. Open the dashboard and try again there.", "cross-site");
   }
 }
 
 /** Checks the form's token against the secret it must derive from; runs after the body is parsed. */
 export function checkFormToken(request: FastifyRequest, secret: string | null): void {
   if (secret === null || !formTokenMatches(request, secret)) {
-    throw new PageRefusal(403, "Form expired", "This form is out of date or was not sent from the dashboard. Go back, reload the page and try again.");
+    throw new PageRefusal(
+      403,
+      "Form expired",
+      "This form is out of date or was not sent from the dashboard. Go back, reload the page and try again.",
+      "form-expired",
+    );
   }
 }
 

@@ -1,0 +1,104 @@
+// A page's or a mail's words in its locale: ICU MessageFormat messages from the
+// catalogues (FormatJS's intl-messageformat: plurals, numbers), compiled once per
+// language and message and kept (a page renders in the time it took in English only),
+// and dates, counts and money through Intl in the locale's own format. Pure: no I/O.
+import { IntlMessageFormat } from "intl-messageformat";
+import { CATALOGUES, type MessageKey } from "./catalogues/index.js";
+import { directionOf, FORMAT_LOCALE, moneyLocaleOf, type PageLocale, PSEUDO, textLanguageOf } from "./locales.js";
+
+/** What a message is given: its arguments, and rich text's tags as functions of what they enclose. */
+export type MessageValues = Record<string, unknown>;
+
+export interface Messages {
+  locale: PageLocale;
+  /** The locale's `lang` attribute: the language its text is in (English for an RTL language without its catalogue yet). */
+  lang: string;
+  dir: "ltr" | "rtl";
+  /** A message as text (titles, attributes, mails). */
+  text(key: MessageKey, values?: MessageValues): string;
+  /** A message's parts, for rich text: strings, and the values and tags' results as given. */
+  parts(key: MessageKey, values: MessageValues): unknown[];
+  /** `21 Nov 2026, 12:00 UTC`, `21. Nov. 2026, 12:00 UTC`: a moment in the locale's format, always in UTC and saying so. */
+  dateTime(ms: number): string;
+  count(n: number): string;
+  /** An amount in minor units in its currency, in the locale's format (`1.234,56 €` in German); a code Intl does not know is shown as stored. */
+  money(minorUnits: number, currency: string): string;
+}
+
+const cache = new Map<PageLocale, Messages>();
+
+/** The messages of a locale, built once and kept. */
+export function messagesFor(locale: PageLocale): Messages {
+  let messages = cache.get(locale);
+  if (!messages) {
+    messages = build(locale);
+    cache.set(locale, messages);
+  }
+  return messages;
+}
+
+function build(locale: PageLocale): Messages {
+  // A language whose catalogue is not written yet reads English, and says so in `lang`.
+  const language = CATALOGUES[textLanguageOf(locale)] ? textLanguageOf(locale) : "en";
+  const catalogue = CATALOGUES[language] ?? CATALOGUES.en;
+  const formatLocale = FORMAT_LOCALE[locale];
+  const compiled = new Map<MessageKey, IntlMessageFormat>();
+  const compile = (key: MessageKey) => {
+    let format = compiled.get(key);
+    if (!format) {
+      format = new IntlMessageFormat(catalogue[key], formatLocale);
+      compiled.set(key, format);
+    }
+    return format;
+  };
+  const pseudo = locale === PSEUDO;
+  // The pseudo-locale marks what Intl formatted too (⟪…⟫), which is the locale's by construction, not the catalogue's.
+  const formatted = (text: string) => (pseudo ? `⟪${text}⟫` : text);
+  const dates = new Intl.DateTimeFormat(formatLocale, {
+    day: "numeric",
+    month: "short",
+    year: "numeric",
+    hour: "2-digit",
+    minute: "2-digit",
+    hourCycle: "h23",
+    timeZone: "UTC",
+    timeZoneName: "short",
+  });
+  const counts = new Intl.NumberFormat(formatLocale);
+  const currencies = new Map<string, Intl.NumberFormat | null>();
+  const currencyFormat = (currency: string) => {
+    const code = currency.toUpperCase();
+    if (!currencies.has(code)) {
+      let format: Intl.NumberFormat | null = null;
+      try {
+        format = new Intl.NumberFormat(moneyLocaleOf(locale), { style: "currency", currency: code });
+      } catch {}
+      // Only three-letter codes are kept, so a code read from anywhere cannot grow the map.
+      if (!/^[A-Z]{3}$/.test(code)) return format;
+      currencies.set(code, format);
+    }
+    return currencies.get(code) ?? null;
+  };
+  return {
+    locale,
+    lang: language,
+    dir: directionOf(locale),
+    text(key, values) {
+      const out = String(compile(key).format(values as never));
+      return pseudo ? `⟦${out}⟧` : out;
+    },
+    parts(key, values) {
+      const out = compile(key).format(values as never);
+      const list = Array.isArray(out) ? out : [out];
+      return pseudo ? ["⟦", ...list, "⟧"] : list;
+    },
+    dateTime: (ms) => formatted(dates.format(ms)),
+    count: (n) => formatted(counts.format(n)),
+    money(minorUnits, currency) {
+      const format = currencyFormat(currency);
+      if (format === null) return formatted(`${minorUnits} ${currency} (minor units)`);
+      const digits = format.resolvedOptions().maximumFractionDigits ?? 2;
+      return formatted(format.format(minorUnits / 10 ** digits));
+    },
+  };
+}
