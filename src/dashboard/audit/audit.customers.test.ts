@@ -72,9 +72,9 @@ for (const dialect of DIALECTS) {
       await browser.signIn(env.dataDir, ws.ownerEmail);
       const body = (await browser.get(`/dashboard/w/${ws.slug}/test/audit`)).body;
       for (const id of [ours.licence, ours.subscription, ours.grant]) {
-        assert.ok(body.includes(`<td>ada@example.com <code class="id-secondary">${id}</code></td>`), id);
+        assert.ok(body.includes(`<td data-label="On">ada@example.com <code class="id-secondary">${id}</code></td>`), id);
       }
-      assert.ok(body.includes(`<td><code>${theirs.licence}</code></td>`), "another workspace's licence: its id alone");
+      assert.ok(body.includes(`<td data-label="On"><code>${theirs.licence}</code></td>`), "another workspace's licence: its id alone");
       assert.ok(!body.includes("eve@example.com"));
     });
   });

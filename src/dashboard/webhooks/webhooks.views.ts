@@ -283,7 +283,7 @@ export function eventCell(frame: Frame, id: string, summary: EventSummary | unde
   if (summary === undefined) return eventName(frame, id, undefined);
   const money = summary.amountCents === null || summary.currency === null ? null : formatMoney(summary.amountCents, summary.currency);
   const gist = [summary.email, money].filter((part): part is string => part !== null).join(" · ");
-  return html`<a href="${eventPath(frame, id)}"><code>${summary.type}</code></a>${gist === "" ? "" : html`<span class="event-gist">${gist}</span>`}${secondaryId(id)}`;
+  return html`<a href="${eventPath(frame, id)}"><code>${dottedName(summary.type)}</code></a>${gist === "" ? "" : html`<span class="event-gist">${gist}</span>`}${secondaryId(id)}`;
 }
 
 /** An endpoint deleted since: it has no page, and its URL is not listed any more; its id stays for support. */
