@@ -7,6 +7,11 @@ import type { Db } from "../db/database.js";
 import type { LimitsService } from "../limits/limits.service.js";
 import { authVersionTicket, readAuthVersion, trustAuthVersion } from "./key.store.js";
 
+// How long a read is trusted from its start: two turns of the watch (one a second). A
+// watch that falls behind (a database slower than that) stops the trust: each request
+// then reads the version again, so a change is never missed for longer than this.
+const TRUSTED_MS = 2_000;
+
 /**
  * One turn of a serving process's key watch (run by the access watch, once a second):
  * reads the auth_version and the source addresses blocked for wrong keys, so that keys
@@ -15,7 +20,8 @@ import { authVersionTicket, readAuthVersion, trustAuthVersion } from "./key.stor
  */
 export async function watchKeys(db: Db, limits: LimitsService, clock: Clock): Promise<void> {
   const ticket = authVersionTicket(db);
-  const [version, blocked] = await Promise.all([readAuthVersion(db), limits.readBlockedSources(db, clock.now())]);
+  const startedAt = clock.now();
+  const [version, blocked] = await Promise.all([readAuthVersion(db), limits.readBlockedSources(db, startedAt)]);
   limits.noteBlockedSources(blocked, clock.now());
-  trustAuthVersion(db, version, ticket);
+  trustAuthVersion(db, version, ticket, startedAt + TRUSTED_MS);
 }

@@ -175,19 +175,32 @@ for (const dialect of DIALECTS) {
       const limits = new LimitsService(LIMITS, dialect);
       const seeded = await seedKey(other, clock);
       const query = { hash: seeded.hash, sourceScope: `wrong-keys:${unique("src")}` };
-      await findKeyWithOwners(server.db, query);
+      await findKeyWithOwners(server.db, query, clock.now());
       await watchKeys(server.db, limits, clock);
 
       statements.length = 0;
-      const remembered = await findKeyWithOwners(server.db, query);
+      const remembered = await findKeyWithOwners(server.db, query, clock.now());
       assert.equal(remembered.key?.id, seeded.keyId);
       assert.equal(remembered.source, undefined, "the source's counter is not read either");
       assert.deepEqual(statements, [], "no statement at all");
 
-      await revokeKey(other.db, clock, { id: seeded.keyId });
-      assert.equal((await findKeyWithOwners(server.db, query)).key?.revokedAt, null, "until the watch reads again, the key is as it was");
+      clock.advance(1_999);
+      statements.length = 0;
+      await findKeyWithOwners(server.db, query, clock.now());
+      assert.deepEqual(statements, [], "trusted for two seconds from the watch's read");
+      clock.advance(1);
+      await findKeyWithOwners(server.db, query, clock.now());
+      assert.deepEqual(statements.map(joinsKeys), [false], "a watch that fell behind is not trusted: the version is read");
       await watchKeys(server.db, limits, clock);
-      assert.equal((await findKeyWithOwners(server.db, query)).key?.revokedAt, clock.now(), "the watch read the new version: the key is read again");
+
+      await revokeKey(other.db, clock, { id: seeded.keyId });
+      assert.equal((await findKeyWithOwners(server.db, query, clock.now())).key?.revokedAt, null, "until the watch reads again, the key is as it was");
+      await watchKeys(server.db, limits, clock);
+      assert.equal(
+        (await findKeyWithOwners(server.db, query, clock.now())).key?.revokedAt,
+        clock.now(),
+        "the watch read the new version: the key is read again",
+      );
       forgetAuthVersion(server.db);
     });
 
@@ -197,19 +210,19 @@ for (const dialect of DIALECTS) {
       const limits = new LimitsService(LIMITS, dialect);
       const seeded = await seedKey(other, clock);
       const query = { hash: seeded.hash, sourceScope: `wrong-keys:${unique("src")}` };
-      await findKeyWithOwners(server.db, query);
+      await findKeyWithOwners(server.db, query, clock.now());
       await watchKeys(server.db, limits, clock);
       forgetAuthVersion(server.db);
       statements.length = 0;
-      await findKeyWithOwners(server.db, query);
+      await findKeyWithOwners(server.db, query, clock.now());
       assert.deepEqual(statements.map(joinsKeys), [false], "the version and the source's counter are read");
 
       const ticket = authVersionTicket(server.db);
       forgetAuthVersion(server.db);
       const version = Number((await sql<{ version: number }>`select version from auth_version where id = 1`.execute(server.db)).rows[0]?.version);
-      trustAuthVersion(server.db, version, ticket);
+      trustAuthVersion(server.db, version, ticket, clock.now() + 2_000);
       statements.length = 0;
-      await findKeyWithOwners(server.db, query);
+      await findKeyWithOwners(server.db, query, clock.now());
       assert.equal(statements.length, 1, "the read that began before the forgetting was not trusted");
     });
 
@@ -220,9 +233,10 @@ for (const dialect of DIALECTS) {
       const otherLimits = new LimitsService(LIMITS, dialect);
       const source = unique("203.0.113.");
       const blockedTill = Math.floor(clock.now() / 60_000) * 60_000 + 60_000;
-      limits.assertSourceKnownNotBlocked(source, clock.now());
+      assert.equal(limits.knowsBlockedSources, false, "before the watch's first read, each request reads its address's count");
       for (let i = 0; i < 29; i++) assert.equal(await otherLimits.countWrongKey(other.db, source, clock.now()), null);
       await watchKeys(server.db, limits, clock);
+      assert.equal(limits.knowsBlockedSources, true);
       limits.assertSourceKnownNotBlocked(source, clock.now());
       assert.equal(await otherLimits.countWrongKey(other.db, source, clock.now()), null, "the 30th wrong key is answered 401");
       await watchKeys(server.db, limits, clock);

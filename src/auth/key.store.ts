@@ -226,7 +226,7 @@ const rememberedKeys = new WeakMap<Executor, Map<string, RememberedKey>>();
 // per database; absent while no watch reads it (commands, tests without a server), after a
 // read failed, and after this process revoked a key. A forgetting counts as a generation:
 // a watch's read begun before it is not trusted (it may predate the revocation).
-const watchedVersions = new WeakMap<Executor, number>();
+const watchedVersions = new WeakMap<Executor, { version: number; until: number }>();
 const forgettings = new WeakMap<Executor, number>();
 
 /** The auth_version now, read by a serving process's watch. */
@@ -240,9 +240,13 @@ export function authVersionTicket(ex: Executor): number {
   return forgettings.get(ex) ?? 0;
 }
 
-/** What the watch read: remembered keys of this version are answered without asking the database until the next read. */
-export function trustAuthVersion(ex: Executor, version: number, ticket: number): void {
-  if (authVersionTicket(ex) === ticket) watchedVersions.set(ex, version);
+/**
+ * What the watch read: remembered keys of this version are answered without asking the
+ * database until `until` (the read's start plus a little over a turn), so a watch that
+ * falls behind (a slow database) stops the trust rather than stretching it.
+ */
+export function trustAuthVersion(ex: Executor, version: number, ticket: number, until: number): void {
+  if (authVersionTicket(ex) === ticket) watchedVersions.set(ex, { version, until });
 }
 
 /** Every request reads its key's version again, until the watch's next read. */
@@ -255,7 +259,7 @@ export function forgetAuthVersion(ex: Executor): void {
  * The key with this hash and its workspace's owners, with the counter `sourceScope`. A
  * key found once is remembered with the auth_version it was read at: every write to keys,
  * workspaces and owners raises that version by trigger (migration 008), from any process.
- * While a serving process's watch last read that same version (`trustAuthVersion`), the
+ * While a serving process's watch last read that same version, less than two seconds before `now` (`trustAuthVersion`), the
  * remembered key is answered from memory with `source` undefined (not read: the caller
  * checks the address's block from what the watch read); a revocation or a suspension
  * written anywhere is then refused once the watch reads the new version, within a second.
@@ -263,7 +267,7 @@ export function forgetAuthVersion(ex: Executor): void {
  * statement (shared by concurrent requests on PostgreSQL) instead of the four-table join.
  * Inside a transaction the whole lookup is read, as it must see that transaction's writes.
  */
-export async function findKeyWithOwners(ex: Executor, query: KeyQuery): Promise<KeyLookup | (Omit<KeyLookup, "source"> & { source: undefined })> {
+export async function findKeyWithOwners(ex: Executor, query: KeyQuery, now?: number): Promise<KeyLookup | (Omit<KeyLookup, "source"> & { source: undefined })> {
   if (ex.isTransaction) return readKeyWithOwners(ex, query);
   let remembered = rememberedKeys.get(ex);
   if (!remembered) {
@@ -272,7 +276,10 @@ export async function findKeyWithOwners(ex: Executor, query: KeyQuery): Promise<
   }
   const known = remembered.get(query.hash);
   if (known) {
-    if (known.version === watchedVersions.get(ex)) return { key: known.key, owners: known.owners, source: undefined };
+    const watched = watchedVersions.get(ex);
+    if (watched !== undefined && now !== undefined && now < watched.until && known.version === watched.version) {
+      return { key: known.key, owners: known.owners, source: undefined };
+    }
     const { version, source } = await readVersionAndSource(ex, query.sourceScope);
     if (version === known.version) return { key: known.key, owners: known.owners, source };
     remembered.delete(query.hash);

@@ -213,17 +213,18 @@ export async function readStoredCounters(ex: Executor, scopes: readonly string[]
 }
 
 /**
- * The counters whose scope starts with `prefix` (and a colon) that reached `atLeast` in a
- * window still open: a range of the primary key, so it reads only that kind of counter.
+ * The wrong-key counters (`wrong-keys:<address>`) that reached `atLeast` in a minute still
+ * open, at most `limit` of them, by the partial index of migration 048 (its predicate is
+ * the literal below, so the planner sees the query implies it on both engines).
  */
-export async function readCountersReaching(ex: Executor, prefix: string, atLeast: number, now: number): Promise<Map<string, CounterState>> {
+export async function readWrongKeyCountersReaching(ex: Executor, atLeast: number, now: number, limit: number): Promise<Map<string, CounterState>> {
   const rows = await ex
     .selectFrom("counters")
     .select(["scope", "count", "window_end"])
-    .where("scope", ">=", `${prefix}:`)
-    .where("scope", "<", `${prefix};`)
-    .where("count", ">=", atLeast)
+    .where(sql<boolean>`scope like 'wrong-keys:%'`)
     .where("window_end", ">", now)
+    .where("count", ">=", atLeast)
+    .limit(limit)
     .execute();
   return new Map(rows.map((row) => [row.scope, { count: Number(row.count), windowEnd: Number(row.window_end) }]));
 }

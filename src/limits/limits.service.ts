@@ -12,8 +12,8 @@ import {
   type CounterState,
   deleteCounter,
   readCounter,
-  readCountersReaching,
   readStoredCounters,
+  readWrongKeyCountersReaching,
   setCounterWindow,
 } from "./counter.store.js";
 import { HeldCounts } from "./held-counts.js";
@@ -22,6 +22,8 @@ import { IDLE_MS, type LeaseFigures, QuotaLeases } from "./quota-leases.js";
 const HOUR_MS = 3_600_000;
 // The kind of counter of wrong keys per source address: `wrong-keys:<address>`.
 const WRONG_KEYS = "wrong-keys";
+// Blocked addresses the key watch reads at most each second; beyond, requests read their own.
+const BLOCKS_READ = 1_000;
 
 /** NIST SP 800-63B (5.2.2): at most 100 consecutive failed attempts on one account. */
 export const CODE_FAILURES_PER_DAY = 100;
@@ -102,6 +104,10 @@ export class LimitsService {
    * that a request whose key is answered from memory checks its address without a read.
    */
   private readonly blockedSources = new Map<string, number>();
+  /** The addresses of `blockedSources` this process blocked itself (kept when the watch's read does not list them yet). */
+  private readonly ownBlocks = new Set<string>();
+  /** Whether the watch's last read listed every blocked address (false before it reads, or when there were too many). */
+  private blockedListed = false;
 
   /** With a clock, blocks left idle go back every IDLE_MS (quota-leases.ts); without, only at `close`. */
   constructor(
@@ -240,25 +246,38 @@ export class LimitsService {
   }
 
   /**
-   * The same from memory, for a request whose key was answered without a read: the
-   * addresses this process blocked, those the watch last read, and what is held.
+   * Whether a request whose key was answered without a read may check its address from
+   * memory (`assertSourceKnownNotBlocked`): the watch's last read listed every blocked
+   * address, and no count is held in memory (a full disk), which only the database's
+   * count plus the held one can decide. Otherwise the address's counter is read.
    */
+  get knowsBlockedSources(): boolean {
+    return this.blockedListed && this.held.size === 0;
+  }
+
+  /** The same from memory: the addresses this process blocked and those the watch last read. */
   assertSourceKnownNotBlocked(source: string, now: number): void {
     const until = this.blockedSources.get(source);
     if (until !== undefined && until > now) throw this.wrongKeysRefusal(until);
-    this.assertSourceCountNotBlocked(source, null, now);
   }
 
-  /** The addresses over their wrong-key limit now, as stored by every process (read by the serving process's watch, once a second). */
-  async readBlockedSources(ex: Executor, now: number): Promise<Map<string, number>> {
-    const counters = await readCountersReaching(ex, WRONG_KEYS, this.limits.wrongKeysPerMin, now);
+  /**
+   * The addresses over their wrong-key limit now, as stored by every process (read by the
+   * serving process's watch, once a second); null when there are more than it reads at
+   * once (an attack from many addresses): each request then reads its own address's count.
+   */
+  async readBlockedSources(ex: Executor, now: number): Promise<Map<string, number> | null> {
+    const counters = await readWrongKeyCountersReaching(ex, this.limits.wrongKeysPerMin, now, BLOCKS_READ + 1);
+    if (counters.size > BLOCKS_READ) return null;
     return new Map([...counters].map(([scope, state]) => [scope.slice(WRONG_KEYS.length + 1), state.windowEnd]));
   }
 
-  /** What the watch read replaces what it read before; blocks whose minute ended are forgotten. */
-  noteBlockedSources(blocked: ReadonlyMap<string, number>, now: number): void {
-    for (const [source, until] of this.blockedSources) if (until <= now) this.blockedSources.delete(source);
-    for (const [source, until] of blocked) this.blockedSources.set(source, Math.max(until, this.blockedSources.get(source) ?? 0));
+  /** What the watch read replaces what it read before (this process's own blocks stay until their minute ends). */
+  noteBlockedSources(blocked: ReadonlyMap<string, number> | null, now: number): void {
+    for (const [source, until] of this.blockedSources) if (until <= now || !this.ownBlocks.has(source)) this.blockedSources.delete(source);
+    for (const source of this.ownBlocks) if (!this.blockedSources.has(source)) this.ownBlocks.delete(source);
+    this.blockedListed = blocked !== null;
+    for (const [source, until] of blocked ?? []) this.blockedSources.set(source, Math.max(until, this.blockedSources.get(source) ?? 0));
   }
 
   private wrongKeysRefusal(resetAt: number): ApiError {
@@ -272,7 +291,10 @@ export class LimitsService {
   async countWrongKey(ex: Executor, source: string, now: number): Promise<ApiError | null> {
     const [state] = await this.addUnlimited(ex, [{ scope: this.wrongKeyScope(source), nextWindowEnd: windowEndFor("minute", now) }], 1, now);
     if (!state) throw new Error("the wrong-key counter was not written");
-    if (state.count >= this.limits.wrongKeysPerMin) this.blockedSources.set(source, state.windowEnd);
+    if (state.count >= this.limits.wrongKeysPerMin) {
+      this.blockedSources.set(source, state.windowEnd);
+      this.ownBlocks.add(source);
+    }
     if (state.count <= this.limits.wrongKeysPerMin) return null;
     return this.wrongKeysRefusal(state.windowEnd);
   }

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Environment, Paddle } from "@paddle/paddle-node-sdk";
+import { sql } from "kysely";
 import { DAY_MS, MINUTE_MS } from "../clock.js";
 import { ensurePerson } from "../customers/person.store.js";
 import { derivedId } from "../ids.js";
@@ -136,6 +137,12 @@ for (const dialect of DIALECTS) {
       await assert.rejects(connectStripe(t.services, { workspace: t.ws.slug, env: "test", webhookSecret: `whsec_${"s".repeat(32)}` }), /connected to Paddle/);
       await connectStripe(t.services, { workspace: t.ws.slug, env: "live", webhookSecret: `whsec_${"s".repeat(32)}` });
       await assert.rejects(connectTestPaddle(t.services, t.ws, "live"), /connected to Stripe: one processor per environment/);
+      await sql`delete from stripe_accounts where env = 'live'`.execute(t.services.db);
+      await assert.rejects(
+        connectTestPaddle(t.services, t.ws, "live"),
+        /test environment \(Paddle's sandbox\) only/,
+        "no live Paddle until the price paid is checked",
+      );
       await assert.rejects(connectPaddle(t.services, { workspace: t.ws.slug, env: "test", webhookSecret: "whsec_abcdefghijkl" }), /pdl_ntfset_/);
       await assert.rejects(
         connectPaddle(t.services, {

@@ -9,9 +9,11 @@ import { connectTestStripe, deliver, paymentSession, stripeEvent, subscriptionOb
 
 /** Each listed event's id with what its cell says under its type, newest first. */
 function listed(body: string): [string, string][] {
-  return [...body.matchAll(/<code>[a-z_]+(?:\.<wbr>[a-z_]+)*<\/code><\/a>(?:<span class="event-gist">([^<]*)<\/span>)? <code class="id-secondary">(evt_\w+)<\/code>/g)].map(
-    (m) => [m[2] ?? "", m[1] ?? ""],
-  );
+  return [
+    ...body.matchAll(
+      /<code>[a-z_]+(?:\.<wbr>[a-z_]+)*<\/code><\/a>(?:<span class="event-gist">([^<]*)<\/span>)? <code class="id-secondary">(evt_\w+)<\/code>/g,
+    ),
+  ].map((m) => [m[2] ?? "", m[1] ?? ""]);
 }
 
 async function setUp(dialect: (typeof DIALECTS)[number]) {

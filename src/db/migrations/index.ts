@@ -45,6 +45,7 @@ import * as meterInsights from "./044-meter-insights.js";
 import * as sessionDevice from "./045-session-device.js";
 import * as moneyHistory from "./046-money-history.js";
 import * as paddle from "./047-paddle.js";
+import * as wrongKeyBlocks from "./048-wrong-key-blocks.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -94,4 +95,5 @@ export const migrations: Record<string, Migration> = {
   "045-session-device": sessionDevice,
   "046-money-history": moneyHistory,
   "047-paddle": paddle,
+  "048-wrong-key-blocks": wrongKeyBlocks,
 };
