@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -565,16 +566,23 @@ test("an admin command loads no metrics library (issue 49: its figures are dropp
 });
 
 test("bin/warden.js writes V8's compile cache into dist/.compile-cache; NODE_DISABLE_COMPILE_CACHE turns it off", async () => {
+  // A copy of the built entry point and code of its own: the tests beside it run the
+  // shared dist/ at the same time, and would write its cache while this one looks.
   const root = fileURLToPath(new URL("..", import.meta.url));
+  const copy = await mkdtemp(join(tmpdir(), "warden-compile-cache-"));
+  await cp(join(root, "bin"), join(copy, "bin"), { recursive: true });
+  await cp(join(root, "dist"), join(copy, "dist"), { recursive: true, filter: (source) => !source.includes(".compile-cache") });
+  await cp(join(root, "package.json"), join(copy, "package.json"));
+  await symlink(join(root, "node_modules"), join(copy, "node_modules"));
   const env = { PATH: process.env.PATH ?? "", ...(await privateDatabaseEnv("sqlite")) };
-  const cache = join(root, "dist", ".compile-cache");
+  const cache = join(copy, "dist", ".compile-cache");
   const owners = (extra: Record<string, string> = {}) =>
-    execFileAsync(process.execPath, [join(root, "bin", "warden.js"), "admin", "owner", "list"], { env: { ...env, ...extra } });
-  await rm(cache, { recursive: true, force: true });
+    execFileAsync(process.execPath, [join(copy, "bin", "warden.js"), "admin", "owner", "list"], { env: { ...env, ...extra } });
   assert.equal((await owners({ NODE_DISABLE_COMPILE_CACHE: "1" })).stdout, "No owners.\n");
   assert.equal(existsSync(cache), false, "nothing written when turned off");
   assert.equal((await owners()).stdout, "No owners.\n");
   assert.ok((await readdir(cache, { recursive: true })).length > 10, "entries written");
+  await rm(copy, { recursive: true, force: true });
 });
 
 describe("an admin command on a database it cannot use stops in one line, with the cause and the remedy, and no stack", () => {
