@@ -53,7 +53,10 @@ export function toApiError(error: unknown): ApiError {
   if (fe.code === "ECONNRESET" || fe.code === "ECONNABORTED") return new ApiError("malformed_request", "The request was closed before its body arrived.");
   const known = fe.code ? byFastifyCode[fe.code] : undefined;
   if (known) return new ApiError(known[0], known[1]);
-  if (error instanceof SyntaxError || (fe.statusCode === 400 && typeof fe.code === "string" && fe.code.startsWith("FST_ERR_CTP"))) {
+  // A parse failure of the body carries Fastify's code, or the 400 a content-type parser
+  // gives it. A bare SyntaxError thrown inside a handler (a stored answer that no longer
+  // parses) is Warden's fault, not the client's: it falls through to 500 below.
+  if ((error instanceof SyntaxError && fe.statusCode === 400) || (fe.statusCode === 400 && typeof fe.code === "string" && fe.code.startsWith("FST_ERR_CTP"))) {
     return new ApiError("malformed_body", "The request body is not valid JSON.");
   }
   // Any other complaint of Fastify's about the request is the client's fault, not a

@@ -250,4 +250,20 @@ describe("the renderer as Fastify's frameworkErrors", () => {
     assert.equal(toApiError(Object.assign(new Error("x"), { code: "FST_ERR_SOMETHING_NEW", statusCode: 503 })).code, "internal");
     assert.equal(toApiError(new Error("select * from counters")).code, "internal");
   });
+
+  test("a SyntaxError a handler throws is Warden's failure (500); one a body parser gives 400 is the client's", () => {
+    // A stored Idempotency-Key answer that no longer parses throws inside the handler.
+    assert.equal(toApiError(new SyntaxError("Unexpected token } in JSON")).code, "internal");
+    assert.equal(toApiError(Object.assign(new SyntaxError("Unexpected end of JSON input"), { statusCode: 400 })).code, "malformed_body");
+  });
+
+  test("a handler that throws a SyntaxError answers 500 internal, its text not shown", async () => {
+    const app = Fastify({ logger: false, genReqId: () => newId("req") });
+    app.setErrorHandler(renderError(new ManualClock()));
+    app.get("/broken", async () => JSON.parse("{not json"));
+    const response = await app.inject({ url: "/broken" });
+    assertError(response, 500, "api_error");
+    assert.doesNotMatch(response.body, /not json|Unexpected/);
+    await app.close();
+  });
 });
