@@ -14,7 +14,7 @@ import { randomBase62 } from "../ids.js";
 import { importNdjson } from "../import/import.service.js";
 import { pruneExpired } from "../retention/retention.service.js";
 import type { Services } from "../services.js";
-import { clientCalls, DEVICE, testMailbox } from "../test-support/client.js";
+import { clientCalls, DEVICE, testMailbox, untilParked } from "../test-support/client.js";
 import { DIALECTS, seedCatalogue, seedWorkspace, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
 import { chargeObject, connectTestStripe, deliver, disputeObject, paymentSession, stripeEvent, stripeId } from "../test-support/stripe.js";
 import { seedUsageCatalogue } from "../test-support/usage.js";
@@ -41,11 +41,8 @@ function startWait(api: TestApi, token: string, state: string, tool = "tabmaster
   return { answered: () => done, response };
 }
 
-/** Lets the request run until its wait is parked (its own check done): no clock moves, no sleep. */
-async function parked(services: Services, count = 1): Promise<void> {
-  for (let turn = 0; turn < 10_000 && services.accessWatch.parked < count; turn++) await new Promise((resolve) => setImmediate(resolve));
-  assert.equal(services.accessWatch.parked, count, "the wait is parked");
-}
+/** Lets the request run until its wait is parked (its own check done): no clock moves. */
+const parked = untilParked;
 
 /** Signs the address in and answers its token and the state its first check holds. */
 async function signedIn(api: TestApi, ws: Workspace, email: string, device = DEVICE) {

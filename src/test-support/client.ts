@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import type { AddressInfo } from "node:net";
 import { after, before } from "node:test";
 import { SMTPServer } from "smtp-server";
+import type { Services } from "../services.js";
 import type { TestApi, Workspace } from "./harness.js";
 import { settleMail } from "./mail.js";
 
@@ -94,4 +95,22 @@ export function clientCalls(mailbox: TestMailbox) {
     check: (api: TestApi, tool: string, token: string, headers: Record<string, string> = {}) =>
       api.request({ url: `/api/client/v1/tools/${tool}/access`, headers: { authorization: `Bearer ${token}`, ...headers } }),
   };
+}
+
+// What a parked wait needs first (its device's own check) is a few statements; on a busy
+// machine PostgreSQL's answers take a while. Long enough for any machine that still works.
+const PARK_WAIT_MS = 5 * 60_000;
+
+/**
+ * Resolves once `count` waits are parked in the process's access watch (their own check
+ * done), without moving the clock: the event loop's turns first, then short real-time
+ * pauses while the database answers, failing only after minutes.
+ */
+export async function untilParked(services: Pick<Services, "accessWatch">, count = 1): Promise<void> {
+  const deadline = Date.now() + PARK_WAIT_MS;
+  for (let turn = 0; services.accessWatch.parked < count; turn++) {
+    if (Date.now() > deadline) break;
+    await new Promise((resolve) => (turn < 1_000 ? setImmediate(resolve) : setTimeout(resolve, 5)));
+  }
+  assert.equal(services.accessWatch.parked, count, `${count} wait(s) parked`);
 }

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { createLocalJWKSet, jwtVerify } from "jose";
-import { clientCalls, testMailbox } from "../test-support/client.js";
+import { clientCalls, testMailbox, untilParked } from "../test-support/client.js";
 import { DIALECTS, seedCatalogue, seedWorkspace, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
 import { seedUsageCatalogue } from "../test-support/usage.js";
 import { createTool, retirePlan } from "../workspaces/workspace.service.js";
@@ -195,8 +195,7 @@ for (const dialect of DIALECTS) {
         .finally(() => {
           answered = true;
         });
-      for (let turn = 0; turn < 10_000 && services.accessWatch.parked < 1; turn++) await new Promise((resolve) => setImmediate(resolve));
-      assert.equal(services.accessWatch.parked, 1, "the wait is parked");
+      await untilParked(services);
 
       // As another process writes it: the plan's terms and the feed's rows for everyone, no word to this process.
       await services.db.transaction().execute(async (trx) => {
@@ -232,7 +231,7 @@ for (const dialect of DIALECTS) {
         url: `/api/client/v1/tools/${ws.tool}/access/changes?state=${held.state}&wait=1`,
         headers: { authorization: `Bearer ${token}` },
       });
-      for (let turn = 0; turn < 10_000 && services.accessWatch.parked < 1; turn++) await new Promise((resolve) => setImmediate(resolve));
+      await untilParked(services);
       await setPlanTerms(services.db, services.clock, { workspace: other.slug, tool: "tabmaster", id: "lifetime", features: ["export", "sync"] });
       await services.accessWatch.poll();
       assert.equal(services.accessWatch.parked, 1, "still waiting: the change was another workspace's");
