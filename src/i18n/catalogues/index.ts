@@ -4,6 +4,7 @@ import type { Language } from "../locales.js";
 import { de } from "./de.js";
 import { type Catalogue, en, type MessageKey } from "./en.js";
 import { ja } from "./ja.js";
+import { nl } from "./nl.js";
 
 export type { Catalogue, MessageKey };
 
@@ -12,4 +13,5 @@ export const CATALOGUES: Partial<Record<Language, Catalogue>> & { en: Catalogue 
   en,
   de,
   ja,
+  nl,
 };
