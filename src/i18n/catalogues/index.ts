@@ -5,6 +5,7 @@ import { de } from "./de.js";
 import { type Catalogue, en, type MessageKey } from "./en.js";
 import { ja } from "./ja.js";
 import { nl } from "./nl.js";
+import { pl } from "./pl.js";
 
 export type { Catalogue, MessageKey };
 
@@ -14,4 +15,5 @@ export const CATALOGUES: Partial<Record<Language, Catalogue>> & { en: Catalogue 
   de,
   ja,
   nl,
+  pl,
 };
