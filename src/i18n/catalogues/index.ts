@@ -6,6 +6,7 @@ import { type Catalogue, en, type MessageKey } from "./en.js";
 import { ja } from "./ja.js";
 import { nl } from "./nl.js";
 import { pl } from "./pl.js";
+import { ru } from "./ru.js";
 import { tr } from "./tr.js";
 
 export type { Catalogue, MessageKey };
@@ -18,4 +19,5 @@ export const CATALOGUES: Partial<Record<Language, Catalogue>> & { en: Catalogue 
   nl,
   pl,
   tr,
+  ru,
 };
