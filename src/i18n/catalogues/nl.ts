@@ -207,7 +207,8 @@ export const nl: Catalogue = {
   "manage.yes": "Ja",
   "manage.keepUntil": "{date} <muted>· tot dan houd je het</muted>",
   "manage.seatsHandedOut": "{used} van {seats} plekken uitgedeeld",
-  "manage.vendorBills": "{workspace} regelt de facturering van dit abonnement: neem contact op met {workspace} om het op te zeggen of je betaalmethode te wijzigen.",
+  "manage.vendorBills":
+    "{workspace} regelt de facturering van dit abonnement: neem contact op met {workspace} om het op te zeggen of je betaalmethode te wijzigen.",
   "manage.resume": "Abonnement hervatten",
   "manage.cancel": "Abonnement opzeggen…",
   "manage.vendorSetEnd": "{workspace} heeft het einde van dit abonnement vastgelegd: neem contact op met {workspace} om dat te wijzigen.",
@@ -245,7 +246,8 @@ export const nl: Catalogue = {
   "cancel.title": "Abonnement opzeggen",
   "cancel.heading": "{name} opzeggen?",
   "cancel.lede": "Het wordt niet meer verlengd. Tot die tijd kun je het hier hervatten.",
-  "cancel.ledeUntil": "Het wordt niet meer verlengd. Je houdt {tool} tot {date}, en er wordt niets meer in rekening gebracht. Tot die tijd kun je het hier hervatten.",
+  "cancel.ledeUntil":
+    "Het wordt niet meer verlengd. Je houdt {tool} tot {date}, en er wordt niets meer in rekening gebracht. Tot die tijd kun je het hier hervatten.",
   "cancel.confirm": "Opzeggen per einde periode",
   "cancel.keep": "Behouden",
 

@@ -97,7 +97,8 @@ export const pl: Catalogue = {
   "plans.bundlePlan": "{bundle}: {plan}",
   "plans.chosen": "Twój wybór",
   "plans.recommended": "Polecany",
-  "plans.price": "<amount>{price}</amount> <per>{interval, select, once {jednorazowo} day {dziennie} week {tygodniowo} year {rocznie} other {miesięcznie}}</per>",
+  "plans.price":
+    "<amount>{price}</amount> <per>{interval, select, once {jednorazowo} day {dziennie} week {tygodniowo} year {rocznie} other {miesięcznie}}</per>",
   "plans.renews": "Odnawia się {interval, select, day {codziennie} week {co tydzień} year {co rok} other {co miesiąc}}, dopóki nie anulujesz.",
   "plans.packOnce": "Płacisz raz; kup ponownie, gdy potrzebujesz więcej.",
   "plans.once": "Płacisz raz i masz na zawsze.",
@@ -176,8 +177,7 @@ export const pl: Catalogue = {
   "manage.noLicences": "Brak licencji",
   "manage.noLicencesText": "Zakupy jednorazowe i przydzielone Ci miejsca pojawią się tu razem z kluczami.",
   "manage.seats": "Miejsca w zespole",
-  "manage.seatsText":
-    "Każde miejsce daje posiadaczowi dostęp do {tool} pod jego własnym adresem, którym się loguje. Odebrane miejsce można dać komuś innemu.",
+  "manage.seatsText": "Każde miejsce daje posiadaczowi dostęp do {tool} pod jego własnym adresem, którym się loguje. Odebrane miejsce można dać komuś innemu.",
   "manage.devices": "Urządzenia",
   "manage.noDevices": "Brak urządzeń",
   "manage.noDevicesText": "Urządzenia pojawią się tu, gdy zalogujesz się na nich do {tool} albo aktywujesz je kluczem licencyjnym.",
