@@ -153,7 +153,7 @@ export const nl: Catalogue = {
 
   "manage.title": "Beheren",
   "manage.heading": "Je aankopen",
-  "manage.ledeKey": "Wat je bij {workspace} hebt gekocht, zoals de licentiesleutel waarmee dit apparaat is geactiveerd het laat zien.",
+  "manage.ledeKey": "Wat je bij {workspace} hebt gekocht, volgens de licentiesleutel waarmee dit apparaat is geactiveerd.",
   "manage.lede": "Alles wat je als <strong>{email}</strong> bij {workspace} hebt gekocht, en de apparaten waarop je het gebruikt.",
   "manage.done.cancelled": "Je abonnement stopt aan het einde van de factureringsperiode. Tot dan houd je het, en tot dan kun je het ook hervatten.",
   "manage.done.resumed": "Je abonnement wordt weer verlengd.",

@@ -204,7 +204,7 @@ export const ru: Catalogue = {
   "manage.fact.renews": "Продление",
   "manage.fact.since": "Начало",
   "manage.fact.team": "Команда",
-  "manage.fact.bought": "Дата покупки",
+  "manage.fact.bought": "Куплено",
   "manage.fact.kind": "Тип",
   "manage.yes": "Да",
   "manage.keepUntil": "{date} <muted>· до этой даты доступ сохраняется</muted>",

@@ -75,7 +75,7 @@ export const tr: Catalogue = {
   "signIn.badChallenge":
     "Uzantı bu sayfayı eksik ya da hatalı bir code_challenge (S256) değeriyle açtı. Girişi uzantıdan yeniden açın; sorun sürerse uzantının satıcısına bildirin.",
 
-  "mail.signIn.subject": "{code}: {tool} giriş kodunuz",
+  "mail.signIn.subject": "{code} – {tool} giriş kodunuz",
   "mail.signIn.text":
     "{tool} için giriş kodunuz: {code}\nBu kod 10 dakika boyunca, bir kez kullanılabilir.\n\nGiriş yapmak istemediyseniz bu e-postayı dikkate almayın.",
 
