@@ -4,6 +4,10 @@ import type { Language } from "../locales.js";
 import { de } from "./de.js";
 import { type Catalogue, en, type MessageKey } from "./en.js";
 import { ja } from "./ja.js";
+import { nl } from "./nl.js";
+import { pl } from "./pl.js";
+import { ru } from "./ru.js";
+import { tr } from "./tr.js";
 
 export type { Catalogue, MessageKey };
 
@@ -12,4 +16,8 @@ export const CATALOGUES: Partial<Record<Language, Catalogue>> & { en: Catalogue 
   en,
   de,
   ja,
+  nl,
+  pl,
+  tr,
+  ru,
 };
