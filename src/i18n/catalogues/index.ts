@@ -3,7 +3,10 @@
 import type { Language } from "../locales.js";
 import { de } from "./de.js";
 import { type Catalogue, en, type MessageKey } from "./en.js";
+import { id } from "./id.js";
 import { ja } from "./ja.js";
+import { ko } from "./ko.js";
+import { zhCN } from "./zh-CN.js";
 
 export type { Catalogue, MessageKey };
 
@@ -12,4 +15,7 @@ export const CATALOGUES: Partial<Record<Language, Catalogue>> & { en: Catalogue 
   en,
   de,
   ja,
+  id,
+  ko,
+  "zh-CN": zhCN,
 };
