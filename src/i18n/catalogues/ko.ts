@@ -3,7 +3,7 @@
 // 라이선스 (licence), 청구 기간 (billing period), 무료 체험 (trial), 취소 (cancel), 요금제 (plan);
 // also 결제 수단, 인보이스, 시트 (seat), 크레딧, 로그인. Korean particles change with the last
 // sound of the word before them (을/를, 이/가, 은/는, (으)로): none follows a vendor's name or an
-// address here, only those that never change (에, 의, 에서, 까지), or a noun between (… 계정으로).
+// address here, only those that never change (에, 의, 에서, 까지, 입니다), or a noun between (… 계정으로).
 import type { Catalogue } from "./en.js";
 
 export const ko: Catalogue = {
@@ -74,7 +74,7 @@ export const ko: Catalogue = {
   "signIn.badChallenge":
     "확장 프로그램이 code_challenge(S256) 값 없이 또는 잘못된 값으로 이 페이지를 열었습니다. 확장 프로그램에서 로그인을 다시 열어 주세요. 문제가 계속되면 해당 판매자에게 알려 주세요.",
 
-  "mail.signIn.subject": "{code}: {tool} 로그인 코드",
+  "mail.signIn.subject": "{code} · {tool} 로그인 코드",
   "mail.signIn.text": "{tool} 로그인 코드는 {code}입니다.\n한 번만, 10분 동안 사용할 수 있습니다.\n\n로그인을 요청하지 않으셨다면 이 메일을 무시하세요.",
 
   "plans.title": "{tool} 요금제",

@@ -95,7 +95,7 @@ export const zhCN: Catalogue = {
   "plans.gives": "包含内容",
   "plans.unlocks": "解锁功能",
   "plans.includes": "包含额度",
-  "plans.adds": "附赠点数",
+  "plans.adds": "额外点数",
   "plans.units": "{count} {unit}",
   "plans.namedUnits": "{meter}：{count} {unit}",
   "plans.unitsPer": "{interval, select, day {每天} week {每周} year {每年} other {每月}} {count} {unit}",
