@@ -161,7 +161,8 @@ export const id: Catalogue = {
   "manage.done.resumed": "Langganan Anda akan diperpanjang kembali.",
   "manage.done.seatAssigned": "Kursi telah dibagikan: pemegangnya masuk dengan alamat tersebut untuk menggunakannya.",
   "manage.done.seatRevoked": "Kursi telah ditarik kembali: pemegangnya kehilangan akses pada pemeriksaan berikutnya, dan kursi itu kosong kembali.",
-  "manage.done.signedOut": "Perangkat telah dikeluarkan: aksesnya hilang dalam beberapa detik (pada pemeriksaan berikutnya, jika saat ini sedang offline).",
+  "manage.done.signedOut":
+    "Perangkat telah dikeluarkan dari akun: aksesnya hilang dalam beberapa detik (pada pemeriksaan berikutnya, jika saat ini sedang offline).",
   "manage.keySession":
     "Anda masuk dengan kunci lisensi: Anda melihat lisensi tersebut dan perangkatnya. <link>Masuk dengan alamat email Anda</link> untuk melihat langganan dan kursi tim Anda.",
   "manage.usage": "Penggunaan",
@@ -256,8 +257,8 @@ export const id: Catalogue = {
   "ticket.titleKey": "Lanjutkan dengan kunci lisensi?",
   "ticket.heading": "Lanjutkan sebagai {email}?",
   "ticket.ledeKey":
-    "Tautan ini memasukkan browser ini ke halaman {workspace} dengan kunci lisensi {tool}: Anda akan melihat lisensi tersebut dan perangkatnya.",
-  "ticket.lede": "Tautan ini memasukkan browser ini ke halaman {workspace} sebagai <strong>{email}</strong>.",
+    "Tautan ini membuat browser ini masuk ke halaman {workspace} dengan kunci lisensi {tool}: Anda akan melihat lisensi tersebut dan perangkatnya.",
+  "ticket.lede": "Tautan ini membuat browser ini masuk ke halaman {workspace} sebagai <strong>{email}</strong>.",
   "ticket.nowSignedOut": "Saat ini browser ini belum masuk di sana.",
   "ticket.nowKey": "Saat ini browser ini masuk dengan kunci lisensi di sana.",
   "ticket.now": "Saat ini Anda masuk sebagai <strong>{email}</strong> di sana.",
