@@ -3,11 +3,14 @@
 import type { Language } from "../locales.js";
 import { de } from "./de.js";
 import { type Catalogue, en, type MessageKey } from "./en.js";
+import { id } from "./id.js";
 import { ja } from "./ja.js";
+import { ko } from "./ko.js";
 import { nl } from "./nl.js";
 import { pl } from "./pl.js";
 import { ru } from "./ru.js";
 import { tr } from "./tr.js";
+import { zhCN } from "./zh-CN.js";
 
 export type { Catalogue, MessageKey };
 
@@ -20,4 +23,7 @@ export const CATALOGUES: Partial<Record<Language, Catalogue>> & { en: Catalogue 
   pl,
   tr,
   ru,
+  id,
+  ko,
+  "zh-CN": zhCN,
 };
