@@ -3,7 +3,11 @@
 import type { Language } from "../locales.js";
 import { de } from "./de.js";
 import { type Catalogue, en, type MessageKey } from "./en.js";
+import { es } from "./es.js";
+import { fr } from "./fr.js";
+import { it } from "./it.js";
 import { ja } from "./ja.js";
+import { ptBR } from "./pt-BR.js";
 
 export type { Catalogue, MessageKey };
 
@@ -11,5 +15,9 @@ export type { Catalogue, MessageKey };
 export const CATALOGUES: Partial<Record<Language, Catalogue>> & { en: Catalogue } = {
   en,
   de,
+  fr,
+  es,
+  "pt-BR": ptBR,
+  it,
   ja,
 };
