@@ -43,8 +43,7 @@ export const es: Catalogue = {
 
   "signIn.title": "Iniciar sesión",
   "signIn.heading": "Iniciar sesión en {tool}",
-  "signIn.lede":
-    "{tool} lo vende {workspace}. Introduzca su dirección de correo electrónico: le enviaremos un código de 6 dígitos. No hay contraseña.",
+  "signIn.lede": "{tool} lo vende {workspace}. Introduzca su dirección de correo electrónico: le enviaremos un código de 6 dígitos. No hay contraseña.",
   "signIn.handOff":
     "La extensión <strong>{tool}</strong> (id <code>{extension}</code>) ha pedido iniciar su sesión. Una vez iniciada, volverá a ella: no tiene que copiar nada.",
   "signIn.signedOut": "Ha cerrado la sesión.",
@@ -53,8 +52,7 @@ export const es: Catalogue = {
   "signIn.send": "Enviarme un código",
   "signIn.codeTitle": "Introduzca su código",
   "signIn.codeHeading": "Revise su bandeja de entrada",
-  "signIn.codeLede":
-    "Hemos enviado un código de 6 dígitos a <strong>{email}</strong>. Sirve una sola vez, en este navegador, hasta el {until}.",
+  "signIn.codeLede": "Hemos enviado un código de 6 dígitos a <strong>{email}</strong>. Sirve una sola vez, en este navegador, hasta el {until}.",
   "signIn.code": "Código de acceso",
   "signIn.submit": "Iniciar sesión",
   "signIn.resend": "Enviar un código nuevo",
@@ -62,11 +60,9 @@ export const es: Catalogue = {
   "signIn.continueLede": "Ha iniciado sesión como <strong>{email}</strong> en las páginas de {workspace}.",
   "signIn.continue": "Continuar como {email}",
   "signIn.badEmail": "Introduzca una dirección de correo electrónico, como persona@example.com.",
-  "signIn.noCode":
-    "No hay ningún código pendiente para esta dirección: caducó, ya se usó o se introdujo mal 5 veces. Solicite uno nuevo.",
+  "signIn.noCode": "No hay ningún código pendiente para esta dirección: caducó, ya se usó o se introdujo mal 5 veces. Solicite uno nuevo.",
   "signIn.wrongCode": "Ese código no es correcto.",
-  "signIn.tooManyFailures":
-    "Demasiados códigos incorrectos para esta dirección en un día ({limit}): sus códigos volverán a funcionar después del {until}.",
+  "signIn.tooManyFailures": "Demasiados códigos incorrectos para esta dirección en un día ({limit}): sus códigos volverán a funcionar después del {until}.",
   "signIn.tooManyCodes": "Se han solicitado demasiados códigos: podrá pedir uno nuevo después del {until}.",
   "signIn.badLink": "Enlace de acceso no válido",
   "signIn.badRedirect":
@@ -77,17 +73,13 @@ export const es: Catalogue = {
     "La extensión abrió esta página con un code_challenge (S256) ausente o mal formado. Vuelva a iniciar sesión desde la extensión; si sigue fallando, avise a su proveedor.",
 
   "mail.signIn.subject": "{code} es su código de acceso a {tool}",
-  "mail.signIn.text":
-    "Su código de acceso a {tool} es {code}.\nSirve una sola vez, durante 10 minutos.\n\nSi no ha pedido iniciar sesión, ignore este correo.",
+  "mail.signIn.text": "Su código de acceso a {tool} es {code}.\nSirve una sola vez, durante 10 minutos.\n\nSi no ha pedido iniciar sesión, ignore este correo.",
 
   "plans.title": "Planes de {tool}",
   "plans.lede": "Elija cómo quiere usar {tool}: el pago se hace en la página segura de Stripe y después vuelve aquí.",
-  "plans.trial":
-    "¿Aún no lo tiene claro? <link>Pruebe {tool} gratis durante {days, plural, one {# día} many {# de días} other {# días}}</link>, sin tarjeta.",
-  "plans.noPayments":
-    "{workspace} todavía no acepta pagos aquí: no se puede comprar nada hasta que conecte sus pagos. Vuelva más tarde.",
-  "plans.signedInAs":
-    "Ha iniciado sesión como <strong>{email}</strong>: lo que compre será suyo, sea cual sea la dirección que indique al pagar.",
+  "plans.trial": "¿Aún no lo tiene claro? <link>Pruebe {tool} gratis durante {days, plural, one {# día} many {# de días} other {# días}}</link>, sin tarjeta.",
+  "plans.noPayments": "{workspace} todavía no acepta pagos aquí: no se puede comprar nada hasta que conecte sus pagos. Vuelva más tarde.",
+  "plans.signedInAs": "Ha iniciado sesión como <strong>{email}</strong>: lo que compre será suyo, sea cual sea la dirección que indique al pagar.",
   "plans.signInFirst":
     "El pago se hace con Stripe, que le pedirá su correo electrónico. <link>Inicie sesión</link> antes para comprar con la dirección que usa en {tool}.",
   "plans.noneTitle": "No hay planes a la venta",
@@ -100,8 +92,7 @@ export const es: Catalogue = {
   "plans.bundlePlan": "{bundle}: {plan}",
   "plans.chosen": "Su elección",
   "plans.recommended": "Recomendado",
-  "plans.price":
-    "<amount>{price}</amount> <per>{interval, select, once {pago único} day {al día} week {a la semana} year {al año} other {al mes}}</per>",
+  "plans.price": "<amount>{price}</amount> <per>{interval, select, once {pago único} day {al día} week {a la semana} year {al año} other {al mes}}</per>",
   "plans.renews": "Se renueva {interval, select, day {cada día} week {cada semana} year {cada año} other {cada mes}} hasta que lo cancele.",
   "plans.packOnce": "Pague una vez; vuelva a comprarlo cuando necesite más.",
   "plans.once": "Pague una vez y es suyo para siempre.",
@@ -162,18 +153,15 @@ export const es: Catalogue = {
   "manage.heading": "Sus compras",
   "manage.ledeKey": "Lo que compró a {workspace}, según la clave de licencia con la que se activó este dispositivo.",
   "manage.lede": "Todo lo que compró a {workspace} como <strong>{email}</strong> y los dispositivos en los que lo usa.",
-  "manage.done.cancelled":
-    "Su suscripción terminará al final del período de facturación. La conserva hasta entonces y puede reanudarla antes.",
+  "manage.done.cancelled": "Su suscripción terminará al final del período de facturación. La conserva hasta entonces y puede reanudarla antes.",
   "manage.done.resumed": "Su suscripción vuelve a renovarse.",
   "manage.done.seatAssigned": "Puesto asignado: la persona inicia sesión con esa dirección para usarlo.",
   "manage.done.seatRevoked": "Puesto retirado: la persona pierde el acceso en la próxima comprobación y el puesto vuelve a quedar libre.",
-  "manage.done.signedOut":
-    "Sesión cerrada en el dispositivo: pierde el acceso en unos segundos (en su próxima comprobación, si ahora está sin conexión).",
+  "manage.done.signedOut": "Sesión cerrada en el dispositivo: pierde el acceso en unos segundos (en su próxima comprobación, si ahora está sin conexión).",
   "manage.keySession":
     "Ha iniciado sesión con una clave de licencia: ve esa licencia y sus dispositivos. <link>Inicie sesión con su correo electrónico</link> para ver sus suscripciones y puestos de equipo.",
   "manage.usage": "Uso",
-  "manage.usageText":
-    "Lo que puede usar de {tool} en este período de facturación. Primero se gasta lo incluido en su plan y después sus créditos.",
+  "manage.usageText": "Lo que puede usar de {tool} en este período de facturación. Primero se gasta lo incluido en su plan y después sus créditos.",
   "manage.subscriptions": "Suscripciones",
   "manage.noSubscriptions": "Sin suscripciones",
   "manage.noSubscriptionsText": "<link>Consulte los planes</link> para suscribirse.",
@@ -256,8 +244,7 @@ export const es: Catalogue = {
   "cancel.title": "Cancelar suscripción",
   "cancel.heading": "¿Cancelar {name}?",
   "cancel.lede": "Dejará de renovarse. Puede reanudarla aquí hasta entonces.",
-  "cancel.ledeUntil":
-    "Dejará de renovarse. Conserva {tool} hasta el {date} y no se le cobrará nada más. Puede reanudarla aquí hasta entonces.",
+  "cancel.ledeUntil": "Dejará de renovarse. Conserva {tool} hasta el {date} y no se le cobrará nada más. Puede reanudarla aquí hasta entonces.",
   "cancel.confirm": "Cancelar al final del período",
   "cancel.keep": "Conservarla",
 

@@ -32,8 +32,7 @@ export const fr: Catalogue = {
   "error.other": "Une erreur est survenue",
   "error.unavailable": "Réessayez dans un instant",
   "error.unavailableText": "Le service est momentanément indisponible. Réessayez dans un instant.",
-  "error.internal":
-    "Cette page n’a pas pu répondre. Réessayez dans un instant ; si l’erreur persiste, communiquez à l’éditeur l’identifiant de requête {id}.",
+  "error.internal": "Cette page n’a pas pu répondre. Réessayez dans un instant ; si l’erreur persiste, communiquez à l’éditeur l’identifiant de requête {id}.",
   "error.notFoundText": "Il n’y a aucune page à cette adresse : elle est peut-être mal saisie.",
   "error.noSuchPage": "Cette page n’existe pas : l’adresse est peut-être mal saisie.",
   "error.noToolPages": "Cet outil n’a pas de pages ici : l’adresse est peut-être mal saisie.",
@@ -55,8 +54,7 @@ export const fr: Catalogue = {
   "signIn.send": "Recevoir un code par e-mail",
   "signIn.codeTitle": "Saisissez votre code",
   "signIn.codeHeading": "Consultez votre boîte de réception",
-  "signIn.codeLede":
-    "Nous avons envoyé un code à 6 chiffres à <strong>{email}</strong>. Il est valable une seule fois, dans ce navigateur, jusqu’au {until}.",
+  "signIn.codeLede": "Nous avons envoyé un code à 6 chiffres à <strong>{email}</strong>. Il est valable une seule fois, dans ce navigateur, jusqu’au {until}.",
   "signIn.code": "Code de connexion",
   "signIn.submit": "Se connecter",
   "signIn.resend": "Envoyer un nouveau code",
@@ -64,11 +62,9 @@ export const fr: Catalogue = {
   "signIn.continueLede": "Vous utilisez les pages de {workspace} avec le compte <strong>{email}</strong>.",
   "signIn.continue": "Continuer en tant que {email}",
   "signIn.badEmail": "Saisissez une adresse e-mail, par exemple personne@example.com.",
-  "signIn.noCode":
-    "Aucun code n’attend cette adresse : il a expiré, a déjà servi ou a été mal saisi 5 fois. Demandez-en un nouveau.",
+  "signIn.noCode": "Aucun code n’attend cette adresse : il a expiré, a déjà servi ou a été mal saisi 5 fois. Demandez-en un nouveau.",
   "signIn.wrongCode": "Ce code n’est pas le bon.",
-  "signIn.tooManyFailures":
-    "Trop de codes erronés pour cette adresse en une journée ({limit}) : ses codes fonctionneront de nouveau après le {until}.",
+  "signIn.tooManyFailures": "Trop de codes erronés pour cette adresse en une journée ({limit}) : ses codes fonctionneront de nouveau après le {until}.",
   "signIn.tooManyCodes": "Trop de codes ont été demandés : vous pourrez en demander un nouveau après le {until}.",
   "signIn.badLink": "Lien de connexion non valide",
   "signIn.badRedirect":
@@ -95,8 +91,7 @@ export const fr: Catalogue = {
   "plans.noneTitle": "Aucun forfait en vente",
   "plans.none": "{workspace} ne vend aucun forfait de {tool} pour le moment.",
   "plans.packs": "Packs de crédits",
-  "plans.packsHint":
-    "Les crédits s’ajoutent à ce que comprend votre forfait : ils sont utilisés une fois le quota de la période de facturation épuisé.",
+  "plans.packsHint": "Les crédits s’ajoutent à ce que comprend votre forfait : ils sont utilisés une fois le quota de la période de facturation épuisé.",
   "plans.unknownPlan": "Le forfait « {plan} » n’est pas en vente pour {tool}. Choisissez l’un des forfaits ci-dessous.",
   "plans.subscribe": "S’abonner",
   "plans.buy": "Acheter",
@@ -105,8 +100,7 @@ export const fr: Catalogue = {
   "plans.recommended": "Recommandé",
   "plans.price":
     "<amount>{price}</amount> <per>{interval, select, once {paiement unique} day {par jour} week {par semaine} year {par an} other {par mois}}</per>",
-  "plans.renews":
-    "Renouvelé {interval, select, day {chaque jour} week {chaque semaine} year {chaque année} other {chaque mois}} jusqu’à annulation.",
+  "plans.renews": "Renouvelé {interval, select, day {chaque jour} week {chaque semaine} year {chaque année} other {chaque mois}} jusqu’à annulation.",
   "plans.packOnce": "Payez une fois ; rachetez-le quand il vous en faut plus.",
   "plans.once": "Payez une fois, gardez-le pour toujours.",
   "plans.gives": "Vous obtenez",
@@ -166,8 +160,7 @@ export const fr: Catalogue = {
   "manage.heading": "Vos achats",
   "manage.ledeKey": "Ce que vous avez acheté à {workspace}, tel que l’indique la clé de licence qui a activé cet appareil.",
   "manage.lede": "Tout ce que vous avez acheté à {workspace} avec <strong>{email}</strong>, et les appareils sur lesquels vous l’utilisez.",
-  "manage.done.cancelled":
-    "Votre abonnement prendra fin à la fin de la période de facturation. Vous le gardez jusque-là, et pouvez le réactiver d’ici là.",
+  "manage.done.cancelled": "Votre abonnement prendra fin à la fin de la période de facturation. Vous le gardez jusque-là, et pouvez le réactiver d’ici là.",
   "manage.done.resumed": "Votre abonnement se renouvelle de nouveau.",
   "manage.done.seatAssigned": "Place attribuée : la personne se connecte avec cette adresse pour l’utiliser.",
   "manage.done.seatRevoked": "Place reprise : la personne perd l’accès à la prochaine vérification, et la place est de nouveau libre.",
@@ -175,8 +168,7 @@ export const fr: Catalogue = {
   "manage.keySession":
     "Votre session utilise une clé de licence : vous voyez cette licence et ses appareils. <link>Connectez-vous avec votre adresse e-mail</link> pour voir vos abonnements et vos places d’équipe.",
   "manage.usage": "Utilisation",
-  "manage.usageText":
-    "Ce que vous pouvez utiliser de {tool} sur cette période de facturation. Votre quota est utilisé en premier, puis vos crédits.",
+  "manage.usageText": "Ce que vous pouvez utiliser de {tool} sur cette période de facturation. Votre quota est utilisé en premier, puis vos crédits.",
   "manage.subscriptions": "Abonnements",
   "manage.noSubscriptions": "Aucun abonnement",
   "manage.noSubscriptionsText": "<link>Consultez les forfaits</link> pour vous abonner.",
@@ -190,10 +182,8 @@ export const fr: Catalogue = {
     "Chaque place donne accès à {tool} sous l’adresse de la personne qui la reçoit ; elle se connecte avec celle-ci. Reprendre une place la libère pour quelqu’un d’autre.",
   "manage.devices": "Appareils",
   "manage.noDevices": "Aucun appareil",
-  "manage.noDevicesText":
-    "Les appareils apparaissent ici dès que vous vous y connectez à {tool}, ou que vous l’y activez avec une clé de licence.",
-  "manage.devicesText":
-    "Connectés avec votre compte. Déconnecter un appareil coupe son accès en quelques secondes ; reconnectez-vous dessus pour l’utiliser.",
+  "manage.noDevicesText": "Les appareils apparaissent ici dès que vous vous y connectez à {tool}, ou que vous l’y activez avec une clé de licence.",
+  "manage.devicesText": "Connectés avec votre compte. Déconnecter un appareil coupe son accès en quelques secondes ; reconnectez-vous dessus pour l’utiliser.",
   "manage.thisDevice": "Cet appareil",
   "manage.unknownPlatform": "Plateforme inconnue",
   "manage.deviceUsed": "{platform} · connecté le {signedIn} · dernière activité le {lastActive}",
@@ -222,8 +212,7 @@ export const fr: Catalogue = {
   "manage.yes": "Oui",
   "manage.keepUntil": "{date} <muted>· vous le gardez jusque-là</muted>",
   "manage.seatsHandedOut": "{used} places attribuées sur {seats}",
-  "manage.vendorBills":
-    "{workspace} gère la facturation de cet abonnement : pour l’annuler ou changer de moyen de paiement, contactez {workspace}.",
+  "manage.vendorBills": "{workspace} gère la facturation de cet abonnement : pour l’annuler ou changer de moyen de paiement, contactez {workspace}.",
   "manage.resume": "Réactiver l’abonnement",
   "manage.cancel": "Annuler l’abonnement…",
   "manage.vendorSetEnd": "{workspace} a fixé la fin de cet abonnement : contactez {workspace} pour la modifier.",
@@ -269,8 +258,7 @@ export const fr: Catalogue = {
   "ticket.title": "Continuer ?",
   "ticket.titleKey": "Continuer avec la clé de licence ?",
   "ticket.heading": "Continuer en tant que {email} ?",
-  "ticket.ledeKey":
-    "Ce lien connecte ce navigateur aux pages de {workspace} avec une clé de licence de {tool} : vous verriez cette licence et ses appareils.",
+  "ticket.ledeKey": "Ce lien connecte ce navigateur aux pages de {workspace} avec une clé de licence de {tool} : vous verriez cette licence et ses appareils.",
   "ticket.lede": "Ce lien connecte ce navigateur aux pages de {workspace} en tant que <strong>{email}</strong>.",
   "ticket.nowSignedOut": "Il n’y est connecté à aucun compte pour l’instant.",
   "ticket.nowKey": "Il y est connecté avec une clé de licence pour l’instant.",

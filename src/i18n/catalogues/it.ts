@@ -61,11 +61,9 @@ export const it: Catalogue = {
   "signIn.continueLede": "Hai effettuato l’accesso come <strong>{email}</strong> alle pagine di {workspace}.",
   "signIn.continue": "Continua come {email}",
   "signIn.badEmail": "Inserisci un indirizzo email, ad esempio persona@example.com.",
-  "signIn.noCode":
-    "Nessun codice in attesa per questo indirizzo: è scaduto, è già stato usato o è stato inserito male 5 volte. Chiedine uno nuovo.",
+  "signIn.noCode": "Nessun codice in attesa per questo indirizzo: è scaduto, è già stato usato o è stato inserito male 5 volte. Chiedine uno nuovo.",
   "signIn.wrongCode": "Il codice non è corretto.",
-  "signIn.tooManyFailures":
-    "Troppi codici di accesso errati per questo indirizzo in un giorno ({limit}): i suoi codici torneranno validi dopo il {until}.",
+  "signIn.tooManyFailures": "Troppi codici di accesso errati per questo indirizzo in un giorno ({limit}): i suoi codici torneranno validi dopo il {until}.",
   "signIn.tooManyCodes": "Sono stati chiesti troppi codici: potrai chiederne uno nuovo dopo il {until}.",
   "signIn.badLink": "Link di accesso non valido",
   "signIn.badRedirect":
@@ -81,29 +79,23 @@ export const it: Catalogue = {
 
   "plans.title": "Piani di {tool}",
   "plans.lede": "Scegli come usare {tool}: il pagamento avviene sulla pagina sicura di Stripe, poi torni qui.",
-  "plans.trial":
-    "Hai ancora dubbi? <link>Prova {tool} gratis per {days, plural, one {# giorno} many {# di giorni} other {# giorni}}</link>, senza carta.",
-  "plans.noPayments":
-    "{workspace} non accetta ancora pagamenti qui: non si può acquistare nulla finché non collega i pagamenti. Torna più tardi.",
-  "plans.signedInAs":
-    "Hai effettuato l’accesso come <strong>{email}</strong>: ciò che acquisti è tuo, qualunque indirizzo tu indichi al pagamento.",
+  "plans.trial": "Hai ancora dubbi? <link>Prova {tool} gratis per {days, plural, one {# giorno} many {# di giorni} other {# giorni}}</link>, senza carta.",
+  "plans.noPayments": "{workspace} non accetta ancora pagamenti qui: non si può acquistare nulla finché non collega i pagamenti. Torna più tardi.",
+  "plans.signedInAs": "Hai effettuato l’accesso come <strong>{email}</strong>: ciò che acquisti è tuo, qualunque indirizzo tu indichi al pagamento.",
   "plans.signInFirst":
     "Il pagamento avviene con Stripe, che ti chiede l’indirizzo email. <link>Accedi</link> prima, per acquistare con l’indirizzo che usi in {tool}.",
   "plans.noneTitle": "Nessun piano in vendita",
   "plans.none": "Al momento {workspace} non vende nessun piano di {tool}.",
   "plans.packs": "Pacchetti di crediti",
-  "plans.packsHint":
-    "I crediti si aggiungono a ciò che include il tuo piano: vengono usati quando la quota del periodo di fatturazione è esaurita.",
+  "plans.packsHint": "I crediti si aggiungono a ciò che include il tuo piano: vengono usati quando la quota del periodo di fatturazione è esaurita.",
   "plans.unknownPlan": "Il piano «{plan}» non è in vendita per {tool}. Scegli uno dei piani qui sotto.",
   "plans.subscribe": "Abbonati",
   "plans.buy": "Acquista",
   "plans.bundlePlan": "{bundle}: {plan}",
   "plans.chosen": "La tua scelta",
   "plans.recommended": "Consigliato",
-  "plans.price":
-    "<amount>{price}</amount> <per>{interval, select, once {una tantum} day {al giorno} week {a settimana} year {all’anno} other {al mese}}</per>",
-  "plans.renews":
-    "Si rinnova {interval, select, day {ogni giorno} week {ogni settimana} year {ogni anno} other {ogni mese}} finché non lo annulli.",
+  "plans.price": "<amount>{price}</amount> <per>{interval, select, once {una tantum} day {al giorno} week {a settimana} year {all’anno} other {al mese}}</per>",
+  "plans.renews": "Si rinnova {interval, select, day {ogni giorno} week {ogni settimana} year {ogni anno} other {ogni mese}} finché non lo annulli.",
   "plans.packOnce": "Paghi una volta; lo riacquisti quando te ne serve di più.",
   "plans.once": "Paghi una volta, è tuo per sempre.",
   "plans.gives": "Ti dà",
@@ -135,7 +127,8 @@ export const it: Catalogue = {
     "Appena arriva, {tool} si sblocca da solo: l’estensione se ne accorge senza che tu debba fare nulla. Se hai pagato e tra qualche minuto questa pagina dice ancora così, contatta il fornitore.",
   "success.checkAgain": "Controlla di nuovo",
   "success.elsewhereTitle": "Non è un acquisto di {tool}",
-  "success.elsewhereLede": "Con questo pagamento è stato acquistato altro. Apri la pagina dello strumento che hai acquistato, o vedi i tuoi acquisti in Gestisci.",
+  "success.elsewhereLede":
+    "Con questo pagamento è stato acquistato altro. Apri la pagina dello strumento che hai acquistato, o vedi i tuoi acquisti in Gestisci.",
 
   "trial.title": "Prova di {tool}",
   "trial.noneHeading": "Nessuna prova di {tool}",
@@ -163,14 +156,11 @@ export const it: Catalogue = {
   "manage.heading": "I tuoi acquisti",
   "manage.ledeKey": "Ciò che hai acquistato da {workspace}, come risulta dalla chiave di licenza con cui è stato attivato questo dispositivo.",
   "manage.lede": "Tutto ciò che hai acquistato da {workspace} come <strong>{email}</strong>, e i dispositivi su cui lo usi.",
-  "manage.done.cancelled":
-    "Il tuo abbonamento terminerà alla fine del periodo di fatturazione. Lo mantieni fino ad allora e puoi riattivarlo prima.",
+  "manage.done.cancelled": "Il tuo abbonamento terminerà alla fine del periodo di fatturazione. Lo mantieni fino ad allora e puoi riattivarlo prima.",
   "manage.done.resumed": "Il tuo abbonamento si rinnova di nuovo.",
   "manage.done.seatAssigned": "Postazione assegnata: la persona accede con quell’indirizzo per usarla.",
-  "manage.done.seatRevoked":
-    "Postazione ritirata: la persona perde l’accesso al prossimo controllo, e la postazione torna libera.",
-  "manage.done.signedOut":
-    "Dispositivo disconnesso: perde l’accesso entro pochi secondi (al prossimo controllo, se ora è offline).",
+  "manage.done.seatRevoked": "Postazione ritirata: la persona perde l’accesso al prossimo controllo, e la postazione torna libera.",
+  "manage.done.signedOut": "Dispositivo disconnesso: perde l’accesso entro pochi secondi (al prossimo controllo, se ora è offline).",
   "manage.keySession":
     "Hai effettuato l’accesso con una chiave di licenza: vedi quella licenza e i suoi dispositivi. <link>Accedi con il tuo indirizzo email</link> per vedere i tuoi abbonamenti e le postazioni del team.",
   "manage.usage": "Utilizzo",
@@ -184,13 +174,11 @@ export const it: Catalogue = {
   "manage.noLicences": "Nessuna licenza",
   "manage.noLicencesText": "Gli acquisti una tantum, e le postazioni assegnate a te, compaiono qui con le loro chiavi.",
   "manage.seats": "Postazioni del team",
-  "manage.seatsText":
-    "Ogni postazione dà {tool} a una persona con il suo indirizzo, con cui accede. Ritirare una postazione la libera per qualcun altro.",
+  "manage.seatsText": "Ogni postazione dà {tool} a una persona con il suo indirizzo, con cui accede. Ritirare una postazione la libera per qualcun altro.",
   "manage.devices": "Dispositivi",
   "manage.noDevices": "Nessun dispositivo",
   "manage.noDevicesText": "I dispositivi compaiono qui quando accedi a {tool} su di essi, o lo attivi con una chiave di licenza.",
-  "manage.devicesText":
-    "Collegati al tuo account. Disconnettendone uno, perde l’accesso entro pochi secondi; accedi di nuovo lì per usarlo.",
+  "manage.devicesText": "Collegati al tuo account. Disconnettendone uno, perde l’accesso entro pochi secondi; accedi di nuovo lì per usarlo.",
   "manage.thisDevice": "Questo dispositivo",
   "manage.unknownPlatform": "Piattaforma sconosciuta",
   "manage.deviceUsed": "{platform} · accesso il {signedIn} · ultima attività il {lastActive}",
@@ -218,8 +206,7 @@ export const it: Catalogue = {
   "manage.yes": "Sì",
   "manage.keepUntil": "{date} <muted>· lo mantieni fino ad allora</muted>",
   "manage.seatsHandedOut": "{used} di {seats} postazioni assegnate",
-  "manage.vendorBills":
-    "La fatturazione di questo abbonamento è gestita da {workspace}: per annullarlo o cambiare metodo di pagamento, contatta {workspace}.",
+  "manage.vendorBills": "La fatturazione di questo abbonamento è gestita da {workspace}: per annullarlo o cambiare metodo di pagamento, contatta {workspace}.",
   "manage.resume": "Riattiva abbonamento",
   "manage.cancel": "Annulla abbonamento…",
   "manage.vendorSetEnd": "{workspace} ha fissato la fine di questo abbonamento: contatta {workspace} per modificarla.",
@@ -257,8 +244,7 @@ export const it: Catalogue = {
   "cancel.title": "Annulla abbonamento",
   "cancel.heading": "Annullare {name}?",
   "cancel.lede": "Non si rinnoverà più. Fino ad allora puoi riattivarlo qui.",
-  "cancel.ledeUntil":
-    "Non si rinnoverà più. Mantieni {tool} fino al {date}, e non ti verrà addebitato altro. Fino ad allora puoi riattivarlo qui.",
+  "cancel.ledeUntil": "Non si rinnoverà più. Mantieni {tool} fino al {date}, e non ti verrà addebitato altro. Fino ad allora puoi riattivarlo qui.",
   "cancel.confirm": "Annulla a fine periodo",
   "cancel.keep": "Mantieni",
 

@@ -30,8 +30,7 @@ export const ptBR: Catalogue = {
   "error.other": "Algo deu errado",
   "error.unavailable": "Tente novamente em instantes",
   "error.unavailableText": "O serviço está indisponível por alguns instantes. Tente novamente em instantes.",
-  "error.internal":
-    "Esta página não conseguiu responder. Tente novamente em instantes; se o erro continuar, informe ao fornecedor o ID da solicitação {id}.",
+  "error.internal": "Esta página não conseguiu responder. Tente novamente em instantes; se o erro continuar, informe ao fornecedor o ID da solicitação {id}.",
   "error.notFoundText": "Não há nenhuma página neste endereço: talvez ele esteja digitado errado.",
   "error.noSuchPage": "Esta página não existe: talvez o endereço esteja digitado errado.",
   "error.noToolPages": "Esta ferramenta não tem páginas aqui: talvez o endereço esteja digitado errado.",
@@ -52,8 +51,7 @@ export const ptBR: Catalogue = {
   "signIn.send": "Receber código por e-mail",
   "signIn.codeTitle": "Digite seu código",
   "signIn.codeHeading": "Confira sua caixa de entrada",
-  "signIn.codeLede":
-    "Enviamos um código de 6 dígitos para <strong>{email}</strong>. Ele vale uma única vez, neste navegador, até {until}.",
+  "signIn.codeLede": "Enviamos um código de 6 dígitos para <strong>{email}</strong>. Ele vale uma única vez, neste navegador, até {until}.",
   "signIn.code": "Código de acesso",
   "signIn.submit": "Entrar",
   "signIn.resend": "Enviar um novo código",
@@ -61,11 +59,9 @@ export const ptBR: Catalogue = {
   "signIn.continueLede": "Você entrou como <strong>{email}</strong> nas páginas de {workspace}.",
   "signIn.continue": "Continuar como {email}",
   "signIn.badEmail": "Informe um e-mail, como pessoa@example.com.",
-  "signIn.noCode":
-    "Nenhum código aguarda este e-mail: ele expirou, já foi usado ou foi digitado errado 5 vezes. Peça um novo.",
+  "signIn.noCode": "Nenhum código aguarda este e-mail: ele expirou, já foi usado ou foi digitado errado 5 vezes. Peça um novo.",
   "signIn.wrongCode": "Esse código não está correto.",
-  "signIn.tooManyFailures":
-    "Códigos de acesso errados demais para este e-mail em um dia ({limit}): os códigos dele voltam a funcionar depois de {until}.",
+  "signIn.tooManyFailures": "Códigos de acesso errados demais para este e-mail em um dia ({limit}): os códigos dele voltam a funcionar depois de {until}.",
   "signIn.tooManyCodes": "Foram pedidos códigos demais: você pode pedir um novo depois de {until}.",
   "signIn.badLink": "Link de acesso inválido",
   "signIn.badRedirect":
@@ -76,24 +72,18 @@ export const ptBR: Catalogue = {
     "A extensão abriu esta página com um code_challenge (S256) ausente ou malformado. Abra o login de novo pela extensão; se o erro continuar, avise o fornecedor dela.",
 
   "mail.signIn.subject": "{code} é seu código de acesso de {tool}",
-  "mail.signIn.text":
-    "Seu código de acesso de {tool} é {code}.\nEle vale uma única vez, por 10 minutos.\n\nSe você não pediu para entrar, ignore este e-mail.",
+  "mail.signIn.text": "Seu código de acesso de {tool} é {code}.\nEle vale uma única vez, por 10 minutos.\n\nSe você não pediu para entrar, ignore este e-mail.",
 
   "plans.title": "Planos de {tool}",
   "plans.lede": "Escolha como quer usar {tool}: o pagamento é feito na página segura do Stripe, e depois você volta para cá.",
-  "plans.trial":
-    "Ainda em dúvida? <link>Teste {tool} grátis por {days, plural, one {# dia} many {# de dias} other {# dias}}</link>, sem cartão.",
-  "plans.noPayments":
-    "{workspace} ainda não recebe pagamentos aqui: nada pode ser comprado até que os pagamentos sejam conectados. Volte mais tarde.",
-  "plans.signedInAs":
-    "Você entrou como <strong>{email}</strong>: o que você comprar é seu, seja qual for o e-mail informado no pagamento.",
-  "plans.signInFirst":
-    "O pagamento é feito pelo Stripe, que pede seu e-mail. <link>Entre</link> antes para comprar com o e-mail que você usa em {tool}.",
+  "plans.trial": "Ainda em dúvida? <link>Teste {tool} grátis por {days, plural, one {# dia} many {# de dias} other {# dias}}</link>, sem cartão.",
+  "plans.noPayments": "{workspace} ainda não recebe pagamentos aqui: nada pode ser comprado até que os pagamentos sejam conectados. Volte mais tarde.",
+  "plans.signedInAs": "Você entrou como <strong>{email}</strong>: o que você comprar é seu, seja qual for o e-mail informado no pagamento.",
+  "plans.signInFirst": "O pagamento é feito pelo Stripe, que pede seu e-mail. <link>Entre</link> antes para comprar com o e-mail que você usa em {tool}.",
   "plans.noneTitle": "Nenhum plano à venda",
   "plans.none": "{workspace} não vende nenhum plano de {tool} no momento.",
   "plans.packs": "Pacotes de créditos",
-  "plans.packsHint":
-    "Os créditos se somam ao que seu plano oferece: eles são usados quando a franquia do período de cobrança acaba.",
+  "plans.packsHint": "Os créditos se somam ao que seu plano oferece: eles são usados quando a franquia do período de cobrança acaba.",
   "plans.unknownPlan": "O plano “{plan}” não está à venda para {tool}. Escolha um dos planos abaixo.",
   "plans.subscribe": "Assinar",
   "plans.buy": "Comprar",
@@ -126,8 +116,7 @@ export const ptBR: Catalogue = {
     "Você comprou <strong>{product}</strong> com pagamento único{seats, plural, =0 {} one {, com # assento para distribuir em Gerenciar} many {, com # de assentos para distribuir em Gerenciar} other {, com # assentos para distribuir em Gerenciar}}.",
   "success.productPlan": "{product} ({plan})",
   "success.renews": "A renovação é em {date}.",
-  "success.unlocked":
-    "{tool} está desbloqueado: a extensão percebe em poucos segundos, sem que você precise fazer nada. O Stripe envia o recibo por e-mail.",
+  "success.unlocked": "{tool} está desbloqueado: a extensão percebe em poucos segundos, sem que você precise fazer nada. O Stripe envia o recibo por e-mail.",
   "success.seeWhatYouHave": "Ver minhas compras",
   "success.pendingLede": "O Stripe trouxe você de volta; estamos aguardando a confirmação dele, que costuma chegar em segundos.",
   "success.pendingText":
@@ -162,8 +151,7 @@ export const ptBR: Catalogue = {
   "manage.heading": "Suas compras",
   "manage.ledeKey": "O que você comprou de {workspace}, conforme a chave de licença com que este dispositivo foi ativado.",
   "manage.lede": "Tudo o que você comprou de {workspace} como <strong>{email}</strong>, e os dispositivos em que você usa.",
-  "manage.done.cancelled":
-    "Sua assinatura vai terminar no fim do período de cobrança. Você continua com ela até lá e pode retomá-la antes disso.",
+  "manage.done.cancelled": "Sua assinatura vai terminar no fim do período de cobrança. Você continua com ela até lá e pode retomá-la antes disso.",
   "manage.done.resumed": "Sua assinatura voltou a ser renovada.",
   "manage.done.seatAssigned": "Assento distribuído: a pessoa entra com esse e-mail para usá-lo.",
   "manage.done.seatRevoked": "Assento retirado: a pessoa perde o acesso na próxima verificação, e o assento fica livre de novo.",
@@ -181,13 +169,11 @@ export const ptBR: Catalogue = {
   "manage.noLicences": "Nenhuma licença",
   "manage.noLicencesText": "Compras únicas, e assentos distribuídos a você, aparecem aqui com as chaves.",
   "manage.seats": "Assentos da equipe",
-  "manage.seatsText":
-    "Cada assento dá acesso a {tool} a uma pessoa com o próprio e-mail, com o qual ela entra. Retirar um assento o libera para outra pessoa.",
+  "manage.seatsText": "Cada assento dá acesso a {tool} a uma pessoa com o próprio e-mail, com o qual ela entra. Retirar um assento o libera para outra pessoa.",
   "manage.devices": "Dispositivos",
   "manage.noDevices": "Nenhum dispositivo",
   "manage.noDevicesText": "Os dispositivos aparecem aqui quando você entra em {tool} neles, ou o ativa com uma chave de licença.",
-  "manage.devicesText":
-    "Conectados à sua conta. Ao desconectar um, ele perde o acesso em poucos segundos; entre nele de novo para usá-lo.",
+  "manage.devicesText": "Conectados à sua conta. Ao desconectar um, ele perde o acesso em poucos segundos; entre nele de novo para usá-lo.",
   "manage.thisDevice": "Este dispositivo",
   "manage.unknownPlatform": "Plataforma desconhecida",
   "manage.deviceUsed": "{platform} · conectado em {signedIn} · última atividade em {lastActive}",
@@ -215,8 +201,7 @@ export const ptBR: Catalogue = {
   "manage.yes": "Sim",
   "manage.keepUntil": "{date} <muted>· você continua com ela até lá</muted>",
   "manage.seatsHandedOut": "{used} de {seats} assentos distribuídos",
-  "manage.vendorBills":
-    "{workspace} cuida da cobrança desta assinatura: para cancelá-la ou mudar a forma de pagamento, entre em contato com {workspace}.",
+  "manage.vendorBills": "{workspace} cuida da cobrança desta assinatura: para cancelá-la ou mudar a forma de pagamento, entre em contato com {workspace}.",
   "manage.resume": "Retomar assinatura",
   "manage.cancel": "Cancelar assinatura…",
   "manage.vendorSetEnd": "{workspace} definiu o fim desta assinatura: entre em contato com {workspace} para mudar isso.",
@@ -254,8 +239,7 @@ export const ptBR: Catalogue = {
   "cancel.title": "Cancelar assinatura",
   "cancel.heading": "Cancelar {name}?",
   "cancel.lede": "Ela deixa de ser renovada. Você pode retomá-la aqui até lá.",
-  "cancel.ledeUntil":
-    "Ela deixa de ser renovada. Você continua com {tool} até {date}, e nada mais é cobrado. Você pode retomá-la aqui até lá.",
+  "cancel.ledeUntil": "Ela deixa de ser renovada. Você continua com {tool} até {date}, e nada mais é cobrado. Você pode retomá-la aqui até lá.",
   "cancel.confirm": "Cancelar no fim do período",
   "cancel.keep": "Manter",
 
