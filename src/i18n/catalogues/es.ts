@@ -213,7 +213,7 @@ export const es: Catalogue = {
   "manage.billing": "Método de pago y facturas",
   "manage.kind.pack": "Paquete de créditos",
   "manage.kind.seat": "Un puesto de una compra de equipo",
-  "manage.kind.team": "Equipo de {seats} puestos, {used} asignados",
+  "manage.kind.team": "Equipo de {seats} puestos (asignados: {used})",
   "manage.kind.once": "Compra única",
   "manage.packHint": "Sus créditos se cuentan en Uso; no da acceso por sí mismo.",
   "manage.teamNoKey": "Una compra de equipo no tiene clave propia: cada puesto que asigne abajo es una licencia con su propia clave.",

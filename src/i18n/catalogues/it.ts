@@ -213,7 +213,7 @@ export const it: Catalogue = {
   "manage.billing": "Metodo di pagamento e fatture",
   "manage.kind.pack": "Pacchetto di crediti",
   "manage.kind.seat": "Una postazione di un acquisto per team",
-  "manage.kind.team": "Team di {seats} postazioni, {used} assegnate",
+  "manage.kind.team": "Team di {seats} postazioni (assegnate: {used})",
   "manage.kind.once": "Acquisto una tantum",
   "manage.packHint": "I suoi crediti sono conteggiati in Utilizzo; da solo non dà accesso.",
   "manage.teamNoKey": "Un acquisto per team non ha una chiave propria: ogni postazione che assegni qui sotto è una licenza con la sua chiave.",
