@@ -18,6 +18,7 @@ import { assertFitsAndPasses, shoot, watchPolicy } from "../test-support/browser
 import { DIALECTS } from "../test-support/harness.js";
 import { hostedPagesInBrowser, signInOnHostedPage } from "../test-support/hosted-browser.js";
 import { paymentSession, stripeId, subscriptionObject } from "../test-support/stripe.js";
+import { seedUsageCatalogue } from "../test-support/usage.js";
 
 // Nine pages with axe-core on each, on a machine shared with other tests.
 const JOURNEY_TIMEOUT_MS = 240_000;
@@ -113,10 +114,11 @@ describe(`every language's sign-in, Manage and Plans in a browser at ${WIDTH} px
   test("each language with a catalogue fits the screen and its boxes, passes axe-core and says its language", {
     timeout: EVERY_LANGUAGE_TIMEOUT_MS,
   }, async () => {
-    const { services, clock, dataDir, ws, pages: base, send, browser, close } = await hostedPagesInBrowser("sqlite");
+    const { services, clock, dataDir, ws, pages: base, send, browser, close } = await hostedPagesInBrowser("sqlite", { seed: seedUsageCatalogue });
     try {
-      // A buyer with one of everything Manage shows a button or a form for: a licence, a
-      // team's seats to hand out, a subscription to cancel, a device to sign out.
+      // A tool that sells usage (Plans lists features, allowances and a credit pack), and a
+      // buyer with one of everything Manage shows: a meter, a licence, a team's seats to
+      // hand out, a subscription to cancel, a device to sign out.
       const email = `every-${ws.slug}@example.com`;
       const now = clock.now();
       const account = (await ensurePerson(services.db, ws.workspaceId, "test", email, now)).id;
