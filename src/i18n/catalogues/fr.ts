@@ -182,7 +182,8 @@ export const fr: Catalogue = {
     "Chaque place donne accès à {tool} sous l’adresse de la personne qui la reçoit ; elle se connecte avec celle-ci. Reprendre une place la libère pour quelqu’un d’autre.",
   "manage.devices": "Appareils",
   "manage.noDevices": "Aucun appareil",
-  "manage.noDevicesText": "Les appareils apparaissent ici dès que vous vous y connectez à {tool}, ou que vous l’y activez avec une clé de licence.",
+  "manage.noDevicesText":
+    "Les appareils apparaissent ici dès que vous vous connectez à {tool} sur l’un d’eux, ou que vous l’y activez avec une clé de licence.",
   "manage.devicesText": "Connectés avec votre compte. Déconnecter un appareil coupe son accès en quelques secondes ; reconnectez-vous dessus pour l’utiliser.",
   "manage.thisDevice": "Cet appareil",
   "manage.unknownPlatform": "Plateforme inconnue",

@@ -115,7 +115,7 @@ export const ptBR: Catalogue = {
   "success.once":
     "Você comprou <strong>{product}</strong> com pagamento único{seats, plural, =0 {} one {, com # assento para distribuir em Gerenciar} many {, com # de assentos para distribuir em Gerenciar} other {, com # assentos para distribuir em Gerenciar}}.",
   "success.productPlan": "{product} ({plan})",
-  "success.renews": "A renovação é em {date}.",
+  "success.renews": "Próxima renovação: {date}.",
   "success.unlocked": "{tool} está desbloqueado: a extensão percebe em poucos segundos, sem que você precise fazer nada. O Stripe envia o recibo por e-mail.",
   "success.seeWhatYouHave": "Ver minhas compras",
   "success.pendingLede": "O Stripe trouxe você de volta; estamos aguardando a confirmação dele, que costuma chegar em segundos.",
@@ -130,7 +130,7 @@ export const ptBR: Catalogue = {
   "trial.noneLede": "{tool} não oferece teste grátis. Veja os planos para escolher um.",
   "trial.heading": "Seu teste de {tool}",
   "trial.started": "Seu teste começou: {tool} está desbloqueado. A extensão percebe em poucos segundos.",
-  "trial.running": "Seu teste já está em andamento, até {date}: cada teste só começa uma vez.",
+  "trial.running": "Seu teste já está em andamento, até {date}: um teste só pode ser iniciado uma vez.",
   "trial.until": "Seu teste vai até <strong>{date}</strong>.",
   "trial.keep": "Para continuar com {tool} depois, escolha um plano antes do fim do teste.",
   "trial.endedHeading": "Seu teste terminou",
@@ -183,7 +183,7 @@ export const ptBR: Catalogue = {
   "manage.price":
     "{price}{seat, select, yes { por assento} other {}}{interval, select, none {} day { por dia} week { por semana} year { por ano} other { por mês}}",
   "manage.state.ended": "Encerrada",
-  "manage.state.ending": "Terminando",
+  "manage.state.ending": "Encerrando",
   "manage.state.active": "Ativa",
   "manage.state.suspended": "Suspensa",
   "manage.state.revoked": "Revogada",
