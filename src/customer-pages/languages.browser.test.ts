@@ -2,19 +2,28 @@
 // by playwright-core) at 390 px: sign-in, Manage and Plans walked in Japanese and in
 // German (long words: nothing may be wider than the screen, nor spill out of its box),
 // and in Arabic, laid out right to left (its text is English until its catalogue comes)
-// with nothing in the top bar or on a card overlapping. WARDEN_SCREENSHOTS=<folder>
-// saves every screen.
+// with nothing in the top bar or on a card overlapping; then the same three pages in
+// every language with a catalogue, each opened once by its `?lang=`, to the same checks.
+// WARDEN_SCREENSHOTS=<folder> saves every screen.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Page } from "playwright-core";
+import { openDeviceSession } from "../client/client.service.js";
+import { DAY_MS } from "../clock.js";
 import { ensurePerson } from "../customers/person.store.js";
+import { CATALOGUES } from "../i18n/catalogues/index.js";
+import type { Language } from "../i18n/locales.js";
+import { messagesFor } from "../i18n/messages.js";
 import { assertFitsAndPasses, shoot, watchPolicy } from "../test-support/browser.js";
 import { DIALECTS } from "../test-support/harness.js";
 import { hostedPagesInBrowser, signInOnHostedPage } from "../test-support/hosted-browser.js";
-import { paymentSession } from "../test-support/stripe.js";
+import { paymentSession, stripeId, subscriptionObject } from "../test-support/stripe.js";
+import { seedUsageCatalogue } from "../test-support/usage.js";
 
 // Nine pages with axe-core on each, on a machine shared with other tests.
 const JOURNEY_TIMEOUT_MS = 240_000;
+// Three pages a language with axe-core on each, some forty pages, on a shared machine.
+const EVERY_LANGUAGE_TIMEOUT_MS = 600_000;
 const WIDTH = 390;
 
 /**
@@ -98,3 +107,78 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+// SQLite only: what this checks is drawn by the catalogues, the templates and the
+// stylesheet, the same over either engine; the journey above walks both.
+describe(`every language's sign-in, Manage and Plans in a browser at ${WIDTH} px`, () => {
+  test("each language with a catalogue fits the screen and its boxes, passes axe-core and says its language", {
+    timeout: EVERY_LANGUAGE_TIMEOUT_MS,
+  }, async () => {
+    const { services, clock, dataDir, ws, pages: base, send, browser, close } = await hostedPagesInBrowser("sqlite", { seed: seedUsageCatalogue });
+    try {
+      // A tool that sells usage (Plans lists features, allowances and a credit pack), and a
+      // buyer with one of everything Manage shows: a meter, a licence, a team's seats to
+      // hand out, a subscription to cancel, a device to sign out.
+      const email = `every-${ws.slug}@example.com`;
+      const now = clock.now();
+      const account = (await ensurePerson(services.db, ws.workspaceId, "test", email, now)).id;
+      await send(
+        "checkout.session.completed",
+        paymentSession({ email, metadata: { warden_tool: "tabmaster", warden_plan: "lifetime", warden_account: account }, now }),
+      );
+      await send(
+        "checkout.session.completed",
+        paymentSession({ email, metadata: { warden_tool: "tabmaster", warden_plan: "lifetime", warden_seats: "3", warden_account: account }, now }),
+      );
+      await send(
+        "customer.subscription.created",
+        subscriptionObject({
+          id: stripeId("sub"),
+          status: "active",
+          metadata: { warden_tool: "tabmaster", warden_plan: "monthly", warden_account: account },
+          startedAt: now,
+          periodStart: now,
+          periodEnd: now + 30 * DAY_MS,
+        }),
+      );
+      await services.db.transaction().execute((trx) =>
+        openDeviceSession(trx, {
+          workspaceId: ws.workspaceId,
+          env: "test",
+          toolId: "tabmaster",
+          personId: account,
+          licenceId: null,
+          device: { name: "Work laptop", platform: "chrome-mac" },
+          now,
+        }),
+      );
+      const viewport = { width: WIDTH, height: 800 };
+      const signedOut = await (await browser.newContext({ viewport })).newPage();
+      const signedIn = await (await browser.newContext({ viewport })).newPage();
+      const violations = watchPolicy(signedOut, watchPolicy(signedIn));
+      await signedIn.goto(`${base}/sign-in`);
+      await signInOnHostedPage(signedIn, dataDir, email);
+      await signedIn.waitForURL(`${base}/manage`);
+
+      const languages = Object.keys(CATALOGUES) as Language[];
+      assert.ok(languages.length >= 2, "the catalogues are read");
+      for (const lang of languages) {
+        // Each page is known by its own heading in the language asked for: a page left in English would not show it.
+        const text = messagesFor(lang);
+        const tool = "Tab Master";
+        await signedOut.goto(`${base}/sign-in?lang=${lang}`);
+        await signedOut.getByRole("heading", { level: 1, name: text.text("signIn.heading", { tool }), exact: true }).waitFor();
+        await check(signedOut, `every-${lang}-sign-in-${WIDTH}`, lang, "ltr");
+        await signedIn.goto(`${base}/manage?lang=${lang}`);
+        await signedIn.getByRole("heading", { level: 1, name: text.text("manage.heading"), exact: true }).waitFor();
+        await check(signedIn, `every-${lang}-manage-${WIDTH}`, lang, "ltr");
+        await signedIn.goto(`${base}/plans?lang=${lang}`);
+        await signedIn.getByRole("heading", { level: 1, name: text.text("plans.title", { tool }), exact: true }).waitFor();
+        await check(signedIn, `every-${lang}-plans-${WIDTH}`, lang, "ltr");
+      }
+      assert.deepEqual(violations, []);
+    } finally {
+      await close();
+    }
+  });
+});

@@ -25,6 +25,31 @@ function namesIn(elements: Element[], names = new Set<string>()): Set<string> {
   return names;
 }
 
+/**
+ * What is wrong with a message's plurals in `language`: each one's forms (`=0` and the
+ * like aside) are to be exactly the categories CLDR gives the language (Polish
+ * one/few/many/other, Japanese other only), none missing and none it never picks.
+ */
+function pluralFaults(language: string, message: string): string[] {
+  const categories = [...new Intl.PluralRules(language).resolvedOptions().pluralCategories].sort();
+  const faults: string[] = [];
+  const walk = (elements: Element[]) => {
+    for (const element of elements) {
+      // 6 is a plural (cardinal or ordinal).
+      if (element.type === 6) {
+        const forms = Object.keys(element.options ?? {})
+          .filter((form) => !form.startsWith("="))
+          .sort();
+        if (forms.join() !== categories.join()) faults.push(`{${String(element.value)}} has ${forms.join("/")}, CLDR ${categories.join("/")}`);
+      }
+      for (const option of Object.values(element.options ?? {})) walk(option.value);
+      walk(element.children ?? []);
+    }
+  };
+  walk(new IntlMessageFormat(message, language).getAst() as Element[]);
+  return faults;
+}
+
 describe("catalogues", () => {
   const english = Object.keys(CATALOGUES.en);
 
@@ -44,10 +69,22 @@ describe("catalogues", () => {
         assert.deepEqual(argumentsOf(other), argumentsOf(en), `${language} ${key}`);
       }
     });
+
+    test(`${language}: each plural has the forms CLDR gives the language, and no other`, () => {
+      for (const [key, message] of Object.entries(catalogue)) assert.deepEqual(pluralFaults(language, message), [], `${language} ${key}`);
+    });
   }
 
   test("a message that does not parse is caught (the check can fail)", () => {
     assert.throws(() => new IntlMessageFormat("{days, plural, one {# day}", "en"));
+  });
+
+  test("a plural with English's forms in Polish or Japanese is caught, even nested (the check can fail)", () => {
+    assert.equal(pluralFaults("pl", "{n, plural, one {# dzień} other {# dni}}").length, 1);
+    assert.equal(pluralFaults("ja", "{n, plural, =0 {} one {# 日} other {# 日}}").length, 1);
+    assert.equal(pluralFaults("fr", "{s, select, yes {{n, plural, one {# jour} other {# jours}}} other {}}").length, 1);
+    assert.deepEqual(pluralFaults("pl", "{n, plural, =0 {} one {# dzień} few {# dni} many {# dni} other {# dnia}}"), []);
+    assert.deepEqual(pluralFaults("ja", "{n, plural, =0 {} other {# 日}}"), []);
   });
 });
 

@@ -38,9 +38,9 @@ export function messagesFor(locale: PageLocale): Messages {
 }
 
 function build(locale: PageLocale): Messages {
-  // A language whose catalogue is not written yet reads English, and says so in `lang`.
-  const language = CATALOGUES[textLanguageOf(locale)] ? textLanguageOf(locale) : "en";
-  const catalogue = CATALOGUES[language] ?? CATALOGUES.en;
+  // Arabic and Hebrew, laid out before their catalogues, read English (and say so in `lang`).
+  const language = textLanguageOf(locale);
+  const catalogue = CATALOGUES[language];
   const formatLocale = FORMAT_LOCALE[locale];
   const compiled = new Map<MessageKey, IntlMessageFormat>();
   const compile = (key: MessageKey) => {

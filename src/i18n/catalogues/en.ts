@@ -114,8 +114,10 @@ export const en = {
   // The checkout's return (plans.views.ts)
   "success.title": "Thank you",
   "success.pendingTitle": "Confirming your payment",
-  "success.subscription": "You bought <strong>{product}</strong> as a subscription{seats, plural, =0 {} other {, # seats to hand out from Manage}}.",
-  "success.once": "You bought <strong>{product}</strong>, paid once{seats, plural, =0 {} other {, # seats to hand out from Manage}}.",
+  "success.subscription":
+    "You bought <strong>{product}</strong> as a subscription{seats, plural, =0 {} one {, # seat to hand out from Manage} other {, # seats to hand out from Manage}}.",
+  "success.once":
+    "You bought <strong>{product}</strong>, paid once{seats, plural, =0 {} one {, # seat to hand out from Manage} other {, # seats to hand out from Manage}}.",
   "success.productPlan": "{product} ({plan})",
   "success.renews": "It renews on {date}.",
   "success.unlocked": "{tool} is unlocked: the extension picks it up within a few seconds, with nothing to do. A receipt comes from Stripe by mail.",
