@@ -116,9 +116,9 @@ export const tr: Catalogue = {
   "success.title": "Teşekkürler",
   "success.pendingTitle": "Ödemeniz onaylanıyor",
   "success.subscription":
-    "<strong>{product}</strong> ürününü abonelik olarak satın aldınız{seats, plural, =0 {} other {; Yönet bölümünden atayabileceğiniz # koltuk dahil}}.",
+    "<strong>{product}</strong> ürününü abonelik olarak satın aldınız{seats, plural, =0 {} one {; Yönet bölümünden atayabileceğiniz # koltuk dahil} other {; Yönet bölümünden atayabileceğiniz # koltuk dahil}}.",
   "success.once":
-    "<strong>{product}</strong> ürününü tek seferlik ödemeyle satın aldınız{seats, plural, =0 {} other {; Yönet bölümünden atayabileceğiniz # koltuk dahil}}.",
+    "<strong>{product}</strong> ürününü tek seferlik ödemeyle satın aldınız{seats, plural, =0 {} one {; Yönet bölümünden atayabileceğiniz # koltuk dahil} other {; Yönet bölümünden atayabileceğiniz # koltuk dahil}}.",
   "success.productPlan": "{product} ({plan})",
   "success.renews": "{date} tarihinde yenilenir.",
   "success.unlocked":
