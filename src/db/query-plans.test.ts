@@ -158,9 +158,15 @@ test("every query on the request path finds its rows through an index (SQLite)",
     assert.ok(person, "the person with their sources is among the plans");
     const plan = await services.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${person}`, [...(queries.get(person) ?? [])]));
     const details = plan.rows.map((row) => row.detail);
-    assert.ok(details.some((d) => /^SEARCH person USING INDEX \w+ \(workspace_id=\? AND env=\? AND email_norm=\?\)$/.test(d)), details.join("\n"));
+    assert.ok(
+      details.some((d) => /^SEARCH person USING INDEX \w+ \(workspace_id=\? AND env=\? AND email_norm=\?\)$/.test(d)),
+      details.join("\n"),
+    );
     for (const source of ["l", "s", "g"]) {
-      assert.ok(details.some((d) => new RegExp(`^SEARCH ${source} USING (COVERING )?INDEX \\w+ \\(person_id=\\?`).test(d)), `${source}: ${details.join("\n")}`);
+      assert.ok(
+        details.some((d) => new RegExp(`^SEARCH ${source} USING (COVERING )?INDEX \\w+ \\(person_id=\\?`).test(d)),
+        `${source}: ${details.join("\n")}`,
+      );
     }
   } finally {
     await close();
