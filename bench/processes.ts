@@ -209,12 +209,21 @@ function wardenEnv(options: Omit<WardenOptions, "logFile" | "cpuProfileDir">): R
   return { ...env, ...options.env };
 }
 
-/** `node bin/warden.js serve` (a snapshot of it), the installed command on the compiled code, as a user starts it. */
+/** `node --max-semi-space-size=8 bin/warden.js serve` (a snapshot of it), the installed command on the compiled code, as `npm start` starts it. */
 export async function startWarden(options: WardenOptions): Promise<ServerProcess> {
   const port = await freePort();
   const env = { ...wardenEnv(options), PORT: String(port), HOST: "127.0.0.1" };
   const profile = options.cpuProfileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
-  return startServer("warden", [...profile, options.command, "serve"], env, port, "/api/v1/openapi.json", options.logFile, options.pinned ?? true);
+  // With Node's young generation bounded as `npm start` and the container bound it (docs/decisions.md, "Answers from memory").
+  return startServer(
+    "warden",
+    [...profile, "--max-semi-space-size=8", options.command, "serve"],
+    env,
+    port,
+    "/api/v1/openapi.json",
+    options.logFile,
+    options.pinned ?? true,
+  );
 }
 
 /** One `warden …` command (e.g. `admin stripe connect`) with the server's environment, as an operator runs it; answers its --json output. */
