@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import { utcDayOf } from "../clock.js";
 import { dialectOf, type Executor } from "../db/database.js";
-import { type Placeholder, perRowCount, prepared, preparedRaw } from "../db/prepared.js";
+import { type Placeholder, perRowCount, preparedRaw } from "../db/prepared.js";
 import type { Env, InsightDaysTable, ProductKind, TrialOutcome } from "../db/schema.js";
 import { type ActiveDay, countInWindows } from "./windows.store.js";
 
