@@ -308,7 +308,21 @@ async function windowFigures(ex: Executor, days: readonly ActiveDay[]): Promise<
     ))
       around.set(key, found);
   }
-  const rows: Bump[] = [];
+  // Summed here, one row per figure: a day's first checks add the same days' windows for
+  // every person (37 rows a person-day), and each of those rows cost bump() a key.
+  const figures = new Map<string, Bump>();
+  const dayText = new Map<number, string>();
+  const add = (d: ActiveDay, metric: Metric, t: number) => {
+    let day = dayText.get(t);
+    if (day === undefined) {
+      day = utcDayOf(t);
+      dayText.set(t, day);
+    }
+    const key = `${d.workspaceId}\u0000${d.env}\u0000${d.scope}\u0000${metric}\u0000${day}`;
+    const held = figures.get(key);
+    if (held) held.value += 1;
+    else figures.set(key, { workspaceId: d.workspaceId, env: d.env, metric, day, scope: d.scope, value: 1 });
+  };
   for (const group of groups.values()) {
     let newer: string | null = null;
     for (const d of [...group].sort((x, y) => byBytes(x.day, y.day))) {
@@ -317,20 +331,18 @@ async function windowFigures(ex: Executor, days: readonly ActiveDay[]): Promise<
       const at = Date.parse(`${d.day}T00:00:00Z`);
       const p = before ? Date.parse(`${before}T00:00:00Z`) : Number.NEGATIVE_INFINITY;
       const q = found?.after ? Date.parse(`${found.after}T00:00:00Z`) : Number.POSITIVE_INFINITY;
-      rows.push({ workspaceId: d.workspaceId, env: d.env, metric: "active_people", day: d.day, scope: d.scope, value: 1 });
+      add(d, "active_people", at);
       for (const [metric, n] of [
         ["active_people_7", 7],
         ["active_people_30", 30],
       ] as const) {
         const last = Math.min(at + (n - 1) * DAY, q - DAY);
-        for (let t = Math.max(at, p + n * DAY); t <= last; t += DAY) {
-          rows.push({ workspaceId: d.workspaceId, env: d.env, metric, day: utcDayOf(t), scope: d.scope, value: 1 });
-        }
+        for (let t = Math.max(at, p + n * DAY); t <= last; t += DAY) add(d, metric, t);
       }
       newer = d.day;
     }
   }
-  return rows;
+  return [...figures.values()];
 }
 
 /** Each person-day's nearest active days of its person and scope on either side, leaving out the days of `without`. */
@@ -341,16 +353,19 @@ async function daysAround(
 ): Promise<Map<string, { before: string | null; after: string | null }>> {
   const found = new Map<string, { before: string | null; after: string | null }>();
   const others = without.length > 0 ? sql`and a.day not in (${sql.join(without)})` : sql``;
-  const nearest = (side: "before" | "after") =>
-    sql`(select a.day from insight_active_days as a
-      where a.workspace_id = f.workspace_id and a.env = f.env and a.scope = f.scope and a.person_id = f.person_id
-        and a.day ${side === "before" ? sql`<` : sql`>`} f.day ${others}
-      order by a.day ${side === "before" ? sql`desc` : sql`asc`} limit 1)`;
   for (const part of inParts(days)) {
     const values = sql.join(part.map((d) => sql`(${d.workspaceId}, ${d.env}, ${d.scope}, ${d.personId}, ${d.day})`));
+    // The person's days of the scope walked whole through the primary key, as one check's
+    // read did: a nearest day taken with ORDER BY … LIMIT 1 let PostgreSQL walk the by-day
+    // index across everyone's days instead.
     const { rows } = await sql<{ workspace_id: string; env: Env; scope: string; person_id: string; day: string; before: string | null; after: string | null }>`
 with f (workspace_id, env, scope, person_id, day) as (values ${values})
-select f.workspace_id, f.env, f.scope, f.person_id, f.day, ${nearest("before")} as before, ${nearest("after")} as after from f`.execute(ex);
+select f.workspace_id, f.env, f.scope, f.person_id, f.day,
+  max(case when a.day < f.day ${others} then a.day end) as before,
+  min(case when a.day > f.day ${others} then a.day end) as after
+from f left join insight_active_days as a
+  on a.workspace_id = f.workspace_id and a.env = f.env and a.scope = f.scope and a.person_id = f.person_id
+group by f.workspace_id, f.env, f.scope, f.person_id, f.day`.execute(ex);
     for (const r of rows) {
       found.set(personDayKey({ workspaceId: r.workspace_id, env: r.env, scope: r.scope, personId: r.person_id, day: r.day }), {
         before: r.before,
