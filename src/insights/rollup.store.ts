@@ -146,7 +146,7 @@ export interface Activity {
 
 const byBytes = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Rows of one multi-row statement of the flush at most: five parameters a row, far below SQLite's bound. */
+/** Rows of one multi-row statement of the flush at most: six parameters a row at most, far below SQLite's bound. */
 const ROWS_PER_STATEMENT = 500;
 
 const inParts = <T>(rows: readonly T[]): T[][] =>
