@@ -363,6 +363,7 @@ async function tokenFor(
   session: DeviceSession,
   said: Omit<AccessClaims, "iat" | "exp">,
   lifeSeconds: number,
+  now: number,
   ticket: number,
 ): Promise<KeptToken> {
   const signer = await services.signingKeys.signer();
@@ -370,7 +371,7 @@ async function tokenFor(
   const key = keptTokenKey(session.tokenHash);
   const kept = services.answers.get<KeptToken>(key, false);
   if (kept && kept.said === text && kept.kid === signer.kid) return kept;
-  const iat = Math.floor(services.clock.now() / 1000);
+  const iat = Math.floor(now / 1000);
   const exp = iat + lifeSeconds;
   const made: KeptToken = { said: text, kid: signer.kid, token: signAccessToken(signer, { ...said, iat, exp }), exp };
   // Until half its life is gone (the cache's own bound may end it sooner).
@@ -425,6 +426,7 @@ async function answerAccess(
       trial_ends_at: entitlement.trial ? Math.floor(entitlement.trial.endsAt / 1000) : null,
     },
     Math.min(recheckAfter, MAX_TOKEN_SECONDS),
+    now,
     ticket,
   );
   const meaning = {
