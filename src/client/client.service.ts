@@ -22,7 +22,7 @@ import { newId, randomBase62 } from "../ids.js";
 import type { CodeAddress, LimitsService } from "../limits/limits.service.js";
 import { queueMails } from "../mail/mail.service.js";
 import type { Services } from "../services.js";
-import { audienceOf, MAX_TOKEN_SECONDS, signAccessToken, TOKEN_ISSUER } from "../tokens/access-token.js";
+import { type AccessClaims, audienceOf, MAX_TOKEN_SECONDS, signAccessToken, TOKEN_ISSUER } from "../tokens/access-token.js";
 import { creditsVersion } from "../usage/credits.store.js";
 import { heldTerms } from "../usage/held-terms.js";
 import { cachedToolTerms } from "../usage/terms-cache.js";
@@ -320,26 +320,74 @@ export async function authenticateDevice(services: Services, input: DeviceReques
  * hottest client path: every installed extension asks every few minutes.
  */
 export async function checkDeviceAccess(services: Services, input: DeviceRequest & { toolId: string }): Promise<Access> {
-  const kept = await keptSession(services, input);
-  if (kept) return answerAccess(services, kept.session, input.toolId, kept.sources, kept.credits);
+  // Before anything is read: a change noted meanwhile keeps what this check read, and the token it signs, out of the cache.
   const ticket = services.answers.ticket();
+  const kept = await keptSession(services, input);
+  if (kept) return answerAccess(services, kept.session, input.toolId, kept.sources, kept.credits, ticket);
   const { session, sources, credits } = await authenticate(services, input, findDeviceSessionWithSources);
   services.answers.set(keptSessionKey(session.tokenHash), { session, sources, credits } satisfies KeptSession, {
     ticket,
     tags: tagsOf(session.workspaceId, session.env, session.personId),
     changesAt: sources ? nextChangeOf(sources, services.clock.now()) : null,
   });
-  return answerAccess(services, session, input.toolId, sources, credits);
+  return answerAccess(services, session, input.toolId, sources, credits, ticket);
 }
 
 /** The access check of a device session in hand (a device just activated). */
 export async function checkAccess(services: Services, session: DeviceSession, toolId: string): Promise<Access> {
+  const ticket = services.answers.ticket();
   const sources = (await loadSources(services.db, toolScope(session.workspaceId, session.env, session.toolId), [session.personId])).get(session.personId);
-  return answerAccess(services, session, toolId, sources ?? null, await creditsOf(services, session));
+  return answerAccess(services, session, toolId, sources ?? null, await creditsOf(services, session), ticket);
+}
+
+/** A device's last signed token: what it says but its times, the key that signed it, its expiry (seconds). */
+interface KeptToken {
+  said: string;
+  kid: string;
+  token: string;
+  exp: number;
+}
+
+const keptTokenKey = (tokenHash: string) => `access-token\u0000${tokenHash}`;
+
+/**
+ * The device's token for these claims: the one signed before while it says the same, was
+ * signed by the key that signs now, and has more than half its life left; else a new one,
+ * kept for the next checks. Signing was the largest part of a check answered from memory
+ * (bench/README.md). Kept in the answer cache under the person's tags, so the access
+ * changes that drop the person's answers drop it too; what it says is compared anyway, so
+ * a claim that changed by itself (a trial that ended) is signed anew at once.
+ */
+async function tokenFor(
+  services: Services,
+  session: DeviceSession,
+  said: Omit<AccessClaims, "iat" | "exp">,
+  lifeSeconds: number,
+  now: number,
+  ticket: number,
+): Promise<KeptToken> {
+  const signer = await services.signingKeys.signer();
+  const text = JSON.stringify(said);
+  const key = keptTokenKey(session.tokenHash);
+  const kept = services.answers.get<KeptToken>(key, false);
+  if (kept && kept.said === text && kept.kid === signer.kid) return kept;
+  const iat = Math.floor(now / 1000);
+  const exp = iat + lifeSeconds;
+  const made: KeptToken = { said: text, kid: signer.kid, token: signAccessToken(signer, { ...said, iat, exp }), exp };
+  // Until half its life is gone (the cache's own bound may end it sooner).
+  services.answers.set(key, made, { ticket, tags: tagsOf(session.workspaceId, session.env, session.personId), changesAt: (iat + lifeSeconds / 2) * 1000 });
+  return made;
 }
 
 /** Whether the device's person holds the tool now, for how long the answer may be kept, and the answer signed. */
-async function answerAccess(services: Services, session: DeviceSession, toolId: string, sources: Sources | null, credits: Credits): Promise<Access> {
+async function answerAccess(
+  services: Services,
+  session: DeviceSession,
+  toolId: string,
+  sources: Sources | null,
+  credits: Credits,
+  ticket: number,
+): Promise<Access> {
   const { db, clock } = services;
   if (toolId !== session.toolId) throw notFound(`This device is signed in to tool "${session.toolId}", not "${toolId}".`);
   const now = clock.now();
@@ -359,24 +407,28 @@ async function answerAccess(services: Services, session: DeviceSession, toolId: 
   const untilEnd = entitlement.entitled && entitlement.heldUntil !== null ? Math.ceil((entitlement.heldUntil - now) / 1000) : MAX_RECHECK_SECONDS;
   const recheckAfter = Math.max(1, Math.min(MAX_RECHECK_SECONDS, untilEnd));
   const subscription = entitlement.subscription;
-  const iat = Math.floor(now / 1000);
-  const token = signAccessToken(await services.signingKeys.signer(), {
-    iss: TOKEN_ISSUER,
-    aud: audienceOf(session.workspaceSlug, session.env),
-    // A device activated with a licence key is not its holder signed in: it is named by itself, without the address.
-    sub: session.licenceId === null ? session.personId : session.deviceId,
-    email: session.licenceId === null ? session.email : null,
-    workspace: session.workspaceSlug,
-    env: session.env,
-    tool: toolId,
-    entitled: entitlement.entitled,
-    via: entitlement.via,
-    plan: entitlement.plan?.id ?? null,
-    features,
-    trial_ends_at: entitlement.trial ? Math.floor(entitlement.trial.endsAt / 1000) : null,
-    iat,
-    exp: iat + Math.min(recheckAfter, MAX_TOKEN_SECONDS),
-  });
+  const { token, exp } = await tokenFor(
+    services,
+    session,
+    {
+      iss: TOKEN_ISSUER,
+      aud: audienceOf(session.workspaceSlug, session.env),
+      // A device activated with a licence key is not its holder signed in: it is named by itself, without the address.
+      sub: session.licenceId === null ? session.personId : session.deviceId,
+      email: session.licenceId === null ? session.email : null,
+      workspace: session.workspaceSlug,
+      env: session.env,
+      tool: toolId,
+      entitled: entitlement.entitled,
+      via: entitlement.via,
+      plan: entitlement.plan?.id ?? null,
+      features,
+      trial_ends_at: entitlement.trial ? Math.floor(entitlement.trial.endsAt / 1000) : null,
+    },
+    Math.min(recheckAfter, MAX_TOKEN_SECONDS),
+    now,
+    ticket,
+  );
   const meaning = {
     entitled: entitlement.entitled,
     via: entitlement.via,
@@ -392,7 +444,9 @@ async function answerAccess(services: Services, session: DeviceSession, toolId: 
       : null,
     features,
   };
-  return { ...meaning, state: stateOf(meaning, credits), recheck_after: recheckAfter, token };
+  // The answer is kept no longer than its token lives: a token used again has less than its whole life left.
+  const recheck = Math.max(1, Math.min(recheckAfter, exp - Math.floor(now / 1000)));
+  return { ...meaning, state: stateOf(meaning, credits), recheck_after: recheck, token };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import { utcDayOf } from "../clock.js";
 import { dialectOf, type Executor } from "../db/database.js";
-import { type Placeholder, perRowCount, prepared, preparedRaw } from "../db/prepared.js";
+import { type Placeholder, perRowCount, preparedRaw } from "../db/prepared.js";
 import type { Env, InsightDaysTable, ProductKind, TrialOutcome } from "../db/schema.js";
 import { type ActiveDay, countInWindows } from "./windows.store.js";
 
@@ -146,106 +146,234 @@ export interface Activity {
 
 const byBytes = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Counts access checks (activity.ts notes them), their figures summed into one write. */
-export async function recordActivities(ex: Executor, checks: readonly Activity[]): Promise<void> {
-  const rows: Bump[] = [];
-  const days: ActiveDay[] = [];
-  // In one order in every process (by person, then device and time), so that two
-  // processes' flushes lock the same people's rows in the same order: in the order they
-  // were noted, two flushes on PostgreSQL could each hold a row the other waits for.
-  const ordered = [...checks].sort(
-    (a, b) =>
-      byBytes(a.workspaceId, b.workspaceId) || byBytes(a.env, b.env) || byBytes(a.personId, b.personId) || byBytes(a.deviceId, b.deviceId) || a.at - b.at,
-  );
-  for (const a of ordered) rows.push(...(await activityFigures(ex, a, days)));
-  await bump(ex, rows);
-  await countInWindows(ex, days);
+/** Rows of one multi-row statement of the flush at most: six parameters a row at most, far below SQLite's bound. */
+const ROWS_PER_STATEMENT = 500;
+
+const inParts = <T>(rows: readonly T[]): T[][] =>
+  Array.from({ length: Math.ceil(rows.length / ROWS_PER_STATEMENT) }, (_, i) => rows.slice(i * ROWS_PER_STATEMENT, (i + 1) * ROWS_PER_STATEMENT));
+
+/** Keys in byte order, so that every process writes the rows of one table in one order. */
+function inKeyOrder<T>(rows: Iterable<T>, key: (row: T) => string): T[] {
+  return [...rows]
+    .map((row) => [key(row), row] as const)
+    .sort(([a], [b]) => byBytes(a, b))
+    .map(([, row]) => row);
 }
 
-// The flush's statements, prepared (src/db/prepared.ts): a day's first checks come all at
-// once (every installed device soon after midnight UTC), up to nine statements each, and
-// Kysely building and compiling each of them cost more than SQLite running it. Each insert
-// answers its row only when it wrote one.
-const insertDeviceDay = prepared((ex, p) =>
-  ex
-    .insertInto("insight_device_days")
-    .values({ device_id: p<string>(0), day: p<string>(1) })
-    .onConflict((oc) => oc.columns(["device_id", "day"]).doNothing())
-    .returning("day"),
-);
-// The person's slots: workspace, env, scope, person, day.
-const insertActiveDay = prepared((ex, p) =>
-  ex
-    .insertInto("insight_active_days")
-    .values({ workspace_id: p<string>(0), env: p<Env>(1), scope: p<string>(2), person_id: p<string>(3), day: p<string>(4) })
-    .onConflict((oc) => oc.columns(["workspace_id", "env", "scope", "person_id", "day"]).doNothing())
-    .returning("day"),
-);
-const addActiveMonthDay = prepared((ex, p) =>
-  ex
-    .insertInto("insight_active_months")
-    .values({ workspace_id: p<string>(0), env: p<Env>(1), scope: p<string>(2), month: p<string>(3), person_id: p<string>(4), days: 1 })
-    .onConflict((oc) =>
-      oc.columns(["workspace_id", "env", "scope", "month", "person_id"]).doUpdateSet({ days: sql`insight_active_months.days + excluded.days` }),
-    ),
-);
-const moveLastActive = prepared((ex, p) =>
-  ex
-    .insertInto("insight_last_active")
-    .values({ workspace_id: p<string>(0), env: p<Env>(1), scope: p<string>(2), person_id: p<string>(3), day: p<string>(4) })
-    .onConflict((oc) =>
-      oc.columns(["workspace_id", "env", "scope", "person_id"]).doUpdateSet({ day: sql`excluded.day` }).where("insight_last_active.day", "<", p<string>(4)),
-    ),
-);
-const daysAround = prepared((ex, p) =>
-  ex
-    .selectFrom("insight_active_days")
-    .select([
-      sql<string | null>`max(case when day < ${p<string>(4)} then day end)`.as("before"),
-      sql<string | null>`min(case when day > ${p<string>(4)} then day end)`.as("after"),
-    ])
-    .where("workspace_id", "=", p<string>(0))
-    .where("env", "=", p<Env>(1))
-    .where("scope", "=", p<string>(2))
-    .where("person_id", "=", p<string>(3)),
-);
+const personDayKey = (d: ActiveDay) => `${d.workspaceId}\u0000${d.env}\u0000${d.scope}\u0000${d.personId}\u0000${d.day}`;
+const personKey = (d: ActiveDay) => `${d.workspaceId}\u0000${d.env}\u0000${d.scope}\u0000${d.personId}`;
 
 /**
- * One access check's days and the figures they add: nothing unless it is the device's
- * first of its UTC day. The person's first of the day (per tool and over all tools) adds
- * one to the day's active people and to each trailing 7 and 30-day window that did not
- * count them yet: with p their newest earlier active day, the windows ending on days
- * max(d, p + n) … d + n - 1.
+ * Counts access checks (activity.ts notes them): a check counts only when it is its
+ * device's first of its UTC day. Each step is a few multi-row statements for all the
+ * checks (alone, nine statements a check made a day's first checks the slowest path of
+ * all: bench/journal.md): the device-days inserted, those that were new; their person-days
+ * (per tool and over all tools) inserted, those that were new; for those, the months'
+ * counts, the last active days and the person's days around each; then the figures summed
+ * into one write. Each insert decides across processes, as the insert of one row did.
  */
-async function activityFigures(ex: Executor, a: Activity, newDays: ActiveDay[]): Promise<Bump[]> {
-  const day = utcDayOf(a.at);
-  if ((await insertDeviceDay(ex, [a.deviceId, day])).length === 0) return [];
-  const rows: Bump[] = [{ workspaceId: a.workspaceId, env: a.env, metric: "active_devices", day, scope: `tool:${a.toolId}`, value: 1 }];
-  for (const scope of [`tool:${a.toolId}`, ALL_TOOLS]) {
-    const person = [a.workspaceId, a.env, scope, a.personId, day];
-    if ((await insertActiveDay(ex, person)).length === 0) continue;
-    newDays.push({ workspaceId: a.workspaceId, env: a.env, scope, personId: a.personId, day });
-    await addActiveMonthDay(ex, [a.workspaceId, a.env, scope, day.slice(0, 7), a.personId]);
-    await moveLastActive(ex, person);
-    // The person's active days on either side of this one, in one read: p the newest
-    // before, q the oldest after (a later check of an earlier day, from a process whose
-    // clock is behind, may find windows already counted past d + n - 1).
-    const [around] = await daysAround(ex, person);
-    const d = Date.parse(`${day}T00:00:00Z`);
-    const p = around?.before ? Date.parse(`${around.before}T00:00:00Z`) : Number.NEGATIVE_INFINITY;
-    const q = around?.after ? Date.parse(`${around.after}T00:00:00Z`) : Number.POSITIVE_INFINITY;
-    rows.push({ workspaceId: a.workspaceId, env: a.env, metric: "active_people", day, scope, value: 1 });
-    for (const [metric, n] of [
-      ["active_people_7", 7],
-      ["active_people_30", 30],
-    ] as const) {
-      const last = Math.min(d + (n - 1) * DAY, q - DAY);
-      for (let t = Math.max(d, p + n * DAY); t <= last; t += DAY) {
-        rows.push({ workspaceId: a.workspaceId, env: a.env, metric, day: utcDayOf(t), scope, value: 1 });
-      }
+export async function recordActivities(ex: Executor, checks: readonly Activity[]): Promise<void> {
+  // A device's first check of each day in the batch: the others change nothing.
+  const firsts = new Map<string, Activity & { day: string }>();
+  for (const a of [...checks].sort((x, y) => x.at - y.at)) {
+    const day = utcDayOf(a.at);
+    const key = `${a.deviceId}\u0000${day}`;
+    if (!firsts.has(key)) firsts.set(key, { ...a, day });
+  }
+  const newDevices = await insertNewDeviceDays(
+    ex,
+    inKeyOrder(firsts.entries(), ([key]) => key).map(([, a]) => a),
+  );
+  if (newDevices.length === 0) return;
+  const rows: Bump[] = newDevices.map((a) => ({
+    workspaceId: a.workspaceId,
+    env: a.env,
+    metric: "active_devices",
+    day: a.day,
+    scope: `tool:${a.toolId}`,
+    value: 1,
+  }));
+  const candidates = new Map<string, ActiveDay>();
+  for (const a of newDevices) {
+    for (const scope of [`tool:${a.toolId}`, ALL_TOOLS]) {
+      const d: ActiveDay = { workspaceId: a.workspaceId, env: a.env, scope, personId: a.personId, day: a.day };
+      candidates.set(personDayKey(d), d);
     }
   }
-  return rows;
+  const newDays = await insertNewActiveDays(ex, inKeyOrder(candidates.values(), personDayKey));
+  if (newDays.length > 0) {
+    await addActiveMonthDays(ex, newDays);
+    await moveLastActiveDays(ex, newDays);
+    rows.push(...(await windowFigures(ex, newDays)));
+  }
+  await bump(ex, rows);
+  await countInWindows(ex, newDays);
+}
+
+/** Inserts the checks' device-days (one per device and day, in key order); answers the checks whose day was new. */
+async function insertNewDeviceDays<A extends Activity & { day: string }>(ex: Executor, firsts: readonly A[]): Promise<A[]> {
+  const written = new Set<string>();
+  for (const part of inParts(firsts)) {
+    const rows = await ex
+      .insertInto("insight_device_days")
+      .values(part.map((a) => ({ device_id: a.deviceId, day: a.day })))
+      .onConflict((oc) => oc.columns(["device_id", "day"]).doNothing())
+      .returning(["device_id", "day"])
+      .execute();
+    for (const row of rows) written.add(`${row.device_id}\u0000${row.day}`);
+  }
+  return firsts.filter((a) => written.has(`${a.deviceId}\u0000${a.day}`));
+}
+
+/** Inserts the person-days (distinct, in key order); answers those that were new. */
+async function insertNewActiveDays(ex: Executor, days: readonly ActiveDay[]): Promise<ActiveDay[]> {
+  const written = new Set<string>();
+  for (const part of inParts(days)) {
+    const rows = await ex
+      .insertInto("insight_active_days")
+      .values(part.map((d) => ({ workspace_id: d.workspaceId, env: d.env, scope: d.scope, person_id: d.personId, day: d.day })))
+      .onConflict((oc) => oc.columns(["workspace_id", "env", "scope", "person_id", "day"]).doNothing())
+      .returning(["workspace_id", "env", "scope", "person_id", "day"])
+      .execute();
+    for (const r of rows) written.add(personDayKey({ workspaceId: r.workspace_id, env: r.env, scope: r.scope, personId: r.person_id, day: r.day }));
+  }
+  return days.filter((d) => written.has(personDayKey(d)));
+}
+
+/** Adds the new person-days to their people's months, one row per person and month. */
+async function addActiveMonthDays(ex: Executor, days: readonly ActiveDay[]): Promise<void> {
+  const months = new Map<string, { workspace_id: string; env: Env; scope: string; month: string; person_id: string; days: number }>();
+  for (const d of days) {
+    const month = d.day.slice(0, 7);
+    const key = `${d.workspaceId}\u0000${d.env}\u0000${d.scope}\u0000${month}\u0000${d.personId}`;
+    const held = months.get(key);
+    if (held) held.days += 1;
+    else months.set(key, { workspace_id: d.workspaceId, env: d.env, scope: d.scope, month, person_id: d.personId, days: 1 });
+  }
+  for (const part of inParts(inKeyOrder(months.entries(), ([key]) => key).map(([, row]) => row))) {
+    await ex
+      .insertInto("insight_active_months")
+      .values(part)
+      .onConflict((oc) =>
+        oc.columns(["workspace_id", "env", "scope", "month", "person_id"]).doUpdateSet({ days: sql`insight_active_months.days + excluded.days` }),
+      )
+      .execute();
+  }
+}
+
+/** Moves each person's last active day (per scope) to their newest new day, unless a later one is there. */
+async function moveLastActiveDays(ex: Executor, days: readonly ActiveDay[]): Promise<void> {
+  const newest = new Map<string, ActiveDay>();
+  for (const d of days) {
+    const held = newest.get(personKey(d));
+    if (!held || held.day < d.day) newest.set(personKey(d), d);
+  }
+  for (const part of inParts(inKeyOrder(newest.values(), personKey))) {
+    await ex
+      .insertInto("insight_last_active")
+      .values(part.map((d) => ({ workspace_id: d.workspaceId, env: d.env, scope: d.scope, person_id: d.personId, day: d.day })))
+      .onConflict((oc) =>
+        oc
+          .columns(["workspace_id", "env", "scope", "person_id"])
+          .doUpdateSet({ day: sql`excluded.day` })
+          .where(sql<boolean>`insight_last_active.day < excluded.day`),
+      )
+      .execute();
+  }
+}
+
+/**
+ * The trailing 7 and 30-day windows that count the new person-days. Taken as if the days
+ * came one by one, oldest first: a new day d adds one to each window ending on days
+ * max(d, p + n) … min(d + n - 1, q - 1), with p the person's newest day before d (of
+ * those already there, or new and older) and q the oldest after d of those already there
+ * (a later check of an earlier day, from a process whose clock is behind, may find windows
+ * already counted past d + n - 1). So each window counts a person once, whatever the days'
+ * order.
+ */
+async function windowFigures(ex: Executor, days: readonly ActiveDay[]): Promise<Bump[]> {
+  const groups = new Map<string, ActiveDay[]>();
+  for (const d of days) groups.set(personKey(d), [...(groups.get(personKey(d)) ?? []), d]);
+  const alone = [...groups.values()].filter((group) => group.length === 1).flat();
+  // Alone in its group, a new day's nearest days are the ones already there.
+  const around = await daysAround(ex, alone, []);
+  // Several new days of one person and scope (checks on each side of a midnight): their
+  // neighbours are read without the others, which come in by the order above.
+  for (const group of groups.values()) {
+    if (group.length === 1) continue;
+    for (const [key, found] of await daysAround(
+      ex,
+      group,
+      group.map((d) => d.day),
+    ))
+      around.set(key, found);
+  }
+  // Summed here, one row per figure: a day's first checks add the same days' windows for
+  // every person (37 rows a person-day), and each of those rows cost bump() a key.
+  const figures = new Map<string, Bump>();
+  const dayText = new Map<number, string>();
+  const add = (d: ActiveDay, metric: Metric, t: number) => {
+    let day = dayText.get(t);
+    if (day === undefined) {
+      day = utcDayOf(t);
+      dayText.set(t, day);
+    }
+    const key = `${d.workspaceId}\u0000${d.env}\u0000${d.scope}\u0000${metric}\u0000${day}`;
+    const held = figures.get(key);
+    if (held) held.value += 1;
+    else figures.set(key, { workspaceId: d.workspaceId, env: d.env, metric, day, scope: d.scope, value: 1 });
+  };
+  for (const group of groups.values()) {
+    let newer: string | null = null;
+    for (const d of [...group].sort((x, y) => byBytes(x.day, y.day))) {
+      const found = around.get(personDayKey(d));
+      const before = [found?.before ?? null, newer].reduce<string | null>((m, day) => (day !== null && (m === null || day > m) ? day : m), null);
+      const at = Date.parse(`${d.day}T00:00:00Z`);
+      const p = before ? Date.parse(`${before}T00:00:00Z`) : Number.NEGATIVE_INFINITY;
+      const q = found?.after ? Date.parse(`${found.after}T00:00:00Z`) : Number.POSITIVE_INFINITY;
+      add(d, "active_people", at);
+      for (const [metric, n] of [
+        ["active_people_7", 7],
+        ["active_people_30", 30],
+      ] as const) {
+        const last = Math.min(at + (n - 1) * DAY, q - DAY);
+        for (let t = Math.max(at, p + n * DAY); t <= last; t += DAY) add(d, metric, t);
+      }
+      newer = d.day;
+    }
+  }
+  return [...figures.values()];
+}
+
+/** Each person-day's nearest active days of its person and scope on either side, leaving out the days of `without`. */
+async function daysAround(
+  ex: Executor,
+  days: readonly ActiveDay[],
+  without: readonly string[],
+): Promise<Map<string, { before: string | null; after: string | null }>> {
+  const found = new Map<string, { before: string | null; after: string | null }>();
+  const others = without.length > 0 ? sql`and a.day not in (${sql.join(without)})` : sql``;
+  for (const part of inParts(days)) {
+    const values = sql.join(part.map((d) => sql`(${d.workspaceId}, ${d.env}, ${d.scope}, ${d.personId}, ${d.day})`));
+    // The person's days of the scope walked whole through the primary key, as one check's
+    // read did: a nearest day taken with ORDER BY … LIMIT 1 let PostgreSQL walk the by-day
+    // index across everyone's days instead.
+    const { rows } = await sql<{ workspace_id: string; env: Env; scope: string; person_id: string; day: string; before: string | null; after: string | null }>`
+with f (workspace_id, env, scope, person_id, day) as (values ${values})
+select f.workspace_id, f.env, f.scope, f.person_id, f.day,
+  max(case when a.day < f.day ${others} then a.day end) as before,
+  min(case when a.day > f.day ${others} then a.day end) as after
+from f left join insight_active_days as a
+  on a.workspace_id = f.workspace_id and a.env = f.env and a.scope = f.scope and a.person_id = f.person_id
+group by f.workspace_id, f.env, f.scope, f.person_id, f.day`.execute(ex);
+    for (const r of rows) {
+      found.set(personDayKey({ workspaceId: r.workspace_id, env: r.env, scope: r.scope, personId: r.person_id, day: r.day }), {
+        before: r.before,
+        after: r.after,
+      });
+    }
+  }
+  return found;
 }
 
 /** A subscription as MRR sees it. */

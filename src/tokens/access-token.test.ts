@@ -207,6 +207,54 @@ for (const dialect of DIALECTS) {
       assert.equal((await check(api, ws.tool, token)).json().entitled, false);
     });
 
+    test("a device's token is sent again while it says the same and has more than half its life left; a change of access signs a new one at once", async () => {
+      const { services, clock } = await testServices(dialect, { SMTP_URL: mailbox.url });
+      const ws = await seedWorkspace(services);
+      const api = await testApi(services);
+      const email = `again-${ws.slug}@example.com`;
+      const token = await signIn(api, ws, email);
+      const jwks = await jwksOf(api);
+      const audience = `${ws.slug}:test`;
+      // The server's loop reads the access-change feed each second; answers are kept once it does.
+      await services.accessWatch.poll();
+
+      const first = (await check(api, ws.tool, token)).json();
+      assert.equal(first.recheck_after, 900);
+      clock.advance(10_000);
+      const again = (await check(api, ws.tool, token)).json();
+      assert.equal(again.token, first.token, "unchanged access: the same token");
+      assert.equal(again.recheck_after, 890, "the answer is kept no longer than its token lives");
+      const { payload } = await verifyAt(again.token, jwks, audience, clock.now());
+      assert.equal(payload.exp, Math.floor((clock.now() - 10_000) / 1000) + 900);
+
+      // A grant: the next check, before the feed is read again, says so in a new token.
+      const granted = await api.request({ method: "POST", url: `/api/v1/tools/${ws.tool}/grants`, key: ws.testKey, payload: { email, days: 1 } });
+      assert.equal(granted.statusCode, 201, granted.body);
+      const unlocked = (await check(api, ws.tool, token)).json();
+      assert.equal(unlocked.entitled, true);
+      assert.notEqual(unlocked.token, first.token);
+      const claims = (await verifyAt(unlocked.token, jwks, audience, clock.now())).payload;
+      assert.deepEqual([claims.entitled, claims.via, claims.iat], [true, "grant", Math.floor(clock.now() / 1000)]);
+      await services.accessWatch.poll();
+
+      // 100 seconds before the grant ends the token lives 100 seconds: sent again for 49, not at 50.
+      clock.advance(86_400_000 - 100_000);
+      await services.accessWatch.poll();
+      const ending = (await check(api, ws.tool, token)).json();
+      assert.equal(ending.recheck_after, 100);
+      const endingExp = (await verifyAt(ending.token, jwks, audience, clock.now())).payload.exp;
+      clock.advance(49_000);
+      const halfLeft = (await check(api, ws.tool, token)).json();
+      assert.equal(halfLeft.token, ending.token, "more than half its life left");
+      assert.equal(halfLeft.recheck_after, 51);
+      clock.advance(1000);
+      const renewed = (await check(api, ws.tool, token)).json();
+      assert.notEqual(renewed.token, ending.token, "half its life gone: signed anew");
+      const renewedClaims = (await verifyAt(renewed.token, jwks, audience, clock.now())).payload;
+      assert.deepEqual([renewedClaims.iat, renewedClaims.exp], [Math.floor(clock.now() / 1000), endingExp], "the new one ends with the access too");
+      assert.equal(renewed.recheck_after, 50);
+    });
+
     test("activating a licence key answers the device's first check, signed for the device without the buyer's address", async () => {
       const { services, clock } = await testServices(dialect, { SMTP_URL: mailbox.url });
       const ws = await seedCatalogue(services);

@@ -175,6 +175,27 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(ok(await check(api, plain.tool, other)).features, []);
     });
 
+    test("a device's token sent again from memory carries the features of now: the plan's features changed sign a new one at once", async () => {
+      const { services, clock } = await testServices(dialect, { SMTP_URL: mailbox.url });
+      const ws = await seedUsageCatalogue(services);
+      const api = await testApi(services);
+      const email = `again-${ws.slug}@example.com`;
+      ok(await grant(api, ws, { email, plan: "lifetime" }), 201);
+      const token = await signIn(api, ws, email);
+      // The server's loop reads the access-change feed each second; answers are kept once it does.
+      await services.accessWatch.poll();
+      const jwks = createLocalJWKSet(ok(await api.request({ url: "/.well-known/jwks.json" })));
+      const first = ok(await check(api, ws.tool, token));
+      clock.advance(5000);
+      assert.equal(ok(await check(api, ws.tool, token)).token, first.token, "the same access: the same token");
+
+      await setPlanTerms(services.db, services.clock, { workspace: ws.slug, tool: "tabmaster", id: "lifetime", features: ["export", "sync"] });
+      const second = ok(await check(api, ws.tool, token));
+      assert.notEqual(second.token, first.token);
+      const { payload } = await jwtVerify(second.token, jwks, { issuer: "warden", audience: `${ws.slug}:test`, currentDate: new Date(clock.now()) });
+      assert.deepEqual([payload.features, payload.iat], [["export", "sync"], Math.floor(clock.now() / 1000)]);
+    });
+
     test("a plan's features changed by another process: the cached answers drop at the feed's next read, and a waiting device is woken", async () => {
       const { services, clock } = await testServices(dialect, { SMTP_URL: mailbox.url });
       const ws = await seedUsageCatalogue(services);

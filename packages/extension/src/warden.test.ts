@@ -127,6 +127,20 @@ describe("access: the held answer and its token", () => {
     await client.access();
     assert.equal(accessCalls(warden.calls), 2);
   });
+
+  test("a token sent again, with less than its exp - iat left, is held only for the answer's recheck_after; a longer one lengthens nothing", async () => {
+    const { client, warden, clock } = await signedIn();
+    warden.answer.entitled = true;
+    // Signed 400 seconds ago for 900: Warden answers recheck_after 500.
+    const iat = Math.floor(clock.now() / 1000) - 400;
+    warden.overrides = { iat, exp: iat + 900 };
+    warden.answer.recheck_after = 500;
+    assert.equal((await client.access({ fresh: true })).expiresAt, clock.now() + 500_000);
+    // An unsigned recheck_after longer than the token's life does not stretch it.
+    warden.overrides = { iat: iat + 400, exp: iat + 400 + 600 };
+    warden.answer.recheck_after = 900;
+    assert.equal((await client.access({ fresh: true })).expiresAt, clock.now() + 600_000);
+  });
 });
 
 describe("offline", () => {

@@ -193,7 +193,7 @@ interface StoredSession {
 interface StoredAccess {
   token: string | null;
   receivedAt: number;
-  /** receivedAt + the token's exp - iat: never longer than Warden signed it for, whatever the date on this device. */
+  /** receivedAt + the token's exp - iat, or the answer's recheck_after when shorter: never longer than Warden signed it for, whatever the date on this device. */
   expiresAt: number;
   failedAt: number | null;
   /** The answer's state, which GET …/access/changes compares with (absent from a Warden older than it). */
@@ -387,10 +387,14 @@ export function createWarden(options: WardenOptions): Warden {
   }
 
   /** Keeps an access answer once its token verifies. */
-  async function keep(answer: { token?: unknown; state?: unknown } | null | undefined, receivedAt: number): Promise<void> {
+  async function keep(answer: { token?: unknown; state?: unknown; recheck_after?: unknown } | null | undefined, receivedAt: number): Promise<void> {
     if (typeof answer?.token !== "string") throw new WardenError("invalid_token", "Warden's access answer has no token: Warden is older than this library.");
     const claims = await claimsOf(answer.token);
-    const kept: StoredAccess = { token: answer.token, receivedAt, expiresAt: receivedAt + lifetimeMs(claims), failedAt: null };
+    // Warden sends a token again while more than half its life is left: then less than its
+    // exp - iat remains, and the answer's recheck_after says how much. Unsigned, it is
+    // trusted only to shorten the hold, never to lengthen it.
+    const told = typeof answer.recheck_after === "number" && answer.recheck_after > 0 ? answer.recheck_after * 1000 : Number.POSITIVE_INFINITY;
+    const kept: StoredAccess = { token: answer.token, receivedAt, expiresAt: receivedAt + Math.min(lifetimeMs(claims), told), failedAt: null };
     if (typeof answer.state === "string") kept.state = answer.state;
     await storage.set(ACCESS, kept);
   }
