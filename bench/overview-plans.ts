@@ -86,9 +86,14 @@ async function run(engine: Dialect): Promise<void> {
         ${today - 30 * DAY} + cast(i as bigint) * ${Math.floor((30 * DAY) / EVENTS)}
       from ${series}`.execute(db);
   }
-  // PostgreSQL's autovacuum keeps statistics; Warden never runs SQLite's ANALYZE, whose
-  // statistics of a database of one workspace made its planner scan small workspaces' probes.
+  // PostgreSQL's autovacuum keeps statistics. Warden never runs SQLite's ANALYZE, which the
+  // history's seeding ran (for its own reads); its statistics of a database of one workspace
+  // made the planner scan the setup probes' small tables, so they are dropped and reloaded.
   if (engine === "postgres") await sql`analyze`.execute(db);
+  else {
+    await sql`delete from sqlite_stat1`.execute(db);
+    await sql`analyze sqlite_schema`.execute(db);
+  }
   log(`seeded ${EVENTS.toLocaleString("en")} events in ${((performance.now() - t) / 1000).toFixed(1)} s`);
 
   // The workspace of the history, and a new one beside it with nothing yet (every setup step

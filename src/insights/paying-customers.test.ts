@@ -159,7 +159,7 @@ for (const dialect of DIALECTS) {
           .execute();
       }
       const { migrations } = await import("../db/migrations/index.js");
-      await migrations["052-paying-people"]?.up(db as never);
+      await migrations["052-money-at-a-glance"]?.up(db as never);
       const rows = await db
         .selectFrom("insight_days")
         .select(["day", "scope", "currency", "value"])

@@ -1,11 +1,16 @@
 import { type Kysely, PostgresAdapter, sql } from "kysely";
 
-// Paying people per currency (issue 50, revenue per paying customer): a level like MRR,
+// Issue 50, the vendor's money at a glance. (1) An index of API keys by workspace
+// environment: the Overview's keys card and its setup checklist's live-key probe read a
+// workspace's keys, and with no index but the key's id each read walked every workspace's
+// keys (SQLite: SCAN api_keys).
+// (2) Paying people per currency (revenue per paying customer): a level like MRR,
 // kept as its daily changes under each product's scope and under "*" (the writer is
 // `recordSubscriptionMrr`). Which subscriptions paid on which past day is not kept, so the
 // people paying now are counted on the day this runs (UTC): points before it have no
 // paying people and show no revenue per paying customer (docs/decisions.md).
 export async function up(db: Kysely<unknown>): Promise<void> {
+  await db.schema.createIndex("api_keys_by_workspace").on("api_keys").columns(["workspace_id", "env"]).execute();
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   const today = postgres ? sql`to_char(now() at time zone 'UTC', 'YYYY-MM-DD')` : sql`strftime('%Y-%m-%d', 'now')`;
   // Each paying subscription's person, product scope and currency, once.
