@@ -94,6 +94,8 @@ export async function seedInsightsHistory(db: Db, postgres: boolean, h: Insights
     ["mrr_churn", true, false],
     ["mrr_reactivation", true, false],
     ["active_subscriptions", false, false],
+    // A count, but per currency and product as MRR is (and under "*", once per person): the flag means "per currency" here.
+    ["paying_people", true, false],
     ["trials", false, false],
     ["trial_paid_within", false, false],
     ["trial_paid_after", false, false],
@@ -106,7 +108,7 @@ export async function seedInsightsHistory(db: Db, postgres: boolean, h: Insights
   ] as const;
   for (const [metric, money, planned] of metrics) {
     // Trial outcomes are kept per tool and, for any product bought, under "*" as the distinct figures are.
-    const distinct = metric === "new_customers" || metric.startsWith("active_people") || metric.startsWith("trial_paid_");
+    const distinct = metric === "new_customers" || metric === "paying_people" || metric.startsWith("active_people") || metric.startsWith("trial_paid_");
     const scopes = [...INSIGHTS_TOOLS.map((tool) => `tool:${tool}`), ...(money ? ["bundle:suite"] : []), ...(distinct ? ["*"] : [])];
     for (const scope of scopes) {
       for (const currency of money ? ["eur", "usd"] : [""]) {

@@ -17,6 +17,7 @@ import {
   findCustomerRow,
   findCustomerRows,
   findKindBoundary,
+  firstToolWithCustomers,
   type KindWindow,
   type ListPosition,
   listCustomerPage,
@@ -390,6 +391,15 @@ export async function listCustomers(ctx: RequestContext, toolId: string, query: 
  * read as the API's do, but not against the API's list pages per minute, which the
  * vendor's own server needs (a person clicking through the list used them up).
  */
+/**
+ * The tool the dashboard's list opens on when the address names none: the first, in the
+ * tools' order, with a customer in the environment, so a vendor whose first tool has
+ * nobody yet does not open on an empty list; the first tool when none has any.
+ */
+export async function defaultListTool(ctx: RequestContext, toolIds: readonly string[]): Promise<string | null> {
+  return (await firstToolWithCustomers(ctx.services.db, { workspaceId: ctx.principal.workspaceId, env: ctx.principal.env }, toolIds)) ?? toolIds[0] ?? null;
+}
+
 export async function browseCustomers(ctx: RequestContext, toolId: string, query: ListCustomersQuery, options: BrowseOptions): Promise<CustomerBrowseResult> {
   return readCustomerList(ctx, toolId, query, options, { countPage: false, total: true });
 }

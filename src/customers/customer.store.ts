@@ -18,6 +18,22 @@ export interface CustomerRow {
   heldUntil: number | null;
 }
 
+/** The first of these tools, in their order, that has a customer in the environment (a probe of the key per tool until one answers); null when none has. */
+export async function firstToolWithCustomers(ex: Executor, scope: { workspaceId: string; env: Env }, toolIds: readonly string[]): Promise<string | null> {
+  for (const toolId of toolIds) {
+    const row = await ex
+      .selectFrom("customers")
+      .select("tool_id")
+      .where("workspace_id", "=", scope.workspaceId)
+      .where("env", "=", scope.env)
+      .where("tool_id", "=", toolId)
+      .limit(1)
+      .executeTakeFirst();
+    if (row) return toolId;
+  }
+  return null;
+}
+
 export async function findCustomerRow(ex: Executor, scope: ToolScope, personId: string): Promise<CustomerRow | null> {
   const row = await ex
     .selectFrom("customers")

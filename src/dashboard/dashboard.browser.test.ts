@@ -396,11 +396,11 @@ for (const dialect of DIALECTS) {
         assert.ok(await page.isVisible("text=Ada's <MacBook>"));
         assert.ok(await page.isVisible("text=Team of 5 seats"));
         await shoot(page, "21-customer-holdings");
-        await page.click("tr:has-text('49.00 EUR'):has-text('Active') >> button:has-text('Refund…')");
+        await page.click("tr:has-text('€49.00'):has-text('Active') >> button:has-text('Refund…')");
         await page.waitForSelector("text=Refund this licence?");
         await shoot(page, "22-refund-confirm");
         await page.fill("#code", await readCode(env.dataDir, ws.ownerEmail));
-        await page.click("button:has-text('Refund 49.00 EUR')");
+        await page.click("button:has-text('Refund €49.00')");
         await page.waitForSelector("text=Licence refunded");
 
         await page.click("tr:has-text('sub_b1') >> text=Cancel…");

@@ -3,6 +3,8 @@ import { test } from "node:test";
 import { CompiledQuery, sql } from "kysely";
 import { buildApp } from "../app.js";
 import { listAudit, listWorkspaceAudit } from "../audit/audit.service.js";
+import { listWorkspaceKeys } from "../auth/key.service.js";
+import { recentActivity } from "../billing/recent-activity.service.js";
 import { insertSubscription } from "../billing/subscription.store.js";
 import { openDeviceSession } from "../client/client.service.js";
 import { ManualClock } from "../clock.js";
@@ -12,10 +14,12 @@ import { emitEvent } from "../events/event.service.js";
 import { exampleEvent } from "../events/examples.js";
 import { insertGrant } from "../grants/grant.store.js";
 import { newId } from "../ids.js";
+import { overviewInsights } from "../insights/insights.service.js";
 import { createServices, type Services } from "../services.js";
 import { createPgSchema, PG_URL, seedWorkspace } from "../test-support/harness.js";
 import { buyLicence } from "../test-support/insights.js";
 import { answer, emitExample, startReceiver, testWorker } from "../test-support/webhooks.js";
+import { setupChecklist } from "../workspaces/setup.service.js";
 import { createBundle, createTool } from "../workspaces/workspace.service.js";
 import { openStorage, type StorageOptions } from "./database.js";
 import type { Database } from "./schema.js";
@@ -556,6 +560,57 @@ test("what a purchase settles reads its person's rows from the person, not the w
     }
     assert.deepEqual(problems, []);
     assert.deepEqual([...read].sort(), ["grants", "licences", "subscriptions"]);
+  } finally {
+    await close();
+  }
+});
+
+/**
+ * The dashboard Overview's reads (issue 50): its figures, setup checklist, recent activity
+ * and keys, for a workspace beside another that holds a key, a plan and an event, on a
+ * fresh database; each must find its rows through an index (the keys by workspace:
+ * migration 052), or a new workspace's Overview walks every workspace's rows.
+ */
+async function recordOverview(storageOptions: Omit<StorageOptions, "onQuery">): Promise<Recording> {
+  const { storage, queries, record } = recordingStorage(storageOptions);
+  const clock = new ManualClock(Date.parse("2026-11-26T12:00:00Z"));
+  const services = await createServices(parseConfig({}), { clock, storage });
+  await seedWorkspace(services, { plan: "hobby" });
+  const ws = await seedWorkspace(services, { plan: "hobby" });
+  const scope = { workspaceId: ws.workspaceId, env: "test" as const };
+  record(true);
+  await Promise.all([
+    overviewInsights(services, scope, new Date(clock.now())),
+    setupChecklist(services, scope),
+    recentActivity(services, scope),
+    listWorkspaceKeys(services, scope),
+  ]);
+  record(false);
+  assert.ok(queries.size >= 6, `only ${queries.size} queries recorded`);
+  return { services, queries, close: () => storage.close() };
+}
+
+test("the Overview's reads find their rows through an index (SQLite)", async () => {
+  const { services, queries, close } = await recordOverview({ databaseUrl: null, sqliteFile: ":memory:" });
+  try {
+    const scans: string[] = [];
+    for (const [text, parameters] of queries) {
+      const plan = await services.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${text}`, [...parameters]));
+      for (const { detail } of plan.rows) if (/^SCAN /.test(detail) && detail !== "SCAN CONSTANT ROW") scans.push(`${detail}\n    in: ${text}`);
+    }
+    assert.deepEqual(scans, []);
+  } finally {
+    await close();
+  }
+});
+
+test("the Overview's reads find their rows through an index (PostgreSQL)", async () => {
+  const { services, queries, close } = await recordOverview({ databaseUrl: PG_URL, pgSchema: await createPgSchema(), poolSize: 2 });
+  try {
+    const scans = (await pgPlanNodes(services, queries))
+      .filter(({ node }) => readsWholeTable(node))
+      .map(({ text, node }) => `${node["Node Type"]} on ${node["Relation Name"]}\n    in: ${text}`);
+    assert.deepEqual(scans, []);
   } finally {
     await close();
   }

@@ -63,6 +63,27 @@ export const SubscriptionInsightsBody = obj({
       currency: Currency,
       mrr: Series,
       movements: obj({ new: Series, expansion: Series, contraction: Series, churn: Series, reactivation: Series }),
+      payingCustomers: {
+        ...Series,
+        description:
+          "People paying a subscription (active or past due, never a trial or a grant) in this currency at the end of each point; a person counts once",
+      },
+      revenuePerPayingCustomer: { ...Series, description: "MRR ÷ paying customers at the end of each point, in the minor unit; 0 where nobody pays" },
+      rates: obj(
+        {
+          arr: obj({ value: Type.Integer(), previous: Type.Integer() }, "12 × MRR at the end of the range, and at the end of the period before"),
+          monthlyChurnRate: Nullable(
+            Type.Number({
+              description: "MRR churned in the range ÷ MRR at its start, brought to 30 days (0.05 is 5%); null with no MRR at the start",
+            }),
+          ),
+          revenuePerPayingCustomer: obj(
+            { value: Nullable(Type.Integer()), previous: Nullable(Type.Integer()) },
+            "MRR ÷ paying customers at the end of the range and of the period before; null where nobody pays",
+          ),
+        },
+        "ARR, the monthly MRR churn rate and revenue per paying customer (ARPPU)",
+      ),
     }),
   ),
 });

@@ -24,6 +24,7 @@ import type {
   OverviewInsights,
   PeopleInsights,
   Point,
+  RecurringRates,
   RevenueInsights,
   Series,
   SubscriptionInsights,
@@ -261,45 +262,66 @@ const mrrOf = (f: Periods, levels: Levels, r: Ranges, currency: string): Series 
 
 export async function subscriptionInsights(db: Executor, q: InsightsQuery): Promise<SubscriptionInsights> {
   const r = ranges(q);
-  const { products } = await scopeOf(db, q);
+  const { products, distinct } = await scopeOf(db, q);
+  // Paying people are counted once per product and once over all ("*"): a tool's page adds its products', all tools read "*".
+  const paying = q.toolId === null ? distinct : products;
   const metrics: Metric[] = ["mrr", "active_subscriptions", ...MOVEMENTS];
-  const [f, levels] = await Promise.all([read(db, products, metrics, r), levelsBefore(db, products, ["mrr", "active_subscriptions"], r.prev.from)]);
+  const [f, levels, people, peopleBefore] = await Promise.all([
+    read(db, products, metrics, r),
+    levelsBefore(db, products, ["mrr", "active_subscriptions"], r.prev.from),
+    read(db, paying, ["paying_people"], r),
+    levelsBefore(db, paying, ["paying_people"], r.prev.from),
+  ]);
+  const days = (dayMs(q.to) - dayMs(q.from)) / DAY + 1;
   const currencies: CurrencyMrr[] = levelCurrencies(f, levels).map((currency) => {
     const mine = pick(f, (x) => x.currency === currency);
+    const mrr = mrrOf(f, levels, r, currency);
+    const churn = summed(of(mine, "mrr_churn"), r);
+    const payingCustomers = level(
+      levelAtStart(people, peopleBefore, "paying_people", currency),
+      pick(people, (x) => x.currency === currency),
+      r,
+    );
     return {
       currency,
-      mrr: mrrOf(f, levels, r, currency),
+      mrr,
       movements: {
         new: summed(of(mine, "mrr_new"), r),
         expansion: summed(of(mine, "mrr_expansion"), r),
         contraction: summed(of(mine, "mrr_contraction"), r),
-        churn: summed(of(mine, "mrr_churn"), r),
+        churn,
         reactivation: summed(of(mine, "mrr_reactivation"), r),
       },
+      payingCustomers,
+      revenuePerPayingCustomer: perPayingCustomer(mrr, payingCustomers),
+      rates: recurringRates(mrr, churn, payingCustomers, days),
     };
   });
   return { active: level(levelAtStart(f, levels, "active_subscriptions", ""), of(f, "active_subscriptions"), r), currencies };
 }
 
-/** A currency's recurring-revenue rates over a range (docs/decisions.md, Insights, "ARR and MRR churn rate"). */
-export interface RecurringRates {
-  /** 12 × MRR at the end of the range, and at the end of the previous period. */
-  arr: { value: number; previous: number };
-  /** Churned MRR in the range ÷ MRR at its start, brought to 30 days; null with no MRR at the start. */
-  monthlyChurnRate: number | null;
+/** MRR ÷ paying people, rounded to the minor unit; null with nobody paying. */
+const perPerson = (mrr: number, people: number) => (people > 0 ? Math.round(mrr / people) : null);
+
+/** MRR ÷ paying customers at each point (0 where nobody pays: a chart's point is a number). */
+function perPayingCustomer(mrr: Series, people: Series): Series {
+  const at = (m: Point[], p: Point[]) => m.map((x, i) => ({ date: x.date, value: perPerson(x.value, p[i]?.value ?? 0) ?? 0 }));
+  return withTotals(at(mrr.points, people.points), at(mrr.previous, people.previous), last);
 }
 
 /**
- * ARR and the monthly MRR churn rate of one currency, from its MRR and churn series over a
- * range of `days` days: MRR at the start is the previous period's last value (the end of
- * the day before the range). A rate over 90 days is scaled to 30 (÷ 3), not compounded.
+ * ARR, the monthly MRR churn rate and revenue per paying customer of one currency, from
+ * its MRR, churn and paying-people series over a range of `days` days: MRR at the start is
+ * the previous period's last value (the end of the day before the range). A rate over 90
+ * days is scaled to 30 (÷ 3), not compounded.
  */
-export function recurringRates(mrr: Series, churn: Series, days: number): RecurringRates {
+export function recurringRates(mrr: Series, churn: Series, people: Series, days: number): RecurringRates {
   const end = mrr.points.at(-1)?.value ?? 0;
   const start = mrr.previous.at(-1)?.value ?? 0;
   return {
     arr: { value: 12 * end, previous: 12 * start },
     monthlyChurnRate: start <= 0 ? null : (churn.total / start) * (30 / days),
+    revenuePerPayingCustomer: { value: perPerson(end, last(people.points)), previous: perPerson(start, last(people.previous)) },
   };
 }
 

@@ -37,6 +37,20 @@ export interface CurrencyMrr {
   currency: string;
   mrr: Series; // value at the end of each day/month
   movements: { new: Series; expansion: Series; contraction: Series; churn: Series; reactivation: Series };
+  /** People paying a subscription in this currency at the end of each point (a level). */
+  payingCustomers: Series;
+  /** MRR ÷ paying customers at the end of each point, rounded to the minor unit; 0 where nobody pays. */
+  revenuePerPayingCustomer: Series;
+  rates: RecurringRates;
+}
+/** A currency's recurring-revenue figures over a range (docs/decisions.md, Insights pages, "ARR, churn rate and revenue per paying customer"). */
+export interface RecurringRates {
+  /** 12 × MRR at the end of the range, and at the end of the previous period. */
+  arr: { value: number; previous: number };
+  /** Churned MRR in the range ÷ MRR at its start, brought to 30 days; null with no MRR at the start. */
+  monthlyChurnRate: number | null;
+  /** MRR ÷ paying customers at the end of the range and of the previous period; null where nobody pays. */
+  revenuePerPayingCustomer: { value: number | null; previous: number | null };
 }
 export interface SubscriptionInsights {
   active: Series;

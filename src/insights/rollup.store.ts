@@ -19,6 +19,7 @@ export type Metric =
   | "grants"
   | "mrr"
   | "active_subscriptions"
+  | "paying_people"
   | "mrr_new"
   | "mrr_expansion"
   | "mrr_contraction"
@@ -381,6 +382,7 @@ export interface SubscriptionFacts {
   workspaceId: string;
   env: Env;
   id: string;
+  personId: string;
   productKind: ProductKind;
   productId: string;
   planId: string | null;
@@ -448,7 +450,38 @@ export async function recordSubscriptionMrr(ex: Executor, sub: SubscriptionFacts
     { ...base, metric: "mrr", value: now - was },
     { ...base, metric: movement, value: Math.abs(now - was) },
     { ...base, metric: "active_subscriptions", currency: "", value: (now > 0 ? 1 : 0) - (was > 0 ? 1 : 0) },
+    ...(now > 0 === was > 0 ? [] : await payingPeopleMoves(ex, sub, base.day, currency, now > 0 ? 1 : -1)),
   ]);
+}
+
+/**
+ * The paying people a subscription's start or stop of paying moves (docs/decisions.md,
+ * Insights, "Revenue per paying customer"): the person counts once per currency under the
+ * product's scope and under "*", so they move only when no other subscription of theirs
+ * pays in that currency (for the product's scope: of that product). Called with the
+ * subscription's own row already written, under the billing lock, so two changes of one
+ * person never decide on the same state.
+ */
+async function payingPeopleMoves(ex: Executor, sub: SubscriptionFacts, day: string, currency: string, value: 1 | -1): Promise<Bump[]> {
+  const others = await ex
+    .selectFrom("subscriptions as s")
+    .innerJoin("insight_subscriptions as i", (j) =>
+      j.onRef("i.workspace_id", "=", "s.workspace_id").onRef("i.env", "=", "s.env").onRef("i.subscription_id", "=", "s.id"),
+    )
+    .select(["s.product_kind", "s.product_id"])
+    .where("s.workspace_id", "=", sub.workspaceId)
+    .where("s.env", "=", sub.env)
+    .where("s.person_id", "=", sub.personId)
+    .where("s.id", "!=", sub.id)
+    .where("i.mrr", ">", 0)
+    .where("i.currency", "=", currency)
+    .execute();
+  const base = { workspaceId: sub.workspaceId, env: sub.env, metric: "paying_people" as const, day, currency, value };
+  const product = productScope(sub.productKind, sub.productId);
+  return [
+    ...(others.length === 0 ? [{ ...base, scope: ALL_TOOLS }] : []),
+    ...(others.some((o) => productScope(o.product_kind, o.product_id) === product) ? [] : [{ ...base, scope: product }]),
+  ];
 }
 
 /** What a subscription's invoices paid, as subscription revenue on the day Stripe was paid for each. */

@@ -3,11 +3,16 @@
 // over three days of the test clock. Answers what the pages must show of it.
 import assert from "node:assert/strict";
 import { insertLicence } from "../billing/licence.store.js";
+import { cancelSubscription } from "../billing/subscription.service.js";
+import { insertSubscriptions, type Subscription } from "../billing/subscription.store.js";
 import { DAY_MS, type ManualClock } from "../clock.js";
+import { ensurePerson } from "../customers/person.store.js";
 import type { Executor } from "../db/database.js";
 import type { Env, ProductKind } from "../db/schema.js";
 import { newId } from "../ids.js";
+import { recordSubscriptionMrr } from "../insights/rollup.store.js";
 import type { Services } from "../services.js";
+import { createPlan } from "../workspaces/workspace.service.js";
 import { readCode } from "./dashboard.js";
 import { testApi, type Workspace } from "./harness.js";
 import {
@@ -138,4 +143,78 @@ export async function buyLicence(
     teamSubscriptionId: null,
     createdAt: at,
   });
+}
+
+/**
+ * Subscriptions in two currencies over the 14 days to `today` (noon UTC), written as
+ * the import writes them (the row, then its MRR at its time) and ended as the vendor's
+ * cancel ends them: the figures the Subscriptions page and API must show, hand-computed
+ * in `insights/paying-customers.test.ts`. Plans: Monthly €5.00 (Tab Master), Team €20.00
+ * a month (Link Keeper), Pro ¥1,200 a month (Tab Master), Suite yearly ¥24,000 (the Suite).
+ *
+ * - ann: Monthly and Team (the Team one past due), from 20 days ago: paying throughout.
+ * - bob: Monthly from 10 days ago, ended 2 days ago.
+ * - eve: two Monthly subscriptions from 20 days ago, one ended yesterday: still paying.
+ * - cat: Pro and Suite yearly from 3 days ago.
+ * - dan: Monthly, trialing: pays nothing yet.
+ */
+export async function makeRecurringHistory(services: Services, clock: ManualClock, ws: Workspace, today: number): Promise<void> {
+  const { db } = services;
+  const plans: [string, ProductKind, string, string, number, "month" | "year"][] = [
+    ["team-monthly", "tool", "linkkeeper", "eur", 2000, "month"],
+    ["pro-jpy", "tool", "tabmaster", "jpy", 1200, "month"],
+    ["suite-yearly-jpy", "bundle", "suite", "jpy", 24000, "year"],
+  ];
+  for (const [id, kind, product, currency, amountCents, interval] of plans) {
+    await createPlan(db, clock, {
+      workspace: ws.slug,
+      ...(kind === "tool" ? { tool: product } : { bundle: product }),
+      id,
+      name: id,
+      billing: "subscription",
+      amountCents,
+      currency,
+      interval,
+    });
+  }
+  const person = async (name: string) => (await ensurePerson(db, ws.workspaceId, "test", `${name}@${ws.slug}.example.com`, today - 30 * DAY_MS)).id;
+  const subscribe = async (name: string, kind: ProductKind, product: string, plan: string, daysAgo: number, status = "active") => {
+    const at = today - daysAgo * DAY_MS;
+    const sub: Subscription = {
+      workspaceId: ws.workspaceId,
+      env: "test",
+      id: stripeId("sub"),
+      personId: await person(name),
+      productKind: kind,
+      productId: product,
+      planId: plan,
+      status,
+      currentPeriodStart: at,
+      currentPeriodEnd: at + 30 * DAY_MS,
+      cancelAtPeriodEnd: false,
+      cancelAt: null,
+      endedAt: null,
+      seats: null,
+      createdAt: at,
+    };
+    await insertSubscriptions(db, [sub]);
+    await recordSubscriptionMrr(db, sub, at);
+    return sub;
+  };
+  const end = async (sub: Subscription, daysAgo: number) => {
+    const at = today - daysAgo * DAY_MS;
+    clock.set(at);
+    await cancelSubscription(services, { id: sub.id, now: true, workspace: ws.slug, env: "test" });
+  };
+  await subscribe("ann", "tool", "tabmaster", "monthly", 20);
+  await subscribe("ann", "tool", "linkkeeper", "team-monthly", 20, "past_due");
+  const eve = await subscribe("eve", "tool", "tabmaster", "monthly", 20);
+  await subscribe("eve", "tool", "tabmaster", "monthly", 20);
+  const bob = await subscribe("bob", "tool", "tabmaster", "monthly", 10);
+  await subscribe("dan", "tool", "tabmaster", "monthly", 5, "trialing");
+  await subscribe("cat", "tool", "tabmaster", "pro-jpy", 3);
+  await subscribe("cat", "bundle", "suite", "suite-yearly-jpy", 3);
+  await end(bob, 2);
+  await end(eve, 1);
+  clock.set(today);
 }

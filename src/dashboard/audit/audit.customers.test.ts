@@ -76,6 +76,14 @@ for (const dialect of DIALECTS) {
       }
       assert.ok(body.includes(`<td data-label="On"><code>${theirs.licence}</code></td>`), "another workspace's licence: its id alone");
       assert.ok(!body.includes("eve@example.com"));
+
+      // The account's log across workspaces names them too, each in its own workspace environment.
+      const account = (await browser.get("/dashboard/audit")).body;
+      for (const id of [ours.licence, ours.subscription, ours.grant]) {
+        assert.match(account, new RegExp(`<td[^>]*>ada@example\\.com <code class="id-secondary">${id}</code></td>`), id);
+      }
+      assert.match(account, new RegExp(`<td[^>]*><code>${theirs.licence}</code></td>`), "written under this workspace: another's licence names nothing");
+      assert.ok(!account.includes("eve@example.com"));
     });
   });
 }

@@ -11,7 +11,7 @@ import { listBundles, listTools } from "../../workspaces/workspace.service.js";
 import { listWorkspaceOwners } from "../../workspaces/workspace-owners.service.js";
 import { accountFrame, contextOf, type WorkspacePage, workspacePage } from "../shared/owner-context.js";
 import { fieldRefusal, sendPage } from "../shared/page.js";
-import { auditView, workspaceAuditView } from "./audit.views.js";
+import { auditView, entryPlace, workspaceAuditView } from "./audit.views.js";
 
 /**
  * What the entries' subjects are called, where they have a name (names before ids): a key
@@ -40,6 +40,30 @@ async function subjectNames(services: Services, page: WorkspacePage, entries: re
   return new Map(named.flat());
 }
 
+/**
+ * The customers the account's log's entries about a licence, subscription or grant touched,
+ * by `entryPlace`: asked of each workspace environment on the page (the owner's own, as the
+ * log lists only those), so an id names its customer there only.
+ */
+async function accountSubjectNames(services: Services, entries: readonly AuditEntry[]): Promise<Map<string, string>> {
+  const places = new Map<string, { workspaceId: string; env: NonNullable<AuditEntry["env"]>; entries: AuditEntry[] }>();
+  for (const e of entries) {
+    if (e.workspaceId === null || e.env === null || e.subject === null) continue;
+    const key = `${e.workspaceId}/${e.env}`;
+    const place = places.get(key) ?? { workspaceId: e.workspaceId, env: e.env, entries: [] };
+    place.entries.push(e);
+    places.set(key, place);
+  }
+  const named = await Promise.all(
+    [...places.values()].map(async (place) => {
+      const of = (prefix: string) => place.entries.filter((e) => e.action.startsWith(prefix)).map((e) => e.subject as string);
+      const found = await customersOfSources(services, place, { licences: of("licence."), subscriptions: of("subscription."), grants: of("grant.") });
+      return [...found].map(([id, email]): [string, string] => [entryPlace(place, id), email]);
+    }),
+  );
+  return new Map(named.flat());
+}
+
 /** The filters, as the GET form sends them. */
 const FILTERS = ["owner", "action", "from", "to"] as const;
 
@@ -52,7 +76,7 @@ export async function auditRoutes(app: FastifyInstance, options: { services: Ser
       owner.session.actor.ownerId,
       frame.workspaces.map((w) => w.id),
     );
-    return sendPage(reply, 200, auditView(frame, entries));
+    return sendPage(reply, 200, auditView(frame, entries, await accountSubjectNames(services, entries)));
   });
 
   app.get("/w/:workspace/:env/audit", async (request, reply) => {

@@ -51,7 +51,8 @@ const ACTIONS: Record<AuditAction, string> = {
 
 const actionLabel = (action: string) => (ACTIONS as Record<string, string>)[action] ?? action;
 
-export function auditView(frame: Frame, entries: AuditEntry[]): Html {
+/** `names`: a customer's address by the entry's place and subject (`entryPlace`). */
+export function auditView(frame: Frame, entries: AuditEntry[], names: ReadonlyMap<string, string>): Html {
   const body =
     entries.length === 0
       ? emptyState(
@@ -67,7 +68,7 @@ export function auditView(frame: Frame, entries: AuditEntry[]): Html {
 <td>${actionLabel(e.action)}</td>
 <td>${e.workspaceSlug ?? html`<span class="muted">Account</span>`}</td>
 <td>${e.env ? envBadge(e.env) : html`<span class="muted">—</span>`}</td>
-<td>${e.subject ? html`<code>${e.subject}</code>` : html`<span class="muted">—</span>`}</td>
+<td>${subjectCell(e.subject, e.subject === null ? undefined : names.get(entryPlace(e, e.subject)))}</td>
 </tr>`,
         )}</tbody>
 </table></div>`;
@@ -80,10 +81,12 @@ export function auditView(frame: Frame, entries: AuditEntry[]): Html {
   );
 }
 
+/** Where an entry of the account's log happened and what about: ids are unique only within a workspace environment. */
+export const entryPlace = (e: Pick<AuditEntry, "workspaceId" | "env">, subject: string) => `${e.workspaceId ?? ""}/${e.env ?? ""}/${subject}`;
+
 /** What an entry was about: its name with the id under it, or the id (or address) alone. */
-function subjectCell(subject: string | null, names: ReadonlyMap<string, string>): Html {
+function subjectCell(subject: string | null, name: string | undefined): Html {
   if (subject === null) return html`<span class="muted">—</span>`;
-  const name = names.get(subject);
   return name === undefined ? html`<code>${subject}</code>` : html`${name}${secondaryId(subject)}`;
 }
 
@@ -137,7 +140,7 @@ export function workspaceAuditView(
 <td>${e.ownerEmail}</td>
 <td>${actionLabel(e.action)}</td>
 <td>${e.env ? envBadge(e.env) : html`<span class="muted">Both</span>`}</td>
-<td>${subjectCell(e.subject, input.names)}</td>
+<td>${subjectCell(e.subject, e.subject === null ? undefined : input.names.get(e.subject))}</td>
 </tr>`,
         )}</tbody>
 </table></div>

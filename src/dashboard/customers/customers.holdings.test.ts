@@ -81,7 +81,7 @@ for (const dialect of DIALECTS) {
       assert.match(body, /badge-pending">Suspended<\/span> <span class="state-note">by a dispute/);
       // The plan's name leads the row, the licence's id under it.
       assert.match(body, /<td[^>]*>Lifetime <code class="id-secondary">lic_\w+<\/code><\/td>/);
-      assert.match(body, /49\.00 EUR/);
+      assert.match(body, /<td class="num"[^>]*>€49\.00<\/td>/);
       assert.match(
         body,
         /<td[^>]*>Monthly <code class="id-secondary">sub_ada_1<\/code><\/td>\s*<td[^>]*><span class="badge badge-ok">active<\/span>[\s\S]*?Renews/,
@@ -94,6 +94,25 @@ for (const dialect of DIALECTS) {
         (u) => u.what === "Customer lookups",
       )?.used;
       assert.equal(used, 2, "still two lookups: the customer and their grants");
+    });
+
+    test("a licence in a currency without decimals shows its amount in its own digits: ¥4,900, never 49.00 JPY", async () => {
+      const { env, ws, browser } = await setUp(dialect);
+      const line = {
+        type: "licence",
+        email: "kenji@example.com",
+        tool: "tabmaster",
+        plan: "lifetime",
+        purchased_at: toIso(env.clock.now() - DAY_MS),
+        amount_cents: 4900,
+        currency: "jpy",
+        payment_intent: "pi_kenji_1",
+      };
+      assert.ok(await importNdjson(env.services.db, env.services.clock, { workspace: ws.slug, env: "test", text: JSON.stringify(line) }));
+      const page = `/dashboard/w/${ws.slug}/test/customers/tabmaster/kenji%40example.com`;
+      const body = (await browser.get(page)).body;
+      assert.match(body, /<td class="num"[^>]*>¥4,900<\/td>/, "the licence's amount");
+      assert.doesNotMatch(body, /49\.00/);
     });
 
     test("a refund asks for a fresh code, then revokes the licence and sends payment.refunded once; audited", async () => {

@@ -4,6 +4,7 @@ import { LISTED_PER_KIND } from "../../customers/customer.service.js";
 import { seedCustomerRows } from "../../test-support/customer-rows.js";
 import { dashboardApp, dashboardServices, TestBrowser } from "../../test-support/dashboard.js";
 import { DIALECTS, seedWorkspace } from "../../test-support/harness.js";
+import { createTool, listTools } from "../../workspaces/workspace.service.js";
 
 const hrefOf = (s: string) => s.replaceAll("&amp;", "&");
 
@@ -65,6 +66,29 @@ for (const dialect of DIALECTS) {
       assert.equal((await browser.get(`/dashboard/w/${theirs.slug}/test/customers?tool=${theirs.tool}&q=theirs`)).statusCode, 404);
       // A cursor of this list with another search is refused, not answered.
       assert.equal((await browser.get(`${hrefOf(older)}&q=ada`)).statusCode, 400);
+    });
+
+    test("with no tool in the address the list opens on the first tool that has customers, else on the first tool", async () => {
+      const env = await dashboardServices(dialect);
+      const app = await dashboardApp(env);
+      const ws = await seedWorkspace(env.services);
+      // A tool listed before Tab Master, with nobody yet.
+      await createTool(env.services.db, env.services.clock, { workspace: ws.slug, id: "aardvark", name: "Aardvark" });
+      const tools = await listTools(env.services.db, { workspace: ws.slug });
+      assert.equal(tools[0]?.id, "aardvark", "listed first");
+      await seedCustomerRows(env, ws, ["ada@example.com"], "member");
+      const browser = new TestBrowser(app);
+      await browser.signIn(env.dataDir, ws.ownerEmail);
+      const selected = (body: string) => /<option value="([^"]+)" selected>/.exec(body)?.[1];
+      const opened = await browser.get(`/dashboard/w/${ws.slug}/test/customers`);
+      assert.equal(selected(opened.body), ws.tool);
+      assert.match(opened.body, />ada@example\.com</);
+      // Named, the empty tool is shown as asked.
+      const named = await browser.get(`/dashboard/w/${ws.slug}/test/customers?tool=aardvark`);
+      assert.equal(selected(named.body), "aardvark");
+      assert.doesNotMatch(named.body, /ada@example\.com/);
+      // Nobody in the live environment: its first tool.
+      assert.equal(selected((await browser.get(`/dashboard/w/${ws.slug}/live/customers`)).body), "aardvark");
     });
 
     test("the export needs a session, and makes a formula in an address plain text", async () => {

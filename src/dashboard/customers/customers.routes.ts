@@ -16,6 +16,7 @@ import {
   type CustomerBrowseResult,
   type CustomerExport,
   customerHoldings,
+  defaultListTool,
   exportCustomers,
   retrieveCustomer,
 } from "../../customers/customer.service.js";
@@ -141,13 +142,23 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
   app.get(base, async (request, reply) => {
     const page = await workspacePage(services, request, "customers");
     const tools = await listTools(services.db, { workspace: page.workspace.slug });
-    const { tool, entitled, search, after, before } = listFilter(request, tools);
+    const filter = listFilter(request, tools);
+    const { entitled, search, after, before } = filter;
+    const ctx = await contextOf(services, page);
+    // No tool named: the first with customers, not an empty list of the first tool (docs/decisions.md, Customers list).
+    const named = tools.some((t) => t.id === query(request).tool);
+    const opening = named
+      ? null
+      : await defaultListTool(
+          ctx,
+          tools.map((t) => t.id),
+        );
+    const tool = named ? filter.tool : (tools.find((t) => t.id === opening) ?? null);
     const empty = { tools, entitled, search, customers: [], next: null, previous: null, total: null };
     if (tool === null) return sendPage(reply, 200, customersView(page.frame, { ...empty, tool: null }));
     if (search.length > SEARCH_MAX || CONTROL.test(search)) {
       return sendPage(reply, 400, customersView(page.frame, { ...empty, tool: tool.id, error: `Search for at most ${SEARCH_MAX} characters of an address.` }));
     }
-    const ctx = await contextOf(services, page);
     let listed: CustomerBrowseResult;
     try {
       listed = await browseCustomers(

@@ -435,9 +435,8 @@ function stripePromise(stripe: StripeReach, what: keyof typeof STRIPE_STEP): Htm
     : html`<strong>Stripe will not be asked</strong>: this environment has no Stripe secret key (Configure › Stripe), so only Warden changes. You must then ${STRIPE_STEP[what]}.`;
 }
 
-/** An amount in the currency's main unit, e.g. "49.00 EUR". */
-const money = (cents: number | null, currency: string | null) =>
-  cents === null || currency === null ? null : `${(cents / 100).toFixed(2)} ${currency.toUpperCase()}`;
+/** An amount as the money section writes it, in the currency's own digits (€49.00, ¥4,900). */
+const money = (minorUnits: number | null, currency: string | null) => (minorUnits === null || currency === null ? null : formatMoney(minorUnits, currency));
 
 const LICENCE_STATE: Record<HeldLicence["status"], Html> = {
   active: html`<span class="badge badge-ok">Active</span>`,

@@ -104,6 +104,38 @@ export function subscriptionTables(insights: SubscriptionInsights): CsvTable[] {
         rows: seriesRows([c.mrr, m.new, m.expansion, m.contraction, m.churn, m.reactivation], (v) => majorUnits(v, c.currency)),
       };
     }),
+    ...insights.currencies.flatMap((c) => {
+      const code = c.currency.toLowerCase();
+      const money = (v: number | null) => (v === null ? "" : majorUnits(v, c.currency));
+      const { arr, monthlyChurnRate, revenuePerPayingCustomer: per } = c.rates;
+      return [
+        {
+          name: `rates-${code}`,
+          header: ["figure", "this_range", "period_before"],
+          // The churn rate as a fraction (0.05 is 5%), over this range only; an empty cell where there is no figure.
+          rows: [
+            [`arr_${code}`, money(arr.value), money(arr.previous)],
+            ["paying_customers", c.payingCustomers.points.at(-1)?.value ?? 0, c.payingCustomers.previous.at(-1)?.value ?? 0],
+            [`revenue_per_paying_customer_${code}`, money(per.value), money(per.previous)],
+            ["monthly_mrr_churn_rate", monthlyChurnRate === null ? "" : String(monthlyChurnRate), ""],
+          ],
+        },
+        {
+          name: `per-customer-${code}`,
+          header: ["date", `revenue_per_paying_customer_${code}`, "paying_customers", "previous_date", `previous_revenue_per_paying_customer_${code}`],
+          rows: c.revenuePerPayingCustomer.points.map((p, i) => {
+            const before = c.revenuePerPayingCustomer.previous[i];
+            return [
+              p.date,
+              majorUnits(p.value, c.currency),
+              c.payingCustomers.points[i]?.value ?? 0,
+              before?.date ?? "",
+              before ? majorUnits(before.value, c.currency) : "",
+            ];
+          }),
+        },
+      ];
+    }),
   ];
 }
 

@@ -144,12 +144,31 @@ describe("insights CSV", () => {
           currency: "usd",
           mrr: series(DATES, [500, 1000, 500]),
           movements: { new: series(DATES, [500, 500, 0]), expansion: zero, contraction: zero, churn: series(DATES, [0, 0, 500]), reactivation: zero },
+          payingCustomers: series(DATES, [1, 2, 1]),
+          revenuePerPayingCustomer: series(DATES, [500, 500, 500]),
+          rates: { arr: { value: 6000, previous: 0 }, monthlyChurnRate: null, revenuePerPayingCustomer: { value: 500, previous: null } },
         },
       ],
     });
     assert.deepEqual(
       subs.map((t) => t.name),
-      ["active", "mrr-usd"],
+      ["active", "mrr-usd", "rates-usd", "per-customer-usd"],
+    );
+    assert.equal(
+      csvFile(subs[2] as (typeof subs)[number]),
+      [
+        '"figure","this_range","period_before"',
+        '"arr_usd","60.00","0.00"',
+        '"paying_customers","1","0"',
+        '"revenue_per_paying_customer_usd","5.00",""',
+        '"monthly_mrr_churn_rate","",""',
+        "",
+      ].join("\r\n"),
+      "no figure (nobody paying before, no MRR to churn from) is an empty cell, never 0",
+    );
+    assert.match(
+      csvFile(subs[3] as (typeof subs)[number]),
+      /^"date","revenue_per_paying_customer_usd","paying_customers","previous_date","previous_revenue_per_paying_customer_usd"\r\n"2026-11-24","5\.00","1","2026-10-20","0\.00"\r\n/,
     );
     assert.match(csvFile(subs[1] as (typeof subs)[number]), /"2026-11-26","5\.00","0\.00","0\.00","0\.00","5\.00","0\.00","2026-10-22","0\.00"\r\n$/);
     const people = peopleTables({

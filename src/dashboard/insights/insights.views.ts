@@ -1,4 +1,3 @@
-import { recurringRates } from "../../insights/insights.service.js";
 import type { PeopleInsights, RevenueInsights, Series, SubscriptionInsights, UseInsights } from "../../insights/insights.types.js";
 import type { Bundle, Tool } from "../../workspaces/workspace.types.js";
 import { type ChartLine, type ChartSpec, changeOf, chartPanel, fullDate } from "../shared/charts.js";
@@ -219,15 +218,36 @@ ${data.currencies.map((cur) => {
   const id = cur.currency.toLowerCase();
   const unit = { kind: "money", currency: cur.currency } as const;
   const m = cur.movements;
-  const { from, to } = c.selection.range;
-  const rates = recurringRates(cur.mrr, m.churn, (Date.parse(to) - Date.parse(from)) / 86_400_000 + 1);
+  const rates = cur.rates;
+  const money = (v: number | null) => (v === null ? "—" : formatMoney(v, cur.currency));
   const churnRate = rates.monthlyChurnRate === null ? "—" : `${(rates.monthlyChurnRate * 100).toFixed(1)}%`;
-  return html`<div class="stats">${stat(`ARR, ${code}`, formatMoney(rates.arr.value, cur.currency), `${changeOf(rates.arr.value, rates.arr.previous)} against ${formatMoney(rates.arr.previous, cur.currency)}`, "12 × MRR at the range's end")}${stat(
+  const perCustomer = rates.revenuePerPayingCustomer;
+  return html`<h2 class="insights-currency">${code}</h2>
+<section class="panel" aria-labelledby="rates-${id}"><div class="panel-head"><h2 id="rates-${id}">Recurring revenue, ${code}</h2><a class="button small" href="${c.csv(`rates-${id}`)}" download>Download CSV<span class="sr-only"> of recurring revenue, ${code}</span></a></div>
+<div class="stats">${stat(`ARR, ${code}`, money(rates.arr.value), `${changeOf(rates.arr.value, rates.arr.previous)} against ${money(rates.arr.previous)}`, "12 × MRR at the range's end")}${stat(
     `MRR churn a month, ${code}`,
     churnRate,
     rates.monthlyChurnRate === null ? "No MRR at the range's start: no rate" : null,
     "Churned MRR in the range ÷ MRR at its start, brought to 30 days",
+  )}${stat(
+    `Per paying customer, ${code}`,
+    money(perCustomer.value),
+    perCustomer.value === null
+      ? "Nobody pays a subscription in this currency at the range's end"
+      : perCustomer.previous === null
+        ? "Nobody paid at the range's start"
+        : `${changeOf(perCustomer.value, perCustomer.previous)} against ${money(perCustomer.previous)}`,
+    "MRR ÷ people paying a subscription in it, at the range's end",
   )}</div>
+<div class="table-wrap"${scrollBox(`Recurring revenue, ${code}`)}><table class="figures-table">
+<caption class="sr-only">Recurring revenue, ${code}: at the end of the range and of the period before</caption>
+<thead><tr><th scope="col">Figure</th><th scope="col" class="num">This range</th><th scope="col" class="num">Period before</th></tr></thead>
+<tbody><tr><th scope="row">ARR</th><td class="num">${money(rates.arr.value)}</td><td class="num">${money(rates.arr.previous)}</td></tr>
+<tr><th scope="row">Paying customers</th><td class="num">${formatCount(cur.payingCustomers.points.at(-1)?.value ?? 0)}</td><td class="num">${formatCount(cur.payingCustomers.previous.at(-1)?.value ?? 0)}</td></tr>
+<tr><th scope="row">Revenue per paying customer</th><td class="num">${money(perCustomer.value)}</td><td class="num">${money(perCustomer.previous)}</td></tr>
+<tr><th scope="row">MRR churn a month</th><td class="num">${churnRate}</td><td class="num"><span class="muted">—</span></td></tr></tbody>
+</table></div>
+</section>
 ${seriesChart(`mrr-${id}`, `Monthly recurring revenue, ${code}`, "MRR", cur.mrr, c, {
   unit,
   kind: "last",
@@ -250,6 +270,12 @@ ${chartPanel({
   ],
   empty: "MRR did not move in this currency in the range.",
   csvHref: c.csv(`mrr-${id}`),
+})}
+${seriesChart(`per-customer-${id}`, `Revenue per paying customer, ${code}`, "Per paying customer", cur.revenuePerPayingCustomer, c, {
+  unit,
+  kind: "last",
+  empty: "Nobody paid a subscription in this currency in the range.",
+  table: `per-customer-${id}`,
 })}`;
 })}`;
 }

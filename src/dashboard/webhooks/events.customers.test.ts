@@ -93,6 +93,34 @@ for (const dialect of DIALECTS) {
       assert.equal(listed((await browser.get(`${events}/deliveries`)).body).length, 4, "every delivery, each naming its customer");
     });
 
+    test("an endpoint's own deliveries filter by customer as the deliveries list does; another workspace's endpoint is not found", async () => {
+      const { api, browser, ws, theirs } = await setUp(dialect);
+      const { data } = (await api.request({ url: "/api/v1/webhooks/endpoints", key: ws.testKey })).json() as { data: { id: string }[] };
+      const page = `/dashboard/w/${ws.slug}/test/webhooks/${data[0]?.id}`;
+      const all = await browser.get(page);
+      assert.equal(all.statusCode, 200);
+      assert.match(all.body, /<form method="get" action="[^"]+" class="inline-form filters">\s*<div class="field"><label for="customer">Customer<\/label>/);
+      assert.equal(listed(all.body).length, 4);
+      const bob = await browser.get(`${page}?customer=BOB%40example.com`);
+      assert.deepEqual(
+        listed(bob.body).map(([, gist]) => gist),
+        ["bob@example.com · $99.00"],
+      );
+      assert.match(
+        bob.body,
+        /id="customer" name="customer" type="email" maxlength="254" placeholder="ada@example\.com" value="BOB@example\.com"/,
+        "the filter as typed",
+      );
+      const nobody = await browser.get(`${page}?customer=nobody%40example.com`);
+      assert.equal(nobody.statusCode, 200);
+      assert.match(nobody.body, /No deliveries about nobody@example\.com/);
+      assert.equal((await browser.get(`${page}?customer=${"a".repeat(255)}`)).statusCode, 400);
+      const other = (
+        await api.request({ method: "POST", url: "/api/v1/webhooks/endpoints", key: theirs.testKey, payload: { url: "https://example.com/theirs" } })
+      ).json() as { id: string };
+      assert.equal((await browser.get(`/dashboard/w/${ws.slug}/test/webhooks/${other.id}?customer=ada%40example.com`)).statusCode, 404);
+    });
+
     test("another workspace's customer of the same address is never shown, in the dashboard or the API", async () => {
       const { api, browser, events, ws, theirs } = await setUp(dialect);
       for (const path of [`${events}?customer=ada%40example.com`, `${events}/deliveries?customer=ada%40example.com`, events]) {

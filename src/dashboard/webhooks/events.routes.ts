@@ -24,7 +24,7 @@ const WINDOWS: Record<string, number> = { hour: HOUR_MS, day: 24 * HOUR_MS, week
 const query = (request: FastifyRequest) => request.query as Record<string, string | undefined>;
 const text = (value: string | undefined) => (value ?? "").trim().slice(0, 64);
 /** The customer filter: an address is at most 254 characters; a longer one matches nobody, as the API says. */
-function customerOf(q: Record<string, string | undefined>): string {
+export function customerOf(q: Record<string, string | undefined>): string {
   const customer = (q.customer ?? "").trim();
   if (customer.length > 254 || /[\u0000-\u001f\u007f]/.test(customer))
     throw new PageRefusal(400, "Request not understood", "A customer is an address of at most 254 characters.");

@@ -4,6 +4,7 @@ import { type Html, html } from "../shared/html.js";
 import { appPage, emptyState, envBadge, type Frame, notice, pageHeading, scrollBox, time } from "../shared/layout.js";
 import { dottedName } from "../shared/names.js";
 import {
+  customerField,
   deliveriesTable,
   deliveryPath,
   deliveryStatus,
@@ -40,11 +41,6 @@ export interface EventsFilter {
   within: string;
   /** A customer's address, as typed; empty: everyone. */
   customer: string;
-}
-
-/** The customer filter: an address, whose events (and their deliveries) alone are listed. */
-function customerField(customer: string): Html {
-  return html`<div class="field"><label for="customer">Customer</label><input id="customer" name="customer" type="email" maxlength="254" placeholder="ada@example.com" value="${customer}"></div>`;
 }
 
 export function eventsView(

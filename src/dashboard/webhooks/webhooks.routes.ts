@@ -35,6 +35,7 @@ import { contextOf, workspacePage } from "../shared/owner-context.js";
 import { sendPage } from "../shared/page.js";
 import { formField, PageRefusal } from "../shared/security.js";
 import { showOnce, takeShown } from "../shared/shown-once.js";
+import { customerOf } from "./events.routes.js";
 import {
   confirmSecretView,
   deliveryPath,
@@ -229,9 +230,10 @@ export async function webhookRoutes(app: FastifyInstance, options: { services: S
   app.get(`${base}/:endpoint`, async (request, reply) => {
     const { page, ctx, endpoint } = await openEndpoint(request);
     const q = query(request);
+    const customer = customerOf(q);
     let deliveries: Awaited<ReturnType<typeof listDeliveries>>;
     try {
-      deliveries = await listDeliveries(ctx, { endpoint: endpoint.id, limit: 20, cursor: q.after });
+      deliveries = await listDeliveries(ctx, { endpoint: endpoint.id, limit: 20, cursor: q.after, customer: customer || undefined });
     } catch (error) {
       if (fieldError(error) === null) throw error;
       throw new PageRefusal(400, "Request not understood", "This page of deliveries is out of date. Open the endpoint again.");
@@ -249,7 +251,8 @@ export async function webhookRoutes(app: FastifyInstance, options: { services: S
         endpoint,
         deliveries: deliveries.data,
         events,
-        next: deliveries.next_cursor === null ? null : `${path}?after=${encodeURIComponent(deliveries.next_cursor)}`,
+        next: deliveries.next_cursor === null ? null : `${path}?${new URLSearchParams({ ...(customer ? { customer } : {}), after: deliveries.next_cursor })}`,
+        customer,
         examples: { used: examples.used, limit: examples.limit },
         types,
         flash: {

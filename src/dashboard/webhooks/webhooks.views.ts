@@ -256,6 +256,11 @@ function attemptOutcome(a: { status_code: number | null; error: string | null })
   return failure === null ? html`HTTP ${a.status_code}` : failureText(failure);
 }
 
+/** The customer filter: an address, whose events (and their deliveries) alone are listed. */
+export function customerField(customer: string): Html {
+  return html`<div class="field"><label for="customer">Customer</label><input id="customer" name="customer" type="email" maxlength="254" placeholder="ada@example.com" value="${customer}"></div>`;
+}
+
 export interface EndpointPage {
   endpoint: WebhookEndpoint;
   deliveries: Delivery[];
@@ -263,6 +268,8 @@ export interface EndpointPage {
   events: ReadonlyMap<string, EventSummary>;
   /** The address of the next page of deliveries, when there is one. */
   next: string | null;
+  /** The deliveries' customer filter, as typed; empty: everyone's. */
+  customer: string;
   examples: { used: number; limit: number };
   types: EventTypeChoice[];
   flash: { sent?: string; enabled?: boolean; disabled?: boolean; edited?: boolean; recovered?: number };
@@ -346,7 +353,10 @@ ${flash.enabled ? notice("success", html`The endpoint is enabled again. <strong>
 ${flash.recovered !== undefined ? notice("success", `${flash.recovered === 1 ? "1 delivery is" : `${formatCount(flash.recovered)} deliveries are`} queued to be sent again now.`) : ""}`;
   const deliveries = deliveriesTable(frame, page.deliveries, page.next, {
     events: page.events,
-    empty: emptyState("No deliveries yet", "Send a test event above to see what your receiver answers."),
+    empty:
+      page.customer === ""
+        ? emptyState("No deliveries yet", "Send a test event above to see what your receiver answers.")
+        : emptyState(`No deliveries about ${page.customer}`, "Only the deliveries of events about this customer are listed. Clear the filter to see them all."),
     canRetry: e.enabled,
   });
   const exhausted = page.examples.used >= page.examples.limit;
@@ -400,6 +410,10 @@ ${e.enabled ? recoverForm(frame, e, "day", "Review…", "since") : html`<p class
 </div>
 <section class="panel">
 <div class="panel-head"><h2>Deliveries</h2><span class="panel-sub">newest first</span></div>
+<form method="get" action="${path}" class="inline-form filters">
+${customerField(page.customer)}
+<button class="button" type="submit">Filter</button>
+</form>
 ${deliveries}
 </section>`,
     { trail: [{ label: endpointCrumb(frame, e).label }] },
