@@ -62,6 +62,10 @@ async function figure(db: Db, workspaceId: string, metric: string): Promise<numb
   return rows.reduce((sum, row) => sum + Number(row.value), 0);
 }
 
+// A test that counts the transactions of its own flushes: the counter's timer (a second of
+// real time, which a busy machine's flush can outlast) never writes during it.
+const NO_TIMER_WRITE = 2 ** 31 - 1;
+
 for (const dialect of DIALECTS) {
   describe(`The access checks' days, written once a second (${dialect})`, () => {
     test("checks are only noted; a flush writes each device's day once, with the person's figures", async () => {
@@ -251,7 +255,7 @@ for (const dialect of DIALECTS) {
           return typeof value === "function" ? value.bind(target) : value;
         },
       });
-      const counter = new ActivityCounter(db);
+      const counter = new ActivityCounter(db, NO_TIMER_WRITE);
       for (let i = 0; i < 250; i++) {
         counter.note({ workspaceId: ws.workspaceId, env: "test", toolId: ws.tool, personId: person.id, deviceId: `d${i}-${ws.workspaceId}`, at: AT });
       }
@@ -283,7 +287,7 @@ for (const dialect of DIALECTS) {
           return typeof value === "function" ? value.bind(target) : value;
         },
       });
-      const counter = new ActivityCounter(db);
+      const counter = new ActivityCounter(db, NO_TIMER_WRITE);
       for (let i = 0; i < 250; i++) {
         counter.note({ workspaceId: ws.workspaceId, env: "test", toolId: ws.tool, personId: person.id, deviceId: `d${i}-${ws.workspaceId}`, at: AT });
       }

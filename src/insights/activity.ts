@@ -35,7 +35,11 @@ export class ActivityCounter {
   private writing: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly db: Db) {}
+  /** `flushDelayMs`: how long a noted check waits for the timer's write (a test that counts its own flushes' transactions sets it beyond its run). */
+  constructor(
+    private readonly db: Db,
+    private readonly flushDelayMs = FLUSH_DELAY_MS,
+  ) {}
 
   /** Notes an access check; its day is written within a second (or by `flush`). */
   note(a: Activity): void {
@@ -70,7 +74,7 @@ export class ActivityCounter {
       // The timer's write fails quietly (the database's unavailability is logged where it is
       // found) and is tried again a second later.
       this.flush().catch(() => this.schedule());
-    }, FLUSH_DELAY_MS);
+    }, this.flushDelayMs);
     // A pending write never keeps a process alive that has nothing else to do.
     this.timer.unref();
   }
