@@ -57,9 +57,10 @@ export const catalogueCommands: Record<string, Command> = {
     },
   },
   "admin workspace update": {
-    summary: "Set the branding of a workspace's hosted customer pages: an accent colour (white text on it at least 4.5:1) and a PNG, JPEG or WebP logo.",
-    usage: 'warden admin workspace update --workspace S [--accent "#1f6f43" | --accent ""] [--logo FILE | --logo ""]',
-    options: { workspace: { type: "string" }, accent: { type: "string" }, logo: { type: "string" } },
+    summary:
+      "Set the branding of a workspace's hosted customer pages: an accent colour (white text on it at least 4.5:1), a PNG, JPEG or WebP logo, and their default language.",
+    usage: 'warden admin workspace update --workspace S [--accent "#1f6f43" | --accent ""] [--logo FILE | --logo ""] [--language de | --language ""]',
+    options: { workspace: { type: "string" }, accent: { type: "string" }, logo: { type: "string" }, language: { type: "string" } },
     required: ["workspace"],
     async run({ values: v, services }) {
       const { updateBranding } = await import("../customer-pages/branding.service.js");
@@ -72,10 +73,15 @@ export const catalogueCommands: Record<string, Command> = {
             : await readFile(logoPath).catch(() => {
                 throw invalidParameter("logo", `Cannot read the file ${logoPath}.`);
               });
-      const brand = await updateBranding(await services(), { workspace: str(v, "workspace"), accent: optStr(v, "accent"), logo });
+      const brand = await updateBranding(await services(), {
+        workspace: str(v, "workspace"),
+        accent: optStr(v, "accent"),
+        logo,
+        language: optStr(v, "language"),
+      });
       return {
-        json: { workspace: str(v, "workspace"), accent: brand.accent, logo_type: brand.logoType, version: brand.version },
-        text: `Branding of ${str(v, "workspace")}: accent ${brand.accent ?? "none (Warden's blue)"}, logo ${brand.logoType ?? "none"}.`,
+        json: { workspace: str(v, "workspace"), accent: brand.accent, logo_type: brand.logoType, language: brand.language, version: brand.version },
+        text: `Branding of ${str(v, "workspace")}: accent ${brand.accent ?? "none (Warden's blue)"}, logo ${brand.logoType ?? "none"}, language ${brand.language ?? "none (English)"}.`,
       };
     },
   },

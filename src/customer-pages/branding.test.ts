@@ -102,7 +102,7 @@ for (const dialect of DIALECTS) {
       assert.equal(contrastRatio("#767676", "#ffffff").toFixed(2), "4.54");
       assert.equal(contrastRatio("#777777", "#ffffff").toFixed(2), "4.48");
       for (const accent of ["#1f6f43", "#3b5bdb", "#c2410c", "#000000", "#767676"]) {
-        const css = brandStylesheet({ accent, logoType: null, version: 1 });
+        const css = brandStylesheet({ accent, logoType: null, version: 1, language: null });
         const soft = /--brand-soft: (#[0-9a-f]{6})/.exec(css)?.[1] as string;
         const hover = /background: (#[0-9a-f]{6})/.exec(css)?.[1] as string;
         assert.ok(contrastRatio(accent, soft) >= 4.5, `${accent} on ${soft}`);

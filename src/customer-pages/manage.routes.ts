@@ -10,7 +10,17 @@ import { sendPage } from "../dashboard/shared/page.js";
 import { allowFormTargets, formField } from "../dashboard/shared/security.js";
 import { ApiError, notFound } from "../errors/errors.js";
 import type { Services } from "../services.js";
-import { type Customer, customerFrame, PAGE_PATH, pagePath, pageScopeOf, requireCustomer, signedInCustomer } from "./customer-session.js";
+import {
+  type Customer,
+  customerFrame,
+  PAGE_PATH,
+  pageNamesOf,
+  pagePath,
+  pageScopeOf,
+  pageToolName,
+  requireCustomer,
+  signedInCustomer,
+} from "./customer-session.js";
 import { manageOverview } from "./manage.service.js";
 import { confirmCancelView, DONE, type Done, type ManageView, manageView } from "./manage.views.js";
 
@@ -29,13 +39,13 @@ export async function registerManagePages(app: FastifyInstance, services: Servic
   const render = async (request: FastifyRequest, reply: FastifyReply, status: number, extra: Pick<ManageView, "done" | "error" | "seatError"> = {}) => {
     const customer = signedInCustomer(request);
     const scope = pageScopeOf(request);
-    const overview = await manageOverview(services, customer, scope, customer.deviceId);
+    const overview = await manageOverview(services, customer, scope, customer.deviceId, pageNamesOf(request));
     if (overview.billingAtStripe && overview.subscriptions.length > 0) allowFormTargets(reply, [STRIPE_BILLING_PORTAL]);
     const view: ManageView = {
       frame: customerFrame(request, "manage"),
       csrf: customer.csrf,
       workspaceName: scope.workspace.name,
-      toolName: scope.tool.name,
+      toolName: pageToolName(request),
       // A key-activated session never shows its holder's address (docs/decisions.md, "Hosted pages").
       email: customer.licenceId === null ? customer.email : null,
       overview,
@@ -63,14 +73,14 @@ export async function registerManagePages(app: FastifyInstance, services: Servic
 
   app.get<{ Params: IdParams }>(`${MANAGE}/subscriptions/:id/cancel`, { preHandler: requireCustomer }, async (request, reply) => {
     const customer = signedInCustomer(request);
-    const subscription = (await manageOverview(services, customer, pageScopeOf(request), customer.deviceId)).subscriptions.find(
+    const subscription = (await manageOverview(services, customer, pageScopeOf(request), customer.deviceId, pageNamesOf(request))).subscriptions.find(
       (s) => s.id === request.params.id,
     );
     if (!subscription) throw notFound(`No subscription "${request.params.id}" of yours.`);
     return sendPage(
       reply,
       200,
-      confirmCancelView({ frame: customerFrame(request, "manage"), csrf: customer.csrf, subscription, toolName: pageScopeOf(request).tool.name }),
+      confirmCancelView({ frame: customerFrame(request, "manage"), csrf: customer.csrf, subscription, toolName: pageToolName(request) }),
     );
   });
 

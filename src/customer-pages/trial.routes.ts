@@ -5,7 +5,17 @@ import type { FastifyInstance } from "fastify";
 import { startTrial, trialStatus } from "../client/trial.service.js";
 import { fieldError, sendPage } from "../dashboard/shared/page.js";
 import type { Services } from "../services.js";
-import { type Customer, customerFrame, customerOf, PAGE_PATH, pagePath, pageScopeOf, requireCustomer, signedInCustomer } from "./customer-session.js";
+import {
+  type Customer,
+  customerFrame,
+  customerOf,
+  PAGE_PATH,
+  pagePath,
+  pageScopeOf,
+  pageToolName,
+  requireCustomer,
+  signedInCustomer,
+} from "./customer-session.js";
 import { type TrialPage, trialView } from "./trial.views.js";
 
 export function registerTrialPage(app: FastifyInstance, services: Services): void {
@@ -17,7 +27,7 @@ export function registerTrialPage(app: FastifyInstance, services: Services): voi
     const status = person ? await trialStatus(services, person, scope.tool.id) : { trialDays: scope.tool.trialDays, trial: undefined };
     return trialView({
       frame: customerFrame(request, "trial"),
-      toolName: scope.tool.name,
+      toolName: pageToolName(request),
       status,
       keyOnly: customer !== null && customer.licenceId !== null,
       ...extra,

@@ -14,6 +14,7 @@ import type { Env, ProductKind } from "../db/schema.js";
 import { invalidParameter } from "../errors/errors.js";
 import { findSubscriptionIdByCheckoutSession } from "../payments/payment-link.store.js";
 import type { Services } from "../services.js";
+import { DEFAULT_NAMES, type PageNames } from "../workspaces/translated-names.service.js";
 import { findBundle, findPlan } from "../workspaces/workspace.store.js";
 import type { Plan, Tool, Workspace } from "../workspaces/workspace.types.js";
 import type { CheckoutBody } from "./checkout.schema.js";
@@ -48,6 +49,8 @@ export interface CheckoutRequest {
   cancelUrl?: string;
   /** Stripe Checkout's language (one of Stripe's locales, or `auto`): the hosted page's; Stripe's own choice when none is given. */
   locale?: string;
+  /** The vendor's names in that language (the hosted page's), for the line item Warden prices inline; the names as given without. */
+  names?: PageNames;
 }
 
 /** The extension's buy button (`POST /api/client/v1/tools/{tool}/checkout`): a tool's plan, the environment said by `livemode`. */
@@ -104,7 +107,9 @@ export async function startCheckout(services: Services, request: CheckoutRequest
   const metadata: Record<string, string> = { [product.kind === "tool" ? "warden_tool" : "warden_bundle"]: product.id, warden_plan: plan.id };
   if (request.seats !== undefined) metadata.warden_seats = String(request.seats);
   if (person) metadata.warden_account = person.id;
-  const productName = bundle?.name ?? tool.name;
+  const names = request.names ?? DEFAULT_NAMES;
+  const productName = bundle ? names.product("bundle", bundle.id, bundle.name) : names.product("tool", tool.id, tool.name);
+  const planName = names.plan(plan.productKind, plan.productId, plan.id, plan.name);
   const subscription = plan.billing === "subscription";
   const stripe = stripeClient(secretBox.open(account.secretKeySealed), config.stripeApiUrl);
   const linked = await sellablePrice(
@@ -122,7 +127,7 @@ export async function startCheckout(services: Services, request: CheckoutRequest
             price_data: {
               currency: plan.currency,
               unit_amount: plan.amountCents,
-              product_data: { name: `${productName} (${plan.name})` },
+              product_data: { name: `${productName} (${planName})` },
               ...(subscription ? { recurring: { interval: plan.interval ?? "month" } } : {}),
             },
           },
@@ -209,8 +214,9 @@ export type CheckoutOutcome =
  */
 export async function checkoutOutcome(
   services: Services,
-  input: { workspace: Workspace; env: Env; tool: Tool; checkoutSession: string },
+  input: { workspace: Workspace; env: Env; tool: Tool; checkoutSession: string; names?: PageNames },
 ): Promise<CheckoutOutcome> {
+  const names = input.names ?? DEFAULT_NAMES;
   const { db } = services;
   const scope = { workspaceId: input.workspace.id, env: input.env };
   const licence = await findLicenceByCheckoutSession(db, scope, input.checkoutSession);
@@ -226,8 +232,8 @@ export async function checkoutOutcome(
     state: "confirmed",
     kind: licence ? "licence" : "subscription",
     productKind: bought.productKind,
-    productName: bundle?.name ?? input.tool.name,
-    planName: plan?.name ?? null,
+    productName: bundle ? names.product("bundle", bundle.id, bundle.name) : names.product("tool", input.tool.id, input.tool.name),
+    planName: plan ? names.plan(plan.productKind, plan.productId, plan.id, plan.name) : null,
     billing: licence ? "one_time" : "subscription",
     seats: bought.seats !== null && bought.seats > 0 ? bought.seats : null,
     status: bought.status,
