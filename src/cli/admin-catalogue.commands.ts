@@ -206,6 +206,47 @@ export const catalogueCommands: Record<string, Command> = {
       return { json: planJson(plan), text: `Renamed plan ${plan.id} of ${plan.productKind} ${plan.productId} to "${plan.name}".` };
     },
   },
+  "admin names set": {
+    summary:
+      "Give a tool's, bundle's, plan's, feature's or meter's name in one language of the customer pages (an empty name removes it: the default name shows again).",
+    usage: 'warden admin names set --workspace S (--tool TOOL | --bundle B) [--plan P | --feature F | --meter M] --language de --name N | --name ""',
+    options: {
+      workspace: { type: "string" },
+      tool: { type: "string" },
+      bundle: { type: "string" },
+      plan: { type: "string" },
+      feature: { type: "string" },
+      meter: { type: "string" },
+      language: { type: "string" },
+      name: { type: "string" },
+    },
+    required: ["workspace", "language", "name"],
+    async run({ values: v, services }) {
+      const { setSubjectNames } = await import("../workspaces/translated-names.service.js");
+      const tool = optStr(v, "tool");
+      const bundle = optStr(v, "bundle");
+      if ((tool === undefined) === (bundle === undefined)) throw invalidParameter("tool", "Give exactly one of --tool or --bundle.");
+      const items = (["plan", "feature", "meter"] as const).filter((kind) => optStr(v, kind) !== undefined);
+      if (items.length > 1) throw invalidParameter("plan", "Give at most one of --plan, --feature or --meter.");
+      const kind: "product" | (typeof items)[number] = items[0] ?? "product";
+      const { db, clock } = await services();
+      const subject = {
+        kind,
+        productKind: tool !== undefined ? ("tool" as const) : ("bundle" as const),
+        productId: tool ?? bundle ?? "",
+        itemId: kind === "product" ? "" : (optStr(v, kind) ?? ""),
+      };
+      const set = await setSubjectNames(db, clock, { workspace: str(v, "workspace"), subject, names: { [str(v, "language")]: str(v, "name") } });
+      return {
+        json: { default_name: set.defaultName, names: set.names },
+        text: `${set.defaultName}: ${
+          Object.entries(set.names)
+            .map(([language, name]) => `${language} "${name}"`)
+            .join(", ") || "no other names"
+        }.`,
+      };
+    },
+  },
   "admin plan retire": {
     summary: "Retire a plan: no longer offered at checkout, kept for the licences and subscriptions bought with it.",
     usage: "warden admin plan retire --workspace S (--tool TOOL | --bundle B) --id PLAN",
