@@ -8,7 +8,7 @@ import { signOut } from "../client/client.service.js";
 import { assignTeamSeat, changeOwnSubscription, openBillingPortal, unassignTeamSeat } from "../client/purchase.service.js";
 import { sendPage } from "../dashboard/shared/page.js";
 import { allowFormTargets, formField } from "../dashboard/shared/security.js";
-import { ApiError, notFound } from "../errors/errors.js";
+import { notFound } from "../errors/errors.js";
 import type { Services } from "../services.js";
 import {
   type Customer,
@@ -23,6 +23,7 @@ import {
 } from "./customer-session.js";
 import { manageOverview } from "./manage.service.js";
 import { confirmCancelView, DONE, type Done, type ManageView, manageView } from "./manage.views.js";
+import { refusalWords } from "./refusals.views.js";
 
 const MANAGE = `${PAGE_PATH}/manage`;
 // Where Stripe's billing portal lives: the page's forms may lead there (form-action covers a post's redirect).
@@ -30,10 +31,9 @@ const STRIPE_BILLING_PORTAL = "https://billing.stripe.com";
 
 type IdParams = { id: string };
 
-/** A refusal the person can act on (shown on the page), or null for one that is an error page (404, 401, a failure). */
-function refusalOf(error: unknown): string | null {
-  return error instanceof ApiError && (error.code === "invalid_parameter" || error.code === "plan_limit") ? error.message : null;
-}
+/** A refusal the person can act on, in the page's language (shown on the page), or null for one that is an error page (404, 401, a failure). */
+const refusalOf = (request: FastifyRequest, error: unknown) =>
+  refusalWords(customerFrame(request).text, error, { workspace: pageScopeOf(request).workspace.name, tool: pageToolName(request) });
 
 export async function registerManagePages(app: FastifyInstance, services: Services): Promise<void> {
   const render = async (request: FastifyRequest, reply: FastifyReply, status: number, extra: Pick<ManageView, "done" | "error" | "seatError"> = {}) => {
@@ -59,7 +59,7 @@ export async function registerManagePages(app: FastifyInstance, services: Servic
     try {
       await change(signedInCustomer(request));
     } catch (error) {
-      const message = refusalOf(error);
+      const message = refusalOf(request, error);
       if (message === null) throw error;
       return render(request, reply, 400, { error: message });
     }
@@ -99,7 +99,7 @@ export async function registerManagePages(app: FastifyInstance, services: Servic
     try {
       portal = await openBillingPortal(services, signedInCustomer(request), request.params.id, back);
     } catch (error) {
-      const message = refusalOf(error);
+      const message = refusalOf(request, error);
       if (message === null) throw error;
       return render(request, reply, 400, { error: message });
     }
@@ -111,7 +111,7 @@ export async function registerManagePages(app: FastifyInstance, services: Servic
     try {
       await assignTeamSeat(services, signedInCustomer(request), request.params.id, email);
     } catch (error) {
-      const message = refusalOf(error);
+      const message = refusalOf(request, error);
       if (message === null) throw error;
       return render(request, reply, 400, { seatError: { team: request.params.id, message, email } });
     }

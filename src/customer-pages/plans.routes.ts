@@ -4,7 +4,7 @@
 // Stripe asks the address), and the success page that says what was bought once Stripe's
 // event has arrived. Also registers the Trial page and the workspace's branding assets.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { fieldError, sendPage } from "../dashboard/shared/page.js";
+import { sendPage } from "../dashboard/shared/page.js";
 import { allowFormTargets, csrfTokenFor, formField, PageRefusal } from "../dashboard/shared/security.js";
 import { stripeLocaleOf } from "../i18n/locales.js";
 import type { Services } from "../services.js";
@@ -24,6 +24,7 @@ import {
 } from "./customer-session.js";
 import { findOffer, listOffers, type OfferChoice } from "./plans.service.js";
 import { plansView, successView } from "./plans.views.js";
+import { refusalWords } from "./refusals.views.js";
 import { registerTrialPage } from "./trial.routes.js";
 
 /**
@@ -87,7 +88,7 @@ export function registerPlanPages(app: FastifyInstance, services: Services): voi
       });
       return reply.redirect(url, 303);
     } catch (error) {
-      const message = fieldError(error);
+      const message = refusalWords(pageTextOf(request), error, { workspace: scope.workspace.name, tool: pageToolName(request) });
       if (message === null) throw error;
       return sendPage(reply, 400, await plansPage(request, reply, { chosen: { plan, bundle: bundle === "" ? null : bundle }, error: message }));
     }

@@ -3,7 +3,7 @@
 // the page says how long the trial is and sends to sign-in, which comes back here.
 import type { FastifyInstance } from "fastify";
 import { startTrial, trialStatus } from "../client/trial.service.js";
-import { fieldError, sendPage } from "../dashboard/shared/page.js";
+import { sendPage } from "../dashboard/shared/page.js";
 import type { Services } from "../services.js";
 import {
   type Customer,
@@ -16,6 +16,7 @@ import {
   requireCustomer,
   signedInCustomer,
 } from "./customer-session.js";
+import { refusalWords } from "./refusals.views.js";
 import { type TrialPage, trialView } from "./trial.views.js";
 
 export function registerTrialPage(app: FastifyInstance, services: Services): void {
@@ -45,7 +46,7 @@ export function registerTrialPage(app: FastifyInstance, services: Services): voi
     try {
       ({ created } = await startTrial(services, signedInCustomer(request), scope.tool.id));
     } catch (error) {
-      const message = fieldError(error);
+      const message = refusalWords(customerFrame(request).text, error, { workspace: scope.workspace.name, tool: pageToolName(request) });
       if (message === null) throw error;
       return sendPage(reply, 400, await page(request, { error: message }));
     }

@@ -82,25 +82,29 @@ export async function createCheckout(
 export async function startCheckout(services: Services, request: CheckoutRequest): Promise<CreatedCheckout> {
   const { db, config, secretBox } = services;
   const { workspace, tool, product, env, buyer } = request;
+  // Whatever is wrong with the plan asked for, the buyer reads that it is not offered here.
+  const notOffered = { reason: "plan_not_offered" as const, facts: { plan: request.plan } };
   const bundle = product.kind === "bundle" ? await findBundle(db, workspace.id, product.id) : null;
   if (product.kind === "bundle" && !bundle?.toolIds.includes(tool.id)) {
-    throw invalidParameter("bundle", `No bundle "${product.id}" that gives tool "${tool.id}".`);
+    throw invalidParameter("bundle", `No bundle "${product.id}" that gives tool "${tool.id}".`, notOffered);
   }
   if (product.kind === "tool" && product.id !== tool.id) {
-    throw invalidParameter("plan", `Plans of tool "${product.id}" are not sold here; this is tool "${tool.id}".`);
+    throw invalidParameter("plan", `Plans of tool "${product.id}" are not sold here; this is tool "${tool.id}".`, notOffered);
   }
   const plan = await findPlan(db, workspace.id, product.kind, product.id, request.plan);
-  if (!plan) throw invalidParameter("plan", `No plan "${request.plan}" for ${product.kind} "${product.id}".`);
+  if (!plan) throw invalidParameter("plan", `No plan "${request.plan}" for ${product.kind} "${product.id}".`, notOffered);
   // Retired: kept for what was bought with it, offered no more.
-  if (plan.retiredAt !== null) throw invalidParameter("plan", `Plan "${plan.id}" of ${product.kind} "${product.id}" is no longer offered.`);
-  if (plan.amountCents === null) throw invalidParameter("plan", `Plan "${plan.id}" has no price to pay at checkout.`);
+  if (plan.retiredAt !== null) throw invalidParameter("plan", `Plan "${plan.id}" of ${product.kind} "${product.id}" is no longer offered.`, notOffered);
+  if (plan.amountCents === null) throw invalidParameter("plan", `Plan "${plan.id}" has no price to pay at checkout.`, notOffered);
   if (request.email !== undefined && !isEmailShape(request.email))
-    throw invalidParameter("email", "email must be an email address such as person@example.com.");
+    throw invalidParameter("email", "email must be an email address such as person@example.com.", { reason: "email_shape" });
   if (buyer && (buyer.workspaceId !== workspace.id || buyer.env !== env)) {
-    throw invalidParameter("env", `You are signed in to another workspace or to the ${buyer.env} environment; buy there, or signed out.`);
+    throw invalidParameter("env", `You are signed in to another workspace or to the ${buyer.env} environment; buy there, or signed out.`, {
+      reason: "signed_in_elsewhere",
+    });
   }
   const account = await findStripeAccount(db, workspace.id, env);
-  if (!account?.secretKeySealed) throw invalidParameter("livemode", `This workspace takes no payments in ${env} mode yet.`);
+  if (!account?.secretKeySealed) throw invalidParameter("livemode", `This workspace takes no payments in ${env} mode yet.`, { reason: "payments_off" });
   const person = buyer ? await findPersonById(db, buyer.workspaceId, buyer.env, buyer.personId) : null;
   const email = request.email ?? person?.email;
 
@@ -146,7 +150,7 @@ export async function startCheckout(services: Services, request: CheckoutRequest
   } catch (error) {
     // Stripe refusing what was asked (a success_url it does not take) is the caller's to fix; anything else is ours.
     if (error instanceof Stripe.errors.StripeInvalidRequestError)
-      throw invalidParameter(error.param ?? "plan", `Stripe refused the checkout: ${error.message}`);
+      throw invalidParameter(error.param ?? "plan", `Stripe refused the checkout: ${error.message}`, { reason: "checkout_refused" });
     throw error;
   }
   if (!session.url) throw new Error(`Stripe created checkout session ${session.id} without a URL`);
