@@ -5,13 +5,13 @@
 import { slugFromHost } from "../auth/key.service.js";
 import { CODE_TTL_MS, hashCode, MAX_CODE_ATTEMPTS, newCode, sameHash, sha256 } from "../auth/mailed-code.js";
 import { toIso } from "../clock.js";
+import { findBrand } from "../customer-pages/branding.store.js";
 import { nextChangeOf, tagsOf } from "../customers/answer-cache.js";
 import { syncCustomer, toolScope } from "../customers/customer.service.js";
 import { loadSources } from "../customers/customer-sources.store.js";
 import { insertDevice } from "../customers/device.store.js";
 import { isEmailShape, normaliseEmail } from "../customers/email.js";
 import { computeEntitlement, type Sources } from "../customers/entitlement.js";
-import { findBrand } from "../customer-pages/branding.store.js";
 import { ensurePerson, markPersonSignedIn } from "../customers/person.store.js";
 import type { Executor } from "../db/database.js";
 import { closeCode, takeCodeTry } from "../db/one-time-code.store.js";

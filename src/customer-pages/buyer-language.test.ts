@@ -157,9 +157,18 @@ for (const dialect of DIALECTS) {
       const tool = { kind: "product" as const, productKind: "tool" as const, productId: "tabmaster", itemId: "" };
       await setSubjectNames(db, clock, { workspace: ws.slug, subject: tool, names: { de: "Tab-Meister", ja: "タブマスター" } });
       const cases: [Record<string, string>, { code: string; param: string | undefined }][] = [
-        [{ de: "Neu", xx: "?" }, { code: "invalid_parameter", param: "language" }],
-        [{ de: "Neu", "en-XA": "?" }, { code: "invalid_parameter", param: "language" }],
-        [{ de: "Neu", fr: "x".repeat(201) }, { code: "invalid_parameter", param: "name_fr" }],
+        [
+          { de: "Neu", xx: "?" },
+          { code: "invalid_parameter", param: "language" },
+        ],
+        [
+          { de: "Neu", "en-XA": "?" },
+          { code: "invalid_parameter", param: "language" },
+        ],
+        [
+          { de: "Neu", fr: "x".repeat(201) },
+          { code: "invalid_parameter", param: "name_fr" },
+        ],
       ];
       for (const [names, expected] of cases) {
         await assert.rejects(setSubjectNames(db, clock, { workspace: ws.slug, subject: tool, names }), (error) => {
