@@ -154,10 +154,13 @@ export async function loadPage(services: Services, request: FastifyRequest, repl
     const { s: say } = pageTextOf(request);
     throw new PageRefusal(404, say("error.404"), say(workspace ? "error.noToolPages" : "error.noSuchPage"));
   }
-  // The page's language is known now (the branding's default is one of its choices): the vendor's names in it.
-  state.names = await namesForPage(services.db, scope.workspace.id, pageLocaleOf(request));
   const cookie = parseCookies(request.headers.cookie).get(sessionCookieName(request, scope.workspace.slug, scope.env));
-  const session = cookie === undefined ? null : await authenticateCustomerSession(services, cookie, { workspaceId: scope.workspace.id, env: scope.env });
+  // The page's language is known now (the branding's default is one of its choices): the vendor's names in it, read beside the session.
+  const [names, session] = await Promise.all([
+    namesForPage(services.db, scope.workspace.id, pageLocaleOf(request)),
+    cookie === undefined ? null : authenticateCustomerSession(services, cookie, { workspaceId: scope.workspace.id, env: scope.env }),
+  ]);
+  state.names = names;
   if (cookie !== undefined && session === null) clearSessionCookie(request, reply, scope);
   if (cookie !== undefined && session !== null) {
     state.customer = {

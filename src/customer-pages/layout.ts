@@ -51,7 +51,19 @@ const texts = new WeakMap<Messages, PageText>();
 export function pageText(messages: Messages): PageText {
   let text = texts.get(messages);
   if (text) return text;
+  // A message without tags and without values is the same markup every time: made once.
+  const fixed = new Map<MessageKey, Html>();
   const t = (key: MessageKey, values?: MessageValues) => {
+    // No tags and only plain values (strings, numbers): the message's text, escaped; its parts, by far the slower way, are not needed.
+    if (!messages.hasTags(key) && (values === undefined || Object.values(values).every((v) => typeof v === "string" || typeof v === "number"))) {
+      if (values !== undefined) return html`${messages.text(key, values)}`;
+      let markup = fixed.get(key);
+      if (markup === undefined) {
+        markup = html`${messages.text(key)}`;
+        fixed.set(key, markup);
+      }
+      return markup;
+    }
     if (values === undefined) return markupOf(messages.parts(key, TAG_VALUES));
     const given: MessageValues = { ...TAG_VALUES };
     for (const [name, value] of Object.entries(values)) {

@@ -18,6 +18,8 @@ export interface Messages {
   text(key: MessageKey, values?: MessageValues): string;
   /** A message's parts, for rich text: strings, and the values and tags' results as given. */
   parts(key: MessageKey, values: MessageValues): unknown[];
+  /** Whether the message has rich text's tags (`<strong>…</strong>`): one without is formatted as plain text, some twenty times faster. */
+  hasTags(key: MessageKey): boolean;
   /** `21 Nov 2026, 12:00 UTC`, `21. Nov. 2026, 12:00 UTC`: a moment in the locale's format, always in UTC and saying so. */
   dateTime(ms: number): string;
   count(n: number): string;
@@ -51,6 +53,7 @@ function build(locale: PageLocale): Messages {
     }
     return format;
   };
+  const tagged = new Map<MessageKey, boolean>();
   const pseudo = locale === PSEUDO;
   // The pseudo-locale marks what Intl formatted too (⟪…⟫), which is the locale's by construction, not the catalogue's.
   const formatted = (text: string) => (pseudo ? `⟪${text}⟫` : text);
@@ -87,6 +90,14 @@ function build(locale: PageLocale): Messages {
       const out = String(compile(key).format(values as never));
       return pseudo ? `⟦${out}⟧` : out;
     },
+    hasTags(key) {
+      let has = tagged.get(key);
+      if (has === undefined) {
+        has = containsTag(compile(key).getAst() as unknown as Element[]);
+        tagged.set(key, has);
+      }
+      return has;
+    },
     parts(key, values) {
       const out = compile(key).format(values as never);
       const list = Array.isArray(out) ? out : [out];
@@ -101,4 +112,20 @@ function build(locale: PageLocale): Messages {
       return formatted(format.format(minorUnits / 10 ** digits));
     },
   };
+}
+
+/** A parsed message's element as far as finding tags needs (the parser's own types are not a dependency of ours). */
+type Element = { type: number; options?: Record<string, { value: Element[] }>; children?: Element[] };
+// The parser's element types (@formatjs/icu-messageformat-parser's TYPE): a choice, a plural, a tag.
+const SELECT = 5;
+const PLURAL = 6;
+const TAG = 8;
+
+/** Whether a parsed message holds a tag anywhere, a plural's or a choice's branches included. */
+function containsTag(elements: readonly Element[]): boolean {
+  return elements.some(
+    (element) =>
+      element.type === TAG ||
+      ((element.type === PLURAL || element.type === SELECT) && Object.values(element.options ?? {}).some((option) => containsTag(option.value))),
+  );
 }
