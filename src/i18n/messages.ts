@@ -68,13 +68,15 @@ function build(locale: PageLocale): Messages {
     timeZoneName: "short",
   });
   const counts = new Intl.NumberFormat(formatLocale);
-  const currencies = new Map<string, Intl.NumberFormat | null>();
+  // Each currency's format with its number of decimals (resolvedOptions is slow enough to matter on a page of prices).
+  const currencies = new Map<string, { format: Intl.NumberFormat; digits: number } | null>();
   const currencyFormat = (currency: string) => {
     const code = currency.toUpperCase();
     if (!currencies.has(code)) {
-      let format: Intl.NumberFormat | null = null;
+      let format: { format: Intl.NumberFormat; digits: number } | null = null;
       try {
-        format = new Intl.NumberFormat(moneyLocaleOf(locale), { style: "currency", currency: code });
+        const made = new Intl.NumberFormat(moneyLocaleOf(locale), { style: "currency", currency: code });
+        format = { format: made, digits: made.resolvedOptions().maximumFractionDigits ?? 2 };
       } catch {}
       // Only three-letter codes are kept, so a code read from anywhere cannot grow the map.
       if (!/^[A-Z]{3}$/.test(code)) return format;
@@ -106,10 +108,9 @@ function build(locale: PageLocale): Messages {
     dateTime: (ms) => formatted(dates.format(ms)),
     count: (n) => formatted(counts.format(n)),
     money(minorUnits, currency) {
-      const format = currencyFormat(currency);
-      if (format === null) return formatted(`${minorUnits} ${currency} (minor units)`);
-      const digits = format.resolvedOptions().maximumFractionDigits ?? 2;
-      return formatted(format.format(minorUnits / 10 ** digits));
+      const known = currencyFormat(currency);
+      if (known === null) return formatted(`${minorUnits} ${currency} (minor units)`);
+      return formatted(known.format.format(minorUnits / 10 ** known.digits));
     },
   };
 }
