@@ -220,9 +220,12 @@ export const catalogueCommands: Record<string, Command> = {
       language: { type: "string" },
       name: { type: "string" },
     },
-    required: ["workspace", "language", "name"],
+    // --name "" removes the name, which `required` would take for a missing option.
+    required: ["workspace", "language"],
     async run({ values: v, services }) {
       const { setSubjectNames } = await import("../workspaces/translated-names.service.js");
+      const name = optStr(v, "name");
+      if (name === undefined) throw invalidParameter("name", 'Give --name: the name in that language, or --name "" to remove it.');
       const tool = optStr(v, "tool");
       const bundle = optStr(v, "bundle");
       if ((tool === undefined) === (bundle === undefined)) throw invalidParameter("tool", "Give exactly one of --tool or --bundle.");
@@ -236,7 +239,7 @@ export const catalogueCommands: Record<string, Command> = {
         productId: tool ?? bundle ?? "",
         itemId: kind === "product" ? "" : (optStr(v, kind) ?? ""),
       };
-      const set = await setSubjectNames(db, clock, { workspace: str(v, "workspace"), subject, names: { [str(v, "language")]: str(v, "name") } });
+      const set = await setSubjectNames(db, clock, { workspace: str(v, "workspace"), subject, names: { [str(v, "language")]: name } });
       return {
         json: { default_name: set.defaultName, names: set.names },
         text: `${set.defaultName}: ${
