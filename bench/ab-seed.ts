@@ -18,6 +18,8 @@ export interface SeedSpec {
   /** SQLite: the data folder; PostgreSQL: the URL and the schema (which must exist). */
   dataDir?: string;
   pg?: { url: string; schema: string };
+  /** Open a hosted pages' web session for the first seeded person (live), printed as `session <token>` before the key. */
+  session?: boolean;
 }
 
 const spec = JSON.parse(process.argv[2] ?? "{}") as SeedSpec;
@@ -32,6 +34,22 @@ try {
   await migrateToLatest(storage.db, storage.dialect);
   const ws = await setUpWorkspace(storage);
   await seedCustomers(storage, ws, { from: 0, to: spec.customers, now: Date.now() });
+  if (spec.session) {
+    const { openCustomerSession } = (await load(
+      "src/customer-pages/customer-session.service.ts",
+    )) as typeof import("../src/customer-pages/customer-session.service.js");
+    const person = await storage.db
+      .selectFrom("people")
+      .select("id")
+      .where("workspace_id", "=", ws.workspaceId)
+      .where("env", "=", "live")
+      .limit(1)
+      .executeTakeFirstOrThrow();
+    const token = await storage.db
+      .transaction()
+      .execute((trx) => openCustomerSession(trx, { workspaceId: ws.workspaceId, env: "live", personId: person.id, licenceId: null, now: Date.now() }));
+    process.stdout.write(`session ${token}\n`);
+  }
   // As the bench does after its load: what autovacuum would do within a minute.
   if (spec.pg) await sql`analyze`.execute(storage.db);
   process.stdout.write(`${ws.key}\n`);

@@ -7,8 +7,8 @@
 // of one minute), while two copies of one build at once came out 1.00–1.03 apart.
 //
 //   npm run build && cp -r bin dist /tmp/a/   (a build; node_modules must be found above it)
-//   node --import tsx bench/ab.ts --a /tmp/a --b /tmp/b [--request retrieve|grant|ingest|access] [--engine sqlite|postgres]
-//        [--seed-each] [--apart] [--customers 10000] [--rounds 8] [--duration 6] [--connections 25] [--profile <folder>]
+//   node --import tsx bench/ab.ts --a /tmp/a --b /tmp/b [--request retrieve|grant|ingest|access|plans|manage] [--engine sqlite|postgres]
+//        [--seed-each] [--apart] [--customers 10000] [--rounds 8] [--duration 6] [--connections 25] [--profile <folder>] [--lang de]
 //
 // The request: retrieve a random seeded customer (the default), create a grant for a new
 // address (`POST /api/v1/tools/tabmaster/grants`, as scenario 2), ingest a Stripe
@@ -16,7 +16,10 @@
 // a licence and purchase.completed; the workspace has no webhook endpoints here, so no
 // deliveries are written), or the client API's access check by a random seeded device
 // with its session token, the answer signed (as scenario 8's first run; a device drawn
-// again in a later round is checked again the same day).
+// again in a later round is checked again the same day), or a hosted page: the tool's
+// Plans page signed out, or Manage signed in as a seeded person (a web session opened by
+// the seed), with `--lang` as the browser's Accept-Language (a build before the buyer's
+// language ignores it: the same page in English is what it had to show).
 //
 // Each build gets a database of its own, seeded alike (SQLite: a copy of one seeded file;
 // PostgreSQL: a schema each, dropped at the end), so neither waits on the other's locks.
@@ -52,17 +55,18 @@ const { values } = parseArgs({
     apart: { type: "boolean", default: false },
     "seed-each": { type: "boolean", default: false },
     profile: { type: "string" },
+    lang: { type: "string" },
   },
 });
 if (values.engine !== "sqlite" && values.engine !== "postgres") throw new Error("--engine is sqlite or postgres");
-const KINDS = ["retrieve", "grant", "ingest", "access"] as const;
+const KINDS = ["retrieve", "grant", "ingest", "access", "plans", "manage"] as const;
 const found = KINDS.find((k) => k === values.request);
-if (found === undefined) throw new Error("--request is retrieve, grant, ingest or access");
+if (found === undefined) throw new Error("--request is retrieve, grant, ingest, access, plans or manage");
 const kind: (typeof KINDS)[number] = found;
 const postgres = values.engine === "postgres";
 if (!values.a || !values.b)
   throw new Error(
-    "usage: bench/ab.ts --a <folder with bin/ and dist/> --b <folder> [--request retrieve|grant|ingest|access] [--engine sqlite|postgres] [--seed-each] [--apart] [--customers n] [--rounds n] [--duration s] [--connections n] [--profile folder]",
+    "usage: bench/ab.ts --a <folder with bin/ and dist/> --b <folder> [--request retrieve|grant|ingest|access|plans|manage] [--engine sqlite|postgres] [--seed-each] [--apart] [--customers n] [--rounds n] [--duration s] [--connections n] [--profile folder] [--lang tag]",
   );
 const builds = { a: resolve(values.a), b: resolve(values.b) };
 const customers = Number(values.customers);
@@ -84,18 +88,22 @@ function wardenOptions(name: Build): Omit<WardenOptions, "logFile"> {
   };
 }
 
-/** Seeds a database with the code of the checkout `root` (bench/ab-seed.ts); answers the live key. */
-async function seed(root: string, target: Pick<SeedSpec, "dataDir" | "pg">): Promise<string> {
-  const spec: SeedSpec = { root, customers, ...target };
+/** Each build's web session for Manage (bench/ab-seed.ts opens one in its database). */
+const sessions: Record<Build, string> = { a: "", b: "" };
+
+/** Seeds a database with the code of the checkout `root` (bench/ab-seed.ts); answers the live key (and, for Manage, a web session). */
+async function seed(root: string, target: Pick<SeedSpec, "dataDir" | "pg">): Promise<{ key: string; session: string }> {
+  const spec: SeedSpec = { root, customers, ...target, session: kind === "manage" };
   const child = spawn(process.execPath, ["--import", "tsx", "bench/ab-seed.ts", JSON.stringify(spec)], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   child.stdout.on("data", (chunk: Buffer) => {
     out += chunk.toString();
   });
   const code = await new Promise((done) => child.once("close", done));
-  const key = out.trim().split("\n").at(-1);
+  const lines = out.trim().split("\n");
+  const key = lines.at(-1);
   if (code !== 0 || !key) throw new Error(`seeding with the code of ${root} failed (exit ${code})`);
-  return key;
+  return { key, session: lines.find((l) => l.startsWith("session "))?.slice("session ".length) ?? "" };
 }
 
 /** Each build's database, seeded; answers each build's live key. */
@@ -106,15 +114,22 @@ async function seedBoth(): Promise<Record<Build, string>> {
     const dataDir = join(work, name);
     mkdirSync(dataDir);
     const root = values["seed-each"] ? builds[name] : ROOT;
+    let seeded: { key: string; session: string } | null = null;
     if (postgres) {
       await runOnPg(`create schema ${schemas[name]}`);
-      keys[name] = await seed(root, { pg: { url: PG_URL, schema: schemas[name] } });
+      seeded = await seed(root, { pg: { url: PG_URL, schema: schemas[name] } });
     } else if (values["seed-each"]) {
-      keys[name] = await seed(root, { dataDir });
+      seeded = await seed(root, { dataDir });
     } else {
-      if (name === "a") keys.a = await seed(root, { dataDir: shared });
-      else keys.b = keys.a;
+      if (name === "a") seeded = await seed(root, { dataDir: shared });
       cpSync(join(shared, "warden.sqlite"), join(dataDir, "warden.sqlite"));
+    }
+    if (seeded) {
+      keys[name] = seeded.key;
+      sessions[name] = seeded.session;
+    } else {
+      keys.b = keys.a;
+      sessions.b = sessions.a;
     }
     // Connected with the build's own CLI, as an operator connects Stripe.
     if (kind === "ingest")
@@ -125,6 +140,14 @@ async function seedBoth(): Promise<Record<Build, string>> {
 
 function requestOf(name: Build, round: number): LoadRequest {
   if (kind === "retrieve" || kind === "access") return { kind, tool: BENCH.tool, customers };
+  if (kind === "plans" || kind === "manage") {
+    return {
+      kind: "page",
+      path: `/c/${BENCH.workspace}/live/${BENCH.tool}/${kind}`,
+      ...(kind === "manage" ? { cookie: `warden_customer_${BENCH.workspace}_live=${sessions[name]}` } : {}),
+      ...(values.lang ? { acceptLanguage: values.lang } : {}),
+    };
+  }
   // A series of its own per load, so that every grant is for a new address and every report a new sale.
   const tag = `ab${name}${round}`;
   return kind === "grant" ? { kind, tool: BENCH.tool, note: "bench ab", tag } : { kind, tag, secret: stripeSecret };

@@ -27,7 +27,9 @@ export type LoadRequest =
   /** A paid checkout reported by Stripe, a new sale per request (series `tag`), signed with the endpoint's `secret`. */
   | { kind: "ingest"; tag: string; secret: string }
   /** Spend one unit of `meter` for one person, each request with a new Idempotency-Key of series `tag`. */
-  | { kind: "spend"; tool: string; email: string; meter: string; tag: string };
+  | { kind: "spend"; tool: string; email: string; meter: string; tag: string }
+  /** A hosted page (`path`), with a web session's `cookie` when signed in and the browser's `acceptLanguage`. */
+  | { kind: "page"; path: string; cookie?: string; acceptLanguage?: string };
 
 export interface LoadSpec {
   url: string;
@@ -110,6 +112,10 @@ function requestsFor(spec: LoadSpec): { method: Method; setupRequest: (req: auto
         },
       },
     ];
+  }
+  if (request.kind === "page") {
+    const headers = { ...(request.cookie ? { cookie: request.cookie } : {}), ...(request.acceptLanguage ? { "accept-language": request.acceptLanguage } : {}) };
+    return [{ method: "GET", setupRequest: (req) => ({ ...req, path: request.path, headers: { ...req.headers, ...headers } }) }];
   }
   if (request.kind === "spend") {
     const path = `/api/v1/tools/${request.tool}/customers/${encodeURIComponent(request.email)}/usage`;

@@ -66,6 +66,7 @@ export const AUDIT_ACTIONS = [
   "owner.joined",
   "owner.removed",
   "workspace.branding_changed",
+  "names.translated",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -25,11 +25,13 @@ async function findTeam(services: Services, input: { team: string; workspace?: s
   if (input.team.startsWith("lic_")) {
     const licence = await findLicenceById(services.db, input.team);
     if (!licence) throw notFound(`No licence "${input.team}".`);
-    if (licence.seats === null || licence.seats <= 0) throw invalidParameter("team", `Licence ${licence.id} is not a team licence (it has no seats).`);
+    if (licence.seats === null || licence.seats <= 0)
+      throw invalidParameter("team", `Licence ${licence.id} is not a team licence (it has no seats).`, { reason: "not_team" });
     return { team: { teamLicenceId: licence.id }, purchase: licence, seats: licence.seats };
   }
   const sub = await requireSubscription(services, { id: input.team, workspace: input.workspace, env: input.env });
-  if (sub.seats === null || sub.seats <= 0) throw invalidParameter("team", `Subscription ${sub.id} is not a team subscription (it has no seats).`);
+  if (sub.seats === null || sub.seats <= 0)
+    throw invalidParameter("team", `Subscription ${sub.id} is not a team subscription (it has no seats).`, { reason: "not_team" });
   return { team: { teamSubscriptionId: sub.id }, purchase: sub, seats: sub.seats };
 }
 
@@ -38,13 +40,17 @@ async function standingTeam(tx: BillingTx, found: TeamPurchase): Promise<TeamPur
   if ("teamLicenceId" in found.team) {
     const licence = await findLicenceById(tx.trx, found.team.teamLicenceId);
     if (licence?.status !== "active") {
-      throw invalidParameter("team", `Team licence ${found.team.teamLicenceId} is ${licence?.status ?? "gone"}; its seats give no access.`);
+      throw invalidParameter("team", `Team licence ${found.team.teamLicenceId} is ${licence?.status ?? "gone"}; its seats give no access.`, {
+        reason: "team_not_running",
+      });
     }
     return { ...found, purchase: licence };
   }
   const sub = await findSubscription(tx.trx, tx, found.team.teamSubscriptionId);
   if (!sub || !subscriptionRuns(sub))
-    throw invalidParameter("team", `Team subscription ${found.team.teamSubscriptionId} is not running; its seats give no access.`);
+    throw invalidParameter("team", `Team subscription ${found.team.teamSubscriptionId} is not running; its seats give no access.`, {
+      reason: "team_not_running",
+    });
   // Its seats as now billed: Stripe's quantity may have changed them since they were read.
   return { ...found, purchase: sub, seats: sub.seats ?? found.seats };
 }
@@ -62,7 +68,7 @@ const teamId = (team: Team) => ("teamLicenceId" in team ? team.teamLicenceId : t
 
 /** Hands a seat to an address. Handing one to an address that holds one of this team already answers that seat. */
 export async function assignSeat(services: Services, input: { team: string; email: string; workspace?: string; env?: string }): Promise<SeatResult> {
-  if (!isEmailShape(input.email)) throw invalidParameter("email", "email must be an email address such as person@example.com.");
+  if (!isEmailShape(input.email)) throw invalidParameter("email", "email must be an email address such as person@example.com.", { reason: "email_shape" });
   const found = await findTeam(services, input);
   return inBillingTransaction(services, found.purchase, async (tx) => {
     const { team, purchase, seats } = await standingTeam(tx, found);
@@ -71,14 +77,20 @@ export async function assignSeat(services: Services, input: { team: string; emai
     const held = taken.find((s) => s.personId === person.id);
     if (held) return { seat: held.id, team: teamId(team), email: person.email, status: "active", seats_in_use: taken.length, seats };
     if (taken.length >= seats) {
-      throw invalidParameter("team", `${teamId(team)} has ${seats} seat${seats === 1 ? "" : "s"}, all in use; unassign one first.`);
+      throw invalidParameter("team", `${teamId(team)} has ${seats} seat${seats === 1 ? "" : "s"}, all in use; unassign one first.`, {
+        reason: "seats_full",
+        facts: { seats },
+      });
     }
     // A seat is a pass (decisions.md): the Hobby plan's limit applies as to a grant.
     const workspace = await findWorkspaceById(tx.trx, tx.workspaceId);
     if (workspace?.plan === "hobby") {
       const cap = services.limits.hobbyPasses;
       if ((await countPassesBeforeAdding(tx.trx, tx.workspaceId, tx.env, tx.now, cap)) >= cap) {
-        throw new ApiError("plan_limit", `The Hobby plan holds at most ${cap} passes at once; revoke one or upgrade the workspace.`, { limit: "hobby-passes" });
+        throw new ApiError("plan_limit", `The Hobby plan holds at most ${cap} passes at once; revoke one or upgrade the workspace.`, {
+          limit: "hobby-passes",
+          reason: "passes_full",
+        });
       }
     }
     const seat: StoredLicence = {

@@ -278,7 +278,9 @@ export async function cancelSubscription(
 }
 
 const assertRunning = (sub: StoredSubscription) => {
-  if (sub.endedAt !== null) throw invalidParameter("id", `Subscription ${sub.id} ended at ${toIso(sub.endedAt)}.`);
+  if (sub.endedAt !== null) {
+    throw invalidParameter("id", `Subscription ${sub.id} ended at ${toIso(sub.endedAt)}.`, { reason: "subscription_ended", facts: { at: sub.endedAt } });
+  }
 };
 
 /**
@@ -294,11 +296,16 @@ const assertRunning = (sub: StoredSubscription) => {
 export async function setOwnCancelAtPeriodEnd(services: Services, found: StoredSubscription, cancel: boolean): Promise<StoredSubscription> {
   assertRunning(found);
   if (!cancel && !found.cancelAtPeriodEnd && found.cancelAt !== null) {
-    throw invalidParameter("id", `The vendor set subscription ${found.id} to end at ${toIso(found.cancelAt)}; ask them to change that.`);
+    throw invalidParameter("id", `The vendor set subscription ${found.id} to end at ${toIso(found.cancelAt)}; ask them to change that.`, {
+      reason: "cancel_set_by_vendor",
+      facts: { at: found.cancelAt },
+    });
   }
   if (cancel === scheduledToCancel(found)) return found;
   if (!(await setCancelAtPeriodEndAtStripe(services, found, found.id, cancel))) {
-    throw invalidParameter("id", `Subscription ${found.id} is billed by the vendor outside Warden: ask them to ${cancel ? "cancel" : "resume"} it.`);
+    throw invalidParameter("id", `Subscription ${found.id} is billed by the vendor outside Warden: ask them to ${cancel ? "cancel" : "resume"} it.`, {
+      reason: "billed_outside",
+    });
   }
   return inBillingTransaction(services, found, async (tx) => {
     const sub = await reload(tx, found.id);

@@ -57,9 +57,10 @@ export const catalogueCommands: Record<string, Command> = {
     },
   },
   "admin workspace update": {
-    summary: "Set the branding of a workspace's hosted customer pages: an accent colour (white text on it at least 4.5:1) and a PNG, JPEG or WebP logo.",
-    usage: 'warden admin workspace update --workspace S [--accent "#1f6f43" | --accent ""] [--logo FILE | --logo ""]',
-    options: { workspace: { type: "string" }, accent: { type: "string" }, logo: { type: "string" } },
+    summary:
+      "Set the branding of a workspace's hosted customer pages: an accent colour (white text on it at least 4.5:1), a PNG, JPEG or WebP logo, and their default language.",
+    usage: 'warden admin workspace update --workspace S [--accent "#1f6f43" | --accent ""] [--logo FILE | --logo ""] [--language de | --language ""]',
+    options: { workspace: { type: "string" }, accent: { type: "string" }, logo: { type: "string" }, language: { type: "string" } },
     required: ["workspace"],
     async run({ values: v, services }) {
       const { updateBranding } = await import("../customer-pages/branding.service.js");
@@ -72,10 +73,15 @@ export const catalogueCommands: Record<string, Command> = {
             : await readFile(logoPath).catch(() => {
                 throw invalidParameter("logo", `Cannot read the file ${logoPath}.`);
               });
-      const brand = await updateBranding(await services(), { workspace: str(v, "workspace"), accent: optStr(v, "accent"), logo });
+      const brand = await updateBranding(await services(), {
+        workspace: str(v, "workspace"),
+        accent: optStr(v, "accent"),
+        logo,
+        language: optStr(v, "language"),
+      });
       return {
-        json: { workspace: str(v, "workspace"), accent: brand.accent, logo_type: brand.logoType, version: brand.version },
-        text: `Branding of ${str(v, "workspace")}: accent ${brand.accent ?? "none (Warden's blue)"}, logo ${brand.logoType ?? "none"}.`,
+        json: { workspace: str(v, "workspace"), accent: brand.accent, logo_type: brand.logoType, language: brand.language, version: brand.version },
+        text: `Branding of ${str(v, "workspace")}: accent ${brand.accent ?? "none (Warden's blue)"}, logo ${brand.logoType ?? "none"}, language ${brand.language ?? "none (English)"}.`,
       };
     },
   },
@@ -198,6 +204,50 @@ export const catalogueCommands: Record<string, Command> = {
         name: str(v, "name"),
       });
       return { json: planJson(plan), text: `Renamed plan ${plan.id} of ${plan.productKind} ${plan.productId} to "${plan.name}".` };
+    },
+  },
+  "admin names set": {
+    summary:
+      "Give a tool's, bundle's, plan's, feature's or meter's name in one language of the customer pages (an empty name removes it: the default name shows again).",
+    usage: 'warden admin names set --workspace S (--tool TOOL | --bundle B) [--plan P | --feature F | --meter M] --language de --name N | --name ""',
+    options: {
+      workspace: { type: "string" },
+      tool: { type: "string" },
+      bundle: { type: "string" },
+      plan: { type: "string" },
+      feature: { type: "string" },
+      meter: { type: "string" },
+      language: { type: "string" },
+      name: { type: "string" },
+    },
+    // --name "" removes the name, which `required` would take for a missing option.
+    required: ["workspace", "language"],
+    async run({ values: v, services }) {
+      const { setSubjectNames } = await import("../workspaces/translated-names.service.js");
+      const name = optStr(v, "name");
+      if (name === undefined) throw invalidParameter("name", 'Give --name: the name in that language, or --name "" to remove it.');
+      const tool = optStr(v, "tool");
+      const bundle = optStr(v, "bundle");
+      if ((tool === undefined) === (bundle === undefined)) throw invalidParameter("tool", "Give exactly one of --tool or --bundle.");
+      const items = (["plan", "feature", "meter"] as const).filter((kind) => optStr(v, kind) !== undefined);
+      if (items.length > 1) throw invalidParameter("plan", "Give at most one of --plan, --feature or --meter.");
+      const kind: "product" | (typeof items)[number] = items[0] ?? "product";
+      const { db, clock } = await services();
+      const subject = {
+        kind,
+        productKind: tool !== undefined ? ("tool" as const) : ("bundle" as const),
+        productId: tool ?? bundle ?? "",
+        itemId: kind === "product" ? "" : (optStr(v, kind) ?? ""),
+      };
+      const set = await setSubjectNames(db, clock, { workspace: str(v, "workspace"), subject, names: { [str(v, "language")]: name } });
+      return {
+        json: { default_name: set.defaultName, names: set.names },
+        text: `${set.defaultName}: ${
+          Object.entries(set.names)
+            .map(([language, name]) => `${language} "${name}"`)
+            .join(", ") || "no other names"
+        }.`,
+      };
     },
   },
   "admin plan retire": {

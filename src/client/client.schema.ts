@@ -22,7 +22,21 @@ const Address = {
   ),
 };
 
-export const SignInBody = Type.Object(Address, { additionalProperties: false });
+export const SignInBody = Type.Object(
+  {
+    ...Address,
+    lang: Type.Optional(
+      Type.String({
+        minLength: 2,
+        maxLength: 35,
+        pattern: "^[A-Za-z]{2,8}([_-][A-Za-z0-9]{1,8})*$",
+        description:
+          "The language the code's mail is written in: a BCP 47 tag, such as the extension's chrome.i18n.getUILanguage() (de, pt-BR, zh-CN). Matched as the hosted pages match it (de-AT reads German); a language Warden does not speak reads the workspace's default language, else English",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 export type SignInBody = Static<typeof SignInBody>;
 
 export const SignInSent = Type.Object(

@@ -5,6 +5,7 @@
 import { slugFromHost } from "../auth/key.service.js";
 import { CODE_TTL_MS, hashCode, MAX_CODE_ATTEMPTS, newCode, sameHash, sha256 } from "../auth/mailed-code.js";
 import { toIso } from "../clock.js";
+import { findBrand } from "../customer-pages/branding.store.js";
 import { nextChangeOf, tagsOf } from "../customers/answer-cache.js";
 import { syncCustomer, toolScope } from "../customers/customer.service.js";
 import { loadSources } from "../customers/customer-sources.store.js";
@@ -18,6 +19,7 @@ import type { Env } from "../db/schema.js";
 import { ApiError, invalidParameter, notFound } from "../errors/errors.js";
 import type { PageLocale } from "../i18n/locales.js";
 import { messagesFor } from "../i18n/messages.js";
+import { negotiate } from "../i18n/negotiate.js";
 import { newId, randomBase62 } from "../ids.js";
 import type { CodeAddress, LimitsService } from "../limits/limits.service.js";
 import { queueMails } from "../mail/mail.service.js";
@@ -26,6 +28,7 @@ import { type AccessClaims, audienceOf, MAX_TOKEN_SECONDS, signAccessToken, TOKE
 import { creditsVersion } from "../usage/credits.store.js";
 import { heldTerms } from "../usage/held-terms.js";
 import { cachedToolTerms } from "../usage/terms-cache.js";
+import { namesForPage } from "../workspaces/translated-names.service.js";
 import { findTool, findWorkspaceBySlug } from "../workspaces/workspace.store.js";
 import type { Access, SignInBody, VerifyBody } from "./client.schema.js";
 import {
@@ -85,8 +88,21 @@ async function resolveTarget(services: Services, hostname: string, body: SignInB
   return signInTarget(workspace.id, body.env ?? "live", tool, body.email);
 }
 
+/**
+ * The extension's sign-in: the code's mail in the language it names (`lang`, the
+ * extension's UI language), as a hosted page would be, else the workspace's default
+ * language, else English; the tool named as the vendor named it in that language.
+ */
 export async function requestSignIn(services: Services, input: { hostname: string; source: string; body: SignInBody }) {
-  return mailSignInCode(services, await resolveTarget(services, input.hostname, input.body), { source: input.source, browserHash: null });
+  const target = await resolveTarget(services, input.hostname, input.body);
+  const brand = await findBrand(services.db, target.workspaceId);
+  const locale = negotiate({ query: input.body.lang, workspaceDefault: brand?.language ?? null });
+  const names = await namesForPage(services.db, target.workspaceId, locale);
+  return mailSignInCode(
+    services,
+    { ...target, toolName: names.product("tool", target.toolId, target.toolName) },
+    { source: input.source, browserHash: null, locale },
+  );
 }
 
 /**

@@ -94,7 +94,10 @@ export async function changeOwnSubscription(services: Services, person: PersonSc
 export async function openBillingPortal(services: Services, person: PersonScope, id: string, returnUrl: string): Promise<{ url: string }> {
   const sub = await requireOwnSubscription(services, person, id, "manage billing");
   const url = await billingPortalAtStripe(services, sub, sub.id, returnUrl);
-  if (url === null) throw invalidParameter("id", `Subscription ${sub.id} is billed by the vendor outside Warden: ask them about payments and invoices.`);
+  if (url === null)
+    throw invalidParameter("id", `Subscription ${sub.id} is billed by the vendor outside Warden: ask them about payments and invoices.`, {
+      reason: "billed_outside",
+    });
   return { url };
 }
 
@@ -106,7 +109,7 @@ async function requireOwnTeam(services: Services, person: PersonScope, purchaseI
   if (!purchase || purchase.workspaceId !== scope.workspaceId || purchase.env !== scope.env || purchase.personId !== person.personId) {
     throw notFound(`No purchase "${purchaseId}" of yours.`);
   }
-  if (!isTeam(purchase.seats)) throw invalidParameter("id", `${purchaseId} is not a team purchase; it has no seats to hand out.`);
+  if (!isTeam(purchase.seats)) throw invalidParameter("id", `${purchaseId} is not a team purchase; it has no seats to hand out.`, { reason: "not_team" });
   return { team: purchaseId.startsWith("lic_") ? { teamLicenceId: purchaseId } : { teamSubscriptionId: purchaseId }, seats: purchase.seats };
 }
 

@@ -43,7 +43,7 @@ export async function startTrial(services: Services, session: PersonScope, toolI
   if (toolId !== session.toolId) throw notFound(`This device is signed in to tool "${session.toolId}", not "${toolId}".`);
   const tool = await findTool(db, session.workspaceId, toolId);
   if (!tool) throw notFound(`No tool "${toolId}" in this workspace.`);
-  if (tool.trialDays === 0) throw invalidParameter("tool", `${tool.name} offers no trial.`);
+  if (tool.trialDays === 0) throw invalidParameter("tool", `${tool.name} offers no trial.`, { reason: "trial_none" });
 
   return db.transaction().execute(async (trx) => {
     const now = clock.now();
@@ -52,7 +52,10 @@ export async function startTrial(services: Services, session: PersonScope, toolI
     if (earlier) {
       if (grantLive(earlier, now)) return { created: false, grant: presentGrant(earlier, now) };
       const ended = earlier.revokedAt ?? earlier.endsAt ?? now;
-      throw invalidParameter("tool", `The trial of ${tool.name} for this address ended at ${toIso(ended)}; a trial is started once.`);
+      throw invalidParameter("tool", `The trial of ${tool.name} for this address ended at ${toIso(ended)}; a trial is started once.`, {
+        reason: "trial_ended",
+        facts: { at: ended },
+      });
     }
     const workspace = await findWorkspaceById(trx, session.workspaceId);
     if (!workspace) throw notFound("No such workspace.");
@@ -63,7 +66,10 @@ export async function startTrial(services: Services, session: PersonScope, toolI
     if (workspace.plan === "hobby") {
       const cap = limits.hobbyPasses;
       if ((await countPassesBeforeAdding(trx, session.workspaceId, session.env, now, cap)) >= cap) {
-        throw new ApiError("plan_limit", `The workspace's plan holds at most ${cap} passes at once; no trial can start now.`, { limit: "hobby-passes" });
+        throw new ApiError("plan_limit", `The workspace's plan holds at most ${cap} passes at once; no trial can start now.`, {
+          limit: "hobby-passes",
+          reason: "passes_full",
+        });
       }
     }
     const person = await findPersonById(trx, session.workspaceId, session.env, session.personId);

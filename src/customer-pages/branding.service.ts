@@ -1,11 +1,13 @@
-// A workspace's branding on its hosted customer pages: an accent colour and a logo, set
-// by an owner under Configure (or by `warden admin workspace update --accent`). What is
+// A workspace's branding on its hosted customer pages: an accent colour, a logo and the
+// pages' default language, set by an owner under Configure (or by `warden admin workspace
+// update --accent --logo --language`). What is
 // refused, and why: a colour under 4.5:1 with the white text of buttons on it (WCAG 2.2
 // AA, 1.4.3; links in the accent on white have the same ratio), and any logo but PNG,
 // JPEG or WebP, recognised by its bytes, not by its name or declared type. SVG above all:
 // it is a document that can carry script and links, served from Warden's own origin.
 import { type Actor, recordAction } from "../audit/audit.service.js";
 import { invalidParameter } from "../errors/errors.js";
+import { LANGUAGES, type Language } from "../i18n/locales.js";
 import type { Services } from "../services.js";
 import { findWorkspaceBySlug } from "../workspaces/workspace.store.js";
 import type { Workspace } from "../workspaces/workspace.types.js";
@@ -65,35 +67,61 @@ export function logoTypeOf(bytes: Buffer): LogoType {
   throw invalidParameter("logo", "The logo must be a PNG, JPEG or WebP image.");
 }
 
+/**
+ * `de`, `pt-BR` (any case) as the language's tag; "" clears it (null: English). Only a
+ * language with its place in the picker: a default is a promise to every buyer whose
+ * browser names none Warden speaks, so it is refused rather than read loosely (`de-AT`).
+ */
+export function parseLanguage(raw: string): Language | null {
+  const text = raw.trim();
+  if (text === "") return null;
+  const found = LANGUAGES.find((tag) => tag.toLowerCase() === text.toLowerCase());
+  if (!found) throw invalidParameter("language", `The language must be one of ${LANGUAGES.join(", ")}; "${text.slice(0, 40)}" is not one.`);
+  return found;
+}
+
 export interface BrandingChange {
   workspace: string;
   /** The colour as typed ("" clears it); undefined keeps it. */
   accent?: string;
   /** The image's bytes, or null to remove it; undefined keeps it. */
   logo?: Buffer | null;
+  /** The pages' default language as a tag ("" clears it: English); undefined keeps it. */
+  language?: string;
 }
 
-/** Changes the accent or the logo (checked first, nothing written on a refusal), audited when an owner does it. */
+/** Changes the accent, the logo or the language (each checked first, nothing written on a refusal), audited when an owner does it. */
 export async function updateBranding(services: Services, change: BrandingChange, actor?: Actor): Promise<Brand> {
   const { db, clock } = services;
   const workspace = await requireWorkspace(db, change.workspace);
-  if (change.accent === undefined && change.logo === undefined) throw invalidParameter("accent", "Nothing to change: give an accent colour or a logo.");
+  if (change.accent === undefined && change.logo === undefined && change.language === undefined) {
+    throw invalidParameter("accent", "Nothing to change: give an accent colour, a logo or a language.");
+  }
   const accent = change.accent === undefined ? undefined : parseAccent(change.accent);
+  const language = change.language === undefined ? undefined : parseLanguage(change.language);
   const logo = change.logo === undefined || change.logo === null ? change.logo : { bytes: change.logo, type: logoTypeOf(change.logo) };
   return db.transaction().execute(async (trx) => {
     const now = clock.now();
     const before = await findBrand(trx, workspace.id);
     // Newer than any earlier version even when the clock has not moved: the addresses that carry it must change.
     const version = Math.max(now, (before?.version ?? 0) + 1);
-    await saveBrand(trx, workspace.id, { ...(accent === undefined ? {} : { accent }), ...(logo === undefined ? {} : { logo }) }, { version, now });
+    await saveBrand(
+      trx,
+      workspace.id,
+      { ...(accent === undefined ? {} : { accent }), ...(logo === undefined ? {} : { logo }), ...(language === undefined ? {} : { language }) },
+      { version, now },
+    );
     if (actor) {
-      const subject = [accent === undefined ? null : "accent", logo === undefined ? null : "logo"].filter((s) => s !== null).join(",");
+      const subject = [accent === undefined ? null : "accent", logo === undefined ? null : "logo", language === undefined ? null : "language"]
+        .filter((s) => s !== null)
+        .join(",");
       await recordAction(trx, actor, { action: "workspace.branding_changed", workspaceId: workspace.id, env: null, subject }, now);
     }
     return {
       accent: accent === undefined ? (before?.accent ?? null) : accent,
       logoType: logo === undefined ? (before?.logoType ?? null) : (logo?.type ?? null),
       version,
+      language: language === undefined ? (before?.language ?? null) : language,
     };
   });
 }

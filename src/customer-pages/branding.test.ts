@@ -61,7 +61,7 @@ for (const dialect of DIALECTS) {
       assert.doesNotMatch((await browser.get(`${pagesOf(ws)}/plans`)).body, /customer-logo/);
     });
 
-    test("warden admin workspace update sets the same branding, with the same refusals", async () => {
+    test("warden admin workspace update sets the same branding, with the same refusals; warden admin names set a name in a language", async () => {
       const env = { ...(await privateDatabaseEnv(dialect)), WARDEN_SECRET_KEY: "branding-cli-test-key-0123456789abcdef" };
       const owner = `${unique("o")}@example.com`;
       const slug = unique("ws");
@@ -70,7 +70,7 @@ for (const dialect of DIALECTS) {
       const dir = await mkdtemp(join(tmpdir(), "warden-logo-"));
       const file = join(dir, "logo.png");
       await writeFile(file, PNG);
-      const set = await wardenJson<{ accent: string; logo_type: string }>(
+      const set = await wardenJson<{ accent: string; logo_type: string; language: string }>(
         env,
         "admin",
         "workspace",
@@ -81,9 +81,49 @@ for (const dialect of DIALECTS) {
         "#1F6F43",
         "--logo",
         file,
+        "--language",
+        "pt-br",
       );
       assert.equal(set.accent, "#1f6f43");
       assert.equal(set.logo_type, "image/png");
+      assert.equal(set.language, "pt-BR");
+      const klingon = await runWarden(env, "admin", "workspace", "update", "--workspace", slug, "--language", "tlh");
+      assert.notEqual(klingon.code, 0);
+      assert.match(klingon.stderr, /The language must be one of en, de, fr/);
+      // A tool's name in German, by the use case of Configure's names page; an empty one removes it.
+      await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "tabs", "--name", "Tabs");
+      const named = await wardenJson<{ default_name: string; names: Record<string, string> }>(
+        env,
+        "admin",
+        "names",
+        "set",
+        "--workspace",
+        slug,
+        "--tool",
+        "tabs",
+        "--language",
+        "de",
+        "--name",
+        "Reiter",
+      );
+      assert.deepEqual(named, { default_name: "Tabs", names: { de: "Reiter" } });
+      const unnamed = await wardenJson<{ names: Record<string, string> }>(
+        env,
+        "admin",
+        "names",
+        "set",
+        "--workspace",
+        slug,
+        "--tool",
+        "tabs",
+        "--language",
+        "de",
+        "--name",
+        "",
+      );
+      assert.deepEqual(unnamed.names, {});
+      const noPlan = await runWarden(env, "admin", "names", "set", "--workspace", slug, "--tool", "tabs", "--plan", "none", "--language", "de", "--name", "X");
+      assert.notEqual(noPlan.code, 0);
       const pale = await runWarden(env, "admin", "workspace", "update", "--workspace", slug, "--accent", "#ffd43b");
       assert.notEqual(pale.code, 0);
       assert.match(pale.stderr, /White text on #ffd43b has a contrast of 1\.\d\d:1, under the 4\.5:1/);
@@ -102,7 +142,7 @@ for (const dialect of DIALECTS) {
       assert.equal(contrastRatio("#767676", "#ffffff").toFixed(2), "4.54");
       assert.equal(contrastRatio("#777777", "#ffffff").toFixed(2), "4.48");
       for (const accent of ["#1f6f43", "#3b5bdb", "#c2410c", "#000000", "#767676"]) {
-        const css = brandStylesheet({ accent, logoType: null, version: 1 });
+        const css = brandStylesheet({ accent, logoType: null, version: 1, language: null });
         const soft = /--brand-soft: (#[0-9a-f]{6})/.exec(css)?.[1] as string;
         const hover = /background: (#[0-9a-f]{6})/.exec(css)?.[1] as string;
         assert.ok(contrastRatio(accent, soft) >= 4.5, `${accent} on ${soft}`);

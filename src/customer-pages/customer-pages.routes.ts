@@ -100,10 +100,12 @@ export async function customerPageRoutes(app: FastifyInstance, options: { servic
 
   servePages(app);
   app.addHook("onRequest", async (request, reply) => {
-    keepLanguage(request, reply);
+    // The page first: its workspace's default language is one of the choices (a refusal here says the language on its error page).
     await loadPage(services, request, reply);
+    if (reply.sent) return;
+    keepLanguage(request, reply);
     // A browser holding a page ticket is asked "Continue as …?" before any page: none is shown, nothing bought, until it answers.
-    if (!reply.sent) return askAboutHeldTicket(request, reply);
+    return askAboutHeldTicket(request, reply);
   });
   // A form's token derives from the session's secret on a signed-in page, from the
   // browser's pre-session secret on a sign-in form, or from the ticket it holds on a

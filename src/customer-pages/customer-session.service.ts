@@ -81,10 +81,10 @@ export async function endCustomerSession(services: Services, sessionId: string):
 export async function requestPageSignInCode(
   services: Services,
   scope: PageScope,
-  input: { email: string; browser: string; source: string; locale: PageLocale },
+  input: { email: string; browser: string; source: string; locale: PageLocale; toolName: string },
 ) {
-  const target = signInTarget(scope.workspace.id, scope.env, scope.tool, input.email.trim());
-  // The mail speaks the language of the page that asked for it.
+  const target = signInTarget(scope.workspace.id, scope.env, { id: scope.tool.id, name: input.toolName }, input.email.trim());
+  // The mail speaks the language of the page that asked for it, and names the tool as that page does.
   return mailSignInCode(services, target, { source: input.source, browserHash: sha256(input.browser), locale: input.locale });
 }
 

@@ -16,6 +16,7 @@ import { messagesFor } from "../i18n/messages.js";
 import { LANGUAGE_COOKIE, matchLocale, negotiate } from "../i18n/negotiate.js";
 import { randomBase62 } from "../ids.js";
 import type { Services } from "../services.js";
+import { DEFAULT_NAMES, namesForPage, type PageNames } from "../workspaces/translated-names.service.js";
 import type { Workspace } from "../workspaces/workspace.types.js";
 import { type Brand, brandOf, brandPaths } from "./branding.service.js";
 import { authenticateCustomerSession, findPageScope, type PageScope } from "./customer-session.service.js";
@@ -58,6 +59,8 @@ interface PageState {
   customer: Customer | null;
   /** On a page asked for (GET), the ticket whose question it shows instead, or null. */
   heldTicket: HeldTicket | null;
+  /** The vendor's names in the page's language (the defaults until the page's scope is known). */
+  names: PageNames;
 }
 
 const pages = new WeakMap<FastifyRequest, PageState>();
@@ -145,14 +148,19 @@ export async function loadPage(services: Services, request: FastifyRequest, repl
   if (params.workspace === undefined || params.env === undefined || params.tool === undefined) return;
   const { workspace, scope } = await findPageScope(services, params.workspace, params.env, params.tool);
   const brand = workspace ? await brandOf(services, workspace) : null;
-  const state: PageState = { workspace, brand, scope, customer: null, heldTicket: null };
+  const state: PageState = { workspace, brand, scope, customer: null, heldTicket: null, names: DEFAULT_NAMES };
   pages.set(request, state);
   if (scope === null) {
     const { s: say } = pageTextOf(request);
     throw new PageRefusal(404, say("error.404"), say(workspace ? "error.noToolPages" : "error.noSuchPage"));
   }
   const cookie = parseCookies(request.headers.cookie).get(sessionCookieName(request, scope.workspace.slug, scope.env));
-  const session = cookie === undefined ? null : await authenticateCustomerSession(services, cookie, { workspaceId: scope.workspace.id, env: scope.env });
+  // The page's language is known now (the branding's default is one of its choices): the vendor's names in it, read beside the session.
+  const [names, session] = await Promise.all([
+    namesForPage(services.db, scope.workspace.id, pageLocaleOf(request)),
+    cookie === undefined ? null : authenticateCustomerSession(services, cookie, { workspaceId: scope.workspace.id, env: scope.env }),
+  ]);
+  state.names = names;
   if (cookie !== undefined && session === null) clearSessionCookie(request, reply, scope);
   if (cookie !== undefined && session !== null) {
     state.customer = {
@@ -194,6 +202,15 @@ export function pageScopeOf(request: FastifyRequest): PageScope {
 
 /** The workspace the address names, when it names one (for the shell of an error page). */
 export const pageWorkspaceOf = (request: FastifyRequest): Workspace | null => pages.get(request)?.workspace ?? null;
+
+/** The vendor's names in the page's language (each falls back to the name as given). */
+export const pageNamesOf = (request: FastifyRequest): PageNames => pages.get(request)?.names ?? DEFAULT_NAMES;
+
+/** The page's tool's name in the page's language. */
+export function pageToolName(request: FastifyRequest): string {
+  const { tool } = pageScopeOf(request);
+  return pageNamesOf(request).product("tool", tool.id, tool.name);
+}
 
 /** The signed-in person of the page, or null. */
 export const customerOf = (request: FastifyRequest): Customer | null => pages.get(request)?.customer ?? null;
@@ -250,7 +267,8 @@ export function pageLocaleOf(request: FastifyRequest): PageLocale {
       query: typeof lang === "string" ? lang : undefined,
       cookie: parseCookies(request.headers.cookie).get(LANGUAGE_COOKIE),
       acceptLanguage: request.headers["accept-language"],
-      workspaceDefault: null,
+      // The branding is read before any page's words (loadPage), so its default is known here.
+      workspaceDefault: pages.get(request)?.brand?.language ?? null,
     });
     locales.set(request, locale);
   }

@@ -8,7 +8,7 @@ import { type Html, html } from "../dashboard/shared/html.js";
 import { csrfField, head } from "../dashboard/shared/layout.js";
 import type { Env } from "../db/schema.js";
 import type { MessageKey } from "../i18n/catalogues/index.js";
-import { LANGUAGE_NAMES, LANGUAGES } from "../i18n/locales.js";
+import { LANGUAGE_NAMES, LANGUAGES, type PageLocale } from "../i18n/locales.js";
 import type { Messages, MessageValues } from "../i18n/messages.js";
 
 export type CustomerSection = "plans" | "manage" | "trial" | "sign-in";
@@ -51,7 +51,19 @@ const texts = new WeakMap<Messages, PageText>();
 export function pageText(messages: Messages): PageText {
   let text = texts.get(messages);
   if (text) return text;
+  // A message without tags and without values is the same markup every time: made once.
+  const fixed = new Map<MessageKey, Html>();
   const t = (key: MessageKey, values?: MessageValues) => {
+    // No tags and only plain values (strings, numbers): the message's text, escaped; its parts, by far the slower way, are not needed.
+    if (!messages.hasTags(key) && (values === undefined || Object.values(values).every((v) => typeof v === "string" || typeof v === "number"))) {
+      if (values !== undefined) return html`${messages.text(key, values)}`;
+      let markup = fixed.get(key);
+      if (markup === undefined) {
+        markup = html`${messages.text(key)}`;
+        fixed.set(key, markup);
+      }
+      return markup;
+    }
     if (values === undefined) return markupOf(messages.parts(key, TAG_VALUES));
     const given: MessageValues = { ...TAG_VALUES };
     for (const [name, value] of Object.entries(values)) {
@@ -113,18 +125,28 @@ ${frame.customer.email ? html`<span class="who">${frame.customer.email}</span>` 
 </div>`;
 }
 
+// The picker's options depend on the page's locale alone: made once per locale, not on every page.
+const optionsByLocale = new Map<PageLocale, Html>();
+function languageOptions(current: PageLocale): Html {
+  let options = optionsByLocale.get(current);
+  if (options === undefined) {
+    options = html`${LANGUAGES.map(
+      (tag) => html`<option value="${tag}" lang="${tag}"${tag === current ? html` selected` : ""}>${LANGUAGE_NAMES[tag]}</option>`,
+    )}`;
+    optionsByLocale.set(current, options);
+  }
+  return options;
+}
+
 /**
  * The language picker: a plain form asking for the same page with `?lang=` (which sets
  * the cookie that keeps the choice), no script. Each language is named in itself.
  */
 function languagePicker(frame: CustomerFrame): Html {
-  const current = frame.text.messages.locale;
   return html`<form class="language-picker" method="get" action="${frame.here.path}">
 ${frame.here.query.map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
 <label for="language">${frame.text.t("shell.language")}</label>
-<select id="language" name="lang">${LANGUAGES.map(
-    (tag) => html`<option value="${tag}" lang="${tag}"${tag === current ? html` selected` : ""}>${LANGUAGE_NAMES[tag]}</option>`,
-  )}</select>
+<select id="language" name="lang">${languageOptions(frame.text.messages.locale)}</select>
 <button class="button small" type="submit">${frame.text.t("shell.languageChange")}</button>
 </form>`;
 }

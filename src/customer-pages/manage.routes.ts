@@ -8,11 +8,22 @@ import { signOut } from "../client/client.service.js";
 import { assignTeamSeat, changeOwnSubscription, openBillingPortal, unassignTeamSeat } from "../client/purchase.service.js";
 import { sendPage } from "../dashboard/shared/page.js";
 import { allowFormTargets, formField } from "../dashboard/shared/security.js";
-import { ApiError, notFound } from "../errors/errors.js";
+import { notFound } from "../errors/errors.js";
 import type { Services } from "../services.js";
-import { type Customer, customerFrame, PAGE_PATH, pagePath, pageScopeOf, requireCustomer, signedInCustomer } from "./customer-session.js";
+import {
+  type Customer,
+  customerFrame,
+  PAGE_PATH,
+  pageNamesOf,
+  pagePath,
+  pageScopeOf,
+  pageToolName,
+  requireCustomer,
+  signedInCustomer,
+} from "./customer-session.js";
 import { manageOverview } from "./manage.service.js";
 import { confirmCancelView, DONE, type Done, type ManageView, manageView } from "./manage.views.js";
+import { refusalWords } from "./refusals.views.js";
 
 const MANAGE = `${PAGE_PATH}/manage`;
 // Where Stripe's billing portal lives: the page's forms may lead there (form-action covers a post's redirect).
@@ -20,22 +31,21 @@ const STRIPE_BILLING_PORTAL = "https://billing.stripe.com";
 
 type IdParams = { id: string };
 
-/** A refusal the person can act on (shown on the page), or null for one that is an error page (404, 401, a failure). */
-function refusalOf(error: unknown): string | null {
-  return error instanceof ApiError && (error.code === "invalid_parameter" || error.code === "plan_limit") ? error.message : null;
-}
+/** A refusal the person can act on, in the page's language (shown on the page), or null for one that is an error page (404, 401, a failure). */
+const refusalOf = (request: FastifyRequest, error: unknown) =>
+  refusalWords(customerFrame(request).text, error, { workspace: pageScopeOf(request).workspace.name, tool: pageToolName(request) });
 
 export async function registerManagePages(app: FastifyInstance, services: Services): Promise<void> {
   const render = async (request: FastifyRequest, reply: FastifyReply, status: number, extra: Pick<ManageView, "done" | "error" | "seatError"> = {}) => {
     const customer = signedInCustomer(request);
     const scope = pageScopeOf(request);
-    const overview = await manageOverview(services, customer, scope, customer.deviceId);
+    const overview = await manageOverview(services, customer, scope, customer.deviceId, pageNamesOf(request));
     if (overview.billingAtStripe && overview.subscriptions.length > 0) allowFormTargets(reply, [STRIPE_BILLING_PORTAL]);
     const view: ManageView = {
       frame: customerFrame(request, "manage"),
       csrf: customer.csrf,
       workspaceName: scope.workspace.name,
-      toolName: scope.tool.name,
+      toolName: pageToolName(request),
       // A key-activated session never shows its holder's address (docs/decisions.md, "Hosted pages").
       email: customer.licenceId === null ? customer.email : null,
       overview,
@@ -49,7 +59,7 @@ export async function registerManagePages(app: FastifyInstance, services: Servic
     try {
       await change(signedInCustomer(request));
     } catch (error) {
-      const message = refusalOf(error);
+      const message = refusalOf(request, error);
       if (message === null) throw error;
       return render(request, reply, 400, { error: message });
     }
@@ -63,14 +73,14 @@ export async function registerManagePages(app: FastifyInstance, services: Servic
 
   app.get<{ Params: IdParams }>(`${MANAGE}/subscriptions/:id/cancel`, { preHandler: requireCustomer }, async (request, reply) => {
     const customer = signedInCustomer(request);
-    const subscription = (await manageOverview(services, customer, pageScopeOf(request), customer.deviceId)).subscriptions.find(
+    const subscription = (await manageOverview(services, customer, pageScopeOf(request), customer.deviceId, pageNamesOf(request))).subscriptions.find(
       (s) => s.id === request.params.id,
     );
     if (!subscription) throw notFound(`No subscription "${request.params.id}" of yours.`);
     return sendPage(
       reply,
       200,
-      confirmCancelView({ frame: customerFrame(request, "manage"), csrf: customer.csrf, subscription, toolName: pageScopeOf(request).tool.name }),
+      confirmCancelView({ frame: customerFrame(request, "manage"), csrf: customer.csrf, subscription, toolName: pageToolName(request) }),
     );
   });
 
@@ -89,7 +99,7 @@ export async function registerManagePages(app: FastifyInstance, services: Servic
     try {
       portal = await openBillingPortal(services, signedInCustomer(request), request.params.id, back);
     } catch (error) {
-      const message = refusalOf(error);
+      const message = refusalOf(request, error);
       if (message === null) throw error;
       return render(request, reply, 400, { error: message });
     }
@@ -101,7 +111,7 @@ export async function registerManagePages(app: FastifyInstance, services: Servic
     try {
       await assignTeamSeat(services, signedInCustomer(request), request.params.id, email);
     } catch (error) {
-      const message = refusalOf(error);
+      const message = refusalOf(request, error);
       if (message === null) throw error;
       return render(request, reply, 400, { seatError: { team: request.params.id, message, email } });
     }

@@ -16,6 +16,7 @@ import type { Services } from "../services.js";
 import { canActAtStripe } from "../stripe/stripe-actions.js";
 import type { MeterUsage } from "../usage/usage.schema.js";
 import { listDeviceUsage } from "../usage/usage.service.js";
+import type { PageNames } from "../workspaces/translated-names.service.js";
 import { listBundles, listPlans, listTools } from "../workspaces/workspace.service.js";
 import type { Plan, Tool, Workspace } from "../workspaces/workspace.types.js";
 import { listOffers } from "./plans.service.js";
@@ -54,13 +55,15 @@ export interface ManageOverview {
 
 /**
  * `deviceId` is the device the page was opened from (its page ticket's), marked current
- * among the devices; null when the browser signed in by code.
+ * among the devices; null when the browser signed in by code. `names`: the vendor's names
+ * in the page's language.
  */
 export async function manageOverview(
   services: Services,
   person: PersonScope,
   page: { workspace: Workspace; env: Env; tool: Tool },
   deviceId: string | null,
+  names: PageNames,
 ): Promise<ManageOverview> {
   const { db } = services;
   const workspace = { workspace: person.workspaceSlug };
@@ -73,7 +76,7 @@ export async function manageOverview(
     canActAtStripe(services, person),
     // A licence key proves the licence, not the person: their meters are not its to read (as in the client API).
     person.licenceId === null ? listDeviceUsage(services, person, page.tool.id) : { data: [] },
-    listOffers(services, page),
+    listOffers(services, page, names),
     // A licence key proves the licence, not the person: the person's trials and grants are not its to read.
     person.licenceId === null ? listGrantsOfPeople(db, [person.personId]) : new Map<string, StoredGrant[]>(),
   ]);
@@ -83,21 +86,25 @@ export async function manageOverview(
     .filter((m) => m.allowance > 0 || m.credits > 0 || m.used > 0)
     .map((m) => ({ ...m, name: meterNames.get(m.meter) ?? m.meter, packOnSale: packed.has(m.meter) }));
   const productNames = new Map<string, string>([
-    ...tools.map((t) => [`tool:${t.id}`, t.name] as const),
-    ...bundles.map((b) => [`bundle:${b.id}`, b.name] as const),
+    ...tools.map((t) => [`tool:${t.id}`, names.product("tool", t.id, t.name)] as const),
+    ...bundles.map((b) => [`bundle:${b.id}`, names.product("bundle", b.id, b.name)] as const),
   ]);
+  const planOf = (productKind: string, productId: string, planId: string) => {
+    const plan = plans.find((p) => p.productKind === productKind && p.productId === productId && p.id === planId);
+    return plan ? { ...plan, name: names.plan(plan.productKind, plan.productId, plan.id, plan.name) } : null;
+  };
   const named = purchases.data.map((p) => ({
     ...p,
     productName: productNames.get(`${p.product_kind}:${p.product}`) ?? p.product,
-    planDetails: plans.find((plan) => plan.productKind === p.product_kind && plan.productId === p.product && plan.id === p.plan) ?? null,
+    planDetails: p.plan === null ? null : planOf(p.product_kind, p.product, p.plan),
   }));
   const now = services.clock.now();
-  const toolNames = new Map(tools.map((t) => [t.id, t.name]));
+  const toolNames = new Map(tools.map((t) => [t.id, names.product("tool", t.id, t.name)]));
   const grants = (grantsOf.get(person.personId) ?? [])
     .map((g) => ({
       ...presentGrant(g, now),
       toolName: toolNames.get(g.toolId) ?? g.toolId,
-      planName: g.planId === null ? null : (plans.find((p) => p.productKind === "tool" && p.productId === g.toolId && p.id === g.planId)?.name ?? g.planId),
+      planName: g.planId === null ? null : (planOf("tool", g.toolId, g.planId)?.name ?? g.planId),
     }))
     // Running first, then newest first; the id settles a tie, so the list does not change between views.
     .sort((a, b) => Number(b.live) - Number(a.live) || b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id));

@@ -15,6 +15,7 @@ import {
   PAGE_PATH,
   pagePath,
   pageScopeOf,
+  pageToolName,
   safeReturn,
   setSessionCookie,
 } from "./customer-session.js";
@@ -33,7 +34,7 @@ export function askAboutHeldTicket(request: FastifyRequest, reply: FastifyReply)
     200,
     ticketQuestionView({
       frame: customerFrame(request),
-      toolName: scope.tool.name,
+      toolName: pageToolName(request),
       workspaceName: scope.workspace.name,
       csrf: csrfTokenFor(held.secret),
       back: request.url,

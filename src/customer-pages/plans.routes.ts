@@ -4,15 +4,27 @@
 // Stripe asks the address), and the success page that says what was bought once Stripe's
 // event has arrived. Also registers the Trial page and the workspace's branding assets.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { fieldError, sendPage } from "../dashboard/shared/page.js";
+import { sendPage } from "../dashboard/shared/page.js";
 import { allowFormTargets, csrfTokenFor, formField, PageRefusal } from "../dashboard/shared/security.js";
 import { stripeLocaleOf } from "../i18n/locales.js";
 import type { Services } from "../services.js";
 import { checkoutOutcome, startCheckout } from "../stripe/checkout.service.js";
 import { registerBrandingAssets } from "./branding.routes.js";
-import { customerFrame, customerOf, ensureBrowserSecret, PAGE_PATH, pageLocaleOf, pagePath, pageScopeOf, pageTextOf } from "./customer-session.js";
+import {
+  customerFrame,
+  customerOf,
+  ensureBrowserSecret,
+  PAGE_PATH,
+  pageLocaleOf,
+  pageNamesOf,
+  pagePath,
+  pageScopeOf,
+  pageTextOf,
+  pageToolName,
+} from "./customer-session.js";
 import { findOffer, listOffers, type OfferChoice } from "./plans.service.js";
 import { plansView, successView } from "./plans.views.js";
+import { refusalWords } from "./refusals.views.js";
 import { registerTrialPage } from "./trial.routes.js";
 
 /**
@@ -30,18 +42,18 @@ export function registerPlanPages(app: FastifyInstance, services: Services): voi
   const plansPage = async (request: FastifyRequest, reply: FastifyReply, extra: { chosen: OfferChoice | null; error?: string }) => {
     const scope = pageScopeOf(request);
     const customer = customerOf(request);
-    const offers = await listOffers(services, scope);
+    const offers = await listOffers(services, scope, pageNamesOf(request));
     if (offers.takesPayments) allowFormTargets(reply, [STRIPE_CHECKOUT_ORIGIN]);
     // A link naming a plan that is not on sale (mistyped, retired, another tool's) still shows what is.
     const unknown = extra.chosen !== null && extra.error === undefined && findOffer(offers, extra.chosen) === null;
     return plansView({
       frame: customerFrame(request, "plans"),
-      toolName: scope.tool.name,
+      toolName: pageToolName(request),
       workspaceName: scope.workspace.name,
       offers,
       csrf: customer?.csrf ?? csrfTokenFor(ensureBrowserSecret(request, reply)),
       chosen: unknown ? null : extra.chosen,
-      ...(unknown ? { error: pageTextOf(request).s("plans.unknownPlan", { plan: extra.chosen?.plan ?? "", tool: scope.tool.name }) } : {}),
+      ...(unknown ? { error: pageTextOf(request).s("plans.unknownPlan", { plan: extra.chosen?.plan ?? "", tool: pageToolName(request) }) } : {}),
       ...(extra.error === undefined ? {} : { error: extra.error }),
     });
   };
@@ -70,12 +82,13 @@ export function registerPlanPages(app: FastifyInstance, services: Services): voi
         // Built on the configured public origin, never on the request's Host.
         successUrl: `${services.config.publicUrl}${base}checkout/success?session_id={CHECKOUT_SESSION_ID}`,
         cancelUrl: `${services.config.publicUrl}${base}plans`,
-        // Stripe Checkout speaks the page's language.
+        // Stripe Checkout speaks the page's language, and its line item names what was bought as the page does.
         locale: stripeLocaleOf(pageLocaleOf(request)),
+        names: pageNamesOf(request),
       });
       return reply.redirect(url, 303);
     } catch (error) {
-      const message = fieldError(error);
+      const message = refusalWords(pageTextOf(request), error, { workspace: scope.workspace.name, tool: pageToolName(request) });
       if (message === null) throw error;
       return sendPage(reply, 400, await plansPage(request, reply, { chosen: { plan, bundle: bundle === "" ? null : bundle }, error: message }));
     }
@@ -88,9 +101,19 @@ export function registerPlanPages(app: FastifyInstance, services: Services): voi
       const text = pageTextOf(request);
       throw new PageRefusal(400, text.s("plans.checkoutUnknown"), text.s("plans.checkoutUnknownText"));
     }
-    const outcome = await checkoutOutcome(services, { workspace: scope.workspace, env: scope.env, tool: scope.tool, checkoutSession: sessionId });
+    const outcome = await checkoutOutcome(services, {
+      workspace: scope.workspace,
+      env: scope.env,
+      tool: scope.tool,
+      checkoutSession: sessionId,
+      names: pageNamesOf(request),
+    });
     const self = `${pagePath(scope, "checkout/success")}?session_id=${encodeURIComponent(sessionId)}`;
-    return sendPage(reply, outcome.state === "elsewhere" ? 404 : 200, successView({ frame: customerFrame(request), toolName: scope.tool.name, outcome, self }));
+    return sendPage(
+      reply,
+      outcome.state === "elsewhere" ? 404 : 200,
+      successView({ frame: customerFrame(request), toolName: pageToolName(request), outcome, self }),
+    );
   });
 
   registerTrialPage(app, services);

@@ -4,13 +4,15 @@
 // takes payments at all (a Stripe secret key is connected) is part of the answer, so the
 // page can say so before anyone chooses. Each offer carries its plan's terms for the
 // tool (features, allowances, credits: usage/terms.service.ts), and an offer that adds
-// credits is a credit pack, listed apart. Nothing here grows with the number of
-// customers: a handful of catalogue rows, by index.
+// credits is a credit pack, listed apart. Names are the vendor's in the page's language
+// where given (workspaces/translated-names.service.ts), else as written. Nothing here
+// grows with the number of customers: a handful of catalogue rows, by index.
 import type { Env, ProductKind } from "../db/schema.js";
 import type { Services } from "../services.js";
 import { findStripeAccount } from "../stripe/stripe-account.store.js";
 import { readToolSoldTerms } from "../usage/terms.service.js";
 import type { Feature, Meter, PlanTerms } from "../usage/usage.types.js";
+import { DEFAULT_NAMES, type PageNames } from "../workspaces/translated-names.service.js";
 import { listBundles, listPlans, listTools } from "../workspaces/workspace.store.js";
 import type { Plan, Tool, Workspace } from "../workspaces/workspace.types.js";
 
@@ -43,7 +45,7 @@ export interface Offers {
 
 const offered = (plan: Plan): plan is Plan & { amountCents: number } => plan.retiredAt === null && plan.amountCents !== null;
 
-export async function listOffers(services: Services, scope: { workspace: Workspace; env: Env; tool: Tool }): Promise<Offers> {
+export async function listOffers(services: Services, scope: { workspace: Workspace; env: Env; tool: Tool }, names: PageNames = DEFAULT_NAMES): Promise<Offers> {
   const { db } = services;
   const { workspace, env, tool } = scope;
   const [plans, bundles, tools, account, sold] = await Promise.all([
@@ -53,24 +55,34 @@ export async function listOffers(services: Services, scope: { workspace: Workspa
     findStripeAccount(db, workspace.id, env),
     readToolSoldTerms(db, { workspaceId: workspace.id, toolId: tool.id }),
   ]);
-  const toolName = new Map(tools.map((t) => [t.id, t.name]));
+  const toolName = new Map(tools.map((t) => [t.id, names.product("tool", t.id, t.name)]));
   const giving = bundles.filter((b) => b.toolIds.includes(tool.id));
   const all: Offer[] = [];
   const offer = (productKind: ProductKind, productId: string, productName: string, plan: Offer["plan"], gives: string[]) => {
     const terms = sold.termsOf({ productKind, productId, planId: plan.id });
-    all.push({ productKind, productId, productName, plan, gives: plan.givesAccess ? gives : [], terms, recommended: productKind === "tool" && plan.isDefault });
+    const named = { ...plan, name: names.plan(productKind, productId, plan.id, plan.name) };
+    all.push({
+      productKind,
+      productId,
+      productName,
+      plan: named,
+      gives: plan.givesAccess ? gives : [],
+      terms,
+      recommended: productKind === "tool" && plan.isDefault,
+    });
   };
   const toolPlans = plans.filter((p) => p.productKind === "tool" && p.productId === tool.id).filter(offered);
   // The tool's default plan comes first (the page marks it Recommended); the rest keep their order.
   for (const plan of [...toolPlans.filter((p) => p.isDefault), ...toolPlans.filter((p) => !p.isDefault)]) {
-    offer("tool", tool.id, tool.name, plan, [tool.name]);
+    const name = names.product("tool", tool.id, tool.name);
+    offer("tool", tool.id, name, plan, [name]);
   }
   for (const bundle of giving) {
     for (const plan of plans.filter((p) => p.productKind === "bundle" && p.productId === bundle.id).filter(offered)) {
       offer(
         "bundle",
         bundle.id,
-        bundle.name,
+        names.product("bundle", bundle.id, bundle.name),
         plan,
         bundle.toolIds.map((id) => toolName.get(id) ?? id),
       );
@@ -80,8 +92,8 @@ export async function listOffers(services: Services, scope: { workspace: Workspa
   return {
     offers: all.filter((o) => !isPack(o)),
     packs: all.filter(isPack),
-    features: sold.features,
-    meters: sold.meters,
+    features: sold.features.map((f) => ({ ...f, name: names.feature(tool.id, f.id, f.name) })),
+    meters: sold.meters.map((m) => ({ ...m, name: names.meter(tool.id, m.id, m.name) })),
     trialDays: tool.trialDays,
     takesPayments: Boolean(account?.secretKeySealed),
   };

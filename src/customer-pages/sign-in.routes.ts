@@ -19,6 +19,7 @@ import {
   pagePath,
   pageScopeOf,
   pageTextOf,
+  pageToolName,
   safeReturn,
   setSessionCookie,
   signedInCustomer,
@@ -152,7 +153,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
     if (handOff) allowFormTargets(reply, [handOff.origin]);
     return {
       frame: customerFrame(request, "sign-in"),
-      toolName: scope.tool.name,
+      toolName: pageToolName(request),
       workspaceName: scope.workspace.name,
       csrf,
       carried,
@@ -178,7 +179,13 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
     const secret = browserSecret(request);
     const email = formField(request, "email");
     try {
-      await requestPageSignInCode(services, scope, { email, browser: secret, source: request.ip, locale: pageLocaleOf(request) });
+      await requestPageSignInCode(services, scope, {
+        email,
+        browser: secret,
+        source: request.ip,
+        locale: pageLocaleOf(request),
+        toolName: pageToolName(request),
+      });
     } catch (error) {
       const refusal = typedError(services, pageTextOf(request), reply, error);
       if (refusal === null) throw error;

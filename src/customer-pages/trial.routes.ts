@@ -3,9 +3,20 @@
 // the page says how long the trial is and sends to sign-in, which comes back here.
 import type { FastifyInstance } from "fastify";
 import { startTrial, trialStatus } from "../client/trial.service.js";
-import { fieldError, sendPage } from "../dashboard/shared/page.js";
+import { sendPage } from "../dashboard/shared/page.js";
 import type { Services } from "../services.js";
-import { type Customer, customerFrame, customerOf, PAGE_PATH, pagePath, pageScopeOf, requireCustomer, signedInCustomer } from "./customer-session.js";
+import {
+  type Customer,
+  customerFrame,
+  customerOf,
+  PAGE_PATH,
+  pagePath,
+  pageScopeOf,
+  pageToolName,
+  requireCustomer,
+  signedInCustomer,
+} from "./customer-session.js";
+import { refusalWords } from "./refusals.views.js";
 import { type TrialPage, trialView } from "./trial.views.js";
 
 export function registerTrialPage(app: FastifyInstance, services: Services): void {
@@ -17,7 +28,7 @@ export function registerTrialPage(app: FastifyInstance, services: Services): voi
     const status = person ? await trialStatus(services, person, scope.tool.id) : { trialDays: scope.tool.trialDays, trial: undefined };
     return trialView({
       frame: customerFrame(request, "trial"),
-      toolName: scope.tool.name,
+      toolName: pageToolName(request),
       status,
       keyOnly: customer !== null && customer.licenceId !== null,
       ...extra,
@@ -35,7 +46,7 @@ export function registerTrialPage(app: FastifyInstance, services: Services): voi
     try {
       ({ created } = await startTrial(services, signedInCustomer(request), scope.tool.id));
     } catch (error) {
-      const message = fieldError(error);
+      const message = refusalWords(customerFrame(request).text, error, { workspace: scope.workspace.name, tool: pageToolName(request) });
       if (message === null) throw error;
       return sendPage(reply, 400, await page(request, { error: message }));
     }

@@ -1,4 +1,4 @@
-// Every form of the Configure section (catalogue, Stripe, owners, branding) against the attacks the
+// Every form of the Configure section (catalogue, names in other languages, Stripe, owners, branding) against the attacks the
 // dashboard guards against: a post without the session's form token or from another
 // site, an owner of another workspace, and names that are markup. Nothing may change.
 import assert from "node:assert/strict";
@@ -10,6 +10,7 @@ import { stripeStatus } from "../stripe/stripe-account.service.js";
 import { dashboardApp, dashboardServices, TestBrowser } from "../test-support/dashboard.js";
 import { DIALECTS, seedCatalogue, testApi } from "../test-support/harness.js";
 import { connectTestStripe, deliver, paymentSession, stripeEvent } from "../test-support/stripe.js";
+import { readSubjectNames } from "../workspaces/translated-names.service.js";
 import { createBundle, createPlan, createTool, listBundles, listPlans, listTools } from "../workspaces/workspace.service.js";
 import { requireWorkspace } from "../workspaces/workspace-lookup.service.js";
 import { listWorkspaceOwners } from "../workspaces/workspace-owners.service.js";
@@ -19,7 +20,9 @@ const CSP =
 
 /** Everything these forms could change in a workspace. */
 async function snapshot(services: Services, slug: string): Promise<string> {
-  const [tools, plans, bundles, test, live, owners, brand] = await Promise.all([
+  const named = (kind: "product" | "plan", productKind: "tool" | "bundle", productId: string, itemId = "") =>
+    readSubjectNames(services.db, { workspace: slug, subject: { kind, productKind, productId, itemId } }).then((n) => n.names);
+  const [tools, plans, bundles, test, live, owners, brand, names] = await Promise.all([
     listTools(services.db, { workspace: slug }),
     listPlans(services.db, { workspace: slug }),
     listBundles(services.db, { workspace: slug }),
@@ -27,8 +30,9 @@ async function snapshot(services: Services, slug: string): Promise<string> {
     stripeStatus(services, { workspace: slug, env: "live" }),
     listWorkspaceOwners(services, { workspace: slug }),
     requireWorkspace(services.db, slug).then((workspace) => brandOf(services, workspace)),
+    Promise.all([named("product", "tool", "tabmaster"), named("plan", "tool", "tabmaster", "lifetime"), named("product", "bundle", "suite")]),
   ]);
-  return JSON.stringify({ tools, plans, bundles, test: test.connection, live: live.connection, owners, brand });
+  return JSON.stringify({ tools, plans, bundles, test: test.connection, live: live.connection, owners, brand, names });
 }
 
 /** Each state-changing form of the Configure section, with fields that would succeed. */
@@ -52,6 +56,10 @@ function forms(slug: string, ownerEmail: string): [string, Record<string, string
     [`${base}/owners/remove`, { email: ownerEmail }],
     [`${base}/branding/accent`, { accent: "#1f6f43" }],
     [`${base}/branding/logo/remove`, {}],
+    [`${base}/branding/language`, { language: "de" }],
+    [`${base}/tools/tabmaster/names`, { name_de: "Geplant" }],
+    [`${base}/tools/tabmaster/plans/lifetime/names`, { name_de: "Geplant" }],
+    [`${base}/bundles/suite/names`, { name_de: "Geplant" }],
   ];
 }
 
@@ -71,6 +79,9 @@ function pages(slug: string, ownerEmail: string): string[] {
     `${base}/owners`,
     `${base}/owners/remove?email=${encodeURIComponent(ownerEmail)}`,
     `${base}/branding`,
+    `${base}/tools/tabmaster/names`,
+    `${base}/tools/tabmaster/plans/lifetime/names`,
+    `${base}/bundles/suite/names`,
   ];
 }
 

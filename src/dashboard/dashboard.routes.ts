@@ -10,6 +10,7 @@ import type { Services } from "../services.js";
 import { auditRoutes } from "./audit/audit.routes.js";
 import { brandingRoutes } from "./branding/branding.routes.js";
 import { bundleRoutes } from "./catalogue/bundles.routes.js";
+import { nameRoutes } from "./catalogue/names.routes.js";
 import { toolRoutes } from "./catalogue/tools.routes.js";
 import { customerRoutes } from "./customers/customers.routes.js";
 import { insightsRoutes } from "./insights/insights.routes.js";
@@ -102,6 +103,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: { services:
     await owned.register(insightsRoutes, { services });
     await owned.register(toolRoutes, { services });
     await owned.register(bundleRoutes, { services });
+    await owned.register(nameRoutes, { services });
     await owned.register(stripeRoutes, { services });
     await owned.register(ownerRoutes, { services });
     await owned.register(brandingRoutes, { services });

@@ -762,6 +762,21 @@ export interface WorkspaceBrandsTable {
   /** Changes with every change: the stylesheet's and logo's addresses carry it. */
   version: number;
   updated_at: number;
+  /** The hosted pages' language when the buyer's browser names none Warden speaks (migration 049); null: English. */
+  language: string | null;
+}
+
+/** A vendor's name of a product, plan, feature or meter in one language (migration 049); no row: the default name. */
+export interface TranslatedNamesTable {
+  workspace_id: string;
+  language: string;
+  kind: "product" | "plan" | "feature" | "meter";
+  product_kind: ProductKind;
+  product_id: string;
+  /** The plan's, feature's or meter's id; "" for the product itself. */
+  item_id: string;
+  name: string;
+  updated_at: number;
 }
 
 /** A figure of one UTC day behind Insights (migration 031): added to in the change's transaction. */
@@ -911,6 +926,7 @@ export interface Database {
   shown_once: ShownOnceTable;
   access_changes: AccessChangesTable;
   workspace_brands: WorkspaceBrandsTable;
+  translated_names: TranslatedNamesTable;
   insight_days: InsightDaysTable;
   insight_months: InsightMonthsTable;
   insight_active_months: InsightActiveMonthsTable;

@@ -117,6 +117,31 @@ interface RateLimitInfo {
   resetAt: number;
 }
 
+/**
+ * A refusal a buyer may read on a hosted page, by its own code: the page says it in the
+ * buyer's language from the message catalogue (`refusal.<reason>` in ../i18n), with the
+ * facts it names; the API and the CLI answer the English `message` as before. A refusal
+ * with no reason is shown as its message.
+ */
+export type RefusalReason =
+  | "trial_none"
+  | "trial_ended"
+  | "passes_full"
+  | "plan_not_offered"
+  | "payments_off"
+  | "checkout_refused"
+  | "signed_in_elsewhere"
+  | "email_shape"
+  | "subscription_ended"
+  | "cancel_set_by_vendor"
+  | "billed_outside"
+  | "not_team"
+  | "team_not_running"
+  | "seats_full";
+
+/** What a refusal names, for its words in another language: counts and moments (epoch ms) as numbers, ids as strings. */
+export type RefusalFacts = Record<string, string | number>;
+
 /** An expected failure that a client is told about. Bugs stay ordinary exceptions. */
 export class ApiError extends Error {
   readonly code: ErrorCode;
@@ -126,8 +151,15 @@ export class ApiError extends Error {
   readonly limit: string | undefined;
   /** A usage limit's refusal: the meter's usage (a MeterUsage), answered as `error.usage`. */
   readonly usage: unknown;
+  /** A refusal a hosted page says in the buyer's language, and what it names. */
+  readonly reason: RefusalReason | undefined;
+  readonly facts: RefusalFacts;
 
-  constructor(code: ErrorCode, message: string, options: { param?: string; rateLimit?: RateLimitInfo; limit?: string; usage?: unknown } = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { param?: string; rateLimit?: RateLimitInfo; limit?: string; usage?: unknown; reason?: RefusalReason; facts?: RefusalFacts } = {},
+  ) {
     super(message);
     this.name = "ApiError";
     this.code = code;
@@ -135,11 +167,13 @@ export class ApiError extends Error {
     this.rateLimit = options.rateLimit;
     this.limit = options.limit;
     this.usage = options.usage;
+    this.reason = options.reason;
+    this.facts = options.facts ?? {};
   }
 }
 
-export function invalidParameter(param: string, message: string): ApiError {
-  return new ApiError("invalid_parameter", message, { param });
+export function invalidParameter(param: string, message: string, refusal?: { reason: RefusalReason; facts?: RefusalFacts }): ApiError {
+  return new ApiError("invalid_parameter", message, { param, ...refusal });
 }
 
 export function notFound(message: string): ApiError {

@@ -14,6 +14,7 @@ import type { Env, ProductKind } from "../db/schema.js";
 import { invalidParameter } from "../errors/errors.js";
 import { findSubscriptionIdByCheckoutSession } from "../payments/payment-link.store.js";
 import type { Services } from "../services.js";
+import { DEFAULT_NAMES, type PageNames } from "../workspaces/translated-names.service.js";
 import { findBundle, findPlan } from "../workspaces/workspace.store.js";
 import type { Plan, Tool, Workspace } from "../workspaces/workspace.types.js";
 import type { CheckoutBody } from "./checkout.schema.js";
@@ -48,6 +49,8 @@ export interface CheckoutRequest {
   cancelUrl?: string;
   /** Stripe Checkout's language (one of Stripe's locales, or `auto`): the hosted page's; Stripe's own choice when none is given. */
   locale?: string;
+  /** The vendor's names in that language (the hosted page's), for the line item Warden prices inline; the names as given without. */
+  names?: PageNames;
 }
 
 /** The extension's buy button (`POST /api/client/v1/tools/{tool}/checkout`): a tool's plan, the environment said by `livemode`. */
@@ -79,32 +82,38 @@ export async function createCheckout(
 export async function startCheckout(services: Services, request: CheckoutRequest): Promise<CreatedCheckout> {
   const { db, config, secretBox } = services;
   const { workspace, tool, product, env, buyer } = request;
+  // Whatever is wrong with the plan asked for, the buyer reads that it is not offered here.
+  const notOffered = { reason: "plan_not_offered" as const, facts: { plan: request.plan } };
   const bundle = product.kind === "bundle" ? await findBundle(db, workspace.id, product.id) : null;
   if (product.kind === "bundle" && !bundle?.toolIds.includes(tool.id)) {
-    throw invalidParameter("bundle", `No bundle "${product.id}" that gives tool "${tool.id}".`);
+    throw invalidParameter("bundle", `No bundle "${product.id}" that gives tool "${tool.id}".`, notOffered);
   }
   if (product.kind === "tool" && product.id !== tool.id) {
-    throw invalidParameter("plan", `Plans of tool "${product.id}" are not sold here; this is tool "${tool.id}".`);
+    throw invalidParameter("plan", `Plans of tool "${product.id}" are not sold here; this is tool "${tool.id}".`, notOffered);
   }
   const plan = await findPlan(db, workspace.id, product.kind, product.id, request.plan);
-  if (!plan) throw invalidParameter("plan", `No plan "${request.plan}" for ${product.kind} "${product.id}".`);
+  if (!plan) throw invalidParameter("plan", `No plan "${request.plan}" for ${product.kind} "${product.id}".`, notOffered);
   // Retired: kept for what was bought with it, offered no more.
-  if (plan.retiredAt !== null) throw invalidParameter("plan", `Plan "${plan.id}" of ${product.kind} "${product.id}" is no longer offered.`);
-  if (plan.amountCents === null) throw invalidParameter("plan", `Plan "${plan.id}" has no price to pay at checkout.`);
+  if (plan.retiredAt !== null) throw invalidParameter("plan", `Plan "${plan.id}" of ${product.kind} "${product.id}" is no longer offered.`, notOffered);
+  if (plan.amountCents === null) throw invalidParameter("plan", `Plan "${plan.id}" has no price to pay at checkout.`, notOffered);
   if (request.email !== undefined && !isEmailShape(request.email))
-    throw invalidParameter("email", "email must be an email address such as person@example.com.");
+    throw invalidParameter("email", "email must be an email address such as person@example.com.", { reason: "email_shape" });
   if (buyer && (buyer.workspaceId !== workspace.id || buyer.env !== env)) {
-    throw invalidParameter("env", `You are signed in to another workspace or to the ${buyer.env} environment; buy there, or signed out.`);
+    throw invalidParameter("env", `You are signed in to another workspace or to the ${buyer.env} environment; buy there, or signed out.`, {
+      reason: "signed_in_elsewhere",
+    });
   }
   const account = await findStripeAccount(db, workspace.id, env);
-  if (!account?.secretKeySealed) throw invalidParameter("livemode", `This workspace takes no payments in ${env} mode yet.`);
+  if (!account?.secretKeySealed) throw invalidParameter("livemode", `This workspace takes no payments in ${env} mode yet.`, { reason: "payments_off" });
   const person = buyer ? await findPersonById(db, buyer.workspaceId, buyer.env, buyer.personId) : null;
   const email = request.email ?? person?.email;
 
   const metadata: Record<string, string> = { [product.kind === "tool" ? "warden_tool" : "warden_bundle"]: product.id, warden_plan: plan.id };
   if (request.seats !== undefined) metadata.warden_seats = String(request.seats);
   if (person) metadata.warden_account = person.id;
-  const productName = bundle?.name ?? tool.name;
+  const names = request.names ?? DEFAULT_NAMES;
+  const productName = bundle ? names.product("bundle", bundle.id, bundle.name) : names.product("tool", tool.id, tool.name);
+  const planName = names.plan(plan.productKind, plan.productId, plan.id, plan.name);
   const subscription = plan.billing === "subscription";
   const stripe = stripeClient(secretBox.open(account.secretKeySealed), config.stripeApiUrl);
   const linked = await sellablePrice(
@@ -122,7 +131,7 @@ export async function startCheckout(services: Services, request: CheckoutRequest
             price_data: {
               currency: plan.currency,
               unit_amount: plan.amountCents,
-              product_data: { name: `${productName} (${plan.name})` },
+              product_data: { name: `${productName} (${planName})` },
               ...(subscription ? { recurring: { interval: plan.interval ?? "month" } } : {}),
             },
           },
@@ -141,7 +150,7 @@ export async function startCheckout(services: Services, request: CheckoutRequest
   } catch (error) {
     // Stripe refusing what was asked (a success_url it does not take) is the caller's to fix; anything else is ours.
     if (error instanceof Stripe.errors.StripeInvalidRequestError)
-      throw invalidParameter(error.param ?? "plan", `Stripe refused the checkout: ${error.message}`);
+      throw invalidParameter(error.param ?? "plan", `Stripe refused the checkout: ${error.message}`, { reason: "checkout_refused" });
     throw error;
   }
   if (!session.url) throw new Error(`Stripe created checkout session ${session.id} without a URL`);
@@ -209,8 +218,9 @@ export type CheckoutOutcome =
  */
 export async function checkoutOutcome(
   services: Services,
-  input: { workspace: Workspace; env: Env; tool: Tool; checkoutSession: string },
+  input: { workspace: Workspace; env: Env; tool: Tool; checkoutSession: string; names?: PageNames },
 ): Promise<CheckoutOutcome> {
+  const names = input.names ?? DEFAULT_NAMES;
   const { db } = services;
   const scope = { workspaceId: input.workspace.id, env: input.env };
   const licence = await findLicenceByCheckoutSession(db, scope, input.checkoutSession);
@@ -226,8 +236,8 @@ export async function checkoutOutcome(
     state: "confirmed",
     kind: licence ? "licence" : "subscription",
     productKind: bought.productKind,
-    productName: bundle?.name ?? input.tool.name,
-    planName: plan?.name ?? null,
+    productName: bundle ? names.product("bundle", bundle.id, bundle.name) : names.product("tool", input.tool.id, input.tool.name),
+    planName: plan ? names.plan(plan.productKind, plan.productId, plan.id, plan.name) : null,
     billing: licence ? "one_time" : "subscription",
     seats: bought.seats !== null && bought.seats > 0 ? bought.seats : null,
     status: bought.status,

@@ -225,6 +225,22 @@ describe("openPaymentPage, openTrialPage, openManagePage", () => {
     assert.deepEqual(pageOf(s.opened[2]).params, {});
   });
 
+  test("signIn asks for the code's mail in the browser's language; a tag Warden would refuse, or none, is not sent", async () => {
+    const s = setup();
+    const sent: { lang?: string }[] = [];
+    const fetch: typeof s.warden.fetch = async (input, init) => {
+      if (String(input).endsWith("/api/client/v1/sign-in")) sent.push(JSON.parse(String(init?.body)));
+      return s.warden.fetch(input, init);
+    };
+    await s.make({ fetch, i18n: { getUILanguage: () => "pt-BR" } }).signIn("ana@example.com");
+    await s.make({ fetch, i18n: { getUILanguage: () => "not a tag!" } }).signIn("ana@example.com");
+    await s.make({ fetch, i18n: null }).signIn("ana@example.com");
+    assert.deepEqual(
+      sent.map((body) => body.lang),
+      ["pt-BR", undefined, undefined],
+    );
+  });
+
   test("signed out: the page opens without a ticket and nothing waits; Trial and Manage open their pages", async () => {
     const s = setup();
     const client = s.make();

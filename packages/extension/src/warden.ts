@@ -564,12 +564,22 @@ export function createWarden(options: WardenOptions): Warden {
     if (!held) void holdWatch().catch(() => {});
   }
 
-  const pageUrl = (page: string, params: Record<string, string | undefined>) => {
-    // The browser's language, so the page (and the sign-in mail it sends) speaks it; a getUILanguage that throws opens the page without.
-    let lang: string | undefined;
+  /** The browser's language, so a page (and a sign-in mail) speaks it; a getUILanguage that throws names none. */
+  const uiLanguage = (): string | undefined => {
     try {
-      lang = i18n?.getUILanguage() || undefined;
-    } catch {}
+      return i18n?.getUILanguage() || undefined;
+    } catch {
+      return undefined;
+    }
+  };
+
+  const languageField = (): { lang?: string } => {
+    const lang = uiLanguage();
+    return lang !== undefined && lang.length <= 35 && /^[A-Za-z]{2,8}([_-][A-Za-z0-9]{1,8})*$/.test(lang) ? { lang } : {};
+  };
+
+  const pageUrl = (page: string, params: Record<string, string | undefined>) => {
+    const lang = uiLanguage();
     const query = new URLSearchParams(Object.entries({ ...params, lang }).filter((entry): entry is [string, string] => entry[1] !== undefined));
     const path = `/c/${encodeURIComponent(options.workspace)}/${env}/${encodeURIComponent(options.tool)}/${page}`;
     return `${base}${path}${query.size > 0 ? `?${query}` : ""}`;
@@ -676,7 +686,8 @@ export function createWarden(options: WardenOptions): Warden {
     async signIn(email) {
       const sent = await request<SignInSent>(http, clientUrl("/sign-in"), {
         method: "POST",
-        body: { workspace: options.workspace, tool: options.tool, env, email },
+        // The code's mail in the browser's language, as the sign-in page's would be (a tag Warden would refuse is not sent).
+        body: { workspace: options.workspace, tool: options.tool, env, email, ...languageField() },
       });
       await storage.set(PENDING, { email });
       return sent;

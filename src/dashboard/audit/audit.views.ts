@@ -47,6 +47,7 @@ const ACTIONS: Record<AuditAction, string> = {
   "owner.joined": "Joined as a co-owner",
   "owner.removed": "Removed an owner",
   "workspace.branding_changed": "Changed the customer pages' branding",
+  "names.translated": "Changed a name in other languages",
 };
 
 const actionLabel = (action: string) => (ACTIONS as Record<string, string>)[action] ?? action;

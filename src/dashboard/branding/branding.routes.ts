@@ -1,6 +1,6 @@
-// Configure › Branding: the accent colour and logo of the workspace's hosted customer
-// pages, through `updateBranding` (the use case of `warden admin workspace update
-// --accent`), audited with the owner as actor. The logo is the one file upload of the
+// Configure › Branding: the accent colour, logo and default language of the workspace's
+// hosted customer pages, through `updateBranding` (the use case of `warden admin
+// workspace update`), audited with the owner as actor. The logo is the one file upload of the
 // dashboard: this plugin alone parses multipart/form-data, with the platform's own
 // parser (the Fetch API's `Response.formData`), no package.
 import type { FastifyInstance, FastifyRequest } from "fastify";
@@ -15,7 +15,7 @@ import { type BrandingFlash, type BrandingForm, brandingPath, brandingView } fro
 // answering a bare 413; anything bigger is no logo.
 const UPLOAD_LIMIT_BYTES = 4 * 1024 * 1024;
 
-const FLASHES: readonly string[] = ["accent", "logo", "logo-removed"] satisfies BrandingFlash[];
+const FLASHES: readonly string[] = ["accent", "logo", "logo-removed", "language"] satisfies BrandingFlash[];
 
 export async function brandingRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
   const { services } = options;
@@ -44,7 +44,7 @@ export async function brandingRoutes(app: FastifyInstance, options: { services: 
   const render = async (page: WorkspacePage, extra: { flash?: BrandingFlash; form?: BrandingForm } = {}) =>
     brandingView(page.frame, { brand: await brandOf(services, page.workspace), ...extra });
 
-  const change = async (page: WorkspacePage, field: BrandingForm["field"], input: { accent?: string; logo?: Buffer | null }) => {
+  const change = async (page: WorkspacePage, field: BrandingForm["field"], input: { accent?: string; logo?: Buffer | null; language?: string }) => {
     try {
       await updateBranding(services, { workspace: page.workspace.slug, ...input }, page.owner.session.actor);
       return null;
@@ -66,6 +66,13 @@ export async function brandingRoutes(app: FastifyInstance, options: { services: 
     const refused = await change(page, "accent", { accent: formField(request, "accent") });
     if (refused) return sendPage(reply, 400, await render(page, { form: refused }));
     return reply.redirect(`${brandingPath(page.frame)}?done=accent`, 303);
+  });
+
+  app.post(`${base}/language`, async (request, reply) => {
+    const page = await workspacePage(services, request, "branding");
+    const refused = await change(page, "language", { language: formField(request, "language") });
+    if (refused) return sendPage(reply, 400, await render(page, { form: refused }));
+    return reply.redirect(`${brandingPath(page.frame)}?done=language`, 303);
   });
 
   app.post(`${base}/logo`, async (request, reply) => {

@@ -1,13 +1,14 @@
 import { type Brand, brandPaths, MAX_LOGO_BYTES, MIN_ACCENT_CONTRAST } from "../../customer-pages/branding.service.js";
+import { LANGUAGE_NAMES, LANGUAGES } from "../../i18n/locales.js";
 import { type Html, html } from "../shared/html.js";
 import { appPage, csrfField, currentSectionPath, type Frame, fieldErrorAttributes, fieldErrorNotice, notice, pageHeading } from "../shared/layout.js";
 
 export const brandingPath = (frame: Frame) => currentSectionPath(frame, "branding");
 
-export type BrandingFlash = "accent" | "logo" | "logo-removed";
+export type BrandingFlash = "accent" | "logo" | "logo-removed" | "language";
 
 export interface BrandingForm {
-  field: "accent" | "logo";
+  field: "accent" | "logo" | "language";
   error: string;
   /** The colour as typed, shown again with its error. */
   accent?: string;
@@ -17,6 +18,7 @@ const FLASH: Record<BrandingFlash, string> = {
   accent: "The accent colour is saved. Your customer pages show it from their next load.",
   logo: "The logo is saved. Your customer pages show it from their next load.",
   "logo-removed": "The logo is removed. Your customer pages show the workspace's name alone.",
+  language: "The default language is saved. Buyers whose browser asks for no language your pages speak see this one.",
 };
 
 /**
@@ -56,12 +58,13 @@ export function brandingView(frame: Frame, input: { brand: Brand | null; flash?:
   const paths = brand ? brandPaths(slug, brand) : { stylesheet: null, logo: null };
   const accentError = form?.field === "accent" ? form.error : undefined;
   const logoError = form?.field === "logo" ? form.error : undefined;
+  const languageError = form?.field === "language" ? form.error : undefined;
   const accentValue = form?.accent ?? brand?.accent ?? "";
   const base = brandingPath(frame);
   return appPage(
     "Branding",
     frame,
-    html`${pageHeading("Branding", "How your customer pages (sign in, plans, trial, manage) look: your workspace's name, and optionally a logo and an accent colour. One branding for both environments.")}
+    html`${pageHeading("Branding", "How your customer pages (sign in, plans, trial, manage) look: your workspace's name, and optionally a logo, an accent colour and the language they speak by default. One branding for both environments.")}
 ${input.flash ? notice("success", FLASH[input.flash]) : ""}
 <section class="panel">
 <div class="panel-head"><h2>Preview</h2></div>
@@ -99,6 +102,21 @@ ${
     ? html`<form method="post" action="${base}/logo/remove" class="row logo-remove">${csrfField(frame.csrf)}<button class="button danger-outline" type="submit">Remove the logo</button></form>`
     : ""
 }
+</section>
+<section class="panel">
+<div class="panel-head"><h2>Default language</h2></div>
+<p class="panel-text">Your customer pages speak the language the buyer's extension or browser asks for. When it asks for none of theirs, they speak this one; with none set, English.</p>
+<form method="post" action="${base}/language" class="inline-form">
+${csrfField(frame.csrf)}
+<div class="field"><label for="language">Language</label>
+<select id="language" name="language"${fieldErrorAttributes("language", languageError)}>
+<option value=""${brand?.language ? "" : html` selected`}>None (English)</option>
+${LANGUAGES.map((tag) => html`<option value="${tag}" lang="${tag}"${brand?.language === tag ? html` selected` : ""}>${LANGUAGE_NAMES[tag]} (${tag})</option>`)}
+</select>
+</div>
+<button class="button primary" type="submit">Save language</button>
+</form>
+${fieldErrorNotice("language", languageError)}
 </section>`,
   );
 }

@@ -117,7 +117,7 @@ export function bundleView(frame: Frame, page: BundlePage): Html {
   return appPage(
     bundle.name,
     frame,
-    html`${pageHeading(bundle.name, html`<code>${bundle.id}</code> · a bundle of ${toolNames(tools, bundle.toolIds)} · <a href="${bundlesPath(frame)}">All bundles</a>`)}
+    html`${pageHeading(bundle.name, html`<code>${bundle.id}</code> · a bundle of ${toolNames(tools, bundle.toolIds)} · <a href="${bundlesPath(frame)}">All bundles</a> · <a href="${path}/names">Name in other languages</a>`)}
 ${page.created ? notice("success", "Bundle added. Give it a plan below to sell it.") : ""}
 ${page.changed ? notice("success", "The bundle's tools are changed. Its buyers' access changed with them.") : ""}
 ${page.added ? notice("success", planAdded(page.plans, page.added)) : ""}

@@ -224,7 +224,7 @@ ${csrfField(frame.csrf)}
 ${rename.notice}
 <label for="name">Plan name</label>
 <input id="name"${rename.on("name")} name="name" maxlength="200" required value="${input.name ?? plan.name}">
-<div class="row"><button class="button primary" type="submit">Save name</button><a class="button" href="${back}">Back to ${product.name}</a></div>
+<div class="row"><button class="button primary" type="submit">Save name</button><a class="button" href="${planPath(frame, product, plan.id)}/names">Name in other languages</a><a class="button" href="${back}">Back to ${product.name}</a></div>
 </form>
 </section>
 ${input.terms}

@@ -30,7 +30,10 @@ export function usagePanel(frame: Frame, toolId: string, declared: { features: F
   const features =
     declared.features.length === 0
       ? emptyState("No features", "A feature is something a plan unlocks, such as export or sync. Your extension asks whether a person has it.")
-      : html`<ul class="event-list">${declared.features.map((f) => html`<li><code>${f.id}</code> ${f.name}</li>`)}</ul>`;
+      : html`<ul class="event-list">${declared.features.map(
+          (f) =>
+            html`<li><code>${f.id}</code> ${f.name} <a href="${path}/features/${encodeURIComponent(f.id)}/names" aria-label="${f.name} in other languages">Other languages</a></li>`,
+        )}</ul>`;
   const meters =
     declared.meters.length === 0
       ? emptyState("No meters", "A meter counts what a person uses, such as summaries; each plan gives an allowance of it per period.")
@@ -38,7 +41,7 @@ export function usagePanel(frame: Frame, toolId: string, declared: { features: F
 <thead><tr><th>Meter</th><th>ID</th><th>Unit</th><th class="num">Free a month</th></tr></thead>
 <tbody>${declared.meters.map(
           (m) =>
-            html`<tr><td>${m.name}</td><td><code>${m.id}</code></td><td>${m.unit}</td><td class="num">${m.freeAllowance === null ? html`<span class="muted">None</span>` : m.freeAllowance.toLocaleString("en")}</td></tr>`,
+            html`<tr><td>${m.name} <a href="${path}/meters/${encodeURIComponent(m.id)}/names" aria-label="${m.name} in other languages">Other languages</a></td><td><code>${m.id}</code></td><td>${m.unit}</td><td class="num">${m.freeAllowance === null ? html`<span class="muted">None</span>` : m.freeAllowance.toLocaleString("en")}</td></tr>`,
         )}</tbody>
 </table></div>`;
   return html`<section class="panel" id="usage">

@@ -108,7 +108,7 @@ ${error.notice}
 <input id="trial_days"${error.on("trial_days")} name="trial_days" inputmode="numeric" pattern="[0-9]{1,3}" required value="${page.details?.trialDays ?? String(tool.trialDays)}">
 <p class="hint">A signed-in person may start one trial. 0 offers none; at most 365.</p></div>
 </div>
-<div class="row"><button class="button primary" type="submit">Save changes</button></div>
+<div class="row"><button class="button primary" type="submit">Save changes</button><a class="button" href="${path}/names">Name in other languages</a></div>
 </form>
 </section>
 ${plansPanels(frame, { kind: "tool", id: tool.id, name: tool.name }, page.plans, page.planForm ?? {})}

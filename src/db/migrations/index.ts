@@ -46,6 +46,7 @@ import * as sessionDevice from "./045-session-device.js";
 import * as moneyHistory from "./046-money-history.js";
 import * as paddle from "./047-paddle.js";
 import * as wrongKeyBlocks from "./048-wrong-key-blocks.js";
+import * as buyerLanguage from "./049-buyer-language.js";
 import * as moneyAtAGlance from "./052-money-at-a-glance.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
@@ -97,5 +98,6 @@ export const migrations: Record<string, Migration> = {
   "046-money-history": moneyHistory,
   "047-paddle": paddle,
   "048-wrong-key-blocks": wrongKeyBlocks,
+  "049-buyer-language": buyerLanguage,
   "052-money-at-a-glance": moneyAtAGlance,
 };

@@ -265,4 +265,24 @@ export const de: Catalogue = {
   "ticket.staySignedOut": "Nein, abgemeldet bleiben",
   "ticket.stayKey": "Nein, beim Lizenzschlüssel bleiben",
   "ticket.stay": "Nein, als {email} bleiben",
+
+  // Ablehnungen eines Anwendungsfalls auf einer Seite (refusals.views.ts)
+  "refusal.trial_none": "{tool} bietet keine kostenlose Testversion an. Sehen Sie sich die Tarife an, um einen zu wählen.",
+  "refusal.trial_ended": "Ihre Testversion von {tool} endete am {date}. Eine Testversion gibt es einmal pro Person.",
+  "refusal.passes_full": "{workspace} kann gerade keinen weiteren Zugang vergeben. Bitte versuchen Sie es später erneut oder wenden Sie sich an {workspace}.",
+  "refusal.plan_not_offered": "Der Tarif „{plan}“ wird für {tool} nicht angeboten. Wählen Sie einen der Tarife unten.",
+  "refusal.payments_off":
+    "{workspace} nimmt hier noch keine Zahlungen an: Bevor die Zahlungen eingerichtet sind, kann nichts gekauft werden. Versuchen Sie es später erneut.",
+  "refusal.checkout_refused":
+    "Die Zahlungsseite konnte nicht geöffnet werden. Bitte versuchen Sie es gleich noch einmal; geschieht es wieder, wenden Sie sich an {workspace}.",
+  "refusal.signed_in_elsewhere":
+    "Sie sind bei einem anderen Shop oder in dessen Testmodus angemeldet. Kaufen Sie dort, oder melden Sie sich ab und kaufen Sie hier.",
+  "refusal.email_shape": "Geben Sie eine E-Mail-Adresse ein, etwa person@example.com.",
+  "refusal.subscription_ended": "Dieses Abonnement endete am {date}: Es gibt nichts mehr zu ändern.",
+  "refusal.cancel_set_by_vendor": "{workspace} hat dieses Abonnement zum {date} gekündigt. Bitten Sie {workspace}, das zu ändern.",
+  "refusal.billed_outside":
+    "Dieses Abonnement rechnet {workspace} außerhalb dieser Seiten ab. Wenden Sie sich für Änderungen, Zahlungen und Rechnungen an {workspace}.",
+  "refusal.not_team": "Dieser Kauf gilt nicht für ein Team: Er hat keine Plätze zu vergeben.",
+  "refusal.team_not_running": "Dieser Teamkauf ist beendet: Seine Plätze geben keinen Zugang.",
+  "refusal.seats_full": "{seats, plural, one {Sein # Platz ist} other {Alle # Plätze sind}} vergeben. Nehmen Sie zuerst einen zurück.",
 };

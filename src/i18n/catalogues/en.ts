@@ -264,6 +264,22 @@ export const en = {
   "ticket.staySignedOut": "No, stay signed out",
   "ticket.stayKey": "No, stay with the licence key",
   "ticket.stay": "No, stay as {email}",
+
+  // A use case's refusal shown on a page, by its reason (refusals.views.ts); the API's English message is the fallback for any other
+  "refusal.trial_none": "{tool} offers no free trial. See the plans to choose one.",
+  "refusal.trial_ended": "Your trial of {tool} ended on {date}. A trial is given once per person.",
+  "refusal.passes_full": "{workspace} cannot give more access right now. Please try again later, or ask {workspace}.",
+  "refusal.plan_not_offered": 'The plan "{plan}" is not on sale for {tool}. Choose one of the plans below.',
+  "refusal.payments_off": "{workspace} takes no payments here yet: nothing can be bought until they connect their payments. Come back later.",
+  "refusal.checkout_refused": "The payment page could not be opened. Please try again in a moment; if it happens again, ask {workspace}.",
+  "refusal.signed_in_elsewhere": "You are signed in to another shop or to its test mode. Buy there, or sign out and buy here.",
+  "refusal.email_shape": "Enter an email address such as person@example.com.",
+  "refusal.subscription_ended": "This subscription ended on {date}: there is nothing left to change.",
+  "refusal.cancel_set_by_vendor": "{workspace} set this subscription to end on {date}. Ask them to change that.",
+  "refusal.billed_outside": "This subscription is billed by {workspace} outside these pages. Ask them to change it, or about payments and invoices.",
+  "refusal.not_team": "This purchase is not for a team: it has no seats to hand out.",
+  "refusal.team_not_running": "This team purchase has ended: its seats give no access.",
+  "refusal.seats_full": "{seats, plural, one {Its # seat is} other {All # seats are}} in use. Take one back first.",
 } as const;
 
 export type MessageKey = keyof typeof en;

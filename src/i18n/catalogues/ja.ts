@@ -255,4 +255,21 @@ export const ja: Catalogue = {
   "ticket.staySignedOut": "いいえ、サインアウトしたままにする",
   "ticket.stayKey": "いいえ、ライセンスキーのままにする",
   "ticket.stay": "いいえ、{email} のままにする",
+
+  // ページに表示されるユースケースの拒否 (refusals.views.ts)
+  "refusal.trial_none": "{tool} には無料トライアルがありません。プランを見てお選びください。",
+  "refusal.trial_ended": "{tool} の無料トライアルは {date} に終了しました。無料トライアルはお一人様 1 回です。",
+  "refusal.passes_full": "{workspace} は現在これ以上のアクセスを提供できません。後でもう一度お試しいただくか、{workspace} にお問い合わせください。",
+  "refusal.plan_not_offered": "プラン「{plan}」は {tool} では販売されていません。下のプランからお選びください。",
+  "refusal.payments_off": "{workspace} はまだここで支払いを受け付けていません。支払いが接続されるまで購入できません。後でもう一度お越しください。",
+  "refusal.checkout_refused": "支払いページを開けませんでした。少し待ってからもう一度お試しください。再び起きる場合は {workspace} にお問い合わせください。",
+  "refusal.signed_in_elsewhere": "別のショップ、またはそのテストモードにサインインしています。そちらで購入するか、サインアウトしてこちらで購入してください。",
+  "refusal.email_shape": "person@example.com のようなメールアドレスを入力してください。",
+  "refusal.subscription_ended": "このサブスクリプションは {date} に終了しました。変更できることはありません。",
+  "refusal.cancel_set_by_vendor": "{workspace} がこのサブスクリプションを {date} に終了するよう設定しています。変更は {workspace} にご依頼ください。",
+  "refusal.billed_outside":
+    "このサブスクリプションは {workspace} がこのページの外で請求しています。変更や支払い・請求書については {workspace} にお問い合わせください。",
+  "refusal.not_team": "この購入はチーム向けではないため、割り当てるシートがありません。",
+  "refusal.team_not_running": "このチームの購入は終了しているため、シートではアクセスできません。",
+  "refusal.seats_full": "{seats, plural, other {# 席すべて}}が使用中です。先に 1 席を解除してください。",
 };
