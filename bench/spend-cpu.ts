@@ -1,0 +1,150 @@
+// What one spend costs Warden's process in CPU, in process: scenario 10's request (one unit
+// of one person's credits, each with an Idempotency-Key of its own) through Warden's own app
+// (buildApp over createServices, as `warden serve` builds them) with app.inject, in waves of
+// `--concurrency` at once so that spends queue on the person's meter and share batches as
+// they do under load. CPU time, not throughput: on a shared machine other work makes a run
+// slower, but hardly changes the CPU it takes. On PostgreSQL the database server's CPU is
+// not counted (it is another process).
+//
+//   node --import tsx bench/spend-cpu.ts [--engine sqlite,postgres] [--spends 6000] [--concurrency 50] [--rounds 3]
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import pg from "pg";
+import { buildApp } from "../src/app.js";
+import { systemClock } from "../src/clock.js";
+import { parseConfig } from "../src/config.js";
+import { type Dialect, migrateToLatest, openStorage, type Storage } from "../src/db/database.js";
+import { createServices } from "../src/services.js";
+import { KeyedBatches } from "../src/usage/meter-queue.js";
+import { addMeter } from "../src/usage/terms.service.js";
+import { BENCH } from "./customer-mix.js";
+import { BENCH_LIMITS, PG_URL } from "./engine-run.js";
+import { ROOT } from "./processes.js";
+import { setUpWorkspace } from "./seed.js";
+import { SPEND_METER, SPENDER } from "./spend.js";
+
+const spendPath = `/api/v1/tools/${BENCH.tool}/customers/${encodeURIComponent(SPENDER)}`;
+
+// The sizes of the batches the meter queue takes, seen from outside: its `take` wrapped
+// (the bench's own instrument; Warden keeps no such count).
+const batchSizes: number[] = [];
+{
+  const proto = KeyedBatches.prototype as unknown as { take: (queue: unknown) => unknown[] };
+  const take = proto.take;
+  proto.take = function (this: unknown, queue: unknown) {
+    const taken = take.call(this, queue);
+    batchSizes.push(taken.length);
+    return taken;
+  };
+}
+
+function openBenchStorage(engine: Dialect, where: string): Storage {
+  if (engine === "postgres") return openStorage({ databaseUrl: PG_URL, pgSchema: where });
+  return openStorage({ databaseUrl: null, sqliteFile: join(where, "warden.sqlite") });
+}
+
+interface Round {
+  usPerSpend: number;
+  /** Batch size → how many batches had it. */
+  batches: Map<number, number>;
+}
+
+async function measure(engine: Dialect, where: string, spends: number, concurrency: number, rounds: number): Promise<Round[]> {
+  let storage = openBenchStorage(engine, where);
+  await migrateToLatest(storage.db, storage.dialect);
+  const ws = await setUpWorkspace(storage);
+  await addMeter(storage.db, systemClock, { workspace: BENCH.workspace, tool: BENCH.tool, id: SPEND_METER, name: "Summaries", unit: "summaries" });
+  await storage.close();
+  storage = openBenchStorage(engine, where);
+  const config = parseConfig(Object.fromEntries(Object.entries(BENCH_LIMITS).map(([k, v]) => [k, String(v)])));
+  const services = await createServices(config, { clock: systemClock, storage });
+  const app = await buildApp(services, { logger: false });
+  const headers = { authorization: `Bearer ${ws.key}` };
+  const added = await app.inject({ method: "POST", url: `${spendPath}/credits`, headers, payload: { meter: SPEND_METER, amount: 1_000_000_000, note: "bench" } });
+  if (added.statusCode !== 201) throw new Error(`adding credits answered ${added.statusCode}: ${added.body}`);
+  const series = `s${Date.now().toString(36)}`;
+  let n = 0;
+  const one = async () => {
+    n += 1;
+    const response = await app.inject({
+      method: "POST",
+      url: `${spendPath}/usage`,
+      headers: { ...headers, "idempotency-key": `${series}-${n}` },
+      payload: { meter: SPEND_METER, quantity: 1 },
+    });
+    if (response.statusCode !== 200) throw new Error(`a spend answered ${response.statusCode}: ${response.body}`);
+  };
+  const wave = () => Promise.all(Array.from({ length: concurrency }, one));
+  const results: Round[] = [];
+  try {
+    // Warm-up: the JIT, the statement caches, the answer cache of the tool's terms.
+    for (let i = 0; i < Math.ceil(1000 / concurrency); i++) await wave();
+    for (let round = 0; round < rounds; round++) {
+      batchSizes.length = 0;
+      const waves = Math.ceil(spends / concurrency);
+      const before = process.cpuUsage();
+      for (let i = 0; i < waves; i++) await wave();
+      const used = process.cpuUsage(before);
+      const batches = new Map<number, number>();
+      for (const size of batchSizes) batches.set(size, (batches.get(size) ?? 0) + 1);
+      results.push({ usPerSpend: (used.user + used.system) / (waves * concurrency), batches });
+    }
+    // Exact: every spend took one unit (the credits added less what was spent).
+    const left = await storage.db.selectFrom("meter_credits").select("remaining").executeTakeFirstOrThrow();
+    if (1_000_000_000 - Number(left.remaining) !== n) throw new Error(`${n} spends answered 200 but ${1_000_000_000 - Number(left.remaining)} units were taken`);
+  } finally {
+    await app.close();
+    await services.close();
+  }
+  return results;
+}
+
+function render(engine: Dialect, rounds: Round[]): string {
+  const best = rounds.reduce((a, b) => (b.usPerSpend < a.usPerSpend ? b : a));
+  const sizes = [...best.batches].sort((a, b) => b[0] - a[0]);
+  const total = sizes.reduce((sum, [, count]) => sum + count, 0);
+  return [
+    `${engine}: ${best.usPerSpend.toFixed(0)} µs of CPU a spend (best of ${rounds.length}: ${rounds.map((r) => r.usPerSpend.toFixed(0)).join(", ")})`,
+    `  batches (size×count, ${total} batches): ${sizes.map(([size, count]) => `${size}×${count}`).join(" ")}`,
+  ].join("\n");
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      engine: { type: "string", default: "sqlite,postgres" },
+      spends: { type: "string", default: "6000" },
+      concurrency: { type: "string", default: "50" },
+      rounds: { type: "string", default: "3" },
+    },
+  });
+  for (const engine of values.engine.split(",") as Dialect[]) {
+    const dir = join(ROOT, "bench", "tmp", `spend-cpu-${Date.now().toString(36)}`);
+    const schema = `spend_cpu_${process.pid}`;
+    if (engine === "sqlite") mkdirSync(dir, { recursive: true });
+    else {
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      await client.query(`create schema ${schema}`);
+      await client.end();
+    }
+    try {
+      const rounds = await measure(engine, engine === "sqlite" ? dir : schema, Number(values.spends), Number(values.concurrency), Number(values.rounds));
+      process.stdout.write(`${render(engine, rounds)}\n`);
+    } finally {
+      if (engine === "sqlite") rmSync(dir, { recursive: true, force: true });
+      else {
+        const client = new pg.Client({ connectionString: PG_URL });
+        await client.connect();
+        await client.query(`drop schema ${schema} cascade`);
+        await client.end();
+      }
+    }
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
