@@ -6,8 +6,12 @@
 // slower, but hardly changes the CPU it takes. On PostgreSQL the database server's CPU is
 // not counted (it is another process).
 //
-//   node --import tsx bench/spend-cpu.ts [--engine sqlite,postgres] [--spends 6000] [--concurrency 50] [--rounds 3]
-import { mkdirSync, rmSync } from "node:fs";
+//   node --import tsx bench/spend-cpu.ts [--engine sqlite,postgres] [--spends 6000] [--concurrency 50] [--rounds 3] [--profile <folder>]
+//
+// --profile writes a CPU profile of each engine's last round to the folder, for
+// bench/profile-summary.ts (the seeding and warm-up left out).
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
@@ -50,7 +54,7 @@ interface Round {
   batches: Map<number, number>;
 }
 
-async function measure(engine: Dialect, where: string, spends: number, concurrency: number, rounds: number): Promise<Round[]> {
+async function measure(engine: Dialect, where: string, spends: number, concurrency: number, rounds: number, profileTo: string | null): Promise<Round[]> {
   let storage = openBenchStorage(engine, where);
   await migrateToLatest(storage.db, storage.dialect);
   const ws = await setUpWorkspace(storage);
@@ -61,7 +65,12 @@ async function measure(engine: Dialect, where: string, spends: number, concurren
   const services = await createServices(config, { clock: systemClock, storage });
   const app = await buildApp(services, { logger: false });
   const headers = { authorization: `Bearer ${ws.key}` };
-  const added = await app.inject({ method: "POST", url: `${spendPath}/credits`, headers, payload: { meter: SPEND_METER, amount: 1_000_000_000, note: "bench" } });
+  const added = await app.inject({
+    method: "POST",
+    url: `${spendPath}/credits`,
+    headers,
+    payload: { meter: SPEND_METER, amount: 1_000_000_000, note: "bench" },
+  });
   if (added.statusCode !== 201) throw new Error(`adding credits answered ${added.statusCode}: ${added.body}`);
   const series = `s${Date.now().toString(36)}`;
   let n = 0;
@@ -82,17 +91,29 @@ async function measure(engine: Dialect, where: string, spends: number, concurren
     for (let i = 0; i < Math.ceil(1000 / concurrency); i++) await wave();
     for (let round = 0; round < rounds; round++) {
       batchSizes.length = 0;
+      const session = profileTo !== null && round === rounds - 1 ? new Session() : null;
+      if (session) {
+        session.connect();
+        await session.post("Profiler.enable");
+        await session.post("Profiler.start");
+      }
       const waves = Math.ceil(spends / concurrency);
       const before = process.cpuUsage();
       for (let i = 0; i < waves; i++) await wave();
       const used = process.cpuUsage(before);
+      if (session && profileTo !== null) {
+        const { profile } = await session.post("Profiler.stop");
+        writeFileSync(profileTo, JSON.stringify(profile));
+        session.disconnect();
+      }
       const batches = new Map<number, number>();
       for (const size of batchSizes) batches.set(size, (batches.get(size) ?? 0) + 1);
       results.push({ usPerSpend: (used.user + used.system) / (waves * concurrency), batches });
     }
     // Exact: every spend took one unit (the credits added less what was spent).
     const left = await storage.db.selectFrom("meter_credits").select("remaining").executeTakeFirstOrThrow();
-    if (1_000_000_000 - Number(left.remaining) !== n) throw new Error(`${n} spends answered 200 but ${1_000_000_000 - Number(left.remaining)} units were taken`);
+    if (1_000_000_000 - Number(left.remaining) !== n)
+      throw new Error(`${n} spends answered 200 but ${1_000_000_000 - Number(left.remaining)} units were taken`);
   } finally {
     await app.close();
     await services.close();
@@ -117,8 +138,10 @@ async function main(): Promise<void> {
       spends: { type: "string", default: "6000" },
       concurrency: { type: "string", default: "50" },
       rounds: { type: "string", default: "3" },
+      profile: { type: "string" },
     },
   });
+  if (values.profile) mkdirSync(values.profile, { recursive: true });
   for (const engine of values.engine.split(",") as Dialect[]) {
     const dir = join(ROOT, "bench", "tmp", `spend-cpu-${Date.now().toString(36)}`);
     const schema = `spend_cpu_${process.pid}`;
@@ -130,7 +153,14 @@ async function main(): Promise<void> {
       await client.end();
     }
     try {
-      const rounds = await measure(engine, engine === "sqlite" ? dir : schema, Number(values.spends), Number(values.concurrency), Number(values.rounds));
+      const rounds = await measure(
+        engine,
+        engine === "sqlite" ? dir : schema,
+        Number(values.spends),
+        Number(values.concurrency),
+        Number(values.rounds),
+        values.profile ? join(values.profile, `${engine}-spend.cpuprofile`) : null,
+      );
       process.stdout.write(`${render(engine, rounds)}\n`);
     } finally {
       if (engine === "sqlite") rmSync(dir, { recursive: true, force: true });
