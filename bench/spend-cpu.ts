@@ -63,7 +63,8 @@ async function measure(engine: Dialect, where: string, spends: number, concurren
   storage = openBenchStorage(engine, where);
   const config = parseConfig(Object.fromEntries(Object.entries(BENCH_LIMITS).map(([k, v]) => [k, String(v)])));
   const services = await createServices(config, { clock: systemClock, storage });
-  const app = await buildApp(services, { logger: false });
+  // As the benchmark starts `warden serve` (LOG_LEVEL=warn): a spend answered writes no line.
+  const app = await buildApp(services, { logger: { level: "warn" } });
   const headers = { authorization: `Bearer ${ws.key}` };
   const added = await app.inject({
     method: "POST",

@@ -45,7 +45,12 @@ export async function claimOrReplayMany(
     if (earlier === undefined) throw new Error(`Idempotency-Key ${key} was neither claimed nor found`);
     if (earlier === "claimed") outcomes.set(key, { claimed: true });
     else if (earlier.requestHash !== requestHash) outcomes.set(key, { claimed: false, error: mismatch() });
-    else outcomes.set(key, { claimed: false, responseBody: earlier.responseBody });
+    else {
+      // Parsed only to check it: a stored answer that is not JSON fails its own request
+      // (never reaches a client as a 200); a sound one is answered as it was stored.
+      JSON.parse(earlier.responseBody);
+      outcomes.set(key, { claimed: false, responseBody: earlier.responseBody });
+    }
   }
   return outcomes;
 }
