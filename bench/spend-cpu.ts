@@ -65,6 +65,8 @@ async function measure(engine: Dialect, where: string, spends: number, concurren
   const services = await createServices(config, { clock: systemClock, storage });
   // As the benchmark starts `warden serve` (LOG_LEVEL=warn): a spend answered writes no line.
   const app = await buildApp(services, { logger: { level: "warn" } });
+  // As `warden serve` starts it: while the access-change feed is read, the answer cache keeps the tool's terms.
+  services.accessWatch.start();
   const headers = { authorization: `Bearer ${ws.key}` };
   const added = await app.inject({
     method: "POST",
@@ -117,6 +119,7 @@ async function measure(engine: Dialect, where: string, spends: number, concurren
       throw new Error(`${n} spends answered 200 but ${1_000_000_000 - Number(left.remaining)} units were taken`);
   } finally {
     await app.close();
+    await services.accessWatch.stop();
     await services.close();
   }
   return results;

@@ -239,9 +239,7 @@ async function spendTogether(batch: readonly SpendRequest[]): Promise<Outcome<Sp
         trx,
         idempotencyScope,
         keyed.flatMap(({ request, outcome }) =>
-          outcome.ok
-            ? [{ key: request.idempotencyKey as string, requestHash: request.requestHash, status: 200, responseBody: outcome.value.body }]
-            : [],
+          outcome.ok ? [{ key: request.idempotencyKey as string, requestHash: request.requestHash, status: 200, responseBody: outcome.value.body }] : [],
         ),
         now,
       );
