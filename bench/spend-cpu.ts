@@ -43,13 +43,24 @@ const batchSizes: number[] = [];
   };
 }
 
+// Statements run, by their text with lists folded (`in (?, ?)` as `in (…)`).
+const statements = new Map<string, number>();
+const shapeOf = (sql: string) => sql.replace(/\((?:\?|\$\d+)(?:, (?:\?|\$\d+))*\)/g, "(…)").replace(/\s+/g, " ");
+const onQuery = (sql: string) => {
+  const shape = shapeOf(sql);
+  statements.set(shape, (statements.get(shape) ?? 0) + 1);
+};
+
 function openBenchStorage(engine: Dialect, where: string): Storage {
-  if (engine === "postgres") return openStorage({ databaseUrl: PG_URL, pgSchema: where });
-  return openStorage({ databaseUrl: null, sqliteFile: join(where, "warden.sqlite") });
+  if (engine === "postgres") return openStorage({ databaseUrl: PG_URL, pgSchema: where, onQuery });
+  return openStorage({ databaseUrl: null, sqliteFile: join(where, "warden.sqlite"), onQuery });
 }
 
 interface Round {
   usPerSpend: number;
+  statementsPerSpend: number;
+  /** The statements most run, by text, with how many a spend. */
+  top: [string, number][];
   /** Batch size → how many batches had it. */
   batches: Map<number, number>;
 }
@@ -94,6 +105,7 @@ async function measure(engine: Dialect, where: string, spends: number, concurren
     for (let i = 0; i < Math.ceil(1000 / concurrency); i++) await wave();
     for (let round = 0; round < rounds; round++) {
       batchSizes.length = 0;
+      statements.clear();
       const session = profileTo !== null && round === rounds - 1 ? new Session() : null;
       if (session) {
         session.connect();
@@ -111,7 +123,10 @@ async function measure(engine: Dialect, where: string, spends: number, concurren
       }
       const batches = new Map<number, number>();
       for (const size of batchSizes) batches.set(size, (batches.get(size) ?? 0) + 1);
-      results.push({ usPerSpend: (used.user + used.system) / (waves * concurrency), batches });
+      const sent = waves * concurrency;
+      const top = [...statements].sort((a, b) => b[1] - a[1]).map(([sql, count]): [string, number] => [sql, count / sent]);
+      const statementsPerSpend = top.reduce((sum, [, perSpend]) => sum + perSpend, 0);
+      results.push({ usPerSpend: (used.user + used.system) / sent, statementsPerSpend, top: top.slice(0, 12), batches });
     }
     // Exact: every spend took one unit (the credits added less what was spent).
     const left = await storage.db.selectFrom("meter_credits").select("remaining").executeTakeFirstOrThrow();
@@ -132,6 +147,8 @@ function render(engine: Dialect, rounds: Round[]): string {
   return [
     `${engine}: ${best.usPerSpend.toFixed(0)} µs of CPU a spend (best of ${rounds.length}: ${rounds.map((r) => r.usPerSpend.toFixed(0)).join(", ")})`,
     `  batches (size×count, ${total} batches): ${sizes.map(([size, count]) => `${size}×${count}`).join(" ")}`,
+    `  ${best.statementsPerSpend.toFixed(2)} statements a spend; the most run, a spend:`,
+    ...best.top.map(([sql, perSpend]) => `    ${perSpend.toFixed(3)}  ${sql.length > 140 ? `${sql.slice(0, 140)}…` : sql}`),
   ].join("\n");
 }
 
