@@ -120,6 +120,8 @@ export function dialectOf(ex: Executor): Dialect {
   return ex.getExecutor().adapter instanceof PostgresAdapter ? "postgres" : "sqlite";
 }
 
+const HOLD_WRITE_LOCK = "delete from warden_migrations where 0 = 1";
+
 /**
  * Takes SQLite's write lock at the start of a transaction that reads long before it
  * writes (BEGIN IMMEDIATE, which Kysely cannot open). A deferred transaction that has
@@ -129,7 +131,9 @@ export function dialectOf(ex: Executor): Dialect {
  * locks rows as they are written: nothing to do.
  */
 export async function holdWriteLock(trx: Trx): Promise<void> {
-  if (dialectOf(trx) === "sqlite") await sql`delete from warden_migrations where 0 = 1`.execute(trx);
+  if (dialectOf(trx) !== "sqlite") return;
+  // At once on the transaction's connection (directSqlite), without building the query: every spend batch starts so.
+  if (!directSqlite(trx)?.(HOLD_WRITE_LOCK, [])) await sql.raw(HOLD_WRITE_LOCK).execute(trx);
 }
 
 /** Runs one SQL statement at once on an SQLite connection, or answers null when it must wait its turn. */

@@ -1,4 +1,5 @@
 import type { Executor } from "../db/database.js";
+import { perRowCount, prepared } from "../db/prepared.js";
 import type { Env } from "../db/schema.js";
 
 export interface IdempotencyRecord {
@@ -67,8 +68,64 @@ export interface KeyClaim {
 }
 
 /**
- * claimIdempotencyKey for a batch of requests with distinct keys, in three statements
- * whatever its size: by key, "claimed" or the record of the request that claimed it.
+ * Claims keys for a batch (arguments: workspace, environment, now, expired-before, then key
+ * and request hash for each): a key no record holds is inserted; a record older than the
+ * window is replaced in place; either comes back. A live record is left as it is (and,
+ * on PostgreSQL, locked until the batch ends, as a claim still in flight makes the insert
+ * wait on the unique index until it commits).
+ */
+// Prepared per number of keys (a spend batch is 1 to 64): Kysely builds a multi-row
+// statement anew on every call, which cost a spend more than running it.
+const claimKeys = perRowCount((rows) =>
+  prepared((ex, p) =>
+    ex
+      .insertInto("idempotency_keys")
+      .values(
+        Array.from({ length: rows }, (_, i) => ({
+          workspace_id: p<string>(0),
+          env: p<Env>(1),
+          key: p<string>(4 + 2 * i),
+          request_hash: p<string>(5 + 2 * i),
+          status: 0,
+          response_body: "",
+          created_at: p<number>(2),
+        })),
+      )
+      .onConflict((oc) =>
+        oc
+          .columns(["workspace_id", "env", "key"])
+          .doUpdateSet((eb) => ({
+            request_hash: eb.ref("excluded.request_hash"),
+            status: eb.ref("excluded.status"),
+            response_body: eb.ref("excluded.response_body"),
+            created_at: eb.ref("excluded.created_at"),
+          }))
+          .where("idempotency_keys.created_at", "<=", p<number>(3)),
+      )
+      .returning("key"),
+  ),
+);
+
+/** The records of keys the batch found taken (arguments: workspace, environment, then the keys). */
+const selectKeys = perRowCount((rows) =>
+  prepared((ex, p) =>
+    ex
+      .selectFrom("idempotency_keys")
+      .select(["key", "request_hash", "status", "response_body"])
+      .where("workspace_id", "=", p<string>(0))
+      .where("env", "=", p<Env>(1))
+      .where(
+        "key",
+        "in",
+        Array.from({ length: rows }, (_, i) => p<string>(2 + i)),
+      ),
+  ),
+);
+
+/**
+ * claimIdempotencyKey for a batch of requests with distinct keys, in one statement when
+ * every key is new (two when some are taken) whatever its size: by key, "claimed" or the
+ * record of the request that claimed it.
  */
 export async function claimIdempotencyKeys(
   ex: Executor,
@@ -82,43 +139,38 @@ export async function claimIdempotencyKeys(
   // In key order: two batches claiming the same keys (a client's retries through another
   // process) then wait on each other in one order, never in a circle (a deadlock).
   const ordered = [...claims].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  const keys = ordered.map((c) => c.key);
-  await ex
-    .deleteFrom("idempotency_keys")
-    .where("workspace_id", "=", scope.workspaceId)
-    .where("env", "=", scope.env)
-    .where("key", "in", keys)
-    .where("created_at", "<=", expiredBefore)
-    .execute();
-  const inserted = await ex
-    .insertInto("idempotency_keys")
-    .values(
-      ordered.map((c) => ({
-        workspace_id: scope.workspaceId,
-        env: scope.env,
-        key: c.key,
-        request_hash: c.requestHash,
-        status: 0,
-        response_body: "",
-        created_at: now,
-      })),
-    )
-    .onConflict((oc) => oc.columns(["workspace_id", "env", "key"]).doNothing())
-    .returning("key")
-    .execute();
+  const inserted = await claimKeys(ordered.length)(ex, [scope.workspaceId, scope.env, now, expiredBefore, ...ordered.flatMap((c) => [c.key, c.requestHash])]);
   for (const row of inserted) outcomes.set(row.key, "claimed");
-  const taken = keys.filter((key) => !outcomes.has(key));
+  const taken = ordered.flatMap((c) => (outcomes.has(c.key) ? [] : [c.key]));
   if (taken.length === 0) return outcomes;
-  const rows = await ex
-    .selectFrom("idempotency_keys")
-    .select(["key", "request_hash", "status", "response_body"])
-    .where("workspace_id", "=", scope.workspaceId)
-    .where("env", "=", scope.env)
-    .where("key", "in", taken)
-    .execute();
+  const rows = await selectKeys(taken.length)(ex, [scope.workspaceId, scope.env, ...taken]);
   for (const row of rows) outcomes.set(row.key, { requestHash: row.request_hash, status: row.status, responseBody: row.response_body });
   return outcomes;
 }
+
+/** Writes the answers of claimed keys (arguments: workspace, environment, claimed at, then key, request hash, status and body for each). */
+const completeKeys = perRowCount((rows) =>
+  prepared((ex, p) =>
+    ex
+      .insertInto("idempotency_keys")
+      .values(
+        Array.from({ length: rows }, (_, i) => ({
+          workspace_id: p<string>(0),
+          env: p<Env>(1),
+          key: p<string>(3 + 4 * i),
+          request_hash: p<string>(4 + 4 * i),
+          status: p<number>(5 + 4 * i),
+          response_body: p<string>(6 + 4 * i),
+          created_at: p<number>(2),
+        })),
+      )
+      .onConflict((oc) =>
+        oc
+          .columns(["workspace_id", "env", "key"])
+          .doUpdateSet((eb) => ({ status: eb.ref("excluded.status"), response_body: eb.ref("excluded.response_body") })),
+      ),
+  ),
+);
 
 /** completeIdempotencyKey for claimed keys of one batch, in one statement. */
 export async function completeIdempotencyKeys(
@@ -128,23 +180,12 @@ export async function completeIdempotencyKeys(
   claimedAt: number,
 ): Promise<void> {
   if (answers.length === 0) return;
-  await ex
-    .insertInto("idempotency_keys")
-    .values(
-      answers.map((a) => ({
-        workspace_id: scope.workspaceId,
-        env: scope.env,
-        key: a.key,
-        request_hash: a.requestHash,
-        status: a.status,
-        response_body: a.responseBody,
-        created_at: claimedAt,
-      })),
-    )
-    .onConflict((oc) =>
-      oc.columns(["workspace_id", "env", "key"]).doUpdateSet((eb) => ({ status: eb.ref("excluded.status"), response_body: eb.ref("excluded.response_body") })),
-    )
-    .execute();
+  await completeKeys(answers.length)(ex, [
+    scope.workspaceId,
+    scope.env,
+    claimedAt,
+    ...answers.flatMap((a) => [a.key, a.requestHash, a.status, a.responseBody]),
+  ]);
 }
 
 /** Gives claimed keys back: their requests wrote nothing, so a retry is a new request. */

@@ -25,24 +25,32 @@ function mismatch(): ApiError {
   return new ApiError("idempotency_mismatch", "This Idempotency-Key was used with a different request in the last 24 hours.", { param: "Idempotency-Key" });
 }
 
-/** What claimOrReplay came to for one request of a batch. */
-export type Claimed<Answer> = { claimed: true } | { claimed: false; answer: Answer } | { claimed: false; error: ApiError };
+/**
+ * What claimOrReplay came to for one request of a batch. A replay is the first answer's
+ * JSON as it was stored: it is answered as it is, not parsed and written out again.
+ */
+export type Claimed = { claimed: true } | { claimed: false; responseBody: string } | { claimed: false; error: ApiError };
 
 /** claimOrReplay for a batch of requests with distinct keys, by key. */
-export async function claimOrReplayMany<Answer>(
+export async function claimOrReplayMany(
   trx: Executor,
   scope: Omit<IdempotencyScope, "key">,
   claims: readonly KeyClaim[],
   now: number,
-): Promise<Map<string, Claimed<Answer>>> {
+): Promise<Map<string, Claimed>> {
   const records = await claimIdempotencyKeys(trx, scope, claims, now, now - IDEMPOTENCY_WINDOW_MS);
-  const outcomes = new Map<string, Claimed<Answer>>();
+  const outcomes = new Map<string, Claimed>();
   for (const { key, requestHash } of claims) {
     const earlier = records.get(key);
     if (earlier === undefined) throw new Error(`Idempotency-Key ${key} was neither claimed nor found`);
     if (earlier === "claimed") outcomes.set(key, { claimed: true });
     else if (earlier.requestHash !== requestHash) outcomes.set(key, { claimed: false, error: mismatch() });
-    else outcomes.set(key, { claimed: false, answer: JSON.parse(earlier.responseBody) as Answer });
+    else {
+      // Parsed only to check it: a stored answer that is not JSON fails its own request
+      // (never reaches a client as a 200); a sound one is answered as it was stored.
+      JSON.parse(earlier.responseBody);
+      outcomes.set(key, { claimed: false, responseBody: earlier.responseBody });
+    }
   }
   return outcomes;
 }

@@ -18,7 +18,8 @@ const usageList = { 200: { $ref: "MeterUsageList" }, ...commonErrors };
 function answerSpend(reply: FastifyReply, result: SpendResult) {
   // A replay answers exactly what the first request answered.
   if (!result.spent) reply.header("Idempotent-Replayed", "true");
-  return reply.status(200).send(result.answer);
+  // Already JSON (a Spent, as the Idempotency-Key stores it): sent as it is, not serialised again.
+  return reply.status(200).type("application/json; charset=utf-8").send(result.body);
 }
 
 /** The vendor's usage routes, under /api/v1 behind the API key. */

@@ -79,7 +79,11 @@ type Spender = { email: string } | { personId: string };
 export interface SpendResult {
   /** False when an Idempotency-Key replayed an earlier spend. */
   spent: boolean;
-  answer: Spent;
+  /**
+   * The answer (a `Spent`) as JSON: the text the Idempotency-Key stores is the text
+   * answered, written once (and a replay answers the stored text, byte for byte).
+   */
+  body: string;
 }
 
 /** One spend waiting for its batch: every spend of a batch has the same scope, spender and meter. */
@@ -179,11 +183,11 @@ async function spendTogether(batch: readonly SpendRequest[]): Promise<Outcome<Sp
       const now = clock.now();
       const outcomes: (Outcome<SpendResult> | undefined)[] = batch.map(() => undefined);
       const claims = batch.flatMap((r) => (r.idempotencyKey === null ? [] : [{ key: r.idempotencyKey, requestHash: r.requestHash }]));
-      const claimed = await claimOrReplayMany<Spent>(trx, idempotencyScope, claims, now);
+      const claimed = await claimOrReplayMany(trx, idempotencyScope, claims, now);
       for (const [i, request] of batch.entries()) {
         const earlier = request.idempotencyKey === null ? undefined : claimed.get(request.idempotencyKey);
         if (earlier && !earlier.claimed)
-          outcomes[i] = "error" in earlier ? { ok: false, error: earlier.error } : { ok: true, value: { spent: false, answer: earlier.answer } };
+          outcomes[i] = "error" in earlier ? { ok: false, error: earlier.error } : { ok: true, value: { spent: false, body: earlier.responseBody } };
       }
       const toSpend = outcomes.flatMap((outcome, i) => (outcome ? [] : [i]));
 
@@ -216,7 +220,8 @@ async function spendTogether(batch: readonly SpendRequest[]): Promise<Outcome<Sp
           state = afterDraw(state, draw);
           const after = presentMeterUsage(state);
           if (ranOut(before, after)) await noteRunOut(trx, scope, key, drawnFrom, after, now);
-          outcomes[i] = { ok: true, value: { spent: true, answer: { quantity, allowed: true, ...after } } };
+          const answer: Spent = { quantity, allowed: true, ...after };
+          outcomes[i] = { ok: true, value: { spent: true, body: JSON.stringify(answer) } };
         }
         spentAny = total > 0;
         for (const { bucket, units } of usedUnits.values()) await addUsed(trx, key, bucket, units);
@@ -234,9 +239,7 @@ async function spendTogether(batch: readonly SpendRequest[]): Promise<Outcome<Sp
         trx,
         idempotencyScope,
         keyed.flatMap(({ request, outcome }) =>
-          outcome.ok
-            ? [{ key: request.idempotencyKey as string, requestHash: request.requestHash, status: 200, responseBody: JSON.stringify(outcome.value.answer) }]
-            : [],
+          outcome.ok ? [{ key: request.idempotencyKey as string, requestHash: request.requestHash, status: 200, responseBody: outcome.value.body }] : [],
         ),
         now,
       );
