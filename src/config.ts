@@ -71,6 +71,11 @@ export interface Config {
    * Stripe's own API; a local stand-in in tests, or stripe-mock in development.
    */
   stripeApiUrl: string | null;
+  /**
+   * Where Paddle's API calls go (WARDEN_PADDLE_API_URL): null for Paddle's own (its sandbox
+   * for the test environment, production for live); a local stand-in in tests.
+   */
+  paddleApiUrl: string | null;
   /** Where sign-in mail goes out (SMTP_URL, e.g. smtps://user:pass@mail.example.com); null writes it to the log and `<dataDir>/outbox/`. */
   smtpUrl: string | null;
   /** The From of sign-in mail (WARDEN_MAIL_FROM). */
@@ -218,17 +223,17 @@ function readDomain(env: Env): string | null {
   return raw;
 }
 
-function readStripeApiUrl(env: Env): string | null {
-  const raw = env.WARDEN_STRIPE_API_URL;
+function readApiUrl(env: Env, name: "WARDEN_STRIPE_API_URL" | "WARDEN_PADDLE_API_URL"): string | null {
+  const raw = env[name];
   if (raw === undefined || raw === "") return null;
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError(`WARDEN_STRIPE_API_URL must be a URL such as http://127.0.0.1:12111, got "${raw}"`);
+    throw new ConfigError(`${name} must be a URL such as http://127.0.0.1:12111, got "${raw}"`);
   }
   if ((url.protocol !== "http:" && url.protocol !== "https:") || (url.pathname !== "/" && url.pathname !== "")) {
-    throw new ConfigError(`WARDEN_STRIPE_API_URL must be an http(s) address with no path, got "${raw}"`);
+    throw new ConfigError(`${name} must be an http(s) address with no path, got "${raw}"`);
   }
   return url.origin;
 }
@@ -313,7 +318,8 @@ export function parseConfig(env: Env): Readonly<Config> {
     allowPrivateWebhooks: readFlag(env, "WARDEN_ALLOW_PRIVATE_WEBHOOKS"),
     deliveryWorker: env.WARDEN_DELIVERY_WORKER === undefined || env.WARDEN_DELIVERY_WORKER === "" ? true : readFlag(env, "WARDEN_DELIVERY_WORKER"),
     deliveryLeaseMs: readInteger(env, "WARDEN_DELIVERY_LEASE_MS", 60_000, 1_000, 3_600_000),
-    stripeApiUrl: readStripeApiUrl(env),
+    stripeApiUrl: readApiUrl(env, "WARDEN_STRIPE_API_URL"),
+    paddleApiUrl: readApiUrl(env, "WARDEN_PADDLE_API_URL"),
     smtpUrl: readSmtpUrl(env),
     mailFrom: env.WARDEN_MAIL_FROM || "Warden <no-reply@localhost>",
     clientOrigins: readClientOrigins(env),

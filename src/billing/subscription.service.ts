@@ -16,8 +16,8 @@ import type { Env } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { countSubscriptionRefunds, countSubscriptionRevenue, recordSubscriptionMrr } from "../insights/rollup.store.js";
 import { listSubscriptionInvoices, listSubscriptionRefunds } from "../payments/payment-link.store.js";
+import { processorOf } from "../payments/processors.js";
 import type { Services } from "../services.js";
-import { cancelAtStripe, setCancelAtPeriodEndAtStripe } from "../stripe/stripe-actions.js";
 import { requireEnv, requireWorkspace } from "../workspaces/workspace-lookup.service.js";
 import { type BillingTx, inBillingTransaction, syncHolders } from "./billing.context.js";
 import { emitSubscriptionEnded, emitSubscriptionSetToCancel, emitSubscriptionStarted, utcDay } from "./billing.events.js";
@@ -247,7 +247,7 @@ export async function cancelSubscription(
   const found = await requireSubscription(services, input);
   if (found.endedAt !== null) throw invalidParameter("id", `Subscription ${found.id} ended at ${toIso(found.endedAt)}.`);
   // At Stripe first, so that it stops billing; if Stripe refuses, nothing changes here.
-  const atStripe = input.now || !scheduledToCancel(found) ? await cancelAtStripe(services, found, found.id, input.now) : false;
+  const atStripe = input.now || !scheduledToCancel(found) ? await (await processorOf(services, found)).cancel(services, found, found.id, input.now) : false;
   return inBillingTransaction(services, found, async (tx) => {
     const sub = await reload(tx, found.id);
     if (sub.endedAt !== null) throw invalidParameter("id", `Subscription ${sub.id} ended at ${toIso(sub.endedAt)}.`);
@@ -297,7 +297,7 @@ export async function setOwnCancelAtPeriodEnd(services: Services, found: StoredS
     throw invalidParameter("id", `The vendor set subscription ${found.id} to end at ${toIso(found.cancelAt)}; ask them to change that.`);
   }
   if (cancel === scheduledToCancel(found)) return found;
-  if (!(await setCancelAtPeriodEndAtStripe(services, found, found.id, cancel))) {
+  if (!(await (await processorOf(services, found)).setCancelAtPeriodEnd(services, found, found.id, cancel))) {
     throw invalidParameter("id", `Subscription ${found.id} is billed by the vendor outside Warden: ask them to ${cancel ? "cancel" : "resume"} it.`);
   }
   return inBillingTransaction(services, found, async (tx) => {

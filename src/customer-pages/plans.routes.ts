@@ -8,7 +8,7 @@ import { fieldError, sendPage } from "../dashboard/shared/page.js";
 import { allowFormTargets, csrfTokenFor, formField, PageRefusal } from "../dashboard/shared/security.js";
 import { stripeLocaleOf } from "../i18n/locales.js";
 import type { Services } from "../services.js";
-import { checkoutOutcome, startCheckout } from "../stripe/checkout.service.js";
+import { checkoutOutcome, startCheckout } from "../payments/checkout.service.js";
 import { registerBrandingAssets } from "./branding.routes.js";
 import { customerFrame, customerOf, ensureBrowserSecret, PAGE_PATH, pageLocaleOf, pagePath, pageScopeOf, pageTextOf } from "./customer-session.js";
 import { findOffer, listOffers, type OfferChoice } from "./plans.service.js";

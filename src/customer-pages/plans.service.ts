@@ -1,14 +1,14 @@
 // What the hosted Plans page offers for a tool: its own plans and those of every bundle
 // that gives it, each with its price, billing and what it gives; retired plans and plans
 // without a price are not offered (checkout refuses them too). Whether the environment
-// takes payments at all (a Stripe secret key is connected) is part of the answer, so the
+// takes payments at all (its processor's API key is connected) is part of the answer, so the
 // page can say so before anyone chooses. Each offer carries its plan's terms for the
 // tool (features, allowances, credits: usage/terms.service.ts), and an offer that adds
 // credits is a credit pack, listed apart. Nothing here grows with the number of
 // customers: a handful of catalogue rows, by index.
 import type { Env, ProductKind } from "../db/schema.js";
 import type { Services } from "../services.js";
-import { findStripeAccount } from "../stripe/stripe-account.store.js";
+import { processorOf } from "../payments/processors.js";
 import { readToolSoldTerms } from "../usage/terms.service.js";
 import type { Feature, Meter, PlanTerms } from "../usage/usage.types.js";
 import { listBundles, listPlans, listTools } from "../workspaces/workspace.store.js";
@@ -37,7 +37,7 @@ export interface Offers {
   meters: Meter[];
   /** Days of the tool's trial (0: none). */
   trialDays: number;
-  /** False when the environment has no Stripe secret key: nothing can be bought yet. */
+  /** False when the environment's processor has no API key: nothing can be bought yet. */
   takesPayments: boolean;
 }
 
@@ -46,11 +46,11 @@ const offered = (plan: Plan): plan is Plan & { amountCents: number } => plan.ret
 export async function listOffers(services: Services, scope: { workspace: Workspace; env: Env; tool: Tool }): Promise<Offers> {
   const { db } = services;
   const { workspace, env, tool } = scope;
-  const [plans, bundles, tools, account, sold] = await Promise.all([
+  const [plans, bundles, tools, takesPayments, sold] = await Promise.all([
     listPlans(db, workspace.id, null),
     listBundles(db, workspace.id),
     listTools(db, workspace.id),
-    findStripeAccount(db, workspace.id, env),
+    processorOf(services, { workspaceId: workspace.id, env }).then((processor) => processor.canAct(services, { workspaceId: workspace.id, env })),
     readToolSoldTerms(db, { workspaceId: workspace.id, toolId: tool.id }),
   ]);
   const toolName = new Map(tools.map((t) => [t.id, t.name]));
@@ -83,7 +83,7 @@ export async function listOffers(services: Services, scope: { workspace: Workspa
     features: sold.features,
     meters: sold.meters,
     trialDays: tool.trialDays,
-    takesPayments: Boolean(account?.secretKeySealed),
+    takesPayments,
   };
 }
 

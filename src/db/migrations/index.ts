@@ -46,6 +46,7 @@ import * as sessionDevice from "./045-session-device.js";
 import * as moneyHistory from "./046-money-history.js";
 import * as paddle from "./047-paddle.js";
 import * as wrongKeyBlocks from "./048-wrong-key-blocks.js";
+import * as paddlePlanLinks from "./050-paddle-plan-links.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -96,4 +97,5 @@ export const migrations: Record<string, Migration> = {
   "046-money-history": moneyHistory,
   "047-paddle": paddle,
   "048-wrong-key-blocks": wrongKeyBlocks,
+  "050-paddle-plan-links": paddlePlanLinks,
 };

@@ -1,0 +1,131 @@
+// The buy button and the hosted Plans page: a checkout for a plan of a tool, or of a
+// bundle that gives the tool, opened at the workspace environment's processor (Stripe's
+// Checkout Session, Paddle's transaction) and carrying Warden's metadata, which the
+// webhook side reads back, so the purchase that follows is tied to the product, plan and
+// seats. A signed-in buyer (a device token, or a hosted page's web session) is named by
+// `warden_account`, so the purchase is theirs whatever address they type there.
+import { findLicenceByCheckoutSession } from "../billing/licence.store.js";
+import { findSubscription } from "../billing/subscription.store.js";
+import { resolveWorkspaceTool } from "../client/client.service.js";
+import { isEmailShape } from "../customers/email.js";
+import { findPersonById } from "../customers/person.store.js";
+import type { Env, ProductKind } from "../db/schema.js";
+import { invalidParameter } from "../errors/errors.js";
+import type { Services } from "../services.js";
+import { findBundle, findPlan } from "../workspaces/workspace.store.js";
+import type { Tool, Workspace } from "../workspaces/workspace.types.js";
+import type { CheckoutBody } from "./checkout.schema.js";
+import type { CheckoutBuyer, CheckoutRequest, CreatedCheckout } from "./payment-processor.js";
+import { findSubscriptionIdByCheckoutSession } from "./payment-link.store.js";
+import { processorOf } from "./processors.js";
+
+/** The extension's buy button (`POST /api/client/v1/tools/{tool}/checkout`): a tool's plan, the environment said by `livemode`. */
+export async function createCheckout(
+  services: Services,
+  input: { hostname: string; toolId: string; body: CheckoutBody; buyer: CheckoutBuyer | null },
+): Promise<CreatedCheckout> {
+  const { body, toolId, buyer } = input;
+  const { workspace, tool } = await resolveWorkspaceTool(services, input.hostname, body.workspace, toolId);
+  const env = body.livemode ? "live" : "test";
+  if (buyer && (buyer.workspaceId !== workspace.id || buyer.env !== env)) {
+    throw invalidParameter("livemode", `This device is signed in to another workspace or to the ${buyer.env} environment; buy there, or signed out.`);
+  }
+  return startCheckout(services, {
+    workspace,
+    tool,
+    product: { kind: "tool", id: toolId },
+    plan: body.plan,
+    env,
+    buyer,
+    successUrl: body.success_url,
+    ...(body.seats === undefined ? {} : { seats: body.seats }),
+    ...(body.email === undefined ? {} : { email: body.email }),
+    ...(body.cancel_url === undefined ? {} : { cancelUrl: body.cancel_url }),
+  });
+}
+
+/** The checkout itself, shared by the buy button and the hosted Plans page; refusals name the field at fault. */
+export async function startCheckout(services: Services, request: CheckoutRequest): Promise<CreatedCheckout> {
+  const { db } = services;
+  const { workspace, tool, product, env, buyer } = request;
+  const bundle = product.kind === "bundle" ? await findBundle(db, workspace.id, product.id) : null;
+  if (product.kind === "bundle" && !bundle?.toolIds.includes(tool.id)) {
+    throw invalidParameter("bundle", `No bundle "${product.id}" that gives tool "${tool.id}".`);
+  }
+  if (product.kind === "tool" && product.id !== tool.id) {
+    throw invalidParameter("plan", `Plans of tool "${product.id}" are not sold here; this is tool "${tool.id}".`);
+  }
+  const plan = await findPlan(db, workspace.id, product.kind, product.id, request.plan);
+  if (!plan) throw invalidParameter("plan", `No plan "${request.plan}" for ${product.kind} "${product.id}".`);
+  // Retired: kept for what was bought with it, offered no more.
+  if (plan.retiredAt !== null) throw invalidParameter("plan", `Plan "${plan.id}" of ${product.kind} "${product.id}" is no longer offered.`);
+  const amountCents = plan.amountCents;
+  if (amountCents === null) throw invalidParameter("plan", `Plan "${plan.id}" has no price to pay at checkout.`);
+  if (request.email !== undefined && !isEmailShape(request.email))
+    throw invalidParameter("email", "email must be an email address such as person@example.com.");
+  if (buyer && (buyer.workspaceId !== workspace.id || buyer.env !== env)) {
+    throw invalidParameter("env", `You are signed in to another workspace or to the ${buyer.env} environment; buy there, or signed out.`);
+  }
+  const person = buyer ? await findPersonById(db, buyer.workspaceId, buyer.env, buyer.personId) : null;
+  const metadata: Record<string, string> = { [product.kind === "tool" ? "warden_tool" : "warden_bundle"]: product.id, warden_plan: plan.id };
+  if (request.seats !== undefined) metadata.warden_seats = String(request.seats);
+  if (person) metadata.warden_account = person.id;
+  const processor = await processorOf(services, { workspaceId: workspace.id, env });
+  return processor.startCheckout(services, {
+    request,
+    plan: { ...plan, amountCents },
+    productName: bundle?.name ?? tool.name,
+    email: request.email ?? person?.email,
+    metadata,
+  });
+}
+
+/** What a finished checkout bought, as Warden stored it from Stripe's events. */
+export type CheckoutOutcome =
+  | { state: "pending" }
+  | { state: "elsewhere" }
+  | {
+      state: "confirmed";
+      kind: "licence" | "subscription";
+      productKind: ProductKind;
+      productName: string;
+      planName: string | null;
+      billing: "one_time" | "subscription";
+      seats: number | null;
+      status: string;
+      periodEnd: number | null;
+    };
+
+/**
+ * The checkout success page: what the Checkout Session bought, once Stripe's event has
+ * made the licence or the subscription; until then it is being confirmed. Only what
+ * gives `tool` (its own plan or a bundle with it) is told here; the session id alone
+ * shows a product and plan, never who bought it.
+ */
+export async function checkoutOutcome(
+  services: Services,
+  input: { workspace: Workspace; env: Env; tool: Tool; checkoutSession: string },
+): Promise<CheckoutOutcome> {
+  const { db } = services;
+  const scope = { workspaceId: input.workspace.id, env: input.env };
+  const licence = await findLicenceByCheckoutSession(db, scope, input.checkoutSession);
+  const subscriptionId = licence ? null : await findSubscriptionIdByCheckoutSession(db, scope, input.checkoutSession);
+  const subscription = subscriptionId === null ? null : await findSubscription(db, scope, subscriptionId);
+  const bought = licence ?? subscription;
+  if (!bought) return { state: "pending" };
+  const bundle = bought.productKind === "bundle" ? await findBundle(db, input.workspace.id, bought.productId) : null;
+  const forTool = bought.productKind === "tool" ? bought.productId === input.tool.id : (bundle?.toolIds.includes(input.tool.id) ?? false);
+  if (!forTool) return { state: "elsewhere" };
+  const plan = await findPlan(db, input.workspace.id, bought.productKind, bought.productId, bought.planId);
+  return {
+    state: "confirmed",
+    kind: licence ? "licence" : "subscription",
+    productKind: bought.productKind,
+    productName: bundle?.name ?? input.tool.name,
+    planName: plan?.name ?? null,
+    billing: licence ? "one_time" : "subscription",
+    seats: bought.seats !== null && bought.seats > 0 ? bought.seats : null,
+    status: bought.status,
+    periodEnd: subscription ? subscription.currentPeriodEnd : null,
+  };
+}
