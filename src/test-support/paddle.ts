@@ -6,11 +6,15 @@
 // `Paddle-Signature` header (`ts=<unix seconds>;h1=<hex HMAC-SHA256 of "<ts>:<body>">`).
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import type { Dialect } from "../db/database.js";
 import type { Env } from "../db/schema.js";
 import { randomBase62 } from "../ids.js";
 import { connectPaddle } from "../paddle/paddle-account.service.js";
+import { updatePlanPaddleLinks } from "../paddle/paddle-plan-link.service.js";
 import type { Services } from "../services.js";
 import { seedCatalogue, type TestApi, testApi, testServices, type Workspace } from "./harness.js";
 import { emittedEvents } from "./stripe.js";
@@ -19,10 +23,52 @@ import { emittedEvents } from "./stripe.js";
 export const paddleId = (prefix: string) => `${prefix}_01${randomBase62(24).toLowerCase()}`;
 const iso = (ms: number) => new Date(ms).toISOString().replace("Z", "000Z");
 
-export async function connectTestPaddle(services: Services, ws: Workspace, env: Env = "test"): Promise<string> {
+/**
+ * The Paddle prices of the harness catalogue's plans (seedCatalogue), linked to them in the
+ * testbed's environment: what a checkout Warden opened is paid with. A price not here is
+ * linked to no plan.
+ */
+export const PADDLE_PRICES: Record<string, { id: string; product: string; amount: number; interval: "month" | null }> = {
+  lifetime: { id: "pri_01hv0000000000000000lifetm", product: "pro_01hv00000000000000tabmastr", amount: 4900, interval: null },
+  monthly: { id: "pri_01hv0000000000000000monthy", product: "pro_01hv00000000000000tabmastr", amount: 500, interval: "month" },
+  "suite-lifetime": { id: "pri_01hv000000000000000suitelf", product: "pro_01hv000000000000000suitepr", amount: 9900, interval: null },
+};
+const priceOf = (customData: CustomData | null) => PADDLE_PRICES[customData?.warden_plan ?? ""];
+
+export async function connectTestPaddle(services: Services, ws: Workspace, env: Env = "test", apiKey?: string): Promise<string> {
   const secret = `pdl_ntfset_${paddleId("01")}_${randomBase62(32)}`;
-  await connectPaddle(services, { workspace: ws.slug, env, webhookSecret: secret });
+  await connectPaddle(services, { workspace: ws.slug, env, webhookSecret: secret, ...(apiKey === undefined ? {} : { apiKey }) });
   return secret;
+}
+
+/** Links the catalogue's plans to PADDLE_PRICES in the environment, as the vendor does once. */
+export async function linkTestPaddlePrices(services: Services, ws: Workspace, env: Env = "test"): Promise<void> {
+  for (const [plan, price] of Object.entries(PADDLE_PRICES)) {
+    const product = plan === "suite-lifetime" ? { bundle: "suite" } : { tool: "tabmaster" };
+    await updatePlanPaddleLinks(services, { workspace: ws.slug, ...product, id: plan, env, prices: [price.id] });
+  }
+}
+
+/** A price as Paddle's API answers it. */
+export function priceObject(o: { id: string; product: string; amount: number; interval: "month" | "year" | null; currency?: string; status?: string }) {
+  return {
+    id: o.id,
+    product_id: o.product,
+    type: "standard",
+    description: "Tab Master",
+    name: null,
+    billing_cycle: o.interval === null ? null : { interval: o.interval, frequency: 1 },
+    trial_period: null,
+    tax_mode: "account_setting",
+    unit_price: { amount: String(o.amount), currency_code: o.currency ?? "USD" },
+    unit_price_overrides: [],
+    quantity: { minimum: 1, maximum: 10000 },
+    status: o.status ?? "active",
+    custom_data: null,
+    import_meta: null,
+    created_at: "2026-01-01T00:00:00.000000Z",
+    updated_at: "2026-01-01T00:00:00.000000Z",
+  };
 }
 
 export interface TestPaddleEvent {
@@ -57,6 +103,7 @@ export function transactionObject(o: {
 }) {
   const total = String(o.total);
   const fee = String(Math.round(o.total * 0.05 + 50));
+  const price = priceOf(o.customData);
   return {
     id: o.id ?? paddleId("txn"),
     status: "completed",
@@ -72,7 +119,13 @@ export function transactionObject(o: {
     collection_mode: "automatic",
     billing_details: null,
     billing_period: null,
-    items: [{ price: { id: o.priceId ?? paddleId("pri"), product_id: paddleId("pro"), description: "Tab Master" }, quantity: 1, proration: null }],
+    items: [
+      {
+        price: priceObject({ id: o.priceId ?? price?.id ?? paddleId("pri"), product: price?.product ?? paddleId("pro"), amount: o.total, interval: null }),
+        quantity: 1,
+        proration: null,
+      },
+    ],
     details: {
       totals: {
         subtotal: total,
@@ -133,7 +186,12 @@ export function subscriptionObject(o: {
         recurring: true,
         created_at: iso(o.startedAt),
         updated_at: iso(o.startedAt),
-        price: { id: o.priceId ?? paddleId("pri"), product_id: paddleId("pro"), billing_cycle: { interval: "month", frequency: 1 } },
+        price: priceObject({
+          id: o.priceId ?? priceOf(o.customData)?.id ?? paddleId("pri"),
+          product: priceOf(o.customData)?.product ?? paddleId("pro"),
+          amount: 500,
+          interval: "month",
+        }),
       },
     ],
     custom_data: o.customData,
@@ -196,6 +254,7 @@ export async function paddleTestbed(dialect: Dialect) {
   const ws = await seedCatalogue(services);
   const api = await testApi(services);
   const secret = await connectTestPaddle(services, ws);
+  await linkTestPaddlePrices(services, ws);
   return {
     services,
     clock,
