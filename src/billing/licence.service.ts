@@ -10,8 +10,8 @@ import { findPersonByEmail } from "../customers/person.store.js";
 import type { Env } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { newId } from "../ids.js";
-import { processorOf } from "../payments/processors.js";
 import { bump, productScope } from "../insights/rollup.store.js";
+import { processorOf } from "../payments/processors.js";
 import type { Services } from "../services.js";
 import { addPackCreditsIn } from "../usage/credits.service.js";
 import { zeroLicenceCredits } from "../usage/credits.store.js";
@@ -154,7 +154,9 @@ export async function refundLicence(services: Services, input: { id: string; act
   }
   // The money first: if Stripe refuses, nothing changes here.
   const atStripe =
-    found.refundedAt === null && found.status !== "revoked" ? await (await processorOf(services, found)).refund(services, found, { payment: paymentIntent, licenceId: found.id }) : false;
+    found.refundedAt === null && found.status !== "revoked"
+      ? await (await processorOf(services, found)).refund(services, found, { payment: paymentIntent, licenceId: found.id })
+      : false;
   return inBillingTransaction(services, found, async (tx) => {
     const licence = (await findLicenceById(tx.trx, found.id)) ?? found;
     // The vendor's own refund is made now, at Stripe and here.

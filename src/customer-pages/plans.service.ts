@@ -7,8 +7,9 @@
 // credits is a credit pack, listed apart. Nothing here grows with the number of
 // customers: a handful of catalogue rows, by index.
 import type { Env, ProductKind } from "../db/schema.js";
-import type { Services } from "../services.js";
+import type { ProcessorName } from "../payments/payment-processor.js";
 import { processorOf } from "../payments/processors.js";
+import type { Services } from "../services.js";
 import { readToolSoldTerms } from "../usage/terms.service.js";
 import type { Feature, Meter, PlanTerms } from "../usage/usage.types.js";
 import { listBundles, listPlans, listTools } from "../workspaces/workspace.store.js";
@@ -39,6 +40,8 @@ export interface Offers {
   trialDays: number;
   /** False when the environment's processor has no API key: nothing can be bought yet. */
   takesPayments: boolean;
+  /** The environment's processor: where its checkout page lives. */
+  processor: ProcessorName;
 }
 
 const offered = (plan: Plan): plan is Plan & { amountCents: number } => plan.retiredAt === null && plan.amountCents !== null;
@@ -46,11 +49,12 @@ const offered = (plan: Plan): plan is Plan & { amountCents: number } => plan.ret
 export async function listOffers(services: Services, scope: { workspace: Workspace; env: Env; tool: Tool }): Promise<Offers> {
   const { db } = services;
   const { workspace, env, tool } = scope;
+  const processor = await processorOf(services, { workspaceId: workspace.id, env });
   const [plans, bundles, tools, takesPayments, sold] = await Promise.all([
     listPlans(db, workspace.id, null),
     listBundles(db, workspace.id),
     listTools(db, workspace.id),
-    processorOf(services, { workspaceId: workspace.id, env }).then((processor) => processor.canAct(services, { workspaceId: workspace.id, env })),
+    processor.canAct(services, { workspaceId: workspace.id, env }),
     readToolSoldTerms(db, { workspaceId: workspace.id, toolId: tool.id }),
   ]);
   const toolName = new Map(tools.map((t) => [t.id, t.name]));
@@ -84,6 +88,7 @@ export async function listOffers(services: Services, scope: { workspace: Workspa
     meters: sold.meters,
     trialDays: tool.trialDays,
     takesPayments,
+    processor: processor.name,
   };
 }
 

@@ -100,7 +100,10 @@ for (const dialect of DIALECTS) {
 
       assert.equal(await t.send("subscription.created", state()), "applied");
       assert.equal(
-        await t.send("transaction.completed", transactionObject({ id: made.checkout_session, customData, subscriptionId: sub, total: 1500, billedAt: start, origin: "web" })),
+        await t.send(
+          "transaction.completed",
+          transactionObject({ id: made.checkout_session, customData, subscriptionId: sub, total: 1500, billedAt: start, origin: "web" }),
+        ),
         "applied",
       );
       assert.deepEqual(
@@ -111,7 +114,10 @@ for (const dialect of DIALECTS) {
       // Renewed: the next period's transaction and state.
       t.clock.set(start + 30 * DAY_MS);
       const renewed = { periodStart: start + 30 * DAY_MS, periodEnd: start + 60 * DAY_MS };
-      assert.equal(await t.send("transaction.completed", transactionObject({ customData, subscriptionId: sub, total: 1500, billedAt: t.clock.now() })), "applied");
+      assert.equal(
+        await t.send("transaction.completed", transactionObject({ customData, subscriptionId: sub, total: 1500, billedAt: t.clock.now() })),
+        "applied",
+      );
       assert.equal(await t.send("subscription.updated", state(renewed)), "applied");
       assert.equal(Number((await t.subscription(sub))?.current_period_end), start + 60 * DAY_MS);
 
@@ -165,7 +171,10 @@ for (const dialect of DIALECTS) {
       const { person } = await buyer(t);
       const made = await checkout(t, person.id, "lifetime");
       const customData = { warden_tool: "tabmaster", warden_plan: "lifetime", warden_account: person.id };
-      assert.equal(await t.send("transaction.completed", transactionObject({ id: made.checkout_session, customData, total: 4900, billedAt: t.clock.now() })), "applied");
+      assert.equal(
+        await t.send("transaction.completed", transactionObject({ id: made.checkout_session, customData, total: 4900, billedAt: t.clock.now() })),
+        "applied",
+      );
       const [licence] = await t.licences();
       assert.ok(licence);
       const refunded = await refundLicence(t.services, { id: licence.id });
@@ -185,7 +194,10 @@ for (const dialect of DIALECTS) {
 
       // A second purchase, charged back.
       const second = await checkout(t, person.id, "lifetime");
-      assert.equal(await t.send("transaction.completed", transactionObject({ id: second.checkout_session, customData, total: 4900, billedAt: t.clock.now() })), "applied");
+      assert.equal(
+        await t.send("transaction.completed", transactionObject({ id: second.checkout_session, customData, total: 4900, billedAt: t.clock.now() })),
+        "applied",
+      );
       assert.equal(
         await t.send("adjustment.created", adjustmentObject({ action: "chargeback", transactionId: second.checkout_session, total: 4900, at: t.clock.now() })),
         "applied",

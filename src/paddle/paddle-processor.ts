@@ -16,9 +16,16 @@ async function startPaddleCheckout(services: Services, checked: CheckedCheckout)
   const scope = { workspaceId: request.workspace.id, env: request.env };
   const api = await paddleApiFor(services, scope);
   if (!api) throw invalidParameter("livemode", `This workspace takes no payments in ${request.env} mode yet.`);
-  const price = await sellablePrice(api.sdk, await listPaddlePlanLinks(services.db, scope, { productKind: plan.productKind, productId: plan.productId, planId: plan.id }), plan);
+  const price = await sellablePrice(
+    api.sdk,
+    await listPaddlePlanLinks(services.db, scope, { productKind: plan.productKind, productId: plan.productId, planId: plan.id }),
+    plan,
+  );
   if (price === null) {
-    throw invalidParameter("plan", `Plan "${plan.id}" is linked to no active Paddle price of its currency and billing in ${request.env} (warden admin plan update --paddle-price).`);
+    throw invalidParameter(
+      "plan",
+      `Plan "${plan.id}" is linked to no active Paddle price of its currency and billing in ${request.env} (warden admin plan update --paddle-price).`,
+    );
   }
   try {
     const transaction = await api.sdk.transactions.create({

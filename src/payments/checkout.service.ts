@@ -15,8 +15,8 @@ import type { Services } from "../services.js";
 import { findBundle, findPlan } from "../workspaces/workspace.store.js";
 import type { Tool, Workspace } from "../workspaces/workspace.types.js";
 import type { CheckoutBody } from "./checkout.schema.js";
-import type { CheckoutBuyer, CheckoutRequest, CreatedCheckout } from "./payment-processor.js";
 import { findSubscriptionIdByCheckoutSession } from "./payment-link.store.js";
+import type { CheckoutBuyer, CheckoutRequest, CreatedCheckout } from "./payment-processor.js";
 import { processorOf } from "./processors.js";
 
 /** The extension's buy button (`POST /api/client/v1/tools/{tool}/checkout`): a tool's plan, the environment said by `livemode`. */

@@ -333,10 +333,10 @@ export async function startPaddleApi(apiKey: string) {
   const one = (data: unknown) => ({ status: 200, body: { data, meta: { request_id: requestId() } } });
   const handle = (method: string, url: URL, body: Entity | null): { status: number; body: unknown; headers?: Record<string, string> } => {
     const path = url.pathname;
-    let m: RegExpExecArray | null;
-    if (method === "GET" && (m = /^\/prices\/([^/]+)$/.exec(path))) {
-      const price = state.prices.get(m[1] as string);
-      return price ? one(price) : fail(404, "not_found", `Entity ${m[1]} not found`);
+    const priceId = /^\/prices\/([^/]+)$/.exec(path)?.[1];
+    if (method === "GET" && priceId !== undefined) {
+      const price = state.prices.get(priceId);
+      return price ? one(price) : fail(404, "not_found", `Entity ${priceId} not found`);
     }
     if (method === "POST" && path === "/transactions") {
       const items = (body?.items ?? []) as { price_id: string; quantity: number }[];
@@ -344,7 +344,7 @@ export async function startPaddleApi(apiKey: string) {
       const missing = priced.find((p) => p.price === undefined);
       if (items.length === 0 || missing) return fail(400, "invalid_field", `price ${missing?.item.price_id ?? "?"} not found`);
       const id = paddleId("txn");
-      const total = priced.reduce((sum, p) => sum + Number((p.price?.unit_price as Entity).amount) * p.item.quantity, 0);
+      const total = priced.reduce((sum, p) => sum + Number((p.price?.unit_price as Entity | undefined)?.amount) * p.item.quantity, 0);
       const transaction = {
         ...transactionObject({ id, customData: (body?.custom_data ?? null) as CustomData | null, total, billedAt: Date.now() }),
         status: "ready",
@@ -355,7 +355,8 @@ export async function startPaddleApi(apiKey: string) {
       };
       return { status: 201, body: { data: transaction, meta: { request_id: requestId() } } };
     }
-    if ((m = /^\/subscriptions\/([^/]+)(\/cancel)?$/.exec(path))) {
+    const m = /^\/subscriptions\/([^/]+)(\/cancel)?$/.exec(path);
+    if (m) {
       const sub = state.subscriptions.get(m[1] as string);
       if (!sub) return fail(404, "not_found", `Entity ${m[1]} not found`);
       if (method === "GET" && !m[2]) return one(sub);
@@ -373,19 +374,24 @@ export async function startPaddleApi(apiKey: string) {
         return one(sub);
       }
     }
-    if (method === "POST" && (m = /^\/customers\/([^/]+)\/portal-sessions$/.exec(path))) {
+    const customer = /^\/customers\/([^/]+)\/portal-sessions$/.exec(path)?.[1];
+    if (method === "POST" && customer !== undefined) {
       const ids = (body?.subscription_ids ?? []) as string[];
       const id = paddleId("cpls");
-      const base = `https://customer-portal.paddle.com/cpl_01hv/${m[1]}?token=${id}`;
+      const base = `https://customer-portal.paddle.com/cpl_01hv/${customer}?token=${id}`;
       return {
         status: 201,
         body: {
           data: {
             id,
-            customer_id: m[1],
+            customer_id: customer,
             urls: {
               general: { overview: base },
-              subscriptions: ids.map((s) => ({ id: s, cancel_subscription: `${base}&action=cancel&subscription=${s}`, update_subscription_payment_method: `${base}&action=update&subscription=${s}` })),
+              subscriptions: ids.map((s) => ({
+                id: s,
+                cancel_subscription: `${base}&action=cancel&subscription=${s}`,
+                update_subscription_payment_method: `${base}&action=update&subscription=${s}`,
+              })),
             },
             created_at: new Date().toISOString(),
           },
@@ -396,7 +402,13 @@ export async function startPaddleApi(apiKey: string) {
     if (method === "POST" && path === "/adjustments") {
       if (body?.action !== "refund" || typeof body.transaction_id !== "string") return fail(400, "invalid_field", "action or transaction_id");
       const adjustment = {
-        ...adjustmentObject({ action: "refund", transactionId: body.transaction_id, type: body.type === "full" ? "full" : "partial", total: 0, at: Date.now() }),
+        ...adjustmentObject({
+          action: "refund",
+          transactionId: body.transaction_id,
+          type: body.type === "full" ? "full" : "partial",
+          total: 0,
+          at: Date.now(),
+        }),
         status: "pending_approval",
       };
       return { status: 201, body: { data: adjustment, meta: { request_id: requestId() } } };
