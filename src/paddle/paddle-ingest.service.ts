@@ -86,7 +86,7 @@ export async function ingestPaddleEvent(
  * One Paddle event (a notification, or an object the reconcile read) applied in the
  * transaction: the price paid checked against the plan named, then the fact applied.
  */
-async function applyPaddleEvent(tx: BillingTx, event: PaddleEvent): Promise<Handled> {
+export async function applyPaddleEvent(tx: BillingTx, event: PaddleEvent): Promise<Handled> {
   const read = paddleFactOf(event);
   const fact = "fact" in read ? read : await refundFact(tx, read);
   const refusal = await priceRefusal(tx, fact, paddleItemsOf(event.data));

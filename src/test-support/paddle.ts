@@ -309,7 +309,10 @@ type Entity = Record<string, unknown>;
  * A local stand-in for the Paddle API endpoints Warden calls, written from Paddle's public
  * API reference: `GET /prices/{id}`, `POST /transactions` (answered with its `checkout.url`),
  * `GET|PATCH /subscriptions/{id}`, `POST /subscriptions/{id}/cancel`,
- * `POST /customers/{id}/portal-sessions`, `POST /adjustments`. Errors are Paddle's shape (`{error: {type, code, detail, documentation_url}, meta: {request_id}}`);
+ * `POST /customers/{id}/portal-sessions`, `POST /adjustments`, and the lists
+ * `GET /transactions|subscriptions|adjustments` in pages (`{data, meta: {request_id,
+ * pagination: {per_page, next, has_more, estimated_total}}}`, `after` cursors, `status`
+ * filter). Errors are Paddle's shape (`{error: {type, code, detail, documentation_url}, meta: {request_id}}`);
  * `rateLimited` answers 429 with `Retry-After`. The official SDK is pointed at `url`
  * through WARDEN_PADDLE_API_URL.
  */
@@ -319,6 +322,10 @@ export async function startPaddleApi(apiKey: string) {
     calls: [] as { method: string; path: string; body: Entity | null }[],
     prices: new Map<string, Entity>(Object.values(PADDLE_PRICES).map((p) => [p.id, priceObject({ ...p, currency: "EUR" })])),
     subscriptions: new Map<string, Entity>(),
+    /** What `GET /transactions|subscriptions|adjustments` lists, in Paddle's order (by id); an unset list is empty. */
+    lists: new Map<string, Entity[]>(),
+    /** Objects per page, whatever `per_page` asks: small pages make every list turn its pages. */
+    pageSize: 2,
     /** The next this many requests answer 429 with Retry-After: 1. */
     rateLimited: 0,
   };
@@ -412,6 +419,18 @@ export async function startPaddleApi(apiKey: string) {
         status: "pending_approval",
       };
       return { status: 201, body: { data: adjustment, meta: { request_id: requestId() } } };
+    }
+    if (method === "GET" && ["/transactions", "/subscriptions", "/adjustments"].includes(path)) {
+      const status = url.searchParams.get("status");
+      const items = (state.lists.get(path) ?? []).filter((item) => status === null || status.split(",").includes(String(item.status)));
+      const afterId = url.searchParams.get("after");
+      const start = afterId === null ? 0 : items.findIndex((item) => item.id === afterId) + 1;
+      const perPage = Math.min(Number(url.searchParams.get("per_page") ?? 50), state.pageSize);
+      const page = items.slice(start, start + perPage);
+      const next = new URL(url.href);
+      next.searchParams.set("after", String(page.at(-1)?.id ?? afterId ?? ""));
+      const pagination = { per_page: perPage, next: next.href, has_more: start + perPage < items.length, estimated_total: items.length };
+      return { status: 200, body: { data: page, meta: { request_id: requestId(), pagination } } };
     }
     return fail(404, "not_found", `${method} ${path} is not an endpoint`);
   };
