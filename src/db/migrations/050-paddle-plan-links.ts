@@ -4,7 +4,8 @@ import type { Kysely } from "kysely";
 // (Paddle's sandbox and live hold their own catalogues with their own ids). Paddle's
 // checkout is opened by Warden with the linked price, and a completed transaction's
 // price must be one linked to the plan its custom_data names, so that no cheap price
-// buys a dear plan. One id names one plan in an environment.
+// buys a dear plan. One id names one plan in an environment. Paddle's event ids are pruned
+// by age as Stripe's are (retention/), through their own index.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable("paddle_plan_links")
@@ -19,4 +20,5 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint("paddle_plan_links_pk", ["workspace_id", "env", "paddle_id"])
     .execute();
   await db.schema.createIndex("paddle_plan_links_plan").on("paddle_plan_links").columns(["workspace_id", "product_kind", "product_id", "plan_id"]).execute();
+  await db.schema.createIndex("paddle_events_age").on("paddle_events").column("received_at").execute();
 }
