@@ -184,6 +184,9 @@ describe("config", () => {
     assert.equal(parseConfig({ WARDEN_PADDLE_API_URL: "https://paddle.internal/" }).paddleApiUrl, "https://paddle.internal");
     assert.throws(() => parseConfig({ WARDEN_PADDLE_API_URL: "paddle" }), /WARDEN_PADDLE_API_URL must be a URL/);
     assert.throws(() => parseConfig({ WARDEN_PADDLE_API_URL: "http://x/v1" }), /WARDEN_PADDLE_API_URL must be an http\(s\) address with no path/);
+    assert.equal(parseConfig({}).paddleReconcileMinutes, 0);
+    assert.equal(parseConfig({ WARDEN_PADDLE_RECONCILE_MINUTES: "60" }).paddleReconcileMinutes, 60);
+    assert.throws(() => parseConfig({ WARDEN_PADDLE_RECONCILE_MINUTES: "2" }), /WARDEN_PADDLE_RECONCILE_MINUTES must be 0 \(off\) or at least 5/);
   });
 });
 

@@ -101,6 +101,8 @@ export interface Config {
    * environment with a secret key (WARDEN_STRIPE_RECONCILE_MINUTES); 0, the default, runs none.
    */
   stripeReconcileMinutes: number;
+  /** As `stripeReconcileMinutes`, for every environment with a Paddle API key (WARDEN_PADDLE_RECONCILE_MINUTES). */
+  paddleReconcileMinutes: number;
   limits: Readonly<Limits>;
 }
 
@@ -146,9 +148,9 @@ export class ConfigError extends Error {}
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-function readStripeReconcileMinutes(env: Env): number {
-  const minutes = readInteger(env, "WARDEN_STRIPE_RECONCILE_MINUTES", 0, 0, 10_080);
-  if (minutes > 0 && minutes < 5) throw new ConfigError("WARDEN_STRIPE_RECONCILE_MINUTES must be 0 (off) or at least 5");
+function readReconcileMinutes(env: Env, name: "WARDEN_STRIPE_RECONCILE_MINUTES" | "WARDEN_PADDLE_RECONCILE_MINUTES"): number {
+  const minutes = readInteger(env, name, 0, 0, 10_080);
+  if (minutes > 0 && minutes < 5) throw new ConfigError(`${name} must be 0 (off) or at least 5`);
   return minutes;
 }
 
@@ -326,7 +328,8 @@ export function parseConfig(env: Env): Readonly<Config> {
     metricsToken: readMetricsToken(env),
     retentionDays: readInteger(env, "WARDEN_RETENTION_DAYS", 35, 0, 36_500),
     // At least 5 minutes: each run reads the account's subscriptions whole (a page per 100).
-    stripeReconcileMinutes: readStripeReconcileMinutes(env),
+    stripeReconcileMinutes: readReconcileMinutes(env, "WARDEN_STRIPE_RECONCILE_MINUTES"),
+    paddleReconcileMinutes: readReconcileMinutes(env, "WARDEN_PADDLE_RECONCILE_MINUTES"),
     limits: Object.freeze(limits),
   });
 }

@@ -13,6 +13,7 @@ import { invalidParameter } from "../errors/errors.js";
 import { isObj, str } from "../payments/fields.js";
 import type { Services } from "../services.js";
 import { requireEnv, requireWorkspace } from "../workspaces/workspace-lookup.service.js";
+import { listPaddleScopesWithApiKey } from "./paddle-account.store.js";
 import { PaddleRateLimited, paddleApiFor, readPaddlePage } from "./paddle-client.js";
 import { applyPaddleEvent } from "./paddle-ingest.service.js";
 import { readPaddleEvent } from "./paddle-objects.js";
@@ -84,6 +85,28 @@ export async function reconcilePaddle(
     }
   }
   return result;
+}
+
+/**
+ * One scheduled round (`warden serve`, WARDEN_PADDLE_RECONCILE_MINUTES): every environment
+ * with a Paddle API key, one after the other; one environment's failure (a key revoked at
+ * Paddle) is answered as its error, and the others still run.
+ */
+export async function reconcilePaddleScheduled(
+  services: Services,
+  options: PaddleReconcileOptions = {},
+): Promise<(PaddleReconcileResult | { workspace: string; env: Env; error: unknown })[]> {
+  const results: (PaddleReconcileResult | { workspace: string; env: Env; error: unknown })[] = [];
+  for (const scope of await listPaddleScopesWithApiKey(services.db)) {
+    results.push(
+      await reconcilePaddle(services, { workspace: scope.slug, env: scope.env }, options).catch((error: unknown) => ({
+        workspace: scope.slug,
+        env: scope.env,
+        error,
+      })),
+    );
+  }
+  return results;
 }
 
 async function pageWaitingOutLimits<T>(read: () => Promise<T>, sleep: (ms: number) => Promise<void>): Promise<T> {

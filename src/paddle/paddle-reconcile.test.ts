@@ -8,7 +8,7 @@ import { DAY_MS } from "../clock.js";
 import { ensurePerson } from "../customers/person.store.js";
 import { DIALECTS } from "../test-support/harness.js";
 import { adjustmentObject, paddleId, paddleTestbed, subscriptionObject, transactionObject } from "../test-support/paddle.js";
-import { reconcilePaddle } from "./paddle-reconcile.service.js";
+import { reconcilePaddle, reconcilePaddleScheduled } from "./paddle-reconcile.service.js";
 
 type Testbed = Awaited<ReturnType<typeof paddleTestbed>>;
 
@@ -96,6 +96,34 @@ for (const dialect of DIALECTS) {
         events.map((e) => e.id),
       );
       assert.equal(Number((await t.licences())[0]?.refunded_cents), 900, "the refund counted once");
+    });
+
+    test("the scheduled round reconciles each environment with a Paddle API key, one failing without stopping the others", async () => {
+      const t = await paddleTestbed(dialect, { paddleApi: true });
+      const person = await ensurePerson(t.services.db, t.ws.workspaceId, "test", "ada@example.com", t.clock.now());
+      const { transactions } = history(t, person.id);
+      t.paddleApi?.lists.set("/transactions", transactions.slice(0, 1));
+      // The live environment's key is one Paddle refuses.
+      await t.services.db
+        .insertInto("paddle_accounts")
+        .values({
+          workspace_id: t.ws.workspaceId,
+          env: "live",
+          webhook_secret_sealed: t.services.secretBox.seal(`pdl_ntfset_${"l".repeat(30)}`),
+          api_key_sealed: t.services.secretBox.seal(`pdl_live_apikey_${"l".repeat(30)}`),
+          created_at: t.clock.now(),
+          updated_at: t.clock.now(),
+        })
+        .execute();
+      const round = await reconcilePaddleScheduled(t.services);
+      assert.deepEqual(
+        round.map((r) => [r.env, "error" in r ? String(r.error) : r.applied]),
+        [
+          ["live", "ApiError: Paddle refused: You aren't permitted to perform this request. (forbidden)"],
+          ["test", 1],
+        ],
+      );
+      assert.equal((await t.licences()).length, 1);
     });
 
     test("refused without Paddle's API key, and Paddle's refusal is said in Warden's words", async () => {
