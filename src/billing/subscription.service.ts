@@ -207,7 +207,7 @@ export interface CancelResult {
   /** When access ends (or ended). */
   ends_at: string;
   ended: boolean;
-  /** Whether Stripe cancelled it too (a secret key is connected and Stripe holds it). */
+  /** Whether the environment's processor cancelled it too (an API key is connected and it holds it): Stripe, or Paddle (the name is the answer's since before Paddle). */
   at_stripe: boolean;
 }
 
@@ -246,7 +246,7 @@ export async function cancelSubscription(
 ): Promise<CancelResult> {
   const found = await requireSubscription(services, input);
   if (found.endedAt !== null) throw invalidParameter("id", `Subscription ${found.id} ended at ${toIso(found.endedAt)}.`);
-  // At Stripe first, so that it stops billing; if Stripe refuses, nothing changes here.
+  // At the processor first, so that it stops billing; if it refuses, nothing changes here.
   const atStripe = input.now || !scheduledToCancel(found) ? await (await processorOf(services, found)).cancel(services, found, found.id, input.now) : false;
   return inBillingTransaction(services, found, async (tx) => {
     const sub = await reload(tx, found.id);
@@ -283,13 +283,14 @@ const assertRunning = (sub: StoredSubscription) => {
 
 /**
  * The buyer's own choice (the hosted Manage page, the client API): end the subscription
- * at its period's end, or take that back. Made at Stripe first, and only through Stripe:
- * one Stripe does not bill (no secret key, or imported from another provider) goes on
- * being billed wherever it is, so a change in Warden alone would tell the buyer
- * something false; it is refused and nothing changes. Setting it to cancel writes the
- * event Stripe's report of the change writes (the same id: subscription and UTC day, so
- * the report adds nothing); taking it back writes none, as that report writes none.
- * Asking for what already holds asks Stripe nothing and answers the subscription as it is.
+ * at its period's end, or take that back. Made at the environment's processor first
+ * (Stripe, Paddle), and only through it: one it does not bill (no API key, or imported
+ * from another provider) goes on being billed wherever it is, so a change in Warden alone
+ * would tell the buyer something false; it is refused and nothing changes. Setting it to
+ * cancel writes the event the processor's report of the change writes (the same id:
+ * subscription and UTC day, so the report adds nothing); taking it back writes none, as
+ * that report writes none. Asking for what already holds asks the processor nothing and
+ * answers the subscription as it is.
  */
 export async function setOwnCancelAtPeriodEnd(services: Services, found: StoredSubscription, cancel: boolean): Promise<StoredSubscription> {
   assertRunning(found);
