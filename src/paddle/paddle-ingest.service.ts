@@ -107,7 +107,9 @@ async function priceRefusal(tx: BillingTx, fact: PaymentFact, items: BoughtItem[
   if (fact.fact === "subscription_reported" && (await findSubscription(tx.trx, tx, fact.report.id))) return null;
   const { productKind, productId, planId } = fact.metadata;
   const named = await findPlan(tx.trx, tx.workspaceId, productKind, productId, planId);
-  if (!named) return null;
+  // A plan named that does not exist, billing refuses with its reason; none named and no
+  // default plan, billing would give the product without a plan, whatever was paid.
+  if (!named) return planId === null ? "custom_data names no plan, and the product has no default plan: the price paid cannot be checked" : null;
   const paid = await paddlePlanOfItems(tx.trx, tx, items);
   if (isProblem(paid)) return `${paid.problem} in ${tx.env}: not checked against plan "${named.id}" named in custom_data`;
   if (paid.productKind !== named.productKind || paid.productId !== named.productId || paid.planId !== named.id) {

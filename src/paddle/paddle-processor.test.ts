@@ -226,6 +226,9 @@ for (const dialect of DIALECTS) {
         priceId: PADDLE_PRICES["suite-lifetime"]?.id as string,
       });
       assert.equal(await t.send("subscription.created", sub), "ignored");
+      // No plan named, and the product has no default plan: billing would give the product whatever was paid.
+      const planless = transactionObject({ customData: { warden_tool: "tabmaster", warden_account: person.id }, total: 1, billedAt: t.clock.now() });
+      assert.equal(await t.send("transaction.completed", planless), "ignored");
       assert.deepEqual(await t.licences(), []);
       assert.equal(await t.subscription(sub.id), undefined);
       assert.deepEqual(
@@ -234,6 +237,7 @@ for (const dialect of DIALECTS) {
           'the price paid is linked to plan "monthly" of tool "tabmaster", not plan "lifetime" of tool "tabmaster" named in custom_data',
           `price ${unknown.items[0]?.price.id} (product ${unknown.items[0]?.price.product_id}) is linked to no plan in test: not checked against plan "lifetime" named in custom_data`,
           'the price paid is linked to plan "suite-lifetime" of bundle "suite", not plan "monthly" of tool "tabmaster" named in custom_data',
+          "custom_data names no plan, and the product has no default plan: the price paid cannot be checked",
         ],
       );
       assert.deepEqual(await t.events(), []);
