@@ -10,7 +10,7 @@ import { findSubscription } from "../billing/subscription.store.js";
 import type { Env } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { applyPaymentFact, type Handled, ignored, type ProcessorRecords } from "../payments/apply-fact.service.js";
-import { isProblem } from "../payments/fields.js";
+import { isObj, isProblem } from "../payments/fields.js";
 import type { BoughtItem, PaymentFact } from "../payments/payment-facts.js";
 import type { Services } from "../services.js";
 import { findPlan, findWorkspaceBySlug } from "../workspaces/workspace.store.js";
@@ -89,23 +89,26 @@ export async function ingestPaddleEvent(
 export async function applyPaddleEvent(tx: BillingTx, event: PaddleEvent): Promise<Handled> {
   const read = paddleFactOf(event);
   const fact = "fact" in read ? read : await refundFact(tx, read);
-  const refusal = await priceRefusal(tx, fact, paddleItemsOf(event.data));
+  const refusal = await priceRefusal(tx, fact, paddleItemsOf(event.data), quantityOf(event.data));
   return refusal === null ? applyPaymentFact(tx, fact, paddleRecords(tx.env)) : ignored(refusal);
 }
 
 /**
- * Why a purchase is not taken: what Paddle charged (each item's price, else product) is
- * not linked in this environment to the plan its custom_data names (the product's default
+ * Why a purchase is not taken: its items' quantity is not the seats its custom_data names,
+ * or what Paddle charged (each item's price, else product) is not linked in this
+ * environment to the plan its custom_data names (the product's default
  * plan when none is named). custom_data can be set in the buyer's browser, the price is
  * what Paddle charged, so a cheap price naming a dear plan buys nothing. Checked for a
  * one-time purchase and for a subscription not stored yet; a stored subscription moved to
  * another price follows billing's change of plan (paddleRecords' planOfItems).
  */
-async function priceRefusal(tx: BillingTx, fact: PaymentFact, items: BoughtItem[]): Promise<string | null> {
+async function priceRefusal(tx: BillingTx, fact: PaymentFact, items: BoughtItem[], quantity: number): Promise<string | null> {
   if (fact.fact !== "purchase_completed" && fact.fact !== "subscription_reported") return null;
   if (isProblem(fact.metadata)) return null;
   if (fact.fact === "subscription_reported" && (await findSubscription(tx.trx, tx, fact.report.id))) return null;
-  const { productKind, productId, planId } = fact.metadata;
+  const { productKind, productId, planId, seats } = fact.metadata;
+  // Seats are paid for as the items' quantity: a team of 50 is not one price paid once.
+  if (quantity !== (seats ?? 1)) return `custom_data names ${seats ?? 1} seat(s), but the items' quantity paid for is ${quantity}`;
   const named = await findPlan(tx.trx, tx.workspaceId, productKind, productId, planId);
   // A plan named that does not exist, billing refuses with its reason; none named and no
   // default plan, billing would give the product without a plan, whatever was paid.
@@ -117,6 +120,13 @@ async function priceRefusal(tx: BillingTx, fact: PaymentFact, items: BoughtItem[
   }
   return null;
 }
+
+/** What a transaction or subscription bills for in all: its items' quantities summed (a malformed one counts none). */
+const quantityOf = (data: Record<string, unknown>): number =>
+  (Array.isArray(data.items) ? data.items : []).reduce<number>((sum, item) => {
+    const q = isObj(item) ? item.quantity : null;
+    return sum + (typeof q === "number" && Number.isSafeInteger(q) && q > 0 ? q : 0);
+  }, 0);
 
 /**
  * An approved refund as billing takes it: the transaction's refunds so far, summed (each

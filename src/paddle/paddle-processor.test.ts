@@ -207,7 +207,7 @@ for (const dialect of DIALECTS) {
       assert.equal(ofType(await t.events(), "payment.disputed").length, 1);
     });
 
-    test("the price paid is checked against the plan custom_data names: a cheap price naming a dear plan, or an unknown price, buys nothing and is recorded", async () => {
+    test("the price paid is checked against the plan custom_data names: a cheap price naming a dear plan, an unknown price, no plan, or more seats than paid for buys nothing and is recorded", async () => {
       const t = await paddleTestbed(dialect);
       const { person } = await buyer(t);
       const dear = { warden_tool: "tabmaster", warden_plan: "lifetime", warden_account: person.id };
@@ -229,6 +229,9 @@ for (const dialect of DIALECTS) {
       // No plan named, and the product has no default plan: billing would give the product whatever was paid.
       const planless = transactionObject({ customData: { warden_tool: "tabmaster", warden_account: person.id }, total: 1, billedAt: t.clock.now() });
       assert.equal(await t.send("transaction.completed", planless), "ignored");
+      // Fifty seats named, one paid for.
+      const team = transactionObject({ customData: { ...dear, warden_seats: "50" }, total: 4900, billedAt: t.clock.now() });
+      assert.equal(await t.send("transaction.completed", team), "ignored");
       assert.deepEqual(await t.licences(), []);
       assert.equal(await t.subscription(sub.id), undefined);
       assert.deepEqual(
@@ -238,6 +241,7 @@ for (const dialect of DIALECTS) {
           `price ${unknown.items[0]?.price.id} (product ${unknown.items[0]?.price.product_id}) is linked to no plan in test: not checked against plan "lifetime" named in custom_data`,
           'the price paid is linked to plan "suite-lifetime" of bundle "suite", not plan "monthly" of tool "tabmaster" named in custom_data',
           "custom_data names no plan, and the product has no default plan: the price paid cannot be checked",
+          "custom_data names 50 seat(s), but the items' quantity paid for is 1",
         ],
       );
       assert.deepEqual(await t.events(), []);
