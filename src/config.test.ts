@@ -178,6 +178,16 @@ describe("config", () => {
     assert.throws(() => parseConfig({ WARDEN_STRIPE_RECONCILE_MINUTES: "2" }), /0 \(off\) or at least 5/);
     assert.throws(() => parseConfig({ WARDEN_STRIPE_RECONCILE_MINUTES: "hourly" }), /whole number/);
   });
+
+  test("the Paddle API address: unset is Paddle's own; else an http(s) origin", () => {
+    assert.equal(parseConfig({}).paddleApiUrl, null);
+    assert.equal(parseConfig({ WARDEN_PADDLE_API_URL: "https://paddle.internal/" }).paddleApiUrl, "https://paddle.internal");
+    assert.throws(() => parseConfig({ WARDEN_PADDLE_API_URL: "paddle" }), /WARDEN_PADDLE_API_URL must be a URL/);
+    assert.throws(() => parseConfig({ WARDEN_PADDLE_API_URL: "http://x/v1" }), /WARDEN_PADDLE_API_URL must be an http\(s\) address with no path/);
+    assert.equal(parseConfig({}).paddleReconcileMinutes, 0);
+    assert.equal(parseConfig({ WARDEN_PADDLE_RECONCILE_MINUTES: "60" }).paddleReconcileMinutes, 60);
+    assert.throws(() => parseConfig({ WARDEN_PADDLE_RECONCILE_MINUTES: "2" }), /WARDEN_PADDLE_RECONCILE_MINUTES must be 0 \(off\) or at least 5/);
+  });
 });
 
 test("with neither DATABASE_URL nor WARDEN_DATA_DIR the database is ./data/warden.sqlite of the working directory", async () => {

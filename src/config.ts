@@ -71,6 +71,11 @@ export interface Config {
    * Stripe's own API; a local stand-in in tests, or stripe-mock in development.
    */
   stripeApiUrl: string | null;
+  /**
+   * Where Paddle's API calls go (WARDEN_PADDLE_API_URL): null for Paddle's own (its sandbox
+   * for the test environment, production for live); a local stand-in in tests.
+   */
+  paddleApiUrl: string | null;
   /** Where sign-in mail goes out (SMTP_URL, e.g. smtps://user:pass@mail.example.com); null writes it to the log and `<dataDir>/outbox/`. */
   smtpUrl: string | null;
   /** The From of sign-in mail (WARDEN_MAIL_FROM). */
@@ -96,6 +101,8 @@ export interface Config {
    * environment with a secret key (WARDEN_STRIPE_RECONCILE_MINUTES); 0, the default, runs none.
    */
   stripeReconcileMinutes: number;
+  /** As `stripeReconcileMinutes`, for every environment with a Paddle API key (WARDEN_PADDLE_RECONCILE_MINUTES). */
+  paddleReconcileMinutes: number;
   limits: Readonly<Limits>;
 }
 
@@ -141,9 +148,9 @@ export class ConfigError extends Error {}
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-function readStripeReconcileMinutes(env: Env): number {
-  const minutes = readInteger(env, "WARDEN_STRIPE_RECONCILE_MINUTES", 0, 0, 10_080);
-  if (minutes > 0 && minutes < 5) throw new ConfigError("WARDEN_STRIPE_RECONCILE_MINUTES must be 0 (off) or at least 5");
+function readReconcileMinutes(env: Env, name: "WARDEN_STRIPE_RECONCILE_MINUTES" | "WARDEN_PADDLE_RECONCILE_MINUTES"): number {
+  const minutes = readInteger(env, name, 0, 0, 10_080);
+  if (minutes > 0 && minutes < 5) throw new ConfigError(`${name} must be 0 (off) or at least 5`);
   return minutes;
 }
 
@@ -218,17 +225,17 @@ function readDomain(env: Env): string | null {
   return raw;
 }
 
-function readStripeApiUrl(env: Env): string | null {
-  const raw = env.WARDEN_STRIPE_API_URL;
+function readApiUrl(env: Env, name: "WARDEN_STRIPE_API_URL" | "WARDEN_PADDLE_API_URL"): string | null {
+  const raw = env[name];
   if (raw === undefined || raw === "") return null;
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError(`WARDEN_STRIPE_API_URL must be a URL such as http://127.0.0.1:12111, got "${raw}"`);
+    throw new ConfigError(`${name} must be a URL such as http://127.0.0.1:12111, got "${raw}"`);
   }
   if ((url.protocol !== "http:" && url.protocol !== "https:") || (url.pathname !== "/" && url.pathname !== "")) {
-    throw new ConfigError(`WARDEN_STRIPE_API_URL must be an http(s) address with no path, got "${raw}"`);
+    throw new ConfigError(`${name} must be an http(s) address with no path, got "${raw}"`);
   }
   return url.origin;
 }
@@ -313,14 +320,16 @@ export function parseConfig(env: Env): Readonly<Config> {
     allowPrivateWebhooks: readFlag(env, "WARDEN_ALLOW_PRIVATE_WEBHOOKS"),
     deliveryWorker: env.WARDEN_DELIVERY_WORKER === undefined || env.WARDEN_DELIVERY_WORKER === "" ? true : readFlag(env, "WARDEN_DELIVERY_WORKER"),
     deliveryLeaseMs: readInteger(env, "WARDEN_DELIVERY_LEASE_MS", 60_000, 1_000, 3_600_000),
-    stripeApiUrl: readStripeApiUrl(env),
+    stripeApiUrl: readApiUrl(env, "WARDEN_STRIPE_API_URL"),
+    paddleApiUrl: readApiUrl(env, "WARDEN_PADDLE_API_URL"),
     smtpUrl: readSmtpUrl(env),
     mailFrom: env.WARDEN_MAIL_FROM || "Warden <no-reply@localhost>",
     clientOrigins: readClientOrigins(env),
     metricsToken: readMetricsToken(env),
     retentionDays: readInteger(env, "WARDEN_RETENTION_DAYS", 35, 0, 36_500),
     // At least 5 minutes: each run reads the account's subscriptions whole (a page per 100).
-    stripeReconcileMinutes: readStripeReconcileMinutes(env),
+    stripeReconcileMinutes: readReconcileMinutes(env, "WARDEN_STRIPE_RECONCILE_MINUTES"),
+    paddleReconcileMinutes: readReconcileMinutes(env, "WARDEN_PADDLE_RECONCILE_MINUTES"),
     limits: Object.freeze(limits),
   });
 }

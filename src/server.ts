@@ -9,6 +9,7 @@ import { MailSender } from "./mail/mail.sender.js";
 import { waitForDatabase } from "./ops/database-wait.js";
 import { SHUTDOWN_GRACE_MS, settleWithin } from "./ops/shutdown.js";
 import { describeStartFailure, startSummary } from "./ops/start-up.js";
+import { paddleReconcileScheduler } from "./paddle/paddle-reconcile.scheduler.js";
 import { retentionPruner } from "./retention/retention.service.js";
 import { createServices } from "./services.js";
 import { stripeReconcileScheduler } from "./stripe/stripe-reconcile.scheduler.js";
@@ -56,6 +57,7 @@ export async function startServer(config: Readonly<Config>, report: (line: strin
   const pruner = retentionPruner(services, app.log);
   const windows = windowsJob(services, app.log);
   const reconciler = config.stripeReconcileMinutes > 0 ? stripeReconcileScheduler(services, app.log, config.stripeReconcileMinutes * 60_000) : null;
+  const paddleReconciler = config.paddleReconcileMinutes > 0 ? paddleReconcileScheduler(services, app.log, config.paddleReconcileMinutes * 60_000) : null;
   // Mail goes out here, never in a request: an answer does not wait on the relay or tell by its time whom it mailed.
   const mailer = createMailer(config, app.log);
   const mailSender = new MailSender(services, mailer, app.log);
@@ -84,6 +86,9 @@ export async function startServer(config: Readonly<Config>, report: (line: strin
     await windows.stop();
     if (reconciler && !(await settleWithin(reconciler.stop(), SHUTDOWN_GRACE_MS))) {
       app.log.warn("a reconcile with Stripe was still running after the grace period: its lease runs out, and the next round reads again");
+    }
+    if (paddleReconciler && !(await settleWithin(paddleReconciler.stop(), SHUTDOWN_GRACE_MS))) {
+      app.log.warn("a reconcile with Paddle was still running after the grace period: the next round reads again");
     }
     await services.close();
   });
@@ -115,6 +120,7 @@ export async function startServer(config: Readonly<Config>, report: (line: strin
   pruner.start();
   windows.start();
   reconciler?.start();
+  paddleReconciler?.start();
   services.accessWatch.start();
   const summary = startSummary(config, (app.server.address() as AddressInfo).port);
   app.log.info(summary.info);

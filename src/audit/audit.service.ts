@@ -50,6 +50,7 @@ export const AUDIT_ACTIONS = [
   "plan.renamed",
   "plan.retired",
   "plan.stripe_linked",
+  "plan.paddle_linked",
   "plan.terms_changed",
   "feature.added",
   "feature.renamed",

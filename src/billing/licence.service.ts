@@ -11,8 +11,8 @@ import type { Env } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { newId } from "../ids.js";
 import { bump, productScope } from "../insights/rollup.store.js";
+import { processorOf } from "../payments/processors.js";
 import type { Services } from "../services.js";
-import { refundAtStripe } from "../stripe/stripe-actions.js";
 import { addPackCreditsIn } from "../usage/credits.service.js";
 import { zeroLicenceCredits } from "../usage/credits.store.js";
 import { findTool, listBundles } from "../workspaces/workspace.store.js";
@@ -132,14 +132,14 @@ export interface RefundResult {
   refunded_at: string;
   /** False when it had been refunded before (by Stripe or an earlier command). */
   refunded_now: boolean;
-  /** Whether Stripe was asked to refund the payment (the environment has a secret key). */
+  /** Whether the environment's processor was asked to refund the payment (it has an API key): Stripe, or Paddle (the name is the answer's since before Paddle). */
   at_stripe: boolean;
 }
 
 /**
- * The vendor's refund (the specification's dashboard source): made at Stripe when the
- * environment has a secret key, then the licence is revoked and payment.refunded sent
- * with the id Stripe's own report of the refund will also derive. An owner's refund from
+ * The vendor's refund (the specification's dashboard source): made at the environment's
+ * processor (Stripe, Paddle) when it has an API key, then the licence is revoked and
+ * payment.refunded sent with the id the processor's own report of the refund will also derive. An owner's refund from
  * the dashboard names them as `actor`: recorded in the audit log with the change.
  */
 export async function refundLicence(services: Services, input: { id: string; actor?: Actor }): Promise<RefundResult> {
@@ -152,9 +152,11 @@ export async function refundLicence(services: Services, input: { id: string; act
   if (paymentIntent === null || amountCents === null || currency === null) {
     throw invalidParameter("id", `Licence ${found.id} has no recorded payment (payment intent, amount and currency) to refund.`);
   }
-  // The money first: if Stripe refuses, nothing changes here.
+  // The money first: if the processor refuses, nothing changes here.
   const atStripe =
-    found.refundedAt === null && found.status !== "revoked" ? await refundAtStripe(services, found, { paymentIntent, licenceId: found.id }) : false;
+    found.refundedAt === null && found.status !== "revoked"
+      ? await (await processorOf(services, found)).refund(services, found, { payment: paymentIntent, licenceId: found.id })
+      : false;
   return inBillingTransaction(services, found, async (tx) => {
     const licence = (await findLicenceById(tx.trx, found.id)) ?? found;
     // The vendor's own refund is made now, at Stripe and here.

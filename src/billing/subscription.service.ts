@@ -16,8 +16,8 @@ import type { Env } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { countSubscriptionRefunds, countSubscriptionRevenue, recordSubscriptionMrr } from "../insights/rollup.store.js";
 import { listSubscriptionInvoices, listSubscriptionRefunds } from "../payments/payment-link.store.js";
+import { processorOf } from "../payments/processors.js";
 import type { Services } from "../services.js";
-import { cancelAtStripe, setCancelAtPeriodEndAtStripe } from "../stripe/stripe-actions.js";
 import { requireEnv, requireWorkspace } from "../workspaces/workspace-lookup.service.js";
 import { type BillingTx, inBillingTransaction, syncHolders } from "./billing.context.js";
 import { emitSubscriptionEnded, emitSubscriptionSetToCancel, emitSubscriptionStarted, utcDay } from "./billing.events.js";
@@ -207,7 +207,7 @@ export interface CancelResult {
   /** When access ends (or ended). */
   ends_at: string;
   ended: boolean;
-  /** Whether Stripe cancelled it too (a secret key is connected and Stripe holds it). */
+  /** Whether the environment's processor cancelled it too (an API key is connected and it holds it): Stripe, or Paddle (the name is the answer's since before Paddle). */
   at_stripe: boolean;
 }
 
@@ -246,8 +246,8 @@ export async function cancelSubscription(
 ): Promise<CancelResult> {
   const found = await requireSubscription(services, input);
   if (found.endedAt !== null) throw invalidParameter("id", `Subscription ${found.id} ended at ${toIso(found.endedAt)}.`);
-  // At Stripe first, so that it stops billing; if Stripe refuses, nothing changes here.
-  const atStripe = input.now || !scheduledToCancel(found) ? await cancelAtStripe(services, found, found.id, input.now) : false;
+  // At the processor first, so that it stops billing; if it refuses, nothing changes here.
+  const atStripe = input.now || !scheduledToCancel(found) ? await (await processorOf(services, found)).cancel(services, found, found.id, input.now) : false;
   return inBillingTransaction(services, found, async (tx) => {
     const sub = await reload(tx, found.id);
     if (sub.endedAt !== null) throw invalidParameter("id", `Subscription ${sub.id} ended at ${toIso(sub.endedAt)}.`);
@@ -285,13 +285,14 @@ const assertRunning = (sub: StoredSubscription) => {
 
 /**
  * The buyer's own choice (the hosted Manage page, the client API): end the subscription
- * at its period's end, or take that back. Made at Stripe first, and only through Stripe:
- * one Stripe does not bill (no secret key, or imported from another provider) goes on
- * being billed wherever it is, so a change in Warden alone would tell the buyer
- * something false; it is refused and nothing changes. Setting it to cancel writes the
- * event Stripe's report of the change writes (the same id: subscription and UTC day, so
- * the report adds nothing); taking it back writes none, as that report writes none.
- * Asking for what already holds asks Stripe nothing and answers the subscription as it is.
+ * at its period's end, or take that back. Made at the environment's processor first
+ * (Stripe, Paddle), and only through it: one it does not bill (no API key, or imported
+ * from another provider) goes on being billed wherever it is, so a change in Warden alone
+ * would tell the buyer something false; it is refused and nothing changes. Setting it to
+ * cancel writes the event the processor's report of the change writes (the same id:
+ * subscription and UTC day, so the report adds nothing); taking it back writes none, as
+ * that report writes none. Asking for what already holds asks the processor nothing and
+ * answers the subscription as it is.
  */
 export async function setOwnCancelAtPeriodEnd(services: Services, found: StoredSubscription, cancel: boolean): Promise<StoredSubscription> {
   assertRunning(found);
@@ -302,7 +303,7 @@ export async function setOwnCancelAtPeriodEnd(services: Services, found: StoredS
     });
   }
   if (cancel === scheduledToCancel(found)) return found;
-  if (!(await setCancelAtPeriodEndAtStripe(services, found, found.id, cancel))) {
+  if (!(await (await processorOf(services, found)).setCancelAtPeriodEnd(services, found, found.id, cancel))) {
     throw invalidParameter("id", `Subscription ${found.id} is billed by the vendor outside Warden: ask them to ${cancel ? "cancel" : "resume"} it.`, {
       reason: "billed_outside",
     });

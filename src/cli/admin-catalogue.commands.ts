@@ -266,9 +266,10 @@ export const catalogueCommands: Record<string, Command> = {
     },
   },
   "admin plan update": {
-    summary: "Link a plan to a Stripe Price or Product, so a purchase without Warden's metadata (ExtensionPay, a payment link) is mapped to it.",
+    summary:
+      "Link a plan to a Stripe Price or Product (a purchase without Warden's metadata is mapped to it), or, per environment, to a Paddle price or product (Paddle's checkout sells it; a Paddle purchase must pay it).",
     usage:
-      "warden admin plan update --workspace S (--tool TOOL | --bundle B) --id PLAN [--stripe-price price_…] [--stripe-product prod_…] [--unlink-stripe price_…|prod_…]",
+      "warden admin plan update --workspace S (--tool TOOL | --bundle B) --id PLAN [--stripe-price price_…] [--stripe-product prod_…] [--unlink-stripe price_…|prod_…] [--env test|live --paddle-price pri_… | --paddle-product pro_… | --unlink-paddle pri_…|pro_…]",
     options: {
       workspace: { type: "string" },
       tool: { type: "string" },
@@ -277,22 +278,44 @@ export const catalogueCommands: Record<string, Command> = {
       "stripe-price": { type: "string" },
       "stripe-product": { type: "string" },
       "unlink-stripe": { type: "string" },
+      env: { type: "string" },
+      "paddle-price": { type: "string" },
+      "paddle-product": { type: "string" },
+      "unlink-paddle": { type: "string" },
     },
     required: ["workspace", "id"],
     async run({ values: v, services }) {
-      const { updatePlanStripeLinks } = await import("../stripe/stripe-plan-link.service.js");
       const one = (name: string) => (optStr(v, name) === undefined ? [] : [str(v, name)]);
-      const { plan, stripeIds } = await updatePlanStripeLinks(await services(), {
-        workspace: str(v, "workspace"),
-        tool: optStr(v, "tool"),
-        bundle: optStr(v, "bundle"),
-        id: str(v, "id"),
+      const plan = { workspace: str(v, "workspace"), tool: optStr(v, "tool"), bundle: optStr(v, "bundle"), id: str(v, "id") };
+      const paddle = ["paddle-price", "paddle-product", "unlink-paddle"].some((name) => optStr(v, name) !== undefined);
+      if (paddle) {
+        // Paddle's sandbox and live hold their own ids: a link is the environment's.
+        const { updatePlanPaddleLinks } = await import("../paddle/paddle-plan-link.service.js");
+        const linked = await updatePlanPaddleLinks(await services(), {
+          ...plan,
+          env: str(v, "env"),
+          prices: one("paddle-price"),
+          products: one("paddle-product"),
+          remove: one("unlink-paddle"),
+        });
+        const ids = linked.paddleIds.length === 0 ? "no Paddle price or product" : linked.paddleIds.join(", ");
+        return {
+          json: { ...planJson(linked.plan), env: linked.env, paddle: linked.paddleIds },
+          text: `Plan ${linked.plan.id} of ${linked.plan.productKind} ${linked.plan.productId} is linked to ${ids} in ${linked.env}.`,
+        };
+      }
+      const { updatePlanStripeLinks } = await import("../stripe/stripe-plan-link.service.js");
+      const { plan: updated, stripeIds } = await updatePlanStripeLinks(await services(), {
+        ...plan,
         prices: one("stripe-price"),
         products: one("stripe-product"),
         remove: one("unlink-stripe"),
       });
       const linked = stripeIds.length === 0 ? "no Stripe price or product" : stripeIds.join(", ");
-      return { json: { ...planJson(plan), stripe: stripeIds }, text: `Plan ${plan.id} of ${plan.productKind} ${plan.productId} is linked to ${linked}.` };
+      return {
+        json: { ...planJson(updated), stripe: stripeIds },
+        text: `Plan ${updated.id} of ${updated.productKind} ${updated.productId} is linked to ${linked}.`,
+      };
     },
   },
   "admin bundle list": {

@@ -1,5 +1,5 @@
 // `warden admin stripe|paddle|licence|subscription|dispute|seats …`: Stripe connected,
-// reconciled and disconnected, Paddle connected, and the vendor's own actions on what was bought.
+// reconciled and disconnected, Paddle connected and reconciled, and the vendor's own actions on what was bought.
 
 import type { ReconcileResult } from "../stripe/stripe-reconcile.service.js";
 import { CliError, type Command, optStr, str } from "./command.js";
@@ -87,6 +87,21 @@ export const paymentCommands: Record<string, Command> = {
         e ? `Last event: ${e.type} ${e.id} at ${minute(e.receivedAt)}, ${e.outcome}${e.reason ? ` (${e.reason})` : ""}.` : "No Paddle event received yet.",
       ].join("\n");
       return { json, text };
+    },
+  },
+  "admin paddle reconcile": {
+    summary: "Apply what Paddle's notifications missed: its subscriptions, completed transactions and adjustments, read from Paddle's API (needs the API key).",
+    usage: "warden admin paddle reconcile --workspace S --env test|live",
+    options: { workspace: { type: "string" }, env: { type: "string" } },
+    required: ["workspace", "env"],
+    async run({ values: v, services }) {
+      const { reconcilePaddle } = await import("../paddle/paddle-reconcile.service.js");
+      const r = await reconcilePaddle(await services(), { workspace: str(v, "workspace"), env: str(v, "env") });
+      const text = [
+        `Reconciled ${r.workspace} (${r.env}) with Paddle: read ${r.read.subscription} subscriptions, ${r.read.transaction} completed transactions, ${r.read.adjustment} adjustments; ${r.applied} applied (what was applied before changes nothing).`,
+        ...r.ignored.map((i) => `Not taken: ${i.kind} ${i.id}: ${i.reason}`),
+      ].join("\n");
+      return { json: r, text };
     },
   },
   "admin stripe connect": {

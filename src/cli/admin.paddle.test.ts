@@ -1,82 +1,86 @@
-// `warden admin paddle connect|status` end to end, as an operator runs them, with a
-// notification signed as Paddle signs it (a stand-in from Paddle's public reference,
-// test-support/paddle.ts) over a real socket to `warden serve`, on both engines.
+// `warden admin plan update --paddle-price` and `warden admin paddle connect|reconcile` as a
+// vendor moving to Paddle runs them, live included: link the price per environment,
+// connect, reconcile against a local stand-in of Paddle's API; on both engines.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { runWarden, wardenJson } from "../test-support/cli.js";
 import { DIALECTS, privateDatabaseEnv, unique } from "../test-support/harness.js";
-import { paddleEvent, paddleSignature, transactionObject } from "../test-support/paddle.js";
-import { startWarden } from "../test-support/serve.js";
+import { PADDLE_PRICES, paddleId, startPaddleApi, transactionObject } from "../test-support/paddle.js";
+
+const API_KEY = "pdl_live_apikey_cliPaddle0123456789";
 
 for (const dialect of DIALECTS) {
   describe(`warden admin paddle (${dialect})`, () => {
-    test("connect, status before and after a signed notification; a bad secret and Stripe on the same environment are refused", async () => {
-      const env = { ...(await privateDatabaseEnv(dialect)), WARDEN_SECRET_KEY: "paddle-cli-test-key-0123456789abcdef" };
+    test("link a Paddle price to a plan in live, connect live Paddle, reconcile: each purchase not taken is listed with its reason (no signed-in buyer; a price linked to no plan)", async () => {
+      const paddleApi = await startPaddleApi(API_KEY);
+      const env = { ...(await privateDatabaseEnv(dialect)), WARDEN_SECRET_KEY: "paddle-cli-test-key-0123456789abcdef", WARDEN_PADDLE_API_URL: paddleApi.url };
       const owner = `${unique("o")}@example.com`;
       const slug = unique("ws");
       await wardenJson(env, "admin", "owner", "create", "--email", owner);
       await wardenJson(env, "admin", "workspace", "create", "--slug", slug, "--name", "Acme", "--owner", owner, "--plan", "pro");
-
-      const badSecret = await runWarden(env, "admin", "paddle", "connect", "--workspace", slug, "--env", "test", "--webhook-secret", "whsec_abcdefghijkl");
-      assert.equal(badSecret.code, 1);
-      assert.match(badSecret.stderr, /pdl_ntfset_/);
-
-      const secret = "pdl_ntfset_01cliteststandin_Secret0123456789wxyz";
-      const connected = await wardenJson(env, "admin", "paddle", "connect", "--workspace", slug, "--env", "test", "--webhook-secret", secret);
-      assert.deepEqual(connected, {
-        workspace: slug,
-        env: "test",
-        webhook_path: `/processor/paddle/${slug}`,
-        api_key: false,
-        webhook_url: `http://127.0.0.1:8080/processor/paddle/${slug}`,
-      });
-      assert.deepEqual(await wardenJson(env, "admin", "paddle", "status", "--workspace", slug, "--env", "test"), {
-        workspace: slug,
-        env: "test",
-        webhook_path: `/processor/paddle/${slug}`,
-        connected: true,
-        webhook_secret: "pdl_ntfset_…wxyz",
-        api_key: null,
-        last_event: null,
-      });
-      const stripe = await runWarden(
+      await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "tabmaster", "--name", "Tab Master");
+      await wardenJson(
         env,
         "admin",
-        "stripe",
+        "plan",
+        "create",
+        "--workspace",
+        slug,
+        "--tool",
+        "tabmaster",
+        "--id",
+        "lifetime",
+        "--name",
+        "Lifetime",
+        "--billing",
+        "one_time",
+      );
+      const plan = ["admin", "plan", "update", "--workspace", slug, "--tool", "tabmaster", "--id", "lifetime"];
+      const price = PADDLE_PRICES.lifetime?.id as string;
+      const linked = await wardenJson(env, ...plan, "--env", "live", "--paddle-price", price);
+      assert.deepEqual([linked.env, linked.paddle], ["live", [price]]);
+      const malformed = await runWarden(env, ...plan, "--env", "live", "--paddle-price", "price_1Q2w3E");
+      assert.equal(malformed.code, 1);
+      assert.match(malformed.stderr, /paddle-price must be a Paddle id such as pri_/);
+      const noEnv = await runWarden(env, ...plan, "--paddle-price", price);
+      assert.equal(noEnv.code, 1);
+
+      const reconcile = ["admin", "paddle", "reconcile", "--workspace", slug, "--env", "live"];
+      await wardenJson(
+        env,
+        "admin",
+        "paddle",
         "connect",
         "--workspace",
         slug,
         "--env",
-        "test",
+        "live",
         "--webhook-secret",
-        "whsec_cliTestSecret0123456789",
+        "pdl_ntfset_cliPaddle0123456789",
+        "--api-key",
+        API_KEY,
       );
-      assert.equal(stripe.code, 1);
-      assert.match(stripe.stderr, /connected to Paddle: one processor per environment/);
-
-      const warden = await startWarden(env);
-      const event = paddleEvent("transaction.completed", transactionObject({ customData: null, total: 900, billedAt: Date.now() }), { now: Date.now() });
-      const payload = JSON.stringify(event);
-      const response = await fetch(`${warden.baseUrl}/processor/paddle/${slug}`, {
-        method: "POST",
-        headers: { "content-type": "application/json", "paddle-signature": paddleSignature(payload, secret, Date.now()) },
-        body: payload,
+      const person = (await wardenJson<{ id: string }[]>(env, "admin", "licence", "list", "--workspace", slug, "--env", "live")).length;
+      assert.equal(person, 0);
+      const at = Date.parse("2026-11-01T12:00:00Z");
+      const taken = transactionObject({ customData: { warden_tool: "tabmaster", warden_plan: "lifetime" }, total: 4900, billedAt: at });
+      const other = transactionObject({
+        customData: { warden_tool: "tabmaster", warden_plan: "lifetime" },
+        priceId: paddleId("pri"),
+        total: 100,
+        billedAt: at,
       });
-      assert.equal(response.status, 200);
-      assert.deepEqual(await response.json(), { received: true, outcome: "ignored" });
-      const status = await wardenJson<{ last_event: Record<string, unknown> }>(env, "admin", "paddle", "status", "--workspace", slug, "--env", "test");
+      paddleApi.lists.set("/transactions", [taken, other]);
+      const run = await runWarden(env, ...reconcile);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /read 0 subscriptions, 2 completed transactions, 0 adjustments/);
+      // Neither names a signed-in buyer (Paddle names its customer by id only); the first passes the price check, the second's price is no plan's.
+      assert.match(run.stdout, new RegExp(`Not taken: transaction ${taken.id}: checkout without the buyer's address`));
+      assert.match(run.stdout, new RegExp(`Not taken: transaction ${other.id}: price pri_\\w+ \\(product pro_\\w+\\) is linked to no plan in live`));
       assert.deepEqual(
-        { ...status.last_event, received_at: typeof status.last_event.received_at },
-        {
-          id: event.event_id,
-          type: "transaction.completed",
-          received_at: "string",
-          outcome: "ignored",
-          reason: "no warden_tool or warden_bundle metadata (not a checkout Warden created)",
-        },
+        paddleApi.calls.map((c) => `${c.method} ${c.path}`),
+        ["GET /subscriptions?per_page=200", "GET /transactions?status=completed&per_page=200", "GET /adjustments?per_page=200"],
       );
-      const text = await runWarden(env, "admin", "paddle", "status", "--workspace", slug, "--env", "test");
-      assert.match(text.stdout, new RegExp(`is connected to Paddle at /processor/paddle/${slug}`));
     });
   });
 }

@@ -4,9 +4,9 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyRequest } from "fastify";
 import { exchangeHandOffCode, issuePageTicket } from "../customer-pages/hand-off.service.js";
 import { commonErrors, ToolParams } from "../http/common.schema.js";
+import { CheckoutBody, CreatedCheckout } from "../payments/checkout.schema.js";
+import { createCheckout } from "../payments/checkout.service.js";
 import type { Services } from "../services.js";
-import { CheckoutBody, CreatedCheckout } from "../stripe/checkout.schema.js";
-import { createCheckout } from "../stripe/checkout.service.js";
 import { activateLicence } from "./activation.service.js";
 import {
   Access,

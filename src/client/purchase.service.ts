@@ -9,8 +9,8 @@ import { findSubscription, listSubscriptionsOfPerson, type StoredSubscription } 
 import { toIso } from "../clock.js";
 import { findPeopleByIds } from "../customers/person.store.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
+import { processorOf } from "../payments/processors.js";
 import type { Services } from "../services.js";
-import { billingPortalAtStripe } from "../stripe/stripe-actions.js";
 import { licenceKeysOf } from "./activation.service.js";
 import type { Purchase } from "./client.schema.js";
 import { requireSignedIn } from "./client.service.js";
@@ -93,7 +93,7 @@ export async function changeOwnSubscription(services: Services, person: PersonSc
 /** The address of Stripe's billing portal for the person's subscription (payment method, invoices), coming back to `returnUrl`. */
 export async function openBillingPortal(services: Services, person: PersonScope, id: string, returnUrl: string): Promise<{ url: string }> {
   const sub = await requireOwnSubscription(services, person, id, "manage billing");
-  const url = await billingPortalAtStripe(services, sub, sub.id, returnUrl);
+  const url = await (await processorOf(services, sub)).customerPortal(services, sub, sub.id, returnUrl);
   if (url === null)
     throw invalidParameter("id", `Subscription ${sub.id} is billed by the vendor outside Warden: ask them about payments and invoices.`, {
       reason: "billed_outside",

@@ -12,8 +12,8 @@ import type { Env } from "../db/schema.js";
 import type { Grant } from "../grants/grant.schema.js";
 import { presentGrant } from "../grants/grant.service.js";
 import { listGrantsOfPeople, type StoredGrant } from "../grants/grant.store.js";
+import { processorOf } from "../payments/processors.js";
 import type { Services } from "../services.js";
-import { canActAtStripe } from "../stripe/stripe-actions.js";
 import type { MeterUsage } from "../usage/usage.schema.js";
 import { listDeviceUsage } from "../usage/usage.service.js";
 import type { PageNames } from "../workspaces/translated-names.service.js";
@@ -73,7 +73,7 @@ export async function manageOverview(
     listTools(db, workspace),
     listBundles(db, workspace),
     listPlans(db, workspace),
-    canActAtStripe(services, person),
+    processorOf(services, person).then((processor) => processor.canAct(services, person)),
     // A licence key proves the licence, not the person: their meters are not its to read (as in the client API).
     person.licenceId === null ? listDeviceUsage(services, person, page.tool.id) : { data: [] },
     listOffers(services, page, names),

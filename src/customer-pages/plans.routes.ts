@@ -1,14 +1,14 @@
 // The hosted Plans page and the checkout's return: the tool's offers (plans.service.ts),
-// a choice posted and answered by a 303 to Stripe Checkout (the buy button's use case,
-// `startCheckout`, with the signed-in person as buyer when there is one; signed out,
-// Stripe asks the address), and the success page that says what was bought once Stripe's
-// event has arrived. Also registers the Trial page and the workspace's branding assets.
+// a choice posted and answered by a 303 to the environment's processor's checkout (Stripe
+// Checkout, or Paddle's hosted checkout: the buy button's use case, `startCheckout`, with
+// the signed-in person as buyer when there is one; signed out, the processor asks the
+// address), and the success page that says what was bought once Stripe's event has arrived. Also registers the Trial page and the workspace's branding assets.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { sendPage } from "../dashboard/shared/page.js";
 import { allowFormTargets, csrfTokenFor, formField, PageRefusal } from "../dashboard/shared/security.js";
 import { stripeLocaleOf } from "../i18n/locales.js";
+import { checkoutOutcome, startCheckout } from "../payments/checkout.service.js";
 import type { Services } from "../services.js";
-import { checkoutOutcome, startCheckout } from "../stripe/checkout.service.js";
 import { registerBrandingAssets } from "./branding.routes.js";
 import {
   customerFrame,
@@ -33,6 +33,13 @@ import { registerTrialPage } from "./trial.routes.js";
  * there. (A vendor's custom Checkout domain would need naming here too.)
  */
 const STRIPE_CHECKOUT_ORIGIN = "https://checkout.stripe.com";
+/**
+ * Paddle's hosted checkout is the vendor's default payment link, on a domain of theirs
+ * that Warden learns only from the transaction it makes: the policy allows any https
+ * address as the redirect's target. The form itself still posts only here, and the
+ * address it is sent to is the one Paddle's API answered.
+ */
+const PADDLE_CHECKOUT_TARGETS = ["https:"];
 // Stripe's Checkout Session ids: `cs_test_…` or `cs_live_…`, letters and digits.
 const CHECKOUT_SESSION = /^cs_(test|live)_[A-Za-z0-9]{1,250}$/;
 
@@ -43,7 +50,7 @@ export function registerPlanPages(app: FastifyInstance, services: Services): voi
     const scope = pageScopeOf(request);
     const customer = customerOf(request);
     const offers = await listOffers(services, scope, pageNamesOf(request));
-    if (offers.takesPayments) allowFormTargets(reply, [STRIPE_CHECKOUT_ORIGIN]);
+    if (offers.takesPayments) allowFormTargets(reply, offers.processor === "paddle" ? PADDLE_CHECKOUT_TARGETS : [STRIPE_CHECKOUT_ORIGIN]);
     // A link naming a plan that is not on sale (mistyped, retired, another tool's) still shows what is.
     const unknown = extra.chosen !== null && extra.error === undefined && findOffer(offers, extra.chosen) === null;
     return plansView({

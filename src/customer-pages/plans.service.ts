@@ -1,15 +1,16 @@
 // What the hosted Plans page offers for a tool: its own plans and those of every bundle
 // that gives it, each with its price, billing and what it gives; retired plans and plans
 // without a price are not offered (checkout refuses them too). Whether the environment
-// takes payments at all (a Stripe secret key is connected) is part of the answer, so the
+// takes payments at all (its processor's API key is connected) is part of the answer, so the
 // page can say so before anyone chooses. Each offer carries its plan's terms for the
 // tool (features, allowances, credits: usage/terms.service.ts), and an offer that adds
 // credits is a credit pack, listed apart. Names are the vendor's in the page's language
 // where given (workspaces/translated-names.service.ts), else as written. Nothing here
 // grows with the number of customers: a handful of catalogue rows, by index.
 import type { Env, ProductKind } from "../db/schema.js";
+import type { ProcessorName } from "../payments/payment-processor.js";
+import { processorOf } from "../payments/processors.js";
 import type { Services } from "../services.js";
-import { findStripeAccount } from "../stripe/stripe-account.store.js";
 import { readToolSoldTerms } from "../usage/terms.service.js";
 import type { Feature, Meter, PlanTerms } from "../usage/usage.types.js";
 import { DEFAULT_NAMES, type PageNames } from "../workspaces/translated-names.service.js";
@@ -39,8 +40,10 @@ export interface Offers {
   meters: Meter[];
   /** Days of the tool's trial (0: none). */
   trialDays: number;
-  /** False when the environment has no Stripe secret key: nothing can be bought yet. */
+  /** False when the environment's processor has no API key: nothing can be bought yet. */
   takesPayments: boolean;
+  /** The environment's processor: where its checkout page lives. */
+  processor: ProcessorName;
 }
 
 const offered = (plan: Plan): plan is Plan & { amountCents: number } => plan.retiredAt === null && plan.amountCents !== null;
@@ -48,11 +51,12 @@ const offered = (plan: Plan): plan is Plan & { amountCents: number } => plan.ret
 export async function listOffers(services: Services, scope: { workspace: Workspace; env: Env; tool: Tool }, names: PageNames = DEFAULT_NAMES): Promise<Offers> {
   const { db } = services;
   const { workspace, env, tool } = scope;
-  const [plans, bundles, tools, account, sold] = await Promise.all([
+  const processor = await processorOf(services, { workspaceId: workspace.id, env });
+  const [plans, bundles, tools, takesPayments, sold] = await Promise.all([
     listPlans(db, workspace.id, null),
     listBundles(db, workspace.id),
     listTools(db, workspace.id),
-    findStripeAccount(db, workspace.id, env),
+    processor.canAct(services, { workspaceId: workspace.id, env }),
     readToolSoldTerms(db, { workspaceId: workspace.id, toolId: tool.id }),
   ]);
   const toolName = new Map(tools.map((t) => [t.id, names.product("tool", t.id, t.name)]));
@@ -95,7 +99,8 @@ export async function listOffers(services: Services, scope: { workspace: Workspa
     features: sold.features.map((f) => ({ ...f, name: names.feature(tool.id, f.id, f.name) })),
     meters: sold.meters.map((m) => ({ ...m, name: names.meter(tool.id, m.id, m.name) })),
     trialDays: tool.trialDays,
-    takesPayments: Boolean(account?.secretKeySealed),
+    takesPayments,
+    processor: processor.name,
   };
 }
 

@@ -1,6 +1,6 @@
 import { type Html, html } from "../dashboard/shared/html.js";
 import { csrfField, notice } from "../dashboard/shared/layout.js";
-import type { CheckoutOutcome } from "../stripe/checkout.service.js";
+import type { CheckoutOutcome } from "../payments/checkout.service.js";
 import type { Meter } from "../usage/usage.types.js";
 import { type CustomerFrame, customerPage, linkTo, type PageText } from "./layout.js";
 import { findOffer, type Offer, type OfferChoice, type Offers } from "./plans.service.js";

@@ -525,6 +525,17 @@ export interface PaddleRefundsTable {
   created_at: number;
 }
 
+/** A Paddle price (pri_…) or product (pro_…) id linked to a plan, per environment (migration 050). */
+export interface PaddlePlanLinksTable {
+  workspace_id: string;
+  env: Env;
+  paddle_id: string;
+  product_kind: ProductKind;
+  product_id: string;
+  plan_id: string;
+  created_at: number;
+}
+
 /** A Stripe Price or Product id that names a plan, for purchases without Warden's metadata (migration 029). */
 export interface StripePlanLinksTable {
   workspace_id: string;
@@ -907,6 +918,7 @@ export interface Database {
   paddle_accounts: PaddleAccountsTable;
   paddle_events: PaddleEventsTable;
   paddle_refunds: PaddleRefundsTable;
+  paddle_plan_links: PaddlePlanLinksTable;
   subscription_buyers: SubscriptionBuyersTable;
   stripe_plan_links: StripePlanLinksTable;
   stripe_reconcile_runs: StripeReconcileRunsTable;

@@ -53,15 +53,6 @@ export async function connectPaddle(
     );
   }
   const now = services.clock.now();
-  // Paddle's checkout takes its custom_data from the buyer's browser, and Paddle prices are
-  // not yet linked to plans: a buyer could pay a cheap price naming a dear plan. Until
-  // Warden opens Paddle's checkout itself (or checks the price paid), sandbox only.
-  if (env === "live") {
-    throw invalidParameter(
-      "env",
-      "Paddle can be connected to the test environment (Paddle's sandbox) only for now: Warden does not yet check the price a Paddle buyer paid against the plan named.",
-    );
-  }
   const existing = await findPaddleAccount(services.db, workspace.id, env);
   await upsertPaddleAccount(services.db, {
     workspaceId: workspace.id,

@@ -25,6 +25,19 @@ export async function findPaddleAccount(ex: Executor, workspaceId: string, env: 
     : null;
 }
 
+/** The environments with a Paddle API key, for the scheduled reconcile. */
+export async function listPaddleScopesWithApiKey(ex: Executor): Promise<{ workspaceId: string; env: Env; slug: string }[]> {
+  const rows = await ex
+    .selectFrom("paddle_accounts")
+    .innerJoin("workspaces", "workspaces.id", "paddle_accounts.workspace_id")
+    .select(["paddle_accounts.workspace_id", "paddle_accounts.env", "workspaces.slug"])
+    .where("paddle_accounts.api_key_sealed", "is not", null)
+    .orderBy("paddle_accounts.workspace_id")
+    .orderBy("paddle_accounts.env")
+    .execute();
+  return rows.map((r) => ({ workspaceId: r.workspace_id, env: r.env, slug: r.slug }));
+}
+
 /** Stores the connection; an API key left out keeps the one stored before. */
 export async function upsertPaddleAccount(ex: Executor, account: PaddleAccount): Promise<void> {
   const update = {

@@ -6,16 +6,18 @@
 // event is which fact is in this folder's README.
 import { type BillingTx, inBillingTransaction } from "../billing/billing.context.js";
 import { findLicenceByPaymentIntent } from "../billing/licence.store.js";
+import { findSubscription } from "../billing/subscription.store.js";
 import type { Env } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { applyPaymentFact, type Handled, ignored, type ProcessorRecords } from "../payments/apply-fact.service.js";
-import { isProblem } from "../payments/fields.js";
-import type { PaymentFact } from "../payments/payment-facts.js";
+import { isObj, isProblem } from "../payments/fields.js";
+import type { BoughtItem, PaymentFact } from "../payments/payment-facts.js";
 import type { Services } from "../services.js";
-import { findWorkspaceBySlug } from "../workspaces/workspace.store.js";
+import { findPlan, findWorkspaceBySlug } from "../workspaces/workspace.store.js";
 import { findPaddleAccount } from "./paddle-account.store.js";
 import { addPaddleRefund, claimPaddleEvent, setPaddleEventOutcome } from "./paddle-event.store.js";
-import { type PaddleRefund, paddleFactOf, readPaddleEvent } from "./paddle-objects.js";
+import { type PaddleEvent, type PaddleRefund, paddleFactOf, paddleItemsOf, readPaddleEvent } from "./paddle-objects.js";
+import { paddlePlanOfItems } from "./paddle-plan-link.service.js";
 import { verifyPaddleSignature } from "./paddle-signature.js";
 
 export interface PaddleIngestResult {
@@ -27,15 +29,16 @@ export interface PaddleIngestResult {
 }
 
 /**
- * Paddle's records for the facts applied: no plan links yet (a Paddle purchase is mapped
- * by Warden's custom_data alone), and nothing held back, as Paddle names a subscription's
- * buyer only in its own custom_data (no later checkout fact could name it).
+ * Paddle's records for the facts applied: its plan links in the environment (a stored
+ * subscription moved to another plan's price takes that plan), and nothing held back, as
+ * Paddle names a subscription's buyer only in its own custom_data (no later checkout
+ * fact could name it).
  */
-const PADDLE_RECORDS: ProcessorRecords = {
-  planOfItems: async () => ({ problem: "Paddle prices are linked to no plan" }),
+const paddleRecords = (env: Env): ProcessorRecords => ({
+  planOfItems: (ex, workspaceId, items) => paddlePlanOfItems(ex, { workspaceId, env }, items),
   heldBack: async () => [],
   settle: async () => {},
-};
+});
 
 /**
  * Verifies and applies one notification. The environment is the one whose secret key
@@ -69,9 +72,7 @@ export async function ingestPaddleEvent(
   return inBillingTransaction(services, { workspaceId: workspace.id, env }, async (tx): Promise<PaddleIngestResult> => {
     const claimed = await claimPaddleEvent(tx.trx, tx, { id: event.id, type: event.type, occurredAt: event.occurredAt, receivedAt: tx.now });
     if (!claimed) return { event: event.id, type: event.type, outcome: "duplicate", reason: null };
-    const read = paddleFactOf(event);
-    const fact = "fact" in read ? read : await refundFact(tx, read);
-    const handled = await applyPaymentFact(tx, fact, PADDLE_RECORDS);
+    const handled = await applyPaddleEvent(tx, event);
     const settled: Handled =
       handled.outcome === "deferred" ? ignored("no signed-in buyer (warden_account in custom_data): Paddle names the customer by id only") : handled;
     if (settled.outcome !== "applied" || settled.reason !== null) {
@@ -80,6 +81,52 @@ export async function ingestPaddleEvent(
     return { event: event.id, type: event.type, outcome: settled.outcome === "applied" ? "applied" : "ignored", reason: settled.reason };
   });
 }
+
+/**
+ * One Paddle event (a notification, or an object the reconcile read) applied in the
+ * transaction: the price paid checked against the plan named, then the fact applied.
+ */
+export async function applyPaddleEvent(tx: BillingTx, event: PaddleEvent): Promise<Handled> {
+  const read = paddleFactOf(event);
+  const fact = "fact" in read ? read : await refundFact(tx, read);
+  const refusal = await priceRefusal(tx, fact, paddleItemsOf(event.data), quantityOf(event.data));
+  return refusal === null ? applyPaymentFact(tx, fact, paddleRecords(tx.env)) : ignored(refusal);
+}
+
+/**
+ * Why a purchase is not taken: its items' quantity is not the seats its custom_data names,
+ * or what Paddle charged (each item's price, else product) is not linked in this
+ * environment to the plan its custom_data names (the product's default
+ * plan when none is named). custom_data can be set in the buyer's browser, the price is
+ * what Paddle charged, so a cheap price naming a dear plan buys nothing. Checked for a
+ * one-time purchase and for a subscription not stored yet; a stored subscription moved to
+ * another price follows billing's change of plan (paddleRecords' planOfItems).
+ */
+async function priceRefusal(tx: BillingTx, fact: PaymentFact, items: BoughtItem[], quantity: number): Promise<string | null> {
+  if (fact.fact !== "purchase_completed" && fact.fact !== "subscription_reported") return null;
+  if (isProblem(fact.metadata)) return null;
+  if (fact.fact === "subscription_reported" && (await findSubscription(tx.trx, tx, fact.report.id))) return null;
+  const { productKind, productId, planId, seats } = fact.metadata;
+  // Seats are paid for as the items' quantity: a team of 50 is not one price paid once.
+  if (quantity !== (seats ?? 1)) return `custom_data names ${seats ?? 1} seat(s), but the items' quantity paid for is ${quantity}`;
+  const named = await findPlan(tx.trx, tx.workspaceId, productKind, productId, planId);
+  // A plan named that does not exist, billing refuses with its reason; none named and no
+  // default plan, billing would give the product without a plan, whatever was paid.
+  if (!named) return planId === null ? "custom_data names no plan, and the product has no default plan: the price paid cannot be checked" : null;
+  const paid = await paddlePlanOfItems(tx.trx, tx, items);
+  if (isProblem(paid)) return `${paid.problem} in ${tx.env}: not checked against plan "${named.id}" named in custom_data`;
+  if (paid.productKind !== named.productKind || paid.productId !== named.productId || paid.planId !== named.id) {
+    return `the price paid is linked to plan "${paid.planId}" of ${paid.productKind} "${paid.productId}", not plan "${named.id}" of ${productKind} "${productId}" named in custom_data`;
+  }
+  return null;
+}
+
+/** What a transaction or subscription bills for in all: its items' quantities summed (a malformed one counts none). */
+const quantityOf = (data: Record<string, unknown>): number =>
+  (Array.isArray(data.items) ? data.items : []).reduce<number>((sum, item) => {
+    const q = isObj(item) ? item.quantity : null;
+    return sum + (typeof q === "number" && Number.isSafeInteger(q) && q > 0 ? q : 0);
+  }, 0);
 
 /**
  * An approved refund as billing takes it: the transaction's refunds so far, summed (each

@@ -49,7 +49,8 @@ export function readPaddleEvent(value: unknown): PaddleEvent | Problem {
   });
 }
 
-const itemsOf = (o: Obj): BoughtItem[] =>
+/** What a transaction or subscription bills: each item's price and product. */
+export const paddleItemsOf = (o: Obj): BoughtItem[] =>
   (Array.isArray(o.items) ? o.items.filter(isObj) : []).map((item) => {
     const price = obj(item, "price");
     return { price: price ? str(price, "id") : str(item, "price_id"), product: price ? str(price, "product_id") : null };
@@ -92,7 +93,7 @@ function readSubscription(event: PaddleEvent): PaymentFact {
     setToCancel: null,
     quantity: quantity as number | null,
   };
-  return { fact: "subscription_reported", report, metadata: readWardenMetadata(o.custom_data), items: itemsOf(o) };
+  return { fact: "subscription_reported", report, metadata: readWardenMetadata(o.custom_data), items: paddleItemsOf(o) };
 }
 
 /**

@@ -138,11 +138,9 @@ for (const dialect of DIALECTS) {
       await connectStripe(t.services, { workspace: t.ws.slug, env: "live", webhookSecret: `whsec_${"s".repeat(32)}` });
       await assert.rejects(connectTestPaddle(t.services, t.ws, "live"), /connected to Stripe: one processor per environment/);
       await sql`delete from stripe_accounts where env = 'live'`.execute(t.services.db);
-      await assert.rejects(
-        connectTestPaddle(t.services, t.ws, "live"),
-        /test environment \(Paddle's sandbox\) only/,
-        "no live Paddle until the price paid is checked",
-      );
+      // The price paid is checked against the plan named (migration 050): live is connected.
+      await connectTestPaddle(t.services, t.ws, "live");
+      await assert.rejects(connectStripe(t.services, { workspace: t.ws.slug, env: "live", webhookSecret: `whsec_${"s".repeat(32)}` }), /connected to Paddle/);
       await assert.rejects(connectPaddle(t.services, { workspace: t.ws.slug, env: "test", webhookSecret: "whsec_abcdefghijkl" }), /pdl_ntfset_/);
       await assert.rejects(
         connectPaddle(t.services, {

@@ -11,6 +11,7 @@ import {
   deleteCustomerSessions,
   deleteExchangeTokens,
   deleteIdempotencyKeys,
+  deletePaddleEvents,
   deleteSentMails,
   deleteSettledDeliveries,
   deleteSignInCodes,
@@ -24,6 +25,7 @@ export interface Pruned {
   deliveries: number;
   events: number;
   stripeEvents: number;
+  paddleEvents: number;
   idempotencyKeys: number;
   signInCodes: number;
   sentMails: number;
@@ -102,6 +104,7 @@ export async function pruneExpired(services: Pick<Services, "db" | "clock" | "co
     deliveries: 0,
     events: 0,
     stripeEvents: 0,
+    paddleEvents: 0,
     idempotencyKeys: 0,
     signInCodes: 0,
     sentMails: 0,
@@ -130,6 +133,7 @@ export async function pruneExpired(services: Pick<Services, "db" | "clock" | "co
     // Without JIT, as every statement on PostgreSQL (db/database.ts): its estimate of the events' filtered scan passed JIT's threshold.
     await inBatches("events", (limit) => db.transaction().execute((trx) => deleteUndeliveredEvents(trx, before, limit)));
     await inBatches("stripeEvents", (limit) => deleteStripeEvents(db, before, limit));
+    await inBatches("paddleEvents", (limit) => deletePaddleEvents(db, before, limit));
   }
   await inBatches("idempotencyKeys", (limit) => deleteIdempotencyKeys(db, now - IDEMPOTENCY_WINDOW_MS, limit));
   await inBatches("signInCodes", (limit) => deleteSignInCodes(db, now - SIGN_IN_CODES_KEPT_MS, limit));

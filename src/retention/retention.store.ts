@@ -77,6 +77,19 @@ export async function deleteStripeEvents(ex: Executor, before: number, limit: nu
 }
 
 /**
+ * Paddle's event ids received before `before`: a replay is refused by its signature's
+ * minute long before, and a retry comes within Paddle's three days. Nothing waits in them.
+ */
+export async function deletePaddleEvents(ex: Executor, before: number, limit: number): Promise<number> {
+  return deleted(
+    await sql`delete from paddle_events where (workspace_id, env, id) in (
+  select workspace_id, env, id from paddle_events where received_at < ${before}
+  order by received_at limit ${limit} ${skipLocked(ex)}
+) and received_at < ${before}`.execute(ex),
+  );
+}
+
+/**
  * Up to `limit` settled deliveries created before `before`, with their attempts (first:
  * attempts refer to their delivery), all or none. On PostgreSQL one statement, whose
  * parts see the same rows, locked: none can be resent meanwhile. On SQLite two, in the

@@ -13,6 +13,7 @@ import { claimIdempotencyKey } from "../grants/idempotency.store.js";
 import { newId } from "../ids.js";
 import { addToCounters } from "../limits/counter.store.js";
 import { claimDueMails, insertMails, recordMailSent } from "../mail/mail-outbox.store.js";
+import { claimPaddleEvent } from "../paddle/paddle-event.store.js";
 import { createServices, type Services } from "../services.js";
 import { claimStripeEvent, setStripeEventOutcome } from "../stripe/stripe-event.store.js";
 import { createPgSchema, DIALECTS, PG_URL, seedWorkspace, testApi, testServices, unique, type Workspace } from "../test-support/harness.js";
@@ -174,7 +175,7 @@ for (const dialect of DIALECTS) {
       assert.equal(parseConfig({}).retentionDays, 35);
     });
 
-    test("prunes Stripe event ids but the deferred, idempotency keys after a day, expired sign-in codes, mails sent a week ago and closed counter windows", async () => {
+    test("prunes Stripe event ids but the deferred, and Paddle's, idempotency keys after a day, expired sign-in codes, mails sent a week ago and closed counter windows", async () => {
       const { services, clock } = await testServices(dialect);
       const ws = await seedWorkspace(services);
       const scope = { workspaceId: ws.workspaceId, env: "test" as const };
@@ -190,6 +191,11 @@ for (const dialect of DIALECTS) {
       };
       const applied = await stripeEvent(false);
       const deferred = await stripeEvent(true);
+      const paddle = `evt_${unique("p")}`;
+      assert.equal(
+        await claimPaddleEvent(services.db, scope, { id: paddle, type: "transaction.completed", occurredAt: clock.now(), receivedAt: clock.now() }),
+        true,
+      );
       const key = unique("idem");
       await claimIdempotencyKey(services.db, { ...scope, key }, "hash", clock.now(), clock.now() - DAY_MS);
       const emailNorm = `${unique("c")}@example.com`;
@@ -223,6 +229,7 @@ for (const dialect of DIALECTS) {
 
       const exists = {
         stripe: async (id: string) => (await services.db.selectFrom("stripe_events").select("id").where("id", "=", id).executeTakeFirst()) !== undefined,
+        paddle: async () => (await services.db.selectFrom("paddle_events").select("id").where("id", "=", paddle).executeTakeFirst()) !== undefined,
         key: async () => (await services.db.selectFrom("idempotency_keys").select("key").where("key", "=", key).executeTakeFirst()) !== undefined,
         code: async () => (await services.db.selectFrom("sign_in_codes").select("id").where("id", "=", code).executeTakeFirst()) !== undefined,
         mail: async (id: string) => (await services.db.selectFrom("mail_outbox").select("id").where("id", "=", id).executeTakeFirst()) !== undefined,
@@ -241,7 +248,7 @@ for (const dialect of DIALECTS) {
       clock.advance(2 * HOUR_MS);
       await pruneExpired(services, NOW_OPTIONS);
       assert.deepEqual([await exists.key(), await exists.code(), await exists.counter(stillCounting)], [false, false, false]);
-      assert.deepEqual([await exists.stripe(applied), await exists.stripe(deferred)], [true, true]);
+      assert.deepEqual([await exists.stripe(applied), await exists.stripe(deferred), await exists.paddle()], [true, true, true]);
       assert.deepEqual([await exists.mail(mail), await exists.mail(unsent)], [true, true], "a sent mail is kept a week");
       clock.advance(6 * DAY_MS);
       await pruneExpired(services, NOW_OPTIONS);
@@ -249,6 +256,7 @@ for (const dialect of DIALECTS) {
       clock.advance(29 * DAY_MS);
       await pruneExpired(services, NOW_OPTIONS);
       assert.deepEqual([await exists.stripe(applied), await exists.stripe(deferred)], [false, true], "a deferred Stripe event waits for its buyer");
+      assert.equal(await exists.paddle(), false, "Paddle's event ids go as Stripe's do");
     });
 
     test("prunes the hosted pages' sessions a day after their 7 days, and their one-time tokens a day after they expired", async () => {
@@ -343,7 +351,7 @@ for (const dialect of DIALECTS) {
       recording = true;
       await pruneExpired(services, NOW_OPTIONS);
       recording = false;
-      assert.equal(statements.size, dialect === "sqlite" ? 11 : 10);
+      assert.equal(statements.size, dialect === "sqlite" ? 12 : 11);
       const scans: string[] = [];
       if (dialect === "sqlite") {
         for (const [text, parameters] of statements) {

@@ -6,11 +6,15 @@
 // `Paddle-Signature` header (`ts=<unix seconds>;h1=<hex HMAC-SHA256 of "<ts>:<body>">`).
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import type { Dialect } from "../db/database.js";
 import type { Env } from "../db/schema.js";
 import { randomBase62 } from "../ids.js";
 import { connectPaddle } from "../paddle/paddle-account.service.js";
+import { updatePlanPaddleLinks } from "../paddle/paddle-plan-link.service.js";
 import type { Services } from "../services.js";
 import { seedCatalogue, type TestApi, testApi, testServices, type Workspace } from "./harness.js";
 import { emittedEvents } from "./stripe.js";
@@ -19,10 +23,52 @@ import { emittedEvents } from "./stripe.js";
 export const paddleId = (prefix: string) => `${prefix}_01${randomBase62(24).toLowerCase()}`;
 const iso = (ms: number) => new Date(ms).toISOString().replace("Z", "000Z");
 
-export async function connectTestPaddle(services: Services, ws: Workspace, env: Env = "test"): Promise<string> {
+/**
+ * The Paddle prices of the harness catalogue's plans (seedCatalogue), linked to them in the
+ * testbed's environment: what a checkout Warden opened is paid with (the stand-in holds
+ * them in euros, the catalogue's currency). A price not here is linked to no plan.
+ */
+export const PADDLE_PRICES: Record<string, { id: string; product: string; amount: number; interval: "month" | null }> = {
+  lifetime: { id: "pri_01hv0000000000000000lifetm", product: "pro_01hv00000000000000tabmastr", amount: 4900, interval: null },
+  monthly: { id: "pri_01hv0000000000000000monthy", product: "pro_01hv00000000000000tabmastr", amount: 500, interval: "month" },
+  "suite-lifetime": { id: "pri_01hv000000000000000suitelf", product: "pro_01hv000000000000000suitepr", amount: 9900, interval: null },
+};
+const priceOf = (customData: CustomData | null) => PADDLE_PRICES[customData?.warden_plan ?? ""];
+
+export async function connectTestPaddle(services: Services, ws: Workspace, env: Env = "test", apiKey?: string): Promise<string> {
   const secret = `pdl_ntfset_${paddleId("01")}_${randomBase62(32)}`;
-  await connectPaddle(services, { workspace: ws.slug, env, webhookSecret: secret });
+  await connectPaddle(services, { workspace: ws.slug, env, webhookSecret: secret, ...(apiKey === undefined ? {} : { apiKey }) });
   return secret;
+}
+
+/** Links the catalogue's plans to PADDLE_PRICES in the environment, as the vendor does once. */
+export async function linkTestPaddlePrices(services: Services, ws: Workspace, env: Env = "test"): Promise<void> {
+  for (const [plan, price] of Object.entries(PADDLE_PRICES)) {
+    const product = plan === "suite-lifetime" ? { bundle: "suite" } : { tool: "tabmaster" };
+    await updatePlanPaddleLinks(services, { workspace: ws.slug, ...product, id: plan, env, prices: [price.id] });
+  }
+}
+
+/** A price as Paddle's API answers it. */
+export function priceObject(o: { id: string; product: string; amount: number; interval: "month" | "year" | null; currency?: string; status?: string }) {
+  return {
+    id: o.id,
+    product_id: o.product,
+    type: "standard",
+    description: "Tab Master",
+    name: null,
+    billing_cycle: o.interval === null ? null : { interval: o.interval, frequency: 1 },
+    trial_period: null,
+    tax_mode: "account_setting",
+    unit_price: { amount: String(o.amount), currency_code: o.currency ?? "USD" },
+    unit_price_overrides: [],
+    quantity: { minimum: 1, maximum: 10000 },
+    status: o.status ?? "active",
+    custom_data: null,
+    import_meta: null,
+    created_at: "2026-01-01T00:00:00.000000Z",
+    updated_at: "2026-01-01T00:00:00.000000Z",
+  };
 }
 
 export interface TestPaddleEvent {
@@ -57,6 +103,7 @@ export function transactionObject(o: {
 }) {
   const total = String(o.total);
   const fee = String(Math.round(o.total * 0.05 + 50));
+  const price = priceOf(o.customData);
   return {
     id: o.id ?? paddleId("txn"),
     status: "completed",
@@ -72,8 +119,15 @@ export function transactionObject(o: {
     collection_mode: "automatic",
     billing_details: null,
     billing_period: null,
-    items: [{ price: { id: o.priceId ?? paddleId("pri"), product_id: paddleId("pro"), description: "Tab Master" }, quantity: 1, proration: null }],
+    items: [
+      {
+        price: priceObject({ id: o.priceId ?? price?.id ?? paddleId("pri"), product: price?.product ?? paddleId("pro"), amount: o.total, interval: null }),
+        quantity: 1,
+        proration: null,
+      },
+    ],
     details: {
+      tax_rates_used: [],
       totals: {
         subtotal: total,
         tax: "0",
@@ -133,7 +187,21 @@ export function subscriptionObject(o: {
         recurring: true,
         created_at: iso(o.startedAt),
         updated_at: iso(o.startedAt),
-        price: { id: o.priceId ?? paddleId("pri"), product_id: paddleId("pro"), billing_cycle: { interval: "month", frequency: 1 } },
+        price: priceObject({
+          id: o.priceId ?? priceOf(o.customData)?.id ?? paddleId("pri"),
+          product: priceOf(o.customData)?.product ?? paddleId("pro"),
+          amount: 500,
+          interval: "month",
+        }),
+        product: {
+          id: priceOf(o.customData)?.product ?? paddleId("pro"),
+          name: "Tab Master",
+          type: "standard",
+          tax_category: "standard",
+          status: "active",
+          created_at: iso(o.startedAt),
+          updated_at: iso(o.startedAt),
+        },
       },
     ],
     custom_data: o.customData,
@@ -191,17 +259,22 @@ export async function sendPaddleEvent(
 }
 
 /** A workspace with the harness catalogue connected to Paddle's sandbox, and the calls its tests make. */
-export async function paddleTestbed(dialect: Dialect) {
-  const { services, clock } = await testServices(dialect);
+export async function paddleTestbed(dialect: Dialect, options: { paddleApi?: boolean } = {}) {
+  const apiKey = `pdl_sdbx_apikey_${randomBase62(40)}`;
+  const paddleApi = options.paddleApi ? await startPaddleApi(apiKey) : null;
+  const { services, clock } = await testServices(dialect, paddleApi ? { WARDEN_PADDLE_API_URL: paddleApi.url } : {});
   const ws = await seedCatalogue(services);
   const api = await testApi(services);
-  const secret = await connectTestPaddle(services, ws);
+  const secret = await connectTestPaddle(services, ws, "test", paddleApi ? apiKey : undefined);
+  await linkTestPaddlePrices(services, ws);
   return {
     services,
     clock,
     ws,
     api,
     secret,
+    /** The stand-in for Paddle's API, when asked for (the environment then has an API key). */
+    paddleApi,
     /** Paddle sends `type` about `data`, occurred and signed now; answers the outcome. */
     async send(type: string, data: Record<string, unknown>, options: { id?: string } = {}) {
       const response = await sendPaddleEvent(api, ws, secret, paddleEvent(type, data, { now: clock.now(), ...options }), { now: clock.now() });
@@ -228,4 +301,163 @@ export async function paddleTestbed(dialect: Dialect) {
         .execute();
     },
   };
+}
+
+type Entity = Record<string, unknown>;
+
+/**
+ * A local stand-in for the Paddle API endpoints Warden calls, written from Paddle's public
+ * API reference: `GET /prices/{id}`, `POST /transactions` (answered with its `checkout.url`),
+ * `GET|PATCH /subscriptions/{id}`, `POST /subscriptions/{id}/cancel`,
+ * `POST /customers/{id}/portal-sessions`, `POST /adjustments`, and the lists
+ * `GET /transactions|subscriptions|adjustments` in pages (`{data, meta: {request_id,
+ * pagination: {per_page, next, has_more, estimated_total}}}`, `after` cursors, `status`
+ * filter). Errors are Paddle's shape (`{error: {type, code, detail, documentation_url}, meta: {request_id}}`);
+ * `rateLimited` answers 429 with `Retry-After`. The official SDK is pointed at `url`
+ * through WARDEN_PADDLE_API_URL.
+ */
+export async function startPaddleApi(apiKey: string) {
+  const state = {
+    url: "",
+    calls: [] as { method: string; path: string; body: Entity | null }[],
+    prices: new Map<string, Entity>(Object.values(PADDLE_PRICES).map((p) => [p.id, priceObject({ ...p, currency: "EUR" })])),
+    subscriptions: new Map<string, Entity>(),
+    /** What `GET /transactions|subscriptions|adjustments` lists, in Paddle's order (by id); an unset list is empty. */
+    lists: new Map<string, Entity[]>(),
+    /** Objects per page, whatever `per_page` asks: small pages make every list turn its pages. */
+    pageSize: 2,
+    /** The next this many requests answer 429 with Retry-After: 1. */
+    rateLimited: 0,
+  };
+  const requestId = () => paddleId("req");
+  const fail = (status: number, code: string, detail: string) => ({
+    status,
+    body: {
+      error: { type: "request_error", code, detail, documentation_url: `https://developer.paddle.com/errors/shared/${code}` },
+      meta: { request_id: requestId() },
+    },
+  });
+  const one = (data: unknown) => ({ status: 200, body: { data, meta: { request_id: requestId() } } });
+  const handle = (method: string, url: URL, body: Entity | null): { status: number; body: unknown; headers?: Record<string, string> } => {
+    const path = url.pathname;
+    const priceId = /^\/prices\/([^/]+)$/.exec(path)?.[1];
+    if (method === "GET" && priceId !== undefined) {
+      const price = state.prices.get(priceId);
+      return price ? one(price) : fail(404, "not_found", `Entity ${priceId} not found`);
+    }
+    if (method === "POST" && path === "/transactions") {
+      const items = (body?.items ?? []) as { price_id: string; quantity: number }[];
+      const priced = items.map((item) => ({ item, price: state.prices.get(item.price_id) }));
+      const missing = priced.find((p) => p.price === undefined);
+      if (items.length === 0 || missing) return fail(400, "invalid_field", `price ${missing?.item.price_id ?? "?"} not found`);
+      const id = paddleId("txn");
+      const total = priced.reduce((sum, p) => sum + Number((p.price?.unit_price as Entity | undefined)?.amount) * p.item.quantity, 0);
+      const transaction = {
+        ...transactionObject({ id, customData: (body?.custom_data ?? null) as CustomData | null, total, billedAt: Date.now() }),
+        status: "ready",
+        billed_at: null,
+        items: priced.map((p) => ({ price: p.price, quantity: p.item.quantity, proration: null })),
+        payments: [],
+        checkout: { url: `https://pay.example.com/checkout?_ptxn=${id}` },
+      };
+      return { status: 201, body: { data: transaction, meta: { request_id: requestId() } } };
+    }
+    const m = /^\/subscriptions\/([^/]+)(\/cancel)?$/.exec(path);
+    if (m) {
+      const sub = state.subscriptions.get(m[1] as string);
+      if (!sub) return fail(404, "not_found", `Entity ${m[1]} not found`);
+      if (method === "GET" && !m[2]) return one(sub);
+      if (method === "POST" && m[2]) {
+        if (sub.status === "canceled") return fail(400, "subscription_locked_canceled", "subscription is canceled");
+        if (body?.effective_from === "immediately") Object.assign(sub, { status: "canceled", scheduled_change: null, current_billing_period: null });
+        else {
+          const period = sub.current_billing_period as Entity;
+          sub.scheduled_change = { action: "cancel", effective_at: period.ends_at, resume_at: null };
+        }
+        return one(sub);
+      }
+      if (method === "PATCH" && !m[2]) {
+        if (body !== null && "scheduled_change" in body && body.scheduled_change === null) sub.scheduled_change = null;
+        return one(sub);
+      }
+    }
+    const customer = /^\/customers\/([^/]+)\/portal-sessions$/.exec(path)?.[1];
+    if (method === "POST" && customer !== undefined) {
+      const ids = (body?.subscription_ids ?? []) as string[];
+      const id = paddleId("cpls");
+      const base = `https://customer-portal.paddle.com/cpl_01hv/${customer}?token=${id}`;
+      return {
+        status: 201,
+        body: {
+          data: {
+            id,
+            customer_id: customer,
+            urls: {
+              general: { overview: base },
+              subscriptions: ids.map((s) => ({
+                id: s,
+                cancel_subscription: `${base}&action=cancel&subscription=${s}`,
+                update_subscription_payment_method: `${base}&action=update&subscription=${s}`,
+              })),
+            },
+            created_at: new Date().toISOString(),
+          },
+          meta: { request_id: requestId() },
+        },
+      };
+    }
+    if (method === "POST" && path === "/adjustments") {
+      if (body?.action !== "refund" || typeof body.transaction_id !== "string") return fail(400, "invalid_field", "action or transaction_id");
+      const adjustment = {
+        ...adjustmentObject({
+          action: "refund",
+          transactionId: body.transaction_id,
+          type: body.type === "full" ? "full" : "partial",
+          total: 0,
+          at: Date.now(),
+        }),
+        status: "pending_approval",
+      };
+      return { status: 201, body: { data: adjustment, meta: { request_id: requestId() } } };
+    }
+    if (method === "GET" && ["/transactions", "/subscriptions", "/adjustments"].includes(path)) {
+      const status = url.searchParams.get("status");
+      const items = (state.lists.get(path) ?? []).filter((item) => status === null || status.split(",").includes(String(item.status)));
+      const afterId = url.searchParams.get("after");
+      const start = afterId === null ? 0 : items.findIndex((item) => item.id === afterId) + 1;
+      const perPage = Math.min(Number(url.searchParams.get("per_page") ?? 50), state.pageSize);
+      const page = items.slice(start, start + perPage);
+      const next = new URL(url.href);
+      next.searchParams.set("after", String(page.at(-1)?.id ?? afterId ?? ""));
+      const pagination = { per_page: perPage, next: next.href, has_more: start + perPage < items.length, estimated_total: items.length };
+      return { status: 200, body: { data: page, meta: { request_id: requestId(), pagination } } };
+    }
+    return fail(404, "not_found", `${method} ${path} is not an endpoint`);
+  };
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (c: Buffer) => chunks.push(c));
+    request.on("end", () => {
+      const url = new URL(request.url ?? "/", state.url);
+      const raw = Buffer.concat(chunks).toString("utf8");
+      const body = raw === "" ? null : (JSON.parse(raw) as Entity);
+      state.calls.push({ method: request.method ?? "GET", path: url.pathname + url.search, body });
+      let answer: { status: number; body: unknown; headers?: Record<string, string> };
+      if (request.headers.authorization?.toLowerCase() !== `bearer ${apiKey}`.toLowerCase()) {
+        answer = fail(403, "forbidden", "You aren't permitted to perform this request.");
+      } else if (state.rateLimited > 0) {
+        state.rateLimited--;
+        answer = { ...fail(429, "too_many_requests", "Too many requests, slow down."), headers: { "retry-after": "1" } };
+      } else answer = handle(request.method ?? "GET", url, body);
+      response.writeHead(answer.status, { "content-type": "application/json", ...answer.headers });
+      response.end(JSON.stringify(answer.body));
+    });
+  });
+  after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return state;
 }

@@ -31,6 +31,7 @@ const ACTIONS: Record<AuditAction, string> = {
   "plan.renamed": "Renamed a plan",
   "plan.retired": "Retired a plan",
   "plan.stripe_linked": "Changed a plan's Stripe prices",
+  "plan.paddle_linked": "Changed a plan's Paddle prices",
   "plan.terms_changed": "Changed a plan's features, allowances or credits",
   "feature.added": "Added a feature",
   "feature.renamed": "Renamed a feature",

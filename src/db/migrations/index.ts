@@ -47,6 +47,7 @@ import * as moneyHistory from "./046-money-history.js";
 import * as paddle from "./047-paddle.js";
 import * as wrongKeyBlocks from "./048-wrong-key-blocks.js";
 import * as buyerLanguage from "./049-buyer-language.js";
+import * as paddlePlanLinks from "./050-paddle-plan-links.js";
 import * as moneyAtAGlance from "./052-money-at-a-glance.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
@@ -99,5 +100,6 @@ export const migrations: Record<string, Migration> = {
   "047-paddle": paddle,
   "048-wrong-key-blocks": wrongKeyBlocks,
   "049-buyer-language": buyerLanguage,
+  "050-paddle-plan-links": paddlePlanLinks,
   "052-money-at-a-glance": moneyAtAGlance,
 };

@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 
-const HttpUrl = Type.String({ maxLength: 2048, pattern: "^https?://", description: "Where Stripe sends the buyer afterwards" });
+const HttpUrl = Type.String({ maxLength: 2048, pattern: "^https?://", description: "Where the processor sends the buyer afterwards" });
 
 /** What the extension's buy button sends. */
 export const CheckoutBody = Type.Object(

@@ -1,0 +1,118 @@
+// Paddle behind the processor boundary (payments/payment-processor.ts), through its API
+// with the environment's API key (paddle-client.ts). The checkout is a transaction
+// Warden creates with the plan's linked Paddle price and Warden's custom_data, opened at
+// its `checkout.url`, Paddle's hosted checkout on the vendor's default payment link
+// (docs/decisions.md, Payments: processors); the buyer types their address there.
+import type { Paddle, Price } from "@paddle/paddle-node-sdk";
+import { invalidParameter } from "../errors/errors.js";
+import type { CheckedCheckout, CreatedCheckout, PaymentProcessor, PaymentScope } from "../payments/payment-processor.js";
+import type { Services } from "../services.js";
+import type { Plan } from "../workspaces/workspace.types.js";
+import { isPaddleNotFound, paddleApiFor, paddleRefused } from "./paddle-client.js";
+import { listPaddlePlanLinks } from "./paddle-plan-link.store.js";
+
+async function startPaddleCheckout(services: Services, checked: CheckedCheckout): Promise<CreatedCheckout> {
+  const { request, plan, metadata } = checked;
+  const scope = { workspaceId: request.workspace.id, env: request.env };
+  const api = await paddleApiFor(services, scope);
+  if (!api) throw invalidParameter("livemode", `This workspace takes no payments in ${request.env} mode yet.`, { reason: "payments_off" });
+  const price = await sellablePrice(
+    api.sdk,
+    await listPaddlePlanLinks(services.db, scope, { productKind: plan.productKind, productId: plan.productId, planId: plan.id }),
+    plan,
+  );
+  if (price === null) {
+    throw invalidParameter(
+      "plan",
+      `Plan "${plan.id}" is linked to no active Paddle price of its currency and billing in ${request.env} (warden admin plan update --paddle-price).`,
+    );
+  }
+  try {
+    const transaction = await api.sdk.transactions.create({
+      items: [{ priceId: price, quantity: request.seats ?? 1 }],
+      customData: metadata,
+      collectionMode: "automatic",
+    });
+    const url = transaction.checkout?.url;
+    if (!url) throw invalidParameter("plan", "Paddle made the checkout without a link: set a default payment link in Paddle's checkout settings.");
+    return { url, checkout_session: transaction.id };
+  } catch (error) {
+    throw paddleRefused(error);
+  }
+}
+
+/** Whether a Paddle price bills as the plan does: its currency, one-time or every one of its interval. */
+function sellsAsPlan(price: Price, plan: Plan): boolean {
+  if (price.status !== "active" || price.unitPrice.currencyCode.toLowerCase() !== plan.currency) return false;
+  if (plan.billing !== "subscription") return price.billingCycle === null;
+  return price.billingCycle !== null && price.billingCycle.interval === (plan.interval ?? "month") && price.billingCycle.frequency === 1;
+}
+
+/** The first linked price (in the order linked) that Paddle finds in this environment, active and billing as the plan does. */
+async function sellablePrice(sdk: Paddle, linked: readonly string[], plan: Plan): Promise<string | null> {
+  for (const id of linked) {
+    if (!id.startsWith("pri_")) continue;
+    try {
+      const price = await sdk.prices.get(id);
+      if (sellsAsPlan(price, plan)) return price.id;
+    } catch (error) {
+      if (!isPaddleNotFound(error)) throw paddleRefused(error);
+    }
+  }
+  return null;
+}
+
+const cancel = async (services: Services, scope: PaymentScope, subscriptionId: string, now: boolean): Promise<boolean> => {
+  const api = await paddleApiFor(services, scope);
+  if (!api) return false;
+  try {
+    await api.sdk.subscriptions.cancel(subscriptionId, { effectiveFrom: now ? "immediately" : "next_billing_period" });
+  } catch (error) {
+    if (isPaddleNotFound(error)) return false;
+    throw paddleRefused(error);
+  }
+  return true;
+};
+
+export const PADDLE_PROCESSOR: PaymentProcessor = {
+  name: "paddle",
+  canAct: async (services, scope) => (await paddleApiFor(services, scope)) !== null,
+  startCheckout: startPaddleCheckout,
+  /** A full refund is an adjustment Paddle approves later; its adjustment.updated (approved) is what Warden counts, under the same event id. */
+  async refund(services, scope, payment) {
+    const api = await paddleApiFor(services, scope);
+    if (!api) return false;
+    try {
+      await api.sdk.adjustments.create({ action: "refund", type: "full", transactionId: payment.payment, reason: "Refunded by the vendor through Warden" });
+    } catch (error) {
+      throw paddleRefused(error);
+    }
+    return true;
+  },
+  cancel,
+  async setCancelAtPeriodEnd(services, scope, subscriptionId, setToCancel) {
+    if (setToCancel) return cancel(services, scope, subscriptionId, false);
+    const api = await paddleApiFor(services, scope);
+    if (!api) return false;
+    try {
+      // Paddle takes a scheduled cancellation back by removing the scheduled change.
+      await api.sdk.subscriptions.update(subscriptionId, { scheduledChange: null });
+    } catch (error) {
+      if (isPaddleNotFound(error)) return false;
+      throw paddleRefused(error);
+    }
+    return true;
+  },
+  async customerPortal(services, scope, subscriptionId) {
+    const api = await paddleApiFor(services, scope);
+    if (!api) return null;
+    try {
+      const subscription = await api.sdk.subscriptions.get(subscriptionId);
+      const session = await api.sdk.customerPortalSessions.create(subscription.customerId, [subscriptionId]);
+      return session.urls.general.overview;
+    } catch (error) {
+      if (isPaddleNotFound(error)) return null;
+      throw paddleRefused(error);
+    }
+  },
+};
