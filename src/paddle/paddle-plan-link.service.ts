@@ -11,8 +11,8 @@ import type { Problem } from "../payments/fields.js";
 import type { BoughtItem, LinkedPlan } from "../payments/payment-facts.js";
 import type { Services } from "../services.js";
 import type { Plan } from "../workspaces/workspace.types.js";
-import { type ProductRef, requireEnv, requirePlan } from "../workspaces/workspace-lookup.service.js";
-import { deletePaddlePlanLink, findPaddlePlanLinks, insertPaddlePlanLink, listPaddlePlanLinks } from "./paddle-plan-link.store.js";
+import { type ProductRef, requireEnv, requirePlan, requireWorkspace } from "../workspaces/workspace-lookup.service.js";
+import { deletePaddlePlanLink, findPaddlePlanLinks, insertPaddlePlanLink, listPaddleLinksOfEnv, listPaddlePlanLinks } from "./paddle-plan-link.store.js";
 
 // Paddle's ids: a prefix and 26 lower-case base32 characters (ULIDs).
 const PADDLE_PRICE = /^pri_[a-z0-9]{26}$/;
@@ -89,4 +89,15 @@ export async function paddlePlanOfItems(ex: Executor, scope: { workspaceId: stri
   }
   if (plans.size > 1) return { problem: `its items are linked to ${plans.size} different plans` };
   return [...plans.values()][0] as LinkedPlan;
+}
+
+export interface PaddleLinkRow extends LinkedPlan {
+  /** A Paddle price (`pri_…`) or product (`pro_…`) id. */
+  paddleId: string;
+}
+
+/** Every plan's Paddle prices and products in one environment: the payments page's read-only list. */
+export async function paddleLinksOfEnv(services: Services, input: { workspace: string; env: string }): Promise<PaddleLinkRow[]> {
+  const workspace = await requireWorkspace(services.db, input.workspace);
+  return listPaddleLinksOfEnv(services.db, { workspaceId: workspace.id, env: requireEnv(input.env) });
 }

@@ -59,6 +59,22 @@ export async function listPaddlePlanLinks(ex: Executor, scope: Scope, plan: Link
   return rows.map((r) => r.paddle_id);
 }
 
+/** Every Paddle id linked in the environment with its plan, by product, plan and then the order they were linked. */
+export async function listPaddleLinksOfEnv(ex: Executor, scope: Scope): Promise<(LinkedPlan & { paddleId: string })[]> {
+  const rows = await ex
+    .selectFrom("paddle_plan_links")
+    .select(["paddle_id", "product_kind", "product_id", "plan_id"])
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .orderBy("product_kind")
+    .orderBy("product_id")
+    .orderBy("plan_id")
+    .orderBy("created_at")
+    .orderBy("paddle_id")
+    .execute();
+  return rows.map((r) => ({ productKind: r.product_kind, productId: r.product_id, planId: r.plan_id, paddleId: r.paddle_id }));
+}
+
 /** The plans these Paddle ids name in the environment, by id; ids that name none are absent. */
 export async function findPaddlePlanLinks(ex: Executor, scope: Scope, paddleIds: readonly string[]): Promise<Map<string, LinkedPlan>> {
   if (paddleIds.length === 0) return new Map();

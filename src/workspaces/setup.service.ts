@@ -4,7 +4,7 @@ import { setupFacts } from "./setup.store.js";
 
 // What a workspace still has to set up before it sells and counts: the overview's checklist.
 
-export type SetupStep = "catalogue" | "stripe" | "webhook" | "live-key" | "library";
+export type SetupStep = "catalogue" | "payments" | "webhook" | "live-key" | "library";
 
 /** The steps in the order they are taken, each done or not, for the environment on screen (the key: a live one, which going live needs). */
 export async function setupChecklist(
@@ -16,8 +16,8 @@ export async function setupChecklist(
   const facts = await setupFacts(services.db, where.workspaceId, where.env);
   return [
     { step: "catalogue", done: facts.plan },
-    // Connected is not enough: an event received proves Stripe sends to the URL Warden gave.
-    { step: "stripe", done: facts.stripe && facts.stripeEvent },
+    // Connected is not enough: an event received proves the processor sends to the URL Warden gave.
+    { step: "payments", done: (facts.stripe && facts.stripeEvent) || (facts.paddle && facts.paddleEvent) },
     { step: "webhook", done: facts.endpoint },
     { step: "live-key", done: facts.liveKey },
     { step: "library", done: facts.accessCheck },

@@ -4,12 +4,21 @@ import type { Env } from "../db/schema.js";
 import { ALL_TOOLS } from "../insights/rollup.store.js";
 import { TEST_PURCHASE_EVENT } from "../stripe/test-purchase.types.js";
 
-/** Which of the setup steps a workspace environment has taken: one statement of six index probes. */
+/** Which of the setup steps a workspace environment has taken: one statement of eight index probes. */
 export async function setupFacts(
   ex: Executor,
   workspaceId: string,
   env: Env,
-): Promise<{ plan: boolean; stripe: boolean; stripeEvent: boolean; endpoint: boolean; liveKey: boolean; accessCheck: boolean }> {
+): Promise<{
+  plan: boolean;
+  stripe: boolean;
+  stripeEvent: boolean;
+  paddle: boolean;
+  paddleEvent: boolean;
+  endpoint: boolean;
+  liveKey: boolean;
+  accessCheck: boolean;
+}> {
   const row = await ex
     .selectNoFrom((eb) => [
       eb.exists(eb.selectFrom("plans").select("id").where("workspace_id", "=", workspaceId).where("retired_at", "is", null)).as("plan"),
@@ -25,6 +34,9 @@ export async function setupFacts(
             .where(sql`substr(id, 1, ${TEST_PURCHASE_EVENT.length})`, "<>", TEST_PURCHASE_EVENT),
         )
         .as("stripe_event"),
+      eb.exists(eb.selectFrom("paddle_accounts").select("env").where("workspace_id", "=", workspaceId).where("env", "=", env)).as("paddle"),
+      // Paddle's events are only ever Paddle's: its ingest takes nothing sent from the command line.
+      eb.exists(eb.selectFrom("paddle_events").select("id").where("workspace_id", "=", workspaceId).where("env", "=", env)).as("paddle_event"),
       eb
         .exists(eb.selectFrom("webhook_endpoints").select("id").where("workspace_id", "=", workspaceId).where("env", "=", env).where("removed_at", "is", null))
         .as("endpoint"),
@@ -49,6 +61,8 @@ export async function setupFacts(
     plan: yes(row.plan),
     stripe: yes(row.stripe),
     stripeEvent: yes(row.stripe_event),
+    paddle: yes(row.paddle),
+    paddleEvent: yes(row.paddle_event),
     endpoint: yes(row.endpoint),
     liveKey: yes(row.live_key),
     accessCheck: yes(row.access_check),

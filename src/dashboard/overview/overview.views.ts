@@ -84,12 +84,12 @@ function stepOf(frame: Frame, step: SetupStep): { title: string; text: Html; hre
   switch (step) {
     case "catalogue":
       return { title: "Add a tool and a plan", text: html`What you sell: a tool, and a plan with its price.`, href: at("tools"), action: "Tools and plans" };
-    case "stripe":
+    case "payments":
       return {
-        title: `Connect Stripe (${env}) and receive an event`,
-        text: html`Purchases, renewals and refunds reach Warden as Stripe's events; done once the first one arrives.`,
+        title: `Connect payments (${env}) and receive an event`,
+        text: html`Purchases, renewals and refunds reach Warden as your payment processor's events (Stripe or Paddle); done once the first one arrives.`,
         href: at("stripe"),
-        action: "Stripe",
+        action: "Payments",
       };
     case "webhook":
       return {

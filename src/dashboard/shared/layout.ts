@@ -174,7 +174,7 @@ const SECTION_LABELS: Record<Section, string> = {
   insights: "Insights",
   tools: "Tools and plans",
   bundles: "Bundles",
-  stripe: "Stripe",
+  stripe: "Payments",
   keys: "API keys",
   webhooks: "Webhooks",
   events: "Events",

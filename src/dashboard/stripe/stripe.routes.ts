@@ -1,4 +1,5 @@
-// Configure › Stripe, per environment: connect (the endpoint's signing secret and a
+// Configure › Payments, per environment: which processor is connected (Stripe, Paddle or
+// none yet); Paddle's part is read only (paddle.views.ts). Stripe's: connect (the endpoint's signing secret and a
 // secret key, after a fresh mailed code in both environments: whoever holds the signing
 // secret can forge purchases), the URL to paste into Stripe, the last event received and
 // how it was handled, reconcile with Stripe (a dry run or for real; the run goes on after
@@ -6,6 +7,10 @@
 // use cases are those of `warden admin stripe connect|status|reconcile|disconnect`; the
 // secrets never come back in full.
 import type { FastifyInstance } from "fastify";
+import { paddleStatus, paddleWebhookPath } from "../../paddle/paddle-account.service.js";
+import { PADDLE_EVENT_TYPES } from "../../paddle/paddle-objects.js";
+import { paddleLinksOfEnv } from "../../paddle/paddle-plan-link.service.js";
+import { connectedProcessor } from "../../payments/processors.js";
 import type { Services } from "../../services.js";
 import { checkStripeSecrets, connectStripe, disconnectStripe, stripeEventHistory, stripeStatus } from "../../stripe/stripe-account.service.js";
 import { STRIPE_EVENT_TYPES } from "../../stripe/stripe-ingest.service.js";
@@ -28,7 +33,12 @@ export async function stripeRoutes(app: FastifyInstance, options: { services: Se
     extra: { form?: SecretsForm; flash?: "connected" | "disconnected"; run?: string; reconcileError?: string } = {},
   ) => {
     const scope = { workspace: page.workspace.slug, env: page.env };
-    const status = await stripeStatus(services, scope);
+    const [status, paddle, paddleLinks, processor] = await Promise.all([
+      stripeStatus(services, scope),
+      paddleStatus(services, scope),
+      paddleLinksOfEnv(services, scope),
+      connectedProcessor(services, { workspaceId: page.workspace.id, env: page.env }),
+    ]);
     // The address Stripe must call, on the configured public origin (never the request's Host).
     const webhookUrl = `${services.config.publicUrl}${status.webhookPath}`;
     const runs = await listReconciles(services, scope);
@@ -48,7 +58,21 @@ export async function stripeRoutes(app: FastifyInstance, options: { services: Se
       (status.connection?.updatedAt ?? Number.POSITIVE_INFINITY) <= (newest.finishedAt ?? newest.startedAt)
         ? (newest.finishedAt ?? newest.startedAt)
         : null;
-    return stripeView(page.frame, { status, webhookUrl, events: STRIPE_EVENT_TYPES, ...extra, reconcile, keyRefusedAt });
+    return stripeView(page.frame, {
+      status,
+      webhookUrl,
+      events: STRIPE_EVENT_TYPES,
+      ...extra,
+      reconcile,
+      keyRefusedAt,
+      processor,
+      paddle: {
+        status: paddle,
+        webhookUrl: `${services.config.publicUrl}${paddleWebhookPath(page.workspace.slug)}`,
+        links: paddleLinks,
+        events: PADDLE_EVENT_TYPES,
+      },
+    });
   };
 
   app.get(`${base}/events`, async (request, reply) => {

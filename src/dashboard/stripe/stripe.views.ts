@@ -1,4 +1,5 @@
 import type { Env } from "../../db/schema.js";
+import type { ProcessorName } from "../../payments/payment-processor.js";
 import type { StripeStatus } from "../../stripe/stripe-account.service.js";
 import type { ReceivedStripeEvent } from "../../stripe/stripe-event.store.js";
 import { type Html, html } from "../shared/html.js";
@@ -16,6 +17,7 @@ import {
   scrollBox,
   time,
 } from "../shared/layout.js";
+import { type PaddlePart, paddleConnectedPanels, paddleConnectPanel, processorLine } from "./paddle.views.js";
 import { stripeReasonWords } from "./reason-words.js";
 
 export const stripePath = (frame: Frame) => currentSectionPath(frame, "stripe");
@@ -131,6 +133,9 @@ export function stripeView(
     reconcile: Html;
     /** When Stripe last refused the secret key stored now (a reconcile's failure), or null. */
     keyRefusedAt: number | null;
+    /** The processor connected in this environment, or null: the page shows that one's part, or both ways in. */
+    processor: ProcessorName | null;
+    paddle: PaddlePart;
   },
 ): Html {
   const { status, webhookUrl, form = {} } = input;
@@ -149,7 +154,7 @@ export function stripeView(
       : input.flash === "disconnected"
         ? notice("info", "Stripe is disconnected: its secrets are forgotten and its deliveries refused.")
         : "";
-  const connected = c
+  const stripePart = c
     ? html`<section class="panel">
 <div class="panel-head"><h2>Connection</h2></div>
 <dl class="facts wide">
@@ -196,12 +201,19 @@ ${secretsForm(frame, env, form, "Connect Stripe")}</li>
 </ol>
 </section>
 ${status.lastEvent ? lastEventPanel(frame, status) : ""}`;
+  // One processor per environment: Paddle's part replaces Stripe's where Paddle is connected, and both ways in show where neither is.
+  const body =
+    input.processor === "paddle"
+      ? paddleConnectedPanels(input.paddle, env)
+      : input.processor === "stripe"
+        ? stripePart
+        : html`${stripePart}${paddleConnectPanel(input.paddle, env)}`;
   return appPage(
-    "Stripe",
+    "Payments",
     frame,
-    html`${pageHeading("Stripe", html`Payments of the ${env} environment come from your Stripe account's ${mode(env)}. ${envBadge(env)}`)}
+    html`${pageHeading("Payments", html`${processorLine(input.processor, env)} ${envBadge(env)}`)}
 ${flash}
-${connected}`,
+${body}`,
     { copyButtons: true },
   );
 }
