@@ -4,6 +4,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { peopleInsights, revenueInsights, subscriptionInsights, useInsights } from "../../insights/insights.service.js";
 import type { InsightsQuery } from "../../insights/insights.types.js";
+import { connectedProcessor } from "../../payments/processors.js";
 import type { Services } from "../../services.js";
 import { listBundles, listTools } from "../../workspaces/workspace.service.js";
 import { workspacePage } from "../shared/owner-context.js";
@@ -43,7 +44,11 @@ export async function insightsRoutes(app: FastifyInstance, options: { services: 
   async function groupData(group: Group, q: InsightsQuery): Promise<GroupData> {
     switch (group) {
       case "revenue":
-        return { group, data: await revenueInsights(services.db, q) };
+        return {
+          group,
+          data: await revenueInsights(services.db, q),
+          processor: await connectedProcessor(services, { workspaceId: q.workspaceId, env: q.env }),
+        };
       case "subscriptions":
         return { group, data: await subscriptionInsights(services.db, q) };
       case "people":

@@ -207,7 +207,7 @@ const selection = (over: Partial<Selection> = {}): Selection => ({
 
 describe("insights pages' templates", () => {
   test("revenue: a section per currency in its own format, stats with the change, a plan table, CSV links with the choices", () => {
-    const page = insightsView(frame, { tools, bundles, selection: selection(), shown: { group: "revenue", data: revenue } }).markup;
+    const page = insightsView(frame, { tools, bundles, selection: selection(), shown: { group: "revenue", data: revenue, processor: "stripe" } }).markup;
     assert.match(page, /<h2 class="insights-currency">EUR<\/h2>/);
     assert.match(page, /<h2 class="insights-currency">JPY<\/h2>/);
     assert.match(page, /<p class="stat-label">Net, EUR<\/p><p class="stat-value">€99\.00<\/p><p class="stat-note">\+102% against €49\.00<\/p>/);
@@ -237,7 +237,7 @@ describe("insights pages' templates", () => {
       tools,
       bundles,
       selection: selection({ refusal: { field: "to", error: "The last day cannot be after today (UTC)." } }),
-      shown: { group: "revenue", data: { currencies: [] } },
+      shown: { group: "revenue", data: { currencies: [] }, processor: null },
     }).markup;
     assert.match(page, /No revenue in this range/);
     assert.match(page, /<a href="\/dashboard\/w\/acme\/test\/stripe">connect Stripe<\/a>/);

@@ -1,4 +1,5 @@
 import type { PeopleInsights, RevenueInsights, Series, SubscriptionInsights, UseInsights } from "../../insights/insights.types.js";
+import type { ProcessorName } from "../../payments/payment-processor.js";
 import type { Bundle, Tool } from "../../workspaces/workspace.types.js";
 import { type ChartLine, type ChartSpec, changeOf, chartPanel, fullDate } from "../shared/charts.js";
 import { type Html, html } from "../shared/html.js";
@@ -57,7 +58,7 @@ export function selectionQuery(s: Selection): string {
 }
 
 export type GroupData =
-  | { group: "revenue"; data: RevenueInsights }
+  | { group: "revenue"; data: RevenueInsights; processor: ProcessorName | null }
   | { group: "subscriptions"; data: SubscriptionInsights }
   | { group: "people"; data: PeopleInsights }
   | { group: "use"; data: UseInsights };
@@ -143,6 +144,17 @@ function seriesChart(
   });
 }
 
+/** Revenue's line under the title: which processor the environment's money comes from (one per environment). */
+function processorLine(c: Context, processor: ProcessorName | null): Html {
+  const says =
+    processor === "paddle"
+      ? "Money here comes from Paddle Billing, as Paddle reports it: what the buyer paid, in the buyer's currency."
+      : processor === "stripe"
+        ? "Money here comes from Stripe."
+        : "No payment processor is connected to this environment yet.";
+  return html`<p class="processor-line">${says} ${stripeLink(c, processor === null ? "Connect Stripe or Paddle" : "Payments settings")}</p>`;
+}
+
 const stripeLink = (c: Context, words: string) => {
   const here = c.frame.current;
   return here ? html`<a href="${sectionPath(here.workspace.slug, here.env, "stripe")}">${words}</a>` : words;
@@ -152,9 +164,11 @@ function stat(label: string, value: string, change: string | null, note?: string
   return html`<div class="stat"><p class="stat-label">${label}</p><p class="stat-value">${value}</p>${change ? html`<p class="stat-note">${change}</p>` : ""}${note ? html`<p class="stat-note">${note}</p>` : ""}</div>`;
 }
 
-function revenueContent(c: Context, data: RevenueInsights): Html {
+function revenueContent(c: Context, data: RevenueInsights, processor: ProcessorName | null): Html {
   if (data.currencies.length === 0) {
-    return html`<section class="panel"><div class="empty"><p class="empty-title">No revenue in this range</p><p>Revenue comes from Stripe's events: ${stripeLink(c, "connect Stripe")} and send its purchase, refund and invoice events to Warden. Sales then appear here as Stripe reports them.</p></div></section>`;
+    return processor === "paddle"
+      ? html`<section class="panel"><div class="empty"><p class="empty-title">No revenue in this range</p><p>Revenue comes from Paddle's notifications: sales appear here as Paddle reports them.</p></div></section>`
+      : html`<section class="panel"><div class="empty"><p class="empty-title">No revenue in this range</p><p>Revenue comes from Stripe's events: ${stripeLink(c, "connect Stripe")} and send its purchase, refund and invoice events to Warden. Sales then appear here as Stripe reports them.</p></div></section>`;
   }
   return html`${data.currencies.map((cur) => {
     const code = cur.currency.toUpperCase();
@@ -415,7 +429,7 @@ export function insightsView(frame: Frame, input: { tools: Tool[]; bundles: Bund
   const shown = input.shown;
   const content =
     shown.group === "revenue"
-      ? revenueContent(c, shown.data)
+      ? revenueContent(c, shown.data, shown.processor)
       : shown.group === "subscriptions"
         ? subscriptionContent(c, shown.data)
         : shown.group === "people"
@@ -425,6 +439,7 @@ export function insightsView(frame: Frame, input: { tools: Tool[]; bundles: Bund
     `Insights: ${GROUP_LABELS[group]}`,
     frame,
     html`${pageHeading(`Insights: ${GROUP_LABELS[group]}`, html`${GROUP_LEDES[group]} ${envBadge(env)}`)}
+${shown.group === "revenue" ? processorLine(c, shown.processor) : ""}
 ${tabs(c, group)}
 <section class="panel" aria-label="What to show">${filters(c, group)}${rangeLine(c)}</section>
 ${content}`,
