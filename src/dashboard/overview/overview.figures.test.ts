@@ -215,7 +215,7 @@ for (const dialect of DIALECTS) {
       assert.match(text(first), /5 of 5 steps left/);
       for (const [step, href] of [
         ["catalogue", `${base}/test/tools`],
-        ["stripe", `${base}/test/stripe`],
+        ["payments", `${base}/test/stripe`],
         ["webhook", `${base}/test/webhooks`],
         ["live-key", `${base}/live/keys`],
       ]) {
@@ -238,16 +238,16 @@ for (const dialect of DIALECTS) {
       const ws: Workspace = { slug, workspaceId: created.id, ownerEmail, tool: "tabmaster", testKey, liveKey: "" };
       const api = await testApi(env.services);
       const secret = await connectTestStripe(env.services, ws);
-      assert.ok(todo(await page(), "stripe"), "connected, but no event received yet");
+      assert.ok(todo(await page(), "payments"), "connected, but no event received yet");
       // A test purchase sent from the command line (`warden admin stripe trigger purchase`) is not Stripe reaching Warden.
       const tried = paymentSession({ email: `tried@${slug}.example.com`, metadata: { warden_tool: "tabmaster", warden_plan: "lifetime" }, now: clock.now() });
       const triedEvent = stripeEvent("checkout.session.completed", tried, { now: clock.now(), id: "evt_warden_test_0123456789abcdefghijklmn" });
       assert.equal(await deliver(api, ws, secret, triedEvent, clock.now()), "applied");
-      assert.ok(todo(await page(), "stripe"), "a test purchase from the command line does not tick the step");
+      assert.ok(todo(await page(), "payments"), "a test purchase from the command line does not tick the step");
       const session = paymentSession({ email: `buyer@${slug}.example.com`, metadata: { warden_tool: "tabmaster", warden_plan: "lifetime" }, now: clock.now() });
       await deliver(api, ws, secret, stripeEvent("checkout.session.completed", session, { now: clock.now() }), clock.now());
-      assert.ok(!todo(await page(), "stripe"));
-      assert.ok(todo(await browser.get(`${base}/live`).then((r) => r.body), "stripe"), "live's Stripe is its own step");
+      assert.ok(!todo(await page(), "payments"));
+      assert.ok(todo(await browser.get(`${base}/live`).then((r) => r.body), "payments"), "live's payments are their own step");
 
       const added = await api.request({ method: "POST", url: "/api/v1/webhooks/endpoints", key: testKey, payload: { url: "https://example.com/hook" } });
       assert.equal(added.statusCode, 201, added.body);
