@@ -11,14 +11,17 @@ import type { Page } from "playwright-core";
 import { DAY_MS, toIso } from "../clock.js";
 import { importNdjson } from "../import/import.service.js";
 import { createOwnerLoginLink } from "../owners/owner-sign-in.service.js";
+import { updatePlanPaddleLinks } from "../paddle/paddle-plan-link.service.js";
 import { reconcileStripe } from "../stripe/stripe-reconcile.service.js";
 import { axeViolations, servedInBrowser, shoot, watchPolicy } from "../test-support/browser.js";
 import { dashboardServices, readCode } from "../test-support/dashboard.js";
 import { testApi } from "../test-support/harness.js";
+import { connectTestPaddle, paddleEvent, sendPaddleEvent } from "../test-support/paddle.js";
 import { chargeObject, connectTestStripe, disputeObject, paymentSession, sendStripeEvent, stripeEvent } from "../test-support/stripe.js";
 import { startStripeApi } from "../test-support/stripe-api.js";
 import { seedUsageCatalogue } from "../test-support/usage.js";
 import { answer, emitExample, startReceiver, testWorker } from "../test-support/webhooks.js";
+import { createWorkspace } from "../workspaces/workspace.service.js";
 import { inviteOwner } from "../workspaces/workspace-owners.service.js";
 
 // Generous: the machine running the tests is often shared, and each width opens some 60 pages
@@ -235,6 +238,13 @@ describe("every dashboard page at 390 and 1280 px", () => {
     await inviteOwner(services, { workspace: ws.slug, email: "co-owner@example.com", baseUrl: base });
     const loginLink = await createOwnerLoginLink(services, { email: ws.ownerEmail });
 
+    // The payments page three ways: Stripe (test above), Paddle (live, a price linked and a notification received),
+    // and neither (a second workspace of the same owner).
+    const paddleSecret = await connectTestPaddle(services, ws, "live", "pdl_live_apikey_everyPageKey0123456789abcd");
+    await updatePlanPaddleLinks(services, { workspace: ws.slug, tool: "tabmaster", id: "monthly", env: "live", prices: ["pri_01hv0000000000000000monthy"] });
+    const notification = paddleEvent("customer.created", { id: "ctm_01hv0000000000000000custmr" }, { now });
+    assert.equal((await sendPaddleEvent(await testApi(services), ws, paddleSecret, notification, { now })).statusCode, 200);
+    const bare = await createWorkspace(services.db, services.clock, { slug: `${ws.slug}-bare`, name: "Without payments", ownerEmail: ws.ownerEmail });
     const w = `/dashboard/w/${ws.slug}/test`;
     const customerPage = `${w}/customers/tabmaster/${encodeURIComponent(customer)}`;
     const signedOut: Visit[] = [
@@ -305,6 +315,8 @@ describe("every dashboard page at 390 and 1280 px", () => {
       { name: "bundle-change", path: `${w}/bundles/suite/change?tool%3Atabmaster=on&tool%3Anotepad=on` },
       { name: "stripe", path: `${w}/stripe` },
       { name: "stripe-events", path: `${w}/stripe/events` },
+      { name: "payments-paddle-live", path: `/dashboard/w/${ws.slug}/live/stripe` },
+      { name: "payments-none", path: `/dashboard/w/${bare.slug}/test/stripe` },
       { name: "stripe-disconnect", path: `${w}/stripe/disconnect` },
       { name: "branding", path: `${w}/branding` },
       { name: "owners", path: `${w}/owners` },
