@@ -110,9 +110,15 @@ async function priceRefusal(tx: BillingTx, fact: PaymentFact, items: BoughtItem[
   // Seats are paid for as the items' quantity: a team of 50 is not one price paid once.
   if (quantity !== (seats ?? 1)) return `custom_data names ${seats ?? 1} seat(s), but the items' quantity paid for is ${quantity}`;
   const named = await findPlan(tx.trx, tx.workspaceId, productKind, productId, planId);
-  // A plan named that does not exist, billing refuses with its reason; none named and no
-  // default plan, billing would give the product without a plan, whatever was paid.
-  if (!named) return planId === null ? "custom_data names no plan, and the product has no default plan: the price paid cannot be checked" : null;
+  // A plan named that does not exist, billing refuses with its reason. None named: billing
+  // takes the default plan only while it is offered and billed this way (billing/catalogue.ts),
+  // and otherwise gives the product without a plan, which holds the top terms, whatever was
+  // paid: so a default that billing would not take is no plan to check the price against.
+  const billing = fact.fact === "purchase_completed" ? "one_time" : "subscription";
+  const usable = named !== null && (planId !== null || (named.retiredAt === null && named.billing === billing));
+  if (!named || !usable) {
+    return planId === null ? "custom_data names no plan, and the product has no default plan offered for this billing: the price paid cannot be checked" : null;
+  }
   const paid = await paddlePlanOfItems(tx.trx, tx, items);
   if (isProblem(paid)) return `${paid.problem} in ${tx.env}: not checked against plan "${named.id}" named in custom_data`;
   if (paid.productKind !== named.productKind || paid.productId !== named.productId || paid.planId !== named.id) {

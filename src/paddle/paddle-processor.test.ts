@@ -14,6 +14,7 @@ import { startCheckout } from "../payments/checkout.service.js";
 import { DIALECTS } from "../test-support/harness.js";
 import { adjustmentObject, PADDLE_PRICES, paddleId, paddleTestbed, subscriptionObject, transactionObject } from "../test-support/paddle.js";
 import { ofType } from "../test-support/stripe.js";
+import { retirePlan } from "../workspaces/workspace.service.js";
 import { findTool, findWorkspaceBySlug } from "../workspaces/workspace.store.js";
 
 type Testbed = Awaited<ReturnType<typeof paddleTestbed>>;
@@ -232,6 +233,18 @@ for (const dialect of DIALECTS) {
       // Fifty seats named, one paid for.
       const team = transactionObject({ customData: { ...dear, warden_seats: "50" }, total: 4900, billedAt: t.clock.now() });
       assert.equal(await t.send("transaction.completed", team), "ignored");
+      // The lifetime plan made the default, then retired: billing takes no retired default for
+      // a purchase naming no plan (it would give the product without a plan, the top terms),
+      // so its still-linked price, paid, buys nothing either.
+      await t.services.db.updateTable("plans").set({ is_default: 1 }).where("workspace_id", "=", t.ws.workspaceId).where("id", "=", "lifetime").execute();
+      await retirePlan(t.services.db, t.clock, { workspace: t.ws.slug, tool: "tabmaster", id: "lifetime" });
+      const retiredDefault = transactionObject({
+        customData: { warden_tool: "tabmaster", warden_account: person.id },
+        priceId: PADDLE_PRICES.lifetime?.id as string,
+        total: 4900,
+        billedAt: t.clock.now(),
+      });
+      assert.equal(await t.send("transaction.completed", retiredDefault), "ignored");
       assert.deepEqual(await t.licences(), []);
       assert.equal(await t.subscription(sub.id), undefined);
       assert.deepEqual(
@@ -240,8 +253,9 @@ for (const dialect of DIALECTS) {
           'the price paid is linked to plan "monthly" of tool "tabmaster", not plan "lifetime" of tool "tabmaster" named in custom_data',
           `price ${unknown.items[0]?.price.id} (product ${unknown.items[0]?.price.product_id}) is linked to no plan in test: not checked against plan "lifetime" named in custom_data`,
           'the price paid is linked to plan "suite-lifetime" of bundle "suite", not plan "monthly" of tool "tabmaster" named in custom_data',
-          "custom_data names no plan, and the product has no default plan: the price paid cannot be checked",
+          "custom_data names no plan, and the product has no default plan offered for this billing: the price paid cannot be checked",
           "custom_data names 50 seat(s), but the items' quantity paid for is 1",
+          "custom_data names no plan, and the product has no default plan offered for this billing: the price paid cannot be checked",
         ],
       );
       assert.deepEqual(await t.events(), []);
