@@ -131,8 +131,8 @@ for (const dialect of DIALECTS) {
         await page.waitForSelector(".notice >> text=Suite for life");
         await shoot(page, "configure-5-bundle");
 
-        // Stripe in test mode: the URL to paste (copied with its button), the signing secret, and the secret key after a fresh code.
-        await page.click(".side >> text=Stripe");
+        // Payments, Stripe in test mode: the URL to paste (copied with its button), the signing secret, and the secret key after a fresh code.
+        await page.click(".side >> text=Payments");
         await page.waitForSelector("text=Not receiving events");
         const webhookUrl = await page.inputValue("#webhook-url");
         assert.equal(webhookUrl, `${base}/processor/stripe/${slug}`);
