@@ -109,7 +109,7 @@ ${input.next ? html`<p class="pager"><a class="button small" href="${input.next}
     "Events from Stripe",
     frame,
     html`${pageHeading("Events from Stripe", html`What Stripe delivered to this workspace's ${env} address, newest first, and what Warden did with each. ${envBadge(env)}`)}
-<p><a class="button small" href="${stripePath(frame)}">← Stripe</a></p>
+<p><a class="button small" href="${stripePath(frame)}">← Payments</a></p>
 <section class="panel">
 <form method="get" action="${stripePath(frame)}/events" class="inline-form filters">
 <div class="field"><label for="outcome">Result</label>
