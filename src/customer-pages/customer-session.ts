@@ -157,7 +157,7 @@ export async function loadPage(services: Services, request: FastifyRequest, repl
   const cookie = parseCookies(request.headers.cookie).get(sessionCookieName(request, scope.workspace.slug, scope.env));
   // The page's language is known now (the branding's default is one of its choices): the vendor's names in it, read beside the session.
   const [names, session] = await Promise.all([
-    namesForPage(services.db, scope.workspace.id, pageLocaleOf(request)),
+    namesForPage(services.answers, services.db, scope.workspace.id, pageLocaleOf(request)),
     cookie === undefined ? null : authenticateCustomerSession(services, cookie, { workspaceId: scope.workspace.id, env: scope.env }),
   ]);
   state.names = names;
