@@ -294,8 +294,13 @@ export function keepLanguage(request: FastifyRequest, reply: FastifyReply): void
   reply.header("Set-Cookie", serialiseCookie(LANGUAGE_COOKIE, asked, { secure: isSecure(request), maxAgeSeconds: LANGUAGE_COOKIE_SECONDS, path: PAGES }));
 }
 
+// Segments of unreserved characters, none starting with a dot: what URL would give back unchanged.
+const PLAIN_PATH = /^(\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)+$/;
+
 /** The page's address for the language picker: its path, and its query without `lang` (a sign-in keeps its hand-off). */
 function hereOf(request: FastifyRequest): CustomerFrame["here"] {
+  // A plain path without a query (most pages) is its own address: no URL to parse.
+  if (PLAIN_PATH.test(request.url)) return { path: request.url, query: [] };
   const url = new URL(request.url, "http://page.invalid");
   url.searchParams.delete("lang");
   return { path: url.pathname, query: [...url.searchParams] };

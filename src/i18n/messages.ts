@@ -28,6 +28,8 @@ export interface Messages {
 }
 
 const cache = new Map<PageLocale, Messages>();
+// The prices kept per locale, at most.
+const PRICES_KEPT = 1_000;
 
 /** The messages of a locale, built once and kept. */
 export function messagesFor(locale: PageLocale): Messages {
@@ -84,6 +86,7 @@ function build(locale: PageLocale): Messages {
     }
     return currencies.get(code) ?? null;
   };
+  const prices = new Map<string, string>();
   return {
     locale,
     lang: language,
@@ -108,9 +111,16 @@ function build(locale: PageLocale): Messages {
     dateTime: (ms) => formatted(dates.format(ms)),
     count: (n) => formatted(counts.format(n)),
     money(minorUnits, currency) {
-      const known = currencyFormat(currency);
-      if (known === null) return formatted(`${minorUnits} ${currency} (minor units)`);
-      return formatted(known.format.format(minorUnits / 10 ** known.digits));
+      // A page's prices are the same few from page to page: each one's words kept, the map bounded (emptied whole when full).
+      const key = `${currency}\u0000${minorUnits}`;
+      let out = prices.get(key);
+      if (out === undefined) {
+        const known = currencyFormat(currency);
+        out = formatted(known === null ? `${minorUnits} ${currency} (minor units)` : known.format.format(minorUnits / 10 ** known.digits));
+        if (prices.size >= PRICES_KEPT) prices.clear();
+        prices.set(key, out);
+      }
+      return out;
     },
   };
 }
