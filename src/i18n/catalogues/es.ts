@@ -264,4 +264,22 @@ export const es: Catalogue = {
   "ticket.staySignedOut": "No, seguir sin sesión",
   "ticket.stayKey": "No, seguir con la clave de licencia",
   "ticket.stay": "No, seguir como {email}",
+
+  "refusal.trial_none": "{tool} no ofrece prueba gratuita. Consulte los planes para elegir uno.",
+  "refusal.trial_ended": "Su prueba de {tool} terminó el {date}. Cada persona tiene una sola prueba.",
+  "refusal.passes_full": "{workspace} no puede conceder más accesos en este momento. Vuelva a intentarlo más tarde o póngase en contacto con {workspace}.",
+  "refusal.plan_not_offered": "El plan «{plan}» no está a la venta para {tool}. Elija uno de los planes de abajo.",
+  "refusal.payments_off": "{workspace} todavía no acepta pagos aquí: no se puede comprar nada hasta que conecte sus pagos. Vuelva más tarde.",
+  "refusal.checkout_refused":
+    "No se ha podido abrir la página de pago. Vuelva a intentarlo en un momento; si vuelve a ocurrir, póngase en contacto con {workspace}.",
+  "refusal.signed_in_elsewhere": "Ha iniciado sesión en otra tienda o en su modo de prueba. Compre allí, o cierre la sesión y compre aquí.",
+  "refusal.email_shape": "Introduzca una dirección de correo electrónico, como persona@example.com.",
+  "refusal.subscription_ended": "Esta suscripción finalizó el {date}: ya no hay nada que cambiar.",
+  "refusal.cancel_set_by_vendor": "{workspace} programó el final de esta suscripción para el {date}. Póngase en contacto con {workspace} para cambiarlo.",
+  "refusal.billed_outside":
+    "{workspace} factura esta suscripción fuera de estas páginas. Póngase en contacto con {workspace} para cambiarla o para cualquier consulta sobre pagos y facturas.",
+  "refusal.not_team": "Esta compra no es de equipo: no tiene puestos que asignar.",
+  "refusal.team_not_running": "Esta compra de equipo ha finalizado: sus puestos ya no dan acceso.",
+  "refusal.seats_full":
+    "{seats, plural, one {El único puesto de esta compra está asignado} many {Los # de puestos de esta compra ya están asignados} other {Los # puestos de esta compra ya están asignados}}. Retire uno primero.",
 };

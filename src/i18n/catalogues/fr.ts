@@ -271,4 +271,23 @@ export const fr: Catalogue = {
   "ticket.staySignedOut": "Non, ne pas me connecter",
   "ticket.stayKey": "Non, garder la clé de licence",
   "ticket.stay": "Non, rester en tant que {email}",
+
+  "refusal.trial_none": "{tool} ne propose pas d’essai gratuit. Consultez les forfaits pour en choisir un.",
+  "refusal.trial_ended": "Votre essai de {tool} s’est terminé le {date}. Un essai n’est accordé qu’une fois par personne.",
+  "refusal.passes_full": "{workspace} ne peut pas accorder d’accès supplémentaire pour le moment. Réessayez plus tard, ou adressez-vous à {workspace}.",
+  "refusal.plan_not_offered": "Le forfait « {plan} » n’est pas en vente pour {tool}. Choisissez l’un des forfaits ci-dessous.",
+  "refusal.payments_off":
+    "{workspace} n’accepte pas encore de paiements ici : rien ne peut être acheté tant que ses paiements ne sont pas connectés. Revenez plus tard.",
+  "refusal.checkout_refused": "La page de paiement n’a pas pu s’ouvrir. Réessayez dans un instant ; si le problème se reproduit, contactez {workspace}.",
+  "refusal.signed_in_elsewhere":
+    "Votre session est ouverte dans une autre boutique ou dans son mode test. Effectuez votre achat là-bas, ou déconnectez-vous pour acheter ici.",
+  "refusal.email_shape": "Saisissez une adresse e-mail, par exemple personne@example.com.",
+  "refusal.subscription_ended": "Cet abonnement a pris fin le {date} : il n’y a plus rien à modifier.",
+  "refusal.cancel_set_by_vendor": "{workspace} a fixé la fin de cet abonnement au {date}. Contactez {workspace} pour la modifier.",
+  "refusal.billed_outside":
+    "Cet abonnement est facturé par {workspace} en dehors de ces pages. Contactez {workspace} pour le modifier, ou pour toute question sur les paiements et les factures.",
+  "refusal.not_team": "Cet achat n’est pas un achat d’équipe : il n’a aucune place à attribuer.",
+  "refusal.team_not_running": "Cet achat d’équipe a pris fin : ses places ne donnent plus aucun accès.",
+  "refusal.seats_full":
+    "{seats, plural, one {L’unique place de cet achat est attribuée} many {Les # de places de cet achat sont toutes attribuées} other {Les # places de cet achat sont toutes attribuées}}. Reprenez d’abord une place.",
 };

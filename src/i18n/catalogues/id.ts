@@ -269,4 +269,22 @@ export const id: Catalogue = {
   "ticket.staySignedOut": "Tidak, tetap keluar",
   "ticket.stayKey": "Tidak, tetap dengan kunci lisensi",
   "ticket.stay": "Tidak, tetap sebagai {email}",
+
+  "refusal.trial_none": "{tool} tidak menawarkan uji coba gratis. Lihat paket untuk memilih salah satu.",
+  "refusal.trial_ended": "Uji coba {tool} Anda berakhir pada {date}. Uji coba hanya diberikan sekali per orang.",
+  "refusal.passes_full": "{workspace} tidak dapat memberikan akses lagi saat ini. Silakan coba lagi nanti, atau hubungi {workspace}.",
+  "refusal.plan_not_offered": "Paket “{plan}” tidak dijual untuk {tool}. Pilih salah satu paket di bawah.",
+  "refusal.payments_off":
+    "{workspace} belum menerima pembayaran di sini: belum ada yang dapat dibeli sampai pembayarannya terhubung. Silakan kembali lagi nanti.",
+  "refusal.checkout_refused": "Halaman pembayaran tidak dapat dibuka. Silakan coba lagi sebentar lagi; jika terjadi lagi, hubungi {workspace}.",
+  "refusal.signed_in_elsewhere": "Anda sedang masuk ke toko lain atau ke mode uji toko tersebut. Lakukan pembelian di sana, atau keluar lalu beli di sini.",
+  "refusal.email_shape": "Masukkan alamat email, misalnya person@example.com.",
+  "refusal.subscription_ended": "Langganan ini berakhir pada {date}: tidak ada lagi yang dapat diubah.",
+  "refusal.cancel_set_by_vendor": "{workspace} telah mengatur langganan ini agar berakhir pada {date}. Hubungi {workspace} untuk mengubahnya.",
+  "refusal.billed_outside":
+    "Langganan ini ditagih oleh {workspace} di luar halaman ini. Hubungi {workspace} untuk mengubahnya, atau untuk urusan pembayaran dan faktur.",
+  "refusal.not_team": "Pembelian ini bukan untuk tim: tidak ada kursi yang dapat dibagikan.",
+  "refusal.team_not_running": "Pembelian tim ini telah berakhir: kursinya tidak lagi memberikan akses.",
+  "refusal.seats_full":
+    "{seats, plural, =1 {Satu-satunya kursi sudah dibagikan} other {Semua # kursi sudah dibagikan}}. Tarik kembali salah satunya terlebih dahulu.",
 };

@@ -264,4 +264,21 @@ export const it: Catalogue = {
   "ticket.staySignedOut": "No, resta senza accesso",
   "ticket.stayKey": "No, resta con la chiave di licenza",
   "ticket.stay": "No, resta come {email}",
+
+  "refusal.trial_none": "{tool} non offre una prova gratuita. Vedi i piani per sceglierne uno.",
+  "refusal.trial_ended": "La tua prova di {tool} è terminata il {date}. La prova è una sola per persona.",
+  "refusal.passes_full": "Al momento {workspace} non può concedere altri accessi. Riprova più tardi o contatta {workspace}.",
+  "refusal.plan_not_offered": "Il piano «{plan}» non è in vendita per {tool}. Scegli uno dei piani qui sotto.",
+  "refusal.payments_off": "{workspace} non accetta ancora pagamenti qui: non si può acquistare nulla finché non collega i pagamenti. Torna più tardi.",
+  "refusal.checkout_refused": "Non è stato possibile aprire la pagina di pagamento. Riprova tra un momento; se succede di nuovo, contatta {workspace}.",
+  "refusal.signed_in_elsewhere": "Hai effettuato l’accesso a un altro negozio o alla sua modalità test. Acquista lì, oppure esci e acquista qui.",
+  "refusal.email_shape": "Inserisci un indirizzo email, ad esempio persona@example.com.",
+  "refusal.subscription_ended": "Questo abbonamento è terminato il {date}: non c’è più niente da modificare.",
+  "refusal.cancel_set_by_vendor": "{workspace} ha fissato la fine di questo abbonamento al {date}. Contatta {workspace} per modificarla.",
+  "refusal.billed_outside":
+    "Questo abbonamento è fatturato da {workspace} al di fuori di queste pagine. Contatta {workspace} per modificarlo, o per pagamenti e fatture.",
+  "refusal.not_team": "Questo acquisto non è per un team: non ha postazioni da assegnare.",
+  "refusal.team_not_running": "Questo acquisto per team è terminato: le sue postazioni non danno più accesso.",
+  "refusal.seats_full":
+    "{seats, plural, one {L’unica postazione di questo acquisto è assegnata} many {Tutte le # di postazioni di questo acquisto sono assegnate} other {Tutte le # postazioni di questo acquisto sono assegnate}}. Ritirane prima una.",
 };

@@ -257,4 +257,20 @@ export const ko: Catalogue = {
   "ticket.staySignedOut": "아니요, 로그아웃 상태 유지",
   "ticket.stayKey": "아니요, 라이선스 키 유지",
   "ticket.stay": "아니요, {email} 계정 유지",
+
+  "refusal.trial_none": "{tool}에는 무료 체험이 없습니다. 요금제를 보고 선택하세요.",
+  "refusal.trial_ended": "{tool} 무료 체험이 {date}에 종료되었습니다. 무료 체험은 1인당 한 번만 제공됩니다.",
+  "refusal.passes_full": "지금은 {workspace}에서 더 이상 이용 권한을 제공할 수 없습니다. 나중에 다시 시도하시거나 {workspace}에 문의하세요.",
+  "refusal.plan_not_offered": "‘{plan}’ 요금제는 {tool}에서 판매하지 않습니다. 아래 요금제 중에서 선택하세요.",
+  "refusal.payments_off": "{workspace}에서는 아직 이곳에서 결제를 받지 않습니다. 결제가 연결될 때까지는 구매할 수 없으니 나중에 다시 방문해 주세요.",
+  "refusal.checkout_refused": "결제 페이지를 열지 못했습니다. 잠시 후 다시 시도해 주세요. 문제가 다시 발생하면 {workspace}에 문의하세요.",
+  "refusal.signed_in_elsewhere": "다른 스토어 또는 해당 스토어의 테스트 모드에 로그인되어 있습니다. 그곳에서 구매하시거나, 로그아웃한 뒤 여기에서 구매하세요.",
+  "refusal.email_shape": "person@example.com과 같은 형식의 이메일 주소를 입력하세요.",
+  "refusal.subscription_ended": "이 구독은 {date}에 종료되었습니다. 더 이상 변경할 내용이 없습니다.",
+  "refusal.cancel_set_by_vendor": "{workspace}에서 이 구독이 {date}에 종료되도록 설정했습니다. 변경하려면 {workspace}에 문의하세요.",
+  "refusal.billed_outside":
+    "이 구독의 청구는 이 페이지가 아닌 {workspace}에서 직접 처리합니다. 구독 변경이나 결제 및 인보이스 관련 문의는 {workspace}에 해 주세요.",
+  "refusal.not_team": "이 구매는 팀 구매가 아니므로 배정할 시트가 없습니다.",
+  "refusal.team_not_running": "이 팀 구매는 종료되어 시트로 더 이상 이용할 수 없습니다.",
+  "refusal.seats_full": "{seats, plural, =1 {하나뿐인 시트가 배정되어 있습니다} other {시트 #개가 모두 배정되어 있습니다}}. 먼저 시트 하나를 회수하세요.",
 };

@@ -267,4 +267,21 @@ export const nl: Catalogue = {
   "ticket.staySignedOut": "Nee, uitgelogd blijven",
   "ticket.stayKey": "Nee, bij de licentiesleutel blijven",
   "ticket.stay": "Nee, als {email} blijven",
+
+  "refusal.trial_none": "{tool} heeft geen gratis proefperiode. Bekijk de pakketten om er een te kiezen.",
+  "refusal.trial_ended": "Je proefperiode van {tool} is afgelopen op {date}. Iedereen krijgt één proefperiode.",
+  "refusal.passes_full": "{workspace} kan op dit moment geen extra toegang geven. Probeer het later opnieuw, of neem contact op met {workspace}.",
+  "refusal.plan_not_offered": "Het pakket ‘{plan}’ is niet te koop voor {tool}. Kies hieronder een van de pakketten.",
+  "refusal.payments_off": "{workspace} neemt hier nog geen betalingen aan: er is niets te koop tot hun betalingen gekoppeld zijn. Kom later terug.",
+  "refusal.checkout_refused": "De betaalpagina kon niet worden geopend. Probeer het zo opnieuw; gebeurt het weer, neem dan contact op met {workspace}.",
+  "refusal.signed_in_elsewhere": "Je bent ingelogd bij een andere winkel of in de testmodus ervan. Koop daar, of log uit en koop hier.",
+  "refusal.email_shape": "Vul een e-mailadres in, zoals naam@example.com.",
+  "refusal.subscription_ended": "Dit abonnement is afgelopen op {date}: er valt niets meer te wijzigen.",
+  "refusal.cancel_set_by_vendor": "{workspace} heeft ingesteld dat dit abonnement op {date} eindigt. Neem contact op met {workspace} om dat te wijzigen.",
+  "refusal.billed_outside":
+    "{workspace} factureert dit abonnement buiten deze pagina’s. Neem contact op met {workspace} om het te wijzigen, of over betalingen en facturen.",
+  "refusal.not_team": "Deze aankoop is niet voor een team: er zijn geen plekken om uit te delen.",
+  "refusal.team_not_running": "Deze teamaankoop is beëindigd: de plekken geven geen toegang meer.",
+  "refusal.seats_full":
+    "{seats, plural, one {De enige plek van deze aankoop is uitgedeeld} other {Alle # plekken van deze aankoop zijn uitgedeeld}}. Neem er eerst een terug.",
 };

@@ -268,4 +268,21 @@ export const pl: Catalogue = {
   "ticket.staySignedOut": "Nie, nie loguj mnie",
   "ticket.stayKey": "Nie, zostaw klucz licencyjny",
   "ticket.stay": "Nie, zostaw konto {email}",
+
+  "refusal.trial_none": "{tool} nie oferuje bezpłatnego okresu próbnego. Zobacz plany i wybierz jeden z nich.",
+  "refusal.trial_ended": "Twój okres próbny {tool} zakończył się {date}. Każdej osobie przysługuje jeden okres próbny.",
+  "refusal.passes_full": "{workspace} nie może teraz przyznać kolejnego dostępu. Spróbuj ponownie później lub skontaktuj się z {workspace}.",
+  "refusal.plan_not_offered": "Plan „{plan}” nie jest w sprzedaży dla {tool}. Wybierz jeden z planów poniżej.",
+  "refusal.payments_off": "{workspace} nie przyjmuje tu jeszcze płatności: nic nie można kupić, dopóki nie podłączy płatności. Wróć później.",
+  "refusal.checkout_refused": "Nie udało się otworzyć strony płatności. Spróbuj ponownie za chwilę; jeśli to się powtórzy, skontaktuj się z {workspace}.",
+  "refusal.signed_in_elsewhere": "Ta przeglądarka jest zalogowana w innym sklepie lub w jego trybie testowym. Kup tam albo wyloguj się i kup tutaj.",
+  "refusal.email_shape": "Podaj adres e-mail, np. jan.kowalski@example.com.",
+  "refusal.subscription_ended": "Ta subskrypcja jest zakończona od {date}: nie ma już czego zmieniać.",
+  "refusal.cancel_set_by_vendor": "Termin zakończenia tej subskrypcji ({date}) wyznacza {workspace}. Aby go zmienić, skontaktuj się z {workspace}.",
+  "refusal.billed_outside":
+    "Płatności za tę subskrypcję obsługuje {workspace} poza tymi stronami. Skontaktuj się z {workspace}, aby ją zmienić, lub w sprawie płatności i faktur.",
+  "refusal.not_team": "Ten zakup nie jest zakupem zespołowym: nie ma miejsc do przydzielenia.",
+  "refusal.team_not_running": "Ten zakup zespołowy jest zakończony: jego miejsca nie dają już dostępu.",
+  "refusal.seats_full":
+    "{seats, plural, one {Jedyne miejsce tego zakupu jest przydzielone} few {Wszystkie # miejsca tego zakupu są przydzielone} many {Wszystkich # miejsc tego zakupu jest przydzielonych} other {Wszystkie miejsca tego zakupu (#) są przydzielone}}. Najpierw odbierz jedno.",
 };

@@ -259,4 +259,22 @@ export const ptBR: Catalogue = {
   "ticket.staySignedOut": "Não, continuar sem entrar",
   "ticket.stayKey": "Não, continuar com a chave de licença",
   "ticket.stay": "Não, continuar como {email}",
+
+  "refusal.trial_none": "{tool} não oferece teste grátis. Veja os planos para escolher um.",
+  "refusal.trial_ended": "Seu teste de {tool} terminou em {date}. Cada pessoa tem direito a um teste.",
+  "refusal.passes_full": "{workspace} não pode conceder mais acessos no momento. Tente novamente mais tarde ou entre em contato com {workspace}.",
+  "refusal.plan_not_offered": "O plano “{plan}” não está à venda para {tool}. Escolha um dos planos abaixo.",
+  "refusal.payments_off": "{workspace} ainda não recebe pagamentos aqui: nada pode ser comprado até que os pagamentos sejam conectados. Volte mais tarde.",
+  "refusal.checkout_refused":
+    "Não foi possível abrir a página de pagamento. Tente novamente em instantes; se acontecer de novo, entre em contato com {workspace}.",
+  "refusal.signed_in_elsewhere": "Você entrou em outra loja ou no modo de teste dela. Compre lá, ou saia e compre aqui.",
+  "refusal.email_shape": "Informe um e-mail, como pessoa@example.com.",
+  "refusal.subscription_ended": "Esta assinatura terminou em {date}: não há mais nada para mudar.",
+  "refusal.cancel_set_by_vendor": "{workspace} definiu o fim desta assinatura para {date}. Entre em contato com {workspace} para mudar isso.",
+  "refusal.billed_outside":
+    "Esta assinatura é cobrada por {workspace} fora destas páginas. Entre em contato com {workspace} para alterá-la ou para tratar de pagamentos e faturas.",
+  "refusal.not_team": "Esta compra não é de equipe: ela não tem assentos para distribuir.",
+  "refusal.team_not_running": "Esta compra de equipe terminou: os assentos dela não dão mais acesso.",
+  "refusal.seats_full":
+    "{seats, plural, one {O único assento desta compra está distribuído} many {Os # de assentos desta compra já estão distribuídos} other {Os # assentos desta compra já estão distribuídos}}. Retire um antes.",
 };

@@ -265,4 +265,22 @@ export const tr: Catalogue = {
   "ticket.staySignedOut": "Hayır, oturum açma",
   "ticket.stayKey": "Hayır, lisans anahtarıyla kal",
   "ticket.stay": "Hayır, {email} olarak kal",
+
+  "refusal.trial_none": "{tool} ücretsiz deneme sunmuyor. Bir plan seçmek için planlara göz atın.",
+  "refusal.trial_ended": "{tool} ücretsiz denemeniz {date} tarihinde sona erdi. Ücretsiz deneme kişi başına bir kez verilir.",
+  "refusal.passes_full": "{workspace} şu anda daha fazla erişim veremiyor. Lütfen daha sonra tekrar deneyin ya da {workspace} ile iletişime geçin.",
+  "refusal.plan_not_offered": "“{plan}” planı {tool} için satışta değil. Aşağıdaki planlardan birini seçin.",
+  "refusal.payments_off": "{workspace} henüz burada ödeme almıyor: ödeme hesabı bağlanana kadar hiçbir şey satın alınamaz. Daha sonra tekrar gelin.",
+  "refusal.checkout_refused": "Ödeme sayfası açılamadı. Lütfen birazdan tekrar deneyin; yine olursa {workspace} ile iletişime geçin.",
+  "refusal.signed_in_elsewhere":
+    "Başka bir mağazaya ya da onun test moduna giriş yaptınız. Satın alma işlemini orada yapın ya da çıkış yapıp burada satın alın.",
+  "refusal.email_shape": "ornek@example.com gibi bir e-posta adresi girin.",
+  "refusal.subscription_ended": "Bu abonelik {date} tarihinde sona erdi: değiştirilecek bir şey kalmadı.",
+  "refusal.cancel_set_by_vendor":
+    "Bu abonelik, {workspace} tarafından {date} tarihinde sona erecek şekilde ayarlandı. Bunu değiştirmek için {workspace} ile iletişime geçin.",
+  "refusal.billed_outside":
+    "Bu abonelik, {workspace} tarafından bu sayfaların dışında faturalandırılıyor. Değişiklik için ya da ödemeler ve faturalarla ilgili sorularınız için {workspace} ile iletişime geçin.",
+  "refusal.not_team": "Bu satın alım bir ekip için değil: atanacak koltuk yok.",
+  "refusal.team_not_running": "Bu ekip satın alımı sona erdi: koltukları artık erişim vermiyor.",
+  "refusal.seats_full": "{seats, plural, one {Tek koltuk atanmış durumda} other {# koltuğun tümü atanmış durumda}}. Önce birini geri alın.",
 };
