@@ -62,7 +62,8 @@ function keptKeyOf(key: MessageKey, values: MessageValues | undefined): string |
   for (const name in values) {
     const value = values[name];
     if (typeof value !== "string" && typeof value !== "number") return null;
-    out += `\u0000${name}\u0001${typeof value === "number" ? "n" : "s"}${value}`;
+    // A string's length goes before it, so that no value can spell another value's key (`a\u0000b…`).
+    out += typeof value === "number" ? `\u0000${name}\u0001n${value}` : `\u0000${name}\u0001s${value.length}:${value}`;
   }
   return out;
 }
