@@ -4,6 +4,7 @@
 // function) their own; dates kept by the minute, prices by amount. Pure: no database.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { html } from "../dashboard/shared/html.js";
 import { messagesFor } from "../i18n/messages.js";
 import { linkTo, pageText } from "./layout.js";
 
@@ -33,11 +34,13 @@ describe("a page's words, kept per locale", () => {
     assert.equal(t("plans.signedInAs", { email: "<i>@example.com" }).markup.includes("<strong>&lt;i&gt;@example.com</strong>"), true);
   });
 
-  test("a message given a tag's function is made each time: each link its own address", () => {
+  test("a message given a tag's function or markup is made each time: each link its own address, markup kept", () => {
     const { t } = pageText(messagesFor("en"));
     const to = (href: string) => t("plans.signInFirst", { tool: "Tab Master", link: linkTo(href) }).markup;
     assert.match(to("/a"), /<a href="\/a">Sign in<\/a>/);
     assert.match(to("/b"), /<a href="\/b">Sign in<\/a>/);
+    // Markup given to a message without tags is kept as markup, not escaped (a date's <time>).
+    assert.equal(t("plans.bundlePlan", { bundle: html`<em>x</em>`, plan: "<y>" }).markup, "<em>x</em>: &lt;y&gt;");
   });
 
   test("dates are the same words within a minute and change with it; prices by amount and currency; the pseudo-locale marks both", () => {

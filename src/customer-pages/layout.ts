@@ -86,9 +86,10 @@ export function pageText(messages: Messages): PageText {
   if (text) return text;
   const markups = new Map<string, Html>();
   const strings = new Map<string, string>();
-  // The message's markup: without tags its text escaped (its parts, by far the slower way, are not needed); with tags its parts, each tag rendered.
-  const markupOfMessage = (key: MessageKey, values: MessageValues | undefined): Html => {
-    if (!messages.hasTags(key)) return new Html(escapeHtml(messages.text(key, values)));
+  // The message's markup: without tags and markup values its text escaped (its parts, by far the slower way, are not
+  // needed); else its parts, markup kept and each tag rendered. `plain`: every value a string or a number.
+  const markupOfMessage = (key: MessageKey, values: MessageValues | undefined, plain: boolean): Html => {
+    if (plain && !messages.hasTags(key)) return new Html(escapeHtml(messages.text(key, values)));
     if (values === undefined) return markupOf(messages.parts(key, TAG_VALUES));
     const given: MessageValues = { ...TAG_VALUES };
     for (const [name, value] of Object.entries(values)) {
@@ -98,7 +99,7 @@ export function pageText(messages: Messages): PageText {
   };
   const t = (key: MessageKey, values?: MessageValues): Html => {
     const kept = keptKeyOf(key, values);
-    return kept === null ? markupOfMessage(key, values) : keptIn(markups, kept, () => markupOfMessage(key, values));
+    return kept === null ? markupOfMessage(key, values, false) : keptIn(markups, kept, () => markupOfMessage(key, values, true));
   };
   const s = (key: MessageKey, values?: MessageValues): string => {
     const kept = keptKeyOf(key, values);
