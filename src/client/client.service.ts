@@ -97,7 +97,7 @@ export async function requestSignIn(services: Services, input: { hostname: strin
   const target = await resolveTarget(services, input.hostname, input.body);
   const brand = await findBrand(services.db, target.workspaceId);
   const locale = negotiate({ query: input.body.lang, workspaceDefault: brand?.language ?? null });
-  const names = await namesForPage(services.db, target.workspaceId, locale);
+  const names = await namesForPage(services.answers, services.db, target.workspaceId, locale);
   return mailSignInCode(
     services,
     { ...target, toolName: names.product("tool", target.toolId, target.toolName) },

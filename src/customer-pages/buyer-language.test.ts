@@ -193,6 +193,40 @@ for (const dialect of DIALECTS) {
       assert.equal(cleared.defaultName, "Tab Master");
     });
 
+    test("a page's names are kept in the process: a name set here shows at once, one set by another process after the feed's next read", async () => {
+      const { env, app, ws, base } = await setUp(dialect);
+      const { db, clock } = env.services;
+      const monthly = { kind: "plan" as const, productKind: "tool" as const, productId: "tabmaster", itemId: "monthly" };
+      const planNames = async () =>
+        [...(await new TestBrowser(app).get(`${base}/plans?lang=de`)).body.matchAll(/<h2 class="offer-name"[^>]*>([^<]*)</g)].map((m) => m[1]);
+      await env.services.accessWatch.poll();
+      assert.ok((await planNames()).includes("Monthly"), "no German name: the default");
+      // Renamed through the use case in this process: the very next page shows it, kept or not.
+      await setSubjectNames(db, clock, { workspace: ws.slug, subject: monthly, names: { de: "Monatlich" } });
+      assert.ok((await planNames()).includes("Monatlich"));
+      await env.services.accessWatch.poll();
+      assert.ok((await planNames()).includes("Monatlich"), "read again and kept once the feed shows the change");
+      // As another process renames it: the row and the feed's row for everyone, with no word to this process's cache.
+      await db.transaction().execute(async (trx) => {
+        await trx
+          .updateTable("translated_names")
+          .set({ name: "Pro Monat" })
+          .where("workspace_id", "=", ws.workspaceId)
+          .where("item_id", "=", "monthly")
+          .execute();
+        await trx.insertInto("access_changes").values({ workspace_id: ws.workspaceId, env: "live", person_id: "*", changed_at: clock.now() }).execute();
+      });
+      assert.ok((await planNames()).includes("Monatlich"), "kept until the feed is read (within a second in a server)");
+      await env.services.accessWatch.poll();
+      const renamed = await planNames();
+      assert.ok(renamed.includes("Pro Monat"), renamed.join(", "));
+      assert.ok(!renamed.includes("Monatlich"));
+      // Removed here: the default again at once; an English page never shows it.
+      await setSubjectNames(db, clock, { workspace: ws.slug, subject: monthly, names: { de: "" } });
+      assert.ok((await planNames()).includes("Monthly"));
+      assert.doesNotMatch((await new TestBrowser(app).get(`${base}/plans?lang=en`)).body, /Pro Monat|Monatlich/);
+    });
+
     test("refusals a page shows speak its language: a plan not on sale, no trial, in German and Japanese", async () => {
       const { env, app, ws, base } = await setUp(dialect);
       const buyer = new TestBrowser(app);

@@ -157,7 +157,7 @@ export async function loadPage(services: Services, request: FastifyRequest, repl
   const cookie = parseCookies(request.headers.cookie).get(sessionCookieName(request, scope.workspace.slug, scope.env));
   // The page's language is known now (the branding's default is one of its choices): the vendor's names in it, read beside the session.
   const [names, session] = await Promise.all([
-    namesForPage(services.db, scope.workspace.id, pageLocaleOf(request)),
+    namesForPage(services.answers, services.db, scope.workspace.id, pageLocaleOf(request)),
     cookie === undefined ? null : authenticateCustomerSession(services, cookie, { workspaceId: scope.workspace.id, env: scope.env }),
   ]);
   state.names = names;
@@ -294,8 +294,13 @@ export function keepLanguage(request: FastifyRequest, reply: FastifyReply): void
   reply.header("Set-Cookie", serialiseCookie(LANGUAGE_COOKIE, asked, { secure: isSecure(request), maxAgeSeconds: LANGUAGE_COOKIE_SECONDS, path: PAGES }));
 }
 
+// Segments of unreserved characters, none starting with a dot: what URL would give back unchanged.
+const PLAIN_PATH = /^(\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)+$/;
+
 /** The page's address for the language picker: its path, and its query without `lang` (a sign-in keeps its hand-off). */
 function hereOf(request: FastifyRequest): CustomerFrame["here"] {
+  // A plain path without a query (most pages) is its own address: no URL to parse.
+  if (PLAIN_PATH.test(request.url)) return { path: request.url, query: [] };
   const url = new URL(request.url, "http://page.invalid");
   url.searchParams.delete("lang");
   return { path: url.pathname, query: [...url.searchParams] };

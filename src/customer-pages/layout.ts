@@ -4,7 +4,7 @@
 // pieces are the dashboard's. Every word is the catalogue's (../i18n), in the page's
 // language, through `PageText`: messages as escaped markup, their rich text's tags
 // rendered here, dates, counts and prices formatted by the locale.
-import { type Html, html } from "../dashboard/shared/html.js";
+import { escapeHtml, Html, html } from "../dashboard/shared/html.js";
 import { csrfField, head } from "../dashboard/shared/layout.js";
 import type { Env } from "../db/schema.js";
 import type { MessageKey } from "../i18n/catalogues/index.js";
@@ -38,12 +38,45 @@ const TAGS: Record<string, Tag> = {
   per: (inner) => html`<span class="offer-per">${inner}</span>`,
 };
 
-/** The parts of a formatted message as markup: strings escaped by `html`, markup kept. */
-const markupOf = (parts: unknown[]): Html =>
-  html`${parts.map((part) => (Array.isArray(part) ? markupOf(part) : part instanceof Object ? (part as Html) : String(part)))}`;
+/** The parts of a formatted message as markup, written straight into one string: strings escaped, markup kept. */
+function markupOf(parts: unknown[]): Html {
+  let out = "";
+  for (const part of parts) out += Array.isArray(part) ? markupOf(part).markup : part instanceof Html ? part.markup : escapeHtml(String(part));
+  return new Html(out);
+}
 
 /** The tags as intl-messageformat calls them: with the parts they enclose (made once, not per message). */
 const TAG_VALUES: MessageValues = Object.fromEntries(Object.entries(TAGS).map(([name, tag]) => [name, (chunks: unknown[]) => tag(markupOf(chunks))]));
+
+// The kept outputs of one locale's messages, by message and plain values (strings and
+// numbers: the same ones always give the same words). Most of a page's messages repeat
+// from page to page (a plan's price, its billing, the tool's title), and formatting one
+// is most of its cost. Bounded: emptied whole when full, so values read from anywhere (an
+// address) cannot grow it.
+const KEPT_MAX = 2_000;
+
+/** The key of a message's output with these values, or null when a value is not plain (markup, a tag's function). */
+function keptKeyOf(key: MessageKey, values: MessageValues | undefined): string | null {
+  if (values === undefined) return key;
+  let out = key;
+  for (const name in values) {
+    const value = values[name];
+    if (typeof value !== "string" && typeof value !== "number") return null;
+    // A string's length goes before it, so that no value can spell another value's key (`a\u0000b…`).
+    out += typeof value === "number" ? `\u0000${name}\u0001n${value}` : `\u0000${name}\u0001s${value.length}:${value}`;
+  }
+  return out;
+}
+
+function keptIn<T>(kept: Map<string, T>, key: string, make: () => T): T {
+  let value = kept.get(key);
+  if (value === undefined) {
+    value = make();
+    if (kept.size >= KEPT_MAX) kept.clear();
+    kept.set(key, value);
+  }
+  return value;
+}
 
 const texts = new WeakMap<Messages, PageText>();
 
@@ -51,19 +84,12 @@ const texts = new WeakMap<Messages, PageText>();
 export function pageText(messages: Messages): PageText {
   let text = texts.get(messages);
   if (text) return text;
-  // A message without tags and without values is the same markup every time: made once.
-  const fixed = new Map<MessageKey, Html>();
-  const t = (key: MessageKey, values?: MessageValues) => {
-    // No tags and only plain values (strings, numbers): the message's text, escaped; its parts, by far the slower way, are not needed.
-    if (!messages.hasTags(key) && (values === undefined || Object.values(values).every((v) => typeof v === "string" || typeof v === "number"))) {
-      if (values !== undefined) return html`${messages.text(key, values)}`;
-      let markup = fixed.get(key);
-      if (markup === undefined) {
-        markup = html`${messages.text(key)}`;
-        fixed.set(key, markup);
-      }
-      return markup;
-    }
+  const markups = new Map<string, Html>();
+  const strings = new Map<string, string>();
+  // The message's markup: without tags and markup values its text escaped (its parts, by far the slower way, are not
+  // needed); else its parts, markup kept and each tag rendered. `plain`: every value a string or a number.
+  const markupOfMessage = (key: MessageKey, values: MessageValues | undefined, plain: boolean): Html => {
+    if (plain && !messages.hasTags(key)) return new Html(escapeHtml(messages.text(key, values)));
     if (values === undefined) return markupOf(messages.parts(key, TAG_VALUES));
     const given: MessageValues = { ...TAG_VALUES };
     for (const [name, value] of Object.entries(values)) {
@@ -71,10 +97,18 @@ export function pageText(messages: Messages): PageText {
     }
     return markupOf(messages.parts(key, given));
   };
+  const t = (key: MessageKey, values?: MessageValues): Html => {
+    const kept = keptKeyOf(key, values);
+    return kept === null ? markupOfMessage(key, values, false) : keptIn(markups, kept, () => markupOfMessage(key, values, true));
+  };
+  const s = (key: MessageKey, values?: MessageValues): string => {
+    const kept = keptKeyOf(key, values);
+    return kept === null ? messages.text(key, values) : keptIn(strings, kept, () => messages.text(key, values));
+  };
   text = {
     messages,
     t,
-    s: (key, values) => messages.text(key, values),
+    s,
     date: (ms) => html`<time datetime="${new Date(ms).toISOString()}">${messages.dateTime(ms)}</time>`,
     count: (n) => messages.count(n),
     money: (minorUnits, currency) => messages.money(minorUnits, currency),

@@ -28,6 +28,8 @@ export interface Messages {
 }
 
 const cache = new Map<PageLocale, Messages>();
+// The prices and the minutes kept per locale, at most, each.
+const KEPT = 1_000;
 
 /** The messages of a locale, built once and kept. */
 export function messagesFor(locale: PageLocale): Messages {
@@ -84,6 +86,8 @@ function build(locale: PageLocale): Messages {
     }
     return currencies.get(code) ?? null;
   };
+  const prices = new Map<string, string>();
+  const minutes = new Map<number, string>();
   return {
     locale,
     lang: language,
@@ -105,12 +109,29 @@ function build(locale: PageLocale): Messages {
       const list = Array.isArray(out) ? out : [out];
       return pseudo ? ["⟦", ...list, "⟧"] : list;
     },
-    dateTime: (ms) => formatted(dates.format(ms)),
+    dateTime(ms) {
+      // Shown to the minute: every moment of one minute has the same words, kept (a Manage page shows a dozen).
+      const minute = Math.floor(ms / 60_000);
+      let out = minutes.get(minute);
+      if (out === undefined) {
+        out = formatted(dates.format(ms));
+        if (minutes.size >= KEPT) minutes.clear();
+        minutes.set(minute, out);
+      }
+      return out;
+    },
     count: (n) => formatted(counts.format(n)),
     money(minorUnits, currency) {
-      const known = currencyFormat(currency);
-      if (known === null) return formatted(`${minorUnits} ${currency} (minor units)`);
-      return formatted(known.format.format(minorUnits / 10 ** known.digits));
+      // A page's prices are the same few from page to page: each one's words kept, the map bounded (emptied whole when full).
+      const key = `${currency}\u0000${minorUnits}`;
+      let out = prices.get(key);
+      if (out === undefined) {
+        const known = currencyFormat(currency);
+        out = formatted(known === null ? `${minorUnits} ${currency} (minor units)` : known.format.format(minorUnits / 10 ** known.digits));
+        if (prices.size >= KEPT) prices.clear();
+        prices.set(key, out);
+      }
+      return out;
     },
   };
 }

@@ -3,15 +3,19 @@
 // A hosted page in a language shows the name given for it, else the default name as the
 // vendor wrote it: a name is the vendor's, never machine-translated nor guessed from a
 // neighbouring language. Each name is checked as the default name is (its length, no
-// NUL); all are checked before any is written.
+// NUL); all are checked before any is written. A page's names are kept in this process's
+// answer cache (a page would otherwise read them on every request), dropped as the tool's
+// kept terms are: a change of a name writes the access-change feed for everyone.
 import { type Actor, recordAction } from "../audit/audit.service.js";
 import type { Clock } from "../clock.js";
-import type { Db } from "../db/database.js";
+import { recordEveryoneChanged } from "../customers/access-change.store.js";
+import { type AnswerCache, EVERYONE, personTag } from "../customers/answer-cache.js";
+import type { Db, Executor } from "../db/database.js";
 import type { ProductKind } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { LANGUAGES, type Language, type PageLocale } from "../i18n/locales.js";
 import { listFeatures, listMeters } from "../usage/terms.store.js";
-import { findSubjectNames, listNamesIn, type NamedKind, type NameSubject, saveSubjectNames } from "./translated-names.store.js";
+import { findSubjectNames, listNamesIn, type NamedKind, type NameSubject, saveSubjectNames, type TranslatedName } from "./translated-names.store.js";
 import { bundleExists, findBundle, findPlan, findTool } from "./workspace.store.js";
 import type { Workspace } from "./workspace.types.js";
 import { requireWorkspace } from "./workspace-lookup.service.js";
@@ -96,6 +100,8 @@ export async function setSubjectNames(
     await db.transaction().execute(async (trx) => {
       const now = clock.now();
       await saveSubjectNames(trx, workspace.id, input.subject, changes, now);
+      // Every process's kept page names of the workspace are dropped (namesForPage): at once here, within a second elsewhere.
+      await recordEveryoneChanged(trx, workspace.id, now);
       if (actor) {
         const { kind, productKind, productId, itemId } = input.subject;
         const subject = kind === "product" ? `${productKind}:${productId}` : `${productKind}:${productId}:${kind}:${itemId}`;
@@ -124,12 +130,40 @@ export const DEFAULT_NAMES: PageNames = {
   meter: (_toolId, _id, name) => name,
 };
 
-/** The workspace's names in a page's language: one read of the names given in it (none for a locale without a catalogue place). */
-export async function namesForPage(db: Db, workspaceId: string, locale: PageLocale): Promise<PageNames> {
+/** The names kept for a page's language: the rows as read (what the cache counts the bytes of) and the names made of them. */
+interface KeptNames {
+  given: TranslatedName[];
+  names: PageNames;
+}
+
+const namesKey = (workspaceId: string, language: Language) => `names\u0000${workspaceId}\u0000${language}`;
+
+/**
+ * The workspace's names in a page's language (none for a locale without a catalogue
+ * place): from this process's answer cache, else one read kept there under the
+ * workspace's "everyone" tags of both environments, as the tool's terms are
+ * (usage/terms-cache.ts): a name set or removed writes the feed for everyone, which drops
+ * them at once in the writing process and within a second in every other one.
+ */
+export async function namesForPage(answers: AnswerCache, ex: Executor, workspaceId: string, locale: PageLocale): Promise<PageNames> {
   const language = LANGUAGES.find((l) => l === locale);
   if (!language) return DEFAULT_NAMES;
-  const given = await listNamesIn(db, workspaceId, language);
-  if (given.length === 0) return DEFAULT_NAMES;
+  const key = namesKey(workspaceId, language);
+  // Not counted in the cache's figures: they are of the access answers.
+  const kept = answers.get<KeptNames>(key, false);
+  if (kept) return kept.names;
+  const ticket = answers.ticket();
+  const given = await listNamesIn(ex, workspaceId, language);
+  const names = given.length === 0 ? DEFAULT_NAMES : namesOf(given);
+  answers.set(key, { given, names } satisfies KeptNames, {
+    ticket,
+    tags: [personTag(workspaceId, "test", EVERYONE), personTag(workspaceId, "live", EVERYONE)],
+    changesAt: null,
+  });
+  return names;
+}
+
+function namesOf(given: TranslatedName[]): PageNames {
   const byKey = new Map(given.map((n) => [keyOf(n.kind, n.productKind, n.productId, n.itemId), n.name]));
   const nameOf = (kind: NamedKind, productKind: ProductKind, productId: string, itemId: string, name: string) =>
     byKey.get(keyOf(kind, productKind, productId, itemId)) ?? name;

@@ -11,10 +11,13 @@ export class Html {
 }
 
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+const UNSAFE = /[&<>"']/;
+const UNSAFE_ALL = /[&<>"']/g;
 
 /** Text made safe for element content and quoted attribute values. */
 export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
+  // Most text has nothing to escape: a test is much cheaper than a replace that calls back.
+  return UNSAFE.test(text) ? text.replace(UNSAFE_ALL, (c) => ESCAPES[c] ?? c) : text;
 }
 
 type Value = Html | string | number | null | undefined | false | readonly Value[];
