@@ -30,9 +30,13 @@ export function createMailer(config: Pick<Config, "smtpUrl" | "mailFrom" | "data
     };
   }
   const outbox = join(config.dataDir, "outbox");
+  // Mails sent one after another are often written within one tick of the file system's
+  // clock: the number keeps their order in their names (a reader sorts them by name).
+  let sent = 0;
   return {
     async send(mail, now) {
-      const file = join(outbox, `${new Date(now).toISOString().replaceAll(":", "-")}-${randomBase62(8)}.txt`);
+      sent += 1;
+      const file = join(outbox, `${new Date(now).toISOString().replaceAll(":", "-")}-${String(sent).padStart(6, "0")}-${randomBase62(8)}.txt`);
       await mkdir(outbox, { recursive: true });
       await writeFile(file, `From: ${config.mailFrom}\nTo: ${mail.to}\nSubject: ${mail.subject}\n\n${mail.text}\n`, { mode: 0o600 });
       log.info({ to: mail.to, subject: mail.subject, file }, `mail not sent (no SMTP_URL): ${mail.text}`);

@@ -41,9 +41,11 @@ export async function readMail(dataDir: string, to: string, which: (mail: string
   } catch {
     return null;
   }
-  // Files are named by the (test's) clock, which may not move between mails: newest by write time.
+  // Files are named by the (test's) clock, which may not move between mails: newest by write
+  // time, then, for mails written within one tick of the file system's clock (a flush of
+  // several queued mails), by the sender's number in the name.
   const written = await Promise.all(files.map(async (file) => ({ file, at: (await stat(join(outbox, file), { bigint: true })).mtimeNs })));
-  written.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+  written.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : b.file.localeCompare(a.file)));
   for (const { file } of written) {
     const text = await readFile(join(outbox, file), "utf8");
     if (text.includes(`\nTo: ${to}\n`) && which(text)) return text;
