@@ -30,6 +30,8 @@ for (const dialect of DIALECTS) {
       const page = await browser.get(`${base}/plans`);
       assert.equal(page.statusCode, 200);
       assert.match(String(page.headers["content-security-policy"]), /form-action 'self' https:;/, "Paddle's checkout is on the vendor's payment-link domain");
+      assert.match(page.body, /checkout is on Paddle&#39;s secure page/);
+      assert.doesNotMatch(page.body, /Stripe/);
       const chosen = await browser.post(`${base}/plans`, { plan: "monthly" });
       assert.equal(chosen.statusCode, 303, chosen.body);
       assert.match(chosen.headers.location as string, /^https:\/\/pay\.example\.com\/checkout\?_ptxn=txn_/);
@@ -70,6 +72,7 @@ for (const dialect of DIALECTS) {
       const waiting = await buyer.get(thanks);
       assert.equal(waiting.statusCode, 200);
       assert.match(waiting.body, /<h1>Confirming your payment<\/h1>/);
+      assert.match(waiting.body, /Paddle has sent you back/);
       assert.ok(waiting.body.includes(`href="${thanks}"`), "Check again comes back here");
       assert.ok(paddleApi.calls.some((c) => c.method === "GET" && c.path === `/transactions/${txn}`));
 
@@ -89,6 +92,8 @@ for (const dialect of DIALECTS) {
       assert.equal(confirmed.statusCode, 200);
       assert.match(confirmed.body, /You bought <strong>Tab Master \(Monthly\)<\/strong> as a subscription\./);
       assert.match(confirmed.body, /It renews on <time/);
+      assert.match(confirmed.body, /A receipt comes from Paddle by mail\./);
+      assert.doesNotMatch(confirmed.body, /Stripe/);
       for (const page of [await other.get(thanks), await other.get(`${base}/checkout/success?session_id=${txn}&lang=de`)]) {
         assert.equal(page.statusCode, 404);
         assert.doesNotMatch(page.body, /Monthly|Monatlich|ada-/);
@@ -99,7 +104,11 @@ for (const dialect of DIALECTS) {
       assert.equal(madeUp.statusCode, 404);
       assert.match(madeUp.body, /Checkout not recognised/);
       // Not an id at all, or a Stripe Checkout Session's in a Paddle environment: refused without asking Paddle.
+      // Signed out, any id is waited for, and Paddle is not asked (the page is anyone's to open).
       const asked = paddleApi.calls.length;
+      const signedOut = await new TestBrowser(app).get(`${base}/checkout/success?session_id=${paddleId("txn")}`);
+      assert.equal(signedOut.statusCode, 200);
+      assert.match(signedOut.body, /<h1>Confirming your payment<\/h1>/);
       assert.equal((await buyer.get(`${base}/checkout/success?session_id=javascript:alert(1)`)).statusCode, 400);
       assert.equal((await buyer.get(`${base}/checkout/success?session_id=cs_test_a1B2c3`)).statusCode, 404);
       assert.equal(paddleApi.calls.length, asked);

@@ -18,7 +18,7 @@ import type { Tool, Workspace } from "../workspaces/workspace.types.js";
 import type { CheckoutBody } from "./checkout.schema.js";
 import { isProblem, readWardenMetadata } from "./fields.js";
 import { findInvoiceSubscription, findSubscriptionIdByCheckoutSession } from "./payment-link.store.js";
-import type { CheckoutBuyer, CheckoutRequest, CreatedCheckout, PaymentProcessor } from "./payment-processor.js";
+import type { CheckoutBuyer, CheckoutRequest, CreatedCheckout, PaymentProcessor, ProcessorName } from "./payment-processor.js";
 import { processorOf } from "./processors.js";
 
 /** The extension's buy button (`POST /api/client/v1/tools/{tool}/checkout`): a tool's plan, the environment said by `livemode`. */
@@ -87,8 +87,10 @@ export async function startCheckout(services: Services, request: CheckoutRequest
   });
 }
 
-/** What a finished checkout bought, as Warden stored it from the processor's events. */
-export type CheckoutOutcome =
+/** What a finished checkout bought, as Warden stored it from the processor's events; and the processor, which the page names. */
+export type CheckoutOutcome = CheckoutState & { processor: ProcessorName };
+
+type CheckoutState =
   | { state: "pending" }
   | { state: "elsewhere" }
   /** Not a checkout of this environment's processor, unknown there, or someone else's: nothing of it is told. */
@@ -111,18 +113,28 @@ export type CheckoutOutcome =
  * subscription; until then it is being confirmed, as Warden waits for the event. Only what
  * gives `tool` (its own plan or a bundle with it) is told here, and never who bought it;
  * to a `viewer` (the person of a page signed in by address) only what they bought.
- * The id must be of the environment's processor. While nothing has arrived, the processor
- * is asked when it can be (Paddle with an API key): a checkout it does not hold in this
- * environment, or that names another buyer, is unknown rather than pending for ever.
+ * The id must be of the environment's processor. While nothing has arrived, a page signed
+ * in by address asks the processor when it can (Paddle with an API key): a checkout it does
+ * not hold in this environment, not Warden's, or naming another buyer, is unknown rather
+ * than pending for ever.
  */
 export async function checkoutOutcome(
   services: Services,
   input: { workspace: Workspace; env: Env; tool: Tool; checkoutSession: string; viewer: string | null; names?: PageNames },
 ): Promise<CheckoutOutcome> {
+  const scope = { workspaceId: input.workspace.id, env: input.env };
+  const processor = await processorOf(services, scope);
+  return { ...(await stateOf(services, input, processor)), processor: processor.name };
+}
+
+async function stateOf(
+  services: Services,
+  input: { workspace: Workspace; env: Env; tool: Tool; checkoutSession: string; viewer: string | null; names?: PageNames },
+  processor: PaymentProcessor,
+): Promise<CheckoutState> {
   const names = input.names ?? DEFAULT_NAMES;
   const { db } = services;
   const scope = { workspaceId: input.workspace.id, env: input.env };
-  const processor = await processorOf(services, scope);
   if (!processor.isCheckoutId(input.checkoutSession)) return { state: "unknown" };
   const licence = await findLicenceByCheckoutSession(db, scope, input.checkoutSession);
   // A Stripe subscription is linked to its Checkout Session; a Paddle one is the subscription its transaction paid the first invoice of.
@@ -160,7 +172,10 @@ async function waiting(
   services: Services,
   input: { workspace: Workspace; env: Env; tool: Tool; checkoutSession: string; viewer: string | null },
   processor: PaymentProcessor,
-): Promise<CheckoutOutcome> {
+): Promise<CheckoutState> {
+  // Signed out, the page asks the processor nothing: a page anyone can open with any id must
+  // not spend the vendor's API quota (docs/decisions.md, "Checkout success").
+  if (input.viewer === null) return { state: "pending" };
   const found = await processor.findCheckout(services, { workspaceId: input.workspace.id, env: input.env }, input.checkoutSession);
   if (found === null) return { state: "pending" };
   if (found === "unknown") return { state: "unknown" };
