@@ -8,7 +8,16 @@ import { describe, test } from "node:test";
 import { pagesOf, signInOnPages } from "../test-support/customer-pages.js";
 import { dashboardApp, dashboardServices, TestBrowser } from "../test-support/dashboard.js";
 import { apiOver, DIALECTS, seedCatalogue } from "../test-support/harness.js";
-import { connectTestPaddle, linkTestPaddlePrices, PADDLE_PRICES, paddleEvent, paddleId, sendPaddleEvent, startPaddleApi } from "../test-support/paddle.js";
+import {
+  connectTestPaddle,
+  linkTestPaddlePrices,
+  PADDLE_PRICES,
+  paddleEvent,
+  paddleId,
+  sendPaddleEvent,
+  startPaddleApi,
+  transactionObject,
+} from "../test-support/paddle.js";
 import { connectTestStripe } from "../test-support/stripe.js";
 
 const API_KEY = "pdl_sdbx_apikey_plansPage0123456789";
@@ -54,7 +63,7 @@ for (const dialect of DIALECTS) {
       assert.equal(paddleApi.calls.filter((c) => c.method === "POST").length, 1);
     });
 
-    test("the thank-you page after Paddle's checkout: confirming until Paddle's notifications arrive, then what was bought; nothing for a made-up id, another person's, workspace's or environment's transaction, or a Stripe environment", async () => {
+    test("the thank-you page after Paddle's checkout: confirming until Paddle's notifications arrive, then what was bought; nothing for a made-up id, one Warden did not open, another person's, workspace's or environment's transaction, or a Stripe environment", async () => {
       const paddleApi = await startPaddleApi(API_KEY);
       const env = await dashboardServices(dialect, { WARDEN_PADDLE_API_URL: paddleApi.url, WARDEN_PUBLIC_URL: "https://warden.example.com" });
       const app = await dashboardApp(env);
@@ -103,6 +112,12 @@ for (const dialect of DIALECTS) {
       const madeUp = await buyer.get(`${base}/checkout/success?session_id=${paddleId("txn")}`);
       assert.equal(madeUp.statusCode, 404);
       assert.match(madeUp.body, /Checkout not recognised/);
+      // A transaction Paddle holds that Warden did not open (no warden_tool or warden_bundle in its custom_data): nothing either.
+      const foreign = paddleId("txn");
+      paddleApi.transactions.set(foreign, transactionObject({ id: foreign, customData: { order: "42" }, total: 500, billedAt: now }));
+      const notWardens = await buyer.get(`${base}/checkout/success?session_id=${foreign}`);
+      assert.equal(notWardens.statusCode, 404);
+      assert.ok(paddleApi.calls.some((c) => c.method === "GET" && c.path === `/transactions/${foreign}`));
       // Not an id at all, or a Stripe Checkout Session's in a Paddle environment: refused without asking Paddle.
       // Signed out, any id is waited for, and Paddle is not asked (the page is anyone's to open).
       const asked = paddleApi.calls.length;
