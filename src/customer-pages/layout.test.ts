@@ -36,7 +36,7 @@ describe("a page's words, kept per locale", () => {
 
   test("a message given a tag's function or markup is made each time: each link its own address, markup kept", () => {
     const { t } = pageText(messagesFor("en"));
-    const to = (href: string) => t("plans.signInFirst", { tool: "Tab Master", link: linkTo(href) }).markup;
+    const to = (href: string) => t("plans.signInFirst", { tool: "Tab Master", processor: "Stripe", link: linkTo(href) }).markup;
     assert.match(to("/a"), /<a href="\/a">Sign in<\/a>/);
     assert.match(to("/b"), /<a href="\/b">Sign in<\/a>/);
     // Markup given to a message without tags is kept as markup, not escaped (a date's <time>).

@@ -9,6 +9,7 @@ import { assignTeamSeat, changeOwnSubscription, openBillingPortal, unassignTeamS
 import { sendPage } from "../dashboard/shared/page.js";
 import { allowFormTargets, formField } from "../dashboard/shared/security.js";
 import { notFound } from "../errors/errors.js";
+import type { ProcessorName } from "../payments/payment-processor.js";
 import type { Services } from "../services.js";
 import {
   type Customer,
@@ -26,8 +27,12 @@ import { confirmCancelView, DONE, type Done, type ManageView, manageView } from 
 import { refusalWords } from "./refusals.views.js";
 
 const MANAGE = `${PAGE_PATH}/manage`;
-// Where Stripe's billing portal lives: the page's forms may lead there (form-action covers a post's redirect).
-const STRIPE_BILLING_PORTAL = "https://billing.stripe.com";
+// Where the processors' billing portals live: the page's forms may lead there (form-action
+// covers a post's redirect). Paddle's customer portal has a sandbox of its own.
+const BILLING_PORTALS: Record<ProcessorName, string[]> = {
+  stripe: ["https://billing.stripe.com"],
+  paddle: ["https://customer-portal.paddle.com", "https://sandbox-customer-portal.paddle.com"],
+};
 
 type IdParams = { id: string };
 
@@ -40,7 +45,7 @@ export async function registerManagePages(app: FastifyInstance, services: Servic
     const customer = signedInCustomer(request);
     const scope = pageScopeOf(request);
     const overview = await manageOverview(services, customer, scope, customer.deviceId, pageNamesOf(request));
-    if (overview.billingAtStripe && overview.subscriptions.length > 0) allowFormTargets(reply, [STRIPE_BILLING_PORTAL]);
+    if (overview.billingAtStripe && overview.subscriptions.length > 0) allowFormTargets(reply, BILLING_PORTALS[overview.processor]);
     const view: ManageView = {
       frame: customerFrame(request, "manage"),
       csrf: customer.csrf,
@@ -92,7 +97,7 @@ export async function registerManagePages(app: FastifyInstance, services: Servic
     act(request, reply, "resumed", (customer) => changeOwnSubscription(services, customer, request.params.id, false)),
   );
 
-  // Stripe's billing portal: a session made now for the subscription's Stripe customer, coming back here.
+  // The processor's billing portal: a session made now for the subscription's customer there (Stripe's comes back here).
   app.post<{ Params: IdParams }>(`${MANAGE}/subscriptions/:id/billing`, { preHandler: requireCustomer }, async (request, reply) => {
     const back = `${services.config.publicUrl}${pagePath(pageScopeOf(request), "manage")}`;
     let portal: { url: string };

@@ -12,6 +12,7 @@ import type { Env } from "../db/schema.js";
 import type { Grant } from "../grants/grant.schema.js";
 import { presentGrant } from "../grants/grant.service.js";
 import { listGrantsOfPeople, type StoredGrant } from "../grants/grant.store.js";
+import type { ProcessorName } from "../payments/payment-processor.js";
 import { processorOf } from "../payments/processors.js";
 import type { Services } from "../services.js";
 import type { MeterUsage } from "../usage/usage.schema.js";
@@ -49,8 +50,10 @@ export interface ManageOverview {
   /** The seats of each team purchase the person bought, by its id. */
   teams: Map<string, Static<typeof SeatList>>;
   devices: Static<typeof Device>[];
-  /** Whether the workspace environment's Stripe secret key is connected: cancel, resume and the billing portal go through it. */
+  /** Whether Warden can act at the workspace environment's processor (its API key is connected): cancel, resume and the billing portal go through it. */
   billingAtStripe: boolean;
+  /** The environment's processor, whose billing portal the page's form leads to. */
+  processor: ProcessorName;
 }
 
 /**
@@ -67,13 +70,13 @@ export async function manageOverview(
 ): Promise<ManageOverview> {
   const { db } = services;
   const workspace = { workspace: person.workspaceSlug };
-  const [purchases, devices, tools, bundles, plans, billingAtStripe, usage, offers, grantsOf] = await Promise.all([
+  const [purchases, devices, tools, bundles, plans, billing, usage, offers, grantsOf] = await Promise.all([
     listPurchases(services, person),
     listDevices(services, person, deviceId),
     listTools(db, workspace),
     listBundles(db, workspace),
     listPlans(db, workspace),
-    processorOf(services, person).then((processor) => processor.canAct(services, person)),
+    processorOf(services, person).then(async (processor) => ({ name: processor.name, canAct: await processor.canAct(services, person) })),
     // A licence key proves the licence, not the person: their meters are not its to read (as in the client API).
     person.licenceId === null ? listDeviceUsage(services, person, page.tool.id) : { data: [] },
     listOffers(services, page, names),
@@ -120,6 +123,7 @@ export async function manageOverview(
     grants,
     teams,
     devices: devices.data,
-    billingAtStripe,
+    billingAtStripe: billing.canAct,
+    processor: billing.name,
   };
 }

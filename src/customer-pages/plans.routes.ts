@@ -2,7 +2,9 @@
 // a choice posted and answered by a 303 to the environment's processor's checkout (Stripe
 // Checkout, or Paddle's hosted checkout: the buy button's use case, `startCheckout`, with
 // the signed-in person as buyer when there is one; signed out, the processor asks the
-// address), and the success page that says what was bought once Stripe's event has arrived. Also registers the Trial page and the workspace's branding assets.
+// address), and the success page that says what was bought once the processor's event has
+// arrived (Stripe's Checkout Session id, or Paddle's transaction id, in `session_id`).
+// Also registers the Trial page and the workspace's branding assets.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { sendPage } from "../dashboard/shared/page.js";
 import { allowFormTargets, csrfTokenFor, formField, PageRefusal } from "../dashboard/shared/security.js";
@@ -40,8 +42,9 @@ const STRIPE_CHECKOUT_ORIGIN = "https://checkout.stripe.com";
  * address it is sent to is the one Paddle's API answered.
  */
 const PADDLE_CHECKOUT_TARGETS = ["https:"];
-// Stripe's Checkout Session ids: `cs_test_…` or `cs_live_…`, letters and digits.
-const CHECKOUT_SESSION = /^cs_(test|live)_[A-Za-z0-9]{1,250}$/;
+// The shape every processor's checkout id keeps to (Stripe's `cs_…`, Paddle's `txn_…`):
+// anything else is refused before any look-up; the environment's processor checks its own.
+const CHECKOUT_ID = /^[a-z]{2,4}_[A-Za-z0-9_]{1,260}$/;
 
 const queryOf = (request: FastifyRequest) => request.query as Record<string, string | undefined>;
 
@@ -86,7 +89,9 @@ export function registerPlanPages(app: FastifyInstance, services: Services): voi
         env: scope.env,
         // A session from a licence key acts for that licence only: it buys as signed out, and Stripe asks the address.
         buyer: customer && customer.licenceId === null ? customer : null,
-        // Built on the configured public origin, never on the request's Host.
+        // Built on the configured public origin, never on the request's Host. Stripe puts
+        // the session's id in place of {CHECKOUT_SESSION_ID}; for Paddle the vendor's payment
+        // link page puts the transaction's (README, Connect Paddle).
         successUrl: `${services.config.publicUrl}${base}checkout/success?session_id={CHECKOUT_SESSION_ID}`,
         cancelUrl: `${services.config.publicUrl}${base}plans`,
         // Stripe Checkout speaks the page's language, and its line item names what was bought as the page does.
@@ -104,17 +109,21 @@ export function registerPlanPages(app: FastifyInstance, services: Services): voi
   app.get(`${PAGE_PATH}/checkout/success`, async (request, reply) => {
     const scope = pageScopeOf(request);
     const sessionId = queryOf(request).session_id;
-    if (typeof sessionId !== "string" || !CHECKOUT_SESSION.test(sessionId)) {
-      const text = pageTextOf(request);
+    const text = pageTextOf(request);
+    if (typeof sessionId !== "string" || !CHECKOUT_ID.test(sessionId)) {
       throw new PageRefusal(400, text.s("plans.checkoutUnknown"), text.s("plans.checkoutUnknownText"));
     }
+    const customer = customerOf(request);
     const outcome = await checkoutOutcome(services, {
       workspace: scope.workspace,
       env: scope.env,
       tool: scope.tool,
       checkoutSession: sessionId,
+      // Signed in by address, the page tells only that person's purchases.
+      viewer: customer && customer.licenceId === null ? customer.personId : null,
       names: pageNamesOf(request),
     });
+    if (outcome.state === "unknown") throw new PageRefusal(404, text.s("plans.checkoutUnknown"), text.s("plans.checkoutUnknownText"));
     const self = `${pagePath(scope, "checkout/success")}?session_id=${encodeURIComponent(sessionId)}`;
     return sendPage(
       reply,

@@ -286,6 +286,14 @@ for (const dialect of DIALECTS) {
       assert.match(done.body, /<h1>Thank you<\/h1>/);
       assert.match(done.body, /You bought <strong>Tab Master \(Lifetime\)<\/strong>, paid once\./);
       assert.doesNotMatch(done.body, new RegExp(`${email}</p>`), "the session id shows no address beyond the shell's own");
+      // Someone else signed in with the session id: nothing of the purchase, and a Paddle transaction id names nothing here.
+      const other = new TestBrowser(app);
+      await signInOnPages(other, env.dataDir, base, `other-${ws.slug}@example.com`);
+      const notTheirs = await other.get(success);
+      assert.equal(notTheirs.statusCode, 404);
+      assert.match(notTheirs.body, /Checkout not recognised/);
+      assert.doesNotMatch(notTheirs.body, /Lifetime/);
+      assert.equal((await browser.get(`${base}/checkout/success?session_id=txn_01hv0000000000000000000000`)).statusCode, 404);
 
       // A session from a device activated with that licence's key acts for the licence only: it buys as signed out, starts no trial.
       const licence = await env.services.db.selectFrom("licences").select("id").where("checkout_session", "=", sessionId).executeTakeFirstOrThrow();

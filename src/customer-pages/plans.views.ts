@@ -1,6 +1,7 @@
 import { type Html, html } from "../dashboard/shared/html.js";
 import { csrfField, notice } from "../dashboard/shared/layout.js";
 import type { CheckoutOutcome } from "../payments/checkout.service.js";
+import type { ProcessorName } from "../payments/payment-processor.js";
 import type { Meter } from "../usage/usage.types.js";
 import { type CustomerFrame, customerPage, linkTo, type PageText } from "./layout.js";
 import { findOffer, type Offer, type OfferChoice, type Offers } from "./plans.service.js";
@@ -96,10 +97,14 @@ ${action}
 </li>`;
 }
 
+/** The processors' names as their buyers see them (brands: the same in every language). */
+const PROCESSOR_NAMES: Record<ProcessorName, string> = { stripe: "Stripe", paddle: "Paddle" };
+
 export function plansView(page: PlansPage): Html {
   const { offers, frame } = page;
   const { t, s } = frame.text;
   const tool = page.toolName;
+  const processor = PROCESSOR_NAMES[offers.processor];
   const signedIn = frame.customer;
   const trial =
     offers.trialDays > 0 ? html`<p class="trial-offer">${t("plans.trial", { tool, days: offers.trialDays, link: linkTo(`${frame.base}/trial`) })}</p>` : "";
@@ -107,7 +112,7 @@ export function plansView(page: PlansPage): Html {
     ? notice("info", t("plans.noPayments", { workspace: page.workspaceName }))
     : signedIn?.email
       ? html`<p class="hint">${t("plans.signedInAs", { email: signedIn.email })}</p>`
-      : html`<p class="hint">${t("plans.signInFirst", { tool, link: linkTo(`${frame.base}/sign-in?return=${encodeURIComponent(`${frame.base}/plans`)}`) })}</p>`;
+      : html`<p class="hint">${t("plans.signInFirst", { tool, processor, link: linkTo(`${frame.base}/sign-in?return=${encodeURIComponent(`${frame.base}/plans`)}`) })}</p>`;
   const list =
     offers.offers.length === 0
       ? offers.packs.length === 0
@@ -127,7 +132,7 @@ export function plansView(page: PlansPage): Html {
     s("plans.title", { tool }),
     frame,
     html`<header class="customer-head"><h1>${t("plans.title", { tool })}</h1>
-<p class="lede">${t("plans.lede", { tool })}</p></header>
+<p class="lede">${t("plans.lede", { tool, processor })}</p></header>
 ${page.error ? notice("error", page.error) : ""}
 ${trial}
 ${buyer}
@@ -155,15 +160,16 @@ export function successView(page: SuccessPage): Html {
   const { outcome, frame } = page;
   const { t, s } = frame.text;
   const tool = page.toolName;
+  const processor = PROCESSOR_NAMES[outcome.processor];
   const body =
     outcome.state === "confirmed"
       ? html`<h1>${t("success.title")}</h1>
 ${bought(frame.text, outcome)}
-<p>${t("success.unlocked", { tool })}</p>
+<p>${t("success.unlocked", { tool, processor })}</p>
 <p><a class="button primary" href="${frame.base}/manage">${t("success.seeWhatYouHave")}</a></p>`
       : outcome.state === "pending"
         ? html`<h1>${t("success.pendingTitle")}</h1>
-<p class="lede">${t("success.pendingLede")}</p>
+<p class="lede">${t("success.pendingLede", { processor })}</p>
 <p>${t("success.pendingText", { tool })}</p>
 <p><a class="button primary" href="${page.self}">${t("success.checkAgain")}</a></p>`
         : html`<h1>${t("success.elsewhereTitle", { tool })}</h1>

@@ -55,7 +55,7 @@ const callsTo = (t: Testbed, method: string, path: RegExp) => (t.paddleApi?.call
 
 for (const dialect of DIALECTS) {
   describe(`Paddle as the processor (${dialect})`, () => {
-    test("checkout is a transaction Warden makes with the plan's linked price and its custom_data; its checkout.url is where the buyer goes", async () => {
+    test("checkout is a transaction Warden makes with the plan's linked price and its custom_data (the return address for the vendor's payment link page among it); its checkout.url is where the buyer goes", async () => {
       const t = await paddleTestbed(dialect, { paddleApi: true });
       const { person } = await buyer(t);
       const made = await checkout(t, person.id, "monthly", 3);
@@ -64,7 +64,13 @@ for (const dialect of DIALECTS) {
       const [call, ...more] = callsTo(t, "POST", /^\/transactions$/);
       assert.equal(more.length, 0);
       assert.deepEqual(call?.body?.items, [{ price_id: PADDLE_PRICES.monthly?.id, quantity: 3 }]);
-      assert.deepEqual(call?.body?.custom_data, { warden_tool: "tabmaster", warden_plan: "monthly", warden_seats: "3", warden_account: person.id });
+      assert.deepEqual(call?.body?.custom_data, {
+        warden_tool: "tabmaster",
+        warden_plan: "monthly",
+        warden_seats: "3",
+        warden_account: person.id,
+        warden_success_url: "https://tabmaster.example.com/thanks",
+      });
       // The linked price was read first (active, in the plan's currency and interval).
       assert.equal(callsTo(t, "GET", /^\/prices\/pri_/).length, 1);
     });

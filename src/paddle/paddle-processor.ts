@@ -11,6 +11,9 @@ import type { Plan } from "../workspaces/workspace.types.js";
 import { isPaddleNotFound, paddleApiFor, paddleRefused } from "./paddle-client.js";
 import { listPaddlePlanLinks } from "./paddle-plan-link.store.js";
 
+/** Paddle's transaction ids: `txn_` and 26 lower-case base32 characters (a ULID). */
+const PADDLE_TRANSACTION = /^txn_[0-9a-z]{26}$/;
+
 async function startPaddleCheckout(services: Services, checked: CheckedCheckout): Promise<CreatedCheckout> {
   const { request, plan, metadata } = checked;
   const scope = { workspaceId: request.workspace.id, env: request.env };
@@ -30,7 +33,10 @@ async function startPaddleCheckout(services: Services, checked: CheckedCheckout)
   try {
     const transaction = await api.sdk.transactions.create({
       items: [{ priceId: price, quantity: request.seats ?? 1 }],
-      customData: metadata,
+      // Paddle's checkout has no return address of its own: the vendor's payment link page
+      // reads this one from the checkout.completed event's custom_data and sends the buyer
+      // there, the transaction's id in place of {CHECKOUT_SESSION_ID} (README, Connect Paddle).
+      customData: { ...metadata, warden_success_url: request.successUrl },
       collectionMode: "automatic",
     });
     const url = transaction.checkout?.url;
@@ -77,7 +83,18 @@ const cancel = async (services: Services, scope: PaymentScope, subscriptionId: s
 export const PADDLE_PROCESSOR: PaymentProcessor = {
   name: "paddle",
   canAct: async (services, scope) => (await paddleApiFor(services, scope)) !== null,
+  isCheckoutId: (id) => PADDLE_TRANSACTION.test(id),
   startCheckout: startPaddleCheckout,
+  async findCheckout(services, scope, checkoutId) {
+    const api = await paddleApiFor(services, scope);
+    if (!api) return null;
+    try {
+      return { metadata: (await api.sdk.transactions.get(checkoutId)).customData };
+    } catch (error) {
+      if (isPaddleNotFound(error)) return "unknown";
+      throw paddleRefused(error);
+    }
+  },
   /** A full refund is an adjustment Paddle approves later; its adjustment.updated (approved) is what Warden counts, under the same event id. */
   async refund(services, scope, payment) {
     const api = await paddleApiFor(services, scope);

@@ -16,8 +16,9 @@ import { DEFAULT_NAMES, type PageNames } from "../workspaces/translated-names.se
 import { findBundle, findPlan } from "../workspaces/workspace.store.js";
 import type { Tool, Workspace } from "../workspaces/workspace.types.js";
 import type { CheckoutBody } from "./checkout.schema.js";
-import { findSubscriptionIdByCheckoutSession } from "./payment-link.store.js";
-import type { CheckoutBuyer, CheckoutRequest, CreatedCheckout } from "./payment-processor.js";
+import { isProblem, readWardenMetadata } from "./fields.js";
+import { findInvoiceSubscription, findSubscriptionIdByCheckoutSession } from "./payment-link.store.js";
+import type { CheckoutBuyer, CheckoutRequest, CreatedCheckout, PaymentProcessor, ProcessorName } from "./payment-processor.js";
 import { processorOf } from "./processors.js";
 
 /** The extension's buy button (`POST /api/client/v1/tools/{tool}/checkout`): a tool's plan, the environment said by `livemode`. */
@@ -86,10 +87,14 @@ export async function startCheckout(services: Services, request: CheckoutRequest
   });
 }
 
-/** What a finished checkout bought, as Warden stored it from Stripe's events. */
-export type CheckoutOutcome =
+/** What a finished checkout bought, as Warden stored it from the processor's events; and the processor, which the page names. */
+export type CheckoutOutcome = CheckoutState & { processor: ProcessorName };
+
+type CheckoutState =
   | { state: "pending" }
   | { state: "elsewhere" }
+  /** Not a checkout of this environment's processor, unknown there, or someone else's: nothing of it is told. */
+  | { state: "unknown" }
   | {
       state: "confirmed";
       kind: "licence" | "subscription";
@@ -103,26 +108,45 @@ export type CheckoutOutcome =
     };
 
 /**
- * The checkout success page: what the Checkout Session bought, once Stripe's event has
- * made the licence or the subscription; until then it is being confirmed. Only what
- * gives `tool` (its own plan or a bundle with it) is told here; the session id alone
- * shows a product and plan, never who bought it.
+ * The checkout success page: what the checkout (a Stripe Checkout Session, a Paddle
+ * transaction) bought, once the processor's event has made the licence or the
+ * subscription; until then it is being confirmed, as Warden waits for the event. Only what
+ * gives `tool` (its own plan or a bundle with it) is told here, and never who bought it;
+ * to a `viewer` (the person of a page signed in by address) only what they bought.
+ * The id must be of the environment's processor. While nothing has arrived, a page signed
+ * in by address asks the processor when it can (Paddle with an API key): a checkout it does
+ * not hold in this environment, not Warden's, or naming another buyer, is unknown rather
+ * than pending for ever.
  */
 export async function checkoutOutcome(
   services: Services,
-  input: { workspace: Workspace; env: Env; tool: Tool; checkoutSession: string; names?: PageNames },
+  input: { workspace: Workspace; env: Env; tool: Tool; checkoutSession: string; viewer: string | null; names?: PageNames },
 ): Promise<CheckoutOutcome> {
+  const scope = { workspaceId: input.workspace.id, env: input.env };
+  const processor = await processorOf(services, scope);
+  return { ...(await stateOf(services, input, processor)), processor: processor.name };
+}
+
+async function stateOf(
+  services: Services,
+  input: { workspace: Workspace; env: Env; tool: Tool; checkoutSession: string; viewer: string | null; names?: PageNames },
+  processor: PaymentProcessor,
+): Promise<CheckoutState> {
   const names = input.names ?? DEFAULT_NAMES;
   const { db } = services;
   const scope = { workspaceId: input.workspace.id, env: input.env };
+  if (!processor.isCheckoutId(input.checkoutSession)) return { state: "unknown" };
   const licence = await findLicenceByCheckoutSession(db, scope, input.checkoutSession);
-  const subscriptionId = licence ? null : await findSubscriptionIdByCheckoutSession(db, scope, input.checkoutSession);
+  // A Stripe subscription is linked to its Checkout Session; a Paddle one is the subscription its transaction paid the first invoice of.
+  const subscriptionId = licence
+    ? null
+    : ((await findSubscriptionIdByCheckoutSession(db, scope, input.checkoutSession)) ?? (await findInvoiceSubscription(db, scope, input.checkoutSession)));
   const subscription = subscriptionId === null ? null : await findSubscription(db, scope, subscriptionId);
   const bought = licence ?? subscription;
-  if (!bought) return { state: "pending" };
+  if (!bought) return waiting(services, input, processor);
+  if (input.viewer !== null && bought.personId !== input.viewer) return { state: "unknown" };
+  if (!(await givesTool(services, input, bought.productKind, bought.productId))) return { state: "elsewhere" };
   const bundle = bought.productKind === "bundle" ? await findBundle(db, input.workspace.id, bought.productId) : null;
-  const forTool = bought.productKind === "tool" ? bought.productId === input.tool.id : (bundle?.toolIds.includes(input.tool.id) ?? false);
-  if (!forTool) return { state: "elsewhere" };
   const plan = await findPlan(db, input.workspace.id, bought.productKind, bought.productId, bought.planId);
   return {
     state: "confirmed",
@@ -135,4 +159,29 @@ export async function checkoutOutcome(
     status: bought.status,
     periodEnd: subscription ? subscription.currentPeriodEnd : null,
   };
+}
+
+/** Whether a product gives the page's tool: the tool itself, or a bundle with it. */
+async function givesTool(services: Services, input: { workspace: Workspace; tool: Tool }, kind: ProductKind, id: string): Promise<boolean> {
+  if (kind === "tool") return id === input.tool.id;
+  return (await findBundle(services.db, input.workspace.id, id))?.toolIds.includes(input.tool.id) ?? false;
+}
+
+/** A checkout whose purchase has not arrived: pending, unless the processor says it is not one to wait for here. */
+async function waiting(
+  services: Services,
+  input: { workspace: Workspace; env: Env; tool: Tool; checkoutSession: string; viewer: string | null },
+  processor: PaymentProcessor,
+): Promise<CheckoutState> {
+  // Signed out, the page asks the processor nothing: a page anyone can open with any id must
+  // not spend the vendor's API quota (docs/decisions.md, "Checkout success").
+  if (input.viewer === null) return { state: "pending" };
+  const found = await processor.findCheckout(services, { workspaceId: input.workspace.id, env: input.env }, input.checkoutSession);
+  if (found === null) return { state: "pending" };
+  if (found === "unknown") return { state: "unknown" };
+  const metadata = readWardenMetadata(found.metadata);
+  // Not a checkout Warden opened, or one a signed-in person opened for someone else.
+  if (isProblem(metadata)) return { state: "unknown" };
+  if (input.viewer !== null && metadata.accountPersonId !== null && metadata.accountPersonId !== input.viewer) return { state: "unknown" };
+  return (await givesTool(services, input, metadata.productKind, metadata.productId)) ? { state: "pending" } : { state: "elsewhere" };
 }

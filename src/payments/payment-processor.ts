@@ -64,8 +64,22 @@ export interface RefundedPayment {
   licenceId: string;
 }
 
+/** A checkout as the processor holds it, before Warden has stored what it bought: the metadata Warden gave it (`warden_*`). */
+export interface FoundCheckout {
+  metadata: unknown;
+}
+
 export interface PaymentProcessor {
   readonly name: ProcessorName;
+  /** Whether an id has the shape of this processor's checkout (a Stripe Checkout Session `cs_…`, a Paddle transaction `txn_…`). */
+  isCheckoutId(id: string): boolean;
+  /**
+   * The checkout as the processor holds it in this environment, for the success page while
+   * its purchase has not arrived: "unknown" when the processor holds no such checkout
+   * there; null when Warden does not ask (no API key; Stripe, whose session ids reach the
+   * page only in Stripe's own redirect).
+   */
+  findCheckout(services: Services, scope: PaymentScope, checkoutId: string): Promise<FoundCheckout | "unknown" | null>;
   /** Whether Warden can act at the processor for this environment (an API key is connected). */
   canAct(services: Services, scope: PaymentScope): Promise<boolean>;
   /** Opens the processor's checkout page for a checked request; refused (invalid_parameter) when the environment takes no payments. */

@@ -308,13 +308,13 @@ type Entity = Record<string, unknown>;
 /**
  * A local stand-in for the Paddle API endpoints Warden calls, written from Paddle's public
  * API reference: `GET /prices/{id}`, `POST /transactions` (answered with its `checkout.url`),
- * `GET|PATCH /subscriptions/{id}`, `POST /subscriptions/{id}/cancel`,
+ * `GET /transactions/{id}`, `GET|PATCH /subscriptions/{id}`, `POST /subscriptions/{id}/cancel`,
  * `POST /customers/{id}/portal-sessions`, `POST /adjustments`, and the lists
  * `GET /transactions|subscriptions|adjustments` in pages (`{data, meta: {request_id,
  * pagination: {per_page, next, has_more, estimated_total}}}`, `after` cursors, `status`
  * filter). Errors are Paddle's shape (`{error: {type, code, detail, documentation_url}, meta: {request_id}}`);
  * `rateLimited` answers 429 with `Retry-After`. The official SDK is pointed at `url`
- * through WARDEN_PADDLE_API_URL.
+ * through WARDEN_PADDLE_API_URL. `payCheckout` is the buyer paying at Paddle's checkout.
  */
 export async function startPaddleApi(apiKey: string) {
   const state = {
@@ -322,6 +322,47 @@ export async function startPaddleApi(apiKey: string) {
     calls: [] as { method: string; path: string; body: Entity | null }[],
     prices: new Map<string, Entity>(Object.values(PADDLE_PRICES).map((p) => [p.id, priceObject({ ...p, currency: "EUR" })])),
     subscriptions: new Map<string, Entity>(),
+    /** The transactions Warden created (`POST /transactions`), by id. */
+    transactions: new Map<string, Entity>(),
+    /**
+     * The buyer pays at the checkout of a transaction Warden created: it is completed and,
+     * for a recurring price, its subscription made (then held here like any other). Answers
+     * the notifications Paddle sends for it, to be signed and delivered, in the order
+     * Paddle documents them (which it does not promise).
+     */
+    payCheckout(id: string, now: number): { type: string; data: Entity }[] {
+      const created = state.transactions.get(id);
+      assert.ok(created, `no transaction ${id} was created`);
+      const customData = created.custom_data as CustomData | null;
+      const recurring = (created.items as { price: Entity }[]).some((item) => item.price.billing_cycle !== null);
+      const subscriptionId = recurring ? paddleId("sub") : undefined;
+      const completed: Entity = {
+        ...transactionObject({
+          id,
+          customData,
+          total: Number((created.details as { totals: Entity }).totals.total),
+          currency: "EUR",
+          billedAt: now,
+          ...(subscriptionId === undefined ? {} : { subscriptionId, origin: "web" }),
+        }),
+        customer_id: created.customer_id,
+        items: created.items,
+        checkout: created.checkout,
+      };
+      state.transactions.set(id, completed);
+      const events = [{ type: "transaction.completed", data: completed }];
+      if (subscriptionId !== undefined) {
+        const subscription: Entity = {
+          ...subscriptionObject({ id: subscriptionId, status: "active", customData, startedAt: now, periodEnd: now + 30 * 86_400_000 }),
+          customer_id: created.customer_id,
+          currency_code: "EUR",
+        };
+        state.subscriptions.set(subscriptionId, subscription);
+        // The notification names the transaction that made the subscription; the entity read later does not.
+        events.push({ type: "subscription.created", data: { ...subscription, transaction_id: id } });
+      }
+      return events;
+    },
     /** What `GET /transactions|subscriptions|adjustments` lists, in Paddle's order (by id); an unset list is empty. */
     lists: new Map<string, Entity[]>(),
     /** Objects per page, whatever `per_page` asks: small pages make every list turn its pages. */
@@ -353,14 +394,20 @@ export async function startPaddleApi(apiKey: string) {
       const id = paddleId("txn");
       const total = priced.reduce((sum, p) => sum + Number((p.price?.unit_price as Entity | undefined)?.amount) * p.item.quantity, 0);
       const transaction = {
-        ...transactionObject({ id, customData: (body?.custom_data ?? null) as CustomData | null, total, billedAt: Date.now() }),
+        ...transactionObject({ id, customData: (body?.custom_data ?? null) as CustomData | null, total, currency: "EUR", billedAt: Date.now() }),
         status: "ready",
         billed_at: null,
         items: priced.map((p) => ({ price: p.price, quantity: p.item.quantity, proration: null })),
         payments: [],
         checkout: { url: `https://pay.example.com/checkout?_ptxn=${id}` },
       };
+      state.transactions.set(id, transaction);
       return { status: 201, body: { data: transaction, meta: { request_id: requestId() } } };
+    }
+    const transactionId = /^\/transactions\/([^/]+)$/.exec(path)?.[1];
+    if (method === "GET" && transactionId !== undefined) {
+      const transaction = state.transactions.get(transactionId);
+      return transaction ? one(transaction) : fail(404, "not_found", `Entity ${transactionId} not found`);
     }
     const m = /^\/subscriptions\/([^/]+)(\/cancel)?$/.exec(path);
     if (m) {

@@ -76,13 +76,13 @@ export const de: Catalogue = {
     "Ihr Anmeldecode für {tool} lautet {code}.\nEr gilt einmal, 10 Minuten lang.\n\nWenn Sie keine Anmeldung angefordert haben, ignorieren Sie diese E-Mail.",
 
   "plans.title": "Tarife für {tool}",
-  "plans.lede": "Wählen Sie, wie Sie {tool} nutzen möchten: Sie bezahlen auf der sicheren Seite von Stripe und kehren dann hierher zurück.",
+  "plans.lede": "Wählen Sie, wie Sie {tool} nutzen möchten: Sie bezahlen auf der sicheren Seite von {processor} und kehren dann hierher zurück.",
   "plans.trial": "Noch unsicher? <link>Testen Sie {tool} {days, plural, one {# Tag} other {# Tage}} kostenlos</link>, ohne Karte.",
   "plans.noPayments":
     "{workspace} nimmt hier noch keine Zahlungen an: Nichts kann gekauft werden, bis die Zahlungen verbunden sind. Schauen Sie später wieder vorbei.",
   "plans.signedInAs": "Sie sind als <strong>{email}</strong> angemeldet: Was Sie kaufen, gehört Ihnen, gleich welche Adresse Sie beim Bezahlen angeben.",
   "plans.signInFirst":
-    "Die Zahlung erfolgt über Stripe, das nach Ihrer E-Mail-Adresse fragt. <link>Melden Sie sich</link> zuerst an, um für die Adresse zu kaufen, die Sie in {tool} verwenden.",
+    "Die Zahlung erfolgt über {processor}, das nach Ihrer E-Mail-Adresse fragt. <link>Melden Sie sich</link> zuerst an, um für die Adresse zu kaufen, die Sie in {tool} verwenden.",
   "plans.noneTitle": "Keine Tarife im Angebot",
   "plans.none": "{workspace} bietet derzeit keinen Tarif für {tool} an.",
   "plans.packs": "Guthabenpakete",
@@ -119,9 +119,9 @@ export const de: Catalogue = {
   "success.productPlan": "{product} ({plan})",
   "success.renews": "Es verlängert sich am {date}.",
   "success.unlocked":
-    "{tool} ist freigeschaltet: Die Erweiterung übernimmt es innerhalb weniger Sekunden, ohne dass Sie etwas tun müssen. Eine Quittung kommt von Stripe per E-Mail.",
+    "{tool} ist freigeschaltet: Die Erweiterung übernimmt es innerhalb weniger Sekunden, ohne dass Sie etwas tun müssen. Eine Quittung kommt von {processor} per E-Mail.",
   "success.seeWhatYouHave": "Ihre Käufe ansehen",
-  "success.pendingLede": "Stripe hat Sie zurückgeschickt; wir warten auf die Bestätigung, die meist innerhalb von Sekunden kommt.",
+  "success.pendingLede": "{processor} hat Sie zurückgeschickt; wir warten auf die Bestätigung, die meist innerhalb von Sekunden kommt.",
   "success.pendingText":
     "Sobald sie eintrifft, wird {tool} von selbst freigeschaltet: Die Erweiterung übernimmt es, ohne dass Sie etwas tun. Wenn Sie bezahlt haben und diese Seite in einigen Minuten noch dasselbe sagt, wenden Sie sich an den Anbieter.",
   "success.checkAgain": "Erneut prüfen",

@@ -79,11 +79,11 @@ export const en = {
 
   // Plans (plans.views.ts, plans.routes.ts)
   "plans.title": "{tool} plans",
-  "plans.lede": "Choose how you want {tool}: checkout is on Stripe's secure page, and you come back here.",
+  "plans.lede": "Choose how you want {tool}: checkout is on {processor}'s secure page, and you come back here.",
   "plans.trial": "Not sure yet? <link>Try {tool} free for {days, plural, one {# day} other {# days}}</link>, no card needed.",
   "plans.noPayments": "{workspace} takes no payments here yet: nothing can be bought until they connect their payments. Come back later.",
   "plans.signedInAs": "You are signed in as <strong>{email}</strong>: what you buy is yours, whatever address you give at checkout.",
-  "plans.signInFirst": "Payment is by Stripe, which asks your email address. <link>Sign in</link> first to buy for the address you use in {tool}.",
+  "plans.signInFirst": "Payment is by {processor}, which asks your email address. <link>Sign in</link> first to buy for the address you use in {tool}.",
   "plans.noneTitle": "No plans on sale",
   "plans.none": "{workspace} sells no plan of {tool} at the moment.",
   "plans.packs": "Credit packs",
@@ -120,9 +120,9 @@ export const en = {
     "You bought <strong>{product}</strong>, paid once{seats, plural, =0 {} one {, # seat to hand out from Manage} other {, # seats to hand out from Manage}}.",
   "success.productPlan": "{product} ({plan})",
   "success.renews": "It renews on {date}.",
-  "success.unlocked": "{tool} is unlocked: the extension picks it up within a few seconds, with nothing to do. A receipt comes from Stripe by mail.",
+  "success.unlocked": "{tool} is unlocked: the extension picks it up within a few seconds, with nothing to do. A receipt comes from {processor} by mail.",
   "success.seeWhatYouHave": "See what you have",
-  "success.pendingLede": "Stripe has sent you back; we are waiting for its confirmation, which usually comes within seconds.",
+  "success.pendingLede": "{processor} has sent you back; we are waiting for its confirmation, which usually comes within seconds.",
   "success.pendingText":
     "Once it arrives, {tool} unlocks on its own: the extension picks it up without you doing anything. If you paid and this page still says so in a few minutes, tell the vendor.",
   "success.checkAgain": "Check again",

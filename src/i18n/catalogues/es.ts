@@ -76,12 +76,12 @@ export const es: Catalogue = {
   "mail.signIn.text": "Su código de acceso a {tool} es {code}.\nSirve una sola vez, durante 10 minutos.\n\nSi no ha pedido iniciar sesión, ignore este correo.",
 
   "plans.title": "Planes de {tool}",
-  "plans.lede": "Elija cómo quiere usar {tool}: el pago se hace en la página segura de Stripe y después vuelve aquí.",
+  "plans.lede": "Elija cómo quiere usar {tool}: el pago se hace en la página segura de {processor} y después vuelve aquí.",
   "plans.trial": "¿Aún no lo tiene claro? <link>Pruebe {tool} gratis durante {days, plural, one {# día} many {# de días} other {# días}}</link>, sin tarjeta.",
   "plans.noPayments": "{workspace} todavía no acepta pagos aquí: no se puede comprar nada hasta que conecte sus pagos. Vuelva más tarde.",
   "plans.signedInAs": "Ha iniciado sesión como <strong>{email}</strong>: lo que compre será suyo, sea cual sea la dirección que indique al pagar.",
   "plans.signInFirst":
-    "El pago se hace con Stripe, que le pedirá su correo electrónico. <link>Inicie sesión</link> antes para comprar con la dirección que usa en {tool}.",
+    "El pago se hace con {processor}, que le pedirá su correo electrónico. <link>Inicie sesión</link> antes para comprar con la dirección que usa en {tool}.",
   "plans.noneTitle": "No hay planes a la venta",
   "plans.none": "{workspace} no vende ningún plan de {tool} por ahora.",
   "plans.packs": "Paquetes de créditos",
@@ -118,9 +118,9 @@ export const es: Catalogue = {
   "success.productPlan": "{product} ({plan})",
   "success.renews": "Se renueva el {date}.",
   "success.unlocked":
-    "{tool} está desbloqueado: la extensión lo detecta en unos segundos, sin que tenga que hacer nada. Stripe le enviará un recibo por correo.",
+    "{tool} está desbloqueado: la extensión lo detecta en unos segundos, sin que tenga que hacer nada. {processor} le enviará un recibo por correo.",
   "success.seeWhatYouHave": "Ver mis compras",
-  "success.pendingLede": "Stripe le ha devuelto aquí; estamos esperando su confirmación, que suele llegar en segundos.",
+  "success.pendingLede": "{processor} le ha devuelto aquí; estamos esperando su confirmación, que suele llegar en segundos.",
   "success.pendingText":
     "En cuanto llegue, {tool} se desbloqueará solo: la extensión lo detecta sin que tenga que hacer nada. Si ya ha pagado y esta página sigue igual dentro de unos minutos, avise al proveedor.",
   "success.checkAgain": "Comprobar de nuevo",

@@ -79,7 +79,7 @@ export const fr: Catalogue = {
     "Votre code de connexion à {tool} est {code}.\nIl est valable une seule fois, pendant 10 minutes.\n\nSi vous n’avez pas demandé à vous connecter, ignorez cet e-mail.",
 
   "plans.title": "Forfaits {tool}",
-  "plans.lede": "Choisissez votre façon d’utiliser {tool} : le paiement se fait sur la page sécurisée de Stripe, puis vous revenez ici.",
+  "plans.lede": "Choisissez votre façon d’utiliser {tool} : le paiement se fait sur la page sécurisée de {processor}, puis vous revenez ici.",
   "plans.trial":
     "Vous hésitez encore ? <link>Essayez {tool} gratuitement pendant {days, plural, one {# jour} many {# de jours} other {# jours}}</link>, sans carte bancaire.",
   "plans.noPayments":
@@ -87,7 +87,7 @@ export const fr: Catalogue = {
   "plans.signedInAs":
     "Vous utilisez le compte <strong>{email}</strong> : ce que vous achetez vous appartient, quelle que soit l’adresse saisie lors du paiement.",
   "plans.signInFirst":
-    "Le paiement passe par Stripe, qui vous demande votre adresse e-mail. <link>Connectez-vous</link> d’abord pour acheter avec l’adresse que vous utilisez dans {tool}.",
+    "Le paiement passe par {processor}, qui vous demande votre adresse e-mail. <link>Connectez-vous</link> d’abord pour acheter avec l’adresse que vous utilisez dans {tool}.",
   "plans.noneTitle": "Aucun forfait en vente",
   "plans.none": "{workspace} ne vend aucun forfait de {tool} pour le moment.",
   "plans.packs": "Packs de crédits",
@@ -125,9 +125,9 @@ export const fr: Catalogue = {
   "success.productPlan": "{product} ({plan})",
   "success.renews": "Prochain renouvellement le {date}.",
   "success.unlocked":
-    "{tool} est débloqué : l’extension le détecte en quelques secondes, sans rien à faire de votre part. Stripe vous envoie un reçu par e-mail.",
+    "{tool} est débloqué : l’extension le détecte en quelques secondes, sans rien à faire de votre part. {processor} vous envoie un reçu par e-mail.",
   "success.seeWhatYouHave": "Voir mes achats",
-  "success.pendingLede": "Stripe vous a renvoyé ici ; nous attendons sa confirmation, qui arrive généralement en quelques secondes.",
+  "success.pendingLede": "{processor} vous a renvoyé ici ; nous attendons sa confirmation, qui arrive généralement en quelques secondes.",
   "success.pendingText":
     "Dès qu’elle arrive, {tool} se débloque tout seul : l’extension le détecte sans que vous ayez quoi que ce soit à faire. Si vous avez payé et que cette page affiche encore ce message dans quelques minutes, contactez l’éditeur.",
   "success.checkAgain": "Vérifier à nouveau",

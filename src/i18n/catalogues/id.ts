@@ -79,12 +79,12 @@ export const id: Catalogue = {
     "Kode masuk Anda untuk {tool} adalah {code}.\nKode ini hanya berlaku sekali, selama 10 menit.\n\nJika Anda tidak meminta untuk masuk, abaikan email ini.",
 
   "plans.title": "Paket {tool}",
-  "plans.lede": "Pilih cara Anda menggunakan {tool}: pembayaran dilakukan di halaman aman Stripe, lalu Anda kembali ke sini.",
+  "plans.lede": "Pilih cara Anda menggunakan {tool}: pembayaran dilakukan di halaman aman {processor}, lalu Anda kembali ke sini.",
   "plans.trial": "Masih ragu? <link>Coba {tool} gratis selama {days, plural, other {# hari}}</link>, tanpa kartu.",
   "plans.noPayments": "{workspace} belum menerima pembayaran di sini: belum ada yang dapat dibeli sampai pembayarannya terhubung. Silakan kembali lagi nanti.",
   "plans.signedInAs": "Anda masuk sebagai <strong>{email}</strong>: apa yang Anda beli menjadi milik Anda, apa pun alamat yang Anda masukkan saat checkout.",
   "plans.signInFirst":
-    "Pembayaran diproses oleh Stripe, yang akan meminta alamat email Anda. <link>Masuk</link> terlebih dahulu agar pembelian tercatat pada alamat yang Anda gunakan di {tool}.",
+    "Pembayaran diproses oleh {processor}, yang akan meminta alamat email Anda. <link>Masuk</link> terlebih dahulu agar pembelian tercatat pada alamat yang Anda gunakan di {tool}.",
   "plans.noneTitle": "Tidak ada paket yang dijual",
   "plans.none": "{workspace} saat ini tidak menjual paket {tool}.",
   "plans.packs": "Paket kredit",
@@ -122,9 +122,9 @@ export const id: Catalogue = {
   "success.productPlan": "{product} ({plan})",
   "success.renews": "Langganan ini diperpanjang pada {date}.",
   "success.unlocked":
-    "{tool} sudah terbuka: ekstensi akan menerapkannya dalam beberapa detik, tanpa perlu tindakan apa pun. Tanda terima dari Stripe dikirim melalui email.",
+    "{tool} sudah terbuka: ekstensi akan menerapkannya dalam beberapa detik, tanpa perlu tindakan apa pun. Tanda terima dari {processor} dikirim melalui email.",
   "success.seeWhatYouHave": "Lihat pembelian Anda",
-  "success.pendingLede": "Stripe telah mengarahkan Anda kembali; kami sedang menunggu konfirmasinya, yang biasanya datang dalam beberapa detik.",
+  "success.pendingLede": "{processor} telah mengarahkan Anda kembali; kami sedang menunggu konfirmasinya, yang biasanya datang dalam beberapa detik.",
   "success.pendingText":
     "Setelah konfirmasi diterima, {tool} terbuka dengan sendirinya: ekstensi menerapkannya tanpa perlu tindakan dari Anda. Jika Anda sudah membayar dan halaman ini masih menampilkan pesan ini setelah beberapa menit, hubungi penjual.",
   "success.checkAgain": "Periksa lagi",

@@ -78,12 +78,12 @@ export const it: Catalogue = {
     "Il tuo codice di accesso a {tool} è {code}.\nVale una sola volta, per 10 minuti.\n\nSe non hai chiesto di accedere, ignora questa email.",
 
   "plans.title": "Piani di {tool}",
-  "plans.lede": "Scegli come usare {tool}: il pagamento avviene sulla pagina sicura di Stripe, poi torni qui.",
+  "plans.lede": "Scegli come usare {tool}: il pagamento avviene sulla pagina sicura di {processor}, poi torni qui.",
   "plans.trial": "Hai ancora dubbi? <link>Prova {tool} gratis per {days, plural, one {# giorno} many {# di giorni} other {# giorni}}</link>, senza carta.",
   "plans.noPayments": "{workspace} non accetta ancora pagamenti qui: non si può acquistare nulla finché non collega i pagamenti. Torna più tardi.",
   "plans.signedInAs": "Hai effettuato l’accesso come <strong>{email}</strong>: ciò che acquisti è tuo, qualunque indirizzo tu indichi al pagamento.",
   "plans.signInFirst":
-    "Il pagamento avviene con Stripe, che ti chiede l’indirizzo email. <link>Accedi</link> prima, per acquistare con l’indirizzo che usi in {tool}.",
+    "Il pagamento avviene con {processor}, che ti chiede l’indirizzo email. <link>Accedi</link> prima, per acquistare con l’indirizzo che usi in {tool}.",
   "plans.noneTitle": "Nessun piano in vendita",
   "plans.none": "Al momento {workspace} non vende nessun piano di {tool}.",
   "plans.packs": "Pacchetti di crediti",
@@ -120,9 +120,9 @@ export const it: Catalogue = {
   "success.productPlan": "{product} ({plan})",
   "success.renews": "Si rinnova il {date}.",
   "success.unlocked":
-    "{tool} è sbloccato: l’estensione se ne accorge in pochi secondi, senza che tu debba fare nulla. Stripe ti invierà una ricevuta via email.",
+    "{tool} è sbloccato: l’estensione se ne accorge in pochi secondi, senza che tu debba fare nulla. {processor} ti invierà una ricevuta via email.",
   "success.seeWhatYouHave": "Vedi i tuoi acquisti",
-  "success.pendingLede": "Stripe ti ha rimandato qui; stiamo aspettando la sua conferma, che di solito arriva in pochi secondi.",
+  "success.pendingLede": "{processor} ti ha rimandato qui; stiamo aspettando la sua conferma, che di solito arriva in pochi secondi.",
   "success.pendingText":
     "Appena arriva, {tool} si sblocca da solo: l’estensione se ne accorge senza che tu debba fare nulla. Se hai pagato e tra qualche minuto questa pagina dice ancora così, contatta il fornitore.",
   "success.checkAgain": "Controlla di nuovo",

@@ -74,11 +74,12 @@ export const ja: Catalogue = {
     "{tool} のサインインコードは {code} です。\n1 回だけ、10 分間有効です。\n\nサインインをリクエストしていない場合は、このメールを無視してください。",
 
   "plans.title": "{tool} のプラン",
-  "plans.lede": "{tool} の利用方法をお選びください。お支払いは Stripe の安全なページで行い、その後ここに戻ります。",
+  "plans.lede": "{tool} の利用方法をお選びください。お支払いは {processor} の安全なページで行い、その後ここに戻ります。",
   "plans.trial": "迷っていますか？ <link>{tool} を {days} 日間無料でお試しください</link>。カードは不要です。",
   "plans.noPayments": "{workspace} はまだここで支払いを受け付けていません。支払いが接続されるまで購入できません。後でもう一度お越しください。",
   "plans.signedInAs": "<strong>{email}</strong> としてサインインしています。お支払い時にどのアドレスを入力しても、購入したものはお客様のものになります。",
-  "plans.signInFirst": "お支払いは Stripe で行い、メールアドレスを求められます。{tool} で使うアドレスで購入するには、先に<link>サインイン</link>してください。",
+  "plans.signInFirst":
+    "お支払いは {processor} で行い、メールアドレスを求められます。{tool} で使うアドレスで購入するには、先に<link>サインイン</link>してください。",
   "plans.noneTitle": "販売中のプランはありません",
   "plans.none": "{workspace} は現在 {tool} のプランを販売していません。",
   "plans.packs": "クレジットパック",
@@ -113,9 +114,9 @@ export const ja: Catalogue = {
   "success.once": "<strong>{product}</strong> を 1 回払いで購入しました{seats, plural, =0 {} other {（「管理」から割り当てられるシート # 席）}}。",
   "success.productPlan": "{product}（{plan}）",
   "success.renews": "{date} に更新されます。",
-  "success.unlocked": "{tool} が利用可能になりました。拡張機能が数秒以内に自動で反映します。領収書は Stripe からメールで届きます。",
+  "success.unlocked": "{tool} が利用可能になりました。拡張機能が数秒以内に自動で反映します。領収書は {processor} からメールで届きます。",
   "success.seeWhatYouHave": "購入内容を見る",
-  "success.pendingLede": "Stripe から戻りました。通常は数秒以内に届く確認を待っています。",
+  "success.pendingLede": "{processor} から戻りました。通常は数秒以内に届く確認を待っています。",
   "success.pendingText":
     "確認が届くと {tool} は自動で利用可能になり、拡張機能が何もしなくても反映します。お支払い後、数分たってもこの表示のままの場合は、販売元にお問い合わせください。",
   "success.checkAgain": "もう一度確認",

@@ -78,11 +78,12 @@ export const ko: Catalogue = {
   "mail.signIn.text": "{tool} 로그인 코드는 {code}입니다.\n한 번만, 10분 동안 사용할 수 있습니다.\n\n로그인을 요청하지 않으셨다면 이 메일을 무시하세요.",
 
   "plans.title": "{tool} 요금제",
-  "plans.lede": "원하시는 {tool} 이용 방식을 선택하세요. 결제는 Stripe의 안전한 페이지에서 진행되며, 결제 후 이 페이지로 돌아옵니다.",
+  "plans.lede": "원하시는 {tool} 이용 방식을 선택하세요. 결제는 {processor}의 안전한 페이지에서 진행되며, 결제 후 이 페이지로 돌아옵니다.",
   "plans.trial": "아직 망설여지시나요? <link>{tool} {days, plural, other {#일}} 무료 체험</link>을 시작해 보세요. 카드 등록은 필요 없습니다.",
   "plans.noPayments": "{workspace}에서는 아직 이곳에서 결제를 받지 않습니다. 결제가 연결될 때까지는 구매할 수 없으니 나중에 다시 방문해 주세요.",
   "plans.signedInAs": "<strong>{email}</strong> 계정으로 로그인되어 있습니다. 결제할 때 어떤 주소를 입력하더라도 구매한 항목은 이 계정에 연결됩니다.",
-  "plans.signInFirst": "결제는 Stripe에서 진행되며, Stripe에서 이메일 주소를 묻습니다. {tool}에서 쓰는 주소로 구매하려면 먼저 <link>로그인</link>하세요.",
+  "plans.signInFirst":
+    "결제는 {processor}에서 진행되며, {processor}에서 이메일 주소를 묻습니다. {tool}에서 쓰는 주소로 구매하려면 먼저 <link>로그인</link>하세요.",
   "plans.noneTitle": "판매 중인 요금제 없음",
   "plans.none": "현재 {workspace}에서 판매 중인 {tool} 요금제가 없습니다.",
   "plans.packs": "크레딧 팩",
@@ -116,9 +117,9 @@ export const ko: Catalogue = {
   "success.once": "<strong>{product}</strong> 1회 결제 구매가 완료되었습니다{seats, plural, =0 {} other {(‘관리’에서 배정할 수 있는 시트 #개 포함)}}.",
   "success.productPlan": "{product}({plan})",
   "success.renews": "{date}에 갱신됩니다.",
-  "success.unlocked": "{tool} 잠금이 해제되었습니다. 따로 하실 일 없이 몇 초 안에 확장 프로그램에 반영됩니다. 영수증은 Stripe에서 이메일로 보내 드립니다.",
+  "success.unlocked": "{tool} 잠금이 해제되었습니다. 따로 하실 일 없이 몇 초 안에 확장 프로그램에 반영됩니다. 영수증은 {processor}에서 이메일로 보내 드립니다.",
   "success.seeWhatYouHave": "구매 내역 보기",
-  "success.pendingLede": "Stripe에서 돌아오셨습니다. Stripe의 결제 확인을 기다리고 있으며, 보통 몇 초 안에 완료됩니다.",
+  "success.pendingLede": "{processor}에서 돌아오셨습니다. {processor}의 결제 확인을 기다리고 있으며, 보통 몇 초 안에 완료됩니다.",
   "success.pendingText":
     "확인이 완료되면 {tool} 잠금이 자동으로 해제되고, 따로 하실 일 없이 확장 프로그램에 반영됩니다. 결제하셨는데 몇 분이 지나도 이 화면이 그대로라면 판매자에게 문의하세요.",
   "success.checkAgain": "다시 확인",

@@ -79,11 +79,12 @@ export const nl: Catalogue = {
     "Je inlogcode voor {tool} is {code}.\nHij werkt één keer, 10 minuten lang.\n\nHeb je niet gevraagd om in te loggen? Dan kun je deze e-mail negeren.",
 
   "plans.title": "Pakketten voor {tool}",
-  "plans.lede": "Kies hoe je {tool} wilt gebruiken: je betaalt op de beveiligde pagina van Stripe en komt daarna hier terug.",
+  "plans.lede": "Kies hoe je {tool} wilt gebruiken: je betaalt op de beveiligde pagina van {processor} en komt daarna hier terug.",
   "plans.trial": "Twijfel je nog? <link>Probeer {tool} {days, plural, one {# dag} other {# dagen}} gratis</link>, zonder creditcard.",
   "plans.noPayments": "{workspace} neemt hier nog geen betalingen aan: er is niets te koop tot hun betalingen gekoppeld zijn. Kom later terug.",
   "plans.signedInAs": "Je bent ingelogd als <strong>{email}</strong>: wat je koopt is van jou, welk adres je bij het afrekenen ook opgeeft.",
-  "plans.signInFirst": "Je betaalt via Stripe, dat om je e-mailadres vraagt. <link>Log eerst in</link> om te kopen voor het adres dat je in {tool} gebruikt.",
+  "plans.signInFirst":
+    "Je betaalt via {processor}, dat om je e-mailadres vraagt. <link>Log eerst in</link> om te kopen voor het adres dat je in {tool} gebruikt.",
   "plans.noneTitle": "Geen pakketten te koop",
   "plans.none": "{workspace} verkoopt op dit moment geen pakket van {tool}.",
   "plans.packs": "Creditpakketten",
@@ -120,9 +121,9 @@ export const nl: Catalogue = {
   "success.productPlan": "{product} ({plan})",
   "success.renews": "Het wordt verlengd op {date}.",
   "success.unlocked":
-    "{tool} is ontgrendeld: de extensie pikt het binnen een paar seconden op, zonder dat je iets hoeft te doen. Stripe stuurt je een betaalbewijs per e-mail.",
+    "{tool} is ontgrendeld: de extensie pikt het binnen een paar seconden op, zonder dat je iets hoeft te doen. {processor} stuurt je een betaalbewijs per e-mail.",
   "success.seeWhatYouHave": "Bekijk wat je hebt",
-  "success.pendingLede": "Stripe heeft je teruggestuurd; we wachten op de bevestiging, die meestal binnen enkele seconden komt.",
+  "success.pendingLede": "{processor} heeft je teruggestuurd; we wachten op de bevestiging, die meestal binnen enkele seconden komt.",
   "success.pendingText":
     "Zodra die binnen is, wordt {tool} vanzelf ontgrendeld: de extensie pikt het op zonder dat je iets doet. Heb je betaald en staat dit er over een paar minuten nog, laat het de verkoper dan weten.",
   "success.checkAgain": "Opnieuw controleren",

@@ -80,13 +80,13 @@ export const pl: Catalogue = {
     "Twój kod logowania do {tool} to {code}.\nDziała jeden raz, przez 10 minut.\n\nJeśli to nie Ty próbujesz się zalogować, zignoruj tę wiadomość.",
 
   "plans.title": "Plany {tool}",
-  "plans.lede": "Wybierz, jak chcesz korzystać z {tool}: płatność odbywa się na bezpiecznej stronie Stripe, a potem wrócisz tutaj.",
+  "plans.lede": "Wybierz, jak chcesz korzystać z {tool}: płatność odbywa się na bezpiecznej stronie {processor}, a potem wrócisz tutaj.",
   "plans.trial":
     "Nie masz pewności? <link>Wypróbuj {tool} za darmo przez {days, plural, one {# dzień} few {# dni} many {# dni} other {# dnia}}</link>, bez karty.",
   "plans.noPayments": "{workspace} nie przyjmuje tu jeszcze płatności: nic nie można kupić, dopóki nie podłączy płatności. Wróć później.",
   "plans.signedInAs": "Zalogowano jako <strong>{email}</strong>: to, co kupisz, należy do Ciebie, bez względu na adres podany przy płatności.",
   "plans.signInFirst":
-    "Płatność obsługuje Stripe, który poprosi o Twój adres e-mail. Najpierw <link>zaloguj się</link>, aby kupić dla adresu, którego używasz w {tool}.",
+    "Płatność obsługuje {processor}, który poprosi o Twój adres e-mail. Najpierw <link>zaloguj się</link>, aby kupić dla adresu, którego używasz w {tool}.",
   "plans.noneTitle": "Brak planów w sprzedaży",
   "plans.none": "{workspace} nie sprzedaje obecnie żadnego planu {tool}.",
   "plans.packs": "Pakiety kredytów",
@@ -124,9 +124,9 @@ export const pl: Catalogue = {
   "success.productPlan": "{product} ({plan})",
   "success.renews": "Odnowi się {date}.",
   "success.unlocked":
-    "Odblokowano {tool}: rozszerzenie zauważy to w ciągu kilku sekund, bez żadnych działań z Twojej strony. Potwierdzenie płatności Stripe wyśle e-mailem.",
+    "Odblokowano {tool}: rozszerzenie zauważy to w ciągu kilku sekund, bez żadnych działań z Twojej strony. Potwierdzenie płatności {processor} wyśle e-mailem.",
   "success.seeWhatYouHave": "Zobacz swoje zakupy",
-  "success.pendingLede": "Stripe przekierował Cię z powrotem; czekamy na jego potwierdzenie, które zwykle przychodzi w ciągu kilku sekund.",
+  "success.pendingLede": "{processor} przekierował Cię z powrotem; czekamy na jego potwierdzenie, które zwykle przychodzi w ciągu kilku sekund.",
   "success.pendingText":
     "Gdy dotrze, {tool} odblokuje się automatycznie: rozszerzenie zauważy to bez Twojego udziału. Jeśli płatność została wykonana, a za kilka minut ta strona nadal to pokazuje, zgłoś to sprzedawcy.",
   "success.checkAgain": "Sprawdź ponownie",

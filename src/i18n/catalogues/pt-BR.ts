@@ -75,11 +75,11 @@ export const ptBR: Catalogue = {
   "mail.signIn.text": "Seu código de acesso de {tool} é {code}.\nEle vale uma única vez, por 10 minutos.\n\nSe você não pediu para entrar, ignore este e-mail.",
 
   "plans.title": "Planos de {tool}",
-  "plans.lede": "Escolha como quer usar {tool}: o pagamento é feito na página segura do Stripe, e depois você volta para cá.",
+  "plans.lede": "Escolha como quer usar {tool}: o pagamento é feito na página segura do {processor}, e depois você volta para cá.",
   "plans.trial": "Ainda em dúvida? <link>Teste {tool} grátis por {days, plural, one {# dia} many {# de dias} other {# dias}}</link>, sem cartão.",
   "plans.noPayments": "{workspace} ainda não recebe pagamentos aqui: nada pode ser comprado até que os pagamentos sejam conectados. Volte mais tarde.",
   "plans.signedInAs": "Você entrou como <strong>{email}</strong>: o que você comprar é seu, seja qual for o e-mail informado no pagamento.",
-  "plans.signInFirst": "O pagamento é feito pelo Stripe, que pede seu e-mail. <link>Entre</link> antes para comprar com o e-mail que você usa em {tool}.",
+  "plans.signInFirst": "O pagamento é feito pelo {processor}, que pede seu e-mail. <link>Entre</link> antes para comprar com o e-mail que você usa em {tool}.",
   "plans.noneTitle": "Nenhum plano à venda",
   "plans.none": "{workspace} não vende nenhum plano de {tool} no momento.",
   "plans.packs": "Pacotes de créditos",
@@ -116,9 +116,10 @@ export const ptBR: Catalogue = {
     "Você comprou <strong>{product}</strong> com pagamento único{seats, plural, =0 {} one {, com # assento para distribuir em Gerenciar} many {, com # de assentos para distribuir em Gerenciar} other {, com # assentos para distribuir em Gerenciar}}.",
   "success.productPlan": "{product} ({plan})",
   "success.renews": "Próxima renovação: {date}.",
-  "success.unlocked": "{tool} está desbloqueado: a extensão percebe em poucos segundos, sem que você precise fazer nada. O Stripe envia o recibo por e-mail.",
+  "success.unlocked":
+    "{tool} está desbloqueado: a extensão percebe em poucos segundos, sem que você precise fazer nada. O {processor} envia o recibo por e-mail.",
   "success.seeWhatYouHave": "Ver minhas compras",
-  "success.pendingLede": "O Stripe trouxe você de volta; estamos aguardando a confirmação dele, que costuma chegar em segundos.",
+  "success.pendingLede": "O {processor} trouxe você de volta; estamos aguardando a confirmação dele, que costuma chegar em segundos.",
   "success.pendingText":
     "Assim que ela chegar, {tool} é desbloqueado sozinho: a extensão percebe sem que você precise fazer nada. Se você pagou e esta página continuar assim daqui a alguns minutos, avise o fornecedor.",
   "success.checkAgain": "Verificar de novo",

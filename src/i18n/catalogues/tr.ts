@@ -80,12 +80,12 @@ export const tr: Catalogue = {
     "{tool} için giriş kodunuz: {code}\nBu kod 10 dakika boyunca, bir kez kullanılabilir.\n\nGiriş yapmak istemediyseniz bu e-postayı dikkate almayın.",
 
   "plans.title": "{tool} planları",
-  "plans.lede": "{tool} için size uygun olanı seçin: ödeme Stripe’ın güvenli sayfasında yapılır, ardından buraya dönersiniz.",
+  "plans.lede": "{tool} için size uygun olanı seçin: ödeme {processor}’ın güvenli sayfasında yapılır, ardından buraya dönersiniz.",
   "plans.trial": "Henüz emin değil misiniz? <link>{tool} aracını {days} gün ücretsiz deneyin</link>, kart gerekmez.",
   "plans.noPayments": "{workspace} henüz burada ödeme almıyor: ödeme hesabı bağlanana kadar hiçbir şey satın alınamaz. Daha sonra tekrar gelin.",
   "plans.signedInAs": "<strong>{email}</strong> olarak giriş yaptınız: ödemede hangi adresi girerseniz girin, satın aldığınız size ait olur.",
   "plans.signInFirst":
-    "Ödeme, e-posta adresinizi soran Stripe üzerinden yapılır. {tool} içinde kullandığınız adres için satın almak üzere önce <link>giriş yapın</link>.",
+    "Ödeme, e-posta adresinizi soran {processor} üzerinden yapılır. {tool} içinde kullandığınız adres için satın almak üzere önce <link>giriş yapın</link>.",
   "plans.noneTitle": "Satışta plan yok",
   "plans.none": "{workspace} şu anda {tool} için plan satmıyor.",
   "plans.packs": "Kredi paketleri",
@@ -122,9 +122,9 @@ export const tr: Catalogue = {
   "success.productPlan": "{product} ({plan})",
   "success.renews": "{date} tarihinde yenilenir.",
   "success.unlocked":
-    "{tool} kullanıma açıldı: uzantı bunu birkaç saniye içinde, sizin bir şey yapmanıza gerek kalmadan algılar. Stripe size e-postayla bir makbuz gönderecek.",
+    "{tool} kullanıma açıldı: uzantı bunu birkaç saniye içinde, sizin bir şey yapmanıza gerek kalmadan algılar. {processor} size e-postayla bir makbuz gönderecek.",
   "success.seeWhatYouHave": "Satın aldıklarınızı görün",
-  "success.pendingLede": "Stripe sizi geri gönderdi; genellikle birkaç saniye içinde gelen onayını bekliyoruz.",
+  "success.pendingLede": "{processor} sizi geri gönderdi; genellikle birkaç saniye içinde gelen onayını bekliyoruz.",
   "success.pendingText":
     "Onay geldiğinde {tool} kendiliğinden kullanıma açılır: uzantı bunu sizin bir şey yapmanıza gerek kalmadan algılar. Ödeme yaptıysanız ve bu sayfa birkaç dakika sonra hâlâ aynı şeyi gösteriyorsa satıcıya bildirin.",
   "success.checkAgain": "Yeniden kontrol et",
