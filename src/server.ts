@@ -33,7 +33,7 @@ const STATEMENT_TIMEOUT_MS = 2_000;
  */
 export async function startServer(config: Readonly<Config>, report: (line: string) => void): Promise<FastifyInstance> {
   const services = await waitForDatabase(
-    () => createServices(config, { clock: systemClock, statementTimeoutMs: STATEMENT_TIMEOUT_MS }),
+    () => createServices(config, { clock: systemClock, statementTimeoutMs: STATEMENT_TIMEOUT_MS, checkpointInBackground: true }),
     (error) => describeStartFailure(error, config),
     { waitSeconds: config.dbWaitSeconds, clock: systemClock, sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)), report },
   );

@@ -107,10 +107,14 @@ async function loadDevelopmentSecretKey(dataDir: string): Promise<string> {
   }
 }
 
-/** `statementTimeoutMs` bounds every statement once migrated (Storage.boundStatements): `warden serve` sets it. */
+/**
+ * `statementTimeoutMs` bounds every statement once migrated (Storage.boundStatements), and
+ * `checkpointInBackground` moves SQLite's log checkpoints to a worker thread
+ * (Storage.checkpointInBackground): `warden serve` sets both.
+ */
 export async function createServices(
   config: Readonly<Config>,
-  options: { clock: Clock; storage?: Storage; statementTimeoutMs?: number; metrics?: MetricsRecorder },
+  options: { clock: Clock; storage?: Storage; statementTimeoutMs?: number; checkpointInBackground?: boolean; metrics?: MetricsRecorder },
 ): Promise<Services> {
   // prom-client, and the OpenTelemetry API it loads, are ~90 modules: imported only when the
   // figures are kept, so that a command starts without them (issue 49).
@@ -131,6 +135,7 @@ export async function createServices(
     const secretBox = new SecretBox(config.secretKey ?? (await loadDevelopmentSecretKey(config.dataDir)));
     await ensureSigningKey(storage.db, secretBox, options.clock.now());
     if (options.statementTimeoutMs !== undefined) storage.boundStatements(options.statementTimeoutMs);
+    if (options.checkpointInBackground) storage.checkpointInBackground();
     const limits = new LimitsService(config.limits, storage.dialect, options.clock);
     metrics.readHeldCounts(() => limits.heldCounters);
     metrics.readQuotaLeases(() => limits.leaseFigures);

@@ -22,6 +22,7 @@ import { migrations } from "./migrations/index.js";
 import type { Database } from "./schema.js";
 import { preparedStatementName } from "./statement-names.js";
 import { DatabaseAvailability, DatabaseUnavailableError, isUnreachableDriverError, sqliteStorageFault } from "./storage-faults.js";
+import { WalCheckpointer } from "./wal-checkpointer.js";
 
 export type Dialect = "sqlite" | "postgres";
 export type Db = Kysely<Database>;
@@ -42,6 +43,12 @@ export interface Storage {
    * `warden serve` sets it once migrated: a migration may rightly take longer.
    */
   boundStatements(ms: number): void;
+  /**
+   * Moves SQLite's log checkpoints off the connection that writes, to a worker thread
+   * (wal-checkpointer.ts); `warden serve` calls it. Answers the checkpointer, or null on
+   * PostgreSQL and for a database in memory.
+   */
+  checkpointInBackground(): WalCheckpointer | null;
   close(): Promise<void>;
 }
 
@@ -322,6 +329,18 @@ function withinConnectBound(pending: Promise<pg.PoolClient>): Promise<pg.PoolCli
     });
 }
 
+/**
+ * Log pages past which the connection that writes checkpoints itself (SQLite's default is
+ * 1,000): by then the worker has copied most of them, so that checkpoint is short, and the
+ * log starts over. A longer log would slow every read, which searches it: a checkpointer
+ * that let the log reach 16 MB and more made retrieve slower (bench/journal.md, 2026-11-23).
+ * 4,000 pages is one block of the log's index.
+ */
+const WRITER_CHECKPOINT_PAGES = 4_000;
+/** How often the background checkpointer looks at an idle log, and at one that grows. */
+const CHECKPOINT_EVERY_MS = 1_000;
+const CHECKPOINT_BUSY_MS = 20;
+
 export function openStorage(options: StorageOptions): Storage {
   if (options.databaseUrl) {
     const driver = loadPg();
@@ -356,6 +375,7 @@ export function openStorage(options: StorageOptions): Storage {
       boundStatements: (ms) => {
         bound.statementMs = ms;
       },
+      checkpointInBackground: () => null,
       close: () => db.destroy(),
     };
   }
@@ -378,8 +398,28 @@ export function openStorage(options: StorageOptions): Storage {
   const database = withStatementCache(sqlite, file === ":memory:" ? null : dirname(file));
   const db = new Kysely<Database>({ dialect: new StablePlanSqliteDialect({ database }), log: queryLogger(options) });
   directSqliteOf.set(db.getExecutor().adapter, makeDirectSqlite(sqlite, database, options));
+  let checkpointer: WalCheckpointer | null = null;
+  const inFile = file;
   // A statement on SQLite runs in this process: there is no server to be away, nor a statement to bound.
-  return { db, dialect: "sqlite", availability: new DatabaseAvailability(), boundStatements: () => {}, close: () => db.destroy() };
+  return {
+    db,
+    dialect: "sqlite",
+    availability: new DatabaseAvailability(),
+    boundStatements: () => {},
+    checkpointInBackground() {
+      if (inFile === ":memory:") return null;
+      if (!checkpointer) {
+        // The writer's own checkpoint only when the worker falls this far behind.
+        sqlite.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_PAGES}`);
+        checkpointer = new WalCheckpointer(inFile, CHECKPOINT_EVERY_MS, CHECKPOINT_BUSY_MS);
+      }
+      return checkpointer;
+    },
+    close: async () => {
+      await checkpointer?.close();
+      await db.destroy();
+    },
+  };
 }
 
 /**
