@@ -5,6 +5,7 @@ import { syncCustomer, toolScope, toolsOfProduct } from "../customers/customer.s
 import type { Executor } from "../db/database.js";
 import type { Env, ProductKind } from "../db/schema.js";
 import type { Services } from "../services.js";
+import { lockPeopleMeters } from "../usage/usage.store.js";
 import { lockBilling } from "./billing-lock.store.js";
 
 export interface BillingTx {
@@ -36,4 +37,14 @@ export async function syncHolders(tx: BillingTx, product: { productKind: Product
     const scope = toolScope(tx.workspaceId, tx.env, toolId);
     for (const personId of people) await syncCustomer(tx.trx, scope, personId, tx.now);
   }
+}
+
+/**
+ * Takes the meters' locks of these people in every tool the product covers, as a spend
+ * does: a change that takes away what pays for their spends (a licence suspended) then
+ * commits after any spend already drawing on it, and every later spend reads the change.
+ */
+export async function holdHoldersSpends(tx: BillingTx, product: { productKind: ProductKind; productId: string }, personIds: readonly string[]): Promise<void> {
+  const tools = await toolsOfProduct(tx.trx, tx.workspaceId, product.productKind, product.productId);
+  await lockPeopleMeters(tx.trx, tx, tools, [...new Set(personIds)]);
 }

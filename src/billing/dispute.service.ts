@@ -10,7 +10,7 @@ import { invalidParameter, notFound } from "../errors/errors.js";
 import { newId } from "../ids.js";
 import type { Services } from "../services.js";
 import { zeroLicenceCredits } from "../usage/credits.store.js";
-import { type BillingTx, inBillingTransaction, syncHolders } from "./billing.context.js";
+import { type BillingTx, holdHoldersSpends, inBillingTransaction, syncHolders } from "./billing.context.js";
 import { emitDisputeClosed, emitPaymentDisputed } from "./billing.events.js";
 import { closeDisputeRow, type Dispute, findDispute, findDisputesById, insertDispute } from "./dispute.store.js";
 import { countRefund, holdersOfLicence } from "./licence.service.js";
@@ -62,8 +62,11 @@ export async function openDisputeIn(tx: BillingTx, report: DisputeReport, paymen
   await insertDispute(tx.trx, dispute);
   await emitPaymentDisputed(tx, dispute, licence, dispute);
   if (licence && licence.status === "active") {
+    const holders = await holdersOfLicence(tx, licence);
+    // A spend already drawing on the licence's allowance or credits commits first; none after.
+    await holdHoldersSpends(tx, licence, holders);
     await setLicenceStatus(tx.trx, licence.id, "suspended");
-    await syncHolders(tx, licence, await holdersOfLicence(tx, licence));
+    await syncHolders(tx, licence, holders);
   }
   return dispute;
 }

@@ -17,7 +17,7 @@ import { addPackCreditsIn } from "../usage/credits.service.js";
 import { zeroLicenceCredits } from "../usage/credits.store.js";
 import { findTool, listBundles } from "../workspaces/workspace.store.js";
 import { requireEnv, requireWorkspace } from "../workspaces/workspace-lookup.service.js";
-import { type BillingTx, inBillingTransaction, syncHolders } from "./billing.context.js";
+import { type BillingTx, holdHoldersSpends, inBillingTransaction, syncHolders } from "./billing.context.js";
 import { emitLicencePurchased, emitLicenceRefunded } from "./billing.events.js";
 import type { PurchaseTerms } from "./catalogue.js";
 import {
@@ -100,13 +100,16 @@ export async function refundLicenceIn(
 ): Promise<RefundOutcome> {
   if (licence.refundedAt !== null) return "already_refunded";
   if (licence.status === "revoked") return "revoked_by_dispute";
+  const holders = await holdersOfLicence(tx, licence);
+  // A spend already drawing on the licence commits first (before its credits are taken below: the spend locks them too).
+  await holdHoldersSpends(tx, licence, holders);
   await setLicenceStatus(tx.trx, licence.id, "revoked", at);
   // What is left of a pack's credits goes with it; what was spent is not clawed back.
   await zeroLicenceCredits(tx.trx, licence.id);
   // What partial refunds before it counted already is not counted again.
   await countRefund(tx, licence, await recordLicenceRefund(tx.trx, licence.id, licence.amountCents ?? 0, at), licence.currency, at);
   await emitLicenceRefunded(tx, licence, refund);
-  await syncHolders(tx, licence, await holdersOfLicence(tx, licence));
+  await syncHolders(tx, licence, holders);
   return "refunded";
 }
 

@@ -32,11 +32,13 @@ export const dataCommands: Record<string, Command> = {
         throw error;
       }
       reporter?.finish();
-      const { unchanged, ...written } = summary;
-      const text = Object.entries(written)
+      const { unchanged, credits, used, ...written } = summary;
+      const lines = Object.entries(written)
         .map(([kind, n]) => `${kind}: ${n}`)
         .join(", ");
-      return { json: summary, text: `Imported ${text}; ${unchanged} line${unchanged === 1 ? "" : "s"} stored already as they are (unchanged).` };
+      // Not lines: what the lines' meters wrote, one per meter of a source.
+      const meters = `credit entries: ${credits}, used counters: ${used}`;
+      return { json: summary, text: `Imported ${lines}, ${meters}; ${unchanged} line${unchanged === 1 ? "" : "s"} stored already as they are (unchanged).` };
     },
   },
   "admin backup": {

@@ -136,6 +136,11 @@ for (const dialect of DIALECTS) {
           assert.ok(page.body.includes("⟦"), `${path} is in the pseudo-locale`);
           assert.deepEqual(bareText(page.body, data), [], `${path} has text outside the catalogue`);
         }
+        // A form from another site, refused before the page runs: the refusal's words too.
+        const refused = await out.post(`${base}/sign-in?lang=en-XA`, { email: "x@example.com" }, { "sec-fetch-site": "cross-site" });
+        assert.equal(refused.statusCode, 403);
+        assert.ok(refused.body.includes("⟦"), "the refusal is in the pseudo-locale");
+        assert.deepEqual(bareText(refused.body, data), [], "the cross-site refusal has text outside the catalogue");
       }
     });
 

@@ -19,6 +19,7 @@ import {
   heldTicketSecretOf,
   keepLanguage,
   loadPage,
+  loadPageFrame,
   PAGE_PATH,
   pagePath,
   pageScopeOf,
@@ -66,9 +67,31 @@ function pageErrorWords(text: PageText, error: FastifyError | Error, described: 
   return { status, title, message: described.message };
 }
 
+const isCrossSite = (error: unknown) => error instanceof PageRefusal && error.reason === "cross-site";
+
+/**
+ * The page a refused form belongs to: its own address when it is a page (sign-in, Plans),
+ * else the nearest page above it (a Manage form's, Manage), else Plans; null off a page.
+ */
+function pageOfForm(app: FastifyInstance, request: FastifyRequest): string | null {
+  const base = customerFrame(request).base;
+  if (base === null) return null;
+  const pattern = (request.routeOptions.url ?? "").split("/");
+  const path = request.url.split("?")[0]?.split("/") ?? [];
+  const pageDepth = base.split("/").length;
+  if (pattern.length === path.length) {
+    for (let depth = pattern.length; depth > pageDepth; depth--) {
+      if (app.hasRoute({ method: "GET", url: pattern.slice(0, depth).join("/") })) return path.slice(0, depth).join("/");
+    }
+  }
+  return `${base}/plans`;
+}
+
 /** A page of an error, in the shell of the workspace when the address names one. */
-function renderPageError(services: Services) {
-  return (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
+function renderPageError(app: FastifyInstance, services: Services) {
+  return async (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
+    // Refused before the page was read (servePages' check runs first): read what its words and frame need, if the database answers.
+    if (isCrossSite(error)) await loadPageFrame(services, request).catch(() => {});
     const text = pageTextOf(request);
     const { status, title, message } = pageErrorWords(
       text,
@@ -81,15 +104,20 @@ function renderPageError(services: Services) {
     keepLanguage(request, reply);
     const frame = customerFrame(request);
     const workspace = pageWorkspaceOf(request);
+    // A form from another site: back to the page it belongs to, where the buyer can send it themself.
+    const back = isCrossSite(error) ? pageOfForm(app, request) : null;
+    const link = back
+      ? html`<a class="button primary" href="${back}">${text.t("error.openPageAgain")}</a>`
+      : frame.base
+        ? html`<a class="button primary" href="${frame.base}/plans">${text.t("error.seePlans")}</a>`
+        : null;
     return sendPage(
       reply,
       status,
       customerPage(
         title,
         { ...frame, workspaceName: workspace?.name ?? null },
-        html`<section class="card customer-card"><h1>${title}</h1><p class="lede">${message}</p>${
-          frame.base ? html`<p><a class="button primary" href="${frame.base}/plans">${text.t("error.seePlans")}</a></p>` : ""
-        }</section>`,
+        html`<section class="card customer-card"><h1>${title}</h1><p class="lede">${message}</p>${link ? html`<p>${link}</p>` : ""}</section>`,
       ),
     );
   };
@@ -115,7 +143,7 @@ export async function customerPageRoutes(app: FastifyInstance, options: { servic
     const secrets = [sessionSecretOf(request), browserSecretOf(request), heldTicketSecretOf(request)].filter((s): s is string => s !== null);
     if (!secrets.some((secret) => formTokenMatches(request, secret))) checkFormToken(request, null);
   });
-  app.setErrorHandler(renderPageError(services));
+  app.setErrorHandler(renderPageError(app, services));
   app.setNotFoundHandler((request, reply) => {
     addPageHeaders(reply);
     const { t, s } = pageTextOf(request);

@@ -135,6 +135,28 @@ function withoutTicket(url: string): string {
   return `${parsed.pathname}${parsed.search}`;
 }
 
+/** The page's workspace, tool and branding, kept for the request (null: the address names no page). */
+async function readPageScope(services: Services, request: FastifyRequest): Promise<PageState | null> {
+  const params = request.params as { workspace?: string; env?: string; tool?: string };
+  if (params.workspace === undefined || params.env === undefined || params.tool === undefined) return null;
+  const { workspace, scope } = await findPageScope(services, params.workspace, params.env, params.tool);
+  const brand = workspace ? await brandOf(services, workspace) : null;
+  const state: PageState = { workspace, brand, scope, customer: null, heldTicket: null, names: DEFAULT_NAMES };
+  pages.set(request, state);
+  return state;
+}
+
+/**
+ * What a page refused before loadPage ran (a form from another site) needs to say so as
+ * the page would: its workspace's default language, the vendor's names and frame. Reads
+ * only: nobody's session is looked at for a request refused.
+ */
+export async function loadPageFrame(services: Services, request: FastifyRequest): Promise<void> {
+  if (pages.has(request)) return;
+  const state = await readPageScope(services, request);
+  if (state?.scope) state.names = await namesForPage(services.answers, services.db, state.scope.workspace.id, pageLocaleOf(request));
+}
+
 /**
  * Finds the page and its signed-in person for every request under /c/:workspace/:env/:tool
  * (the plugin's onRequest hook). A GET with `?ticket=` answers a 303 to the same page
@@ -144,12 +166,9 @@ function withoutTicket(url: string): string {
  * in a cookie, and the page asked for shows the question instead (`heldTicket`).
  */
 export async function loadPage(services: Services, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const params = request.params as { workspace?: string; env?: string; tool?: string };
-  if (params.workspace === undefined || params.env === undefined || params.tool === undefined) return;
-  const { workspace, scope } = await findPageScope(services, params.workspace, params.env, params.tool);
-  const brand = workspace ? await brandOf(services, workspace) : null;
-  const state: PageState = { workspace, brand, scope, customer: null, heldTicket: null, names: DEFAULT_NAMES };
-  pages.set(request, state);
+  const state = await readPageScope(services, request);
+  if (state === null) return;
+  const { workspace, scope } = state;
   if (scope === null) {
     const { s: say } = pageTextOf(request);
     throw new PageRefusal(404, say("error.404"), say(workspace ? "error.noToolPages" : "error.noSuchPage"));

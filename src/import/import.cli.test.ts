@@ -61,13 +61,23 @@ for (const dialect of DIALECTS) {
       assert.match(lines.at(-1) ?? "", /^import: wrote 5,000 of 5,000 lines \(100%\), [\d,]+ lines\/s, 0 s left$/);
       assert.equal(
         plain.stdout,
-        "Imported accounts: 0, devices: 0, licences: 0, subscriptions: 0, trials: 0, grants: 5000; 0 lines stored already as they are (unchanged).\n",
+        "Imported accounts: 0, devices: 0, licences: 0, subscriptions: 0, trials: 0, grants: 5000, credit entries: 0, used counters: 0; 0 lines stored already as they are (unchanged).\n",
       );
 
       const again = await runImport(env, file, { clock: steppingClock() }, "--json");
       assert.equal(again.code, 0, again.stderr);
       assert.equal(again.stderr, "");
-      assert.deepEqual(JSON.parse(again.stdout), { accounts: 0, devices: 0, licences: 0, subscriptions: 0, trials: 0, grants: 0, unchanged: 5_000 });
+      assert.deepEqual(JSON.parse(again.stdout), {
+        accounts: 0,
+        devices: 0,
+        licences: 0,
+        subscriptions: 0,
+        trials: 0,
+        grants: 0,
+        credits: 0,
+        used: 0,
+        unchanged: 5_000,
+      });
     });
 
     test("on a terminal it redraws a bar in place, and ends its line", async () => {
@@ -126,7 +136,17 @@ process.exitCode = await main(process.argv.slice(1), { ...processIo, stderrColum
       await writeFile(first, grants(1_500));
       const after = await runImport(env, first, {}, "--json");
       assert.equal(after.code, 0, after.stderr);
-      assert.deepEqual(JSON.parse(after.stdout), { accounts: 0, devices: 0, licences: 0, subscriptions: 0, trials: 0, grants: 1_500, unchanged: 0 });
+      assert.deepEqual(JSON.parse(after.stdout), {
+        accounts: 0,
+        devices: 0,
+        licences: 0,
+        subscriptions: 0,
+        trials: 0,
+        grants: 1_500,
+        credits: 0,
+        used: 0,
+        unchanged: 0,
+      });
     });
   });
 }

@@ -50,6 +50,10 @@ export interface ImportCounts {
   subscriptions: number;
   trials: number;
   grants: number;
+  /** Credit entries written: one per meter of a line's `credits`, or of the pack a licence line brings without them. */
+  credits: number;
+  /** Counters of units used written: one per meter of a line's `used` above 0. */
+  used: number;
 }
 
 export interface ImportSummary extends ImportCounts {
@@ -100,7 +104,7 @@ export class ImportInterrupted extends Error {
   }
 }
 
-const zeroCounts = (): ImportCounts => ({ accounts: 0, devices: 0, licences: 0, subscriptions: 0, trials: 0, grants: 0 });
+const zeroCounts = (): ImportCounts => ({ accounts: 0, devices: 0, licences: 0, subscriptions: 0, trials: 0, grants: 0, credits: 0, used: 0 });
 
 async function betweenBatches(signal: AbortSignal | undefined): Promise<void> {
   // better-sqlite3 answers synchronously: without a turn of the event loop a SIGINT
@@ -145,6 +149,8 @@ async function writeBatch(trx: Executor, workspaceId: string, env: Env, now: num
     const personId = personOf(email);
     for (const u of m.used) used.push({ ...u, workspaceId, env, personId });
     for (const c of m.credits) credits.push({ ...c, personId });
+    counts.used += m.used.length;
+    counts.credits += m.credits.length;
   };
   for (const write of writes) {
     const personId = personOf(write.email);

@@ -72,7 +72,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([...new Set(types)].sort(), ["account", "device", "grant", "licence", "subscription", "trial"]);
 
       const counts = await importNdjson(services.db, services.clock, { workspace: ws.slug, env: "test", text: block });
-      assert.deepEqual(counts, { accounts: 1, devices: 1, licences: 3, subscriptions: 1, trials: 1, grants: 1, unchanged: 0 });
+      assert.deepEqual(counts, { accounts: 1, devices: 1, licences: 3, subscriptions: 1, trials: 1, grants: 1, credits: 0, used: 0, unchanged: 0 });
 
       const via = async (tool: string, email: string) => {
         const r = await api.request({ url: `/api/v1/tools/${tool}/customers/${encodeURIComponent(email)}`, key: ws.testKey });
@@ -129,7 +129,7 @@ for (const dialect of DIALECTS) {
           { type: "account", email: "g@example.com", signed_in_at: PAST },
         ])}\r\n`,
       });
-      assert.deepEqual(counts, { accounts: 1, devices: 1, licences: 2, subscriptions: 1, trials: 1, grants: 1, unchanged: 0 });
+      assert.deepEqual(counts, { accounts: 1, devices: 1, licences: 2, subscriptions: 1, trials: 1, grants: 1, credits: 0, used: 0, unchanged: 0 });
 
       const stored = await findLicenceById(services.db, team);
       assert.deepEqual(stored, {
@@ -330,6 +330,8 @@ for (const dialect of DIALECTS) {
         subscriptions: 0,
         trials: 0,
         grants: 0,
+        credits: 0,
+        used: 0,
         unchanged: 0,
       });
       const before = await rowsOf(services, ws.workspaceId);
@@ -464,11 +466,31 @@ for (const dialect of DIALECTS) {
         };
       };
       const run = (text: string) => importNdjson(services.db, services.clock, { workspace: ws.slug, env: "test", text });
-      assert.deepEqual(await run(ndjson(lines)), { accounts: 1, devices: 1, licences: 5, subscriptions: 1, trials: 1, grants: 2, unchanged: 0 });
+      assert.deepEqual(await run(ndjson(lines)), {
+        accounts: 1,
+        devices: 1,
+        licences: 5,
+        subscriptions: 1,
+        trials: 1,
+        grants: 2,
+        credits: 0,
+        used: 0,
+        unchanged: 0,
+      });
       const first = await snapshot();
       assert.equal(first.grants.length, 3);
 
-      assert.deepEqual(await run(ndjson(lines)), { accounts: 0, devices: 0, licences: 0, subscriptions: 0, trials: 0, grants: 0, unchanged: lines.length });
+      assert.deepEqual(await run(ndjson(lines)), {
+        accounts: 0,
+        devices: 0,
+        licences: 0,
+        subscriptions: 0,
+        trials: 0,
+        grants: 0,
+        credits: 0,
+        used: 0,
+        unchanged: lines.length,
+      });
       assert.deepEqual(await snapshot(), first);
 
       // A line added to the file is written, the others are left as they are.
@@ -480,6 +502,8 @@ for (const dialect of DIALECTS) {
         subscriptions: 0,
         trials: 0,
         grants: 1,
+        credits: 0,
+        used: 0,
         unchanged: lines.length,
       });
       const second = await snapshot();
@@ -538,7 +562,7 @@ for (const dialect of DIALECTS) {
         { workspace: ws.slug, env: "test", text: ndjson(lines) },
         { onProgress: (p) => progress.push(p) },
       );
-      assert.deepEqual(counts, { accounts: 0, devices: 0, licences: 1_251, subscriptions: 0, trials: 0, grants: 1_250, unchanged: 0 });
+      assert.deepEqual(counts, { accounts: 0, devices: 0, licences: 1_251, subscriptions: 0, trials: 0, grants: 1_250, credits: 0, used: 0, unchanged: 0 });
       assert.deepEqual(await rowsOf(services, ws.workspaceId), {
         people: 2_501,
         licences: 1_251,
@@ -629,28 +653,40 @@ describe("warden admin import on the command line", () => {
       assert.equal(await run("admin", "owner", "create", "--email", "owner@example.com"), 0, err);
       assert.equal(await run("admin", "workspace", "create", "--slug", "acme", "--name", "Acme", "--owner", "owner@example.com"), 0, err);
       assert.equal(await run("admin", "tool", "create", "--workspace", "acme", "--id", "tabmaster", "--name", "Tab Master"), 0, err);
+      const meter = ["--workspace", "acme", "--tool", "tabmaster", "--name", "Summaries", "--unit", "summaries"];
+      assert.equal(await run("admin", "meter", "add", ...meter, "--id", "summaries", "--free", "10"), 0, err);
+      assert.equal(await run("admin", "meter", "add", ...meter, "--id", "pages", "--name", "Pages", "--unit", "pages"), 0, err);
 
       const good = join(dir, "good.ndjson");
       await writeFile(
         good,
         ndjson([
           { type: "account", email: "ada@example.com", signed_in_at: "2025-01-01T00:00:00Z", tools: ["tabmaster"] },
-          { type: "grant", email: "ada@example.com", tool: "tabmaster", starts_at: "2025-01-01T00:00:00Z", ends_at: null },
+          {
+            type: "grant",
+            email: "ada@example.com",
+            tool: "tabmaster",
+            starts_at: "2025-01-01T00:00:00Z",
+            ends_at: null,
+            used: { summaries: 4, pages: 0 },
+            credits: { summaries: { amount: 300 }, pages: { amount: 20 } },
+          },
           { type: "trial", email: "bob@example.com", tool: "tabmaster", starts_at: "2025-01-01T00:00:00Z", ends_at: "2025-01-15T00:00:00Z" },
         ]),
       );
       assert.equal(await run("admin", "import", "--workspace", "acme", "--env", "live", good, "--json"), 0, err);
-      assert.deepEqual(JSON.parse(out), { accounts: 1, devices: 0, licences: 0, subscriptions: 0, trials: 1, grants: 1, unchanged: 0 });
+      // Ada's grant wrote two credit entries and one counter (nothing used of pages: no counter).
+      assert.deepEqual(JSON.parse(out), { accounts: 1, devices: 0, licences: 0, subscriptions: 0, trials: 1, grants: 1, credits: 2, used: 1, unchanged: 0 });
       assert.equal(err, "", "with --json and no terminal, nothing but the summary");
       assert.equal(await run("admin", "import", "--workspace", "acme", "--env", "test", good), 0, err);
       assert.equal(
         out,
-        "Imported accounts: 1, devices: 0, licences: 0, subscriptions: 0, trials: 1, grants: 1; 0 lines stored already as they are (unchanged).\n",
+        "Imported accounts: 1, devices: 0, licences: 0, subscriptions: 0, trials: 1, grants: 1, credit entries: 2, used counters: 1; 0 lines stored already as they are (unchanged).\n",
       );
       assert.equal(await run("admin", "import", "--workspace", "acme", "--env", "test", good), 0, err);
       assert.equal(
         out,
-        "Imported accounts: 0, devices: 0, licences: 0, subscriptions: 0, trials: 0, grants: 0; 3 lines stored already as they are (unchanged).\n",
+        "Imported accounts: 0, devices: 0, licences: 0, subscriptions: 0, trials: 0, grants: 0, credit entries: 0, used counters: 0; 3 lines stored already as they are (unchanged).\n",
       );
 
       const bad = join(dir, "bad.ndjson");

@@ -64,7 +64,7 @@ for (const dialect of DIALECTS) {
       const t = await testbed(dialect);
       const pack = licenceId();
       const counted = licenceId();
-      await t.run([
+      const summary = await t.run([
         // Grace holds Tab Master by a grant of the monthly plan and used 120 of its 500 this month, with 300 credits left elsewhere.
         {
           type: "grant",
@@ -103,6 +103,8 @@ for (const dialect of DIALECTS) {
         { type: "licence", email: "cy@example.com", tool: "tabmaster", plan: "pack-1000", purchased_at: t.past(10), credits: {} },
       ]);
 
+      // What the lines' meters wrote is counted: Grace's and Bob's credits and Ada's pack's (Cy's `{}` writes none); Grace's and Linus's counters.
+      assert.deepEqual(summary, { accounts: 0, devices: 0, licences: 3, subscriptions: 1, trials: 0, grants: 1, credits: 3, used: 2, unchanged: 0 });
       const grace = await t.customer("grace@example.com");
       assert.deepEqual(grace.features, ["export", "sync"]);
       const graceUsage = await t.usage("grace@example.com");
@@ -147,7 +149,7 @@ for (const dialect of DIALECTS) {
 
       // A pack refunded before the move comes with its credits taken back, given or the pack's own.
       const refunded = [licenceId(), licenceId()];
-      await t.run([
+      const refundedSummary = await t.run([
         { type: "licence", id: refunded[0], email: "dan@example.com", tool: "tabmaster", plan: "pack-1000", status: "revoked", purchased_at: t.past(20) },
         {
           type: "licence",
@@ -160,6 +162,8 @@ for (const dialect of DIALECTS) {
           credits: { summaries: { amount: 40 } },
         },
       ]);
+      // Written all the same, with nothing left: counted.
+      assert.deepEqual([refundedSummary.licences, refundedSummary.credits, refundedSummary.used], [2, 2, 0]);
       const dans = (await t.credits()).filter((r) => r.licence_id !== null && refunded.includes(r.licence_id));
       assert.deepEqual(
         dans.map((r) => [r.licence_id, r.amount, r.remaining]),
@@ -208,7 +212,7 @@ for (const dialect of DIALECTS) {
         },
       ];
       const first = await t.run(lines);
-      assert.deepEqual([first.licences, first.trials, first.unchanged], [2, 1, 0]);
+      assert.deepEqual([first.licences, first.trials, first.credits, first.used, first.unchanged], [2, 1, 2, 2, 0]);
       const credits = await t.credits();
       assert.deepEqual(await t.usedCounts(), [7, 40]);
       assert.equal(credits.length, 2);
@@ -218,7 +222,7 @@ for (const dialect of DIALECTS) {
       await t.services.db.updateTable("meter_usage").set({ used: 42 }).where("bucket", "=", spend.bucket).execute();
 
       const second = await t.run(lines);
-      assert.deepEqual([second.licences, second.trials, second.unchanged], [0, 0, 3]);
+      assert.deepEqual([second.licences, second.trials, second.credits, second.used, second.unchanged], [0, 0, 0, 0, 3]);
       assert.deepEqual(await t.credits(), credits);
       assert.deepEqual(await t.usedCounts(), [7, 42]);
       assert.equal((await t.usage("ada@example.com")).credits, 1000);

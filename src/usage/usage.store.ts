@@ -52,6 +52,27 @@ export async function lockMeter(ex: Executor, key: MeterKey): Promise<void> {
   await upsertMeterLock(ex, [key.workspaceId, key.env, key.personId, key.toolId, key.meterId]);
 }
 
+/**
+ * Takes the locks of every meter of these tools for these people until the transaction
+ * ends, as their spends do (a change that takes away what pays for them: a dispute
+ * suspending a licence). A spend holding one commits first; a spend after reads the
+ * change. The rows are written as they are (`spends` counts spends, and this is none).
+ * SQLite's one writer orders the two transactions already.
+ */
+export async function lockPeopleMeters(
+  ex: Executor,
+  scope: { workspaceId: string; env: Env },
+  toolIds: readonly string[],
+  personIds: readonly string[],
+): Promise<void> {
+  if (dialectOf(ex) === "sqlite" || toolIds.length === 0 || personIds.length === 0) return;
+  await sql`insert into meter_locks (workspace_id, env, person_id, tool_id, meter_id, spends)
+select m.workspace_id, ${scope.env}, p.id, m.tool_id, m.id, 0
+from tool_meters m cross join unnest(cast(${[...personIds]} as text[])) as p(id)
+where m.workspace_id = ${scope.workspaceId} and m.tool_id = any(cast(${[...toolIds]} as text[]))
+on conflict (workspace_id, env, person_id, tool_id, meter_id) do update set spends = meter_locks.spends`.execute(ex);
+}
+
 /** Arguments: workspace, environment, person, tool, since, then the meters. */
 const selectUsed = perRowCount((meters) =>
   prepared((ex, p) =>

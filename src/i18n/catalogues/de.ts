@@ -35,6 +35,7 @@ export const de: Catalogue = {
   "error.noToolPages": "Für dieses Tool gibt es hier keine Seiten: Vielleicht ist die Adresse falsch geschrieben.",
   "error.notYours": "Unter dieser Adresse gibt es nichts von Ihnen: Es wurde vielleicht entfernt, oder die Adresse ist falsch geschrieben.",
   "error.crossSite": "Dieses Formular wurde von einer anderen Website gesendet. Öffnen Sie die Seite erneut und versuchen Sie es dort.",
+  "error.openPageAgain": "Seite erneut öffnen",
   "error.formExpired": "Formular abgelaufen",
   "error.formExpiredText": "Dieses Formular ist veraltet. Gehen Sie zurück, laden Sie die Seite neu und versuchen Sie es erneut.",
   "error.seePlans": "Tarife ansehen",

@@ -37,6 +37,7 @@ export const en = {
   "error.noToolPages": "This tool has no pages here: the address may be mistyped.",
   "error.notYours": "There is nothing of yours at this address: it may have been removed, or the address may be mistyped.",
   "error.crossSite": "This form was sent from another site. Open the page again and try there.",
+  "error.openPageAgain": "Open the page again",
   "error.formExpired": "Form expired",
   "error.formExpiredText": "This form is out of date. Go back, reload the page and try again.",
   "error.seePlans": "See the plans",

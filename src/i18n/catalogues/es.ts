@@ -37,6 +37,7 @@ export const es: Catalogue = {
   "error.noToolPages": "Esta herramienta no tiene páginas aquí: puede que la dirección esté mal escrita.",
   "error.notYours": "No hay nada suyo en esta dirección: puede que se haya eliminado o que la dirección esté mal escrita.",
   "error.crossSite": "Este formulario se envió desde otro sitio. Vuelva a abrir la página e inténtelo desde ella.",
+  "error.openPageAgain": "Volver a abrir la página",
   "error.formExpired": "Formulario caducado",
   "error.formExpiredText": "Este formulario está desactualizado. Vuelva atrás, recargue la página e inténtelo de nuevo.",
   "error.seePlans": "Ver los planes",

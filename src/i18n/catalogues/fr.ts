@@ -38,6 +38,7 @@ export const fr: Catalogue = {
   "error.noToolPages": "Cet outil n’a pas de pages ici : l’adresse est peut-être mal saisie.",
   "error.notYours": "Rien ne vous appartient à cette adresse : l’élément a peut-être été supprimé, ou l’adresse est mal saisie.",
   "error.crossSite": "Ce formulaire a été envoyé depuis un autre site. Rouvrez la page et réessayez depuis celle-ci.",
+  "error.openPageAgain": "Rouvrir la page",
   "error.formExpired": "Formulaire expiré",
   "error.formExpiredText": "Ce formulaire n’est plus à jour. Revenez en arrière, rechargez la page et réessayez.",
   "error.seePlans": "Voir les forfaits",

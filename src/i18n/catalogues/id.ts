@@ -38,6 +38,7 @@ export const id: Catalogue = {
   "error.noToolPages": "Alat ini tidak memiliki halaman di sini: mungkin ada salah ketik pada alamatnya.",
   "error.notYours": "Tidak ada milik Anda di alamat ini: mungkin sudah dihapus, atau ada salah ketik pada alamatnya.",
   "error.crossSite": "Formulir ini dikirim dari situs lain. Buka kembali halamannya dan coba lagi dari sana.",
+  "error.openPageAgain": "Buka kembali halaman",
   "error.formExpired": "Formulir kedaluwarsa",
   "error.formExpiredText": "Formulir ini sudah kedaluwarsa. Kembali, muat ulang halaman, lalu coba lagi.",
   "error.seePlans": "Lihat paket",

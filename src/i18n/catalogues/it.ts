@@ -38,6 +38,7 @@ export const it: Catalogue = {
   "error.noToolPages": "Questo strumento non ha pagine qui: forse l’indirizzo è scritto male.",
   "error.notYours": "A questo indirizzo non c’è niente di tuo: forse è stato rimosso, o l’indirizzo è scritto male.",
   "error.crossSite": "Questo modulo è stato inviato da un altro sito. Riapri la pagina e riprova da lì.",
+  "error.openPageAgain": "Riapri la pagina",
   "error.formExpired": "Modulo scaduto",
   "error.formExpiredText": "Questo modulo non è più valido. Torna indietro, ricarica la pagina e riprova.",
   "error.seePlans": "Vedi i piani",

@@ -34,6 +34,7 @@ export const ja: Catalogue = {
   "error.noToolPages": "このツールのページはここにはありません。アドレスの入力を誤っている可能性があります。",
   "error.notYours": "このアドレスにお客様のものはありません。削除されたか、アドレスの入力を誤っている可能性があります。",
   "error.crossSite": "このフォームは別のサイトから送信されました。ページを開き直して、そこからもう一度お試しください。",
+  "error.openPageAgain": "ページを開き直す",
   "error.formExpired": "フォームの有効期限切れ",
   "error.formExpiredText": "このフォームは古くなっています。前のページに戻り、再読み込みしてからもう一度お試しください。",
   "error.seePlans": "プランを見る",

@@ -39,6 +39,7 @@ export const ko: Catalogue = {
   "error.noToolPages": "이 도구의 페이지는 여기에 없습니다. 주소를 잘못 입력했을 수 있습니다.",
   "error.notYours": "이 주소에는 고객님의 항목이 없습니다. 삭제되었거나 주소를 잘못 입력했을 수 있습니다.",
   "error.crossSite": "이 양식은 다른 사이트에서 전송되었습니다. 페이지를 다시 열고 그곳에서 다시 시도해 주세요.",
+  "error.openPageAgain": "페이지 다시 열기",
   "error.formExpired": "양식이 만료되었습니다",
   "error.formExpiredText": "이 양식은 만료되었습니다. 이전 페이지로 돌아가 새로고침한 뒤 다시 시도해 주세요.",
   "error.seePlans": "요금제 보기",

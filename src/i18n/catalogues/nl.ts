@@ -39,6 +39,7 @@ export const nl: Catalogue = {
   "error.noToolPages": "Deze tool heeft hier geen pagina’s: misschien is het adres verkeerd getypt.",
   "error.notYours": "Op dit adres staat niets van jou: het is misschien verwijderd, of het adres is verkeerd getypt.",
   "error.crossSite": "Dit formulier is vanaf een andere site verstuurd. Open de pagina opnieuw en probeer het daar.",
+  "error.openPageAgain": "Open de pagina opnieuw",
   "error.formExpired": "Formulier verlopen",
   "error.formExpiredText": "Dit formulier is verouderd. Ga terug, laad de pagina opnieuw en probeer het nog eens.",
   "error.seePlans": "Bekijk de pakketten",

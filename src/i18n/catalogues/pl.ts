@@ -40,6 +40,7 @@ export const pl: Catalogue = {
   "error.noToolPages": "To narzędzie nie ma tu stron: być może adres zawiera literówkę.",
   "error.notYours": "Pod tym adresem nie ma niczego Twojego: mogło zostać usunięte albo adres zawiera literówkę.",
   "error.crossSite": "Ten formularz wysłano z innej witryny. Otwórz stronę ponownie i spróbuj tam.",
+  "error.openPageAgain": "Otwórz stronę ponownie",
   "error.formExpired": "Formularz wygasł",
   "error.formExpiredText": "Ten formularz jest nieaktualny. Wróć, odśwież stronę i spróbuj ponownie.",
   "error.seePlans": "Zobacz plany",

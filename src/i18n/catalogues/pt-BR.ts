@@ -36,6 +36,7 @@ export const ptBR: Catalogue = {
   "error.noToolPages": "Esta ferramenta não tem páginas aqui: talvez o endereço esteja digitado errado.",
   "error.notYours": "Não há nada seu neste endereço: talvez tenha sido removido, ou o endereço esteja digitado errado.",
   "error.crossSite": "Este formulário foi enviado de outro site. Abra a página novamente e tente por ela.",
+  "error.openPageAgain": "Abrir a página novamente",
   "error.formExpired": "Formulário expirado",
   "error.formExpiredText": "Este formulário está desatualizado. Volte, recarregue a página e tente novamente.",
   "error.seePlans": "Ver os planos",

@@ -40,6 +40,7 @@ export const tr: Catalogue = {
   "error.noToolPages": "Bu aracın burada sayfası yok: adres yanlış yazılmış olabilir.",
   "error.notYours": "Bu adreste size ait bir şey yok: kaldırılmış ya da adres yanlış yazılmış olabilir.",
   "error.crossSite": "Bu form başka bir siteden gönderildi. Sayfayı yeniden açıp orada tekrar deneyin.",
+  "error.openPageAgain": "Sayfayı yeniden açın",
   "error.formExpired": "Formun süresi doldu",
   "error.formExpiredText": "Bu form artık güncel değil. Geri dönün, sayfayı yenileyin ve tekrar deneyin.",
   "error.seePlans": "Planları görün",

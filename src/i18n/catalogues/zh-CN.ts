@@ -37,6 +37,7 @@ export const zhCN: Catalogue = {
   "error.noToolPages": "此工具在这里没有页面，可能是地址输入有误。",
   "error.notYours": "此地址下没有属于您的内容：可能已被删除，或地址输入有误。",
   "error.crossSite": "此表单是从其他网站提交的。请重新打开页面，并在该页面上重试。",
+  "error.openPageAgain": "重新打开页面",
   "error.formExpired": "表单已过期",
   "error.formExpiredText": "此表单已过期。请返回上一页，刷新页面后重试。",
   "error.seePlans": "查看方案",
