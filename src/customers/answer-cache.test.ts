@@ -397,6 +397,32 @@ for (const dialect of DIALECTS) {
       assert.equal((await check(api, ws.tool, token)).statusCode, 200);
     });
 
+    test("a device signed out elsewhere (no note in this process) is refused from the next read of the feed", async () => {
+      const { services, clock, ws, api } = await setup();
+      const email = `out-${ws.slug}@example.com`;
+      const token = await signIn(api, ws, email);
+      await services.accessWatch.poll();
+      for (let i = 0; i < 2; i++) assert.equal((await check(api, ws.tool, token)).statusCode, 200);
+      const device = await services.db
+        .selectFrom("devices")
+        .innerJoin("people", "people.id", "devices.person_id")
+        .select(["devices.id", "devices.person_id"])
+        .where("people.email", "=", email)
+        .where("devices.workspace_id", "=", ws.workspaceId)
+        .executeTakeFirstOrThrow();
+      // As another process signs it out (signOut: the device and the feed row in one transaction).
+      await services.db.transaction().execute(async (trx) => {
+        await trx.updateTable("devices").set({ signed_out_at: clock.now(), token_hash: null }).where("id", "=", device.id).execute();
+        await trx
+          .insertInto("access_changes")
+          .values({ workspace_id: ws.workspaceId, env: "test", person_id: device.person_id, changed_at: clock.now() })
+          .execute();
+      });
+      assert.equal((await check(api, ws.tool, token)).statusCode, 200, "until the feed is read (within a second in a server)");
+      await services.accessWatch.poll();
+      assert.equal((await check(api, ws.tool, token)).statusCode, 401);
+    });
+
     test("a change written elsewhere (no note in this process) is dropped at the next read of the feed", async () => {
       const { services, clock, ws, api } = await setup();
       const email = `elsewhere-${ws.slug}@example.com`;
