@@ -22,6 +22,6 @@ export async function watchKeys(db: Db, limits: LimitsService, clock: Clock): Pr
   const ticket = authVersionTicket(db);
   const startedAt = clock.now();
   const [version, blocked] = await Promise.all([readAuthVersion(db), limits.readBlockedSources(db, startedAt)]);
-  limits.noteBlockedSources(blocked, clock.now());
+  limits.noteBlockedSources(blocked, clock.now(), startedAt + TRUSTED_MS);
   trustAuthVersion(db, version, ticket, startedAt + TRUSTED_MS);
 }

@@ -124,7 +124,7 @@ export async function authenticate(db: Db, clock: Clock, limits: LimitsService, 
   const { key: stored, owners, source } = await findKeyWithOwners(db, { hash: keyHash, sourceScope: limits.wrongKeyScope(input.source) }, now);
   // A key answered from memory comes without its address's counter: the address is
   // checked against what the watch read, or read when the watch could not list them all.
-  if (source === undefined && limits.knowsBlockedSources) limits.assertSourceKnownNotBlocked(input.source, now);
+  if (source === undefined && limits.knowsBlockedSources(now)) limits.assertSourceKnownNotBlocked(input.source, now);
   else if (source === undefined) await limits.assertSourceNotBlocked(db, input.source, now);
   else limits.assertSourceCountNotBlocked(input.source, source, now);
   // The row was found by its hash; comparing the hashes again in constant time keeps

@@ -9,8 +9,9 @@ import { openTestDispute } from "../billing/dispute.service.js";
 import { refundLicence } from "../billing/licence.service.js";
 import { DAY_MS, ManualClock, toIso } from "../clock.js";
 import { importNdjson } from "../import/import.service.js";
+import { LimitsService } from "../limits/limits.service.js";
 import { clientCalls, testMailbox } from "../test-support/client.js";
-import { DIALECTS, seedCatalogue, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
+import { countingServices, DIALECTS, seedCatalogue, type TestApi, testApi, testServices, type Workspace } from "../test-support/harness.js";
 import { renamePlan, setOwnerSuspension } from "../workspaces/workspace.service.js";
 import { AnswerCache, EVERYONE, MAX_AGE_MS, questionHash, tagsOf } from "./answer-cache.js";
 import type { Customer } from "./customer.schema.js";
@@ -356,6 +357,70 @@ for (const dialect of DIALECTS) {
       assert.equal((await check(api, ws.tool, token)).json().entitled, false);
       assert.equal((await retrieve(api, ws, email)).json().entitled, false);
       assert.equal(services.answers.stats.misses, misses + 2, "both kept answers expired at the grant's end and were read again");
+    });
+
+    test("an access check answered from memory reads nothing; an address blocked for wrong tokens elsewhere is refused from the watch's read", async () => {
+      const { services, clock, statements } = await countingServices(dialect, { SMTP_URL: mailbox.url });
+      const ws = await seedCatalogue(services);
+      const api = await testApi(services);
+      const token = await signIn(api, ws, `quiet-${ws.slug}@example.com`);
+      await services.accessWatch.poll();
+      assert.equal((await check(api, ws.tool, token)).statusCode, 200);
+      // The first check's day is written now rather than by its timer in the middle of the count.
+      await services.activity.flush();
+      const during = async (what: () => Promise<unknown>) => {
+        const from = statements.length;
+        await what();
+        return statements.slice(from);
+      };
+      assert.deepEqual(await during(() => check(api, ws.tool, token)), [], "the same device again: no statement");
+
+      // Another process counts 30 wrong tokens from this address (inject's 127.0.0.1): the limit.
+      const other = new LimitsService(services.config.limits, services.dialect);
+      for (let i = 0; i < services.config.limits.wrongKeysPerMin; i++) await other.countWrongKey(services.db, "127.0.0.1", clock.now());
+      await other.close(services.db, clock.now());
+      assert.equal((await check(api, ws.tool, token)).statusCode, 200, "until the watch reads the blocked addresses (within a second in a server)");
+      await services.accessWatch.poll();
+      const refused = await during(async () => assert.equal((await check(api, ws.tool, token)).statusCode, 429));
+      assert.deepEqual(refused, [], "refused from what the watch read");
+
+      // A watch that falls behind is not trusted: the address's count is read again.
+      clock.advance(2_000);
+      const read = await during(async () => assert.equal((await check(api, ws.tool, token)).statusCode, 429));
+      assert.ok(
+        read.some((statement) => statement.includes("counters")),
+        read.join("\n"),
+      );
+      // The minute over, the address may check again.
+      clock.advance(60_000);
+      await services.accessWatch.poll();
+      assert.equal((await check(api, ws.tool, token)).statusCode, 200);
+    });
+
+    test("a device signed out elsewhere (no note in this process) is refused from the next read of the feed", async () => {
+      const { services, clock, ws, api } = await setup();
+      const email = `out-${ws.slug}@example.com`;
+      const token = await signIn(api, ws, email);
+      await services.accessWatch.poll();
+      for (let i = 0; i < 2; i++) assert.equal((await check(api, ws.tool, token)).statusCode, 200);
+      const device = await services.db
+        .selectFrom("devices")
+        .innerJoin("people", "people.id", "devices.person_id")
+        .select(["devices.id", "devices.person_id"])
+        .where("people.email", "=", email)
+        .where("devices.workspace_id", "=", ws.workspaceId)
+        .executeTakeFirstOrThrow();
+      // As another process signs it out (signOut: the device and the feed row in one transaction).
+      await services.db.transaction().execute(async (trx) => {
+        await trx.updateTable("devices").set({ signed_out_at: clock.now(), token_hash: null }).where("id", "=", device.id).execute();
+        await trx
+          .insertInto("access_changes")
+          .values({ workspace_id: ws.workspaceId, env: "test", person_id: device.person_id, changed_at: clock.now() })
+          .execute();
+      });
+      assert.equal((await check(api, ws.tool, token)).statusCode, 200, "until the feed is read (within a second in a server)");
+      await services.accessWatch.poll();
+      assert.equal((await check(api, ws.tool, token)).statusCode, 401);
     });
 
     test("a change written elsewhere (no note in this process) is dropped at the next read of the feed", async () => {

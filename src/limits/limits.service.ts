@@ -106,8 +106,8 @@ export class LimitsService {
   private readonly blockedSources = new Map<string, number>();
   /** The addresses of `blockedSources` this process blocked itself (kept when the watch's read does not list them yet). */
   private readonly ownBlocks = new Set<string>();
-  /** Whether the watch's last read listed every blocked address (false before it reads, or when there were too many). */
-  private blockedListed = false;
+  /** Until when the watch's last read is trusted to list every blocked address (0 before it reads, or when there were too many). */
+  private blockedListedUntil = 0;
 
   /** With a clock, blocks left idle go back every IDLE_MS (quota-leases.ts); without, only at `close`. */
   constructor(
@@ -246,13 +246,14 @@ export class LimitsService {
   }
 
   /**
-   * Whether a request whose key was answered without a read may check its address from
-   * memory (`assertSourceKnownNotBlocked`): the watch's last read listed every blocked
-   * address, and no count is held in memory (a full disk), which only the database's
-   * count plus the held one can decide. Otherwise the address's counter is read.
+   * Whether a request whose key or device session was answered without a read may check
+   * its address from memory (`assertSourceKnownNotBlocked`): the watch's last read listed
+   * every blocked address and is recent (a watch that falls behind stops it, as it stops
+   * the keys' trust), and no count is held in memory (a full disk), which only the
+   * database's count plus the held one can decide. Otherwise the address's counter is read.
    */
-  get knowsBlockedSources(): boolean {
-    return this.blockedListed && this.held.size === 0;
+  knowsBlockedSources(now: number): boolean {
+    return now < this.blockedListedUntil && this.held.size === 0;
   }
 
   /** The same from memory: the addresses this process blocked and those the watch last read. */
@@ -272,11 +273,11 @@ export class LimitsService {
     return new Map([...counters].map(([scope, state]) => [scope.slice(WRONG_KEYS.length + 1), state.windowEnd]));
   }
 
-  /** What the watch read replaces what it read before (this process's own blocks stay until their minute ends). */
-  noteBlockedSources(blocked: ReadonlyMap<string, number> | null, now: number): void {
+  /** What the watch read replaces what it read before (this process's own blocks stay until their minute ends); trusted until `trustedUntil`. */
+  noteBlockedSources(blocked: ReadonlyMap<string, number> | null, now: number, trustedUntil: number): void {
     for (const [source, until] of this.blockedSources) if (until <= now || !this.ownBlocks.has(source)) this.blockedSources.delete(source);
     for (const source of this.ownBlocks) if (!this.blockedSources.has(source)) this.ownBlocks.delete(source);
-    this.blockedListed = blocked !== null;
+    this.blockedListedUntil = blocked === null ? 0 : trustedUntil;
     for (const [source, until] of blocked ?? []) this.blockedSources.set(source, Math.max(until, this.blockedSources.get(source) ?? 0));
   }
 

@@ -55,13 +55,13 @@ export async function createPgSchema(): Promise<string> {
   return schema;
 }
 
-async function openTestStorage(dialect: Dialect): Promise<Storage> {
+async function openTestStorage(dialect: Dialect, onQuery?: (sql: string) => void): Promise<Storage> {
   if (dialect === "sqlite") {
-    const storage = openStorage({ databaseUrl: null, sqliteFile: ":memory:" });
+    const storage = openStorage({ databaseUrl: null, sqliteFile: ":memory:", onQuery });
     cleanups.push(() => storage.close());
     return storage;
   }
-  const storage = openStorage({ databaseUrl: PG_URL, pgSchema: await createPgSchema(), poolSize: 4 });
+  const storage = openStorage({ databaseUrl: PG_URL, pgSchema: await createPgSchema(), poolSize: 4, onQuery });
   cleanups.push(() => storage.close());
   return storage;
 }
@@ -104,6 +104,13 @@ export interface TestEnv {
 
 export async function testServices(dialect: Dialect, env: Record<string, string> = {}): Promise<TestEnv> {
   return servicesOver(await storageFor(dialect), env);
+}
+
+/** Services over a database of their own whose statements are recorded (the text of each, in order): for a test that a path reads nothing. */
+export async function countingServices(dialect: Dialect, env: Record<string, string> = {}): Promise<TestEnv & { statements: string[] }> {
+  const statements: string[] = [];
+  const storage = await openTestStorage(dialect, (text) => statements.push(text));
+  return { ...(await servicesOver(storage, env)), statements };
 }
 
 /** Services over an SQLite file of their own, for a test that opens a second connection to it (as another process would); answers its path too. */
