@@ -103,12 +103,17 @@ function readSubscription(event: PaddleEvent): PaymentFact {
  * less tax and Paddle's fee), `fee` and `tax`, in the buyer's currency, as the amount is.
  * Not `details.payout_totals`: those are in the vendor's payout currency, converted at
  * Paddle's rate, where every other amount Warden counts is the buyer's. Null while Paddle
- * has not processed the fee (its `earnings` is null until then).
+ * has not processed the fee (its `earnings` is null until then), or when a figure of the
+ * three is not a whole, non-negative amount.
  */
 function earningsOf(totals: Obj | null): Earnings | null {
-  const earningsCents = totals ? minor(totals, "earnings") : null;
-  if (totals === null || earningsCents === null) return null;
-  return { earningsCents, feeCents: minor(totals, "fee"), taxCents: minor(totals, "tax") };
+  if (totals === null) return null;
+  // A figure that is no whole, non-negative amount leaves the earnings unknown: the sale itself still counts.
+  const read = guarded(() => {
+    const earningsCents = minor(totals, "earnings");
+    return earningsCents === null ? null : { earningsCents, feeCents: minor(totals, "fee"), taxCents: minor(totals, "tax") };
+  });
+  return read === null || isProblem(read) ? null : read;
 }
 
 /**

@@ -98,7 +98,8 @@ type CustomData = Record<string, string>;
  */
 export function paddleTotals(total: number, currency: string, o: { taxRate?: number; fee?: number } = {}) {
   const tax = Math.round(total - total / (1 + (o.taxRate ?? 0.2)));
-  const fee = o.fee ?? Math.round(total * 0.05) + 50;
+  // Never more than what is left after tax: Paddle's minimum prices keep a sale's earnings above zero.
+  const fee = Math.min(o.fee ?? Math.round(total * 0.05) + 50, total - tax);
   const earnings = total - tax - fee;
   return {
     subtotal: String(total - tax),
