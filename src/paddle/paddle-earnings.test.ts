@@ -168,7 +168,7 @@ for (const dialect of DIALECTS) {
       ]);
     });
 
-    test("a transaction whose fee Paddle has not processed (earnings null) counts its amount, and its earnings stay unknown, not zero", async () => {
+    test("a transaction whose fee Paddle has not processed (earnings null) counts its amount, its earnings stay unknown, not zero, and its refund takes none back", async () => {
       const t = await paddleTestbed(dialect);
       const start = t.clock.now();
       const person = await ensurePerson(t.services.db, t.ws.workspaceId, "test", "ada@example.com", start);
@@ -194,6 +194,12 @@ for (const dialect of DIALECTS) {
       const [, second] = await t.licences();
       assert.deepEqual([Number(second?.amount_cents), second?.earnings_cents], [4900, null]);
       assert.deepEqual((await revenue(t, start)).get("usd")?.earnings, null);
+      // Refunding a sale whose earnings were never counted (as one from before migration 053) takes nothing back: never less than nothing.
+      t.clock.advance(DAY_MS);
+      const refund = { action: "refund" as const, transactionId: transaction.id, total: 4900, type: "full" as const, at: t.clock.now(), earnings: 3788 };
+      assert.equal(await t.send("adjustment.created", adjustmentObject(refund)), "applied");
+      const after = (await revenue(t, start)).get("usd");
+      assert.deepEqual([after?.refunds.total, after?.earnings], [4900, null]);
     });
   });
 }

@@ -12,6 +12,7 @@ import { invalidParameter, notFound } from "../errors/errors.js";
 import { applyPaymentFact, type Handled, ignored, type ProcessorRecords } from "../payments/apply-fact.service.js";
 import { isObj, isProblem } from "../payments/fields.js";
 import type { BoughtItem, PaymentFact } from "../payments/payment-facts.js";
+import { invoiceHasEarnings } from "../payments/payment-link.store.js";
 import type { Services } from "../services.js";
 import { findPlan, findWorkspaceBySlug } from "../workspaces/workspace.store.js";
 import { findPaddleAccount } from "./paddle-account.store.js";
@@ -140,11 +141,15 @@ const quantityOf = (data: Record<string, unknown>): number =>
  * the licence's amount. A chargeback opens a dispute on the transaction (its id is the
  * dispute's: one chargeback per transaction); its reversal closes it won. Each takes back
  * what Paddle says it takes of the vendor's earnings (`totals.earnings`; a reversal gives
- * it back), the first time Warden applies it: a repeat takes nothing more.
+ * it back), the first time Warden applies it (a repeat takes nothing more), and only from a
+ * payment whose earnings Warden counted (the transaction's licence or invoice).
  */
 async function adjustmentFact(tx: BillingTx, adjustment: PaddleAdjustment): Promise<PaymentFact> {
   const { added, refundedCents } = await addPaddleAdjustment(tx.trx, tx, adjustment, tx.now);
-  const taken = added ? adjustment.earningsCents : null;
+  const licence = await findLicenceByPaymentIntent(tx.trx, tx, adjustment.transactionId);
+  // Only from a payment whose earnings were counted: a sale before migration 053 has none, and taking from it would count less than nothing.
+  const earned = licence ? licence.earnings != null : await invoiceHasEarnings(tx.trx, tx, adjustment.transactionId);
+  const taken = added && earned ? adjustment.earningsCents : null;
   if (adjustment.action !== "refund") {
     const reversed = adjustment.action === "chargeback_reverse";
     const dispute = {
@@ -159,7 +164,6 @@ async function adjustmentFact(tx: BillingTx, adjustment: PaddleAdjustment): Prom
     };
     return { fact: reversed ? "dispute_closed" : "dispute_opened", dispute, earningsTakenCents: taken === null ? null : reversed ? -taken : taken };
   }
-  const licence = await findLicenceByPaymentIntent(tx.trx, tx, adjustment.transactionId);
   const paid = licence?.amountCents ?? null;
   return {
     fact: "payment_refunded",

@@ -145,6 +145,18 @@ export async function listSubscriptionInvoices(
   );
 }
 
+/** Whether an invoice Warden holds has what the vendor earned of it (the processor reported it: Paddle's, from migration 053). */
+export async function invoiceHasEarnings(ex: Executor, scope: Scope, invoiceId: string): Promise<boolean> {
+  const r = await ex
+    .selectFrom("subscription_invoices")
+    .select("earnings_cents")
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("invoice_id", "=", invoiceId)
+    .executeTakeFirst();
+  return r !== undefined && r.earnings_cents !== null;
+}
+
 /** The subscription of an invoice Warden has seen paid (`invoice.paid`); null before. */
 export async function findInvoiceSubscription(ex: Executor, scope: Scope, invoiceId: string): Promise<string | null> {
   const r = await ex
