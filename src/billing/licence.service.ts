@@ -21,6 +21,7 @@ import { type BillingTx, holdHoldersSpends, inBillingTransaction, syncHolders } 
 import { emitLicencePurchased, emitLicenceRefunded } from "./billing.events.js";
 import type { PurchaseTerms } from "./catalogue.js";
 import {
+  type Earnings,
   findLicenceByCheckoutSession,
   findLicenceById,
   insertLicence,
@@ -42,6 +43,8 @@ export interface LicencePurchase {
   purchasedAt: number;
   amountCents: number | null;
   currency: string | null;
+  /** What the vendor earns of it after the processor's fee and tax, where the processor says so (Paddle); null otherwise. */
+  earnings: Earnings | null;
   paymentIntent: string | null;
   checkoutSession: string;
 }
@@ -62,6 +65,7 @@ export async function recordLicencePurchase(tx: BillingTx, purchase: LicencePurc
     purchasedAt: purchase.purchasedAt,
     amountCents: purchase.amountCents,
     currency: purchase.currency,
+    earnings: purchase.earnings,
     paymentIntent: purchase.paymentIntent,
     checkoutSession: purchase.checkoutSession,
     seats: purchase.terms.seats,

@@ -6,6 +6,17 @@ import { bump, productScope, settleTrialOutcomes } from "../insights/rollup.stor
 
 export type LicenceStatus = "active" | "suspended" | "revoked";
 
+/**
+ * What the vendor earns of a payment after the processor's fee and tax, and those two, in
+ * the payment's currency's minor units, as the processor reports them (Paddle's
+ * transaction `details.totals`): never worked out by Warden.
+ */
+export interface Earnings {
+  earningsCents: number;
+  feeCents: number | null;
+  taxCents: number | null;
+}
+
 export interface Licence {
   id: string;
   workspaceId: string;
@@ -20,6 +31,8 @@ export interface Licence {
   currency: string | null;
   paymentIntent: string | null;
   checkoutSession: string | null;
+  /** Where the processor reports it (Paddle); absent or null otherwise (Stripe, imports, a team's seats). */
+  earnings?: Earnings | null;
   /** A team purchase when above 0: it entitles its buyer to nothing; its seats are licences. */
   seats: number | null;
   teamLicenceId: string | null;
@@ -51,6 +64,9 @@ export async function insertLicences(ex: Executor, licences: readonly Licence[])
         currency: licence.currency,
         payment_intent: licence.paymentIntent,
         checkout_session: licence.checkoutSession,
+        earnings_cents: licence.earnings?.earningsCents ?? null,
+        fee_cents: licence.earnings?.feeCents ?? null,
+        tax_cents: licence.earnings?.taxCents ?? null,
         seats: licence.seats,
         team_licence_id: licence.teamLicenceId,
         team_subscription_id: licence.teamSubscriptionId,
@@ -60,22 +76,19 @@ export async function insertLicences(ex: Executor, licences: readonly Licence[])
     .execute();
   await bump(
     ex,
-    licences.flatMap((l) =>
-      l.amountCents !== null && l.currency !== null
-        ? [
-            {
-              workspaceId: l.workspaceId,
-              env: l.env,
-              metric: "gross_one_time" as const,
-              day: utcDayOf(l.purchasedAt),
-              scope: productScope(l.productKind, l.productId),
-              currency: l.currency,
-              planId: l.planId,
-              value: l.amountCents,
-            },
-          ]
-        : [],
-    ),
+    licences.flatMap((l) => {
+      if (l.amountCents === null || l.currency === null) return [];
+      const figure = {
+        workspaceId: l.workspaceId,
+        env: l.env,
+        day: utcDayOf(l.purchasedAt),
+        scope: productScope(l.productKind, l.productId),
+        currency: l.currency,
+        planId: l.planId,
+      };
+      const earned = l.earnings ? [{ ...figure, metric: "earnings" as const, value: l.earnings.earningsCents }] : [];
+      return [{ ...figure, metric: "gross_one_time" as const, value: l.amountCents }, ...earned];
+    }),
   ); // A purchase may decide its buyer's trials.
   await settleTrialOutcomes(
     ex,
@@ -106,6 +119,14 @@ function toLicence(r: LicenceRow): StoredLicence {
     currency: r.currency,
     paymentIntent: r.payment_intent,
     checkoutSession: r.checkout_session,
+    earnings:
+      r.earnings_cents === null
+        ? null
+        : {
+            earningsCents: Number(r.earnings_cents),
+            feeCents: r.fee_cents === null ? null : Number(r.fee_cents),
+            taxCents: r.tax_cents === null ? null : Number(r.tax_cents),
+          },
     seats: r.seats === null ? null : Number(r.seats),
     teamLicenceId: r.team_licence_id,
     teamSubscriptionId: r.team_subscription_id,

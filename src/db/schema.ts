@@ -285,6 +285,10 @@ export interface LicencesTable {
   /** SHA-256 of the licence key and the key sealed (migration 006); null until the buyer first asks for it. */
   key_hash: string | null;
   key_sealed: string | null;
+  /** What the vendor earns of its payment after the processor's fee and tax, and those two, where the processor says so (Paddle; migration 053): null otherwise. */
+  earnings_cents: number | null;
+  fee_cents: number | null;
+  tax_cents: number | null;
 }
 
 export interface SubscriptionsTable {
@@ -523,7 +527,15 @@ export interface PaddleRefundsTable {
   transaction_id: string;
   amount_cents: number;
   created_at: number;
+  /** refund, chargeback or chargeback_reverse (migration 053; rows before it are refunds). */
+  action: Generated<PaddleAdjustmentAction>;
+  /** What the adjustment took back of the vendor's earnings, Paddle's `totals.earnings` (migration 053; null before). */
+  earnings_cents: number | null;
+  /** Paddle's time of the adjustment (migration 053; null before). */
+  adjusted_at: number | null;
 }
+
+export type PaddleAdjustmentAction = "refund" | "chargeback" | "chargeback_reverse";
 
 /** A Paddle price (pri_…) or product (pro_…) id linked to a plan, per environment (migration 050). */
 export interface PaddlePlanLinksTable {
@@ -620,6 +632,10 @@ export interface SubscriptionInvoicesTable {
   /** When Stripe was paid (docs/decisions.md, Payments, "Times stored"). */
   paid_at: number;
   created_at: number;
+  /** What the vendor earns of it after the processor's fee and tax, and those two, where the processor says so (Paddle; migration 053): null otherwise. */
+  earnings_cents: number | null;
+  fee_cents: number | null;
+  tax_cents: number | null;
 }
 
 /** A change of plan or of seats the processor reported for a subscription (migration 046). */

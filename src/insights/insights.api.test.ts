@@ -30,6 +30,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(usd.gross.points.at(-1), { date: "2026-11-21", value: 4900 }, "the day the clock says it was paid");
       assert.equal(usd.gross.previous.length, 7);
       assert.deepEqual(usd.byPlan, [{ planId: "lifetime", planName: "Lifetime", bundleId: null, pack: false, gross: 4900, refunds: 0 }]);
+      assert.equal(usd.earnings, null, "Stripe reports no fee with a sale: what the vendor earns is unknown, not 0");
 
       const people = (await bed.api.request({ url: `/api/v1/insights/people?from=${from}&to=${today}&tool=tabmaster`, key: bed.ws.testKey })).json();
       assert.equal(people.newCustomers.total, 1);

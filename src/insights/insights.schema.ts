@@ -51,6 +51,11 @@ export const RevenueInsightsBody = obj({
           refunds: Type.Integer(),
         }),
       ),
+      earnings: Nullable({
+        ...Series,
+        description:
+          "What the vendor earned after the processor's fee and tax, less what refunds and chargebacks took back, as the processor reports it (Paddle's earnings); null when no payment in this currency reported it (Stripe reports no fee with a sale)",
+      }),
     }),
     { description: "One entry per currency: amounts are never added across currencies" },
   ),

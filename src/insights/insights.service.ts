@@ -188,12 +188,22 @@ function netOf(mine: Periods, r: Ranges): Series {
   return summed({ current: [...gross.current, ...negative(refunds.current)], previous: [...gross.previous, ...negative(refunds.previous)] }, r);
 }
 
+/**
+ * What the vendor earned in one currency after the processor's fee and tax, less what
+ * refunds and chargebacks took back, summed per point; null when no payment of either
+ * period reported it (Stripe's never do), rather than a zero that would read as earned nothing.
+ */
+function earningsOf(mine: Periods, r: Ranges): Series | null {
+  const earnings = of(mine, "earnings");
+  return earnings.current.length === 0 && earnings.previous.length === 0 ? null : summed(earnings, r);
+}
+
 export async function revenueInsights(db: Executor, q: InsightsQuery): Promise<RevenueInsights> {
   const r = ranges(q);
   const { products } = await scopeOf(db, q);
   const packs = await packPlans(db, q.workspaceId);
   const [f, packFigures, plans, names] = await Promise.all([
-    read(db, products, ["gross_one_time", "gross_subscription", "refunds"], r),
+    read(db, products, ["gross_one_time", "gross_subscription", "refunds", "earnings"], r),
     read(db, products, ["gross_one_time"], r, r.q.grain, packs),
     planTotals(db, products, q.from, q.to),
     planNames(db, q.workspaceId),
@@ -232,6 +242,7 @@ export async function revenueInsights(db: Executor, q: InsightsQuery): Promise<R
         r,
       ),
       byPlan: [...byPlan.values()].sort((a, b) => b.gross - a.gross || a.planId.localeCompare(b.planId)),
+      earnings: earningsOf(mine, r),
     };
   });
   return { currencies };

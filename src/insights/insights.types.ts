@@ -29,6 +29,12 @@ export interface CurrencyRevenue {
   /** Gross from credit packs (plans whose terms add credits): part of `oneTime`, shown apart. */
   packs: Series;
   byPlan: { planId: string; planName: string; bundleId: string | null; pack: boolean; gross: number; refunds: number }[];
+  /**
+   * What the vendor earned after the processor's fee and tax, less what refunds and
+   * chargebacks took back, as the processor reports it (Paddle); null when no payment in
+   * this currency reported it, in the range or the period before (Stripe reports no fee with a sale).
+   */
+  earnings: Series | null;
 }
 export interface RevenueInsights {
   currencies: CurrencyRevenue[];

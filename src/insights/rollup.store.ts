@@ -12,6 +12,7 @@ export type Metric =
   | "gross_one_time"
   | "gross_subscription"
   | "refunds"
+  | "earnings"
   | "new_customers"
   | "trials"
   | "trial_paid_within"
@@ -484,25 +485,55 @@ async function payingPeopleMoves(ex: Executor, sub: SubscriptionFacts, day: stri
   ];
 }
 
-/** What a subscription's invoices paid, as subscription revenue on the day Stripe was paid for each. */
+/**
+ * What a subscription's invoices paid, as subscription revenue on the day Stripe was paid
+ * for each; and what the vendor earned of each where the processor said so (Paddle), as
+ * earnings on the same day.
+ */
 export async function countSubscriptionRevenue(
   ex: Executor,
   sub: Pick<SubscriptionFacts, "workspaceId" | "env" | "productKind" | "productId" | "planId">,
-  invoices: readonly { amountCents: number; currency: string; paidAt: number }[],
+  invoices: readonly { amountCents: number; currency: string; paidAt: number; earningsCents?: number | null }[],
 ): Promise<void> {
   await bump(
     ex,
-    invoices.map((p) => ({
-      workspaceId: sub.workspaceId,
-      env: sub.env,
-      metric: "gross_subscription" as const,
-      day: utcDayOf(p.paidAt),
-      scope: productScope(sub.productKind, sub.productId),
-      currency: p.currency,
-      planId: sub.planId,
-      value: p.amountCents,
-    })),
+    invoices.flatMap((p) => {
+      const figure = {
+        workspaceId: sub.workspaceId,
+        env: sub.env,
+        day: utcDayOf(p.paidAt),
+        scope: productScope(sub.productKind, sub.productId),
+        currency: p.currency,
+        planId: sub.planId,
+      };
+      const earned = p.earningsCents == null ? [] : [{ ...figure, metric: "earnings" as const, value: p.earningsCents }];
+      return [{ ...figure, metric: "gross_subscription" as const, value: p.amountCents }, ...earned];
+    }),
   );
+}
+
+/**
+ * What a refund or a chargeback took back of the vendor's earnings (negative: given back,
+ * a chargeback reversed), as the processor said it (Paddle's adjustment), on the day the
+ * processor made it, under the product the payment bought.
+ */
+export async function countEarningsTaken(
+  ex: Executor,
+  product: { workspaceId: string; env: Env; productKind: ProductKind; productId: string; planId: string | null },
+  taken: { amountCents: number; currency: string; at: number },
+): Promise<void> {
+  await bump(ex, [
+    {
+      workspaceId: product.workspaceId,
+      env: product.env,
+      metric: "earnings",
+      day: utcDayOf(taken.at),
+      scope: productScope(product.productKind, product.productId),
+      currency: taken.currency,
+      planId: product.planId,
+      value: -taken.amountCents,
+    },
+  ]);
 }
 
 /** What was refunded of a subscription's payments, as refunds on the day Stripe refunded each. */

@@ -1,5 +1,5 @@
 import type { Executor } from "../db/database.js";
-import type { Env } from "../db/schema.js";
+import type { Env, PaddleAdjustmentAction } from "../db/schema.js";
 
 type Scope = { workspaceId: string; env: Env };
 
@@ -47,35 +47,41 @@ export async function setPaddleEventOutcome(
 }
 
 /**
- * Records an approved refund once (by its adjustment id) and answers what its transaction
- * has had refunded in all: Paddle reports each refund alone, billing wants the total so far.
+ * Records an approved adjustment once (by its id), and answers whether it was new and what
+ * its transaction has had refunded in all: Paddle reports each refund alone, billing wants
+ * the total so far (chargebacks are not refunds, and count in it for nothing).
  */
-export async function addPaddleRefund(
+export async function addPaddleAdjustment(
   ex: Executor,
   scope: Scope,
-  refund: { adjustmentId: string; transactionId: string; amountCents: number },
+  adjustment: { adjustmentId: string; transactionId: string; action: PaddleAdjustmentAction; amountCents: number; earningsCents: number | null; at: number },
   now: number,
-): Promise<number> {
-  await ex
+): Promise<{ added: boolean; refundedCents: number }> {
+  const inserted = await ex
     .insertInto("paddle_refunds")
     .values({
       workspace_id: scope.workspaceId,
       env: scope.env,
-      adjustment_id: refund.adjustmentId,
-      transaction_id: refund.transactionId,
-      amount_cents: refund.amountCents,
+      adjustment_id: adjustment.adjustmentId,
+      transaction_id: adjustment.transactionId,
+      action: adjustment.action,
+      amount_cents: adjustment.amountCents,
+      earnings_cents: adjustment.earningsCents,
+      adjusted_at: adjustment.at,
       created_at: now,
     })
     .onConflict((oc) => oc.columns(["workspace_id", "env", "adjustment_id"]).doNothing())
-    .execute();
+    .returning("adjustment_id")
+    .executeTakeFirst();
   const row = await ex
     .selectFrom("paddle_refunds")
     .select((eb) => eb.fn.sum<string | number>("amount_cents").as("total"))
     .where("workspace_id", "=", scope.workspaceId)
     .where("env", "=", scope.env)
-    .where("transaction_id", "=", refund.transactionId)
+    .where("transaction_id", "=", adjustment.transactionId)
+    .where("action", "=", "refund")
     .executeTakeFirstOrThrow();
-  return Number(row.total);
+  return { added: inserted !== undefined, refundedCents: Number(row.total ?? 0) };
 }
 
 /** The newest event the environment received (index paddle_events_received, migration 047). */

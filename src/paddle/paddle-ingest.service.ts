@@ -12,11 +12,12 @@ import { invalidParameter, notFound } from "../errors/errors.js";
 import { applyPaymentFact, type Handled, ignored, type ProcessorRecords } from "../payments/apply-fact.service.js";
 import { isObj, isProblem } from "../payments/fields.js";
 import type { BoughtItem, PaymentFact } from "../payments/payment-facts.js";
+import { invoiceHasEarnings } from "../payments/payment-link.store.js";
 import type { Services } from "../services.js";
 import { findPlan, findWorkspaceBySlug } from "../workspaces/workspace.store.js";
 import { findPaddleAccount } from "./paddle-account.store.js";
-import { addPaddleRefund, claimPaddleEvent, setPaddleEventOutcome } from "./paddle-event.store.js";
-import { type PaddleEvent, type PaddleRefund, paddleFactOf, paddleItemsOf, readPaddleEvent } from "./paddle-objects.js";
+import { addPaddleAdjustment, claimPaddleEvent, setPaddleEventOutcome } from "./paddle-event.store.js";
+import { type PaddleAdjustment, type PaddleEvent, paddleFactOf, paddleItemsOf, readPaddleEvent } from "./paddle-objects.js";
 import { paddlePlanOfItems } from "./paddle-plan-link.service.js";
 import { verifyPaddleSignature } from "./paddle-signature.js";
 
@@ -88,7 +89,7 @@ export async function ingestPaddleEvent(
  */
 export async function applyPaddleEvent(tx: BillingTx, event: PaddleEvent): Promise<Handled> {
   const read = paddleFactOf(event);
-  const fact = "fact" in read ? read : await refundFact(tx, read);
+  const fact = "fact" in read ? read : await adjustmentFact(tx, read);
   const refusal = await priceRefusal(tx, fact, paddleItemsOf(event.data), quantityOf(event.data));
   return refusal === null ? applyPaymentFact(tx, fact, paddleRecords(tx.env)) : ignored(refusal);
 }
@@ -135,21 +136,43 @@ const quantityOf = (data: Record<string, unknown>): number =>
   }, 0);
 
 /**
- * An approved refund as billing takes it: the transaction's refunds so far, summed (each
- * adjustment counted once), in full when Paddle says `full` or when they reach the
- * licence's amount.
+ * An approved adjustment as billing takes it, recorded once by its id. A refund: the
+ * transaction's refunds so far, summed, in full when Paddle says `full` or when they reach
+ * the licence's amount. A chargeback opens a dispute on the transaction (its id is the
+ * dispute's: one chargeback per transaction); its reversal closes it won. Each takes back
+ * what Paddle says it takes of the vendor's earnings (`totals.earnings`; a reversal gives
+ * it back), the first time Warden applies it (a repeat takes nothing more), and only from a
+ * payment whose earnings Warden counted (the transaction's licence or invoice).
  */
-async function refundFact(tx: BillingTx, refund: PaddleRefund): Promise<PaymentFact> {
-  const refundedCents = await addPaddleRefund(tx.trx, tx, refund, tx.now);
-  const licence = await findLicenceByPaymentIntent(tx.trx, tx, refund.transactionId);
+async function adjustmentFact(tx: BillingTx, adjustment: PaddleAdjustment): Promise<PaymentFact> {
+  const { added, refundedCents } = await addPaddleAdjustment(tx.trx, tx, adjustment, tx.now);
+  const licence = await findLicenceByPaymentIntent(tx.trx, tx, adjustment.transactionId);
+  // Only from a payment whose earnings were counted: a sale before migration 053 has none, and taking from it would count less than nothing.
+  const earned = licence ? licence.earnings != null : await invoiceHasEarnings(tx.trx, tx, adjustment.transactionId);
+  const taken = added && earned ? adjustment.earningsCents : null;
+  if (adjustment.action !== "refund") {
+    const reversed = adjustment.action === "chargeback_reverse";
+    const dispute = {
+      id: adjustment.transactionId,
+      paymentIntent: adjustment.transactionId,
+      amountCents: adjustment.amountCents,
+      currency: adjustment.currency,
+      reason: adjustment.reason,
+      status: reversed ? "won" : "needs_response",
+      respondBy: null,
+      at: adjustment.at,
+    };
+    return { fact: reversed ? "dispute_closed" : "dispute_opened", dispute, earningsTakenCents: taken === null ? null : reversed ? -taken : taken };
+  }
   const paid = licence?.amountCents ?? null;
   return {
     fact: "payment_refunded",
-    payment: refund.transactionId,
+    payment: adjustment.transactionId,
     amountCents: paid ?? refundedCents,
     refundedCents,
-    inFull: refund.full || (paid !== null && refundedCents >= paid),
-    currency: refund.currency,
-    refundedAt: refund.at,
+    inFull: adjustment.full || (paid !== null && refundedCents >= paid),
+    currency: adjustment.currency,
+    refundedAt: adjustment.at,
+    earningsTakenCents: taken,
   };
 }

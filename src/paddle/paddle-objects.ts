@@ -4,7 +4,9 @@
 // (Paddle API version 1): an event is `{event_id, event_type, occurred_at,
 // notification_id, data}`; amounts are strings of whole minor units ("4900"); times are
 // RFC 3339 texts with up to microseconds; currencies upper case ("USD").
+import type { Earnings } from "../billing/licence.store.js";
 import type { SubscriptionReport } from "../billing/subscription.service.js";
+import type { PaddleAdjustmentAction } from "../db/schema.js";
 import { guarded, isObj, isProblem, MalformedField, type Obj, obj, type Problem, readWardenMetadata, shown, str } from "../payments/fields.js";
 import type { BoughtItem, PaymentFact } from "../payments/payment-facts.js";
 
@@ -97,12 +99,31 @@ function readSubscription(event: PaddleEvent): PaymentFact {
 }
 
 /**
+ * What the vendor earns of a transaction, from its `details.totals`: `earnings` (the total
+ * less tax and Paddle's fee), `fee` and `tax`, in the buyer's currency, as the amount is.
+ * Not `details.payout_totals`: those are in the vendor's payout currency, converted at
+ * Paddle's rate, where every other amount Warden counts is the buyer's. Null while Paddle
+ * has not processed the fee (its `earnings` is null until then), or when a figure of the
+ * three is not a whole, non-negative amount.
+ */
+function earningsOf(totals: Obj | null): Earnings | null {
+  if (totals === null) return null;
+  // A figure that is no whole, non-negative amount leaves the earnings unknown: the sale itself still counts.
+  const read = guarded(() => {
+    const earningsCents = minor(totals, "earnings");
+    return earningsCents === null ? null : { earningsCents, feeCents: minor(totals, "fee"), taxCents: minor(totals, "tax") };
+  });
+  return read === null || isProblem(read) ? null : read;
+}
+
+/**
  * `transaction.completed`: a one-time purchase (no `subscription_id`), or a subscription's
  * payment, its first or a renewal. The transaction's id is both the payment (what an
  * adjustment names) and the invoice (counted once). The amount is what the buyer paid,
- * `details.totals.grand_total` (else `total`), in the buyer's currency; dated by
- * `billed_at`, else the event's `occurred_at`. Paddle's notification names the buyer by
- * customer id only: the buyer is Warden's `warden_account` in `custom_data`.
+ * `details.totals.grand_total` (else `total`), in the buyer's currency, with what the
+ * vendor earns of it (earningsOf); dated by `billed_at`, else the event's `occurred_at`.
+ * Paddle's notification names the buyer by customer id only: the buyer is Warden's
+ * `warden_account` in `custom_data`.
  */
 function readTransaction(event: PaddleEvent): PaymentFact {
   const o = event.data;
@@ -111,11 +132,12 @@ function readTransaction(event: PaddleEvent): PaymentFact {
   const details = obj(o, "details");
   const totals = details ? obj(details, "totals") : null;
   const amountCents = totals ? (minor(totals, "grand_total") ?? minor(totals, "total")) : null;
+  const earnings = earningsOf(totals);
   const currency = currencyOf(o);
   const paidAt = time(o, "billed_at") ?? event.occurredAt;
   const subscriptionId = str(o, "subscription_id");
   if (subscriptionId !== null) {
-    return { fact: "subscription_paid", invoiceId: id, subscriptionId, payments: [id], amountCents, currency, paidAt };
+    return { fact: "subscription_paid", invoiceId: id, subscriptionId, payments: [id], amountCents, currency, earnings, paidAt };
   }
   return {
     fact: "purchase_completed",
@@ -124,19 +146,28 @@ function readTransaction(event: PaddleEvent): PaymentFact {
     metadata: readWardenMetadata(o.custom_data),
     amountCents,
     currency,
+    earnings,
     payment: id,
     purchasedAt: paidAt,
   };
 }
 
-/** An approved refund, to be summed with the transaction's earlier ones (paddle-ingest.service.ts). */
-export interface PaddleRefund {
+/**
+ * An approved adjustment that moves money back, for the ingest to record once and read
+ * into a fact (paddle-ingest.service.ts): a refund (summed with the transaction's earlier
+ * ones), a chargeback or its reversal.
+ */
+export interface PaddleAdjustment {
   adjustmentId: string;
   transactionId: string;
+  action: PaddleAdjustmentAction;
   amountCents: number;
   /** Paddle's `type` full: the whole transaction refunded. */
   full: boolean;
   currency: string;
+  /** What it takes back of the vendor's earnings, Paddle's `totals.earnings` (in the transaction's currency, as `totals.total`); null when Paddle gives none. */
+  earningsCents: number | null;
+  reason: string;
   at: number;
 }
 
@@ -148,7 +179,7 @@ export interface PaddleRefund {
  * closes it won. Paddle settles chargebacks itself, so no dispute closes lost here: the
  * licence stays suspended until a reversal. Credits and chargeback warnings change nothing.
  */
-function readAdjustment(event: PaddleEvent): PaymentFact | PaddleRefund {
+function readAdjustment(event: PaddleEvent): PaymentFact | PaddleAdjustment {
   const o = event.data;
   const id = str(o, "id");
   const action = str(o, "action");
@@ -156,36 +187,31 @@ function readAdjustment(event: PaddleEvent): PaymentFact | PaddleRefund {
   const status = str(o, "status");
   if (id === null || action === null || transactionId === null) return { fact: "nothing", reason: "adjustment without id, action or transaction_id" };
   if (status !== "approved") return { fact: "nothing", reason: `adjustment ${action} is ${status ?? "of no status"}, not approved` };
+  if (action !== "refund" && action !== "chargeback" && action !== "chargeback_reverse") {
+    return { fact: "nothing", reason: `adjustment ${action} changes no access` };
+  }
   const totals = obj(o, "totals");
   const amountCents = totals ? minor(totals, "total") : null;
   const currency = currencyOf(o) ?? (totals ? currencyOf(totals) : null);
   if (amountCents === null || currency === null) return { fact: "nothing", reason: "adjustment without totals.total or currency_code" };
   const at = time(o, "updated_at") ?? time(o, "created_at") ?? event.occurredAt;
-  switch (action) {
-    case "refund":
-      return { adjustmentId: id, transactionId, amountCents, full: str(o, "type") === "full", currency, at };
-    case "chargeback":
-    case "chargeback_reverse": {
-      const dispute = {
-        id: transactionId,
-        paymentIntent: transactionId,
-        amountCents,
-        currency,
-        reason: str(o, "reason") ?? "general",
-        status: action === "chargeback" ? "needs_response" : "won",
-        respondBy: null,
-        at,
-      };
-      return { fact: action === "chargeback" ? "dispute_opened" : "dispute_closed", dispute };
-    }
-    default:
-      return { fact: "nothing", reason: `adjustment ${action} changes no access` };
-  }
+  const earningsCents = totals ? minor(totals, "earnings") : null;
+  return {
+    adjustmentId: id,
+    transactionId,
+    action,
+    amountCents,
+    full: str(o, "type") === "full",
+    currency,
+    earningsCents,
+    reason: str(o, "reason") ?? "general",
+    at,
+  };
 }
 
-/** What a Paddle event reports: a fact, or an approved refund for the ingest to sum. */
-export function paddleFactOf(event: PaddleEvent): PaymentFact | PaddleRefund {
-  const read = guarded((): PaymentFact | PaddleRefund => {
+/** What a Paddle event reports: a fact, or an approved adjustment for the ingest to record. */
+export function paddleFactOf(event: PaddleEvent): PaymentFact | PaddleAdjustment {
+  const read = guarded((): PaymentFact | PaddleAdjustment => {
     if (event.type.startsWith("subscription.") && PADDLE_EVENT_TYPES.includes(event.type as PaddleEventType)) return readSubscription(event);
     if (event.type === "transaction.completed") return readTransaction(event);
     if (event.type === "adjustment.created" || event.type === "adjustment.updated") return readAdjustment(event);

@@ -16,7 +16,7 @@ import { findSubscription, type StoredSubscription } from "../billing/subscripti
 import { ensurePerson, findPersonById, type Person } from "../customers/person.store.js";
 import type { Executor } from "../db/database.js";
 import type { StripeEventOutcome } from "../db/schema.js";
-import { countSubscriptionRefunds, countSubscriptionRevenue } from "../insights/rollup.store.js";
+import { countEarningsTaken, countSubscriptionRefunds, countSubscriptionRevenue } from "../insights/rollup.store.js";
 import { isProblem, type Problem } from "./fields.js";
 import type { BoughtItem, LinkedPlan, PaymentFact } from "./payment-facts.js";
 import {
@@ -68,12 +68,16 @@ export async function applyPaymentFact(tx: BillingTx, fact: PaymentFact, records
       return onInvoicePaid(tx, fact);
     case "invoice_payment":
       return onInvoicePaymentPaid(tx, fact);
-    case "payment_refunded":
-      return onRefunded(tx, fact);
+    case "payment_refunded": {
+      const handled = await onRefunded(tx, fact);
+      return takeEarnings(tx, fact.payment, { cents: fact.earningsTakenCents, currency: fact.currency, at: fact.refundedAt }, handled);
+    }
     case "dispute_opened":
-      return onDisputeCreated(tx, fact.dispute);
-    case "dispute_closed":
-      return onDisputeClosed(tx, fact.dispute);
+    case "dispute_closed": {
+      const { dispute } = fact;
+      const handled = fact.fact === "dispute_opened" ? await onDisputeCreated(tx, dispute) : await onDisputeClosed(tx, dispute);
+      return takeEarnings(tx, dispute.paymentIntent, { cents: fact.earningsTakenCents, currency: dispute.currency, at: dispute.at }, handled);
+    }
     case "nothing":
       return ignored(fact.reason);
   }
@@ -116,6 +120,7 @@ async function onPurchase(tx: BillingTx, fact: FactOf<"purchase_completed">): Pr
     purchasedAt: fact.purchasedAt,
     amountCents: fact.amountCents,
     currency: fact.currency,
+    earnings: fact.earnings,
     paymentIntent: fact.payment,
     checkoutSession: fact.checkoutId,
   });
@@ -223,6 +228,27 @@ async function onSubscriptionRefunded(tx: BillingTx, fact: FactOf<"payment_refun
   return applied();
 }
 
+/**
+ * What a refund or a chargeback took back of the vendor's earnings, where the processor
+ * said it (Paddle's adjustment, given once): counted in Insights' earnings on the day the
+ * processor made it, under the product of the payment, a licence's or a stored
+ * subscription's (a payment Warden does not hold takes nothing back), whatever the refund
+ * or dispute changed of access (a licence refunded by the vendor in Warden first, revoked
+ * then, still has its earnings taken back when Paddle approves the refund).
+ */
+async function takeEarnings(
+  tx: BillingTx,
+  payment: string | null,
+  taken: { cents: number | null; currency: string; at: number },
+  handled: Handled,
+): Promise<Handled> {
+  if (taken.cents === null || taken.cents === 0 || payment === null) return handled;
+  const paid = await paymentOf(tx, payment);
+  const product = paid === null ? null : "licence" in paid ? paid.licence : paid.subscription;
+  if (product) await countEarningsTaken(tx.trx, product, { amountCents: taken.cents, currency: taken.currency, at: taken.at });
+  return handled;
+}
+
 /** The licence or subscription a payment was for. */
 async function paymentOf(tx: BillingTx, paymentIntent: string): Promise<DisputedPayment | null> {
   const licence = await findLicenceByPaymentIntent(tx.trx, tx, paymentIntent);
@@ -263,7 +289,7 @@ async function onDisputeClosed(tx: BillingTx, report: DisputeReport & { at: numb
  */
 async function onInvoicePaid(tx: BillingTx, invoice: FactOf<"subscription_paid">): Promise<Handled> {
   const { subscriptionId, paidAt } = invoice;
-  const paid = { amountCents: invoice.amountCents, currency: invoice.currency };
+  const paid = { amountCents: invoice.amountCents, currency: invoice.currency, earnings: invoice.earnings };
   const counted = await insertSubscriptionInvoice(
     tx.trx,
     tx,
@@ -277,7 +303,8 @@ async function onInvoicePaid(tx: BillingTx, invoice: FactOf<"subscription_paid">
   const subscription = counted ? await findSubscription(tx.trx, tx, subscriptionId) : null;
   // A subscription not stored yet counts its invoices when it is (applySubscriptionReport), on the day each was paid.
   if (subscription && paid.amountCents !== null && paid.currency !== null) {
-    await countSubscriptionRevenue(tx.trx, subscription, [{ amountCents: paid.amountCents, currency: paid.currency, paidAt }]);
+    const earningsCents = paid.earnings?.earningsCents ?? null;
+    await countSubscriptionRevenue(tx.trx, subscription, [{ amountCents: paid.amountCents, currency: paid.currency, paidAt, earningsCents }]);
   }
   return applied();
 }

@@ -3,6 +3,7 @@
 // them to billing/ the same way whichever processor said them (docs/decisions.md,
 // Payments: processors).
 import type { DisputeReport } from "../billing/dispute.service.js";
+import type { Earnings } from "../billing/licence.store.js";
 import type { SubscriptionReport } from "../billing/subscription.service.js";
 import type { ProductKind } from "../db/schema.js";
 import type { Problem, WardenMetadata } from "./fields.js";
@@ -26,7 +27,12 @@ export interface LinkedPlan {
  * started, cancel scheduled, resumed, seats changed, past due and ended from the state it
  * holds, which keeps repeats and reordered reports harmless. `payment` is the processor's
  * id of a payment (Stripe's payment intent, Paddle's transaction): what a refund or a
- * dispute names.
+ * dispute names. `earnings` is what the vendor earns of a payment after the processor's
+ * fee and tax where the processor reports it (Paddle's transaction totals), null where it
+ * does not (Stripe's Checkout Session and invoice carry no fee); `earningsTakenCents` is
+ * what a refund or chargeback takes back of those earnings (negative: given back, a
+ * chargeback reversed), given once (the first time Warden applies the processor's
+ * adjustment), else null.
  */
 export type PaymentFact =
   /** A one-time purchase paid. `checkoutId` makes it one licence however often it is told. */
@@ -37,6 +43,7 @@ export type PaymentFact =
       metadata: WardenMetadata | Problem;
       amountCents: number | null;
       currency: string | null;
+      earnings: Earnings | null;
       payment: string | null;
       purchasedAt: number;
     }
@@ -52,6 +59,7 @@ export type PaymentFact =
       payments: string[];
       amountCents: number | null;
       currency: string | null;
+      earnings: Earnings | null;
       paidAt: number;
     }
   /** A payment that paid an invoice, told apart from the invoice (Stripe's invoice_payment.paid). */
@@ -65,9 +73,10 @@ export type PaymentFact =
       inFull: boolean;
       currency: string;
       refundedAt: number;
+      earningsTakenCents: number | null;
     }
-  | { fact: "dispute_opened"; dispute: DisputeReport & { at: number } }
+  | { fact: "dispute_opened"; dispute: DisputeReport & { at: number }; earningsTakenCents: number | null }
   /** `dispute.status`: won, lost or warning_closed close it; anything else is not a close Warden knows. */
-  | { fact: "dispute_closed"; dispute: DisputeReport & { at: number } }
+  | { fact: "dispute_closed"; dispute: DisputeReport & { at: number }; earningsTakenCents: number | null }
   /** Nothing Warden acts on, and why. */
   | { fact: "nothing"; reason: string };

@@ -3,6 +3,7 @@
 // which payments are its invoices' (so a refund or a dispute can name its tool). The
 // columns keep Stripe's names (payment_intent, invoice_id, checkout_session): Paddle's
 // transaction id fills the first two, as it is both its payment and its invoice.
+import type { Earnings } from "../billing/licence.store.js";
 import type { Executor } from "../db/database.js";
 import type { Env } from "../db/schema.js";
 
@@ -69,6 +70,8 @@ export interface SubscriptionInvoice {
   subscriptionId: string;
   amountCents: number | null;
   currency: string | null;
+  /** Where the processor reports it (Paddle); null otherwise. */
+  earnings: Earnings | null;
   /** When Stripe was paid. */
   paidAt: number;
 }
@@ -103,6 +106,9 @@ export async function insertSubscriptionInvoice(
       subscription_id: invoice.subscriptionId,
       amount_cents: invoice.amountCents,
       currency: invoice.currency,
+      earnings_cents: invoice.earnings?.earningsCents ?? null,
+      fee_cents: invoice.earnings?.feeCents ?? null,
+      tax_cents: invoice.earnings?.taxCents ?? null,
       paid_at: invoice.paidAt,
       created_at: now,
     })
@@ -111,23 +117,44 @@ export async function insertSubscriptionInvoice(
   return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
 }
 
-/** What a subscription's invoices paid, each when Stripe was paid (its invoices may arrive before the subscription's events; index of migration 040). */
+/** What a subscription's invoices paid (and earned, where the processor says), each when Stripe was paid (its invoices may arrive before the subscription's events; index of migration 040). */
 export async function listSubscriptionInvoices(
   ex: Executor,
   scope: Scope,
   subscriptionId: string,
-): Promise<{ amountCents: number; currency: string; paidAt: number }[]> {
+): Promise<{ amountCents: number; currency: string; paidAt: number; earningsCents: number | null }[]> {
   const rows = await ex
     .selectFrom("subscription_invoices")
-    .select(["amount_cents", "currency", "paid_at"])
+    .select(["amount_cents", "currency", "paid_at", "earnings_cents"])
     .where("workspace_id", "=", scope.workspaceId)
     .where("env", "=", scope.env)
     .where("subscription_id", "=", subscriptionId)
     .where("amount_cents", "is not", null)
     .execute();
   return rows.flatMap((r) =>
-    r.amount_cents === null || r.currency === null ? [] : [{ amountCents: Number(r.amount_cents), currency: r.currency, paidAt: Number(r.paid_at) }],
+    r.amount_cents === null || r.currency === null
+      ? []
+      : [
+          {
+            amountCents: Number(r.amount_cents),
+            currency: r.currency,
+            paidAt: Number(r.paid_at),
+            earningsCents: r.earnings_cents === null ? null : Number(r.earnings_cents),
+          },
+        ],
   );
+}
+
+/** Whether an invoice Warden holds has what the vendor earned of it (the processor reported it: Paddle's, from migration 053). */
+export async function invoiceHasEarnings(ex: Executor, scope: Scope, invoiceId: string): Promise<boolean> {
+  const r = await ex
+    .selectFrom("subscription_invoices")
+    .select("earnings_cents")
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("invoice_id", "=", invoiceId)
+    .executeTakeFirst();
+  return r !== undefined && r.earnings_cents !== null;
 }
 
 /** The subscription of an invoice Warden has seen paid (`invoice.paid`); null before. */

@@ -163,8 +163,8 @@ for (const dialect of DIALECTS) {
         values ('ws_m', 'live', 'pi_first', 'sub_m', ${at}, 500, 'eur'), ('ws_m', 'live', 'pi_second', 'sub_m', ${at}, null, null)`.execute(db);
       await migrateToLatest(db, dialect);
       const scope = { workspaceId: "ws_m", env: "live" as const };
-      assert.deepEqual(await listSubscriptionInvoices(db, scope, "sub_m"), [{ amountCents: 500, currency: "eur", paidAt: at }]);
-      const reading = { subscriptionId: "sub_m", amountCents: 500, currency: "eur", paidAt: at };
+      assert.deepEqual(await listSubscriptionInvoices(db, scope, "sub_m"), [{ amountCents: 500, currency: "eur", paidAt: at, earningsCents: null }]);
+      const reading = { subscriptionId: "sub_m", amountCents: 500, currency: "eur", earnings: null, paidAt: at };
       assert.equal(await insertSubscriptionInvoice(db, scope, { ...reading, invoiceId: "in_old", paymentIntents: ["pi_first"] }, at), false);
       assert.equal(await insertSubscriptionInvoice(db, scope, { ...reading, invoiceId: "in_new", paymentIntents: ["pi_third"] }, at), true);
       assert.equal(await insertSubscriptionInvoice(db, scope, { ...reading, invoiceId: "in_new", paymentIntents: [] }, at), false);

@@ -352,6 +352,8 @@ export function stripeFactOf(event: StripeEvent): PaymentFact {
         metadata,
         amountCents: session.amountTotal,
         currency: session.currency,
+        // Stripe's fee is on the balance transaction, not the session: what the vendor earns is not reported here.
+        earnings: null,
         payment: session.paymentIntent,
         purchasedAt: session.purchasedAt,
       };
@@ -376,13 +378,14 @@ export function stripeFactOf(event: StripeEvent): PaymentFact {
         inFull: charge.refundedInFull,
         currency: charge.currency,
         refundedAt: charge.refundedAt,
+        earningsTakenCents: null,
       };
     }
     case "charge.dispute.created":
     case "charge.dispute.closed": {
       const dispute = readDispute(event);
       if (isProblem(dispute)) return nothing(dispute.problem);
-      return { fact: event.type === "charge.dispute.created" ? "dispute_opened" : "dispute_closed", dispute };
+      return { fact: event.type === "charge.dispute.created" ? "dispute_opened" : "dispute_closed", dispute, earningsTakenCents: null };
     }
     case "invoice.paid":
     case "invoice.payment_succeeded": {
@@ -395,6 +398,7 @@ export function stripeFactOf(event: StripeEvent): PaymentFact {
         payments: invoice.paymentIntents,
         amountCents: invoice.amountPaid,
         currency: invoice.currency,
+        earnings: null,
         paidAt: invoice.paidAt,
       };
     }

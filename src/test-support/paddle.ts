@@ -90,6 +90,29 @@ export const paddleSignature = (payload: string, secret: string, at: number) => 
 
 type CustomData = Record<string, string>;
 
+/**
+ * Paddle's totals of an amount the buyer pays, tax included as in a tax-inclusive price
+ * (20% unless told): the tax in it, Paddle's fee (5% + 50 unless told), and what the
+ * vendor earns, earnings = total − tax − fee, as Paddle's `details.totals` and an
+ * adjustment's `totals` give them, in the buyer's currency.
+ */
+export function paddleTotals(total: number, currency: string, o: { taxRate?: number; fee?: number } = {}) {
+  const tax = Math.round(total - total / (1 + (o.taxRate ?? 0.2)));
+  // Never more than what is left after tax: Paddle's minimum prices keep a sale's earnings above zero.
+  const fee = Math.min(o.fee ?? Math.round(total * 0.05) + 50, total - tax);
+  const earnings = total - tax - fee;
+  return {
+    subtotal: String(total - tax),
+    tax: String(tax),
+    discount: "0",
+    total: String(total),
+    grand_total: String(total),
+    fee: String(fee),
+    earnings: String(earnings),
+    currency_code: currency,
+  };
+}
+
 /** A completed transaction: one-time (no subscription) or a subscription's payment. */
 export function transactionObject(o: {
   id?: string;
@@ -100,9 +123,11 @@ export function transactionObject(o: {
   billedAt: number;
   priceId?: string;
   origin?: string;
+  /** The tax in `total` (20% when left out). */
+  taxRate?: number;
 }) {
   const total = String(o.total);
-  const fee = String(Math.round(o.total * 0.05 + 50));
+  const totals = paddleTotals(o.total, o.currency ?? "USD", o.taxRate === undefined ? {} : { taxRate: o.taxRate });
   const price = priceOf(o.customData);
   return {
     id: o.id ?? paddleId("txn"),
@@ -128,17 +153,9 @@ export function transactionObject(o: {
     ],
     details: {
       tax_rates_used: [],
-      totals: {
-        subtotal: total,
-        tax: "0",
-        discount: "0",
-        total,
-        grand_total: total,
-        fee,
-        earnings: String(o.total - Number(fee)),
-        currency_code: o.currency ?? "USD",
-      },
-      payout_totals: { subtotal: total, tax: "0", discount: "0", total, fee, earnings: String(o.total - Number(fee)), currency_code: "USD" },
+      totals,
+      // The payout currency's figures (Warden reads the buyer's, above): here as if paid out in EUR at 0.9.
+      payout_totals: Object.fromEntries(Object.entries(totals).map(([k, v]) => [k, k === "currency_code" ? "EUR" : String(Math.round(Number(v) * 0.9))])),
       line_items: [],
     },
     payments: [{ amount: total, status: "captured", created_at: iso(o.billedAt), captured_at: iso(o.billedAt), method_details: { type: "card" } }],
@@ -219,7 +236,13 @@ export function adjustmentObject(o: {
   total: number;
   currency?: string;
   at: number;
+  /** What the adjustment takes back of the vendor's earnings, when a test names it: else the refunded amount less its tax (20%) and Paddle's fee on it (5%). */
+  earnings?: number;
 }) {
+  const totals = paddleTotals(o.total, o.currency ?? "USD", { fee: Math.round(o.total * 0.05) });
+  const { grand_total: _, discount: __, ...adjusted } = totals;
+  const earnings = o.earnings ?? Number(totals.earnings);
+  const fee = o.total - Number(totals.tax) - earnings;
   return {
     id: o.id ?? paddleId("adj"),
     action: o.action,
@@ -232,7 +255,7 @@ export function adjustmentObject(o: {
     currency_code: o.currency ?? "USD",
     status: o.status ?? "approved",
     items: [{ item_id: paddleId("txnitm"), type: o.type ?? "partial", amount: String(o.total) }],
-    totals: { subtotal: String(o.total), tax: "0", total: String(o.total), fee: "0", earnings: "0", currency_code: o.currency ?? "USD" },
+    totals: { ...adjusted, fee: String(fee), earnings: String(earnings) },
     payout_totals: null,
     created_at: iso(o.at),
     updated_at: iso(o.at),

@@ -78,6 +78,16 @@ export function revenueTables(insights: RevenueInsights): CsvTable[] {
           money(p.gross - p.refunds),
         ]),
       },
+      // Only where the processor reported it (Paddle): Stripe's sales carry no fee, and a column of zeros would read as nothing earned.
+      ...(c.earnings === null
+        ? []
+        : [
+            {
+              name: `earnings-${code}`,
+              header: ["date", `earnings_${code}`, "previous_date", `previous_earnings_${code}`],
+              rows: seriesRows([c.earnings], money),
+            },
+          ]),
     ];
   });
 }

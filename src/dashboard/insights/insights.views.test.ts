@@ -64,6 +64,7 @@ const revenue: RevenueInsights = {
         { planId: "suite-lifetime", planName: "Suite for life", bundleId: "suite", pack: false, gross: 9000, refunds: 0 },
         { planId: "pack-1000", planName: "1,000 summaries", bundleId: null, pack: true, gross: 900, refunds: 0 },
       ],
+      earnings: series(DATES, [4000, -4000, 8100]),
     },
     {
       currency: "jpy",
@@ -74,6 +75,7 @@ const revenue: RevenueInsights = {
       subscription: series(DATES, [0, 0, 0]),
       packs: series(DATES, [0, 0, 0]),
       byPlan: [{ planId: "lifetime", planName: "Lifetime", bundleId: null, pack: false, gross: 500, refunds: 0 }],
+      earnings: null,
     },
   ],
 };
@@ -107,8 +109,18 @@ describe("insights CSV", () => {
     const tables = revenueTables(revenue);
     assert.deepEqual(
       tables.map((t) => t.name),
-      ["revenue-eur", "plans-eur", "revenue-jpy", "plans-jpy"],
-      "one table per currency, never summed",
+      ["revenue-eur", "plans-eur", "earnings-eur", "revenue-jpy", "plans-jpy"],
+      "one table per currency, never summed; earnings only where the processor reported them",
+    );
+    assert.equal(
+      csvFile(tables[2] as (typeof tables)[number]),
+      [
+        '"date","earnings_eur","previous_date","previous_earnings_eur"',
+        '"2026-11-24","40.00","2026-10-20","0.00"',
+        '"2026-11-25","-40.00","2026-10-21","0.00"',
+        '"2026-11-26","81.00","2026-10-22","0.00"',
+        "",
+      ].join("\r\n"),
     );
     const eur = csvFile(tables[0] as (typeof tables)[number]);
     assert.equal(
@@ -217,6 +229,14 @@ describe("insights pages' templates", () => {
       /<th scope="row"[^>]*>Suite for life <span class="muted">suite-lifetime<\/span><\/th><td[^>]*>The Suite <code class="id-secondary">suite<\/code><\/td><td class="num"[^>]*>€90\.00<\/td>/,
     );
     assert.match(page, /<p class="stat-label">Credit packs, EUR<\/p><p class="stat-value">€9\.00<\/p>/);
+    // Earnings where the processor reported them (a chart and its CSV); said plainly where Stripe did not, never a guess.
+    assert.match(page, /<p class="stat-label">Earnings after fee and tax, EUR<\/p><p class="stat-value">€81\.00<\/p>/);
+    assert.ok(page.includes("/insights/revenue/earnings-eur.csv?"));
+    assert.match(
+      page,
+      /<p class="stat-label">Earnings after fee and tax, JPY<\/p><p class="stat-value">Not reported<\/p><p class="stat-note">Not reported by Stripe/,
+    );
+    assert.ok(!page.includes("earnings-jpy"), "no chart or CSV of earnings nobody reported");
     assert.match(
       page,
       /<th scope="row" data-label="Plan">1,000 summaries <span class="muted">pack-1000<\/span> <span class="muted">\(credit pack\)<\/span><\/th>/,

@@ -148,7 +148,7 @@ function seriesChart(
 function processorLine(c: Context, processor: ProcessorName | null): Html {
   const says =
     processor === "paddle"
-      ? "Money here comes from Paddle Billing, as Paddle reports it: what the buyer paid, in the buyer's currency."
+      ? "Money here comes from Paddle Billing, as Paddle reports it: what the buyer paid, and what you earn of it after Paddle's fee and tax, in the buyer's currency."
       : processor === "stripe"
         ? "Money here comes from Stripe."
         : "No payment processor is connected to this environment yet.";
@@ -164,6 +164,27 @@ function stat(label: string, value: string, change: string | null, note?: string
   return html`<div class="stat"><p class="stat-label">${label}</p><p class="stat-value">${value}</p>${change ? html`<p class="stat-note">${change}</p>` : ""}${note ? html`<p class="stat-note">${note}</p>` : ""}</div>`;
 }
 
+/**
+ * What the vendor earned after the processor's fee and tax, where the processor reported
+ * it (Paddle); where it did not, said so, never guessed (Stripe reports its fee apart from the sale).
+ */
+function earningsStat(
+  cur: RevenueInsights["currencies"][number],
+  code: string,
+  processor: ProcessorName | null,
+  money: (v: number) => string,
+  against: (s: Series) => string,
+): Html {
+  const label = `Earnings after fee and tax, ${code}`;
+  if (cur.earnings !== null) return stat(label, money(cur.earnings.total), against(cur.earnings), "As the processor reports it, less refunds and chargebacks");
+  return stat(
+    label,
+    "Not reported",
+    null,
+    processor === "stripe" ? "Not reported by Stripe: its fee is not part of a sale's report" : "No sale in this currency reported it",
+  );
+}
+
 function revenueContent(c: Context, data: RevenueInsights, processor: ProcessorName | null): Html {
   if (data.currencies.length === 0) {
     return processor === "paddle"
@@ -177,7 +198,7 @@ function revenueContent(c: Context, data: RevenueInsights, processor: ProcessorN
     const money = (v: number) => formatMoney(v, cur.currency);
     const against = (s: Series) => `${changeOf(s.total, s.previousTotal)} against ${money(s.previousTotal)}`;
     return html`<h2 class="insights-currency">${code}</h2>
-<div class="stats">${stat(`Net, ${code}`, money(cur.net.total), against(cur.net))}${stat(`Gross, ${code}`, money(cur.gross.total), against(cur.gross))}${stat(`Refunds, ${code}`, money(cur.refunds.total), against(cur.refunds))}${stat(`Credit packs, ${code}`, money(cur.packs.total), against(cur.packs), "Gross, part of one-time")}</div>
+<div class="stats">${stat(`Net, ${code}`, money(cur.net.total), against(cur.net))}${stat(`Gross, ${code}`, money(cur.gross.total), against(cur.gross))}${stat(`Refunds, ${code}`, money(cur.refunds.total), against(cur.refunds))}${stat(`Credit packs, ${code}`, money(cur.packs.total), against(cur.packs), "Gross, part of one-time")}${earningsStat(cur, code, processor, money, against)}</div>
 ${seriesChart(`revenue-${id}`, `Revenue in ${code}`, "Net", cur.net, c, {
   unit,
   kind: "total",
@@ -204,6 +225,16 @@ ${chartPanel({
   empty: "No sale in this currency in the range.",
   csvHref: c.csv(`revenue-${id}`),
 })}
+${
+  cur.earnings === null
+    ? ""
+    : seriesChart(`earnings-${id}`, `Earnings after the processor's fee and tax, ${code}`, "Earnings", cur.earnings, c, {
+        unit,
+        kind: "total",
+        empty: "No sale or refund in this currency reported earnings in the range or the one before.",
+        table: `earnings-${id}`,
+      })
+}
 <section class="panel" aria-labelledby="plans-${id}"><div class="panel-head"><h2 id="plans-${id}">By plan and bundle, ${code}</h2><a class="button small" href="${c.csv(`plans-${id}`)}" download>Download CSV<span class="sr-only"> of revenue by plan, ${code}</span></a></div>
 ${
   cur.byPlan.length === 0

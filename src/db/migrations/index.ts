@@ -49,6 +49,7 @@ import * as wrongKeyBlocks from "./048-wrong-key-blocks.js";
 import * as buyerLanguage from "./049-buyer-language.js";
 import * as paddlePlanLinks from "./050-paddle-plan-links.js";
 import * as moneyAtAGlance from "./052-money-at-a-glance.js";
+import * as processorEarnings from "./053-processor-earnings.js";
 import * as personFirstActivityKeys from "./055-person-first-activity-keys.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
@@ -103,5 +104,6 @@ export const migrations: Record<string, Migration> = {
   "049-buyer-language": buyerLanguage,
   "050-paddle-plan-links": paddlePlanLinks,
   "052-money-at-a-glance": moneyAtAGlance,
+  "053-processor-earnings": processorEarnings,
   "055-person-first-activity-keys": personFirstActivityKeys,
 };
