@@ -7,6 +7,7 @@ import {
   appPage,
   csrfField,
   emptyState,
+  envBadge,
   type Frame,
   fieldErrorAttributes,
   fieldErrorNotice,
@@ -150,6 +151,40 @@ ${addPlanForm(frame, product, form)}
 </section>`;
 }
 
+interface PaddleLinks {
+  ids: string[];
+  linked?: boolean;
+  error?: string;
+  typed?: string;
+}
+
+/** The plan's Paddle prices in this environment (Paddle's sandbox and live have ids of their own). */
+function paddleLinksPanel(frame: Frame, product: Product, plan: Plan, paddle: PaddleLinks): Html {
+  const path = `${planPath(frame, product, plan.id)}/paddle`;
+  const env = frame.current?.env ?? "test";
+  const linked =
+    paddle.ids.length === 0
+      ? html`<p class="panel-text muted">No Paddle price or product is linked in ${env === "test" ? "the sandbox" : "live"}.</p>`
+      : html`<ul class="event-list">${paddle.ids.map(
+          (id) => html`<li><code>${id}</code>
+<form method="post" action="${path}" class="inline-form">${csrfField(frame.csrf)}<input type="hidden" name="unlink" value="${id}"><button class="button small" type="submit" aria-label="Unlink ${id}">Unlink</button></form></li>`,
+        )}</ul>`;
+  return html`<section class="panel narrow" id="paddle-prices">
+<div class="panel-head"><h2>Paddle prices</h2>${envBadge(env)}</div>
+<p class="panel-text">A Paddle purchase buys this plan only when what was paid for is linked here: link the Paddle price (<code>pri_…</code>) or product (<code>pro_…</code>) of ${env === "test" ? "Paddle's sandbox" : "your live Paddle account"}. A price is matched before a product.</p>
+<p class="panel-text">Paddle's checkout sells the first linked price that Paddle has in this environment, active, in this plan's currency, and billed as the plan is (once, or every month or year).</p>
+${paddle.linked ? notice("success", "Saved.") : ""}
+${linked}
+<form method="post" action="${path}" class="stack">
+${csrfField(frame.csrf)}
+${fieldErrorNotice("paddle_id", paddle.error)}
+<label for="paddle_id">Price or product id</label>
+<input id="paddle_id" name="paddle_id" required spellcheck="false" placeholder="pri_01h04vsc0qhwtsbsxh3422wjs4"${fieldErrorAttributes("paddle_id", paddle.error)} value="${paddle.typed ?? ""}">
+<div class="row"><button class="button" type="submit">Link</button></div>
+</form>
+</section>`;
+}
+
 export function planView(
   frame: Frame,
   product: Product,
@@ -165,6 +200,8 @@ export function planView(
     stripeLinked?: boolean;
     stripeError?: string;
     stripeTyped?: string;
+    /** The plan's Paddle prices and products in this environment, or null where they are not shown. */
+    paddle: PaddleLinks | null;
     /** The panels of what the plan gives in each tool it covers. */
     terms: Html;
   },
@@ -229,6 +266,7 @@ ${rename.notice}
 </section>
 ${input.terms}
 ${stripeLinks}
+${input.paddle ? paddleLinksPanel(frame, product, plan, input.paddle) : ""}
 ${retire}`,
     { trail: [{ label: product.name, href: back }, { label: plan.name }] },
   );
