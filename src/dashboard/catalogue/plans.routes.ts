@@ -186,11 +186,7 @@ export async function planRoutes(
       const refusal = fieldRefusal(error);
       if (refusal === null) throw error;
       const said = refusal.error.replace(/^paddle-(price|product) must be/, "It must be");
-      return sendPage(
-        reply,
-        400,
-        planView(page.frame, product, plan, { stripeIds, paddle: { ids: paddle?.ids ?? [], error: said, typed }, terms: terms() }),
-      );
+      return sendPage(reply, 400, planView(page.frame, product, plan, { stripeIds, paddle: { ids: paddle?.ids ?? [], error: said, typed }, terms: terms() }));
     }
   });
 

@@ -55,10 +55,16 @@ test("a Paddle notification's recorded reason reads as a sentence, naming Paddle
       "custom_data names no plan, and the product has no default plan offered for this billing: the price paid cannot be checked",
       /names no plan and the product has no default plan/,
     ],
-    ['price pri_01 (product pro_01) is linked to no plan in test: not checked against plan "pro" named in custom_data', /linked to no plan in this environment: link it on the plan's page/],
+    [
+      'price pri_01 (product pro_01) is linked to no plan in test: not checked against plan "pro" named in custom_data',
+      /linked to no plan in this environment: link it on the plan's page/,
+    ],
     ['its items map to 2 different plans in live: not checked against plan "pro" named in custom_data', /prices of different plans/],
     ['no items to map in test: not checked against plan "pro" named in custom_data', /lacks what Warden needs/],
-    ['the price paid is linked to plan "basic" of tool "tabmaster", not plan "pro" of tool "tabmaster" named in custom_data', /another plan's than the one the checkout names/],
+    [
+      'the price paid is linked to plan "basic" of tool "tabmaster", not plan "pro" of tool "tabmaster" named in custom_data',
+      /another plan's than the one the checkout names/,
+    ],
     ["adjustment refund is pending_approval, not approved", /^The refund or chargeback is not approved at Paddle yet/],
     ["adjustment chargeback is of no status, not approved", /not approved at Paddle yet/],
     ["adjustment credit changes no access", /changes no access/],

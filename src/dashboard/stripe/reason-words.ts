@@ -19,8 +19,14 @@ const PLAIN: [RegExp, (processor: string) => string][] = [
   // Paddle's own: the price paid is checked against the plan its custom_data names.
   [/^no signed-in buyer/, () => "The checkout names no signed-in buyer (Warden's buy button sets one): Paddle gives the customer by id only"],
   [/^custom_data names \d+ seat\(s\), but/, () => "The seats named are not the quantity paid for: nothing was granted"],
-  [/^custom_data names no plan, and the product has no default plan/, () => "The checkout names no plan and the product has no default plan: the price paid cannot be checked"],
-  [/is linked to no plan in \S+: not checked against plan /, () => "The price paid is linked to no plan in this environment: link it on the plan's page, then reconcile"],
+  [
+    /^custom_data names no plan, and the product has no default plan/,
+    () => "The checkout names no plan and the product has no default plan: the price paid cannot be checked",
+  ],
+  [
+    /is linked to no plan in \S+: not checked against plan /,
+    () => "The price paid is linked to no plan in this environment: link it on the plan's page, then reconcile",
+  ],
   [/map to \d+ different plans in \S+: not checked against plan /, () => "The checkout bought prices of different plans; Warden grants one plan a checkout"],
   [/^the price paid is linked to plan .* named in custom_data$/, () => "The price paid is another plan's than the one the checkout names: nothing was granted"],
   [/^adjustment \S+ is .*, not approved$/, (p) => `The refund or chargeback is not approved at ${p} yet; it is applied when it is`],
@@ -50,7 +56,10 @@ const PLAIN: [RegExp, (processor: string) => string][] = [
   [/^refunded already$/, () => "Refunded already"],
   [/^revoked by a lost dispute already$/, () => "Revoked already, by a lost dispute"],
   [/buyer's address$|names its buyer$/, (p) => `${p} gave no email address for the buyer`],
-  [/is not a whole, non-negative amount|is not a whole quantity|is not a Unix time|is not an RFC 3339 time|is not text$/, (p) => `${p} sent a value Warden cannot read`],
+  [
+    /is not a whole, non-negative amount|is not a whole quantity|is not a Unix time|is not an RFC 3339 time|is not text$/,
+    (p) => `${p} sent a value Warden cannot read`,
+  ],
   [/contains control characters/, (p) => `${p} sent text Warden cannot store`],
   [/no longer reads as an event$/, () => "The held-back event could no longer be read"],
   [/without |^no |names no | of no |^not a JSON object$/, () => "The event lacks what Warden needs to act on it"],

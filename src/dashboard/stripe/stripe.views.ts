@@ -215,7 +215,8 @@ ${status.lastEvent ? lastEventPanel(frame, status) : ""}`;
     input.processor === "paddle"
       ? paddleConnectedPanels(input.paddle, env)
       : input.processor === "stripe"
-        ? stripePart
+        ? // A Paddle form posted anyway (an old tab) is refused in words above Stripe's part, where it is read.
+          html`${input.paddle.form?.error ? notice("error", input.paddle.form.error) : ""}${stripePart}`
         : html`${stripePart}${paddleConnectPanel(input.paddle, env)}`;
   return appPage(
     "Payments",
