@@ -55,8 +55,7 @@ export async function changePlanLinks(
 }
 
 /** Every id an item names (its price, its product), for one read of the links. */
-export const idsOfItems = (items: readonly BoughtItem[]): string[] =>
-  items.flatMap((i) => [i.price, i.product]).filter((id): id is string => id !== null);
+export const idsOfItems = (items: readonly BoughtItem[]): string[] => items.flatMap((i) => [i.price, i.product]).filter((id): id is string => id !== null);
 
 /**
  * The one plan every item maps to (by its price, else its product), or why there is none:
