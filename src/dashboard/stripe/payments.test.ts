@@ -17,14 +17,20 @@ const words = (body: string) =>
 const decoded = (body: string) => body.replace(/&#39;/g, "'").replace(/&quot;/g, '"');
 const stepOf = (body: string, step: string) => new RegExp(`<li class="checklist-step" id="step-${step}">[\\s\\S]*?</li>`).exec(body)?.[0] ?? "";
 
+/** The harness catalogue's workspace, its owner signed in to the dashboard. */
+async function signedIn(dialect: (typeof DIALECTS)[number]) {
+  const env = await dashboardServices(dialect);
+  const app = await dashboardApp(env);
+  const ws = await seedCatalogue(env.services);
+  const browser = new TestBrowser(app);
+  await browser.signIn(env.dataDir, ws.ownerEmail);
+  return { env, app, ws, browser };
+}
+
 for (const dialect of DIALECTS) {
   describe(`dashboard payments: which processor (${dialect})`, () => {
     test("no processor yet: the page says so and shows both ways in, Paddle's with this workspace's URL and commands", async () => {
-      const env = await dashboardServices(dialect);
-      const app = await dashboardApp(env);
-      const ws = await seedCatalogue(env.services);
-      const browser = new TestBrowser(app);
-      await browser.signIn(env.dataDir, ws.ownerEmail);
+      const { env, ws, browser } = await signedIn(dialect);
       const page = await browser.get(`/dashboard/w/${ws.slug}/test/stripe`);
       assert.equal(page.statusCode, 200);
       const text = words(page.body);
@@ -43,11 +49,7 @@ for (const dialect of DIALECTS) {
     });
 
     test("Paddle connected: its status by last four only, its last event, the plans' prices; the setup step and Insights follow it", async () => {
-      const env = await dashboardServices(dialect);
-      const app = await dashboardApp(env);
-      const ws = await seedCatalogue(env.services);
-      const browser = new TestBrowser(app);
-      await browser.signIn(env.dataDir, ws.ownerEmail);
+      const { env, ws, browser } = await signedIn(dialect);
       const path = `/dashboard/w/${ws.slug}/test/stripe`;
       const secret = await connectTestPaddle(env.services, ws, "test", API_KEY);
       await linkTestPaddlePrices(env.services, ws);
@@ -103,11 +105,7 @@ for (const dialect of DIALECTS) {
     });
 
     test("connect Paddle from the page: wrong keys told before a code, the secrets behind a fresh code, by their last four only; disconnect", async () => {
-      const env = await dashboardServices(dialect);
-      const app = await dashboardApp(env);
-      const ws = await seedCatalogue(env.services);
-      const browser = new TestBrowser(app);
-      await browser.signIn(env.dataDir, ws.ownerEmail);
+      const { env, ws, browser } = await signedIn(dialect);
       const path = `/dashboard/w/${ws.slug}/test/stripe`;
       const api = await testApi(env.services);
       const notify = () =>

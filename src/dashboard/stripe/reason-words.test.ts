@@ -3,6 +3,15 @@ import { readdirSync, readFileSync } from "node:fs";
 import { test } from "node:test";
 import { reasonWords } from "./reason-words.js";
 
+/** Each reason reads as its sentence, and the reason is kept as recorded. */
+function assertWords(processor: "stripe" | "paddle", cases: readonly [string, RegExp][]): void {
+  for (const [reason, plain] of cases) {
+    const words = reasonWords(processor, reason);
+    assert.match(words.plain, plain, reason);
+    assert.equal(words.raw, reason);
+  }
+}
+
 const GENERAL = "Warden did not act on this event";
 // What the scan below also finds that is no event's reason: a checkout refusal's code, the note a refund
 // carries to the processor; and templates made of a part the scan cannot fill (whole()'s ending, given by
@@ -39,11 +48,7 @@ test("an event's recorded reason reads as a sentence first, the reason kept as i
     ["not a JSON object", /lacks what Warden needs/],
     ["something new", /^Warden did not act on this event$/],
   ];
-  for (const [reason, plain] of cases) {
-    const words = reasonWords("stripe", reason);
-    assert.match(words.plain, plain, reason);
-    assert.equal(words.raw, reason);
-  }
+  assertWords("stripe", cases);
 });
 
 test("a Paddle notification's recorded reason reads as a sentence, naming Paddle where the processor is named", () => {
@@ -87,11 +92,7 @@ test("a Paddle notification's recorded reason reads as a sentence, naming Paddle
     ["refunded already", /^Refunded already$/],
     ["revoked by a lost dispute already", /lost dispute/],
   ];
-  for (const [reason, plain] of cases) {
-    const words = reasonWords("paddle", reason);
-    assert.match(words.plain, plain, reason);
-    assert.equal(words.raw, reason);
-  }
+  assertWords("paddle", cases);
 });
 
 // Every reason the payment code writes, read from its source (the values inside \${…} made up): none

@@ -9,7 +9,7 @@
 // the answer, its row tells how far it got), disconnect (live: after a fresh code). The
 // use cases are those of `warden admin stripe connect|status|reconcile|disconnect`; the
 // secrets never come back in full.
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { checkPaddleSecrets, connectPaddle, disconnectPaddle, paddleStatus, paddleWebhookPath } from "../../paddle/paddle-account.service.js";
 import { PADDLE_EVENT_TYPES } from "../../paddle/paddle-objects.js";
 import { paddleLinksOfEnv } from "../../paddle/paddle-plan-link.service.js";
@@ -88,6 +88,24 @@ export async function stripeRoutes(app: FastifyInstance, options: { services: Se
     });
   };
 
+  /** Either processor's disconnect: in live, only with a fresh code (false: the confirmation page was sent); in test, at once. */
+  const liveDisconnectConfirmed = async (page: WorkspacePage, request: FastifyRequest, reply: FastifyReply, name: "Stripe" | "Paddle", postTo: string) =>
+    page.env !== "live" ||
+    passCodeGate(services, request, reply, page.owner.session, {
+      confirms: { action: `disconnect ${name} from ${page.workspace.name} (live)`, target: [page.workspace.id, page.env] },
+      page: (error) =>
+        confirmCodeView(page.frame, {
+          title: `Disconnect ${name}`,
+          what: html`Disconnecting live ${name} stops every purchase from entitling anyone.`,
+          postTo,
+          fields: {},
+          submit: "Disconnect",
+          cancel: stripePath(page.frame),
+          danger: true,
+          error,
+        }),
+    });
+
   app.get(`${base}/events`, async (request, reply) => {
     const page = await workspacePage(services, request, "stripe");
     const query = request.query as Record<string, string | undefined>;
@@ -154,23 +172,7 @@ export async function stripeRoutes(app: FastifyInstance, options: { services: Se
 
   app.post(`${base}/disconnect`, async (request, reply) => {
     const page = await workspacePage(services, request, "stripe");
-    if (page.env === "live") {
-      const passed = await passCodeGate(services, request, reply, page.owner.session, {
-        confirms: { action: `disconnect Stripe from ${page.workspace.name} (live)`, target: [page.workspace.id, page.env] },
-        page: (error) =>
-          confirmCodeView(page.frame, {
-            title: "Disconnect Stripe",
-            what: html`Disconnecting live Stripe stops every purchase from entitling anyone.`,
-            postTo: `${stripePath(page.frame)}/disconnect`,
-            fields: {},
-            submit: "Disconnect",
-            cancel: stripePath(page.frame),
-            danger: true,
-            error,
-          }),
-      });
-      if (!passed) return reply;
-    }
+    if (!(await liveDisconnectConfirmed(page, request, reply, "Stripe", `${stripePath(page.frame)}/disconnect`))) return reply;
     await disconnectStripe(services, { workspace: page.workspace.slug, env: page.env }, page.owner.session.actor);
     return reply.redirect(`${stripePath(page.frame)}?done=disconnected`, 303);
   });
@@ -218,23 +220,7 @@ export async function stripeRoutes(app: FastifyInstance, options: { services: Se
 
   app.post(`${base}/paddle/disconnect`, async (request, reply) => {
     const page = await workspacePage(services, request, "stripe");
-    if (page.env === "live") {
-      const passed = await passCodeGate(services, request, reply, page.owner.session, {
-        confirms: { action: `disconnect Paddle from ${page.workspace.name} (live)`, target: [page.workspace.id, page.env] },
-        page: (error) =>
-          confirmCodeView(page.frame, {
-            title: "Disconnect Paddle",
-            what: html`Disconnecting live Paddle stops every purchase from entitling anyone.`,
-            postTo: `${stripePath(page.frame)}/paddle/disconnect`,
-            fields: {},
-            submit: "Disconnect",
-            cancel: stripePath(page.frame),
-            danger: true,
-            error,
-          }),
-      });
-      if (!passed) return reply;
-    }
+    if (!(await liveDisconnectConfirmed(page, request, reply, "Paddle", `${stripePath(page.frame)}/paddle/disconnect`))) return reply;
     await disconnectPaddle(services, { workspace: page.workspace.slug, env: page.env }, page.owner.session.actor);
     return reply.redirect(`${stripePath(page.frame)}?done=paddle-disconnected`, 303);
   });
