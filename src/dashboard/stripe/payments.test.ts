@@ -30,7 +30,7 @@ async function signedIn(dialect: (typeof DIALECTS)[number]) {
 for (const dialect of DIALECTS) {
   describe(`dashboard payments: which processor (${dialect})`, () => {
     test("no processor yet: the page says so and shows both ways in, Paddle's with this workspace's URL and commands", async () => {
-      const { env, ws, browser } = await signedIn(dialect);
+      const { ws, browser } = await signedIn(dialect);
       const page = await browser.get(`/dashboard/w/${ws.slug}/test/stripe`);
       assert.equal(page.statusCode, 200);
       const text = words(page.body);
