@@ -62,6 +62,8 @@ export const AUDIT_ACTIONS = [
   "stripe.connected",
   "stripe.disconnected",
   "stripe.reconciled",
+  "paddle.connected",
+  "paddle.disconnected",
   "owner.invited",
   "owner.invitation_withdrawn",
   "owner.joined",

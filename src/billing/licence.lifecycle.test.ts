@@ -233,7 +233,7 @@ for (const dialect of DIALECTS) {
         status: "revoked",
         refunded_at: "2026-11-21T12:00:00.000Z",
         refunded_now: true,
-        at_stripe: false,
+        at_processor: null,
       });
       const afterVendor = ofType(await t.events(), "payment.refunded");
       assert.equal(afterVendor.length, 1);

@@ -11,6 +11,7 @@ import type { Env } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { newId } from "../ids.js";
 import { bump, productScope } from "../insights/rollup.store.js";
+import type { ProcessorName } from "../payments/payment-processor.js";
 import { processorOf } from "../payments/processors.js";
 import type { Services } from "../services.js";
 import { addPackCreditsIn } from "../usage/credits.service.js";
@@ -139,8 +140,8 @@ export interface RefundResult {
   refunded_at: string;
   /** False when it had been refunded before (by Stripe or an earlier command). */
   refunded_now: boolean;
-  /** Whether the environment's processor was asked to refund the payment (it has an API key): Stripe, or Paddle (the name is the answer's since before Paddle). */
-  at_stripe: boolean;
+  /** The processor asked to refund the payment (the environment's, when it has an API key), or null when none was. */
+  at_processor: ProcessorName | null;
 }
 
 /**
@@ -160,13 +161,12 @@ export async function refundLicence(services: Services, input: { id: string; act
     throw invalidParameter("id", `Licence ${found.id} has no recorded payment (payment intent, amount and currency) to refund.`);
   }
   // The money first: if the processor refuses, nothing changes here.
-  const atStripe =
-    found.refundedAt === null && found.status !== "revoked"
-      ? await (await processorOf(services, found)).refund(services, found, { payment: paymentIntent, licenceId: found.id })
-      : false;
+  const processor = await processorOf(services, found);
+  const asked =
+    found.refundedAt === null && found.status !== "revoked" ? await processor.refund(services, found, { payment: paymentIntent, licenceId: found.id }) : false;
   return inBillingTransaction(services, found, async (tx) => {
     const licence = (await findLicenceById(tx.trx, found.id)) ?? found;
-    // The vendor's own refund is made now, at Stripe and here.
+    // The vendor's own refund is made now, at the processor and here.
     const outcome = await refundLicenceIn(tx, licence, { paymentIntent, amountCents, currency }, tx.now);
     if (outcome === "revoked_by_dispute") throw invalidParameter("id", `Licence ${licence.id} was revoked by a lost dispute; there is nothing to refund.`);
     if (outcome === "refunded" && input.actor !== undefined) {
@@ -180,7 +180,7 @@ export async function refundLicence(services: Services, input: { id: string; act
       status: "revoked",
       refunded_at: toIso(refundedAt),
       refunded_now: outcome === "refunded",
-      at_stripe: atStripe,
+      at_processor: asked ? processor.name : null,
     };
   });
 }

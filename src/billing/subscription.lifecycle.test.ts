@@ -398,7 +398,7 @@ for (const dialect of DIALECTS) {
         cancel_at_period_end: true,
         ends_at: "2026-12-21T12:00:00.000Z",
         ended: false,
-        at_stripe: false,
+        at_processor: null,
       });
       // Stripe confirms the same day: the same fact, no second event.
       await t.send("customer.subscription.updated", sub.object({ cancelAtPeriodEnd: true }), { previousAttributes: { cancel_at_period_end: false } });

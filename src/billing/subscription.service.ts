@@ -16,6 +16,7 @@ import type { Env } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
 import { countSubscriptionRefunds, countSubscriptionRevenue, recordSubscriptionMrr } from "../insights/rollup.store.js";
 import { listSubscriptionInvoices, listSubscriptionRefunds } from "../payments/payment-link.store.js";
+import type { ProcessorName } from "../payments/payment-processor.js";
 import { processorOf } from "../payments/processors.js";
 import type { Services } from "../services.js";
 import { requireEnv, requireWorkspace } from "../workspaces/workspace-lookup.service.js";
@@ -207,8 +208,8 @@ export interface CancelResult {
   /** When access ends (or ended). */
   ends_at: string;
   ended: boolean;
-  /** Whether the environment's processor cancelled it too (an API key is connected and it holds it): Stripe, or Paddle (the name is the answer's since before Paddle). */
-  at_stripe: boolean;
+  /** The processor that cancelled it too (the environment's, when it has an API key and holds it), or null when none did. */
+  at_processor: ProcessorName | null;
 }
 
 /** A subscription by the processor's id, in the named workspace environment when given. */
@@ -234,8 +235,8 @@ async function audit(tx: BillingTx, actor: Actor | undefined, action: "subscript
 }
 
 /**
- * The vendor's cancellation (the specification's dashboard source), made at Stripe too
- * when the environment has a secret key. Without `now` it is
+ * The vendor's cancellation (the specification's dashboard source), made at the
+ * environment's processor too (Stripe, Paddle) when it has an API key there. Without `now` it is
  * set to end at the period's end (subscription.cancelled, immediately false, once a UTC
  * day); with `now` it ends at once (immediately true) and a team's seats end with it.
  * An owner's cancellation from the dashboard names them as `actor`: audited with the change.
@@ -247,7 +248,8 @@ export async function cancelSubscription(
   const found = await requireSubscription(services, input);
   if (found.endedAt !== null) throw invalidParameter("id", `Subscription ${found.id} ended at ${toIso(found.endedAt)}.`);
   // At the processor first, so that it stops billing; if it refuses, nothing changes here.
-  const atStripe = input.now || !scheduledToCancel(found) ? await (await processorOf(services, found)).cancel(services, found, found.id, input.now) : false;
+  const processor = await processorOf(services, found);
+  const asked = input.now || !scheduledToCancel(found) ? await processor.cancel(services, found, found.id, input.now) : false;
   return inBillingTransaction(services, found, async (tx) => {
     const sub = await reload(tx, found.id);
     if (sub.endedAt !== null) throw invalidParameter("id", `Subscription ${sub.id} ended at ${toIso(sub.endedAt)}.`);
@@ -272,7 +274,7 @@ export async function cancelSubscription(
       cancel_at_period_end: after.cancelAtPeriodEnd,
       ends_at: toIso(after.endedAt ?? after.cancelAt ?? after.currentPeriodEnd),
       ended: after.endedAt !== null,
-      at_stripe: atStripe,
+      at_processor: asked ? processor.name : null,
     };
   });
 }

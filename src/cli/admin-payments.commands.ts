@@ -1,5 +1,5 @@
 // `warden admin stripe|paddle|licence|subscription|dispute|seats …`: Stripe connected,
-// reconciled and disconnected, Paddle connected and reconciled, and the vendor's own actions on what was bought.
+// reconciled and disconnected, Paddle connected, reconciled and disconnected, and the vendor's own actions on what was bought.
 
 import type { ReconcileResult } from "../stripe/stripe-reconcile.service.js";
 import { CliError, type Command, optStr, str } from "./command.js";
@@ -87,6 +87,20 @@ export const paymentCommands: Record<string, Command> = {
         e ? `Last event: ${e.type} ${e.id} at ${minute(e.receivedAt)}, ${e.outcome}${e.reason ? ` (${e.reason})` : ""}.` : "No Paddle event received yet.",
       ].join("\n");
       return { json, text };
+    },
+  },
+  "admin paddle disconnect": {
+    summary: "Disconnect a workspace environment from Paddle: its secrets are forgotten and Paddle's notifications refused.",
+    usage: "warden admin paddle disconnect --workspace S --env test|live",
+    options: { workspace: { type: "string" }, env: { type: "string" } },
+    required: ["workspace", "env"],
+    async run({ values: v, services }) {
+      const { disconnectPaddle } = await import("../paddle/paddle-account.service.js");
+      const result = await disconnectPaddle(await services(), { workspace: str(v, "workspace"), env: str(v, "env") });
+      const text = result.disconnected
+        ? `Disconnected ${str(v, "workspace")} (${str(v, "env")}) from Paddle.`
+        : `${str(v, "workspace")} (${str(v, "env")}) was not connected to Paddle.`;
+      return { json: result, text };
     },
   },
   "admin paddle reconcile": {

@@ -1,10 +1,10 @@
-// `warden admin plan update --paddle-price` and `warden admin paddle connect|reconcile` as a
+// `warden admin plan update --paddle-price` and `warden admin paddle connect|reconcile|disconnect` as a
 // vendor moving to Paddle runs them, live included: link the price per environment,
 // connect, reconcile against a local stand-in of Paddle's API; on both engines.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { runWarden, wardenJson } from "../test-support/cli.js";
-import { DIALECTS, privateDatabaseEnv, unique } from "../test-support/harness.js";
+import { planThroughCli, runWarden, seedThroughCli, wardenJson } from "../test-support/cli.js";
+import { DIALECTS, privateDatabaseEnv } from "../test-support/harness.js";
 import { PADDLE_PRICES, paddleId, startPaddleApi, transactionObject } from "../test-support/paddle.js";
 
 const API_KEY = "pdl_live_apikey_cliPaddle0123456789";
@@ -14,27 +14,8 @@ for (const dialect of DIALECTS) {
     test("link a Paddle price to a plan in live, connect live Paddle, reconcile: each purchase not taken is listed with its reason (no signed-in buyer; a price linked to no plan)", async () => {
       const paddleApi = await startPaddleApi(API_KEY);
       const env = { ...(await privateDatabaseEnv(dialect)), WARDEN_SECRET_KEY: "paddle-cli-test-key-0123456789abcdef", WARDEN_PADDLE_API_URL: paddleApi.url };
-      const owner = `${unique("o")}@example.com`;
-      const slug = unique("ws");
-      await wardenJson(env, "admin", "owner", "create", "--email", owner);
-      await wardenJson(env, "admin", "workspace", "create", "--slug", slug, "--name", "Acme", "--owner", owner, "--plan", "pro");
-      await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "tabmaster", "--name", "Tab Master");
-      await wardenJson(
-        env,
-        "admin",
-        "plan",
-        "create",
-        "--workspace",
-        slug,
-        "--tool",
-        "tabmaster",
-        "--id",
-        "lifetime",
-        "--name",
-        "Lifetime",
-        "--billing",
-        "one_time",
-      );
+      const { slug } = await seedThroughCli(env, "Acme");
+      await planThroughCli(env, { slug, tool: "tabmaster" }, { id: "lifetime", name: "Lifetime", billing: "one_time" });
       const plan = ["admin", "plan", "update", "--workspace", slug, "--tool", "tabmaster", "--id", "lifetime"];
       const price = PADDLE_PRICES.lifetime?.id as string;
       const linked = await wardenJson(env, ...plan, "--env", "live", "--paddle-price", price);
@@ -81,6 +62,12 @@ for (const dialect of DIALECTS) {
         paddleApi.calls.map((c) => `${c.method} ${c.path}`),
         ["GET /subscriptions?per_page=200", "GET /transactions?status=completed&per_page=200", "GET /adjustments?per_page=200"],
       );
+
+      // Disconnected, the environment's Paddle secrets are forgotten; a second time says there was nothing to forget.
+      const scope = ["--workspace", slug, "--env", "live"];
+      assert.deepEqual(await wardenJson(env, "admin", "paddle", "disconnect", ...scope), { disconnected: true });
+      assert.equal((await wardenJson(env, "admin", "paddle", "status", ...scope)).connected, false);
+      assert.match((await runWarden(env, "admin", "paddle", "disconnect", ...scope)).stdout, /was not connected to Paddle/);
     });
   });
 }

@@ -8,8 +8,8 @@ import Stripe from "stripe";
 import { systemClock } from "../clock.js";
 import { parseConfig } from "../config.js";
 import { createServices } from "../services.js";
-import { runWarden, wardenJson } from "../test-support/cli.js";
-import { DIALECTS, privateDatabaseEnv, unique } from "../test-support/harness.js";
+import { runWarden, seedThroughCli, wardenJson } from "../test-support/cli.js";
+import { DIALECTS, privateDatabaseEnv } from "../test-support/harness.js";
 import { startWarden } from "../test-support/serve.js";
 import { chargeObject, paymentSession, stripeEvent, stripeId, subscriptionObject, subscriptionSession } from "../test-support/stripe.js";
 
@@ -18,11 +18,7 @@ const DAY_MS = 86_400_000;
 /** An owner, the Pro workspace Acme and its tool `tabs`, made with `warden admin` on a database of its own. */
 async function acmeWithTabs(dialect: (typeof DIALECTS)[number]) {
   const env = { ...(await privateDatabaseEnv(dialect)), WARDEN_SECRET_KEY: "payments-cli-test-key-0123456789abcdef" };
-  const owner = `${unique("o")}@example.com`;
-  const slug = unique("ws");
-  await wardenJson(env, "admin", "owner", "create", "--email", owner);
-  await wardenJson(env, "admin", "workspace", "create", "--slug", slug, "--name", "Acme", "--owner", owner, "--plan", "pro");
-  await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "tabs", "--name", "Tabs");
+  const { slug } = await seedThroughCli(env, "Acme", { id: "tabs", name: "Tabs" });
   return { env, slug };
 }
 

@@ -3,8 +3,8 @@
 // reconcile, reconcile again; against a local stand-in of Stripe's API, on both engines.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { runWarden, wardenJson } from "../test-support/cli.js";
-import { DIALECTS, privateDatabaseEnv, unique } from "../test-support/harness.js";
+import { planThroughCli, runWarden, seedThroughCli, wardenJson } from "../test-support/cli.js";
+import { DIALECTS, privateDatabaseEnv } from "../test-support/harness.js";
 import { paymentSession, stripeId } from "../test-support/stripe.js";
 import { startStripeApi } from "../test-support/stripe-api.js";
 
@@ -17,14 +17,8 @@ for (const dialect of DIALECTS) {
         WARDEN_SECRET_KEY: "reconcile-cli-test-key-0123456789abcdef",
         WARDEN_STRIPE_API_URL: stripeApi.url,
       };
-      const owner = `${unique("o")}@example.com`;
-      const slug = unique("ws");
-      await wardenJson(env, "admin", "owner", "create", "--email", owner);
-      await wardenJson(env, "admin", "workspace", "create", "--slug", slug, "--name", "Acme", "--owner", owner, "--plan", "pro");
-      await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "tabs", "--name", "Tabs");
-      for (const id of ["life", "pro"]) {
-        await wardenJson(env, "admin", "plan", "create", "--workspace", slug, "--tool", "tabs", "--id", id, "--name", id, "--billing", "one_time");
-      }
+      const { slug } = await seedThroughCli(env, "Acme", { id: "tabs", name: "Tabs" });
+      for (const id of ["life", "pro"]) await planThroughCli(env, { slug, tool: "tabs" }, { id, name: id, billing: "one_time" });
       const plan = ["admin", "plan", "update", "--workspace", slug, "--tool", "tabs"];
       const linked = await wardenJson(env, ...plan, "--id", "life", "--stripe-price", "price_extLife", "--stripe-product", "prod_ext");
       assert.deepEqual(linked.stripe, ["price_extLife", "prod_ext"]);

@@ -332,8 +332,8 @@ export const clientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
           operationId: cancel ? "clientCancelSubscription" : "clientResumeSubscription",
           summary: cancel ? "Cancel my subscription at its period's end" : "Take back my subscription's cancellation",
           description: cancel
-            ? `Sets the person's subscription to end at its period's end, at Stripe first (subscription.cancelled, immediately false, is sent); access runs until then. Answers the subscription as GET /purchases lists it; asking again changes nothing. 400 when it ended, or when the workspace's Stripe secret key is not connected or Stripe does not bill it: then the vendor handles it. Only its buyer may; any other id is 404. ${SIGNED_IN_AUTH}`
-            : `Undoes a cancellation at the period's end, at Stripe first: the subscription renews again (no event is sent, as for Stripe's own report of it). Answers the subscription as GET /purchases lists it; asking again changes nothing. 400 when it ended, when the vendor set its end date, or when Stripe does not bill it. Only its buyer may; any other id is 404. ${SIGNED_IN_AUTH}`,
+            ? `Sets the person's subscription to end at its period's end, at the payment processor (Stripe or Paddle) of the workspace environment first (subscription.cancelled, immediately false, is sent); access runs until then. Answers the subscription as GET /purchases lists it; asking again changes nothing. 400 when it ended, or when the processor cannot be asked (no Stripe secret key, or no Paddle API key, connected) or does not bill it: then the vendor handles it. Only its buyer may; any other id is 404. ${SIGNED_IN_AUTH}`
+            : `Undoes a cancellation at the period's end, at the payment processor (Stripe or Paddle) of the workspace environment first (at Paddle, its scheduled cancellation is removed): the subscription renews again (no event is sent, as for the processor's own report of it). Answers the subscription as GET /purchases lists it; asking again changes nothing. 400 when it ended, when the vendor set its end date, or when the processor cannot be asked (no Stripe secret key, or no Paddle API key, connected) or does not bill it. Only its buyer may; any other id is 404. ${SIGNED_IN_AUTH}`,
           tags: ["Client"],
           security: [],
           params: SubscriptionParams,
@@ -351,7 +351,7 @@ export const clientRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
         operationId: "clientCreateCheckout",
         summary: "Create a checkout for the buy button",
         description:
-          "Answers a Stripe Checkout page for one of the tool's plans (seats for a team purchase), made with the workspace's Stripe key. Signed out, the purchase attaches to whoever later verifies the address; with a device token (Authorization: Bearer wdt_…) it is the signed-in person's.",
+          "Answers a checkout page at the payment processor (Stripe or Paddle) of the workspace environment (livemode) for one of the tool's plans (seats for a team purchase): a Stripe Checkout made with the environment's Stripe secret key, or Paddle's hosted checkout of the plan's linked Paddle price (active, in the plan's currency, billed as the plan is) made with its Paddle API key, checkout_session then being Paddle's transaction id. 400 payments_off when the processor has no such key. Signed out, the purchase attaches to whoever later verifies the address; with a device token (Authorization: Bearer wdt_…) it is the signed-in person's.",
         tags: ["Client"],
         security: [],
         params: ToolParams,

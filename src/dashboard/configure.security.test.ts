@@ -1,14 +1,17 @@
-// Every form of the Configure section (catalogue, names in other languages, Stripe, owners, branding) against the attacks the
+// Every form of the Configure section (catalogue, names in other languages, Stripe, Paddle, owners, branding) against the attacks the
 // dashboard guards against: a post without the session's form token or from another
 // site, an owner of another workspace, and names that are markup. Nothing may change.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { brandOf } from "../customer-pages/branding.service.js";
+import { paddleStatus } from "../paddle/paddle-account.service.js";
+import { paddleLinksOfEnv } from "../paddle/paddle-plan-link.service.js";
 import type { Services } from "../services.js";
 import { stripeStatus } from "../stripe/stripe-account.service.js";
 import { dashboardApp, dashboardServices, TestBrowser } from "../test-support/dashboard.js";
 import { DIALECTS, seedCatalogue, testApi } from "../test-support/harness.js";
+import { connectTestPaddle } from "../test-support/paddle.js";
 import { connectTestStripe, deliver, paymentSession, stripeEvent } from "../test-support/stripe.js";
 import { readSubjectNames } from "../workspaces/translated-names.service.js";
 import { createBundle, createPlan, createTool, listBundles, listPlans, listTools } from "../workspaces/workspace.service.js";
@@ -22,7 +25,7 @@ const CSP =
 async function snapshot(services: Services, slug: string): Promise<string> {
   const named = (kind: "product" | "plan", productKind: "tool" | "bundle", productId: string, itemId = "") =>
     readSubjectNames(services.db, { workspace: slug, subject: { kind, productKind, productId, itemId } }).then((n) => n.names);
-  const [tools, plans, bundles, test, live, owners, brand, names] = await Promise.all([
+  const [tools, plans, bundles, test, live, owners, brand, names, paddle] = await Promise.all([
     listTools(services.db, { workspace: slug }),
     listPlans(services.db, { workspace: slug }),
     listBundles(services.db, { workspace: slug }),
@@ -31,13 +34,20 @@ async function snapshot(services: Services, slug: string): Promise<string> {
     listWorkspaceOwners(services, { workspace: slug }),
     requireWorkspace(services.db, slug).then((workspace) => brandOf(services, workspace)),
     Promise.all([named("product", "tool", "tabmaster"), named("plan", "tool", "tabmaster", "lifetime"), named("product", "bundle", "suite")]),
+    Promise.all(
+      (["test", "live"] as const).flatMap((env) => [
+        paddleStatus(services, { workspace: slug, env }).then((s) => s.connection),
+        paddleLinksOfEnv(services, { workspace: slug, env }),
+      ]),
+    ),
   ]);
-  return JSON.stringify({ tools, plans, bundles, test: test.connection, live: live.connection, owners, brand, names });
+  return JSON.stringify({ tools, plans, bundles, test: test.connection, live: live.connection, owners, brand, names, paddle });
 }
 
 /** Each state-changing form of the Configure section, with fields that would succeed. */
 function forms(slug: string, ownerEmail: string): [string, Record<string, string>][] {
   const base = `/dashboard/w/${slug}/test`;
+  const live = `/dashboard/w/${slug}/live`;
   return [
     [`${base}/tools`, { id: "planted", name: "Planted" }],
     [`${base}/tools/tabmaster`, { name: "Renamed", trial_days: "30" }],
@@ -51,6 +61,10 @@ function forms(slug: string, ownerEmail: string): [string, Record<string, string
     [`${base}/bundles/suite/plans/suite-lifetime/retire`, {}],
     [`${base}/stripe`, { webhook_secret: "whsec_plantedSecret0123" }],
     [`${base}/stripe/disconnect`, {}],
+    // Paddle's, in live (Stripe holds test here): its secrets, its disconnect, a plan's price.
+    [`${live}/stripe/paddle`, { webhook_secret: "pdl_ntfset_plantedSecret0123" }],
+    [`${live}/stripe/paddle/disconnect`, {}],
+    [`${live}/tools/tabmaster/plans/lifetime/paddle`, { paddle_id: "pri_01plantedplantedplantedpla" }],
     [`${base}/owners/invite`, { email: "attacker@example.com" }],
     [`${base}/owners/withdraw`, { email: "invited@example.com" }],
     [`${base}/owners/remove`, { email: ownerEmail }],
@@ -76,6 +90,9 @@ function pages(slug: string, ownerEmail: string): string[] {
     `${base}/bundles/suite/plans/suite-lifetime`,
     `${base}/stripe`,
     `${base}/stripe/disconnect`,
+    `${base}/stripe/paddle/disconnect`,
+    `/dashboard/w/${slug}/live/stripe`,
+    `/dashboard/w/${slug}/live/tools/tabmaster/plans/lifetime`,
     `${base}/owners`,
     `${base}/owners/remove?email=${encodeURIComponent(ownerEmail)}`,
     `${base}/branding`,
@@ -100,6 +117,7 @@ async function catalogueWithCoOwner(dialect: (typeof DIALECTS)[number]) {
   const app = await dashboardApp(env);
   const ws = await seedCatalogue(env.services);
   await connectTestStripe(env.services, ws);
+  await connectTestPaddle(env.services, ws, "live");
   return { env, app, ws };
 }
 

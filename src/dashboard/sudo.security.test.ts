@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { FastifyInstance } from "fastify";
+import { paddleStatus } from "../paddle/paddle-account.service.js";
 import { stripeStatus } from "../stripe/stripe-account.service.js";
 import { dashboardApp, dashboardServices, readCode, readMail, TestBrowser } from "../test-support/dashboard.js";
 import { DIALECTS, seedWorkspace, unique, type Workspace } from "../test-support/harness.js";
@@ -47,6 +48,9 @@ for (const dialect of DIALECTS) {
       // The Stripe signing secret, in both environments: a forged test licence is still forged.
       for (const base of [live, testEnv]) await wrongCode(`${base}/stripe`, { webhook_secret: ATTACKER_SECRET });
       for (const e of ["live", "test"] as const) assert.equal((await stripeStatus(env.services, { workspace: ws.slug, env: e })).connection, null);
+      // Paddle's destination secret key, likewise, in both environments.
+      for (const base of [live, testEnv]) await wrongCode(`${base}/stripe/paddle`, { webhook_secret: "pdl_ntfset_attackersOwnSecret0123" });
+      for (const e of ["live", "test"] as const) assert.equal((await paddleStatus(env.services, { workspace: ws.slug, env: e })).connection, null);
 
       // A co-owner invitation: nothing recorded, nothing mailed to the thief.
       const thiefAddress = `${unique("thief")}@evil.example`;
@@ -124,6 +128,15 @@ for (const dialect of DIALECTS) {
       const forged = await owner.post(`${testEnv}/stripe`, { webhook_secret: ATTACKER_SECRET, confirm: "1", code: stripeCode });
       assert.equal(forged.statusCode, 400);
       assert.equal((await stripeStatus(env.services, { workspace: ws.slug, env: "test" })).connection, null);
+      // Paddle: nor one for the owner's destination secret key the thief's, nor an API key added beside it.
+      const ownersPaddle = { webhook_secret: "pdl_ntfset_theOwnersRealSecret0123" };
+      await owner.post(`${testEnv}/stripe/paddle`, ownersPaddle);
+      const paddleCode = await readCode(env.dataDir, mailTo);
+      for (const fields of [{ webhook_secret: "pdl_ntfset_attackersOwnSecret0123" }, { ...ownersPaddle, api_key: "pdl_sdbx_apikey_attackersOwnKey0123" }]) {
+        const swappedPaddle = await owner.post(`${testEnv}/stripe/paddle`, { ...fields, confirm: "1", code: paddleCode });
+        assert.equal(swappedPaddle.statusCode, 400);
+      }
+      assert.equal((await paddleStatus(env.services, { workspace: ws.slug, env: "test" })).connection, null);
 
       // A code to reveal an endpoint's secret does not rotate it (the issue's "reveal" code made a live key).
       const added = await owner.post(`${testEnv}/webhooks`, { url: "https://vendor.example/a" });

@@ -1,7 +1,7 @@
 // Mails every owner of a workspace when something that could hand it to someone else is
 // done in it (GitHub and Stripe mail their account holders the same way): a live key
 // created, a webhook secret revealed or rotated, an endpoint added, Stripe's secrets
-// changed, an owner invited, joined or removed. Written by the audit record, in the
+// changed (or Paddle's), an owner invited, joined or removed. Written by the audit record, in the
 // transaction of the change: a change is never made without its mail.
 import type { Actor, ActorOrigin } from "../audit/audit.store.js";
 import type { Executor } from "../db/database.js";
@@ -42,6 +42,10 @@ function describe(what: Notified, workspace: string): { subject: string; sentenc
       return say("Stripe's secrets were changed", `Stripe's secrets for ${workspace}${env} were changed.`);
     case "stripe.disconnected":
       return say("Stripe was disconnected", `Stripe was disconnected from ${workspace}${env}: its secrets were removed.`);
+    case "paddle.connected":
+      return say("Paddle's secrets were changed", `Paddle's secrets for ${workspace}${env} were changed.`);
+    case "paddle.disconnected":
+      return say("Paddle was disconnected", `Paddle was disconnected from ${workspace}${env}: its secrets were removed.`);
     case "owner.invited":
       return say("an owner was invited", `${what.subject} was invited to co-own ${workspace}.`);
     case "owner.joined":
@@ -61,6 +65,8 @@ const NOTIFIED = new Set([
   "endpoint.secret_rotated",
   "stripe.connected",
   "stripe.disconnected",
+  "paddle.connected",
+  "paddle.disconnected",
   "owner.invited",
   "owner.joined",
   "owner.removed",

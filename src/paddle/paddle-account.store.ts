@@ -58,3 +58,9 @@ export async function upsertPaddleAccount(ex: Executor, account: PaddleAccount):
     .onConflict((oc) => oc.columns(["workspace_id", "env"]).doUpdateSet(update))
     .execute();
 }
+
+/** True when a connection was there to forget. */
+export async function deletePaddleAccount(ex: Executor, workspaceId: string, env: Env): Promise<boolean> {
+  const result = await ex.deleteFrom("paddle_accounts").where("workspace_id", "=", workspaceId).where("env", "=", env).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}

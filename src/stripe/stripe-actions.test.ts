@@ -31,7 +31,7 @@ for (const dialect of DIALECTS) {
       );
       const [licence] = await t.licences();
       const result = await refundLicence(t.services, { id: licence?.id ?? "" });
-      assert.deepEqual([result.at_stripe, result.refunded_now], [true, true]);
+      assert.deepEqual([result.at_processor, result.refunded_now], ["stripe", true]);
       const [call] = t.stripeApi.calls;
       assert.deepEqual([call?.method, call?.path, call?.form], ["POST", "/v1/refunds", { payment_intent: paymentIntent }]);
       assert.equal(call?.headers["idempotency-key"], `warden-refund-${licence?.id}`);
@@ -39,7 +39,7 @@ for (const dialect of DIALECTS) {
       await t.send("charge.refunded", chargeObject({ paymentIntent, amount: 4900, amountRefunded: 4900 }));
       assert.equal(ofType(await t.events(), "payment.refunded").length, 1);
       // Refunding again asks Stripe nothing.
-      assert.equal((await refundLicence(t.services, { id: licence?.id ?? "" })).at_stripe, false);
+      assert.equal((await refundLicence(t.services, { id: licence?.id ?? "" })).at_processor, null);
       assert.equal(t.stripeApi.calls.length, 1);
     });
 
@@ -52,7 +52,7 @@ for (const dialect of DIALECTS) {
       );
       const [licence] = await t.licences();
       const result = await refundLicence(t.services, { id: licence?.id ?? "" });
-      assert.deepEqual([result.at_stripe, result.refunded_now], [false, true]);
+      assert.deepEqual([result.at_processor, result.refunded_now], [null, true]);
       assert.deepEqual(t.stripeApi.calls, []);
       assert.equal((await t.licences())[0]?.status, "revoked");
     });
@@ -79,13 +79,13 @@ for (const dialect of DIALECTS) {
       );
 
       const scheduled = await cancelSubscription(t.services, { id: subId, now: false });
-      assert.equal(scheduled.at_stripe, true);
+      assert.equal(scheduled.at_processor, "stripe");
       assert.deepEqual(
         [t.stripeApi.calls[0]?.method, t.stripeApi.calls[0]?.path, t.stripeApi.calls[0]?.form],
         ["POST", `/v1/subscriptions/${subId}`, { cancel_at_period_end: "true" }],
       );
       const ended = await cancelSubscription(t.services, { id: subId, now: true });
-      assert.deepEqual([ended.at_stripe, ended.ended], [true, true]);
+      assert.deepEqual([ended.at_processor, ended.ended], ["stripe", true]);
       assert.deepEqual([t.stripeApi.calls[1]?.method, t.stripeApi.calls[1]?.path], ["DELETE", `/v1/subscriptions/${subId}`]);
 
       // Imported from another provider: Stripe answers resource_missing, Warden cancels on its own.
@@ -96,7 +96,7 @@ for (const dialect of DIALECTS) {
       );
       t.stripeApi.unknownSubscriptions.add(imported);
       const alone = await cancelSubscription(t.services, { id: imported, now: true });
-      assert.deepEqual([alone.at_stripe, alone.ended], [false, true]);
+      assert.deepEqual([alone.at_processor, alone.ended], [null, true]);
     });
   });
 }

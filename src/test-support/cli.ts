@@ -17,12 +17,42 @@ export async function wardenJson<T = Record<string, unknown>>(env: Record<string
   return JSON.parse(run.stdout) as T;
 }
 
-/** An owner, a Pro workspace and its `tabmaster` tool, made as an operator does with `warden admin`. */
-export async function seedThroughCli(env: Record<string, string>, name: string): Promise<{ owner: string; slug: string }> {
+/** An owner, a Pro workspace and its tool (`tabmaster` unless named), made as an operator does with `warden admin`. */
+export async function seedThroughCli(
+  env: Record<string, string>,
+  name: string,
+  tool: { id: string; name: string } = { id: "tabmaster", name: "Tab Master" },
+): Promise<{ owner: string; slug: string }> {
   const owner = `${unique("o")}@example.com`;
   const slug = unique("ws");
   await wardenJson(env, "admin", "owner", "create", "--email", owner);
   await wardenJson(env, "admin", "workspace", "create", "--slug", slug, "--name", name, "--owner", owner, "--plan", "pro");
-  await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", "tabmaster", "--name", "Tab Master");
+  await wardenJson(env, "admin", "tool", "create", "--workspace", slug, "--id", tool.id, "--name", tool.name);
   return { owner, slug };
+}
+
+/** `warden admin plan create` of a tool's plan; `more` adds options (`--amount-cents`, `--interval` …). */
+export function planThroughCli(
+  env: Record<string, string>,
+  at: { slug: string; tool: string },
+  plan: { id: string; name: string; billing: string },
+  ...more: string[]
+) {
+  return wardenJson(
+    env,
+    "admin",
+    "plan",
+    "create",
+    "--workspace",
+    at.slug,
+    "--tool",
+    at.tool,
+    "--id",
+    plan.id,
+    "--name",
+    plan.name,
+    "--billing",
+    plan.billing,
+    ...more,
+  );
 }

@@ -43,6 +43,8 @@ const ACTIONS: Record<AuditAction, string> = {
   "stripe.connected": "Connected Stripe",
   "stripe.disconnected": "Disconnected Stripe",
   "stripe.reconciled": "Reconciled with Stripe",
+  "paddle.connected": "Connected Paddle",
+  "paddle.disconnected": "Disconnected Paddle",
   "owner.invited": "Invited a co-owner",
   "owner.invitation_withdrawn": "Withdrew an invitation",
   "owner.joined": "Joined as a co-owner",

@@ -1,9 +1,12 @@
 // The plans of one tool or one bundle, on that product's page: add, rename, retire
-// (after a confirmation page), link Stripe prices and products. The same routes serve
+// (after a confirmation page), link Stripe prices and products, and Paddle's of the
+// environment (shown unless Stripe is this environment's processor and none is linked). The same routes serve
 // both kinds of product; each calls the use case of `warden admin plan …` with the
 // owner as actor.
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { ProductKind } from "../../db/schema.js";
+import { planPaddleLinks, updatePlanPaddleLinks } from "../../paddle/paddle-plan-link.service.js";
+import { connectedProcessor } from "../../payments/processors.js";
 import type { Services } from "../../services.js";
 import { planStripeLinks, updatePlanStripeLinks } from "../../stripe/stripe-plan-link.service.js";
 import { readPlanTerms, readToolTerms, setPlanTerms } from "../../usage/terms.service.js";
@@ -40,10 +43,18 @@ export async function planRoutes(
     const { plan: planId } = request.params as { plan: string };
     const plan = opened.plans.find((p) => p.id === planId);
     if (!plan) throw new PageRefusal(404, "Not found", `No plan "${planId}" for ${opened.product.name}.`);
-    const stripeIds = await planStripeLinks(services, opened.page.workspace.id, { productKind: plan.productKind, productId: plan.productId, planId: plan.id });
+    const ref = { productKind: plan.productKind, productId: plan.productId, planId: plan.id };
+    const scope = { workspaceId: opened.page.workspace.id, env: opened.page.env };
+    const [stripeIds, paddleIds, processor] = await Promise.all([
+      planStripeLinks(services, opened.page.workspace.id, ref),
+      planPaddleLinks(services, scope, ref),
+      connectedProcessor(services, scope),
+    ]);
     const parts = await termsParts(opened.page.workspace.slug, opened.product, plan);
     const terms = (input: TermsInput = {}) => termsPanels(opened.page.frame, opened.product, plan, parts, input);
-    return { ...opened, plan, stripeIds, parts, terms };
+    // Paddle's links are per environment; where Stripe takes this environment's payments they are noise unless some exist.
+    const paddle = processor === "stripe" && paddleIds.length === 0 ? null : { ids: paddleIds };
+    return { ...opened, plan, stripeIds, paddle, parts, terms };
   }
 
   /** The plan's terms for each tool it covers: a tool's plan, that tool; a bundle's, each of its tools. */
@@ -99,7 +110,7 @@ export async function planRoutes(
   });
 
   app.get(`${base}/:plan`, async (request, reply) => {
-    const { page, product, plan, stripeIds, terms } = await openPlan(request);
+    const { page, product, plan, stripeIds, paddle, terms } = await openPlan(request);
     const query = request.query as Record<string, string | undefined>;
     return sendPage(
       reply,
@@ -109,13 +120,14 @@ export async function planRoutes(
         retired: query.retired === "1",
         stripeLinked: query.linked === "1",
         stripeIds,
+        paddle: paddle && { ...paddle, linked: query.paddle === "1" },
         terms: terms({ saved: query.terms === "1" }),
       }),
     );
   });
 
   app.post(`${base}/:plan/terms`, async (request, reply) => {
-    const { page, product, plan, stripeIds, parts, terms } = await openPlan(request);
+    const { page, product, plan, stripeIds, paddle, parts, terms } = await openPlan(request);
     const part = parts.find((p) => p.tool.id === formField(request, "tool"));
     if (!part) throw new PageRefusal(400, "Bad request", "The form names no tool of this plan.");
     // Every field the form shows is sent: an unticked feature is one the plan no longer unlocks, an empty amount gives none.
@@ -139,12 +151,12 @@ export async function planRoutes(
     } catch (error) {
       const refusal = fieldRefusal(error);
       if (refusal === null) throw error;
-      return sendPage(reply, 400, planView(page.frame, product, plan, { stripeIds, terms: terms({ refused: { tool: part.tool.id, ...refusal } }) }));
+      return sendPage(reply, 400, planView(page.frame, product, plan, { stripeIds, paddle, terms: terms({ refused: { tool: part.tool.id, ...refusal } }) }));
     }
   });
 
   app.post(`${base}/:plan/stripe`, async (request, reply) => {
-    const { page, product, plan, stripeIds, terms } = await openPlan(request);
+    const { page, product, plan, stripeIds, paddle, terms } = await openPlan(request);
     const typed = formField(request, "stripe_id").trim();
     const unlink = formField(request, "unlink").trim();
     // One field for either kind of id: the use case checks each against its own shape.
@@ -157,12 +169,29 @@ export async function planRoutes(
       if (refusal === null) throw error;
       const message = refusal.error;
       const said = message.replace(/^stripe-(price|product) must be/, "It must be");
-      return sendPage(reply, 400, planView(page.frame, product, plan, { stripeIds, stripeError: said, stripeTyped: typed, terms: terms() }));
+      return sendPage(reply, 400, planView(page.frame, product, plan, { stripeIds, paddle, stripeError: said, stripeTyped: typed, terms: terms() }));
+    }
+  });
+
+  // The environment's Paddle prices, with the checks of `warden admin plan update --env … --paddle-price`.
+  app.post(`${base}/:plan/paddle`, async (request, reply) => {
+    const { page, product, plan, stripeIds, paddle, terms } = await openPlan(request);
+    const typed = formField(request, "paddle_id").trim();
+    const unlink = formField(request, "unlink").trim();
+    const link = unlink !== "" ? { remove: [unlink] } : typed.startsWith("pro_") ? { products: [typed] } : { prices: [typed] };
+    try {
+      await updatePlanPaddleLinks(services, { ...productRef(product, page.workspace.slug), id: plan.id, env: page.env, ...link }, page.owner.session.actor);
+      return reply.redirect(`${planPath(page.frame, product, plan.id)}?paddle=1#paddle-prices`, 303);
+    } catch (error) {
+      const refusal = fieldRefusal(error);
+      if (refusal === null) throw error;
+      const said = refusal.error.replace(/^paddle-(price|product) must be/, "It must be");
+      return sendPage(reply, 400, planView(page.frame, product, plan, { stripeIds, paddle: { ids: paddle?.ids ?? [], error: said, typed }, terms: terms() }));
     }
   });
 
   app.post(`${base}/:plan`, async (request, reply) => {
-    const { page, product, plan, stripeIds, terms } = await openPlan(request);
+    const { page, product, plan, stripeIds, paddle, terms } = await openPlan(request);
     const name = formField(request, "name");
     try {
       await renamePlan(db, clock, { ...productRef(product, page.workspace.slug), id: plan.id, name }, page.owner.session.actor);
@@ -170,7 +199,7 @@ export async function planRoutes(
     } catch (error) {
       const refusal = fieldRefusal(error);
       if (refusal === null) throw error;
-      return sendPage(reply, 400, planView(page.frame, product, plan, { ...refusal, name, stripeIds, terms: terms() }));
+      return sendPage(reply, 400, planView(page.frame, product, plan, { ...refusal, name, stripeIds, paddle, terms: terms() }));
     }
   });
 

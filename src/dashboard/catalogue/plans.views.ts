@@ -7,6 +7,7 @@ import {
   appPage,
   csrfField,
   emptyState,
+  envBadge,
   type Frame,
   fieldErrorAttributes,
   fieldErrorNotice,
@@ -150,6 +151,48 @@ ${addPlanForm(frame, product, form)}
 </section>`;
 }
 
+interface PaddleLinks {
+  ids: string[];
+  linked?: boolean;
+  error?: string;
+  typed?: string;
+}
+
+/** A plan's linked processor ids, each with its Unlink button posting to `path`. */
+function linkedIds(frame: Frame, path: string, ids: readonly string[], none: string): Html {
+  if (ids.length === 0) return html`<p class="panel-text muted">${none}</p>`;
+  return html`<ul class="event-list">${ids.map(
+    (id) => html`<li><code>${id}</code>
+<form method="post" action="${path}" class="inline-form">${csrfField(frame.csrf)}<input type="hidden" name="unlink" value="${id}"><button class="button small" type="submit" aria-label="Unlink ${id}">Unlink</button></form></li>`,
+  )}</ul>`;
+}
+
+/** The form that links one more id: what was typed kept, with its refusal, after an error. */
+function linkForm(frame: Frame, path: string, input: { field: string; placeholder: string; error: string | undefined; typed: string | undefined }): Html {
+  return html`<form method="post" action="${path}" class="stack">
+${csrfField(frame.csrf)}
+${fieldErrorNotice(input.field, input.error)}
+<label for="${input.field}">Price or product id</label>
+<input id="${input.field}" name="${input.field}" required spellcheck="false" placeholder="${input.placeholder}"${fieldErrorAttributes(input.field, input.error)} value="${input.typed ?? ""}">
+<div class="row"><button class="button" type="submit">Link</button></div>
+</form>`;
+}
+
+/** The plan's Paddle prices in this environment (Paddle's sandbox and live have ids of their own). */
+function paddleLinksPanel(frame: Frame, product: Product, plan: Plan, paddle: PaddleLinks): Html {
+  const path = `${planPath(frame, product, plan.id)}/paddle`;
+  const env = frame.current?.env ?? "test";
+  const linked = linkedIds(frame, path, paddle.ids, `No Paddle price or product is linked in ${env === "test" ? "the sandbox" : "live"}.`);
+  return html`<section class="panel narrow" id="paddle-prices">
+<div class="panel-head"><h2>Paddle prices</h2>${envBadge(env)}</div>
+<p class="panel-text">A Paddle purchase buys this plan only when what was paid for is linked here: link the Paddle price (<code>pri_…</code>) or product (<code>pro_…</code>) of ${env === "test" ? "Paddle's sandbox" : "your live Paddle account"}. A price is matched before a product.</p>
+<p class="panel-text">Paddle's checkout sells the first linked price that Paddle has in this environment, active, in this plan's currency, and billed as the plan is (once, or every month or year).</p>
+${paddle.linked ? notice("success", "Saved.") : ""}
+${linked}
+${linkForm(frame, path, { field: "paddle_id", placeholder: "pri_01h04vsc0qhwtsbsxh3422wjs4", error: paddle.error, typed: paddle.typed })}
+</section>`;
+}
+
 export function planView(
   frame: Frame,
   product: Product,
@@ -165,32 +208,22 @@ export function planView(
     stripeLinked?: boolean;
     stripeError?: string;
     stripeTyped?: string;
+    /** The plan's Paddle prices and products in this environment, or null where they are not shown. */
+    paddle: PaddleLinks | null;
     /** The panels of what the plan gives in each tool it covers. */
     terms: Html;
   },
 ): Html {
   const back = productPath(frame, product);
   const stripePath = `${planPath(frame, product, plan.id)}/stripe`;
-  const linked =
-    input.stripeIds.length === 0
-      ? html`<p class="panel-text muted">No Stripe price or product is linked.</p>`
-      : html`<ul class="event-list">${input.stripeIds.map(
-          (id) => html`<li><code>${id}</code>
-<form method="post" action="${stripePath}" class="inline-form">${csrfField(frame.csrf)}<input type="hidden" name="unlink" value="${id}"><button class="button small" type="submit" aria-label="Unlink ${id}">Unlink</button></form></li>`,
-        )}</ul>`;
+  const linked = linkedIds(frame, stripePath, input.stripeIds, "No Stripe price or product is linked.");
   const stripeLinks = html`<section class="panel narrow" id="stripe-prices">
 <div class="panel-head"><h2>Stripe prices</h2></div>
 <p class="panel-text">Purchases made without Warden's checkout (ExtensionPay, a payment link, before Warden) name no plan. Link the Stripe Price (<code>price_…</code>) or Product (<code>prod_…</code>) they bought, and reconciling with Stripe maps them to this plan. A price is matched before a product.</p>
 <p class="panel-text">Checkout sells the first linked Price that this environment's Stripe account has (active, in this plan's currency, and for a subscription plan recurring every month or year as the plan does), so your tax settings, coupons and reports at Stripe apply and its amount is what the buyer pays. With none, Checkout is given this plan's name and amount.</p>
 ${input.stripeLinked ? notice("success", "Saved. Reconcile with Stripe (on the Stripe page) to apply the purchases it maps.") : ""}
 ${linked}
-<form method="post" action="${stripePath}" class="stack">
-${csrfField(frame.csrf)}
-${fieldErrorNotice("stripe_id", input.stripeError)}
-<label for="stripe_id">Price or product id</label>
-<input id="stripe_id" name="stripe_id" required spellcheck="false" placeholder="price_1Q2w3E4r or prod_Q2w3E4r"${fieldErrorAttributes("stripe_id", input.stripeError)} value="${input.stripeTyped ?? ""}">
-<div class="row"><button class="button" type="submit">Link</button></div>
-</form>
+${linkForm(frame, stripePath, { field: "stripe_id", placeholder: "price_1Q2w3E4r or prod_Q2w3E4r", error: input.stripeError, typed: input.stripeTyped })}
 </section>`;
   const rename = formError(input.error, input.errorParam, { name: "name" });
   const retire =
@@ -229,6 +262,7 @@ ${rename.notice}
 </section>
 ${input.terms}
 ${stripeLinks}
+${input.paddle ? paddleLinksPanel(frame, product, plan, input.paddle) : ""}
 ${retire}`,
     { trail: [{ label: product.name, href: back }, { label: plan.name }] },
   );

@@ -9,6 +9,7 @@ import { importNdjson } from "../../import/import.service.js";
 import type { Services } from "../../services.js";
 import { dashboardApp, dashboardServices, readCode, TestBrowser } from "../../test-support/dashboard.js";
 import { DIALECTS, seedCatalogue, type Workspace } from "../../test-support/harness.js";
+import { connectTestPaddle, startPaddleApi, subscriptionObject } from "../../test-support/paddle.js";
 import { connectTestStripe } from "../../test-support/stripe.js";
 import { startStripeApi } from "../../test-support/stripe-api.js";
 
@@ -227,6 +228,52 @@ for (const dialect of DIALECTS) {
         /set to end at the end of its period\. The customer keeps the tool until then\. <strong>Stripe made the change too/,
       );
       assert.equal(stripeApi.calls.at(-1)?.path, "/v1/subscriptions/sub_ada_1");
+    });
+
+    test("with Paddle's API key the confirmation and the result name Paddle, and Paddle is asked; without it, Paddle's dashboard is named", async () => {
+      const apiKey = "pdl_sdbx_apikey_dashboardRefund0123456789";
+      const paddleApi = await startPaddleApi(apiKey);
+      const { env, ws, browser, page } = await setUp(dialect, { WARDEN_PADDLE_API_URL: paddleApi.url });
+      await connectTestPaddle(env.services, ws, "test", apiKey);
+      const now = env.clock.now();
+      paddleApi.subscriptions.set(
+        "sub_ada_1",
+        subscriptionObject({ id: "sub_ada_1", status: "active", customData: null, startedAt: now - DAY_MS, periodEnd: now + 29 * DAY_MS }),
+      );
+      const lic = /action="[^"]+\/licences\/(lic_\w+)\/refund"/.exec((await browser.get(page)).body)?.[1];
+      assert.ok(lic);
+      const action = `${page}/licences/${lic}/refund`;
+      const asked = await browser.post(action);
+      assert.match(asked.body, /Warden asks Paddle first, with this environment's API key; if Paddle refuses, nothing changes\./);
+      assert.doesNotMatch(asked.body, /Stripe will not be asked|Warden asks Stripe/);
+      const done = await browser.post(action, { confirm: "1", code: await readCode(env.dataDir, ws.ownerEmail) });
+      assert.equal(done.statusCode, 303);
+      assert.match(String(done.headers.location), /at=paddle/);
+      assert.match(
+        (await browser.get(String(done.headers.location))).body,
+        /<strong>Paddle was asked to refund the transaction<\/strong>; Paddle approves a refund before it is made\./,
+      );
+      assert.deepEqual(
+        paddleApi.calls.filter((c) => c.path === "/adjustments").map((c) => c.body?.transaction_id),
+        ["pi_ada_1"],
+      );
+
+      const cancel = `${page}/subscriptions/sub_ada_1/cancel`;
+      assert.match((await browser.get(cancel)).body, /Warden asks Paddle first/);
+      const scheduled = await browser.post(cancel, { when: "period_end" });
+      const result = (await browser.get(String(scheduled.headers.location))).body;
+      assert.match(result, /The customer keeps the tool until then\. <strong>Paddle made the change too\.<\/strong>/);
+      assert.equal(paddleApi.calls.at(-1)?.path, "/subscriptions/sub_ada_1/cancel");
+
+      // Without an API key: Paddle is named as not asked, with what to do in Paddle's dashboard.
+      await connectTestPaddle(env.services, ws, "test");
+      await env.services.db.updateTable("paddle_accounts").set({ api_key_sealed: null }).execute();
+      const ended = await browser.postWithCode(env.dataDir, ws.ownerEmail, cancel, { when: "now" });
+      assert.match(String(ended.headers.location), /at=warden/);
+      assert.match(
+        (await browser.get(String(ended.headers.location))).body,
+        /<strong>Paddle was not asked<\/strong> \(this environment has no Paddle API key\): cancel the subscription in Paddle&#39;s dashboard, effective immediately/,
+      );
     });
 
     test("a refund or cancellation Stripe refuses, or a key it does not accept, says so in words with Stripe's answer under them; nothing changes", async () => {

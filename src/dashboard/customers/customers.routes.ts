@@ -23,8 +23,9 @@ import {
 import { isEmailShape } from "../../customers/email.js";
 import { ApiError } from "../../errors/errors.js";
 import { createGrant, listGrants, revokeGrant } from "../../grants/grant.service.js";
+import type { ProcessorName } from "../../payments/payment-processor.js";
+import { processorOf } from "../../payments/processors.js";
 import type { Services } from "../../services.js";
-import { stripeStatus } from "../../stripe/stripe-account.service.js";
 import { stripeFailureOf } from "../../stripe/stripe-actions.js";
 import { adjustCredits } from "../../usage/credits.service.js";
 import { readToolTerms } from "../../usage/terms.service.js";
@@ -51,13 +52,15 @@ import {
   type EntitledFilter,
   type FormRefusal,
   type MadeAt,
-  type StripeReach,
+  type ProcessorReach,
 } from "./customers.views.js";
 
 const PAGE_SIZE = 50;
 const query = (request: FastifyRequest) => request.query as Record<string, string | undefined>;
 const isCode = (error: unknown, code: string) => error instanceof ApiError && error.code === code;
-const madeAt = (value: string | undefined): MadeAt | undefined => (value === "stripe" || value === "warden" ? value : undefined);
+/** `at` names the processor that made the change too, or is `warden` when none was asked (the environment's processor then). */
+const madeAt = (value: string | undefined, processor: ProcessorName): MadeAt | undefined =>
+  value === "stripe" || value === "paddle" ? { processor: value, asked: true } : value === "warden" ? { processor, asked: false } : undefined;
 /** A search is part of an address: at most as long as one. */
 const SEARCH_MAX = 254;
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -102,7 +105,7 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
     const meters = isEmailShape(email) ? await listCustomerMeters(ctx, tool.id, email) : [];
     const { features } = await readToolTerms(services.db, { workspace: page.workspace.slug, tool: tool.id });
     const q = query(request);
-    const at = madeAt(q.at);
+    const at = q.at === undefined ? undefined : madeAt(q.at, (await processorOf(services, { workspaceId: page.workspace.id, env: page.env })).name);
     const when: "now" | "period_end" | undefined = q.cancelled === "now" || q.cancelled === "period_end" ? q.cancelled : undefined;
     const cancelled = when && at ? { when, at } : undefined;
     return {
@@ -345,13 +348,14 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
   // customer's, for this tool, in this workspace environment; anything else is 404.
   async function holdingsContext(request: FastifyRequest) {
     const found = await customerContext(request);
-    const status = await stripeStatus(services, { workspace: found.page.workspace.slug, env: found.page.env });
-    const stripe: StripeReach = { acts: status.connection?.secretKey != null };
-    return { ...found, stripe, holdings: await customerHoldings(found.ctx, found.tool.id, found.email) };
+    const scope = { workspaceId: found.page.workspace.id, env: found.page.env };
+    const processor = await processorOf(services, scope);
+    const reach: ProcessorReach = { processor: processor.name, acts: await processor.canAct(services, scope) };
+    return { ...found, reach, holdings: await customerHoldings(found.ctx, found.tool.id, found.email) };
   }
 
   app.post(`${base}/:tool/:email/licences/:licence/refund`, async (request, reply) => {
-    const { page, tool, email, holdings, stripe } = await holdingsContext(request);
+    const { page, tool, email, holdings, reach } = await holdingsContext(request);
     const { licence: id } = request.params as { licence: string };
     const licence = holdings.licences.find((l) => l.id === id);
     if (!licence) throw new PageRefusal(404, "Not found", "No such licence for this customer.");
@@ -359,10 +363,10 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
       throw new PageRefusal(400, "Nothing to refund", "This licence is revoked, is a seat of a team purchase, or has no recorded payment.");
     }
     const refuse = (status: number, error: string | FailureWords) =>
-      sendPage(reply, status, confirmRefundView(page.frame, { tool, email, licence, stripe, error }));
+      sendPage(reply, status, confirmRefundView(page.frame, { tool, email, licence, reach, error }));
     const passed = await passCodeGate(services, request, reply, page.owner.session, {
       confirms: { action: `refund licence ${licence.id} of ${email}`, target: [page.workspace.id, page.env, licence.id] },
-      page: (error) => confirmRefundView(page.frame, { tool, email, licence, stripe, error }),
+      page: (error) => confirmRefundView(page.frame, { tool, email, licence, reach, error }),
     });
     if (!passed) return reply;
     let refunded: Awaited<ReturnType<typeof refundLicence>>;
@@ -374,8 +378,8 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
       if (!isCode(error, "invalid_parameter")) throw error;
       return refuse(400, (error as ApiError).message);
     }
-    // The result says what the use case did, not what the page expected: Stripe asked or not.
-    return reply.redirect(`${customerPath(page.frame, tool.id, email)}?refunded=1&at=${refunded.at_stripe ? "stripe" : "warden"}`, 303);
+    // The result says what the use case did, not what the page expected: the processor asked or not.
+    return reply.redirect(`${customerPath(page.frame, tool.id, email)}?refunded=1&at=${refunded.at_processor ?? "warden"}`, 303);
   });
 
   async function subscriptionOf(request: FastifyRequest) {
@@ -387,20 +391,20 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
   }
 
   app.get(`${base}/:tool/:email/subscriptions/:subscription/cancel`, async (request, reply) => {
-    const { page, tool, email, subscription, stripe } = await subscriptionOf(request);
-    return sendPage(reply, 200, confirmCancelView(page.frame, { tool, email, subscription, stripe }));
+    const { page, tool, email, subscription, reach } = await subscriptionOf(request);
+    return sendPage(reply, 200, confirmCancelView(page.frame, { tool, email, subscription, reach }));
   });
 
   app.post(`${base}/:tool/:email/subscriptions/:subscription/cancel`, async (request, reply) => {
-    const { page, tool, email, subscription, stripe } = await subscriptionOf(request);
+    const { page, tool, email, subscription, reach } = await subscriptionOf(request);
     const when = formField(request, "when");
     if (when !== "now" && when !== "period_end") throw new PageRefusal(400, "Request not understood", "Choose when the subscription ends.");
     const view = (status: number, extra: { codeSent?: boolean; error?: string | FailureWords }) =>
-      sendPage(reply, status, confirmCancelView(page.frame, { tool, email, subscription, stripe, ...extra }));
+      sendPage(reply, status, confirmCancelView(page.frame, { tool, email, subscription, reach, ...extra }));
     if (when === "now") {
       const passed = await passCodeGate(services, request, reply, page.owner.session, {
         confirms: { action: `end subscription ${subscription.id} of ${email} now`, target: [page.workspace.id, page.env, subscription.id] },
-        page: (error) => confirmCancelView(page.frame, { tool, email, subscription, stripe, codeSent: true, error }),
+        page: (error) => confirmCancelView(page.frame, { tool, email, subscription, reach, codeSent: true, error }),
       });
       if (!passed) return reply;
     }
@@ -419,6 +423,6 @@ export async function customerRoutes(app: FastifyInstance, options: { services: 
       if (!isCode(error, "invalid_parameter")) throw error;
       return view(400, { error: (error as ApiError).message });
     }
-    return reply.redirect(`${customerPath(page.frame, tool.id, email)}?cancelled=${when}&at=${cancelled.at_stripe ? "stripe" : "warden"}`, 303);
+    return reply.redirect(`${customerPath(page.frame, tool.id, email)}?cancelled=${when}&at=${cancelled.at_processor ?? "warden"}`, 303);
   });
 }

@@ -5,6 +5,7 @@ import { isEmailShape } from "../../customers/email.js";
 import type { HeldDevice, HeldLicence, HeldSubscription, Holdings } from "../../customers/holdings.store.js";
 import type { CustomerKind, Env } from "../../db/schema.js";
 import type { Grant } from "../../grants/grant.schema.js";
+import type { ProcessorName } from "../../payments/payment-processor.js";
 import type { CustomerMeter } from "../../usage/usage.service.js";
 import type { Feature } from "../../usage/usage.types.js";
 import type { Tool } from "../../workspaces/workspace.types.js";
@@ -191,11 +192,13 @@ function grantRow(frame: Frame, tool: string, email: string, g: Grant): Html {
 }
 
 /**
- * Whether a refund or a cancellation reaches Stripe: only when this environment has
- * Stripe's secret key. Without it Warden changes only its own records, and the vendor
- * must make the same change in Stripe's dashboard.
+ * Whether a refund or a cancellation reaches the environment's processor: only when it
+ * has the processor's key that acts (Stripe's secret key, Paddle's API key). Without it
+ * Warden changes only its own records, and the vendor must make the same change in the
+ * processor's dashboard.
  */
-export interface StripeReach {
+export interface ProcessorReach {
+  processor: ProcessorName;
   acts: boolean;
 }
 
@@ -383,9 +386,9 @@ export function customerView(
     html`${pageHeading(email, html`Customer of <strong>${tool.name}</strong>`)}
 ${input.flash.granted ? notice("success", "Access granted. The customer holds the tool from their next check.") : ""}
 ${input.flash.revoked ? notice("success", "Grant revoked. Unless another source entitles them, the customer loses the tool at their next check.") : ""}
-${input.flash.refunded ? notice("success", html`Licence refunded: it is revoked and payment.refunded was sent. ${stripeOutcome(input.flash.refunded, "refund")}`) : ""}
-${input.flash.cancelled?.when === "now" ? notice("success", html`Subscription ended now. Unless another source entitles them, the customer loses the tool at their next check. ${stripeOutcome(input.flash.cancelled.at, "end")}`) : ""}
-${input.flash.cancelled?.when === "period_end" ? notice("success", html`Subscription set to end at the end of its period. The customer keeps the tool until then. ${stripeOutcome(input.flash.cancelled.at, "period_end")}`) : ""}
+${input.flash.refunded ? notice("success", html`Licence refunded: it is revoked and payment.refunded was sent. ${processorOutcome(input.flash.refunded, "refund")}`) : ""}
+${input.flash.cancelled?.when === "now" ? notice("success", html`Subscription ended now. Unless another source entitles them, the customer loses the tool at their next check. ${processorOutcome(input.flash.cancelled.at, "end")}`) : ""}
+${input.flash.cancelled?.when === "period_end" ? notice("success", html`Subscription set to end at the end of its period. The customer keeps the tool until then. ${processorOutcome(input.flash.cancelled.at, "period_end")}`) : ""}
 ${input.flash.credited ? notice("success", "Credits adjusted. The meters below show what is left now.") : ""}
 <section class="panel">${facts}</section>
 ${usageSections(frame, { tool, email, features: input.features, held: c?.features ?? [], meters: input.meters, credits: input.credits })}
@@ -411,28 +414,48 @@ ${csrfField(frame.csrf)}
   );
 }
 
-/** Where a refund or a cancellation was made: at Stripe too, or in Warden only. */
-export type MadeAt = "stripe" | "warden";
-
-const STRIPE_STEP: Record<"refund" | "cancel" | "end" | "period_end", string> = {
-  refund: "refund the payment in Stripe's dashboard (Payments, the payment, Refund)",
-  cancel: "make the same cancellation in Stripe's dashboard (Subscriptions, the subscription, Cancel), or Stripe keeps charging",
-  end: "cancel the subscription in Stripe's dashboard (Subscriptions, the subscription, Cancel immediately), or Stripe keeps charging",
-  period_end: "set the subscription to cancel at the period's end in Stripe's dashboard, or Stripe charges again",
-};
-
-/** The result's honest half: Stripe did it too, or the vendor still must. */
-function stripeOutcome(at: MadeAt, what: keyof typeof STRIPE_STEP): Html {
-  return at === "stripe"
-    ? html`<strong>Stripe made the change too.</strong>`
-    : html`<strong>Stripe was not asked</strong> (this environment has no Stripe secret key): ${STRIPE_STEP[what]}.`;
+/** Where a refund or a cancellation was made: at the environment's processor too (`asked`), or in Warden only. */
+export interface MadeAt {
+  processor: ProcessorName;
+  asked: boolean;
 }
 
-/** The confirmation's honest half: whether Stripe will be asked. */
-function stripePromise(stripe: StripeReach, what: keyof typeof STRIPE_STEP): Html {
-  return stripe.acts
-    ? html`Warden asks Stripe first, with this environment's secret key; if Stripe refuses, nothing changes.`
-    : html`<strong>Stripe will not be asked</strong>: this environment has no Stripe secret key (Configure › Stripe), so only Warden changes. You must then ${STRIPE_STEP[what]}.`;
+const PROCESSOR_NAME: Record<ProcessorName, string> = { stripe: "Stripe", paddle: "Paddle" };
+/** The key without which Warden cannot act at the processor (Configure › Payments). */
+const ACTING_KEY: Record<ProcessorName, string> = { stripe: "Stripe secret key", paddle: "Paddle API key" };
+
+type Change = "refund" | "cancel" | "end" | "period_end";
+const PROCESSOR_STEP: Record<ProcessorName, Record<Change, string>> = {
+  stripe: {
+    refund: "refund the payment in Stripe's dashboard (Payments, the payment, Refund)",
+    cancel: "make the same cancellation in Stripe's dashboard (Subscriptions, the subscription, Cancel), or Stripe keeps charging",
+    end: "cancel the subscription in Stripe's dashboard (Subscriptions, the subscription, Cancel immediately), or Stripe keeps charging",
+    period_end: "set the subscription to cancel at the period's end in Stripe's dashboard, or Stripe charges again",
+  },
+  paddle: {
+    refund: "refund the transaction in Paddle's dashboard",
+    cancel: "make the same cancellation in Paddle's dashboard, or Paddle keeps charging",
+    end: "cancel the subscription in Paddle's dashboard, effective immediately, or Paddle keeps charging",
+    period_end: "set the subscription to cancel at the end of its billing period in Paddle's dashboard, or Paddle charges again",
+  },
+};
+
+/** The result's honest half: the processor did it too (a Paddle refund: asked, approved by Paddle later), or the vendor still must. */
+function processorOutcome(at: MadeAt, what: Change): Html {
+  const name = PROCESSOR_NAME[at.processor];
+  if (!at.asked)
+    return html`<strong>${name} was not asked</strong> (this environment has no ${ACTING_KEY[at.processor]}): ${PROCESSOR_STEP[at.processor][what]}.`;
+  return at.processor === "paddle" && what === "refund"
+    ? html`<strong>Paddle was asked to refund the transaction</strong>; Paddle approves a refund before it is made.`
+    : html`<strong>${name} made the change too.</strong>`;
+}
+
+/** The confirmation's honest half: whether the environment's processor will be asked. */
+function processorPromise(reach: ProcessorReach, what: Change): Html {
+  const name = PROCESSOR_NAME[reach.processor];
+  return reach.acts
+    ? html`Warden asks ${name} first, with this environment's ${reach.processor === "stripe" ? "secret key" : "API key"}; if ${name} refuses, nothing changes.`
+    : html`<strong>${name} will not be asked</strong>: this environment has no ${ACTING_KEY[reach.processor]} (Configure › Payments), so only Warden changes. You must then ${PROCESSOR_STEP[reach.processor][what]}.`;
 }
 
 /** An amount as the money section writes it, in the currency's own digits (€49.00, ¥4,900). */
@@ -545,7 +568,7 @@ function refusalNotice(error: string | FailureWords | undefined, nothing: string
 
 export function confirmRefundView(
   frame: Frame,
-  input: { tool: Tool; email: string; licence: HeldLicence; stripe: StripeReach; error?: string | FailureWords },
+  input: { tool: Tool; email: string; licence: HeldLicence; reach: ProcessorReach; error?: string | FailureWords },
 ): Html {
   const { licence: l } = input;
   const back = customerPath(frame, input.tool.id, input.email);
@@ -554,7 +577,7 @@ export function confirmRefundView(
     frame,
     html`${pageHeading(
       "Refund this licence?",
-      html`${input.stripe.acts ? "A refund returns the money through Stripe" : "A refund takes the customer's access away"}, so we emailed a fresh 6-digit code to <strong>${frame.email}</strong>.`,
+      html`${input.reach.acts ? "A refund returns the money through Stripe" : "A refund takes the customer's access away"}, so we emailed a fresh 6-digit code to <strong>${frame.email}</strong>.`,
     )}
 <section class="panel narrow">
 <dl class="facts">
@@ -564,7 +587,7 @@ export function confirmRefundView(
 <dt>Amount</dt><dd>${money(l.amountCents, l.currency) ?? ""}</dd>
 </dl>
 ${notice("error", html`The licence is revoked and <code>payment.refunded</code> is sent${l.seats !== null && l.seats > 0 ? html`; every seat of the team loses the tool too` : ""}. This cannot be undone.`)}
-${notice(input.stripe.acts ? "info" : "error", stripePromise(input.stripe, "refund"))}
+${notice(input.reach.acts ? "info" : "error", processorPromise(input.reach, "refund"))}
 ${refusalNotice(input.error, "Nothing was refunded")}
 <form method="post" action="${back}/licences/${encodeURIComponent(l.id)}/refund" class="stack">
 ${csrfField(frame.csrf)}
@@ -581,7 +604,7 @@ ${csrfField(frame.csrf)}
 /** Cancelling a subscription: at the period's end (confirmed here) or now (then a fresh code). */
 export function confirmCancelView(
   frame: Frame,
-  input: { tool: Tool; email: string; subscription: HeldSubscription; stripe: StripeReach; codeSent?: boolean; error?: string | FailureWords },
+  input: { tool: Tool; email: string; subscription: HeldSubscription; reach: ProcessorReach; codeSent?: boolean; error?: string | FailureWords },
 ): Html {
   const { subscription: s } = input;
   const back = customerPath(frame, input.tool.id, input.email);
@@ -614,7 +637,7 @@ ${csrfField(frame.csrf)}
 <dt>Period ends</dt><dd>${time(s.currentPeriodEnd)}</dd>
 </dl>
 ${refusalNotice(input.error, "Nothing was cancelled")}
-${notice(input.stripe.acts ? "info" : "error", stripePromise(input.stripe, input.codeSent ? "end" : "cancel"))}
+${notice(input.reach.acts ? "info" : "error", processorPromise(input.reach, input.codeSent ? "end" : "cancel"))}
 ${
   scheduled
     ? notice("info", "It is set to end at the end of its period already.")

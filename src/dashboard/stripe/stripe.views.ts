@@ -18,7 +18,7 @@ import {
   time,
 } from "../shared/layout.js";
 import { type PaddlePart, paddleConnectedPanels, paddleConnectPanel, processorLine } from "./paddle.views.js";
-import { stripeReasonWords } from "./reason-words.js";
+import { reasonWords } from "./reason-words.js";
 
 export const stripePath = (frame: Frame) => currentSectionPath(frame, "stripe");
 
@@ -49,7 +49,7 @@ ${error.notice}
 
 /** Why Warden did not act, in words, the recorded reason after it in muted code. */
 function reasonText(reason: string): Html {
-  const words = stripeReasonWords(reason);
+  const words = reasonWords("stripe", reason);
   return html`<span class="failure-plain">${words.plain}</span> <code class="raw-detail">${words.raw}</code>`;
 }
 
@@ -128,7 +128,7 @@ export function stripeView(
     webhookUrl: string;
     events: readonly string[];
     form?: SecretsForm;
-    flash?: "connected" | "disconnected";
+    flash?: "connected" | "disconnected" | "paddle-connected" | "paddle-disconnected";
     /** The reconcile panel, shown while connected. */
     reconcile: Html;
     /** When Stripe last refused the secret key stored now (a reconcile's failure), or null. */
@@ -153,7 +153,16 @@ export function stripeView(
         )
       : input.flash === "disconnected"
         ? notice("info", "Stripe is disconnected: its secrets are forgotten and its deliveries refused.")
-        : "";
+        : input.flash === "paddle-connected"
+          ? notice(
+              "success",
+              input.paddle.status.connection?.apiKeyLastFour
+                ? "Paddle is connected: Warden receives its notifications and can act in Paddle. Send a test notification from Paddle to see it arrive below."
+                : "Warden now receives Paddle's notifications. Without an API key it cannot act in Paddle: the Plans page cannot open a checkout, and refunds and cancellations made here change Warden only.",
+            )
+          : input.flash === "paddle-disconnected"
+            ? notice("info", "Paddle is disconnected: its secrets are forgotten and its notifications refused.")
+            : "";
   const stripePart = c
     ? html`<section class="panel">
 <div class="panel-head"><h2>Connection</h2></div>
@@ -206,7 +215,8 @@ ${status.lastEvent ? lastEventPanel(frame, status) : ""}`;
     input.processor === "paddle"
       ? paddleConnectedPanels(input.paddle, env)
       : input.processor === "stripe"
-        ? stripePart
+        ? // A Paddle form posted anyway (an old tab) is refused in words above Stripe's part, where it is read.
+          html`${input.paddle.form?.error ? notice("error", input.paddle.form.error) : ""}${stripePart}`
         : html`${stripePart}${paddleConnectPanel(input.paddle, env)}`;
   return appPage(
     "Payments",
