@@ -45,7 +45,7 @@ export async function registerManagePages(app: FastifyInstance, services: Servic
     const customer = signedInCustomer(request);
     const scope = pageScopeOf(request);
     const overview = await manageOverview(services, customer, scope, customer.deviceId, pageNamesOf(request));
-    if (overview.billingAtStripe && overview.subscriptions.length > 0) allowFormTargets(reply, BILLING_PORTALS[overview.processor]);
+    if (overview.billingAtProcessor && overview.subscriptions.length > 0) allowFormTargets(reply, BILLING_PORTALS[overview.processor]);
     const view: ManageView = {
       frame: customerFrame(request, "manage"),
       csrf: customer.csrf,

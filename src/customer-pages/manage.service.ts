@@ -51,7 +51,7 @@ export interface ManageOverview {
   teams: Map<string, Static<typeof SeatList>>;
   devices: Static<typeof Device>[];
   /** Whether Warden can act at the workspace environment's processor (its API key is connected): cancel, resume and the billing portal go through it. */
-  billingAtStripe: boolean;
+  billingAtProcessor: boolean;
   /** The environment's processor, whose billing portal the page's form leads to. */
   processor: ProcessorName;
 }
@@ -123,7 +123,7 @@ export async function manageOverview(
     grants,
     teams,
     devices: devices.data,
-    billingAtStripe: billing.canAct,
+    billingAtProcessor: billing.canAct,
     processor: billing.name,
   };
 }

@@ -81,7 +81,7 @@ function subscriptionPanel(view: ManageView, p: ManagedPurchase): Html {
   const amount = price(text, p);
   let actions: Html;
   if (ended) actions = html``;
-  else if (!view.overview.billingAtStripe) {
+  else if (!view.overview.billingAtProcessor) {
     actions = html`<p class="hint">${t("manage.vendorBills", { workspace })}</p>`;
   } else {
     const change = p.cancel_at_period_end
