@@ -30,7 +30,7 @@ import type {
   SubscriptionInsights,
   UseInsights,
 } from "./insights.types.js";
-import { ALL_TOOLS, type Metric } from "./rollup.store.js";
+import { ALL_TOOLS, foldFigures, type Metric } from "./rollup.store.js";
 
 // The four use cases behind the Insights pages and GET /api/v1/insights/…: each reads the
 // daily roll-ups of the range and of the period of equal length before it (a few rows a
@@ -190,6 +190,7 @@ function netOf(mine: Periods, r: Ranges): Series {
 
 export async function revenueInsights(db: Executor, q: InsightsQuery): Promise<RevenueInsights> {
   const r = ranges(q);
+  await foldFigures(db);
   const { products } = await scopeOf(db, q);
   const packs = await packPlans(db, q.workspaceId);
   const [f, packFigures, plans, names] = await Promise.all([
@@ -262,6 +263,7 @@ const mrrOf = (f: Periods, levels: Levels, r: Ranges, currency: string): Series 
 
 export async function subscriptionInsights(db: Executor, q: InsightsQuery): Promise<SubscriptionInsights> {
   const r = ranges(q);
+  await foldFigures(db);
   const { products, distinct } = await scopeOf(db, q);
   // Paying people are counted once per product and once over all ("*"): a tool's page adds its products', all tools read "*".
   const paying = q.toolId === null ? distinct : products;
@@ -327,6 +329,7 @@ export function recurringRates(mrr: Series, churn: Series, people: Series, days:
 
 export async function peopleInsights(db: Executor, q: InsightsQuery): Promise<PeopleInsights> {
   const r = ranges(q);
+  await foldFigures(db);
   const { products, distinct } = await scopeOf(db, q);
   // Trial outcomes are kept per tool ('tool:<tool>') and, for any product bought, under "*": the distinct scope reads the one the page means.
   const [people, grants] = await Promise.all([
@@ -356,6 +359,7 @@ export async function useInsights(services: Pick<Services, "db" | "activity">, q
   await services.activity.flush();
   const { db } = services;
   const r = ranges(q);
+  await foldFigures(db);
   const { products, distinct, activity } = await scopeOf(db, q);
   const since = utcDayOf(now.getTime() - (AT_RISK_DAYS - 1) * DAY);
   const where = { workspaceId: q.workspaceId, env: q.env, toolId: q.toolId };
@@ -406,6 +410,7 @@ export async function overviewInsights(
   // As the Use page does: this process's access checks are written before they are read.
   await services.activity.flush();
   const { db } = services;
+  await foldFigures(db);
   const today = utcDayOf(now.getTime());
   const q: InsightsQuery = { ...where, toolId: null, from: utcDayOf(dayMs(today) - (OVERVIEW_DAYS - 1) * DAY), to: today, grain: "day" };
   const r = ranges(q);

@@ -49,6 +49,7 @@ import * as wrongKeyBlocks from "./048-wrong-key-blocks.js";
 import * as buyerLanguage from "./049-buyer-language.js";
 import * as paddlePlanLinks from "./050-paddle-plan-links.js";
 import * as moneyAtAGlance from "./052-money-at-a-glance.js";
+import * as insightPending from "./054-insight-pending.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -102,4 +103,5 @@ export const migrations: Record<string, Migration> = {
   "049-buyer-language": buyerLanguage,
   "050-paddle-plan-links": paddlePlanLinks,
   "052-money-at-a-glance": moneyAtAGlance,
+  "054-insight-pending": insightPending,
 };
