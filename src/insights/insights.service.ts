@@ -34,7 +34,9 @@ import { ALL_TOOLS, foldFigures, type Metric } from "./rollup.store.js";
 
 // The four use cases behind the Insights pages and GET /api/v1/insights/…: each reads the
 // daily roll-ups of the range and of the period of equal length before it (a few rows a
-// day), never the events or the customers, but for the lists of people.
+// day), never the events or the customers, but for the lists of people. Each folds the
+// figures' pending changes first (PostgreSQL, rollup.store.ts foldFigures), so it reads
+// every change committed before it.
 
 const DAY = 86_400_000;
 /** The longest range asked at once: a bit over two years of days. */

@@ -6,7 +6,8 @@ import type { Env, InsightDaysTable, ProductKind, TrialOutcome } from "../db/sch
 import { type ActiveDay, countInWindows } from "./windows.store.js";
 
 // The writers of the Insights roll-ups (migration 031). Each is called in the transaction
-// that writes the change it counts, so a figure never runs ahead of or behind its rows.
+// that writes the change it counts, so a figure never runs ahead of or behind its rows (on
+// PostgreSQL the change's figures are pending until a fold, which every read runs first).
 
 export type Metric =
   | "gross_one_time"
