@@ -812,7 +812,7 @@ export interface InsightActiveDaysTable {
   day: string;
 }
 
-/** Changes of insight_days' figures not yet folded into them and their months (PostgreSQL only, migration 054). */
+/** Changes of insight_days' figures not yet folded into them and their months (migration 054). */
 export type InsightPendingTable = InsightDaysTable;
 
 /** insight_days' additive figures added up per UTC month 'YYYY-MM' (migration 034). */

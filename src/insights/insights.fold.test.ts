@@ -8,10 +8,10 @@ import { peopleInsights } from "./insights.service.js";
 import type { InsightsQuery } from "./insights.types.js";
 import { foldFigures } from "./rollup.store.js";
 
-// Issue 48, point 5: on PostgreSQL a grant's or a sale's figures are appended to
-// insight_pending in its own transaction (migration 054) and folded into the figures once
-// a second by `warden serve` and before every Insights read. The reads stay exact: right
-// after a write, and after many writes from several processes at once.
+// Issue 48, point 5: a grant's or a sale's figures are appended to insight_pending in its
+// own transaction (migration 054) and folded into the figures once a second by `warden
+// serve` and before every Insights read. The reads stay exact: right after a write, and
+// after many writes from several processes at once (PostgreSQL).
 
 const pendingRows = async (db: Db) => Number((await sql<{ n: string }>`select count(*) as n from insight_pending`.execute(db)).rows[0]?.n);
 
@@ -29,14 +29,14 @@ for (const dialect of DIALECTS) {
         assert.equal(r.statusCode, 201, r.body);
       };
       await grant("first@example.com");
-      // On PostgreSQL the grant's figures wait for a fold: the read folds first.
-      if (dialect === "postgres") assert.ok((await pendingRows(services.db)) > 0, "the grant's figures are pending");
+      // The grant's figures wait for a fold: the read folds first.
+      assert.ok((await pendingRows(services.db)) > 0, "the grant's figures are pending");
       const day: InsightsQuery = { workspaceId: ws.workspaceId, env: "test", toolId: "tabmaster", from: "2026-11-21", to: "2026-11-21", grain: "day" };
       const month: InsightsQuery = { ...day, from: "2026-11-01", to: "2026-11-30", grain: "month" };
       let people = await peopleInsights(services.db, day);
       assert.equal(people.grants.total, 1);
       assert.equal(people.newCustomers.total, 1);
-      if (dialect === "postgres") assert.equal(await pendingRows(services.db), 0, "the read folded them");
+      assert.equal(await pendingRows(services.db), 0, "the read folded them");
       await grant("second@example.com");
       // The whole month is read from insight_months, which the fold adds to as well.
       people = await peopleInsights(services.db, month);
@@ -59,7 +59,7 @@ for (const dialect of DIALECTS) {
       t.mock.timers.tick(1_000);
       // stop() waits for the run the tick began.
       await job.stop();
-      if (dialect === "postgres") assert.equal(await pendingRows(services.db), 0);
+      assert.equal(await pendingRows(services.db), 0);
       const figures = await services.db
         .selectFrom("insight_days")
         .select(["value"])

@@ -13,8 +13,8 @@ import { foldFigures } from "./rollup.store.js";
 
 // New customers are counted by a trigger on customers (migrations 031 and 034): per tool
 // at each tool's first row of a person, over all tools at the person's first row of any.
-// On PostgreSQL the triggers append to insight_pending (migration 054), and the figures
-// are read after a fold, as every Insights read does.
+// The triggers append to insight_pending (migration 054), and the figures are read after
+// a fold, as every Insights read does.
 
 for (const dialect of DIALECTS) {
   describe(`New customers, counted as customers rows are written (${dialect})`, () => {

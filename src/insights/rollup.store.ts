@@ -6,8 +6,8 @@ import type { Env, InsightDaysTable, ProductKind, TrialOutcome } from "../db/sch
 import { type ActiveDay, countInWindows } from "./windows.store.js";
 
 // The writers of the Insights roll-ups (migration 031). Each is called in the transaction
-// that writes the change it counts, so a figure never runs ahead of or behind its rows (on
-// PostgreSQL the change's figures are pending until a fold, which every read runs first).
+// that writes the change it counts, so a figure never runs ahead of or behind its rows (the
+// change's figures are pending until a fold, which every read runs first: migration 054).
 
 export type Metric =
   | "gross_one_time"
@@ -121,16 +121,15 @@ function pendingRows(rows: number, p: Placeholder) {
 const appendPending = perRowCount((rows) => preparedRaw((p) => pendingRows(rows, p)));
 
 /**
- * Adds each row's value to its figure, creating it at the value: on PostgreSQL by
- * appending the change to insight_pending (migration 054), which foldFigures adds to the
- * figures, so that concurrent changes never wait on each other's figure rows; on SQLite,
- * one writer at a time, into the figures at once.
+ * Adds each row's value to its figure, creating it at the value: by appending the change
+ * to insight_pending (migration 054), which foldFigures adds to the figures, so that
+ * concurrent changes never wait on each other's figure rows (PostgreSQL; SQLite takes the
+ * same path, no slower).
  */
 export async function bump(ex: Executor, rows: readonly Bump[]): Promise<void> {
   // One row per figure: fewer rows to append, and to add up at the fold.
   const days = figureRows(rows);
   if (days.length === 0) return;
-  if (dialectOf(ex) === "sqlite") return addFigures(ex, days);
   for (let i = 0; i < days.length; i += FIGURE_ROWS_PER_STATEMENT) {
     const part = days.slice(i, i + FIGURE_ROWS_PER_STATEMENT);
     const args = part.flatMap(figureArgs);
@@ -143,7 +142,7 @@ export async function bump(ex: Executor, rows: readonly Bump[]): Promise<void> {
 /**
  * Adds each row's value to its figure at once, in the caller's transaction, holding the
  * figure rows' locks until it ends: the access checks' flush (one writer a process, once a
- * second), SQLite's writers, and the fold.
+ * second, its figures summed already).
  */
 export async function addToFigures(ex: Executor, rows: readonly Bump[]): Promise<void> {
   await addFigures(ex, figureRows(rows));
@@ -184,23 +183,27 @@ async function writeFigures(ex: Executor, table: "insight_days" | "insight_month
 const FOLD_LOCK = 7_294_054;
 
 /**
- * Moves the figures' pending changes (PostgreSQL, migration 054) into the figures, in one
- * transaction: each row is deleted by one fold only (they run one at a time, under an
- * advisory lock), and a change's rows are there once it committed, so a fold run after a
- * change is read with it. Run once a second by `warden serve` (fold.ts) and before every
- * Insights read. SQLite's writers add to the figures directly: nothing to do there.
- * Answers the figures changed.
+ * Moves the figures' pending changes (migration 054) into the figures, in one transaction:
+ * each row is deleted by one fold only (on PostgreSQL they run one at a time, under an
+ * advisory lock; SQLite has one writer), and a change's rows are there once it committed,
+ * so a fold run after a change is read with it. Run once a second by `warden serve`
+ * (fold.ts) and before every Insights read. Answers the figures changed.
  */
 export async function foldFigures(ex: Executor): Promise<number> {
-  if (dialectOf(ex) !== "postgres") return 0;
   // A look first: with nothing pending (most reads, an idle second) no transaction and no lock.
   const any = await sql`select 1 from insight_pending limit 1`.execute(ex);
   if (any.rows.length === 0) return 0;
   const fold = async (trx: Executor) => {
-    await sql`select pg_advisory_xact_lock(${FOLD_LOCK})`.execute(trx);
-    const { rows } = await sql<FigureRow>`with moved as (delete from insight_pending returning *)
-      select workspace_id, env, metric, day, scope, currency, plan_id, sum(value) as value from moved
-      group by workspace_id, env, metric, day, scope, currency, plan_id`.execute(trx);
+    let rows: FigureRow[];
+    if (dialectOf(trx) === "postgres") {
+      await sql`select pg_advisory_xact_lock(${FOLD_LOCK})`.execute(trx);
+      ({ rows } = await sql<FigureRow>`with moved as (delete from insight_pending returning *)
+        select workspace_id, env, metric, day, scope, currency, plan_id, sum(value) as value from moved
+        group by workspace_id, env, metric, day, scope, currency, plan_id`.execute(trx));
+    } else {
+      // SQLite cannot read a delete's rows in a WITH: they are summed below.
+      ({ rows } = await sql<FigureRow>`delete from insight_pending returning *`.execute(trx));
+    }
     const days = summed(rows.map((r) => ({ ...r, value: Number(r.value) })));
     await addFigures(trx, days);
     return days.length;
