@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import { utcDayOf } from "../clock.js";
-import { dialectOf, type Executor } from "../db/database.js";
+import { dialectOf, type Executor, holdWriteLock, type Trx } from "../db/database.js";
 import { type Placeholder, perRowCount, preparedRaw } from "../db/prepared.js";
 import type { Env, InsightDaysTable, ProductKind, TrialOutcome } from "../db/schema.js";
 import { type ActiveDay, countInWindows } from "./windows.store.js";
@@ -181,6 +181,8 @@ async function writeFigures(ex: Executor, table: "insight_days" | "insight_month
 
 /** The fold's advisory lock on PostgreSQL: one fold at a time over every process. */
 const FOLD_LOCK = 7_294_054;
+/** Pending rows one transaction of SQLite's fold takes at most. */
+const SQLITE_FOLD_ROWS = 5_000;
 
 /**
  * Moves the figures' pending changes (migration 054) into the figures, in one transaction:
@@ -193,22 +195,44 @@ export async function foldFigures(ex: Executor): Promise<number> {
   // A look first: with nothing pending (most reads, an idle second) no transaction and no lock.
   const any = await sql`select 1 from insight_pending limit 1`.execute(ex);
   if (any.rows.length === 0) return 0;
-  const fold = async (trx: Executor) => {
-    let rows: FigureRow[];
-    if (dialectOf(trx) === "postgres") {
+  const inTransaction = <T>(run: (trx: Trx) => Promise<T>) => (ex.isTransaction ? run(ex as Trx) : ex.transaction().execute(run));
+  if (dialectOf(ex) === "postgres") {
+    return inTransaction(async (trx) => {
       await sql`select pg_advisory_xact_lock(${FOLD_LOCK})`.execute(trx);
-      ({ rows } = await sql<FigureRow>`with moved as (delete from insight_pending returning *)
+      const { rows } = await sql<FigureRow>`with moved as (delete from insight_pending returning *)
         select workspace_id, env, metric, day, scope, currency, plan_id, sum(value) as value from moved
-        group by workspace_id, env, metric, day, scope, currency, plan_id`.execute(trx));
-    } else {
-      // SQLite cannot read a delete's rows in a WITH: they are summed below.
-      ({ rows } = await sql<FigureRow>`delete from insight_pending returning *`.execute(trx));
-    }
-    const days = summed(rows.map((r) => ({ ...r, value: Number(r.value) })));
-    await addFigures(trx, days);
-    return days.length;
-  };
-  return ex.isTransaction ? fold(ex) : ex.transaction().execute(fold);
+        group by workspace_id, env, metric, day, scope, currency, plan_id`.execute(trx);
+      return addPending(trx, rows);
+    });
+  }
+  // SQLite, in parts of rows, each its own transaction: after `warden admin import`, whose
+  // customers triggers append a row or two a customer, a million rows pending would hold
+  // the one writer's lock for all of them at once.
+  let figures = 0;
+  for (;;) {
+    const part = await inTransaction(async (trx) => {
+      // The lock first, so that what is summed is what is deleted.
+      await holdWriteLock(trx);
+      const last = await sql<{
+        id: number | null;
+      }>`select max(rowid) as id from (select rowid from insight_pending order by rowid limit ${SQLITE_FOLD_ROWS})`.execute(trx);
+      const id = last.rows[0]?.id ?? null;
+      if (id === null) return null;
+      const { rows } = await sql<FigureRow>`select workspace_id, env, metric, day, scope, currency, plan_id, sum(value) as value from insight_pending
+        where rowid <= ${id} group by workspace_id, env, metric, day, scope, currency, plan_id`.execute(trx);
+      await sql`delete from insight_pending where rowid <= ${id}`.execute(trx);
+      return addPending(trx, rows);
+    });
+    if (part === null) return figures;
+    figures += part;
+  }
+}
+
+/** Pending rows summed (per figure) added to the figures; answers the figures changed. */
+async function addPending(trx: Executor, rows: readonly FigureRow[]): Promise<number> {
+  const days = summed(rows.map((r) => ({ ...r, value: Number(r.value) })));
+  await addFigures(trx, days);
+  return days.length;
 }
 
 export interface Activity {
