@@ -185,10 +185,10 @@ const FOLD_LOCK = 7_294_054;
 const SQLITE_FOLD_ROWS = 5_000;
 
 /**
- * Moves the figures' pending changes (migration 054) into the figures, in one transaction:
- * each row is deleted by one fold only (on PostgreSQL they run one at a time, under an
- * advisory lock; SQLite has one writer), and a change's rows are there once it committed,
- * so a fold run after a change is read with it. Run once a second by `warden serve`
+ * Moves the figures' pending changes (migration 054) into the figures, in one transaction
+ * (on SQLite one a part): each row is deleted by one fold only (on PostgreSQL they run one
+ * at a time, under an advisory lock; SQLite has one writer), and a change's rows are there
+ * once it committed, so a fold run after a change is read with it. Run once a second by `warden serve`
  * (fold.ts) and before every Insights read. Answers the figures changed.
  */
 export async function foldFigures(ex: Executor): Promise<number> {
