@@ -4,6 +4,7 @@ import { buildApp } from "./app.js";
 import { createMailer } from "./client/mailer.js";
 import { systemClock } from "./clock.js";
 import type { Config } from "./config.js";
+import { foldJob } from "./insights/fold.js";
 import { windowsJob } from "./insights/windows.js";
 import { MailSender } from "./mail/mail.sender.js";
 import { waitForDatabase } from "./ops/database-wait.js";
@@ -56,6 +57,7 @@ export async function startServer(config: Readonly<Config>, report: (line: strin
   const unsubscribe = worker ? services.signals.onDelivery(() => worker.wake()) : null;
   const pruner = retentionPruner(services, app.log);
   const windows = windowsJob(services, app.log);
+  const fold = foldJob(services, app.log);
   const reconciler = config.stripeReconcileMinutes > 0 ? stripeReconcileScheduler(services, app.log, config.stripeReconcileMinutes * 60_000) : null;
   const paddleReconciler = config.paddleReconcileMinutes > 0 ? paddleReconcileScheduler(services, app.log, config.paddleReconcileMinutes * 60_000) : null;
   // Mail goes out here, never in a request: an answer does not wait on the relay or tell by its time whom it mailed.
@@ -84,6 +86,7 @@ export async function startServer(config: Readonly<Config>, report: (line: strin
     mailer.close();
     await pruner.stop();
     await windows.stop();
+    await fold.stop();
     if (reconciler && !(await settleWithin(reconciler.stop(), SHUTDOWN_GRACE_MS))) {
       app.log.warn("a reconcile with Stripe was still running after the grace period: its lease runs out, and the next round reads again");
     }
@@ -119,6 +122,7 @@ export async function startServer(config: Readonly<Config>, report: (line: strin
   mailSender.start();
   pruner.start();
   windows.start();
+  fold.start();
   reconciler?.start();
   paddleReconciler?.start();
   services.accessWatch.start();

@@ -574,8 +574,12 @@ test("what a purchase settles reads its person's rows from the person, not the w
  * The dashboard Overview's reads (issue 50): its figures, setup checklist, recent activity
  * and keys, for a workspace beside another that holds a key, a plan and an event, on a
  * fresh database; each must find its rows through an index (the keys by workspace:
- * migration 052), or a new workspace's Overview walks every workspace's rows.
+ * migration 052), or a new workspace's Overview walks every workspace's rows. But one: the
+ * look into insight_pending before the figures' fold (migration 054), which holds only the
+ * changes not folded yet (about a second's) and which the fold takes whole.
  */
+const PENDING_LOOK = "select 1 from insight_pending limit 1";
+
 async function recordOverview(storageOptions: Omit<StorageOptions, "onQuery">): Promise<Recording> {
   const { storage, queries, record } = recordingStorage(storageOptions);
   const clock = new ManualClock(Date.parse("2026-11-26T12:00:00Z"));
@@ -600,10 +604,12 @@ test("the Overview's reads find their rows through an index (SQLite)", async () 
   try {
     const scans: string[] = [];
     for (const [text, parameters] of queries) {
+      if (text === PENDING_LOOK) continue;
       const plan = await services.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${text}`, [...parameters]));
       for (const { detail } of plan.rows) if (/^SCAN /.test(detail) && detail !== "SCAN CONSTANT ROW") scans.push(`${detail}\n    in: ${text}`);
     }
     assert.deepEqual(scans, []);
+    assert.ok(queries.has(PENDING_LOOK), "the figures' fold looked first");
   } finally {
     await close();
   }
@@ -613,7 +619,7 @@ test("the Overview's reads find their rows through an index (PostgreSQL)", async
   const { services, queries, close } = await recordOverview({ databaseUrl: PG_URL, pgSchema: await createPgSchema(), poolSize: 2 });
   try {
     const scans = (await pgPlanNodes(services, queries))
-      .filter(({ node }) => readsWholeTable(node))
+      .filter(({ node, text }) => readsWholeTable(node) && text !== PENDING_LOOK)
       .map(({ text, node }) => `${node["Node Type"]} on ${node["Relation Name"]}\n    in: ${text}`);
     assert.deepEqual(scans, []);
   } finally {

@@ -828,6 +828,9 @@ export interface InsightActiveDaysTable {
   day: string;
 }
 
+/** Changes of insight_days' figures not yet folded into them and their months (migration 054). */
+export type InsightPendingTable = InsightDaysTable;
+
 /** insight_days' additive figures added up per UTC month 'YYYY-MM' (migration 034). */
 export interface InsightMonthsTable {
   workspace_id: string;
@@ -957,6 +960,7 @@ export interface Database {
   translated_names: TranslatedNamesTable;
   insight_days: InsightDaysTable;
   insight_months: InsightMonthsTable;
+  insight_pending: InsightPendingTable;
   insight_active_months: InsightActiveMonthsTable;
   insight_window_starts: InsightWindowStartsTable;
   insight_active_windows: InsightActiveWindowsTable;

@@ -7,7 +7,7 @@ import { buyLicence as buy } from "../test-support/insights.js";
 import { emptyStorage, migrateThrough } from "../test-support/migrations.js";
 import { useInsights } from "./insights.service.js";
 import { mostActiveUnpaid, scopesOfTool, windowedTopUnpaid } from "./insights.store.js";
-import { type Activity, recordActivities } from "./rollup.store.js";
+import { type Activity, foldFigures, recordActivities } from "./rollup.store.js";
 import { slideWindows } from "./windows.js";
 import { SPANS, spanOf, windowStart } from "./windows.store.js";
 
@@ -407,8 +407,9 @@ for (const dialect of DIALECTS) {
         .insertInto("customers")
         .values({ workspace_id: "ws_c", env: "live", tool_id: "t", person_id: "psn_c", since: at, signed_in: 0, kind: "holder", held_until: null })
         .execute();
-      const counts = async () =>
-        (
+      const counts = async () => {
+        await foldFigures(db);
+        return (
           await db
             .selectFrom("insight_months")
             .select(["month", "scope", "value"])
@@ -418,6 +419,7 @@ for (const dialect of DIALECTS) {
             .orderBy("scope")
             .execute()
         ).map((r) => [r.month, r.scope, Number(r.value)]);
+      };
       assert.deepEqual(await counts(), [
         ["2026-11", "*", 1],
         ["2026-11", "tool:t", 1],

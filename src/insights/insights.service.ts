@@ -30,11 +30,13 @@ import type {
   SubscriptionInsights,
   UseInsights,
 } from "./insights.types.js";
-import { ALL_TOOLS, type Metric } from "./rollup.store.js";
+import { ALL_TOOLS, foldFigures, type Metric } from "./rollup.store.js";
 
 // The four use cases behind the Insights pages and GET /api/v1/insights/…: each reads the
 // daily roll-ups of the range and of the period of equal length before it (a few rows a
-// day), never the events or the customers, but for the lists of people.
+// day), never the events or the customers, but for the lists of people. Each folds the
+// figures' pending changes first (PostgreSQL, rollup.store.ts foldFigures), so it reads
+// every change committed before it.
 
 const DAY = 86_400_000;
 /** The longest range asked at once: a bit over two years of days. */
@@ -200,6 +202,7 @@ function earningsOf(mine: Periods, r: Ranges): Series | null {
 
 export async function revenueInsights(db: Executor, q: InsightsQuery): Promise<RevenueInsights> {
   const r = ranges(q);
+  await foldFigures(db);
   const { products } = await scopeOf(db, q);
   const packs = await packPlans(db, q.workspaceId);
   const [f, packFigures, plans, names] = await Promise.all([
@@ -273,6 +276,7 @@ const mrrOf = (f: Periods, levels: Levels, r: Ranges, currency: string): Series 
 
 export async function subscriptionInsights(db: Executor, q: InsightsQuery): Promise<SubscriptionInsights> {
   const r = ranges(q);
+  await foldFigures(db);
   const { products, distinct } = await scopeOf(db, q);
   // Paying people are counted once per product and once over all ("*"): a tool's page adds its products', all tools read "*".
   const paying = q.toolId === null ? distinct : products;
@@ -338,6 +342,7 @@ export function recurringRates(mrr: Series, churn: Series, people: Series, days:
 
 export async function peopleInsights(db: Executor, q: InsightsQuery): Promise<PeopleInsights> {
   const r = ranges(q);
+  await foldFigures(db);
   const { products, distinct } = await scopeOf(db, q);
   // Trial outcomes are kept per tool ('tool:<tool>') and, for any product bought, under "*": the distinct scope reads the one the page means.
   const [people, grants] = await Promise.all([
@@ -367,6 +372,7 @@ export async function useInsights(services: Pick<Services, "db" | "activity">, q
   await services.activity.flush();
   const { db } = services;
   const r = ranges(q);
+  await foldFigures(db);
   const { products, distinct, activity } = await scopeOf(db, q);
   const since = utcDayOf(now.getTime() - (AT_RISK_DAYS - 1) * DAY);
   const where = { workspaceId: q.workspaceId, env: q.env, toolId: q.toolId };
@@ -417,6 +423,7 @@ export async function overviewInsights(
   // As the Use page does: this process's access checks are written before they are read.
   await services.activity.flush();
   const { db } = services;
+  await foldFigures(db);
   const today = utcDayOf(now.getTime());
   const q: InsightsQuery = { ...where, toolId: null, from: utcDayOf(dayMs(today) - (OVERVIEW_DAYS - 1) * DAY), to: today, grain: "day" };
   const r = ranges(q);

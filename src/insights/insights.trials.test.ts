@@ -12,6 +12,7 @@ import { buyLicence as buy } from "../test-support/insights.js";
 import { emptyStorage, migrateThrough } from "../test-support/migrations.js";
 import { peopleInsights } from "./insights.service.js";
 import type { InsightsQuery } from "./insights.types.js";
+import { foldFigures } from "./rollup.store.js";
 
 // Trial outcomes as roll-ups (migration 037): a trial counts on its creation day, once, by
 // its person's first purchase from its start: within the trial, within 30 days after its
@@ -273,6 +274,7 @@ for (const dialect of DIALECTS) {
           ["g5", null, null],
         ],
       );
+      await foldFigures(db);
       const rows = async (table: "insight_days" | "insight_months") =>
         (
           await db

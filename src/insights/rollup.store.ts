@@ -1,12 +1,13 @@
 import { sql } from "kysely";
 import { utcDayOf } from "../clock.js";
-import { dialectOf, type Executor } from "../db/database.js";
+import { dialectOf, type Executor, holdWriteLock, type Trx } from "../db/database.js";
 import { type Placeholder, perRowCount, preparedRaw } from "../db/prepared.js";
 import type { Env, InsightDaysTable, ProductKind, TrialOutcome } from "../db/schema.js";
 import { type ActiveDay, countInWindows } from "./windows.store.js";
 
 // The writers of the Insights roll-ups (migration 031). Each is called in the transaction
-// that writes the change it counts, so a figure never runs ahead of or behind its rows.
+// that writes the change it counts, so a figure never runs ahead of or behind its rows (the
+// change's figures are pending until a fold, which every read runs first: migration 054).
 
 export type Metric =
   | "gross_one_time"
@@ -71,6 +72,8 @@ function upsertFigures(table: "insight_days" | "insight_months", rows: number, p
 // (the days' upsert a data-modifying WITH), one round trip the fewer while the change's
 // rows are locked; SQLite cannot write in a WITH, and its statements cost no round trip.
 const PREPARED_ROWS = 16;
+/** Figure rows of one statement at most: eight parameters a row, far below either engine's bound. */
+const FIGURE_ROWS_PER_STATEMENT = 1_000;
 const upsertDays = perRowCount((days) => preparedRaw((p) => upsertFigures("insight_days", days, p, 0)));
 const upsertMonths = perRowCount((months) => preparedRaw((p) => upsertFigures("insight_months", months, p, 0)));
 const upsertDaysAndMonths = perRowCount((days) =>
@@ -95,10 +98,9 @@ function summed(rows: Iterable<FigureRow>): FigureRow[] {
     .filter((row) => row.value !== 0);
 }
 
-/** Adds each row's value to its figure, creating it at the value. */
-export async function bump(ex: Executor, rows: readonly Bump[]): Promise<void> {
-  // One row per figure: PostgreSQL refuses a statement that would update a row twice (an import's licences of one day and plan).
-  const days = summed(
+/** A change's figure rows: one per figure (summed), in key order, without those that add nothing. */
+function figureRows(rows: readonly Bump[]): FigureRow[] {
+  return summed(
     rows.map((r) => ({
       workspace_id: r.workspaceId,
       env: r.env,
@@ -110,14 +112,53 @@ export async function bump(ex: Executor, rows: readonly Bump[]): Promise<void> {
       value: r.value,
     })),
   );
+}
+
+/** One insert of `rows` figure rows into insight_pending, the values from slot 0 on. */
+function pendingRows(rows: number, p: Placeholder) {
+  const values = Array.from({ length: rows }, (_, i) => sql`(${sql.join(Array.from({ length: FIGURE_COLUMNS }, (_, c) => p(FIGURE_COLUMNS * i + c)))})`);
+  return sql`insert into insight_pending (workspace_id, env, metric, day, scope, currency, plan_id, value) values ${sql.join(values)}`;
+}
+const appendPending = perRowCount((rows) => preparedRaw((p) => pendingRows(rows, p)));
+
+/**
+ * Adds each row's value to its figure, creating it at the value: by appending the change
+ * to insight_pending (migration 054), which foldFigures adds to the figures, so that
+ * concurrent changes never wait on each other's figure rows (PostgreSQL; SQLite takes the
+ * same path, no slower).
+ */
+export async function bump(ex: Executor, rows: readonly Bump[]): Promise<void> {
+  // One row per figure: fewer rows to append, and to add up at the fold.
+  const days = figureRows(rows);
   if (days.length === 0) return;
-  // The month's row beside each day's (migration 034), one per month like the days above.
+  for (let i = 0; i < days.length; i += FIGURE_ROWS_PER_STATEMENT) {
+    const part = days.slice(i, i + FIGURE_ROWS_PER_STATEMENT);
+    const args = part.flatMap(figureArgs);
+    // An import's batch: a statement of its own size, not worth keeping prepared.
+    if (part.length > PREPARED_ROWS) await pendingRows(part.length, (j) => args[j] as never).execute(ex);
+    else await appendPending(part.length)(ex, args);
+  }
+}
+
+/**
+ * Adds each row's value to its figure at once, in the caller's transaction, holding the
+ * figure rows' locks until it ends: the access checks' flush (one writer a process, once a
+ * second, its figures summed already).
+ */
+export async function addToFigures(ex: Executor, rows: readonly Bump[]): Promise<void> {
+  await addFigures(ex, figureRows(rows));
+}
+
+/** Adds figure rows (summed, in key order) to their days and, for the additive ones, their months (migration 034). */
+async function addFigures(ex: Executor, days: readonly FigureRow[]): Promise<void> {
+  if (days.length === 0) return;
+  // The month's row beside each day's, one per month like the days.
   const months = summed(days.filter((d) => !DAILY_ONLY.has(d.metric)).map((d) => ({ ...d, day: d.day.slice(0, 7) })));
   if (days.length > PREPARED_ROWS || months.length > PREPARED_ROWS) {
-    // An import's batch: a statement of its own size, not worth keeping prepared. The months
-    // first, as the prepared statement below locks them on PostgreSQL (its main upsert runs
-    // before the days' in its WITH) and the customers' triggers (migration 039): two
-    // writers adding to the same figures must lock them in one order, or they can deadlock.
+    // An import's batch or a fold: statements of their own size, not worth keeping prepared.
+    // The months first, as the prepared statement below locks them on PostgreSQL (its main
+    // upsert runs before the days' in its WITH): two writers adding to the same figures
+    // must lock them in one order, or they can deadlock.
     await writeFigures(ex, "insight_months", months);
     await writeFigures(ex, "insight_days", days);
     return;
@@ -132,9 +173,67 @@ export async function bump(ex: Executor, rows: readonly Bump[]): Promise<void> {
 }
 
 async function writeFigures(ex: Executor, table: "insight_days" | "insight_months", rows: readonly FigureRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  const args = rows.flatMap(figureArgs);
-  await upsertFigures(table, rows.length, (i) => args[i] as never, 0).execute(ex);
+  // In parts, so that a fold of many figures stays under the engines' bound on parameters; each part in key order after the last.
+  for (let i = 0; i < rows.length; i += FIGURE_ROWS_PER_STATEMENT) {
+    const args = rows.slice(i, i + FIGURE_ROWS_PER_STATEMENT).flatMap(figureArgs);
+    await upsertFigures(table, args.length / FIGURE_COLUMNS, (j) => args[j] as never, 0).execute(ex);
+  }
+}
+
+/** The fold's advisory lock on PostgreSQL: one fold at a time over every process. */
+const FOLD_LOCK = 7_294_054;
+/** Pending rows one transaction of SQLite's fold takes at most. */
+const SQLITE_FOLD_ROWS = 5_000;
+
+/**
+ * Moves the figures' pending changes (migration 054) into the figures, in one transaction
+ * (on SQLite one a part): each row is deleted by one fold only (on PostgreSQL they run one
+ * at a time, under an advisory lock; SQLite has one writer), and a change's rows are there
+ * once it committed, so a fold run after a change is read with it. Run once a second by `warden serve`
+ * (fold.ts) and before every Insights read. Answers the figures changed.
+ */
+export async function foldFigures(ex: Executor): Promise<number> {
+  // A look first: with nothing pending (most reads, an idle second) no transaction and no lock.
+  const any = await sql`select 1 from insight_pending limit 1`.execute(ex);
+  if (any.rows.length === 0) return 0;
+  const inTransaction = <T>(run: (trx: Trx) => Promise<T>) => (ex.isTransaction ? run(ex as Trx) : ex.transaction().execute(run));
+  if (dialectOf(ex) === "postgres") {
+    return inTransaction(async (trx) => {
+      await sql`select pg_advisory_xact_lock(${FOLD_LOCK})`.execute(trx);
+      const { rows } = await sql<FigureRow>`with moved as (delete from insight_pending returning *)
+        select workspace_id, env, metric, day, scope, currency, plan_id, sum(value) as value from moved
+        group by workspace_id, env, metric, day, scope, currency, plan_id`.execute(trx);
+      return addPending(trx, rows);
+    });
+  }
+  // SQLite, in parts of rows, each its own transaction: after `warden admin import`, whose
+  // customers triggers append a row or two a customer, a million rows pending would hold
+  // the one writer's lock for all of them at once.
+  let figures = 0;
+  for (;;) {
+    const part = await inTransaction(async (trx) => {
+      // The lock first, so that what is summed is what is deleted.
+      await holdWriteLock(trx);
+      const last = await sql<{
+        id: number | null;
+      }>`select max(rowid) as id from (select rowid from insight_pending order by rowid limit ${SQLITE_FOLD_ROWS})`.execute(trx);
+      const id = last.rows[0]?.id ?? null;
+      if (id === null) return null;
+      const { rows } = await sql<FigureRow>`select workspace_id, env, metric, day, scope, currency, plan_id, sum(value) as value from insight_pending
+        where rowid <= ${id} group by workspace_id, env, metric, day, scope, currency, plan_id`.execute(trx);
+      await sql`delete from insight_pending where rowid <= ${id}`.execute(trx);
+      return addPending(trx, rows);
+    });
+    if (part === null) return figures;
+    figures += part;
+  }
+}
+
+/** Pending rows summed (per figure) added to the figures; answers the figures changed. */
+async function addPending(trx: Executor, rows: readonly FigureRow[]): Promise<number> {
+  const days = summed(rows.map((r) => ({ ...r, value: Number(r.value) })));
+  await addFigures(trx, days);
+  return days.length;
 }
 
 export interface Activity {
@@ -208,7 +307,7 @@ export async function recordActivities(ex: Executor, checks: readonly Activity[]
     await moveLastActiveDays(ex, newDays);
     rows.push(...(await windowFigures(ex, newDays)));
   }
-  await bump(ex, rows);
+  await addToFigures(ex, rows);
   await countInWindows(ex, newDays);
 }
 

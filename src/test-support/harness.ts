@@ -121,7 +121,8 @@ export async function sqliteFileServices(env: Record<string, string> = {}): Prom
   return { ...(await servicesOver(storage, env)), file: join(dir, "warden.sqlite") };
 }
 
-async function servicesOver(storage: Storage, env: Record<string, string>): Promise<TestEnv> {
+/** Services over a storage the caller opened (a second "process" over one PostgreSQL schema); the caller closes it. */
+export async function servicesOver(storage: Storage, env: Record<string, string> = {}): Promise<TestEnv> {
   const clock = new ManualClock();
   const config = parseConfig({ WARDEN_DOMAIN: "warden.test", WARDEN_SECRET_KEY: TEST_SECRET_KEY, WARDEN_ALLOW_PRIVATE_WEBHOOKS: "1", ...env });
   // The storage outlives the services: the file's cleanup closes it.

@@ -21,9 +21,26 @@ import { OTHER_TOOL_OF_PERSON } from "./034-insights-speed.js";
 // nothing. PostgreSQL refuses transition tables on `update of since`, so
 // the update trigger runs for every update of customers. SQLite has no statement
 // triggers, and rewrites a figure row in place: its row triggers stay.
+
+const day = (col: string) => `to_char(to_timestamp(${col} / 1000.0) at time zone 'UTC', 'YYYY-MM-DD')`;
+
+/** The insert trigger's figures: one row per customers row and scope (the columns workspace_id, env, day, scope, value). */
+export const CUSTOMERS_INSERTED = `select n.workspace_id, n.env, ${day("n.since")} as day, 'tool:' || n.tool_id as scope, 1 as value from customers_inserted n
+      union all
+      select n.workspace_id, n.env, ${day("n.since")}, '*', 1 from customers_inserted n where not ${OTHER_TOOL_OF_PERSON.replaceAll("new.", "n.")}`;
+
+// Each old row takes one from its day, each new row adds one to its own: a row whose day
+// did not change adds nothing, and a sum of 0 is not written. No join of the old rows to
+// the new: a trigger's plan is made once for the connection, sized for the rows of its
+// first statement (often none: an upsert of new rows also fires the update trigger),
+// and a join planned as a nested loop for one row took 3 s over 3,000 rows.
+/** The update trigger's figures, as CUSTOMERS_INSERTED's. */
+export const CUSTOMERS_MOVED = `select o.workspace_id, o.env, ${day("o.since")} as day, 'tool:' || o.tool_id as scope, -1 as value from customers_before o
+      union all
+      select n.workspace_id, n.env, ${day("n.since")}, 'tool:' || n.tool_id, 1 from customers_after n`;
+
 export async function up(db: Kysely<unknown>): Promise<void> {
   if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
-  const day = (col: string) => `to_char(to_timestamp(${col} / 1000.0) at time zone 'UTC', 'YYYY-MM-DD')`;
   // `figures` has the columns workspace_id, env, day, scope, value: one row per customers
   // row and scope, made once (the test of the person's other tools is a few lookups a row).
   // One statement: the months' upsert runs first, the days' (its WITH) after it.
@@ -40,31 +57,20 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   days as (${into("insight_days")})
   ${into("insight_months")};`;
   };
-  const inserted = `select n.workspace_id, n.env, ${day("n.since")} as day, 'tool:' || n.tool_id as scope, 1 as value from customers_inserted n
-      union all
-      select n.workspace_id, n.env, ${day("n.since")}, '*', 1 from customers_inserted n where not ${OTHER_TOOL_OF_PERSON.replaceAll("new.", "n.")}`;
-  // Each old row takes one from its day, each new row adds one to its own: a row whose day
-  // did not change adds nothing, and a sum of 0 is not written. No join of the old rows to
-  // the new: a trigger's plan is made once for the connection, sized for the rows of its
-  // first statement (often none: an upsert of new rows also fires the update trigger),
-  // and a join planned as a nested loop for one row took 3 s over 3,000 rows.
-  const moved = `select o.workspace_id, o.env, ${day("o.since")} as day, 'tool:' || o.tool_id as scope, -1 as value from customers_before o
-      union all
-      select n.workspace_id, n.env, ${day("n.since")}, 'tool:' || n.tool_id, 1 from customers_after n`;
   await sql`drop trigger insight_customer_insert on customers`.execute(db);
   await sql`drop trigger insight_customer_since on customers`.execute(db);
   await sql`drop function insight_customer_counts()`.execute(db);
   await sql
     .raw(`create function insight_customers_inserted() returns trigger language plpgsql as $$
 begin
-  ${upsert(inserted)}
+  ${upsert(CUSTOMERS_INSERTED)}
   return null;
 end $$`)
     .execute(db);
   await sql
     .raw(`create function insight_customers_moved() returns trigger language plpgsql as $$
 begin
-  ${upsert(moved)}
+  ${upsert(CUSTOMERS_MOVED)}
   return null;
 end $$`)
     .execute(db);

@@ -50,6 +50,7 @@ import * as buyerLanguage from "./049-buyer-language.js";
 import * as paddlePlanLinks from "./050-paddle-plan-links.js";
 import * as moneyAtAGlance from "./052-money-at-a-glance.js";
 import * as processorEarnings from "./053-processor-earnings.js";
+import * as insightPending from "./054-insight-pending.js";
 import * as personFirstActivityKeys from "./055-person-first-activity-keys.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
@@ -105,5 +106,6 @@ export const migrations: Record<string, Migration> = {
   "050-paddle-plan-links": paddlePlanLinks,
   "052-money-at-a-glance": moneyAtAGlance,
   "053-processor-earnings": processorEarnings,
+  "054-insight-pending": insightPending,
   "055-person-first-activity-keys": personFirstActivityKeys,
 };
