@@ -146,6 +146,7 @@ for (const dialect of DIALECTS) {
         currency: "eur",
         paymentIntent: null,
         checkoutSession: null,
+        earnings: null,
         seats: 3,
         teamLicenceId: null,
         teamSubscriptionId: null,
