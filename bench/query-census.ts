@@ -70,7 +70,14 @@ function openCensusStorage(engine: Dialect, where: string, options: { cacheState
     if (event.level === "query") record({ sql: event.query.sql, ms: event.queryDurationMillis });
   };
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), log });
-  return { db, dialect: "sqlite", availability: new DatabaseAvailability(), boundStatements: () => {}, close: () => db.destroy() };
+  return {
+    db,
+    dialect: "sqlite",
+    availability: new DatabaseAvailability(),
+    boundStatements: () => {},
+    checkpointInBackground: () => null,
+    close: () => db.destroy(),
+  };
 }
 
 /** SQL text with its literal lists folded, so that `in (?, ?)` and `in (?)` count as one statement. */
