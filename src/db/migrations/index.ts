@@ -51,6 +51,7 @@ import * as paddlePlanLinks from "./050-paddle-plan-links.js";
 import * as moneyAtAGlance from "./052-money-at-a-glance.js";
 import * as processorEarnings from "./053-processor-earnings.js";
 import * as personFirstActivityKeys from "./055-person-first-activity-keys.js";
+import * as paddleCheckouts from "./056-paddle-checkouts.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -106,4 +107,5 @@ export const migrations: Record<string, Migration> = {
   "052-money-at-a-glance": moneyAtAGlance,
   "053-processor-earnings": processorEarnings,
   "055-person-first-activity-keys": personFirstActivityKeys,
+  "056-paddle-checkouts": paddleCheckouts,
 };
