@@ -187,7 +187,12 @@ for (const dialect of DIALECTS) {
       assert.equal(await t.send("adjustment.created", fractional), "applied");
       const status = new Map((await t.licences()).map((l) => [l.payment_intent, l.status]));
       assert.deepEqual([status.get(refunded.id), status.get(disputed.id)], ["revoked", "suspended"]);
-      const stored = await t.services.db.selectFrom("paddle_refunds").select(["action", "earnings_cents"]).orderBy("action").execute();
+      const stored = await t.services.db
+        .selectFrom("paddle_refunds")
+        .select(["action", "earnings_cents"])
+        .where("workspace_id", "=", t.ws.workspaceId)
+        .orderBy("action")
+        .execute();
       assert.deepEqual(
         stored.map((a) => [a.action, a.earnings_cents === null ? null : Number(a.earnings_cents)]),
         [
@@ -195,6 +200,30 @@ for (const dialect of DIALECTS) {
           ["refund", -120],
         ],
       );
+    });
+
+    test("a refund told before its sale takes its earnings back once the sale arrives, on the refund's day, and only once", async () => {
+      const t = await paddleTestbed(dialect);
+      const start = t.clock.now();
+      const person = await ensurePerson(t.services.db, t.ws.workspaceId, "test", "ada@example.com", start);
+      const transaction = transactionObject({
+        customData: { warden_tool: "tabmaster", warden_plan: "lifetime", warden_account: person.id },
+        total: 4900,
+        billedAt: start,
+      });
+      const refund = { action: "refund" as const, transactionId: transaction.id, total: 1000, at: start + DAY_MS, earnings: 780 };
+      t.clock.advance(DAY_MS);
+      // Paddle does not promise the order: the refund's notification first.
+      assert.equal(await t.send("adjustment.updated", adjustmentObject(refund)), "ignored");
+      assert.equal(await t.send("transaction.completed", transaction), "applied");
+      // Paddle's retry of the sale (another event id) takes nothing more.
+      assert.equal(await t.send("transaction.completed", transaction), "applied");
+      const usd = (await revenue(t, start)).get("usd");
+      assert.equal(usd?.earnings?.total, 3788 - 780);
+      assert.deepEqual(nonZero(usd?.earnings?.points ?? []), [
+        [dayOf(start), 3788],
+        [dayOf(start + DAY_MS), -780],
+      ]);
     });
 
     test("a transaction whose fee Paddle has not processed (earnings null) counts its amount, its earnings stay unknown, not zero, and its refund takes none back", async () => {

@@ -356,7 +356,7 @@ for (const dialect of DIALECTS) {
       recording = true;
       await pruneExpired(services, NOW_OPTIONS);
       recording = false;
-      assert.equal(statements.size, dialect === "sqlite" ? 12 : 11);
+      assert.equal(statements.size, dialect === "sqlite" ? 13 : 12);
       const scans: string[] = [];
       if (dialect === "sqlite") {
         for (const [text, parameters] of statements) {
