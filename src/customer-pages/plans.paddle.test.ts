@@ -117,7 +117,7 @@ for (const dialect of DIALECTS) {
       paddleApi.transactions.set(foreign, transactionObject({ id: foreign, customData: { order: "42" }, total: 500, billedAt: now }));
       const notWardens = await buyer.get(`${base}/checkout/success?session_id=${foreign}`);
       assert.equal(notWardens.statusCode, 404);
-      assert.ok(paddleApi.calls.some((c) => c.method === "GET" && c.path === `/transactions/${foreign}`));
+      assert.ok(!paddleApi.calls.some((c) => c.path === `/transactions/${foreign}`), "Paddle is asked only about a transaction Warden made");
       // Not an id at all, or a Stripe Checkout Session's in a Paddle environment: refused without asking Paddle.
       // Signed out, any id is waited for, and Paddle is not asked (the page is anyone's to open).
       const asked = paddleApi.calls.length;
@@ -142,6 +142,60 @@ for (const dialect of DIALECTS) {
       const signedInThere = new TestBrowser(app);
       await signInOnPages(signedInThere, env.dataDir, pagesOf(elsewhere), `ada-${ws.slug}@example.com`);
       assert.equal((await signedInThere.get(`${pagesOf(elsewhere)}/checkout/success?session_id=${txn}`)).statusCode, 404);
+    });
+
+    test("the thank-you page asks Paddle only about a transaction Warden made for the person signed in, at most once per transaction in 5 s, and reads Paddle's failures as pending", async () => {
+      const paddleApi = await startPaddleApi(API_KEY);
+      const env = await dashboardServices(dialect, { WARDEN_PADDLE_API_URL: paddleApi.url, WARDEN_PUBLIC_URL: "https://warden.example.com" });
+      const app = await dashboardApp(env);
+      const ws = await seedCatalogue(env.services);
+      await connectTestPaddle(env.services, ws, "test", API_KEY);
+      await linkTestPaddlePrices(env.services, ws);
+      const base = pagesOf(ws);
+      const buyer = new TestBrowser(app);
+      await signInOnPages(buyer, env.dataDir, base, `ada-${ws.slug}@example.com`);
+      const asks = () => paddleApi.calls.filter((c) => c.method === "GET" && c.path.startsWith("/transactions/")).length;
+
+      // Made-up ids, however many: the same 404, and not one call to Paddle.
+      for (let i = 0; i < 100; i++) {
+        const page = await buyer.get(`${base}/checkout/success?session_id=${paddleId("txn")}`);
+        assert.equal(page.statusCode, 404);
+      }
+      assert.equal(asks(), 0);
+
+      const chosen = await buyer.post(`${base}/plans`, { plan: "monthly" });
+      const txn = new URL(chosen.headers.location as string).searchParams.get("_ptxn") as string;
+      const thanks = `${base}/checkout/success?session_id=${txn}`;
+      const recorded = await env.services.db.selectFrom("paddle_checkouts").selectAll().where("transaction_id", "=", txn).execute();
+      assert.equal(recorded.length, 1, "Warden records the transaction it created");
+      // Reloaded: Paddle is asked once, and its answer kept for 5 s.
+      for (let i = 0; i < 5; i++) assert.match((await buyer.get(thanks)).body, /<h1>Confirming your payment<\/h1>/);
+      assert.equal(asks(), 1);
+      env.clock.advance(5_000);
+      await buyer.get(thanks);
+      assert.equal(asks(), 2);
+
+      // Paddle rate-limits (429), or answers an error: the buyer is told to wait, not shown an error.
+      env.clock.advance(5_000);
+      paddleApi.rateLimited = 1;
+      const limited = await buyer.get(thanks);
+      assert.equal(limited.statusCode, 200);
+      assert.match(limited.body, /<h1>Confirming your payment<\/h1>/);
+      assert.equal(asks(), 3);
+      // A key Paddle no longer takes (403): still pending.
+      env.clock.advance(5_000);
+      await connectTestPaddle(env.services, ws, "test", "pdl_sdbx_apikey_revoked00000000000000");
+      const refused = await buyer.get(thanks);
+      assert.equal(refused.statusCode, 200);
+      assert.match(refused.body, /<h1>Confirming your payment<\/h1>/);
+
+      // Another person signed in, with the id Warden made for Ada: the same 404, and no call.
+      const before = asks();
+      const other = new TestBrowser(app);
+      await signInOnPages(other, env.dataDir, base, `grace-${ws.slug}@example.com`);
+      env.clock.advance(5_000);
+      assert.equal((await other.get(thanks)).statusCode, 404);
+      assert.equal(asks(), before);
     });
   });
 }

@@ -123,6 +123,12 @@ export function registerPlanPages(app: FastifyInstance, services: Services): voi
       viewer: customer && customer.licenceId === null ? customer.personId : null,
       names: pageNamesOf(request),
     });
+    if (outcome.state === "pending" && outcome.unanswered !== undefined) {
+      request.log.warn(
+        { checkout: sessionId, processor: outcome.processor, reason: outcome.unanswered },
+        "the processor did not answer about a checkout: shown as pending",
+      );
+    }
     if (outcome.state === "unknown") throw new PageRefusal(404, text.s("plans.checkoutUnknown"), text.s("plans.checkoutUnknownText"));
     const self = `${pagePath(scope, "checkout/success")}?session_id=${encodeURIComponent(sessionId)}`;
     return sendPage(

@@ -337,6 +337,7 @@ function withinConnectBound(pending: Promise<pg.PoolClient>): Promise<pg.PoolCli
  * 4,000 pages is one block of the log's index.
  */
 const WRITER_CHECKPOINT_PAGES = 4_000;
+const SQLITE_CHECKPOINT_PAGES = 1_000;
 /** How often the background checkpointer looks at an idle log, and at one that grows. */
 const CHECKPOINT_EVERY_MS = 1_000;
 const CHECKPOINT_BUSY_MS = 20;
@@ -411,7 +412,11 @@ export function openStorage(options: StorageOptions): Storage {
       if (!checkpointer) {
         // The writer's own checkpoint only when the worker falls this far behind.
         sqlite.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_PAGES}`);
-        checkpointer = new WalCheckpointer(inFile, CHECKPOINT_EVERY_MS, CHECKPOINT_BUSY_MS);
+        checkpointer = new WalCheckpointer(inFile, CHECKPOINT_EVERY_MS, CHECKPOINT_BUSY_MS, (error) => {
+          // Without the worker the writer checkpoints at SQLite's own bound again, as before `warden serve` moved them.
+          sqlite.pragma(`wal_autocheckpoint = ${SQLITE_CHECKPOINT_PAGES}`);
+          process.emitWarning(`SQLite's checkpoint worker stopped (${error.message}): the writer checkpoints the log itself again`);
+        });
       }
       return checkpointer;
     },

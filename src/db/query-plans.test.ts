@@ -17,6 +17,8 @@ import { newId } from "../ids.js";
 import { overviewInsights } from "../insights/insights.service.js";
 import { recordActivities } from "../insights/rollup.store.js";
 import { slideWindows } from "../insights/windows.js";
+import { insertPaddleCheckout, isPaddleCheckoutOf } from "../paddle/paddle-checkout.store.js";
+import { deletePaddleCheckouts } from "../retention/retention.store.js";
 import { createServices, type Services } from "../services.js";
 import { createPgSchema, PG_URL, seedWorkspace } from "../test-support/harness.js";
 import { buyLicence } from "../test-support/insights.js";
@@ -692,6 +694,48 @@ test("the activity flush and the windows job reach a person's rows by key or by 
 
 test("the activity flush and the windows job reach a person's rows by key or by day (PostgreSQL)", async () => {
   const { services, queries, close } = await recordActivityPath({ databaseUrl: PG_URL, pgSchema: await createPgSchema(), poolSize: 2 });
+  try {
+    const scans = (await pgPlanNodes(services, queries))
+      .filter(({ node }) => readsWholeTable(node))
+      .map(({ text, node }) => `${node["Node Type"]} on ${node["Relation Name"]}\n    in: ${text}`);
+    assert.deepEqual(scans, []);
+  } finally {
+    await close();
+  }
+});
+
+/** The thank-you page's check of a Paddle transaction Warden made (migration 056), and its pruning by age, on a fresh database. */
+async function recordPaddleCheckouts(storageOptions: Omit<StorageOptions, "onQuery">): Promise<Recording> {
+  const { storage, queries, record } = recordingStorage(storageOptions);
+  const clock = new ManualClock();
+  const services = await createServices(parseConfig({}), { clock, storage });
+  const ws = await seedWorkspace(services, { plan: "hobby" });
+  const scope = { workspaceId: ws.workspaceId, env: "test" as const };
+  await insertPaddleCheckout(services.db, scope, "txn_01", "p1", clock.now());
+  record(true);
+  await isPaddleCheckoutOf(services.db, scope, "txn_01", "p1");
+  await deletePaddleCheckouts(services.db, clock.now() + 1, 500);
+  record(false);
+  assert.equal(queries.size, 2);
+  return { services, queries, close: () => storage.close() };
+}
+
+test("a Paddle checkout is read by its key and pruned through its age index (SQLite)", async () => {
+  const { services, queries, close } = await recordPaddleCheckouts({ databaseUrl: null, sqliteFile: ":memory:" });
+  try {
+    const scans: string[] = [];
+    for (const [text, parameters] of queries) {
+      const plan = await services.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${text}`, [...parameters]));
+      for (const { detail } of plan.rows) if (/^SCAN /.test(detail)) scans.push(`${detail}\n    in: ${text}`);
+    }
+    assert.deepEqual(scans, []);
+  } finally {
+    await close();
+  }
+});
+
+test("a Paddle checkout is read by its key and pruned through its age index (PostgreSQL)", async () => {
+  const { services, queries, close } = await recordPaddleCheckouts({ databaseUrl: PG_URL, pgSchema: await createPgSchema(), poolSize: 2 });
   try {
     const scans = (await pgPlanNodes(services, queries))
       .filter(({ node }) => readsWholeTable(node))

@@ -548,6 +548,15 @@ export interface PaddlePlanLinksTable {
   created_at: number;
 }
 
+/** A Paddle transaction Warden created for a checkout, and the person it was made for (migration 056). */
+export interface PaddleCheckoutsTable {
+  workspace_id: string;
+  env: Env;
+  transaction_id: string;
+  person_id: string | null;
+  created_at: number;
+}
+
 /** A Stripe Price or Product id that names a plan, for purchases without Warden's metadata (migration 029). */
 export interface StripePlanLinksTable {
   workspace_id: string;
@@ -938,6 +947,7 @@ export interface Database {
   paddle_events: PaddleEventsTable;
   paddle_refunds: PaddleRefundsTable;
   paddle_plan_links: PaddlePlanLinksTable;
+  paddle_checkouts: PaddleCheckoutsTable;
   subscription_buyers: SubscriptionBuyersTable;
   stripe_plan_links: StripePlanLinksTable;
   stripe_reconcile_runs: StripeReconcileRunsTable;

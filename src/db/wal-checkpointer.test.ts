@@ -5,6 +5,7 @@ import { test } from "node:test";
 import { sql } from "kysely";
 import { PG_URL, privateDatabaseEnv } from "../test-support/harness.js";
 import { openStorage } from "./database.js";
+import { WalCheckpointer } from "./wal-checkpointer.js";
 
 // Checkpoints off the connection that writes (wal-checkpointer.ts, `warden serve`).
 
@@ -53,4 +54,24 @@ test("no checkpointer in memory or on PostgreSQL", async (t) => {
   const postgres = openStorage({ databaseUrl: PG_URL, poolSize: 1 });
   t.after(() => postgres.close());
   assert.equal(postgres.checkpointInBackground(), null);
+});
+
+test("a worker that fails tells its owner once, refuses the checkpoint asked for, and does not end the process", async (t) => {
+  const dir = (await privateDatabaseEnv("sqlite")).WARDEN_DATA_DIR as string;
+  const errors: Error[] = [];
+  let told: () => void = () => {};
+  const stopped = new Promise<void>((resolve) => {
+    told = resolve;
+  });
+  // A file the worker cannot open (it opens only a file that exists): its connection throws as it starts.
+  const checkpointer = new WalCheckpointer(join(dir, "missing", "warden.sqlite"), 60_000, 60_000, (error) => {
+    errors.push(error);
+    told();
+  });
+  t.after(() => checkpointer.close());
+  const asked = checkpointer.checkpoint();
+  await assert.rejects(asked, /unable to open|directory does not exist|cannot open/i);
+  await stopped;
+  assert.equal(errors.length, 1, "told once, though the worker also ends after its error");
+  await assert.rejects(checkpointer.checkpoint(), /closed/);
 });

@@ -56,15 +56,26 @@ export interface CheckpointResult {
  * Checkpoints the SQLite file's log in a worker thread: again at once while each
  * checkpoint finds the log grown (after `busyMs`), else every `everyMs`, and when asked. The connection
  * that writes keeps a bound of its own (set by the caller) for when the worker falls behind.
+ * A worker that fails or ends unasked (a file it cannot open, an error it does not catch)
+ * closes the checkpointer and calls `stopped` once, so that the caller gives the writer its
+ * own checkpoints back: an unheard worker error would end the whole process.
  */
 export class WalCheckpointer {
   private readonly worker: Worker;
   private running: Promise<CheckpointResult> | null = null;
+  private refuse: ((error: Error) => void) | null = null;
   private closed = false;
 
-  constructor(file: string, everyMs: number, busyMs: number) {
+  constructor(
+    file: string,
+    everyMs: number,
+    busyMs: number,
+    private readonly stopped: (error: Error) => void,
+  ) {
     const driver = createRequire(import.meta.url).resolve("better-sqlite3");
     this.worker = new Worker(WORKER, { eval: true, workerData: { driver, file, everyMs, busyMs } });
+    this.worker.on("error", (error) => this.fail(error));
+    this.worker.on("exit", (code) => this.fail(new Error(`the checkpoint worker ended (exit code ${code})`)));
     // The worker never keeps a process alive that has nothing else to do.
     this.worker.unref();
   }
@@ -73,8 +84,10 @@ export class WalCheckpointer {
   checkpoint(): Promise<CheckpointResult> {
     if (this.closed) return Promise.reject(new Error("the checkpointer is closed"));
     this.running ??= new Promise<CheckpointResult>((resolve, reject) => {
+      this.refuse = reject;
       this.worker.once("message", (answer: CheckpointResult | { error: string }) => {
         this.running = null;
+        this.refuse = null;
         if ("error" in answer) reject(new Error(answer.error));
         else resolve(answer);
       });
@@ -89,5 +102,15 @@ export class WalCheckpointer {
     this.closed = true;
     await this.running?.catch(() => {});
     await this.worker.terminate();
+  }
+
+  /** The worker failed or ended while open: the checkpoint asked for is refused, and the caller told once. */
+  private fail(error: Error): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.refuse?.(error);
+    this.running = null;
+    this.refuse = null;
+    this.stopped(error);
   }
 }

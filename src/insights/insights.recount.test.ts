@@ -608,11 +608,11 @@ async function run(dialect: Dialect) {
 
 // Issue 47, point 3: after a randomised Paddle history (purchases, a subscription's first
 // payment told before or after it, renewals, refunds in part or in full, chargebacks and
-// their reversals), the earnings after Paddle's fee and tax equal a recount from the stored
+// their reversals, a refund told before its sale), the earnings after Paddle's fee and tax equal a recount from the stored
 // rows: the licences' and invoices' earnings on the day each was paid, less each
 // adjustment's on the day Paddle made it (given back by a reversal).
 type PaddleOp =
-  | { kind: "buy"; product: "tabmaster" | "suite"; currency: "EUR" | "USD"; amount: number; taxRate: number }
+  | { kind: "buy"; product: "tabmaster" | "suite"; currency: "EUR" | "USD"; amount: number; taxRate: number; refundFirst: boolean }
   | { kind: "subscribe"; invoiceFirst: boolean; taxRate: number }
   | { kind: "renew"; target: number; taxRate: number }
   | { kind: "refund"; target: number; part: boolean }
@@ -625,6 +625,7 @@ const paddleOp: fc.Arbitrary<PaddleOp> = fc.oneof(
     currency: fc.constantFrom("EUR" as const, "USD" as const),
     amount: fc.integer({ min: 100, max: 20_000 }),
     taxRate,
+    refundFirst: fc.boolean(),
   }),
   fc.record({ kind: fc.constant("subscribe" as const), invoiceFirst: fc.boolean(), taxRate }),
   fc.record({ kind: fc.constant("renew" as const), target: fc.nat(20), taxRate }),
@@ -668,8 +669,14 @@ async function runPaddle(dialect: Dialect) {
                 ? { warden_bundle: "suite", warden_plan: "suite-lifetime", warden_account: buyer.id }
                 : { warden_tool: "tabmaster", warden_plan: "lifetime", warden_account: buyer.id };
             const txn = transactionObject({ customData, total: op.amount, currency: op.currency, billedAt: t, taxRate: op.taxRate });
+            // Paddle does not promise the order: a refund in part, made a moment after the sale, may be told before it.
+            const early = op.refundFirst ? Math.ceil(op.amount / 2) : 0;
+            if (op.refundFirst) {
+              const refund = adjustmentObject({ action: "refund", type: "partial", transactionId: txn.id, total: early, currency: op.currency, at: t + 1 });
+              assert.equal(await send("adjustment.updated", refund), "ignored", "no payment to refund yet");
+            }
             assert.equal(await send("transaction.completed", txn), "applied");
-            payments.push({ id: txn.id, amount: op.amount, currency: op.currency, refunded: 0, settled: false });
+            payments.push({ id: txn.id, amount: op.amount, currency: op.currency, refunded: early, settled: false });
             break;
           }
           case "subscribe": {

@@ -168,6 +168,64 @@ for (const dialect of DIALECTS) {
       ]);
     });
 
+    test("an adjustment's earnings are read leniently: a negative amount is taken as signed, one no whole amount leaves them unknown, and the refund or chargeback still counts", async () => {
+      const t = await paddleTestbed(dialect);
+      const start = t.clock.now();
+      const person = await ensurePerson(t.services.db, t.ws.workspaceId, "test", "ada@example.com", start);
+      const sale = () =>
+        transactionObject({ customData: { warden_tool: "tabmaster", warden_plan: "lifetime", warden_account: person.id }, total: 4900, billedAt: start });
+      const refunded = sale();
+      const disputed = sale();
+      await t.send("transaction.completed", refunded);
+      await t.send("transaction.completed", disputed);
+      t.clock.advance(DAY_MS);
+      // Paddle documents negative earnings on an adjustment (a tax adjustment).
+      const refund = { action: "refund" as const, transactionId: refunded.id, total: 4900, type: "full" as const, at: t.clock.now(), earnings: -120 };
+      assert.equal(await t.send("adjustment.created", adjustmentObject(refund)), "applied");
+      const chargeback = adjustmentObject({ action: "chargeback", transactionId: disputed.id, total: 4900, at: t.clock.now() });
+      const fractional = { ...chargeback, totals: { ...chargeback.totals, earnings: "12.5" } };
+      assert.equal(await t.send("adjustment.created", fractional), "applied");
+      const status = new Map((await t.licences()).map((l) => [l.payment_intent, l.status]));
+      assert.deepEqual([status.get(refunded.id), status.get(disputed.id)], ["revoked", "suspended"]);
+      const stored = await t.services.db
+        .selectFrom("paddle_refunds")
+        .select(["action", "earnings_cents"])
+        .where("workspace_id", "=", t.ws.workspaceId)
+        .orderBy("action")
+        .execute();
+      assert.deepEqual(
+        stored.map((a) => [a.action, a.earnings_cents === null ? null : Number(a.earnings_cents)]),
+        [
+          ["chargeback", null],
+          ["refund", -120],
+        ],
+      );
+    });
+
+    test("a refund told before its sale takes its earnings back once the sale arrives, on the refund's day, and only once", async () => {
+      const t = await paddleTestbed(dialect);
+      const start = t.clock.now();
+      const person = await ensurePerson(t.services.db, t.ws.workspaceId, "test", "ada@example.com", start);
+      const transaction = transactionObject({
+        customData: { warden_tool: "tabmaster", warden_plan: "lifetime", warden_account: person.id },
+        total: 4900,
+        billedAt: start,
+      });
+      const refund = { action: "refund" as const, transactionId: transaction.id, total: 1000, at: start + DAY_MS, earnings: 780 };
+      t.clock.advance(DAY_MS);
+      // Paddle does not promise the order: the refund's notification first.
+      assert.equal(await t.send("adjustment.updated", adjustmentObject(refund)), "ignored");
+      assert.equal(await t.send("transaction.completed", transaction), "applied");
+      // Paddle's retry of the sale (another event id) takes nothing more.
+      assert.equal(await t.send("transaction.completed", transaction), "applied");
+      const usd = (await revenue(t, start)).get("usd");
+      assert.equal(usd?.earnings?.total, 3788 - 780);
+      assert.deepEqual(nonZero(usd?.earnings?.points ?? []), [
+        [dayOf(start), 3788],
+        [dayOf(start + DAY_MS), -780],
+      ]);
+    });
+
     test("a transaction whose fee Paddle has not processed (earnings null) counts its amount, its earnings stay unknown, not zero, and its refund takes none back", async () => {
       const t = await paddleTestbed(dialect);
       const start = t.clock.now();

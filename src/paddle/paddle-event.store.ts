@@ -84,6 +84,25 @@ export async function addPaddleAdjustment(
   return { added: inserted !== undefined, refundedCents: Number(row.total ?? 0) };
 }
 
+/** The approved adjustments of a transaction that say what they take of its earnings (index paddle_refunds_transaction), oldest first. */
+export async function listPaddleAdjustmentEarnings(
+  ex: Executor,
+  scope: Scope,
+  transactionId: string,
+): Promise<{ action: PaddleAdjustmentAction; earningsCents: number; at: number }[]> {
+  const rows = await ex
+    .selectFrom("paddle_refunds")
+    .select(["action", "earnings_cents", "adjusted_at", "created_at"])
+    .where("workspace_id", "=", scope.workspaceId)
+    .where("env", "=", scope.env)
+    .where("transaction_id", "=", transactionId)
+    .where("earnings_cents", "is not", null)
+    .execute();
+  return rows
+    .map((r) => ({ action: r.action, earningsCents: Number(r.earnings_cents), at: Number(r.adjusted_at ?? r.created_at) }))
+    .sort((a, b) => a.at - b.at);
+}
+
 /** The newest event the environment received (index paddle_events_received, migration 047). */
 export async function findLastPaddleEvent(
   ex: Executor,

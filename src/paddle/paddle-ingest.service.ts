@@ -9,14 +9,14 @@ import { findLicenceByPaymentIntent } from "../billing/licence.store.js";
 import { findSubscription } from "../billing/subscription.store.js";
 import type { Env } from "../db/schema.js";
 import { invalidParameter, notFound } from "../errors/errors.js";
-import { applyPaymentFact, type Handled, ignored, type ProcessorRecords } from "../payments/apply-fact.service.js";
+import { applyPaymentFact, type Handled, ignored, type ProcessorRecords, takePaymentEarnings } from "../payments/apply-fact.service.js";
 import { isObj, isProblem } from "../payments/fields.js";
 import type { BoughtItem, PaymentFact } from "../payments/payment-facts.js";
 import { invoiceHasEarnings } from "../payments/payment-link.store.js";
 import type { Services } from "../services.js";
 import { findPlan, findWorkspaceBySlug } from "../workspaces/workspace.store.js";
 import { findPaddleAccount } from "./paddle-account.store.js";
-import { addPaddleAdjustment, claimPaddleEvent, setPaddleEventOutcome } from "./paddle-event.store.js";
+import { addPaddleAdjustment, claimPaddleEvent, listPaddleAdjustmentEarnings, setPaddleEventOutcome } from "./paddle-event.store.js";
 import { type PaddleAdjustment, type PaddleEvent, paddleFactOf, paddleItemsOf, readPaddleEvent } from "./paddle-objects.js";
 import { paddlePlanOfItems } from "./paddle-plan-link.service.js";
 import { verifyPaddleSignature } from "./paddle-signature.js";
@@ -91,7 +91,40 @@ export async function applyPaddleEvent(tx: BillingTx, event: PaddleEvent): Promi
   const read = paddleFactOf(event);
   const fact = "fact" in read ? read : await adjustmentFact(tx, read);
   const refusal = await priceRefusal(tx, fact, paddleItemsOf(event.data), quantityOf(event.data));
-  return refusal === null ? applyPaymentFact(tx, fact, paddleRecords(tx.env)) : ignored(refusal);
+  if (refusal !== null) return ignored(refusal);
+  const paid = paidTransaction(fact);
+  const counted = paid !== null && (await earningsCounted(tx, paid.id));
+  const handled = await applyPaymentFact(tx, fact, paddleRecords(tx.env));
+  if (paid !== null && !counted && (await earningsCounted(tx, paid.id))) await takeEarlierAdjustments(tx, paid);
+  return handled;
+}
+
+/** The transaction a purchase or an invoice paid, with its currency: what an adjustment names. */
+function paidTransaction(fact: PaymentFact): { id: string; currency: string } | null {
+  if (fact.fact === "purchase_completed" && fact.payment !== null && fact.currency !== null && fact.earnings !== null) {
+    return { id: fact.payment, currency: fact.currency };
+  }
+  if (fact.fact === "subscription_paid" && fact.currency !== null && fact.earnings !== null) return { id: fact.invoiceId, currency: fact.currency };
+  return null;
+}
+
+/** Whether the transaction's earnings are counted: its licence's, or its subscription invoice's. */
+async function earningsCounted(tx: BillingTx, transactionId: string): Promise<boolean> {
+  const licence = await findLicenceByPaymentIntent(tx.trx, tx, transactionId);
+  return licence ? licence.earnings != null : invoiceHasEarnings(tx.trx, tx, transactionId);
+}
+
+/**
+ * Adjustments Paddle approved before the transaction they name arrived (Paddle does not
+ * promise the order): they took nothing of the earnings then (adjustmentFact), so the
+ * payment whose earnings are counted now takes back what each said, on its own day, once,
+ * as applySubscriptionReport counts a subscription's refunds that came before it.
+ */
+async function takeEarlierAdjustments(tx: BillingTx, paid: { id: string; currency: string }): Promise<void> {
+  for (const adjustment of await listPaddleAdjustmentEarnings(tx.trx, tx, paid.id)) {
+    const cents = adjustment.action === "chargeback_reverse" ? -adjustment.earningsCents : adjustment.earningsCents;
+    await takePaymentEarnings(tx, paid.id, { cents, currency: paid.currency, at: adjustment.at });
+  }
 }
 
 /**

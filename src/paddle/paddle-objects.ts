@@ -172,6 +172,21 @@ export interface PaddleAdjustment {
 }
 
 /**
+ * What an adjustment takes of the vendor's earnings (`totals.earnings`), read as leniently
+ * as a sale's (earningsOf): Paddle documents negative earnings on an adjustment (a tax
+ * adjustment), so the amount is signed, and one that is no whole amount at all leaves the
+ * earnings unknown while the refund or chargeback itself still counts.
+ */
+function adjustmentEarnings(totals: Obj): number | null {
+  const v = guarded(() => str(totals, "earnings"));
+  if (typeof v !== "string") return null;
+  const negative = v.startsWith("-");
+  const digits = negative ? v.slice(1) : v;
+  if (!MINOR_UNITS.test(digits)) return null;
+  return negative ? -Number(digits) : Number(digits);
+}
+
+/**
  * `adjustment.created|updated`: Paddle's refunds and chargebacks. Only an `approved`
  * adjustment has happened (a refund waits in `pending_approval` first). A refund is
  * summed per transaction by the ingest; a `chargeback` opens a dispute on the transaction
@@ -195,7 +210,6 @@ function readAdjustment(event: PaddleEvent): PaymentFact | PaddleAdjustment {
   const currency = currencyOf(o) ?? (totals ? currencyOf(totals) : null);
   if (amountCents === null || currency === null) return { fact: "nothing", reason: "adjustment without totals.total or currency_code" };
   const at = time(o, "updated_at") ?? time(o, "created_at") ?? event.occurredAt;
-  const earningsCents = totals ? minor(totals, "earnings") : null;
   return {
     adjustmentId: id,
     transactionId,
@@ -203,7 +217,7 @@ function readAdjustment(event: PaddleEvent): PaymentFact | PaddleAdjustment {
     amountCents,
     full: str(o, "type") === "full",
     currency,
-    earningsCents,
+    earningsCents: totals ? adjustmentEarnings(totals) : null,
     reason: str(o, "reason") ?? "general",
     at,
   };

@@ -5,9 +5,10 @@
 // (docs/decisions.md, Payments: processors); the buyer types their address there.
 import type { Paddle, Price } from "@paddle/paddle-node-sdk";
 import { invalidParameter } from "../errors/errors.js";
-import type { CheckedCheckout, CreatedCheckout, PaymentProcessor, PaymentScope } from "../payments/payment-processor.js";
+import type { CheckedCheckout, CreatedCheckout, FoundCheckout, PaymentProcessor, PaymentScope } from "../payments/payment-processor.js";
 import type { Services } from "../services.js";
 import type { Plan } from "../workspaces/workspace.types.js";
+import { insertPaddleCheckout, isPaddleCheckoutOf } from "./paddle-checkout.store.js";
 import { isPaddleNotFound, paddleApiFor, paddleRefused } from "./paddle-client.js";
 import { listPaddlePlanLinks } from "./paddle-plan-link.store.js";
 
@@ -41,10 +42,48 @@ async function startPaddleCheckout(services: Services, checked: CheckedCheckout)
     });
     const url = transaction.checkout?.url;
     if (!url) throw invalidParameter("plan", "Paddle made the checkout without a link: set a default payment link in Paddle's checkout settings.");
+    // The thank-you page asks Paddle only about a transaction recorded here, for its person.
+    await insertPaddleCheckout(services.db, scope, transaction.id, metadata.warden_account ?? null, services.clock.now());
     return { url, checkout_session: transaction.id };
   } catch (error) {
     throw paddleRefused(error);
   }
+}
+
+/**
+ * Paddle's last answer about a transaction, per process, for `RECENT_MS`: the thank-you
+ * page's "Check again" (and a buyer reloading) asks Paddle at most once per transaction in
+ * that time. A politeness limit, not a quota: each process keeps its own, so N processes
+ * may ask N times. At most `RECENT_MAX` are kept; the oldest go first.
+ */
+const RECENT_MS = 5_000;
+const RECENT_MAX = 10_000;
+const recent = new Map<string, { at: number; answer: FoundCheckout | "unknown" | { unanswered: string } }>();
+
+function remember(key: string, at: number, answer: FoundCheckout | "unknown" | { unanswered: string }) {
+  recent.delete(key);
+  recent.set(key, { at, answer });
+  if (recent.size > RECENT_MAX) recent.delete(recent.keys().next().value as string);
+}
+
+async function findPaddleCheckout(services: Services, scope: PaymentScope, checkoutId: string, viewer: string) {
+  // Only a transaction Warden made for this person: a made-up or another's id costs Paddle no call.
+  if (!(await isPaddleCheckoutOf(services.db, scope, checkoutId, viewer))) return "unknown";
+  const api = await paddleApiFor(services, scope);
+  if (!api) return null;
+  const key = `${scope.workspaceId}\n${scope.env}\n${checkoutId}`;
+  const now = services.clock.now();
+  const known = recent.get(key);
+  if (known && now - known.at < RECENT_MS) return known.answer;
+  let answer: FoundCheckout | "unknown" | { unanswered: string };
+  try {
+    answer = { metadata: (await api.sdk.transactions.get(checkoutId)).customData };
+  } catch (error) {
+    // Whatever Paddle answers (its 403, 429, an error of its own, no answer), the buyer waits: the event still comes.
+    answer = isPaddleNotFound(error) ? "unknown" : { unanswered: error instanceof Error ? error.message : String(error) };
+  }
+  remember(key, now, answer);
+  return answer;
 }
 
 /** Whether a Paddle price bills as the plan does: its currency, one-time or every one of its interval. */
@@ -85,16 +124,7 @@ export const PADDLE_PROCESSOR: PaymentProcessor = {
   canAct: async (services, scope) => (await paddleApiFor(services, scope)) !== null,
   isCheckoutId: (id) => PADDLE_TRANSACTION.test(id),
   startCheckout: startPaddleCheckout,
-  async findCheckout(services, scope, checkoutId) {
-    const api = await paddleApiFor(services, scope);
-    if (!api) return null;
-    try {
-      return { metadata: (await api.sdk.transactions.get(checkoutId)).customData };
-    } catch (error) {
-      if (isPaddleNotFound(error)) return "unknown";
-      throw paddleRefused(error);
-    }
-  },
+  findCheckout: findPaddleCheckout,
   /** A full refund is an adjustment Paddle approves later; its adjustment.updated (approved) is what Warden counts, under the same event id. */
   async refund(services, scope, payment) {
     const api = await paddleApiFor(services, scope);

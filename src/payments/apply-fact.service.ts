@@ -236,6 +236,11 @@ async function onSubscriptionRefunded(tx: BillingTx, fact: FactOf<"payment_refun
  * or dispute changed of access (a licence refunded by the vendor in Warden first, revoked
  * then, still has its earnings taken back when Paddle approves the refund).
  */
+/** What a payment's earlier adjustment took of its earnings, counted once the payment's own earnings are (paddle-ingest.service.ts). */
+export async function takePaymentEarnings(tx: BillingTx, payment: string, taken: { cents: number; currency: string; at: number }): Promise<void> {
+  await takeEarnings(tx, payment, taken, applied());
+}
+
 async function takeEarnings(
   tx: BillingTx,
   payment: string | null,

@@ -91,7 +91,8 @@ export async function startCheckout(services: Services, request: CheckoutRequest
 export type CheckoutOutcome = CheckoutState & { processor: ProcessorName };
 
 type CheckoutState =
-  | { state: "pending" }
+  /** Waiting for the processor's event; `unanswered`: why the processor could not be asked about the checkout (for the log). */
+  | { state: "pending"; unanswered?: string }
   | { state: "elsewhere" }
   /** Not a checkout of this environment's processor, unknown there, or someone else's: nothing of it is told. */
   | { state: "unknown" }
@@ -176,9 +177,11 @@ async function waiting(
   // Signed out, the page asks the processor nothing: a page anyone can open with any id must
   // not spend the vendor's API quota (docs/decisions.md, "Checkout success").
   if (input.viewer === null) return { state: "pending" };
-  const found = await processor.findCheckout(services, { workspaceId: input.workspace.id, env: input.env }, input.checkoutSession);
+  const found = await processor.findCheckout(services, { workspaceId: input.workspace.id, env: input.env }, input.checkoutSession, input.viewer);
   if (found === null) return { state: "pending" };
   if (found === "unknown") return { state: "unknown" };
+  // The processor failed or refused (a 429, a key it no longer takes): the buyer waits, and the page logs why.
+  if ("unanswered" in found) return { state: "pending", unanswered: found.unanswered };
   const metadata = readWardenMetadata(found.metadata);
   // Not a checkout Warden opened, or one a signed-in person opened for someone else.
   if (isProblem(metadata)) return { state: "unknown" };

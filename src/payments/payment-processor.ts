@@ -74,12 +74,14 @@ export interface PaymentProcessor {
   /** Whether an id has the shape of this processor's checkout (a Stripe Checkout Session `cs_…`, a Paddle transaction `txn_…`). */
   isCheckoutId(id: string): boolean;
   /**
-   * The checkout as the processor holds it in this environment, for the success page while
-   * its purchase has not arrived: "unknown" when the processor holds no such checkout
-   * there; null when Warden does not ask (no API key; Stripe, whose session ids reach the
-   * page only in Stripe's own redirect).
+   * The checkout as the processor holds it in this environment, for the success page of a
+   * person signed in (`viewer`) while its purchase has not arrived: "unknown" when it is
+   * not a checkout Warden opened for that person there, or the processor holds none;
+   * `unanswered` (why) when the processor could not be asked or failed; null when Warden
+   * does not ask (no API key; Stripe, whose session ids reach the page only in Stripe's own
+   * redirect).
    */
-  findCheckout(services: Services, scope: PaymentScope, checkoutId: string): Promise<FoundCheckout | "unknown" | null>;
+  findCheckout(services: Services, scope: PaymentScope, checkoutId: string, viewer: string): Promise<FoundCheckout | "unknown" | { unanswered: string } | null>;
   /** Whether Warden can act at the processor for this environment (an API key is connected). */
   canAct(services: Services, scope: PaymentScope): Promise<boolean>;
   /** Opens the processor's checkout page for a checked request; refused (invalid_parameter) when the environment takes no payments. */

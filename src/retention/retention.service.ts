@@ -11,6 +11,7 @@ import {
   deleteCustomerSessions,
   deleteExchangeTokens,
   deleteIdempotencyKeys,
+  deletePaddleCheckouts,
   deletePaddleEvents,
   deleteSentMails,
   deleteSettledDeliveries,
@@ -26,6 +27,7 @@ export interface Pruned {
   events: number;
   stripeEvents: number;
   paddleEvents: number;
+  paddleCheckouts: number;
   idempotencyKeys: number;
   signInCodes: number;
   sentMails: number;
@@ -89,7 +91,7 @@ const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 /**
  * Deletes what Warden no longer needs, oldest first, a batch at a time until none is
- * left: events, deliveries and attempts and Stripe's event ids older than the retention
+ * left: events, deliveries and attempts, Stripe's and Paddle's event ids and Paddle checkouts older than the retention
  * (WARDEN_RETENTION_DAYS; never a pending delivery nor an event a delivery still refers
  * to, nor a Stripe event held back), idempotency keys past their window, expired sign-in
  * codes, mails sent over a week ago, the hosted pages' sessions past their 7 days and
@@ -105,6 +107,7 @@ export async function pruneExpired(services: Pick<Services, "db" | "clock" | "co
     events: 0,
     stripeEvents: 0,
     paddleEvents: 0,
+    paddleCheckouts: 0,
     idempotencyKeys: 0,
     signInCodes: 0,
     sentMails: 0,
@@ -134,6 +137,7 @@ export async function pruneExpired(services: Pick<Services, "db" | "clock" | "co
     await inBatches("events", (limit) => db.transaction().execute((trx) => deleteUndeliveredEvents(trx, before, limit)));
     await inBatches("stripeEvents", (limit) => deleteStripeEvents(db, before, limit));
     await inBatches("paddleEvents", (limit) => deletePaddleEvents(db, before, limit));
+    await inBatches("paddleCheckouts", (limit) => deletePaddleCheckouts(db, before, limit));
   }
   await inBatches("idempotencyKeys", (limit) => deleteIdempotencyKeys(db, now - IDEMPOTENCY_WINDOW_MS, limit));
   await inBatches("signInCodes", (limit) => deleteSignInCodes(db, now - SIGN_IN_CODES_KEPT_MS, limit));

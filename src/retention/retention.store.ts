@@ -90,6 +90,19 @@ export async function deletePaddleEvents(ex: Executor, before: number, limit: nu
 }
 
 /**
+ * The Paddle transactions Warden created for checkouts before `before` (migration 056): by
+ * then the purchase has arrived or never will, and the thank-you page no longer asks Paddle.
+ */
+export async function deletePaddleCheckouts(ex: Executor, before: number, limit: number): Promise<number> {
+  return deleted(
+    await sql`delete from paddle_checkouts where (workspace_id, env, transaction_id) in (
+  select workspace_id, env, transaction_id from paddle_checkouts where created_at < ${before}
+  order by created_at limit ${limit} ${skipLocked(ex)}
+) and created_at < ${before}`.execute(ex),
+  );
+}
+
+/**
  * Up to `limit` settled deliveries created before `before`, with their attempts (first:
  * attempts refer to their delivery), all or none. On PostgreSQL one statement, whose
  * parts see the same rows, locked: none can be resent meanwhile. On SQLite two, in the

@@ -13,6 +13,7 @@ import { claimIdempotencyKey } from "../grants/idempotency.store.js";
 import { newId } from "../ids.js";
 import { addToCounters } from "../limits/counter.store.js";
 import { claimDueMails, insertMails, recordMailSent } from "../mail/mail-outbox.store.js";
+import { insertPaddleCheckout } from "../paddle/paddle-checkout.store.js";
 import { claimPaddleEvent } from "../paddle/paddle-event.store.js";
 import { createServices, type Services } from "../services.js";
 import { claimStripeEvent, setStripeEventOutcome } from "../stripe/stripe-event.store.js";
@@ -196,6 +197,8 @@ for (const dialect of DIALECTS) {
         await claimPaddleEvent(services.db, scope, { id: paddle, type: "transaction.completed", occurredAt: clock.now(), receivedAt: clock.now() }),
         true,
       );
+      const checkout = `txn_${unique("c")}`;
+      await insertPaddleCheckout(services.db, scope, checkout, null, clock.now());
       const key = unique("idem");
       await claimIdempotencyKey(services.db, { ...scope, key }, "hash", clock.now(), clock.now() - DAY_MS);
       const emailNorm = `${unique("c")}@example.com`;
@@ -257,6 +260,8 @@ for (const dialect of DIALECTS) {
       await pruneExpired(services, NOW_OPTIONS);
       assert.deepEqual([await exists.stripe(applied), await exists.stripe(deferred)], [false, true], "a deferred Stripe event waits for its buyer");
       assert.equal(await exists.paddle(), false, "Paddle's event ids go as Stripe's do");
+      const checkouts = await services.db.selectFrom("paddle_checkouts").select("transaction_id").where("transaction_id", "=", checkout).execute();
+      assert.equal(checkouts.length, 0, "Paddle's checkouts go with its event ids");
     });
 
     test("prunes the hosted pages' sessions a day after their 7 days, and their one-time tokens a day after they expired", async () => {
@@ -351,7 +356,7 @@ for (const dialect of DIALECTS) {
       recording = true;
       await pruneExpired(services, NOW_OPTIONS);
       recording = false;
-      assert.equal(statements.size, dialect === "sqlite" ? 12 : 11);
+      assert.equal(statements.size, dialect === "sqlite" ? 13 : 12);
       const scans: string[] = [];
       if (dialect === "sqlite") {
         for (const [text, parameters] of statements) {

@@ -42,7 +42,7 @@ function secretsForm(part: PaddlePart, env: Env, form: PaddleSecretsForm, label:
 ${csrfField(part.csrf)}
 ${error.notice}
 <div class="field"><label for="paddle_webhook_secret">Secret key of the notification destination</label>
-<input id="paddle_webhook_secret"${error.on("paddle_webhook_secret")} name="webhook_secret" required spellcheck="false" placeholder="pdl_ntfset_…">
+<input id="paddle_webhook_secret"${error.on("paddle_webhook_secret")} name="webhook_secret" type="password" autocomplete="off" required spellcheck="false" placeholder="pdl_ntfset_…">
 <p class="hint">Shown on the destination in Paddle, under <strong>Developer tools › Notifications</strong>.</p></div>
 <div class="field"><label for="paddle_api_key">API key <span class="muted">(optional)</span></label>
 <input id="paddle_api_key"${error.on("paddle_api_key")} name="api_key" type="password" autocomplete="off" spellcheck="false" placeholder="${apiKeyShape(env)}">

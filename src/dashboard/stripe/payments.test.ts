@@ -36,6 +36,10 @@ for (const dialect of DIALECTS) {
       const text = words(page.body);
       assert.match(text, /No payment processor is connected to the test environment yet: connect Stripe or Paddle/);
       assert.match(page.body, /name="webhook_secret"/, "Stripe's form");
+      // Secrets are neither shown while typed nor offered back by the browser's form memory.
+      for (const id of ["webhook_secret", "secret_key", "paddle_webhook_secret", "paddle_api_key"]) {
+        assert.match(page.body, new RegExp(`id="${id}"[^>]* type="password" autocomplete="off"`), id);
+      }
       assert.ok(page.body.includes(`value="http://127.0.0.1:8080/processor/paddle/${ws.slug}"`), "Paddle's URL on the public origin");
       assert.match(text, /Paddle's sandbox/);
       assert.ok(text.includes(`warden admin paddle connect --workspace ${ws.slug} --env test --webhook-secret pdl_ntfset_… --api-key pdl_sdbx_apikey_…`));

@@ -37,7 +37,7 @@ function secretsForm(frame: Frame, env: Env, form: SecretsForm, label: string): 
 ${csrfField(frame.csrf)}
 ${error.notice}
 <div class="field"><label for="webhook_secret">Signing secret of the endpoint</label>
-<input id="webhook_secret"${error.on("webhook_secret")} name="webhook_secret" required spellcheck="false" placeholder="whsec_…">
+<input id="webhook_secret"${error.on("webhook_secret")} name="webhook_secret" type="password" autocomplete="off" required spellcheck="false" placeholder="whsec_…">
 <p class="hint">On the endpoint's page in Stripe: Signing secret › Reveal.</p></div>
 <div class="field"><label for="secret_key">Secret key <span class="muted">(optional)</span></label>
 <input id="secret_key"${error.on("secret_key")} name="secret_key" type="password" autocomplete="off" spellcheck="false" placeholder="sk_${env}_… or rk_${env}_…">

@@ -52,6 +52,7 @@ import * as moneyAtAGlance from "./052-money-at-a-glance.js";
 import * as processorEarnings from "./053-processor-earnings.js";
 import * as insightPending from "./054-insight-pending.js";
 import * as personFirstActivityKeys from "./055-person-first-activity-keys.js";
+import * as paddleCheckouts from "./056-paddle-checkouts.js";
 
 // Numbered, forward only. A new migration is a new file added here; never edit one that shipped.
 export const migrations: Record<string, Migration> = {
@@ -108,4 +109,5 @@ export const migrations: Record<string, Migration> = {
   "053-processor-earnings": processorEarnings,
   "054-insight-pending": insightPending,
   "055-person-first-activity-keys": personFirstActivityKeys,
+  "056-paddle-checkouts": paddleCheckouts,
 };
