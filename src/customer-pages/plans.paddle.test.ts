@@ -5,6 +5,7 @@
 // checkout; on both engines.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { insertPaddleCheckout } from "../paddle/paddle-checkout.store.js";
 import { pagesOf, signInOnPages } from "../test-support/customer-pages.js";
 import { dashboardApp, dashboardServices, TestBrowser } from "../test-support/dashboard.js";
 import { apiOver, DIALECTS, seedCatalogue } from "../test-support/harness.js";
@@ -195,6 +196,14 @@ for (const dialect of DIALECTS) {
       await signInOnPages(other, env.dataDir, base, `grace-${ws.slug}@example.com`);
       env.clock.advance(5_000);
       assert.equal((await other.get(thanks)).statusCode, 404);
+      assert.equal(asks(), before);
+
+      // A transaction Warden made signed out (the buy button) belongs to nobody yet: confirming, and no call.
+      const anonymous = paddleId("txn");
+      await insertPaddleCheckout(env.services.db, { workspaceId: ws.workspaceId, env: "test" }, anonymous, null, env.clock.now());
+      const waits = await other.get(`${base}/checkout/success?session_id=${anonymous}`);
+      assert.equal(waits.statusCode, 200);
+      assert.match(waits.body, /<h1>Confirming your payment<\/h1>/);
       assert.equal(asks(), before);
     });
   });

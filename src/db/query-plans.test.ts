@@ -17,7 +17,7 @@ import { newId } from "../ids.js";
 import { overviewInsights } from "../insights/insights.service.js";
 import { recordActivities } from "../insights/rollup.store.js";
 import { slideWindows } from "../insights/windows.js";
-import { insertPaddleCheckout, isPaddleCheckoutOf } from "../paddle/paddle-checkout.store.js";
+import { insertPaddleCheckout, paddleCheckoutBuyer } from "../paddle/paddle-checkout.store.js";
 import { deletePaddleCheckouts } from "../retention/retention.store.js";
 import { createServices, type Services } from "../services.js";
 import { createPgSchema, PG_URL, seedWorkspace } from "../test-support/harness.js";
@@ -713,7 +713,7 @@ async function recordPaddleCheckouts(storageOptions: Omit<StorageOptions, "onQue
   const scope = { workspaceId: ws.workspaceId, env: "test" as const };
   await insertPaddleCheckout(services.db, scope, "txn_01", "p1", clock.now());
   record(true);
-  await isPaddleCheckoutOf(services.db, scope, "txn_01", "p1");
+  await paddleCheckoutBuyer(services.db, scope, "txn_01");
   await deletePaddleCheckouts(services.db, clock.now() + 1, 500);
   record(false);
   assert.equal(queries.size, 2);

@@ -12,8 +12,11 @@ export async function insertPaddleCheckout(ex: Executor, scope: Scope, transacti
     .execute();
 }
 
-/** Whether Warden created the transaction in the environment for this person (by the primary key). */
-export async function isPaddleCheckoutOf(ex: Executor, scope: Scope, transactionId: string, personId: string): Promise<boolean> {
+/**
+ * Who Warden created the transaction in the environment for (by the primary key): the person,
+ * `null` for a checkout started signed out, `undefined` when Warden did not create it.
+ */
+export async function paddleCheckoutBuyer(ex: Executor, scope: Scope, transactionId: string): Promise<string | null | undefined> {
   const row = await ex
     .selectFrom("paddle_checkouts")
     .select("person_id")
@@ -21,5 +24,5 @@ export async function isPaddleCheckoutOf(ex: Executor, scope: Scope, transaction
     .where("env", "=", scope.env)
     .where("transaction_id", "=", transactionId)
     .executeTakeFirst();
-  return row?.person_id === personId;
+  return row === undefined ? undefined : row.person_id;
 }

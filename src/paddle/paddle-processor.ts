@@ -8,7 +8,7 @@ import { invalidParameter } from "../errors/errors.js";
 import type { CheckedCheckout, CreatedCheckout, FoundCheckout, PaymentProcessor, PaymentScope } from "../payments/payment-processor.js";
 import type { Services } from "../services.js";
 import type { Plan } from "../workspaces/workspace.types.js";
-import { insertPaddleCheckout, isPaddleCheckoutOf } from "./paddle-checkout.store.js";
+import { insertPaddleCheckout, paddleCheckoutBuyer } from "./paddle-checkout.store.js";
 import { isPaddleNotFound, paddleApiFor, paddleRefused } from "./paddle-client.js";
 import { listPaddlePlanLinks } from "./paddle-plan-link.store.js";
 
@@ -68,7 +68,11 @@ function remember(key: string, at: number, answer: FoundCheckout | "unknown" | {
 
 async function findPaddleCheckout(services: Services, scope: PaymentScope, checkoutId: string, viewer: string) {
   // Only a transaction Warden made for this person: a made-up or another's id costs Paddle no call.
-  if (!(await isPaddleCheckoutOf(services.db, scope, checkoutId, viewer))) return "unknown";
+  // One started signed out (the buy button) belongs to nobody yet: the buyer waits for its
+  // notifications, as a signed-out page would, and Paddle is not asked.
+  const buyer = await paddleCheckoutBuyer(services.db, scope, checkoutId);
+  if (buyer === null) return null;
+  if (buyer !== viewer) return "unknown";
   const api = await paddleApiFor(services, scope);
   if (!api) return null;
   const key = `${scope.workspaceId}\n${scope.env}\n${checkoutId}`;
