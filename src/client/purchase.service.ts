@@ -83,14 +83,15 @@ async function requireOwnSubscription(services: Services, person: PersonScope, i
 
 /**
  * Sets the person's subscription to end at its period's end (`cancel: true`) or takes that
- * back, at Stripe; refused when Stripe does not bill it (billing/subscription.service.ts).
+ * back, at the environment's processor (Stripe or Paddle); refused when it does not bill it
+ * (billing/subscription.service.ts).
  */
 export async function changeOwnSubscription(services: Services, person: PersonScope, id: string, cancel: boolean): Promise<Purchase> {
   const sub = await requireOwnSubscription(services, person, id, cancel ? "cancel a subscription" : "resume a subscription");
   return subscriptionPurchase(services, await setOwnCancelAtPeriodEnd(services, sub, cancel));
 }
 
-/** The address of Stripe's billing portal for the person's subscription (payment method, invoices), coming back to `returnUrl`. */
+/** The address of the processor's billing portal for the person's subscription (Stripe's, or Paddle's customer portal), coming back to `returnUrl` where the processor takes one. */
 export async function openBillingPortal(services: Services, person: PersonScope, id: string, returnUrl: string): Promise<{ url: string }> {
   const sub = await requireOwnSubscription(services, person, id, "manage billing");
   const url = await (await processorOf(services, sub)).customerPortal(services, sub, sub.id, returnUrl);
