@@ -199,19 +199,21 @@ async function request(op: Operation, server: BuiltWarden, fixture: Fixture, gra
 
 /** What is wrong with an answer given while the database was away. */
 /**
- * An access check answered from memory needs no statement: the process trusts what it keeps
- * for 2 s from the start of its last read of the access-change feed and of the blocked
- * addresses (src/auth/key-watch.ts), and that read cannot have begun after the database went
- * away. So until `downAt` + 2 s such a check may still answer 200 (README, "When PostgreSQL
- * goes away"); after it, it must be refused like every request that needs the database.
+ * A retrieve or an access check answered from memory needs no statement: the process trusts
+ * what it keeps (keys, blocked addresses, kept answers) for 2 s from the start of its last
+ * read of the access-change feed (src/auth/key-watch.ts), and that read cannot have begun
+ * after the database went away. So until `downAt` + 2 s such a read may still answer 200
+ * (README, "When PostgreSQL goes away"); after it, it must be refused like every request
+ * that needs the database.
  */
 const KEPT_TRUST_MS = 2_000;
 
 function outageProblem(o: Outcome, downAt: number): string | null {
   if (o.status === 0) return "no answer within 5 s";
   if (o.endedAt - o.startedAt >= 2_000) return `answered in ${o.endedAt - o.startedAt} ms`;
-  if (o.op === "access" && o.status === 200 && o.startedAt < downAt + KEPT_TRUST_MS) return null;
-  if (o.status !== 503) return `status ${o.status}${o.op === "access" ? ` ${o.startedAt - downAt} ms after the database went` : ""}`;
+  const read = o.op === "access" || o.op === "retrieve";
+  if (read && o.status === 200 && o.startedAt < downAt + KEPT_TRUST_MS) return null;
+  if (o.status !== 503) return `status ${o.status}${read ? ` ${o.startedAt - downAt} ms after the database went` : ""}`;
   if (o.retryAfter === null) return "no Retry-After";
   const error = (JSON.parse(o.body) as { error?: { type?: string; message?: string } }).error;
   if (!error?.type || !ERROR_TYPES.has(error.type) || error.type !== "api_error") return `error type ${error?.type}`;
